@@ -1,0 +1,1 @@
+"""Learning and search agents: CFR family, NFSP and its extensions, baselines."""

@@ -1,0 +1,44 @@
+"""hiddenenvs: imperfect-information games as one game model and PettingZoo envs.
+
+>>> import hiddenenvs
+>>> env = hiddenenvs.make("leduc_holdem")           # PettingZoo AEC env
+>>> game = hiddenenvs.load_game("leduc_holdem")     # the game model, for search
+>>> [row["name"] for row in hiddenenvs.list_envs()][:2]
+['kuhn_poker', 'leduc_holdem']
+"""
+
+from hiddenenvs.game import (
+    CHANCE,
+    SIMULTANEOUS,
+    TERMINAL,
+    ChanceMode,
+    Dynamics,
+    Game,
+    GameInfo,
+    Information,
+    Parameter,
+    State,
+    Utility,
+)
+from hiddenenvs.pettingzoo_env import make, make_parallel
+from hiddenenvs.registry import EnvEntry, list_envs, load_game, register
+
+__all__ = [
+    "CHANCE",
+    "SIMULTANEOUS",
+    "TERMINAL",
+    "ChanceMode",
+    "Dynamics",
+    "EnvEntry",
+    "Game",
+    "GameInfo",
+    "Information",
+    "Parameter",
+    "State",
+    "Utility",
+    "list_envs",
+    "load_game",
+    "make",
+    "make_parallel",
+    "register",
+]

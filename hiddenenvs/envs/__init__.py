@@ -1,0 +1,1 @@
+"""The games of hiddenenvs, one module each (see hiddenenvs.registry for names)."""

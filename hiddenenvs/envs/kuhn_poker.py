@@ -1,0 +1,188 @@
+"""Kuhn poker (Kuhn 1950): the smallest interesting poker.
+
+| Import             | ``hiddenenvs.make("kuhn_poker")``                 |
+|--------------------|----------------------------------------------------|
+| Agents             | ``player_0``, ``player_1``                         |
+| Actions            | ``Discrete(2)``: 0 = pass (check/fold), 1 = bet (bet/call) |
+| Observation        | ``Box(0, 1, (11,), float32)`` information state, or (7,) with ``observation_type="observation"`` |
+| Parallel API       | no (turn-based)                                    |
+| Game value         | -1/18 for player 0 at equilibrium                  |
+
+Rules: a deck of three cards J < Q < K. Each player antes 1 chip and is dealt one card
+privately (chance deals player 0 first). Player 0 passes or bets 1; after a pass player 1
+may pass (showdown for 1) or bet 1, after which player 0 folds (pass) or calls (bet);
+after a bet the other player folds or calls. At a showdown the higher card wins the pot.
+Returns are chips won: +-1 or +-2.
+
+Parameters: none.
+
+Information-state tensor (11 values):
+
+| index | meaning |
+|-------|---------|
+| 0-1   | one-hot: which player I am |
+| 2-4   | one-hot: my card (J, Q, K) |
+| 5-10  | for each of the (at most 3) betting turns, one-hot pass/bet |
+
+Observation tensor (7 values): player one-hot (2), my card one-hot (3), chips each
+player has put in the pot (2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hiddenenvs.game import (
+    CHANCE,
+    TERMINAL,
+    ChanceMode,
+    Dynamics,
+    Game,
+    GameInfo,
+    Information,
+    State,
+    Utility,
+)
+
+PASS, BET = 0, 1
+CARD_NAMES = "JQK"
+ACTION_NAMES = ("pass", "bet")
+_NUM_CARDS = 3
+_MAX_BETTING_TURNS = 3
+
+
+class KuhnPokerGame(Game):
+    NAME = "kuhn_poker"
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.info = GameInfo(
+            short_name=self.NAME,
+            long_name="Kuhn poker",
+            num_players=2,
+            num_distinct_actions=2,
+            max_chance_outcomes=_NUM_CARDS,
+            dynamics=Dynamics.SEQUENTIAL,
+            chance_mode=ChanceMode.EXPLICIT_STOCHASTIC,
+            information=Information.IMPERFECT,
+            utility=Utility.ZERO_SUM,
+            min_utility=-2.0,
+            max_utility=2.0,
+            max_game_length=2 + _MAX_BETTING_TURNS,
+            information_state_tensor_shape=(2 + _NUM_CARDS + 2 * _MAX_BETTING_TURNS,),
+            observation_tensor_shape=(2 + _NUM_CARDS + 2,),
+        )
+
+    def new_initial_state(self, seed=None):
+        return KuhnPokerState(self)
+
+    def action_to_string(self, player, action):
+        if player == CHANCE:
+            return f"deal {CARD_NAMES[action]}"
+        return ACTION_NAMES[action]
+
+
+class KuhnPokerState(State):
+    __slots__ = ("game", "cards", "bets")
+
+    def __init__(self, game):
+        self.game = game
+        self.cards: list[int] = []
+        self.bets: list[int] = []
+
+    def clone(self):
+        other = KuhnPokerState.__new__(KuhnPokerState)
+        other.game = self.game
+        other.cards = self.cards[:]
+        other.bets = self.bets[:]
+        return other
+
+    # A betting sequence ends after two passes, or after a bet has been answered.
+    def _betting_over(self) -> bool:
+        bets = self.bets
+        if len(bets) < 2:
+            return False
+        return bets == [PASS, PASS] or bets[-2] == BET or len(bets) == _MAX_BETTING_TURNS
+
+    def current_player(self):
+        if len(self.cards) < 2:
+            return CHANCE
+        if self._betting_over():
+            return TERMINAL
+        return len(self.bets) % 2
+
+    def legal_actions(self, player=None):
+        current = self.current_player()
+        if player is not None and player != current:
+            return []
+        if current == CHANCE:
+            return [c for c in range(_NUM_CARDS) if c not in self.cards]
+        if current == TERMINAL:
+            return []
+        return [PASS, BET]
+
+    def chance_outcomes(self):
+        if self.current_player() != CHANCE:
+            return super().chance_outcomes()
+        remaining = [c for c in range(_NUM_CARDS) if c not in self.cards]
+        return [(c, 1.0 / len(remaining)) for c in remaining]
+
+    def _apply_action(self, action):
+        if len(self.cards) < 2:
+            self.cards.append(action)
+        else:
+            self.bets.append(action)
+
+    def _contributions(self) -> list[int]:
+        contributions = [1, 1]
+        for turn, action in enumerate(self.bets):
+            if action == BET:
+                contributions[turn % 2] += 1
+        return contributions
+
+    def returns(self):
+        if not self.is_terminal():
+            return np.zeros(2)
+        contributions = self._contributions()
+        bets = self.bets
+        folded = None
+        if bets[-1] == PASS and BET in bets:
+            folded = (len(bets) - 1) % 2  # passing after a bet folds
+        winner = 1 - folded if folded is not None else int(self.cards[1] > self.cards[0])
+        loser = 1 - winner
+        result = np.zeros(2)
+        result[winner] = contributions[loser]
+        result[loser] = -contributions[loser]
+        return result
+
+    def information_state_key(self, player):
+        card = CARD_NAMES[self.cards[player]] if len(self.cards) > player else None
+        return (card, *(ACTION_NAMES[a] for a in self.bets))
+
+    def information_state_tensor(self, player):
+        tensor = np.zeros(self.game.info.information_state_tensor_shape, dtype=np.float32)
+        tensor[player] = 1
+        if len(self.cards) > player:
+            tensor[2 + self.cards[player]] = 1
+        for turn, action in enumerate(self.bets):
+            tensor[5 + 2 * turn + action] = 1
+        return tensor
+
+    def observation_tensor(self, player):
+        tensor = np.zeros(self.game.info.observation_tensor_shape, dtype=np.float32)
+        tensor[player] = 1
+        if len(self.cards) > player:
+            tensor[2 + self.cards[player]] = 1
+        tensor[5:7] = self._contributions()
+        return tensor
+
+    def public_state_key(self):
+        return (len(self.cards), *self.bets)
+
+    def __str__(self):
+        cards = " ".join(CARD_NAMES[c] for c in self.cards) or "-"
+        history = " ".join(ACTION_NAMES[a] for a in self.bets) or "-"
+        text = f"cards: {cards} | betting: {history}"
+        if self.is_terminal():
+            text += f" | returns: {self.returns().tolist()}"
+        return text

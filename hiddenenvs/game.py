@@ -1,0 +1,390 @@
+"""The one game model of hiddenenvs.
+
+Every game in hiddenenvs implements this model once. Search algorithms (CFR, best
+response, MCTS, OOS, ReBeL) run on it directly; the PettingZoo adapters in
+:mod:`hiddenenvs.pettingzoo_env` turn any game into an AEC or parallel env.
+
+The model is the extensive form with chance and simultaneous moves, as in OpenSpiel:
+
+=====================  ====================================================================
+Concept                In the model
+=====================  ====================================================================
+players                ``0 .. num_players-1``; named by ``GameInfo.player_names``
+chance node            ``current_player() == CHANCE``; ``chance_outcomes()`` lists
+                       ``(action, probability)`` pairs; ``apply_action`` picks one
+decision node          ``current_player() == p``; ``legal_actions()`` are ``p``'s moves
+simultaneous node      ``current_player() == SIMULTANEOUS``; every player ``p`` has
+                       ``legal_actions(p)``; ``movers()`` are those with a real choice
+                       (two or more legal actions); ``apply_actions(joint)`` takes one
+                       action per player (forced or absent choices may be anything)
+terminal               ``current_player() == TERMINAL``; ``returns()`` per player
+actions                integers ``0 .. num_distinct_actions-1`` from one global action
+                       space, named by ``action_to_string(player, action)``
+information state      ``information_state_key(p)``: hashable, equal for two states iff
+                       ``p`` cannot tell their histories apart (perfect recall);
+                       ``information_state_tensor(p)``: fixed shape float32 encoding of
+                       the same information (for neural nets)
+observation            ``observation_tensor(p)``: what ``p`` perceives now (may forget)
+public state           ``public_state_key()``: the history of public observations,
+                       identical for all players (for OOS targeting and ReBeL's PBS)
+=====================  ====================================================================
+
+Static facts about a game (dynamics, chance mode, information, utility bounds, sizes,
+tensor shapes) live in :class:`GameInfo`, apart from the state logic, so an algorithm
+can ask a game what it is before playing it.
+
+Worked example (Kuhn poker: deal, player 0 checks, player 1 bets, player 0 folds)::
+
+    >>> import hiddenenvs
+    >>> game = hiddenenvs.load_game("kuhn_poker")
+    >>> state = game.new_initial_state()
+    >>> state.is_chance_node(), state.chance_outcomes()[0]
+    (True, (0, 0.3333333333333333))
+    >>> state.apply_action(2)          # player 0 gets the King
+    >>> state.apply_action(0)          # player 1 gets the Jack
+    >>> state.current_player(), [state.action_to_string(0, a) for a in state.legal_actions()]
+    (0, ['pass', 'bet'])
+    >>> state.apply_action(0); state.apply_action(1); state.apply_action(0)
+    >>> state.is_terminal(), state.returns().tolist()
+    (True, [-1.0, 1.0])
+    >>> state.information_state_key(0)
+    ('K', 'pass', 'bet', 'pass')
+
+Games declare their parameters as :class:`Parameter` objects; ``Game(**params)``
+validates them and says which key or value is wrong and what is allowed.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+CHANCE = -1
+SIMULTANEOUS = -2
+TERMINAL = -4
+
+
+class Dynamics(enum.Enum):
+    SEQUENTIAL = "sequential"
+    SIMULTANEOUS = "simultaneous"
+
+
+class ChanceMode(enum.Enum):
+    DETERMINISTIC = "deterministic"
+    EXPLICIT_STOCHASTIC = "explicit_stochastic"
+    # The state draws its own randomness from a generator it carries (cloned with it);
+    # the outcome distribution is not enumerable (e.g. hit rolls in a combat sim).
+    SAMPLED_STOCHASTIC = "sampled_stochastic"
+
+
+class Information(enum.Enum):
+    PERFECT = "perfect"
+    IMPERFECT = "imperfect"
+
+
+class Utility(enum.Enum):
+    ZERO_SUM = "zero_sum"
+    CONSTANT_SUM = "constant_sum"
+    GENERAL_SUM = "general_sum"
+    IDENTICAL = "identical"
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """What a game is, independent of any state."""
+
+    short_name: str
+    long_name: str
+    num_players: int
+    num_distinct_actions: int
+    max_chance_outcomes: int
+    dynamics: Dynamics
+    chance_mode: ChanceMode
+    information: Information
+    utility: Utility
+    min_utility: float
+    max_utility: float
+    max_game_length: int
+    information_state_tensor_shape: tuple[int, ...]
+    observation_tensor_shape: tuple[int, ...]
+    player_names: tuple[str, ...] = ()
+    utility_sum: float | None = None
+
+    def __post_init__(self):
+        if not self.player_names:
+            object.__setattr__(
+                self, "player_names", tuple(f"player_{p}" for p in range(self.num_players))
+            )
+        if len(self.player_names) != self.num_players:
+            raise ValueError(
+                f"{self.short_name}: {len(self.player_names)} player names for "
+                f"{self.num_players} players"
+            )
+        if self.utility is Utility.ZERO_SUM and self.utility_sum is None:
+            object.__setattr__(self, "utility_sum", 0.0)
+
+    @property
+    def is_two_player_zero_sum(self) -> bool:
+        return self.num_players == 2 and self.utility in (Utility.ZERO_SUM, Utility.CONSTANT_SUM)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One game parameter: its type, default, allowed values and meaning."""
+
+    name: str
+    type: type
+    default: Any
+    doc: str
+    choices: tuple | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def validate(self, value: Any, game_name: str) -> Any:
+        where = f"{game_name}: parameter {self.name!r}"
+        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if self.type is int and isinstance(value, bool) or not isinstance(value, self.type):
+            raise ValueError(
+                f"{where} must be {self.type.__name__}, got {type(value).__name__} {value!r}"
+            )
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"{where} must be one of {list(self.choices)}, got {value!r}")
+        if self.minimum is not None and value < self.minimum:
+            raise ValueError(f"{where} must be >= {self.minimum}, got {value!r}")
+        if self.maximum is not None and value > self.maximum:
+            raise ValueError(f"{where} must be <= {self.maximum}, got {value!r}")
+        return value
+
+
+class Game(ABC):
+    """A game: its parameters, its static facts (``info``) and its initial state."""
+
+    NAME: ClassVar[str] = ""
+    PARAMETERS: ClassVar[tuple[Parameter, ...]] = ()
+
+    info: GameInfo
+
+    def __init__(self, **params: Any):
+        self.params = self.validate_parameters(params)
+
+    @classmethod
+    def validate_parameters(cls, params: dict[str, Any]) -> dict[str, Any]:
+        known = {p.name: p for p in cls.PARAMETERS}
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            allowed = ", ".join(f"{p.name} (default {p.default!r})" for p in cls.PARAMETERS)
+            raise ValueError(
+                f"{cls.NAME}: unknown parameter(s) {unknown}; allowed: {allowed or 'none'}"
+            )
+        return {
+            name: p.validate(params[name], cls.NAME) if name in params else p.default
+            for name, p in known.items()
+        }
+
+    @abstractmethod
+    def new_initial_state(self, seed: int | None = None) -> State:
+        """The root of the game. ``seed`` only matters for SAMPLED_STOCHASTIC games."""
+
+    def action_to_string(self, player: int, action: int) -> str:
+        return str(action)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{self.NAME}({args})"
+
+
+class State(ABC):
+    """A history of a game. Subclasses implement the ``_``-prefixed hooks.
+
+    Optional: ``render_rgb()`` returning an ``(H, W, 3)`` uint8 image, for games whose
+    ``Game.RENDER_MODES`` include ``"rgb_array"``.
+    """
+
+    __slots__ = ("game",)
+
+    def __init__(self, game: Game):
+        self.game = game
+
+    # ---- whose turn --------------------------------------------------------------
+    @abstractmethod
+    def current_player(self) -> int:
+        """A player index, or CHANCE, SIMULTANEOUS or TERMINAL."""
+
+    def is_terminal(self) -> bool:
+        return self.current_player() == TERMINAL
+
+    def is_chance_node(self) -> bool:
+        return self.current_player() == CHANCE
+
+    def is_simultaneous_node(self) -> bool:
+        return self.current_player() == SIMULTANEOUS
+
+    def movers(self) -> list[int]:
+        """Players who must choose at this node (empty at chance and terminal nodes)."""
+        player = self.current_player()
+        if player >= 0:
+            return [player]
+        if player == SIMULTANEOUS:
+            return [p for p in range(self.game.info.num_players) if len(self.legal_actions(p)) > 1]
+        return []
+
+    # ---- actions ------------------------------------------------------------------
+    @abstractmethod
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        """Sorted legal actions of ``player`` (default: the player to move).
+
+        At chance nodes, the outcomes with positive probability. A player who does not
+        act at this node has none.
+        """
+
+    def legal_actions_mask(self, player: int | None = None) -> np.ndarray:
+        mask = np.zeros(self.game.info.num_distinct_actions, dtype=np.int8)
+        mask[self.legal_actions(player)] = 1
+        return mask
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        raise ValueError(f"{self.game.NAME}: chance_outcomes() called at a non-chance node")
+
+    def apply_action(self, action: int) -> None:
+        """Play ``action`` at a decision or chance node (validated)."""
+        player = self.current_player()
+        if player == SIMULTANEOUS:
+            raise ValueError(
+                f"{self.game.NAME}: simultaneous node; use apply_actions(joint) with one "
+                f"action per player"
+            )
+        if player == TERMINAL:
+            raise ValueError(f"{self.game.NAME}: the game is over; no action can be applied")
+        legal = self.legal_actions()
+        if action not in legal:
+            who = "chance" if player == CHANCE else f"player {player}"
+            raise ValueError(
+                f"{self.game.NAME}: action {action!r} is illegal for {who}; legal actions: "
+                f"{self._describe(player, legal)}"
+            )
+        self._apply_action(int(action))
+
+    def apply_actions(self, joint: Sequence[int]) -> None:
+        """Play one action per player at a simultaneous node (validated).
+
+        Entries for players without a real choice are ignored and replaced by their
+        forced action (if any).
+        """
+        if self.current_player() != SIMULTANEOUS:
+            raise ValueError(f"{self.game.NAME}: apply_actions() needs a simultaneous node")
+        num_players = self.game.info.num_players
+        if len(joint) != num_players:
+            raise ValueError(
+                f"{self.game.NAME}: joint action needs {num_players} entries, got {len(joint)}"
+            )
+        resolved = []
+        for player, action in enumerate(joint):
+            legal = self.legal_actions(player)
+            if len(legal) > 1 and action not in legal:
+                raise ValueError(
+                    f"{self.game.NAME}: action {action!r} is illegal for player {player}; "
+                    f"legal actions: {self._describe(player, legal)}"
+                )
+            resolved.append(int(action) if len(legal) > 1 else (legal[0] if legal else -1))
+        self._apply_actions(resolved)
+
+    def _apply_action(self, action: int) -> None:
+        raise NotImplementedError(f"{self.game.NAME} has no sequential or chance nodes")
+
+    def _apply_actions(self, joint: list[int]) -> None:
+        raise NotImplementedError(f"{self.game.NAME} has no simultaneous nodes")
+
+    def child(self, action: int) -> State:
+        new_state = self.clone()
+        new_state.apply_action(action)
+        return new_state
+
+    def action_to_string(self, player: int, action: int) -> str:
+        return self.game.action_to_string(player, action)
+
+    def _describe(self, player: int, actions: Sequence[int]) -> str:
+        return ", ".join(f"{a} ({self.action_to_string(player, a)})" for a in actions)
+
+    # ---- outcome ------------------------------------------------------------------
+    @abstractmethod
+    def returns(self) -> np.ndarray:
+        """Total reward per player so far (the final utilities once terminal)."""
+
+    def rewards(self) -> np.ndarray:
+        """Reward per player earned by the last transition.
+
+        Games with only terminal utilities inherit this; games with intermediate
+        rewards override it (and keep ``returns()`` equal to the sum of rewards).
+        """
+        if self.is_terminal():
+            return self.returns()
+        return np.zeros(self.game.info.num_players)
+
+    @abstractmethod
+    def clone(self) -> State:
+        """An independent copy, cheap enough to call at every node of a search."""
+
+    # ---- what players know ------------------------------------------------------
+    @abstractmethod
+    def information_state_key(self, player: int) -> Hashable:
+        """Equal for two states iff ``player`` cannot distinguish them (perfect recall)."""
+
+    @abstractmethod
+    def information_state_tensor(self, player: int) -> np.ndarray:
+        """A float32 array of ``info.information_state_tensor_shape`` (perfect recall)."""
+
+    def observation_tensor(self, player: int) -> np.ndarray:
+        """A float32 array of ``info.observation_tensor_shape`` (what is perceived now)."""
+        return self.information_state_tensor(player)
+
+    @abstractmethod
+    def public_state_key(self) -> Hashable:
+        """The public observation history: the same for every player."""
+
+    def __str__(self) -> str:
+        return repr(self)
+
+
+@dataclass
+class Trajectory:
+    """A played episode through the game model, for tests and benchmarks."""
+
+    actions: list = field(default_factory=list)
+    returns: np.ndarray | None = None
+
+
+def sample_chance_outcome(state: State, rng: np.random.Generator) -> int:
+    outcomes = state.chance_outcomes()
+    probabilities = np.fromiter((p for _, p in outcomes), dtype=float, count=len(outcomes))
+    index = rng.choice(len(outcomes), p=probabilities / probabilities.sum())
+    return outcomes[index][0]
+
+
+def random_playout(state: State, rng: np.random.Generator) -> Trajectory:
+    """Play uniformly random legal moves (and chance by its probabilities) to the end."""
+    trajectory = Trajectory()
+    num_players = state.game.info.num_players
+    while not state.is_terminal():
+        player = state.current_player()
+        if player == CHANCE:
+            action = sample_chance_outcome(state, rng)
+            state.apply_action(action)
+        elif player == SIMULTANEOUS:
+            action = []
+            for p in range(num_players):
+                legal = state.legal_actions(p)
+                action.append(legal[rng.integers(len(legal))] if legal else -1)
+            state.apply_actions(action)
+        else:
+            legal = state.legal_actions()
+            action = legal[rng.integers(len(legal))]
+            state.apply_action(action)
+        trajectory.actions.append(action)
+    trajectory.returns = state.returns()
+    return trajectory

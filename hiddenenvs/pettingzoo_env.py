@@ -1,0 +1,315 @@
+"""Generic PettingZoo adapters: any hiddenenvs game as an AEC env or a parallel env.
+
+Conventions (the same for every game):
+
+- agents are the game's ``player_names`` (``player_0``, ``player_1`` ... by default);
+- ``observation_space(agent)`` is ``Dict(observation=Box(float32), action_mask=Box(int8))``;
+  the observation is the agent's information-state tensor (perfect recall) by default, or
+  its observation tensor with ``observation_type="observation"``; the mask is non-zero only
+  for the agent that must act;
+- ``action_space(agent)`` is ``Discrete(num_distinct_actions)``;
+- chance is resolved inside the env from a generator seeded by ``reset(seed=...)``;
+- rewards follow the game's transitions (terminal utilities, or shaped rewards where a
+  game has them) and are accumulated by PettingZoo's rules; at the end every agent is
+  terminated and must ``step(None)`` once;
+- at a simultaneous node of the AEC env each mover acts in turn, without seeing the
+  others' choices (the state does not change until the last mover has acted), and the
+  joint action resolves at once; a player with one legal move is not asked;
+- an illegal action raises ``ValueError`` naming the legal ones, unless the env is made
+  with ``illegal_action="lose"`` (PettingZoo's ``TerminateIllegalWrapper``: the offender
+  gets the game's minimum utility, the game ends).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils import wrappers
+
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, Dynamics, Game, State, sample_chance_outcome
+
+OBSERVATION_TYPES = ("information_state", "observation")
+ILLEGAL_ACTION_RULES = ("raise", "lose")
+
+
+class _GameEnvBase:
+    """What the AEC and the parallel adapter share: spaces, seeding, chance, rendering."""
+
+    def _setup(self, game: Game, render_mode: str | None, observation_type: str) -> None:
+        if observation_type not in OBSERVATION_TYPES:
+            raise ValueError(
+                f"observation_type must be one of {OBSERVATION_TYPES}, got {observation_type!r}"
+            )
+        render_modes = list(getattr(game, "RENDER_MODES", ("ansi", "human")))
+        if render_mode is not None and render_mode not in render_modes:
+            raise ValueError(
+                f"{game.NAME}: render_mode must be one of {render_modes}, got {render_mode!r}"
+            )
+        self.game = game
+        self.render_mode = render_mode
+        self.observation_type = observation_type
+        info = game.info
+        self.possible_agents = list(info.player_names)
+        self.agent_to_player = {agent: p for p, agent in enumerate(self.possible_agents)}
+        self.metadata = {
+            "name": game.NAME,
+            "render_modes": render_modes,
+            "is_parallelizable": info.dynamics is Dynamics.SIMULTANEOUS,
+        }
+        shape = (
+            info.information_state_tensor_shape
+            if observation_type == "information_state"
+            else info.observation_tensor_shape
+        )
+        low, high = getattr(game, "TENSOR_BOUNDS", (0.0, 1.0))
+        self._observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(low, high, shape, dtype=np.float32),
+                    "action_mask": spaces.Box(0, 1, (info.num_distinct_actions,), dtype=np.int8),
+                }
+            )
+            for agent in self.possible_agents
+        }
+        self._action_spaces = {
+            agent: spaces.Discrete(info.num_distinct_actions) for agent in self.possible_agents
+        }
+        self._rng = np.random.default_rng()
+        self.state: State | None = None
+
+    def observation_space(self, agent):
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self._action_spaces[agent]
+
+    def _new_episode(self, seed: int | None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self.state = self.game.new_initial_state(seed=int(self._rng.integers(2**31)))
+
+    def _tensor(self, player: int) -> np.ndarray:
+        if self.observation_type == "information_state":
+            return self.state.information_state_tensor(player)
+        return self.state.observation_tensor(player)
+
+    def _resolve_automatic_nodes(self) -> np.ndarray:
+        """Play chance nodes and simultaneous nodes where nobody has a real choice."""
+        rewards = np.zeros(self.game.info.num_players)
+        state = self.state
+        while not state.is_terminal():
+            player = state.current_player()
+            if player == CHANCE:
+                state.apply_action(sample_chance_outcome(state, self._rng))
+            elif player == SIMULTANEOUS and not state.movers():
+                state.apply_actions([-1] * self.game.info.num_players)
+            else:
+                break
+            rewards += state.rewards()
+        return rewards
+
+    def _illegal(self, agent: str, action: Any, legal: list[int]) -> ValueError:
+        player = self.agent_to_player[agent]
+        described = ", ".join(f"{a} ({self.state.action_to_string(player, a)})" for a in legal)
+        return ValueError(
+            f"{self.game.NAME}: action {action!r} is illegal for {agent}; legal actions: "
+            f"{described or 'none (this agent does not act now)'}"
+        )
+
+    def render(self):
+        if self.render_mode is None:
+            return None
+        if self.state is None:
+            raise ValueError(f"{self.game.NAME}: call reset() before render()")
+        if self.render_mode == "rgb_array":
+            return self.state.render_rgb()
+        text = str(self.state)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self):
+        self.state = None
+
+
+class GameAECEnv(_GameEnvBase, AECEnv):
+    """A hiddenenvs game as a PettingZoo AEC env (see the module docstring)."""
+
+    def __init__(self, game: Game, render_mode=None, observation_type="information_state"):
+        super().__init__()
+        self._setup(game, render_mode, observation_type)
+        self._movers_left: list[int] = []
+        self._pending_joint: list[int] = []
+
+    def reset(self, seed=None, options=None):
+        self._new_episode(seed)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {} for agent in self.agents}
+        self._after_transition(self._resolve_automatic_nodes())
+
+    def _after_transition(self, rewards: np.ndarray) -> None:
+        """Credit rewards, then pick the next agent to act (or end the game)."""
+        for player, agent in enumerate(self.possible_agents):
+            if agent in self.rewards:
+                self.rewards[agent] += float(rewards[player])
+        state = self.state
+        if state.is_terminal():
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.agent_selection = self.agents[0]
+            return
+        if state.is_simultaneous_node():
+            self._movers_left = state.movers()
+            self._pending_joint = [
+                (legal[0] if legal else -1)
+                for legal in (state.legal_actions(p) for p in range(self.game.info.num_players))
+            ]
+            self.agent_selection = self.possible_agents[self._movers_left.pop(0)]
+        else:
+            self.agent_selection = self.possible_agents[state.current_player()]
+
+    def _legal_actions(self, player: int) -> list[int]:
+        if self.state.is_simultaneous_node():
+            return self.state.legal_actions(player)
+        return self.state.legal_actions()
+
+    def observe(self, agent):
+        player = self.agent_to_player[agent]
+        mask = np.zeros(self.game.info.num_distinct_actions, dtype=np.int8)
+        if agent == self.agent_selection and not self.state.is_terminal():
+            mask[self._legal_actions(player)] = 1
+        return {"observation": self._tensor(player), "action_mask": mask}
+
+    def step(self, action):
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        player = self.agent_to_player[agent]
+        legal = self._legal_actions(player)
+        if action is None or int(action) not in legal:
+            raise self._illegal(agent, action, legal)
+        action = int(action)
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        state = self.state
+        if state.is_simultaneous_node():
+            self._pending_joint[player] = action
+            if self._movers_left:
+                self.agent_selection = self.possible_agents[self._movers_left.pop(0)]
+                return
+            state.apply_actions(self._pending_joint)
+        else:
+            state.apply_action(action)
+        rewards = state.rewards() + self._resolve_automatic_nodes()
+        self._after_transition(rewards)
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+
+class GameParallelEnv(_GameEnvBase, ParallelEnv):
+    """A game with simultaneous moves as a PettingZoo parallel env.
+
+    Every live agent sends an action each step; agents without a real choice at this
+    node (mask with one entry, or all zeros) may send anything and it is ignored.
+    """
+
+    def __init__(self, game: Game, render_mode=None, observation_type="information_state"):
+        if game.info.dynamics is not Dynamics.SIMULTANEOUS:
+            raise ValueError(
+                f"{game.NAME} is turn-based; use hiddenenvs.make({game.NAME!r}) for its AEC env"
+            )
+        self._setup(game, render_mode, observation_type)
+
+    def _observations(self) -> dict[str, dict[str, np.ndarray]]:
+        state = self.state
+        observations = {}
+        for agent in self.agents:
+            player = self.agent_to_player[agent]
+            mask = np.zeros(self.game.info.num_distinct_actions, dtype=np.int8)
+            if state.is_simultaneous_node():
+                mask[state.legal_actions(player)] = 1
+            elif state.current_player() == player:
+                mask[state.legal_actions()] = 1
+            observations[agent] = {"observation": self._tensor(player), "action_mask": mask}
+        return observations
+
+    def reset(self, seed=None, options=None):
+        self._new_episode(seed)
+        self.agents = self.possible_agents[:]
+        self._resolve_automatic_nodes()
+        return self._observations(), {agent: {} for agent in self.agents}
+
+    def step(self, actions):
+        state = self.state
+        if state is None or not self.agents:
+            raise ValueError(f"{self.game.NAME}: the episode is over; call reset()")
+        movers = state.movers()
+        for player in movers:
+            agent = self.possible_agents[player]
+            if agent not in actions:
+                raise ValueError(f"{self.game.NAME}: no action given for {agent}, which must move")
+            legal = state.legal_actions(player) if state.is_simultaneous_node() else state.legal_actions()
+            if actions[agent] is None or int(actions[agent]) not in legal:
+                raise self._illegal(agent, actions[agent], legal)
+        if state.is_simultaneous_node():
+            joint = [-1] * self.game.info.num_players
+            for player in movers:
+                joint[player] = int(actions[self.possible_agents[player]])
+            state.apply_actions(joint)
+        else:
+            state.apply_action(int(actions[self.possible_agents[movers[0]]]))
+        step_rewards = state.rewards() + self._resolve_automatic_nodes()
+        rewards = {agent: float(step_rewards[self.agent_to_player[agent]]) for agent in self.agents}
+        done = state.is_terminal()
+        terminations = dict.fromkeys(self.agents, done)
+        truncations = dict.fromkeys(self.agents, False)
+        observations = self._observations()
+        infos = {agent: {} for agent in self.agents}
+        if done:
+            self.agents = []
+        if self.render_mode == "human":
+            self.render()
+        return observations, rewards, terminations, truncations, infos
+
+
+def make(
+    name: str,
+    render_mode: str | None = None,
+    observation_type: str = "information_state",
+    illegal_action: str = "raise",
+    **params: Any,
+) -> AECEnv:
+    """A registered game as a PettingZoo AEC env (``params`` are the game's parameters)."""
+    from hiddenenvs.registry import load_game
+
+    if illegal_action not in ILLEGAL_ACTION_RULES:
+        raise ValueError(
+            f"illegal_action must be one of {ILLEGAL_ACTION_RULES}, got {illegal_action!r}"
+        )
+    game = load_game(name, **params)
+    env = GameAECEnv(game, render_mode=render_mode, observation_type=observation_type)
+    if illegal_action == "lose":
+        env = wrappers.TerminateIllegalWrapper(env, illegal_reward=game.info.min_utility)
+    return wrappers.OrderEnforcingWrapper(env)
+
+
+def make_parallel(
+    name: str,
+    render_mode: str | None = None,
+    observation_type: str = "information_state",
+    **params: Any,
+) -> ParallelEnv:
+    """A registered game with simultaneous moves as a PettingZoo parallel env."""
+    from hiddenenvs.registry import load_game
+
+    game = load_game(name, **params)
+    return GameParallelEnv(game, render_mode=render_mode, observation_type=observation_type)

@@ -1,0 +1,94 @@
+"""The registry: every game by name, with its parameters and sizes.
+
+A game is registered once, by its module path, so that importing hiddenenvs stays cheap
+and a new game touches only its own file and the ``_ENTRIES`` table below.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from hiddenenvs.game import Game
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    name: str
+    target: str  # "module:GameClass"
+    description: str
+    fixed_params: dict[str, Any] = field(default_factory=dict)
+
+    def game_class(self) -> type[Game]:
+        module_name, class_name = self.target.split(":")
+        return getattr(importlib.import_module(module_name), class_name)
+
+
+_ENTRIES = [
+    EnvEntry("kuhn_poker", "hiddenenvs.envs.kuhn_poker:KuhnPokerGame", "Kuhn poker, 3 cards"),
+    EnvEntry(
+        "leduc_holdem",
+        "hiddenenvs.envs.leduc_holdem:LeducHoldemGame",
+        "Leduc hold'em, 6 cards, two rounds",
+    ),
+    EnvEntry(
+        "rps", "hiddenenvs.envs.matrix_games:MatrixGame", "rock-paper-scissors",
+        {"matrix": "rps"},
+    ),
+    EnvEntry(
+        "biased_rps", "hiddenenvs.envs.matrix_games:MatrixGame",
+        "rock-paper-scissors where a decided round with scissors pays 2",
+        {"matrix": "biased_rps"},
+    ),
+    EnvEntry(
+        "matching_pennies", "hiddenenvs.envs.matrix_games:MatrixGame", "matching pennies",
+        {"matrix": "matching_pennies"},
+    ),
+]
+
+REGISTRY: dict[str, EnvEntry] = {entry.name: entry for entry in _ENTRIES}
+
+
+def register(entry: EnvEntry) -> None:
+    """Add a game under a new name (for user games outside this package)."""
+    if entry.name in REGISTRY:
+        raise ValueError(f"an env named {entry.name!r} is already registered")
+    REGISTRY[entry.name] = entry
+
+
+def _entry(name: str) -> EnvEntry:
+    if name not in REGISTRY:
+        raise ValueError(f"unknown env {name!r}; registered envs: {', '.join(sorted(REGISTRY))}")
+    return REGISTRY[name]
+
+
+def load_game(name: str, **params: Any) -> Game:
+    """The game model behind a registered name, with validated parameters."""
+    entry = _entry(name)
+    fixed = set(entry.fixed_params) & set(params)
+    if fixed:
+        raise ValueError(f"{name}: parameter(s) {sorted(fixed)} are fixed by this variant")
+    return entry.game_class()(**entry.fixed_params, **params)
+
+
+def list_envs() -> list[dict[str, Any]]:
+    """One row per registered env: name, description, parameters and sizes."""
+    rows = []
+    for entry in REGISTRY.values():
+        game_class = entry.game_class()
+        info = game_class(**entry.fixed_params).info
+        rows.append(
+            {
+                "name": entry.name,
+                "description": entry.description,
+                "parameters": {
+                    p.name: p.default for p in game_class.PARAMETERS if p.name not in entry.fixed_params
+                },
+                "players": info.num_players,
+                "actions": info.num_distinct_actions,
+                "information_state_shape": info.information_state_tensor_shape,
+                "dynamics": info.dynamics.value,
+            }
+        )
+    return rows
