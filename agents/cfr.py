@@ -1,0 +1,146 @@
+"""Counterfactual regret minimisation: CFR and CFR+, vectorised over the whole game tree.
+
+CFR (Zinkevich, Johanson, Bowling & Piccione 2007, "Regret Minimization in Games with
+Incomplete Information"). At iteration t, for each information set I of player i and
+action a, the counterfactual value (their eq. 7, written per history) is
+
+    v_i(sigma, I, a) = sum_{h in I} pi_{-i}^sigma(h) * u_i(sigma, h.a),
+
+and the instantaneous counterfactual regret is r^t(I, a) = v_i(sigma^t, I, a) -
+v_i(sigma^t, I). Regrets accumulate, R^T(I, a) = sum_t r^t(I, a), and the next strategy is
+regret matching (their eq. 8): sigma^{T+1}(I, a) proportional to max(R^T(I, a), 0),
+uniform when no regret is positive. The *average* strategy, weighted by the player's own
+reach pi_i^{sigma^t}(I), converges to a Nash equilibrium in two-player zero-sum games
+(their theorem 4: exploitability O(1/sqrt(T))).
+
+CFR+ (Tammelin 2014, "Solving Large Imperfect Information Games Using CFR+"; Tammelin,
+Burch, Johanson & Bowling 2015, IJCAI) changes three things: regret-matching+ clips the
+cumulative regrets at zero after every update (R+ = max(R+ + r, 0)); players are updated
+alternately (player 0's regrets and average first, then player 1 against the updated
+sigma_0); and the average strategy is weighted linearly, by t. In practice it converges
+orders of magnitude faster than CFR.
+
+Implementation: each iteration is a forward pass (reach probabilities, per player and
+chance) and a backward pass (node values) over the arrays of
+:class:`hiddenenvs.analysis.GameTree`, followed by ``np.bincount`` reductions from histories
+into infoset-action slots. No Python object is touched per history, so Leduc runs at
+hundreds of iterations a second on one core.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
+from hiddenenvs.analysis.exploitability import (
+    counterfactual_reach,
+    edge_probabilities,
+    node_values,
+    reach_probabilities,
+)
+from hiddenenvs.game import Game
+
+VARIANTS = ("cfr", "cfr+")
+
+
+class CFRSolver:
+    """Tabular CFR / CFR+ on any game whose tree can be enumerated.
+
+    >>> import hiddenenvs
+    >>> solver = CFRSolver(hiddenenvs.load_game("kuhn_poker"), variant="cfr+")
+    >>> solver.iterate(300)
+    >>> solver.exploitability() < 1e-3
+    True
+    """
+
+    def __init__(self, game_or_tree: Game | GameTree, variant: str = "cfr+"):
+        if variant not in VARIANTS:
+            raise ValueError(f"CFR variant must be one of {VARIANTS}, got {variant!r}")
+        self.tree = game_or_tree if isinstance(game_or_tree, GameTree) else GameTree.build(game_or_tree)
+        self.variant = variant
+        self.iteration = 0
+        self.cumulative_regret = np.zeros(self.tree.num_slots)
+        self.cumulative_policy = np.zeros(self.tree.num_slots)
+        tree = self.tree
+        # Slots and representative nodes of each player's information sets.
+        self._player_slots = [
+            np.flatnonzero(tree.infoset_player[tree.slot_infoset] == player)
+            for player in range(tree.num_players)
+        ]
+        self._slot_node = tree.infoset_node[tree.slot_infoset]
+
+    # ---- strategies ---------------------------------------------------------------------
+    def _regret_matching(self) -> np.ndarray:
+        tree = self.tree
+        positive = np.maximum(self.cumulative_regret, 0.0)
+        totals = np.add.reduceat(positive, tree.infoset_slot_start[:-1])[tree.slot_infoset]
+        counts = np.diff(tree.infoset_slot_start)[tree.slot_infoset]
+        safe_totals = np.where(totals > 0, totals, 1.0)
+        return np.where(totals > 0, positive / safe_totals, 1.0 / counts)
+
+    def current_policy(self) -> TabularPolicy:
+        return TabularPolicy(self.tree, self._regret_matching())
+
+    def average_policy(self) -> TabularPolicy:
+        tree = self.tree
+        totals = np.add.reduceat(self.cumulative_policy, tree.infoset_slot_start[:-1])[tree.slot_infoset]
+        counts = np.diff(tree.infoset_slot_start)[tree.slot_infoset]
+        safe_totals = np.where(totals > 0, totals, 1.0)
+        return TabularPolicy(tree, np.where(totals > 0, self.cumulative_policy / safe_totals, 1.0 / counts))
+
+    # ---- one iteration -----------------------------------------------------------------
+    def _update(self, players: list[int], policy: np.ndarray, average_weight: float) -> None:
+        """Accumulate regrets and the average policy of ``players`` under ``policy``."""
+        tree = self.tree
+        edge_probs = edge_probabilities(tree, policy)
+        reach = reach_probabilities(tree, edge_probs)
+        values = node_values(tree, edge_probs)
+        for player in players:
+            children = tree.player_child_nodes[player]
+            parents = tree.parent[children]
+            regret = np.bincount(
+                tree.edge_slot[children],
+                weights=counterfactual_reach(reach, player)[parents]
+                * (values[children, player] - values[parents, player]),
+                minlength=tree.num_slots,
+            )
+            slots = self._player_slots[player]
+            if self.variant == "cfr+":
+                self.cumulative_regret[slots] = np.maximum(self.cumulative_regret[slots] + regret[slots], 0.0)
+            else:
+                self.cumulative_regret[slots] += regret[slots]
+            own_reach = reach[self._slot_node[slots], player]
+            self.cumulative_policy[slots] += average_weight * own_reach * policy[slots]
+
+    def iterate(self, iterations: int = 1) -> None:
+        for _ in range(iterations):
+            self.iteration += 1
+            if self.variant == "cfr+":
+                for player in range(self.tree.num_players):
+                    self._update([player], self._regret_matching(), float(self.iteration))
+            else:
+                self._update(list(range(self.tree.num_players)), self._regret_matching(), 1.0)
+
+    def exploitability(self) -> float:
+        return exploitability(self.tree, self.average_policy())
+
+    # ---- checkpoints ----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "iteration": self.iteration,
+            "cumulative_regret": self.cumulative_regret.copy(),
+            "cumulative_policy": self.cumulative_policy.copy(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state["variant"] != self.variant or len(state["cumulative_regret"]) != self.tree.num_slots:
+            raise ValueError(
+                f"checkpoint is for {state['variant']} with {len(state['cumulative_regret'])} "
+                f"slots; this solver is {self.variant} with {self.tree.num_slots}"
+            )
+        self.iteration = int(state["iteration"])
+        self.cumulative_regret = np.asarray(state["cumulative_regret"], dtype=np.float64).copy()
+        self.cumulative_policy = np.asarray(state["cumulative_policy"], dtype=np.float64).copy()
