@@ -157,9 +157,11 @@ class GameTree:
                 f"{self.game.NAME}: action {self.edge_action[node]} taken at information set "
                 f"{self.infoset_keys[parent_infoset[node]]} is not among its legal actions"
             )
-        # Column of the parent's actor in a reach array (chance is the last column).
-        parent_actor = np.where(has_parent, self.actor[np.maximum(self.parent, 0)], -1)
-        self.parent_actor_column = np.where(parent_actor == CHANCE, self.num_players, parent_actor)
+        # Column of the parent's actor in a reach array (chance is the last column; -1 at the root).
+        parent_actor = np.where(has_parent, self.actor[np.maximum(self.parent, 0)], TERMINAL)
+        self.parent_actor_column = np.where(
+            parent_actor == CHANCE, self.num_players, np.where(has_parent, parent_actor, -1)
+        )
 
         # Levels and the parent groups of each level's children.
         level_starts = np.flatnonzero(np.diff(self.depth, prepend=-1)) if num_nodes else []

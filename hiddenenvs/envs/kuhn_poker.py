@@ -25,7 +25,7 @@ Information-state tensor (11 values):
 | 5-10  | for each of the (at most 3) betting turns, one-hot pass/bet |
 
 Observation tensor (7 values): player one-hot (2), my card one-hot (3), chips each
-player has put in the pot (2).
+player has put in the pot divided by 2, the most one can put in (2).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ CARD_NAMES = "JQK"
 ACTION_NAMES = ("pass", "bet")
 _NUM_CARDS = 3
 _MAX_BETTING_TURNS = 3
+_MAX_CONTRIBUTION = 2
 
 
 class KuhnPokerGame(Game):
@@ -174,6 +175,7 @@ class KuhnPokerState(State):
         if len(self.cards) > player:
             tensor[2 + self.cards[player]] = 1
         tensor[5:7] = self._contributions()
+        tensor[5:7] /= _MAX_CONTRIBUTION
         return tensor
 
     def public_state_key(self):
