@@ -360,10 +360,14 @@ class Trajectory:
 
 
 def sample_chance_outcome(state: State, rng: np.random.Generator) -> int:
+    """One chance outcome, drawn by its probability (one uniform draw, no allocation)."""
     outcomes = state.chance_outcomes()
-    probabilities = np.fromiter((p for _, p in outcomes), dtype=float, count=len(outcomes))
-    index = rng.choice(len(outcomes), p=probabilities / probabilities.sum())
-    return outcomes[index][0]
+    threshold = rng.random() * sum(p for _, p in outcomes)
+    for action, probability in outcomes:
+        threshold -= probability
+        if threshold < 0:
+            return action
+    return outcomes[-1][0]
 
 
 def random_playout(state: State, rng: np.random.Generator) -> Trajectory:

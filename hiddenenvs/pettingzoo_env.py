@@ -79,6 +79,8 @@ class _GameEnvBase:
         }
         self._rng = np.random.default_rng()
         self.state: State | None = None
+        state_class = type(game.new_initial_state())
+        self._terminal_rewards_only = state_class.rewards is State.rewards
 
     def observation_space(self, agent):
         return self._observation_spaces[agent]
@@ -96,20 +98,29 @@ class _GameEnvBase:
             return self.state.information_state_tensor(player)
         return self.state.observation_tensor(player)
 
-    def _resolve_automatic_nodes(self) -> np.ndarray:
-        """Play chance nodes and simultaneous nodes where nobody has a real choice."""
-        rewards = np.zeros(self.game.info.num_players)
+    def _resolve_automatic_nodes(self) -> np.ndarray | None:
+        """Play chance nodes and simultaneous nodes where nobody has a real choice.
+
+        Returns the rewards those transitions earned, or None when there were none.
+        """
+        rewards = None
         state = self.state
-        while not state.is_terminal():
+        while True:
             player = state.current_player()
             if player == CHANCE:
-                state.apply_action(sample_chance_outcome(state, self._rng))
+                state._apply_action(sample_chance_outcome(state, self._rng))
             elif player == SIMULTANEOUS and not state.movers():
                 state.apply_actions([-1] * self.game.info.num_players)
             else:
-                break
-            rewards += state.rewards()
-        return rewards
+                return rewards
+            rewards = self._add_rewards(rewards)
+
+    def _add_rewards(self, rewards: np.ndarray | None) -> np.ndarray | None:
+        """Add the last transition's rewards (games with terminal utilities only pay at the end)."""
+        if self._terminal_rewards_only and not self.state.is_terminal():
+            return rewards
+        step_rewards = self.state.rewards()
+        return step_rewards if rewards is None else rewards + step_rewards
 
     def _illegal(self, agent: str, action: Any, legal: list[int]) -> ValueError:
         player = self.agent_to_player[agent]
@@ -155,25 +166,26 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         self.infos = {agent: {} for agent in self.agents}
         self._after_transition(self._resolve_automatic_nodes())
 
-    def _after_transition(self, rewards: np.ndarray) -> None:
+    def _after_transition(self, rewards: np.ndarray | None) -> None:
         """Credit rewards, then pick the next agent to act (or end the game)."""
-        for player, agent in enumerate(self.possible_agents):
-            if agent in self.rewards:
-                self.rewards[agent] += float(rewards[player])
+        if rewards is not None:
+            for player, agent in enumerate(self.possible_agents):
+                if agent in self.rewards:
+                    self.rewards[agent] += float(rewards[player])
         state = self.state
-        if state.is_terminal():
-            self.terminations = dict.fromkeys(self.agents, True)
-            self.agent_selection = self.agents[0]
-            return
-        if state.is_simultaneous_node():
+        player = state.current_player()
+        if player >= 0:
+            self.agent_selection = self.possible_agents[player]
+        elif player == SIMULTANEOUS:
             self._movers_left = state.movers()
             self._pending_joint = [
                 (legal[0] if legal else -1)
                 for legal in (state.legal_actions(p) for p in range(self.game.info.num_players))
             ]
             self.agent_selection = self.possible_agents[self._movers_left.pop(0)]
-        else:
-            self.agent_selection = self.possible_agents[state.current_player()]
+        else:  # terminal
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.agent_selection = self.agents[0]
 
     def _legal_actions(self, player: int) -> list[int]:
         if self.state.is_simultaneous_node():
@@ -205,10 +217,13 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             if self._movers_left:
                 self.agent_selection = self.possible_agents[self._movers_left.pop(0)]
                 return
-            state.apply_actions(self._pending_joint)
+            state._apply_actions(self._pending_joint)
         else:
-            state.apply_action(action)
-        rewards = state.rewards() + self._resolve_automatic_nodes()
+            state._apply_action(action)  # validated above
+        rewards = self._add_rewards(None)
+        more_rewards = self._resolve_automatic_nodes()
+        if more_rewards is not None:
+            rewards = more_rewards if rewards is None else rewards + more_rewards
         self._after_transition(rewards)
         self._accumulate_rewards()
         if self.render_mode == "human":
@@ -267,7 +282,10 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
             state.apply_actions(joint)
         else:
             state.apply_action(int(actions[self.possible_agents[movers[0]]]))
-        step_rewards = state.rewards() + self._resolve_automatic_nodes()
+        step_rewards = np.zeros(self.game.info.num_players)
+        for earned in (self._add_rewards(None), self._resolve_automatic_nodes()):
+            if earned is not None:
+                step_rewards += earned
         rewards = {agent: float(step_rewards[self.agent_to_player[agent]]) for agent in self.agents}
         done = state.is_terminal()
         terminations = dict.fromkeys(self.agents, done)

@@ -113,6 +113,7 @@ class LeducHoldemState(State):
         "raises_this_round",
         "folded_player",
         "_betting_round_over",
+        "_current_player",
     )
 
     def __init__(self, game):
@@ -124,6 +125,7 @@ class LeducHoldemState(State):
         self.raises_this_round = 0
         self.folded_player = -1
         self._betting_round_over = False
+        self._current_player = CHANCE
 
     def clone(self):
         other = LeducHoldemState.__new__(LeducHoldemState)
@@ -135,9 +137,13 @@ class LeducHoldemState(State):
         other.raises_this_round = self.raises_this_round
         other.folded_player = self.folded_player
         other._betting_round_over = self._betting_round_over
+        other._current_player = self._current_player
         return other
 
     def current_player(self):
+        return self._current_player
+
+    def _next_player(self) -> int:
         if self.folded_player >= 0:
             return TERMINAL
         if len(self.private_cards) < 2:
@@ -172,6 +178,10 @@ class LeducHoldemState(State):
         return actions
 
     def _apply_action(self, action):
+        self._apply_move(action)
+        self._current_player = self._next_player()
+
+    def _apply_move(self, action: int) -> None:
         if len(self.private_cards) < 2:
             self.private_cards.append(action)
             return
