@@ -1,0 +1,443 @@
+"""KIF reader for GDL and GDL-II rule sheets.
+
+``parse_file(path)`` and ``parse_text(text, filename="<string>")`` turn a rule sheet into
+a :class:`RuleSheet`: a tuple of :class:`Rule` objects, each a head and a body of literals.
+The reader never recurses in Python, so deeply nested terms and very large files cannot
+hit the interpreter's recursion limit.
+
+Lexical rules
+=============
+- ``;`` starts a comment that runs to the end of the line.
+- Tokens are ``(``, ``)`` and symbols (any run of characters other than white space,
+  parentheses and ``;``). A symbol starting with ``?`` is a variable; every other symbol,
+  numbers included, is a constant.
+- Symbols compare case-insensitively (GDL spec) but keep their spelling for display:
+  ``Const("X") == Const("x")`` and both hash alike; ``str()`` prints the spelling read.
+
+Term representation
+===================
+Every term is immutable, carries ``loc`` (a :class:`Location`: ``filename``, ``line``,
+``column``, 1-based; ``str(loc) == "file:line:column"``) and compares by structure with
+case folded, never by location.
+
+==================  ===============================================================
+class               meaning
+==================  ===============================================================
+``Const``           constant ``name`` (lower-cased key), ``text`` (spelling)
+``Var``             variable; ``name`` includes the ``?`` (lower-cased), ``text``
+``Compound``        ``functor`` (a ``Const``) applied to ``args`` (tuple of terms)
+==================  ===============================================================
+
+Atoms (relations) are ``Const`` (zero arity, e.g. ``terminal``) or ``Compound``
+(``(true (cell 1 1 b))``, ``(does ?r ?m)``, ``(legal ?r ?m)``). ``term.relation`` is the
+lower-cased relation name of an atom and ``term.args`` its arguments (``()`` for a
+``Const``).
+
+Body literals are atoms or:
+
+==================  ===============================================================
+``Not(literal)``     negation as failure (``(not ...)``)
+``Distinct(a, b)``  the two terms differ once grounded (``(distinct a b)``)
+``Or(literals)``    disjunction (``(or ...)``), a tuple of literals
+==================  ===============================================================
+
+A rule is ``Rule(head, body, loc)``; a fact is a rule with an empty body. ``str(rule)``
+prints it back as KIF. :class:`RuleSheet` holds ``rules`` (in file order),
+``filename`` and ``text``; ``sheet.roles()`` lists the declared roles.
+
+Hash-consing: each term's ``key`` is a small integer that identifies its folded
+structure, so equality and hashing are O(1) whatever the nesting depth.
+
+Errors
+======
+Every problem with a rule sheet raises a subclass of :class:`GdlError` whose message
+reads ``"file:line:column: what is wrong"`` and names the rule concerned:
+:class:`GdlSyntaxError` (reading), :class:`GdlSafetyError`, :class:`GdlStratificationError`,
+:class:`GdlRecursionError`, :class:`GdlRuleError` (misuse of ``true``/``does``, roles,
+goal values, arities), :class:`GdlGroundingLimitError` (instantiation too large) and
+:class:`GdlPlayError` (problems found while playing, e.g. a role without a legal move).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple, Union
+
+__all__ = [
+    "Location", "Const", "Var", "Compound", "Not", "Distinct", "Or", "Rule", "RuleSheet",
+    "Term", "Literal", "parse_file", "parse_text",
+    "GdlError", "GdlSyntaxError", "GdlSafetyError", "GdlStratificationError",
+    "GdlRecursionError", "GdlRuleError", "GdlGroundingLimitError", "GdlPlayError",
+]
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+class Location(NamedTuple):
+    filename: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.line}:{self.column}"
+
+
+class GdlError(Exception):
+    """A problem with a rule sheet, located at ``location`` (a :class:`Location`)."""
+
+    def __init__(self, location: Location | None, message: str):
+        self.location = location
+        self.message = message
+        super().__init__(f"{location}: {message}" if location is not None else message)
+
+
+class GdlSyntaxError(GdlError):
+    """Unbalanced parentheses, junk, or a form that is not GDL."""
+
+
+class GdlSafetyError(GdlError):
+    """A variable of a head, ``distinct`` or negated literal not bound by a positive literal."""
+
+
+class GdlStratificationError(GdlError):
+    """Negation through recursion: the rules cannot be stratified."""
+
+
+class GdlRecursionError(GdlError):
+    """Recursion that breaks GDL's recursion restriction (unbounded terms)."""
+
+
+class GdlRuleError(GdlError):
+    """Misuse of GDL keywords: ``true``/``does`` placement, roles, goal values, arity."""
+
+
+class GdlGroundingLimitError(GdlError):
+    """Instantiating the rules would exceed the configured size limit."""
+
+
+class GdlPlayError(GdlError):
+    """A problem reached while playing (e.g. a role with no legal move)."""
+
+
+# ----------------------------------------------------------------------------- terms
+
+# Hash-consing table: folded structure -> small integer key. Shared by all sheets.
+_INTERN: dict = {}
+
+
+def _intern(structure) -> int:
+    key = _INTERN.get(structure)
+    if key is None:
+        key = len(_INTERN)
+        _INTERN[structure] = key
+    return key
+
+
+class Term:
+    __slots__ = ("key", "loc")
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Term) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return self.key
+
+    def __str__(self) -> str:
+        return to_kif(self)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({to_kif(self)!r})"
+
+
+class Const(Term):
+    __slots__ = ("name", "text")
+    is_variable = False
+    args: tuple = ()
+
+    def __init__(self, text: str, loc: Location | None = None):
+        self.text = text
+        self.name = text.lower()
+        self.loc = loc
+        self.key = _intern(("c", self.name))
+
+    @property
+    def relation(self) -> str:
+        return self.name
+
+
+class Var(Term):
+    __slots__ = ("name", "text")
+    is_variable = True
+    args: tuple = ()
+
+    def __init__(self, text: str, loc: Location | None = None):
+        self.text = text
+        self.name = text.lower()
+        self.loc = loc
+        self.key = _intern(("v", self.name))
+
+
+class Compound(Term):
+    __slots__ = ("functor", "args", "has_variables")
+    is_variable = False
+
+    def __init__(self, functor: Const, args: tuple, loc: Location | None = None):
+        self.functor = functor
+        self.args = tuple(args)
+        self.loc = loc if loc is not None else functor.loc
+        self.has_variables = any(
+            a.is_variable or (isinstance(a, Compound) and a.has_variables) for a in self.args
+        )
+        self.key = _intern((functor.key, tuple(a.key for a in self.args)))
+
+    @property
+    def relation(self) -> str:
+        return self.functor.name
+
+
+def has_variables(term: Term) -> bool:
+    return term.is_variable or (isinstance(term, Compound) and term.has_variables)
+
+
+def variables_of(term: Term) -> list[Var]:
+    """Variables of a term in order of first appearance (iterative)."""
+    seen: dict[int, Var] = {}
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, Var):
+            seen.setdefault(t.key, t)
+        elif isinstance(t, Compound) and t.has_variables:
+            stack.extend(reversed(t.args))
+    return list(seen.values())
+
+
+@dataclass(frozen=True)
+class Not:
+    literal: "Literal"
+    loc: Location | None = None
+
+    def __str__(self) -> str:
+        return f"(not {self.literal})"
+
+
+@dataclass(frozen=True)
+class Distinct:
+    left: Term
+    right: Term
+    loc: Location | None = None
+
+    def __str__(self) -> str:
+        return f"(distinct {self.left} {self.right})"
+
+
+@dataclass(frozen=True)
+class Or:
+    literals: tuple
+    loc: Location | None = None
+
+    def __str__(self) -> str:
+        return "(or " + " ".join(str(lit) for lit in self.literals) + ")"
+
+
+Literal = Union[Const, Compound, Not, Distinct, Or]
+
+
+def to_kif(term: Term) -> str:
+    """KIF text of a term with its original spelling, e.g. ``(cell 1 1 b)`` (iterative)."""
+    out: list[str] = []
+    stack: list = [term]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Compound):
+            stack.append(")")
+            for arg in reversed(item.args):
+                stack.append(arg)
+                stack.append(" ")
+            out.append("(" + item.functor.text)
+        else:
+            out.append(item.text)
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Rule:
+    head: Term
+    body: tuple
+    loc: Location
+
+    def __str__(self) -> str:
+        if not self.body:
+            return str(self.head)
+        return f"(<= {self.head} " + " ".join(str(lit) for lit in self.body) + ")"
+
+    def describe(self) -> str:
+        """Short text for error messages: the rule's head and where it starts."""
+        return f"rule for {self.head}" if self.body else f"fact {self.head}"
+
+
+@dataclass(frozen=True)
+class RuleSheet:
+    rules: tuple
+    filename: str
+    text: str = ""
+
+    def roles(self) -> list[Const]:
+        return [r.head.args[0] for r in self.rules
+                if not r.body and r.head.relation == "role" and len(r.head.args) == 1]
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+
+# ----------------------------------------------------------------------------- reader
+
+_TOKEN = re.compile(r"\s+|;[^\n]*|\(|\)|[^\s();]+")
+# KIF symbol characters besides letters and digits; anything else (quotes, commas,
+# brackets, control characters) is junk rather than a symbol.
+_SYMBOL_PUNCTUATION = frozenset("!$%&*+-./<=>?@_~^:#")
+KEYWORD_FORMS = {"not": 1, "distinct": 2}
+
+
+def parse_file(path) -> RuleSheet:
+    """Read a rule sheet from ``path`` (errors name the file as given)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise GdlSyntaxError(Location(str(path), 0, 0), f"cannot read rule sheet: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise GdlSyntaxError(Location(str(path), 1, 1), f"not UTF-8 text: {exc}") from exc
+    return parse_text(text, filename=str(path))
+
+
+def parse_text(text: str, filename: str = "<string>") -> RuleSheet:
+    """Parse KIF ``text`` into a :class:`RuleSheet` (syntax checks only; see validation)."""
+    items = _read_terms(text, filename)
+    return RuleSheet(tuple(_to_rule(item, filename) for item in items), filename, text)
+
+
+class _Open(NamedTuple):
+    loc: Location
+    items: list
+
+
+def _read_terms(text: str, filename: str) -> list[Term]:
+    """Tokens -> top-level terms with an explicit stack of open parentheses."""
+    top: list[Term] = []
+    stack: list[_Open] = []
+    line, line_start = 1, 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        start = match.start()
+        first = token[0]
+        if first.isspace():
+            newlines = token.count("\n")
+            if newlines:
+                line += newlines
+                line_start = start + token.rindex("\n") + 1
+            continue
+        if first == ";":
+            continue
+        loc = Location(filename, line, start - line_start + 1)
+        if token == "(":
+            stack.append(_Open(loc, []))
+        elif token == ")":
+            if not stack:
+                raise GdlSyntaxError(loc, "unbalanced ')': no '(' is open here")
+            opened = stack.pop()
+            term = _make_compound(opened, filename)
+            (stack[-1].items if stack else top).append(term)
+        else:
+            for offset, char in enumerate(token):
+                if not (char.isalnum() or char in _SYMBOL_PUNCTUATION):
+                    junk_loc = Location(filename, line, start - line_start + 1 + offset)
+                    raise GdlSyntaxError(junk_loc, f"unexpected character {char!r} in {token!r} "
+                                         f"(KIF symbols use letters, digits and "
+                                         f"{''.join(sorted(_SYMBOL_PUNCTUATION))})")
+            term = Var(token, loc) if first == "?" else Const(token, loc)
+            if stack:
+                stack[-1].items.append(term)
+            else:
+                top.append(term)
+    if stack:
+        raise GdlSyntaxError(stack[-1].loc, f"unbalanced '(': {len(stack)} parenthes"
+                             f"{'is' if len(stack) == 1 else 'es'} still open at end of file "
+                             f"(the innermost opens here)")
+    return top
+
+
+def _make_compound(opened: _Open, filename: str) -> Term:
+    if not opened.items:
+        raise GdlSyntaxError(opened.loc, "empty list '()' is not a GDL term")
+    functor, *args = opened.items
+    if not isinstance(functor, Const):
+        what = "a variable" if isinstance(functor, Var) else "a list"
+        raise GdlSyntaxError(opened.loc, f"a term must start with a symbol, found {what}: "
+                             f"{to_kif(functor)}")
+    if not args:  # "(terminal)" is the proposition terminal
+        return Const(functor.text, opened.loc)
+    return Compound(functor, tuple(args), opened.loc)
+
+
+def _to_rule(item: Term, filename: str) -> Rule:
+    if isinstance(item, Var):
+        raise GdlSyntaxError(item.loc, f"a variable cannot stand alone as a sentence: {item.text}")
+    if isinstance(item, Compound) and item.relation == "<=":
+        head = item.args[0]
+        if not isinstance(head, (Const, Compound)) or (
+            isinstance(head, Compound) and head.relation in ("<=", "not", "or", "distinct")
+        ):
+            raise GdlSyntaxError(item.loc, f"the head of a rule must be an atom, found {head}")
+        body = tuple(_to_literal(lit, head) for lit in item.args[1:])
+        return Rule(head, body, item.loc)
+    if isinstance(item, Const) and item.name == "<=":
+        raise GdlSyntaxError(item.loc, "'<=' outside a rule")
+    if isinstance(item, Compound) and item.relation in ("not", "or", "distinct"):
+        raise GdlSyntaxError(item.loc, f"'{item.functor.text}' cannot be a fact: {item}")
+    return Rule(item, (), item.loc)
+
+
+def _to_literal(term: Term, head: Term) -> Literal:
+    """Convert a body term into a literal; nested not/or are converted with a stack."""
+    # Post-order over the not/or structure: (term, converted-children list or None).
+    results: list = []
+    stack: list = [(term, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if isinstance(node, Var):
+            raise GdlSyntaxError(node.loc, f"in the rule for {head}: a variable cannot be a "
+                                 f"literal: {node.text}")
+        name = node.relation if isinstance(node, (Const, Compound)) else None
+        if isinstance(node, Compound) and name in ("not", "or"):
+            if not expanded:
+                if name == "not" and len(node.args) != 1:
+                    raise GdlSyntaxError(node.loc, f"in the rule for {head}: 'not' takes one "
+                                         f"literal, found {len(node.args)}: {node}")
+                stack.append((node, True))
+                for arg in node.args:
+                    stack.append((arg, False))
+                continue
+            count = len(node.args)
+            children = [results.pop() for _ in range(count)]  # popped in source order
+            results.append(Not(children[0], node.loc) if name == "not"
+                           else Or(tuple(children), node.loc))
+            continue
+        if name in ("not", "or", "distinct") and isinstance(node, Const):
+            raise GdlSyntaxError(node.loc, f"in the rule for {head}: '{node.text}' needs "
+                                 f"arguments")
+        if name == "distinct":
+            if len(node.args) != 2:
+                raise GdlSyntaxError(node.loc, f"in the rule for {head}: 'distinct' takes two "
+                                     f"terms, found {len(node.args)}: {node}")
+            results.append(Distinct(node.args[0], node.args[1], node.loc))
+            continue
+        if name == "<=":
+            raise GdlSyntaxError(node.loc, f"in the rule for {head}: a rule inside a rule body")
+        results.append(node)
+    return results[0]
