@@ -1,0 +1,212 @@
+"""The two interfaces every player and every trainer in ``agents/`` implements.
+
+An :class:`Agent` plays one seat of a PettingZoo env from what that seat sees: the
+observation array and the legal-action mask of the env's ``{"observation", "action_mask"}``
+dict. It is small enough for a scripted bot (implement :meth:`Agent.policy_probabilities`
+and nothing else) and rich enough for a learner (override the experience hooks).
+
+==========================================  ====================================================
+Method                                      Meaning
+==========================================  ====================================================
+``act(observation, action_mask)``           ``(action, probabilities)``: the action taken and the
+                                            distribution over ``num_distinct_actions`` it was
+                                            sampled from (zero on illegal actions)
+``act_batch(observations, masks, ids)``     the same for ``B`` decisions at once (one row per
+                                            episode in flight; ``ids`` name those episodes)
+``policy_probabilities(observation, mask)`` the agent's policy, for exact evaluation (no
+                                            exploration noise, no side effects)
+``policy_probabilities_batch(obs, masks)``  the same, ``(B, A)`` at once
+``start_episode(id)`` / ``end_episode(id)`` episode boundaries (``id`` as in ``act_batch``)
+``observe(transition)``                     one :class:`Transition` of this agent's experience
+``save(path)`` / ``Agent.load(path)``       a self-describing file (see :func:`load_agent_file`)
+==========================================  ====================================================
+
+A :class:`Learner` (a trainer: NFSP, ANFSP, MCNFSP, ExIt-OOS, ReBeL) owns one training
+agent per player for self-play, may use the game model directly (search-based trainers
+get ``game``), learns in :meth:`Learner.update`, and hands out evaluation agents
+(its average policy, for instance) through :meth:`Learner.evaluation_agent`. The common
+loop in :mod:`agents.loop` drives any learner on any env.
+
+A transition belongs to one agent: it runs from one of that agent's decisions to its
+next decision (or the end of the episode); ``reward`` is everything the agent earned in
+between, whoever moved. Players who never see a decision get no transitions.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from hiddenenvs.game import Game
+
+AGENT_FILE_FORMAT = "hiddenenvs-agent-v1"
+
+
+@dataclass
+class Transition:
+    """One step of one agent's experience (see the module docstring)."""
+
+    observation: np.ndarray
+    action_mask: np.ndarray
+    action: int
+    reward: float
+    next_observation: np.ndarray
+    next_action_mask: np.ndarray  # all zeros when ``done``
+    done: bool
+    episode_id: int = 0
+
+
+def sample_from(probabilities: np.ndarray, rng: np.random.Generator) -> int:
+    """One action drawn from ``probabilities`` with a single uniform draw."""
+    cumulative = np.cumsum(probabilities)
+    return int(min(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"),
+                   len(probabilities) - 1))
+
+
+def uniform_over_legal(action_masks: np.ndarray) -> np.ndarray:
+    """Uniform probabilities over the legal actions of each row of ``action_masks``."""
+    masks = np.asarray(action_masks, dtype=np.float64)
+    counts = masks.sum(axis=-1, keepdims=True)
+    if np.any(counts == 0):
+        raise ValueError("an action mask has no legal action; the agent is not to move")
+    return masks / counts
+
+
+class Agent(ABC):
+    """A player of one seat (see the module docstring).
+
+    Subclasses implement :meth:`policy_probabilities_batch`; acting samples from it with
+    the agent's own generator ``self.rng``, so two agents built with the same seed act
+    alike.
+    """
+
+    def __init__(self, num_actions: int, seed: int | None = None):
+        self.num_actions = num_actions
+        self.rng = np.random.default_rng(seed)
+
+    # ---- the policy ---------------------------------------------------------------
+    @abstractmethod
+    def policy_probabilities_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray
+    ) -> np.ndarray:
+        """``(B, num_actions)`` probabilities, zero on illegal actions, rows summing to 1."""
+
+    def policy_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        return self.policy_probabilities_batch(
+            np.asarray(observation)[None], np.asarray(action_mask)[None]
+        )[0]
+
+    # ---- acting ---------------------------------------------------------------------
+    def act_batch(
+        self,
+        observations: np.ndarray,
+        action_masks: np.ndarray,
+        episode_ids: Sequence[int] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Actions ``(B,)`` and the probabilities ``(B, A)`` they were sampled from."""
+        probabilities = self.policy_probabilities_batch(observations, action_masks)
+        actions = np.array([sample_from(row, self.rng) for row in probabilities], dtype=np.int64)
+        return actions, probabilities
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> tuple[int, np.ndarray]:
+        actions, probabilities = self.act_batch(
+            np.asarray(observation)[None], np.asarray(action_mask)[None], [0]
+        )
+        return int(actions[0]), probabilities[0]
+
+    # ---- experience (learners override; scripted agents ignore) -----------------------
+    def start_episode(self, episode_id: int = 0) -> None:
+        pass
+
+    def observe(self, transition: Transition) -> None:
+        pass
+
+    def end_episode(self, episode_id: int = 0) -> None:
+        pass
+
+    # ---- persistence ----------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to rebuild this agent with :meth:`from_state_dict`."""
+        return {"num_actions": self.num_actions}
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> Agent:
+        return cls(state["num_actions"])
+
+    def save(self, path: str | Path) -> None:
+        """Write a self-describing agent file (atomically) that :func:`load_agent_file` reads."""
+        from agents.checkpoint import atomic_torch_save
+
+        atomic_torch_save(
+            {
+                "format": AGENT_FILE_FORMAT,
+                "agent_class": f"{type(self).__module__}:{type(self).__qualname__}",
+                "state": self.state_dict(),
+            },
+            path,
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> Agent:
+        agent = load_agent_file(path)
+        if not isinstance(agent, cls):
+            raise TypeError(f"{path} holds a {type(agent).__name__}, not a {cls.__name__}")
+        return agent
+
+
+def load_agent_file(path: str | Path) -> Agent:
+    """The agent saved at ``path`` by :meth:`Agent.save`, whatever its class."""
+    payload = torch.load(path, map_location="cpu", weights_only=False)
+    if not isinstance(payload, dict) or payload.get("format") != AGENT_FILE_FORMAT:
+        raise ValueError(f"{path} is not an agent file written by Agent.save()")
+    module_name, class_name = payload["agent_class"].split(":")
+    agent_class = getattr(importlib.import_module(module_name), class_name)
+    return agent_class.from_state_dict(payload["state"])
+
+
+class Learner(ABC):
+    """A trainer that owns one training agent per player (self-play).
+
+    The loop builds it as ``LearnerClass(game, config, seed)``, where ``config`` is the
+    learner's own typed config (a dataclass declared as ``CONFIG_CLASS``), plays the
+    training agents ``learner.agents[player]`` against each other, and after every batch
+    of episodes calls :meth:`update`. Search-based learners may use ``self.game``.
+    """
+
+    CONFIG_CLASS: type = object
+
+    def __init__(self, game: Game, config: Any, seed: int):
+        self.game = game
+        self.config = config
+        self.seed = seed
+
+    @property
+    @abstractmethod
+    def agents(self) -> list[Agent]:
+        """The training agent of each player (the same object may sit in several seats)."""
+
+    @abstractmethod
+    def update(self) -> dict[str, float]:
+        """Learn from the experience gathered so far; return scalars worth logging."""
+
+    @abstractmethod
+    def evaluation_agent(self, player: int) -> Agent:
+        """The agent to evaluate and export for ``player`` (e.g. NFSP's average policy)."""
+
+    @abstractmethod
+    def state_dict(self) -> dict[str, Any]:
+        """Everything to resume training: networks, optimisers, buffers, generators, counters."""
+
+    @abstractmethod
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+    def tensor_policy(self, player: int, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Batched evaluation policy, the form ``TabularPolicy.from_tensor_function`` takes."""
+        return self.evaluation_agent(player).policy_probabilities_batch(tensors, masks)
