@@ -45,6 +45,18 @@ _ENTRIES = [
         "matching_pennies", "hiddenenvs.envs.matrix_games:MatrixGame", "matching pennies",
         {"matrix": "matching_pennies"},
     ),
+    EnvEntry(
+        "goofspiel", "hiddenenvs.envs.goofspiel:GoofspielGame",
+        "Goofspiel / II-Goofspiel: simultaneous card bids for point cards",
+    ),
+    EnvEntry(
+        "liars_dice", "hiddenenvs.envs.liars_dice:LiarsDiceGame",
+        "Liar's Dice: private dice, rising bids, call liar; the top face is wild",
+    ),
+    EnvEntry(
+        "othello", "hiddenenvs.envs.othello:OthelloGame",
+        "Othello (Reversi) on a 4x4, 6x6 or 8x8 board",
+    ),
 ]
 
 REGISTRY: dict[str, EnvEntry] = {entry.name: entry for entry in _ENTRIES}

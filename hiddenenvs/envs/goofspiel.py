@@ -1,0 +1,424 @@
+"""Goofspiel and II-Goofspiel (Ross 1971; Lanctot 2013; Lisy et al. 2015): bidding with cards.
+
+| Import             | ``hiddenenvs.make("goofspiel", num_cards=4, points_order="ascending", imp_info=True)`` |
+|--------------------|------------------------------------------------------------------------------|
+| Agents             | ``player_0``, ``player_1``                                                   |
+| Actions            | ``Discrete(N)``: action ``a`` bids the card of rank ``a + 1``                  |
+| Observation        | ``Box(0, 1, (2 + 2N + N(2N + 3 or N)...), float32)``: see the tables below    |
+| Parallel API       | yes (``hiddenenvs.make_parallel("goofspiel", ...)``): both players bid at once |
+| Game value         | 0 (the game is symmetric)                                                    |
+
+Rules: each player holds the cards 1..N and there is a deck of point cards 1..N. There
+are N rounds. Each round a point card is revealed, then both players bid one card from
+their hand simultaneously; the higher bid wins the point card's value, equal bids score
+nothing, and the bid cards are discarded. The last round is forced (one card left in
+each hand, one point card left) and is played automatically, as in OpenSpiel. The winner
+is the player with more points.
+
+Card ranks 1..N and point values 1..N follow Ross (1971), OpenSpiel's ``goofspiel`` and
+Fujii's feature-importance study (Goofspiel(5), random deck). The ExIt-OOS paper numbers
+ranks 0..N-1, which orders bids identically, and its point values 0..N-1 (one less per
+round); this implementation uses 1..N points.
+
+In II-Goofspiel (``imp_info=True``; Lisy, Lanctot & Bowling 2015) a player learns only
+who won each round, never the opponent's bid. Its information sets are exact: every
+opponent bid sequence consistent with the observed winners, given the player's own bids.
+
+Parameters:
+
+| name | default | meaning |
+|------|---------|---------|
+| ``num_cards`` | 4 | N: cards per hand, point cards and rounds (2 or more) |
+| ``points_order`` | ``"ascending"`` | ``"ascending"`` (1, 2, ..., N; the ExIt-OOS setting), ``"descending"`` (N, ..., 1), or ``"random"`` (a shuffled deck: a chance node draws each point card uniformly from those left) |
+| ``imp_info`` | ``False`` | True: only the winner of each round is revealed (II-Goofspiel); False: both bids are revealed |
+| ``returns`` | ``"win_loss"`` | ``"win_loss"``: +1 / 0 / -1 by the sign of the point difference; ``"point_difference"``: my points minus the opponent's (twice OpenSpiel's, which subtracts the mean of both) |
+
+Information state key of player ``p`` (hashable, perfect recall): a flat tuple of ints,
+for each finished round ``(point card, my bid, X)`` with ``X`` the opponent's bid
+(``imp_info=False``) or the result for me (``imp_info=True``: 1 won, -1 lost, 0 tie),
+followed by the current round's point card once revealed. Bids are card ranks 1..N.
+
+Information-state tensor (``2 + 2N + N * (2N + K)`` values, ``K = 3`` with ``imp_info``,
+else ``K = N``):
+
+| index | meaning |
+|-------|---------|
+| 0-1 | one-hot: which player I am |
+| 2 .. 2+N | one-hot: the current point card (zero between rounds and at the end) |
+| 2+N .. 2+2N | my hand: 1 for every card I still hold |
+| then N blocks, one per round | one-hot point card (N), one-hot my bid (N), then one-hot opponent bid (N) or one-hot result win / loss / tie (3) |
+
+Observation tensor (``2 + 4N + 2`` values): which player I am (2), the current point
+card one-hot (N), my hand (N), the opponent's hand (N; all zero with ``imp_info``,
+where it is hidden), the point cards not yet revealed (N; with a fixed order these are
+known in advance), and both players' points divided by N(N+1)/2 (mine first).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hiddenenvs.game import (
+    CHANCE,
+    SIMULTANEOUS,
+    TERMINAL,
+    ChanceMode,
+    Dynamics,
+    Game,
+    GameInfo,
+    Information,
+    Parameter,
+    State,
+    Utility,
+)
+
+POINTS_ORDERS = ("ascending", "descending", "random")
+RETURNS_TYPES = ("win_loss", "point_difference")
+WIN, LOSS, TIE = 1, -1, 0
+_RESULT_INDEX = {WIN: 0, LOSS: 1, TIE: 2}
+
+
+class GoofspielGame(Game):
+    NAME = "goofspiel"
+    PARAMETERS = (
+        Parameter("num_cards", int, 4, "cards per hand, point cards and rounds", minimum=2),
+        Parameter("points_order", str, "ascending", "order of the point cards", choices=POINTS_ORDERS),
+        Parameter("imp_info", bool, False, "reveal only who won each round (II-Goofspiel)"),
+        Parameter("returns", str, "win_loss", "utility: win/loss sign or point difference", choices=RETURNS_TYPES),
+    )
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.num_cards = n = self.params["num_cards"]
+        self.points_order = self.params["points_order"]
+        self.imp_info = self.params["imp_info"]
+        self.point_difference = self.params["returns"] == "point_difference"
+        self.fixed_points = {
+            "ascending": tuple(range(1, n + 1)),
+            "descending": tuple(range(n, 0, -1)),
+            "random": None,
+        }[self.points_order]
+        self.total_points = n * (n + 1) // 2
+        self.round_block = 2 * n + (3 if self.imp_info else n)
+        max_utility = float(self.total_points if self.point_difference else 1)
+        random_deck = self.fixed_points is None
+        self.info = GameInfo(
+            short_name=self.NAME,
+            long_name=("II-" if self.imp_info else "") + f"Goofspiel({n})",
+            num_players=2,
+            num_distinct_actions=n,
+            max_chance_outcomes=n if random_deck else 0,
+            dynamics=Dynamics.SIMULTANEOUS,
+            chance_mode=ChanceMode.EXPLICIT_STOCHASTIC if random_deck else ChanceMode.DETERMINISTIC,
+            information=Information.IMPERFECT,
+            utility=Utility.ZERO_SUM,
+            min_utility=-max_utility,
+            max_utility=max_utility,
+            # One bidding move per round but the forced last, plus the chance draws.
+            max_game_length=(n - 1) * (2 if random_deck else 1),
+            information_state_tensor_shape=(2 + 2 * n + n * self.round_block,),
+            observation_tensor_shape=(2 + 4 * n + 2,),
+        )
+
+    def new_initial_state(self, seed=None):
+        return GoofspielState(self)
+
+    def action_to_string(self, player, action):
+        if player == CHANCE:
+            return f"point card {action + 1}"
+        return f"bid {action + 1}"
+
+    def build_game_tree(self):
+        """The whole tree, built level by level with numpy (see :func:`build_goofspiel_tree`)."""
+        return build_goofspiel_tree(self)
+
+
+class GoofspielState(State):
+    __slots__ = ("point_cards", "bids", "scores")
+
+    def __init__(self, game):
+        self.game = game
+        self.point_cards: list[int] = []  # revealed point values, one per round begun
+        self.bids: tuple[list[int], list[int]] = ([], [])  # card ranks bid by each player
+        self.scores = [0, 0]
+        self._begin_round()
+
+    def clone(self):
+        other = GoofspielState.__new__(GoofspielState)
+        other.game = self.game
+        other.point_cards = self.point_cards[:]
+        other.bids = (self.bids[0][:], self.bids[1][:])
+        other.scores = self.scores[:]
+        return other
+
+    # ---- rounds -------------------------------------------------------------------
+    def _begin_round(self) -> None:
+        """Reveal a fixed-order point card, or play the forced last round."""
+        game = self.game
+        played = len(self.bids[0])
+        if played == game.num_cards - 1:
+            self.point_cards.append(self._remaining_points()[0])
+            self._score_round(self._hand(0)[0], self._hand(1)[0])
+        elif game.fixed_points is not None:
+            self.point_cards.append(game.fixed_points[played])
+
+    def _score_round(self, bid_0: int, bid_1: int) -> None:
+        self.bids[0].append(bid_0)
+        self.bids[1].append(bid_1)
+        if bid_0 != bid_1:
+            self.scores[0 if bid_0 > bid_1 else 1] += self.point_cards[-1]
+
+    def _hand(self, player: int) -> list[int]:
+        bid = self.bids[player]
+        return [card for card in range(1, self.game.num_cards + 1) if card not in bid]
+
+    def _remaining_points(self) -> list[int]:
+        return [card for card in range(1, self.game.num_cards + 1) if card not in self.point_cards]
+
+    def current_player(self):
+        played = len(self.bids[0])
+        if played == self.game.num_cards:
+            return TERMINAL
+        return SIMULTANEOUS if len(self.point_cards) > played else CHANCE
+
+    def legal_actions(self, player=None):
+        current = self.current_player()
+        if current == CHANCE:
+            return [] if player is not None else [card - 1 for card in self._remaining_points()]
+        if current == TERMINAL:
+            return []
+        if player is None:
+            raise ValueError(f"{self.game.NAME}: simultaneous node; name the player")
+        return [card - 1 for card in self._hand(player)]
+
+    def chance_outcomes(self):
+        if self.current_player() != CHANCE:
+            return super().chance_outcomes()
+        remaining = self._remaining_points()
+        return [(card - 1, 1.0 / len(remaining)) for card in remaining]
+
+    def _apply_action(self, action):
+        self.point_cards.append(action + 1)
+
+    def _apply_actions(self, joint):
+        self._score_round(joint[0] + 1, joint[1] + 1)
+        if len(self.bids[0]) < self.game.num_cards:
+            self._begin_round()
+
+    # ---- outcome ------------------------------------------------------------------
+    def returns(self):
+        if not self.is_terminal():
+            return np.zeros(2)
+        difference = self.scores[0] - self.scores[1]
+        if not self.game.point_difference:
+            difference = np.sign(difference)
+        return np.array([difference, -difference], dtype=np.float64)
+
+    # ---- what players know ----------------------------------------------------------
+    def _result(self, player: int, round_index: int) -> int:
+        mine, theirs = self.bids[player][round_index], self.bids[1 - player][round_index]
+        return WIN if mine > theirs else LOSS if mine < theirs else TIE
+
+    def information_state_key(self, player):
+        key = []
+        own, other = self.bids[player], self.bids[1 - player]
+        for round_index in range(len(own)):
+            third = self._result(player, round_index) if self.game.imp_info else other[round_index]
+            key += (self.point_cards[round_index], own[round_index], third)
+        if len(self.point_cards) > len(own):
+            key.append(self.point_cards[-1])
+        return tuple(key)
+
+    def information_state_tensor(self, player):
+        game = self.game
+        n = game.num_cards
+        tensor = np.zeros(game.info.information_state_tensor_shape, dtype=np.float32)
+        tensor[player] = 1
+        played = len(self.bids[0])
+        if len(self.point_cards) > played:
+            tensor[1 + self.point_cards[-1]] = 1
+        for card in self._hand(player):
+            tensor[1 + n + card] = 1
+        for round_index in range(played):
+            base = 2 + 2 * n + round_index * game.round_block
+            tensor[base + self.point_cards[round_index] - 1] = 1
+            tensor[base + n + self.bids[player][round_index] - 1] = 1
+            if game.imp_info:
+                tensor[base + 2 * n + _RESULT_INDEX[self._result(player, round_index)]] = 1
+            else:
+                tensor[base + 2 * n + self.bids[1 - player][round_index] - 1] = 1
+        return tensor
+
+    def observation_tensor(self, player):
+        game = self.game
+        n = game.num_cards
+        tensor = np.zeros(game.info.observation_tensor_shape, dtype=np.float32)
+        tensor[player] = 1
+        if len(self.point_cards) > len(self.bids[0]):
+            tensor[1 + self.point_cards[-1]] = 1
+        for card in self._hand(player):
+            tensor[1 + n + card] = 1
+        if not game.imp_info:
+            for card in self._hand(1 - player):
+                tensor[1 + 2 * n + card] = 1
+        for card in self._remaining_points():
+            tensor[1 + 3 * n + card] = 1
+        tensor[2 + 4 * n] = self.scores[player] / game.total_points
+        tensor[3 + 4 * n] = self.scores[1 - player] / game.total_points
+        return tensor
+
+    def public_state_key(self):
+        """Point cards, then per finished round both bids, or (II) player 0's result."""
+        rounds = tuple(
+            (self.bids[0][r], self.bids[1][r]) if not self.game.imp_info else self._result(0, r)
+            for r in range(len(self.bids[0]))
+        )
+        return (tuple(self.point_cards), rounds)
+
+    def __str__(self):
+        n = self.game.num_cards
+        lines = [
+            f"round {min(len(self.point_cards), n)}/{n} | point cards: "
+            + (" ".join(map(str, self.point_cards)) or "-"),
+            f"player_0 bids: {' '.join(map(str, self.bids[0])) or '-'} | hand: {' '.join(map(str, self._hand(0))) or '-'}",
+            f"player_1 bids: {' '.join(map(str, self.bids[1])) or '-'} | hand: {' '.join(map(str, self._hand(1))) or '-'}",
+            f"points: {self.scores[0]} - {self.scores[1]}",
+        ]
+        if self.is_terminal():
+            lines[-1] += f" | returns: {self.returns().tolist()}"
+        return "\n".join(lines)
+
+
+# ---- the fast tree builder ------------------------------------------------------------
+def build_goofspiel_tree(game: GoofspielGame):
+    """The exact game tree of ``game``, level by level with numpy.
+
+    Produces the same tree as the generic builder (same nodes in the same order, the
+    same information-set keys and legal actions; tests/test_goofspiel.py compares them)
+    in a fraction of its time: every node of one level has the same number of children
+    (the cards or point cards not yet used), so a level expands with one ``np.nonzero``
+    over a ``(nodes, N)`` mask of unused cards, and information sets are the distinct
+    rows of a ``(nodes, key length)`` array of key values (``np.unique``).
+
+    Per round (but the forced last): a chance level (random deck only), player 0's
+    level, player 1's level (the sequentialised simultaneous bid: player 1's information
+    set ignores player 0's pending bid). Player 1's children finish the round; after the
+    second-to-last round they are terminal, with the last round scored automatically.
+    """
+    from hiddenenvs.analysis.tree import GameTree
+
+    n = game.num_cards
+    random_deck = game.fixed_points is None
+    parents, actors, infosets, edge_actions, chance_probabilities = [], [], [], [], []
+    infoset_players, infoset_keys, infoset_legal = [], [], []
+    num_nodes = 1
+    num_infosets = 0
+
+    # Per node of the current level: history columns, one per finished round.
+    level_ids = np.zeros(1, dtype=np.int64)
+    points = np.zeros((1, 0), dtype=np.int64)
+    bids = [np.zeros((1, 0), dtype=np.int64), np.zeros((1, 0), dtype=np.int64)]
+    current_point = np.full(1, 0 if random_deck else game.fixed_points[0], dtype=np.int64)
+    root_parent, root_action, root_probability = -1, -1, 1.0
+    pending = (np.array([root_parent]), np.array([root_action]), np.array([root_probability]))
+
+    def unused(used_columns: np.ndarray) -> np.ndarray:
+        """``(nodes, N - used)`` the unused ranks 1..N of each row, ascending."""
+        mask = np.ones((len(used_columns), n + 1), dtype=bool)
+        mask[:, 0] = False
+        np.put_along_axis(mask, used_columns, False, axis=1)
+        return np.nonzero(mask)[1].reshape(len(used_columns), -1)
+
+    def emit(actor: int, level_infosets: np.ndarray) -> None:
+        parent, action, probability = pending
+        parents.append(parent)
+        edge_actions.append(action)
+        chance_probabilities.append(probability)
+        actors.append(np.full(len(parent), actor, dtype=np.int64))
+        infosets.append(level_infosets)
+
+    def key_columns(player: int) -> np.ndarray:
+        own, other = bids[player], bids[1 - player]
+        third = np.sign(own - other) if game.imp_info else other
+        rounds = np.stack([points, own, third], axis=2).reshape(len(points), -1)
+        return np.concatenate([rounds, current_point[:, None]], axis=1)
+
+    def decision_level(player: int) -> np.ndarray:
+        nonlocal num_infosets
+        columns = key_columns(player)
+        radix = n + 2  # key values lie in -1..N
+        if columns.shape[1] * np.log2(radix) < 62:  # pack each row into one int64: a 1-D unique is faster
+            packed = (columns + 1) @ (radix ** np.arange(columns.shape[1], dtype=np.int64))
+            _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
+            rows = columns[first]
+        else:
+            rows, first, inverse = np.unique(columns, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        legal = unused(bids[player])[first] - 1
+        infoset_players.append(np.full(len(rows), player, dtype=np.int64))
+        infoset_keys.extend((player, key) for key in map(tuple, rows.tolist()))
+        infoset_legal.extend(legal)
+        level_infosets = num_infosets + inverse
+        num_infosets += len(rows)
+        return level_infosets
+
+    def expand(choices: np.ndarray, probability: float) -> np.ndarray:
+        """Children of every node of the level, one per column of ``choices``; returns the row of each child's parent."""
+        nonlocal level_ids, num_nodes, pending
+        count = choices.shape[1]
+        parent_rows = np.repeat(np.arange(len(level_ids)), count)
+        child_ids = num_nodes + np.arange(len(parent_rows))
+        num_nodes += len(parent_rows)
+        pending = (level_ids[parent_rows], choices.reshape(-1) - 1, np.full(len(parent_rows), probability))
+        level_ids = child_ids
+        return parent_rows
+
+    for round_index in range(n - 1):
+        if random_deck:
+            emit(CHANCE, np.full(len(level_ids), -1, dtype=np.int64))
+            draws = unused(points)
+            rows = expand(draws, 1.0 / draws.shape[1])
+            points, bids = points[rows], [bids[0][rows], bids[1][rows]]
+            current_point = draws.reshape(-1)
+        emit(0, decision_level(0))
+        pending_bid_0 = unused(bids[0])
+        rows = expand(pending_bid_0, 1.0)
+        points, bids, current_point = points[rows], [bids[0][rows], bids[1][rows]], current_point[rows]
+        pending_bid_0 = pending_bid_0.reshape(-1)
+        emit(1, decision_level(1))
+        bid_1 = unused(bids[1])
+        rows = expand(bid_1, 1.0)
+        points = np.concatenate([points[rows], current_point[rows, None]], axis=1)
+        bids = [
+            np.concatenate([bids[0][rows], pending_bid_0[rows, None]], axis=1),
+            np.concatenate([bids[1][rows], bid_1.reshape(-1, 1)], axis=1),
+        ]
+        if round_index + 1 < n - 1:
+            current_point = (
+                np.zeros(len(rows), dtype=np.int64) if random_deck
+                else np.full(len(rows), game.fixed_points[round_index + 1], dtype=np.int64)
+            )
+
+    # The forced last round, then the leaves.
+    points = np.concatenate([points, unused(points)], axis=1)
+    bids = [np.concatenate([bids[p], unused(bids[p])], axis=1) for p in range(2)]
+    emit(TERMINAL, np.full(len(level_ids), -1, dtype=np.int64))
+    difference = (points * np.sign(bids[0] - bids[1])).sum(axis=1).astype(np.float64)
+    if not game.point_difference:
+        difference = np.sign(difference)
+    terminal_returns = np.zeros((num_nodes, 2))
+    terminal_returns[level_ids, 0] = difference
+    terminal_returns[level_ids, 1] = -difference
+
+    return GameTree.from_arrays(
+        game,
+        parent=np.concatenate(parents),
+        actor=np.concatenate(actors),
+        infoset=np.concatenate(infosets),
+        edge_action=np.concatenate(edge_actions),
+        chance_probability=np.concatenate(chance_probabilities),
+        terminal_returns=terminal_returns,
+        infoset_player=np.concatenate(infoset_players),
+        infoset_keys=infoset_keys,
+        infoset_legal_actions=infoset_legal,
+    )

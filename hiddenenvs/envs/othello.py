@@ -1,0 +1,267 @@
+"""Othello (Reversi) on a 4x4, 6x6 or 8x8 board.
+
+| Import             | ``hiddenenvs.make("othello", board_size=6, render_mode="rgb_array")``      |
+|--------------------|-----------------------------------------------------------------------------|
+| Agents             | ``player_0`` (black, moves first), ``player_1`` (white)                    |
+| Actions            | ``Discrete(S * S + 1)``: action ``row * S + column`` places a disc, ``S * S`` passes (65 on 8x8) |
+| Observation        | ``Box(0, 1, (3, S, S), float32)``: my discs, the opponent's discs, empty squares |
+| Parallel API       | no (turn-based)                                                             |
+| Render modes       | ``"ansi"``, ``"human"``, ``"rgb_array"`` (a ``(32 S, 32 S, 3)`` uint8 image) |
+
+Rules (standard Othello): the board starts with four discs in the centre, white on the
+top-left and bottom-right of the central square, black on the other two. Black
+(player 0) moves first. A move places a disc of one's colour on an empty square so that
+it brackets, in at least one of the eight directions, an unbroken line of opponent discs
+ended by one's own disc; every bracketed disc is flipped. A player who has no such move
+must pass (the only legal action is then the pass, ``S * S``); passing is never legal
+otherwise. The game ends when neither player can move (a full board included); the
+player with more discs wins: returns +1 / -1, or 0 for a draw.
+
+Small boards keep the game tree small enough for exact analysis (exploitability,
+CFR) as in the MCNFSP experiments; 8x8 is standard Othello (action numbers and rules
+coincide with OpenSpiel's ``othello``).
+
+Parameters:
+
+| name | default | meaning |
+|------|---------|---------|
+| ``board_size`` | 8 | S: the side of the board, 4, 6 or 8 |
+
+It is a perfect-information game: the information state key of either player is the
+move history (so that transpositions stay different histories, as the extensive form
+needs), and the public state is the same history. The tensors need only the position:
+
+| plane | meaning (both the information-state and the observation tensor) |
+|-------|------------------------------------------------------------------|
+| 0 | 1 where I (the observing player) have a disc |
+| 1 | 1 where the opponent has a disc |
+| 2 | 1 where the square is empty |
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hiddenenvs.game import (
+    TERMINAL,
+    ChanceMode,
+    Dynamics,
+    Game,
+    GameInfo,
+    Information,
+    Parameter,
+    State,
+    Utility,
+)
+
+BLACK, WHITE = 0, 1
+_CELL_PIXELS = 32
+_BOARD_GREEN = (0, 110, 50)
+_GRID_COLOUR = (0, 60, 25)
+_DISC_COLOURS = ((20, 20, 20), (235, 235, 235))
+
+
+class OthelloGame(Game):
+    NAME = "othello"
+    PARAMETERS = (Parameter("board_size", int, 8, "side of the board", choices=(4, 6, 8)),)
+    RENDER_MODES = ("ansi", "human", "rgb_array")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        size = self.board_size = self.params["board_size"]
+        self.num_squares = size * size
+        self.pass_action = self.num_squares
+        full = (1 << self.num_squares) - 1
+        column_0 = sum(1 << (row * size) for row in range(size))
+        not_first_column = full & ~column_0
+        not_last_column = full & ~(column_0 << (size - 1))
+        # (shift, mask applied after shifting): a shift that moves along a row must not
+        # wrap from one edge column to the other.
+        self.directions = (
+            (1, not_first_column), (-1, not_last_column),
+            (size, full), (-size, full),
+            (size + 1, not_first_column), (size - 1, not_last_column),
+            (-size + 1, not_first_column), (-size - 1, not_last_column),
+        )
+        half = size // 2
+        centre = [(half - 1) * size + half - 1, (half - 1) * size + half, half * size + half - 1, half * size + half]
+        self.initial_discs = (1 << centre[1] | 1 << centre[2], 1 << centre[0] | 1 << centre[3])
+        self.info = GameInfo(
+            short_name=self.NAME,
+            long_name=f"Othello {size}x{size}",
+            num_players=2,
+            num_distinct_actions=self.num_squares + 1,
+            max_chance_outcomes=0,
+            dynamics=Dynamics.SEQUENTIAL,
+            chance_mode=ChanceMode.DETERMINISTIC,
+            information=Information.PERFECT,
+            utility=Utility.ZERO_SUM,
+            min_utility=-1.0,
+            max_utility=1.0,
+            # Every move fills a square; a pass can follow each move at most once.
+            max_game_length=2 * (self.num_squares - 4),
+            information_state_tensor_shape=(3, size, size),
+            observation_tensor_shape=(3, size, size),
+            player_names=("player_0", "player_1"),
+        )
+        self._disc_mask = _disc_mask(_CELL_PIXELS)
+
+    def new_initial_state(self, seed=None):
+        return OthelloState(self)
+
+    def action_to_string(self, player, action):
+        if action == self.pass_action:
+            return "pass"
+        row, column = divmod(action, self.board_size)
+        return f"{'abcdefgh'[column]}{row + 1}"
+
+    def _shift(self, bits: int, shift: int, mask: int) -> int:
+        return ((bits << shift) if shift > 0 else (bits >> -shift)) & mask
+
+    def moves(self, own: int, opponent: int) -> int:
+        """Bitboard of the squares where the owner of ``own`` may place a disc."""
+        empty = ((1 << self.num_squares) - 1) & ~(own | opponent)
+        moves = 0
+        for shift, mask in self.directions:
+            line = self._shift(own, shift, mask) & opponent
+            for _ in range(self.board_size - 3):
+                line |= self._shift(line, shift, mask) & opponent
+            moves |= self._shift(line, shift, mask) & empty
+        return moves
+
+    def flips(self, square_bit: int, own: int, opponent: int) -> int:
+        """Bitboard of the opponent discs flipped by placing a disc on ``square_bit``."""
+        flipped = 0
+        for shift, mask in self.directions:
+            line = 0
+            cursor = self._shift(square_bit, shift, mask)
+            while cursor & opponent:
+                line |= cursor
+                cursor = self._shift(cursor, shift, mask)
+            if cursor & own:
+                flipped |= line
+        return flipped
+
+
+class OthelloState(State):
+    __slots__ = ("discs", "to_move", "history", "_moves", "_over")
+
+    def __init__(self, game):
+        self.game = game
+        self.discs = list(game.initial_discs)  # bitboards, black then white
+        self.to_move = BLACK
+        self.history: list[int] = []
+        self._update_moves()
+
+    def clone(self):
+        other = OthelloState.__new__(OthelloState)
+        other.game = self.game
+        other.discs = self.discs[:]
+        other.to_move = self.to_move
+        other.history = self.history[:]
+        other._moves = self._moves
+        other._over = self._over
+        return other
+
+    def _update_moves(self) -> None:
+        game, player = self.game, self.to_move
+        self._moves = game.moves(self.discs[player], self.discs[1 - player])
+        self._over = not self._moves and not game.moves(self.discs[1 - player], self.discs[player])
+
+    def current_player(self):
+        return TERMINAL if self._over else self.to_move
+
+    def legal_actions(self, player=None):
+        if self._over or (player is not None and player != self.to_move):
+            return []
+        moves = self._moves
+        if not moves:
+            return [self.game.pass_action]
+        actions = []
+        while moves:
+            lowest = moves & -moves
+            actions.append(lowest.bit_length() - 1)
+            moves ^= lowest
+        return actions
+
+    def _apply_action(self, action):
+        player = self.to_move
+        if action != self.game.pass_action:
+            square_bit = 1 << action
+            own, opponent = self.discs[player], self.discs[1 - player]
+            flipped = self.game.flips(square_bit, own, opponent)
+            self.discs[player] = own | square_bit | flipped
+            self.discs[1 - player] = opponent & ~flipped
+        self.history.append(action)
+        self.to_move = 1 - player
+        self._update_moves()
+
+    def disc_counts(self) -> tuple[int, int]:
+        return self.discs[BLACK].bit_count(), self.discs[WHITE].bit_count()
+
+    def returns(self):
+        if not self._over:
+            return np.zeros(2)
+        black, white = self.disc_counts()
+        result = float(np.sign(black - white))
+        return np.array([result, -result])
+
+    # ---- what players see (everything) -------------------------------------------------
+    def information_state_key(self, player):
+        return tuple(self.history)
+
+    def board(self) -> np.ndarray:
+        """``(S, S)`` int8: -1 empty, 0 black, 1 white."""
+        game = self.game
+        squares = np.full(game.num_squares, -1, dtype=np.int8)
+        for colour in (BLACK, WHITE):
+            bits = np.array([(self.discs[colour] >> i) & 1 for i in range(game.num_squares)], dtype=bool)
+            squares[bits] = colour
+        return squares.reshape(game.board_size, game.board_size)
+
+    def information_state_tensor(self, player):
+        board = self.board()
+        return np.stack([board == player, board == 1 - player, board == -1]).astype(np.float32)
+
+    def public_state_key(self):
+        return tuple(self.history)
+
+    def __str__(self):
+        game = self.game
+        symbols = {-1: ".", BLACK: "x", WHITE: "o"}
+        header = "  " + " ".join("abcdefgh"[: game.board_size])
+        rows = [
+            f"{row + 1} " + " ".join(symbols[int(v)] for v in line)
+            for row, line in enumerate(self.board())
+        ]
+        black, white = self.disc_counts()
+        status = (
+            f"game over, returns: {self.returns().tolist()}"
+            if self._over
+            else f"{'black (x)' if self.to_move == BLACK else 'white (o)'} to move"
+        )
+        return "\n".join([header, *rows, f"discs: black {black}, white {white} | {status}"])
+
+    def render_rgb(self) -> np.ndarray:
+        """The board as an ``(32 S, 32 S, 3)`` uint8 image: green squares, black and white discs."""
+        game = self.game
+        size, cell = game.board_size, _CELL_PIXELS
+        image = np.empty((size * cell, size * cell, 3), dtype=np.uint8)
+        image[:] = _BOARD_GREEN
+        image[::cell, :] = _GRID_COLOUR
+        image[:, ::cell] = _GRID_COLOUR
+        image[-1, :] = _GRID_COLOUR
+        image[:, -1] = _GRID_COLOUR
+        board = self.board()
+        for (row, column), colour in np.ndenumerate(board):
+            if colour >= 0:
+                block = image[row * cell : (row + 1) * cell, column * cell : (column + 1) * cell]
+                block[game._disc_mask] = _DISC_COLOURS[colour]
+        return image
+
+
+def _disc_mask(cell: int) -> np.ndarray:
+    """``(cell, cell)`` bool: a disc filling most of a square."""
+    centre = (cell - 1) / 2
+    y, x = np.mgrid[:cell, :cell]
+    return (y - centre) ** 2 + (x - centre) ** 2 <= (0.4 * cell) ** 2
