@@ -316,6 +316,14 @@ class State(ABC):
     def returns(self) -> np.ndarray:
         """Total reward per player so far (the final utilities once terminal)."""
 
+    def finished_players(self) -> list[int]:
+        """Players whose part ended before the game did (e.g. dead fighters), in order.
+
+        They have no legal actions; the PettingZoo adapters terminate their agents early
+        (MAgent-style). Most games never finish a player early and inherit this.
+        """
+        return []
+
     def rewards(self) -> np.ndarray:
         """Reward per player earned by the last transition.
 

@@ -11,7 +11,9 @@ Conventions (the same for every game):
 - chance is resolved inside the env from a generator seeded by ``reset(seed=...)``;
 - rewards follow the game's transitions (terminal utilities, or shaped rewards where a
   game has them) and are accumulated by PettingZoo's rules; at the end every agent is
-  terminated and must ``step(None)`` once;
+  terminated and must ``step(None)`` once; an agent whose player the state lists in
+  ``finished_players()`` (e.g. a dead fighter) is terminated at once, MAgent-style, and
+  leaves ``agents`` (AEC: after its ``step(None)``; parallel: after that step);
 - at a simultaneous node of the AEC env each mover acts in turn, without seeing the
   others' choices (the state does not change until the last mover has acted), and the
   joint action resolves at once; a player with one legal move is not asked;
@@ -186,6 +188,15 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         else:  # terminal
             self.terminations = dict.fromkeys(self.agents, True)
             self.agent_selection = self.agents[0]
+        finished = [
+            agent
+            for agent in (self.possible_agents[p] for p in state.finished_players())
+            if agent in self.terminations and not self.terminations[agent]
+        ]
+        if finished:  # players out before the end step(None) once, first (PettingZoo rule)
+            for agent in finished:
+                self.terminations[agent] = True
+            self._deads_step_first()
 
     def _legal_actions(self, player: int) -> list[int]:
         if self.state.is_simultaneous_node():
@@ -234,7 +245,9 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
     """A game with simultaneous moves as a PettingZoo parallel env.
 
     Every live agent sends an action each step; agents without a real choice at this
-    node (mask with one entry, or all zeros) may send anything and it is ignored.
+    node (mask with one entry, or all zeros) may send anything and it is ignored. A game
+    whose class sets ``NO_OP_ACTION`` (MAgent's convention, e.g. the combat sim's "hold")
+    has an illegal action from the action space played as that no-op instead of raising.
     """
 
     def __init__(self, game: Game, render_mode=None, observation_type="information_state"):
@@ -268,13 +281,16 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         if state is None or not self.agents:
             raise ValueError(f"{self.game.NAME}: the episode is over; call reset()")
         movers = state.movers()
+        no_op = getattr(self.game, "NO_OP_ACTION", None)
         for player in movers:
             agent = self.possible_agents[player]
             if agent not in actions:
                 raise ValueError(f"{self.game.NAME}: no action given for {agent}, which must move")
             legal = state.legal_actions(player) if state.is_simultaneous_node() else state.legal_actions()
             if actions[agent] is None or int(actions[agent]) not in legal:
-                raise self._illegal(agent, actions[agent], legal)
+                if no_op is None or not self._action_spaces[agent].contains(actions[agent]):
+                    raise self._illegal(agent, actions[agent], legal)
+                actions = {**actions, agent: no_op}
         if state.is_simultaneous_node():
             joint = [-1] * self.game.info.num_players
             for player in movers:
@@ -288,12 +304,15 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
                 step_rewards += earned
         rewards = {agent: float(step_rewards[self.agent_to_player[agent]]) for agent in self.agents}
         done = state.is_terminal()
-        terminations = dict.fromkeys(self.agents, done)
+        finished = set() if done else {self.possible_agents[p] for p in state.finished_players()}
+        terminations = {agent: done or agent in finished for agent in self.agents}
         truncations = dict.fromkeys(self.agents, False)
         observations = self._observations()
         infos = {agent: {} for agent in self.agents}
         if done:
             self.agents = []
+        elif finished:
+            self.agents = [agent for agent in self.agents if agent not in finished]
         if self.render_mode == "human":
             self.render()
         return observations, rewards, terminations, truncations, infos

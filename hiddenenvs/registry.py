@@ -46,6 +46,11 @@ _ENTRIES = [
         {"matrix": "matching_pennies"},
     ),
     EnvEntry(
+        "combat", "hiddenenvs.envs.combat:CombatGame",
+        "grid FPS team combat under fog of war: attack/defend a walled compound "
+        "(mode='commander' or 'fighter', map='default' or 'small')",
+    ),
+    EnvEntry(
         "goofspiel", "hiddenenvs.envs.goofspiel:GoofspielGame",
         "Goofspiel / II-Goofspiel: simultaneous card bids for point cards",
     ),

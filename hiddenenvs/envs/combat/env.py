@@ -1,0 +1,454 @@
+"""The combat game model: commander mode (two team players) and fighter mode (one player
+per fighter). User documentation: :mod:`hiddenenvs.envs.combat`."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import numpy as np
+
+from hiddenenvs.envs.combat.maps import DIRECTION_NAMES, DOOR, OBSTACLE, TEAMS, WALL, CombatMap
+from hiddenenvs.envs.combat.simulation import ATTACKERS, DEFENDERS, MAX_HEALTH, Battle, Rules
+from hiddenenvs.game import (
+    SIMULTANEOUS,
+    TERMINAL,
+    ChanceMode,
+    Dynamics,
+    Game,
+    GameInfo,
+    Information,
+    Parameter,
+    State,
+    Utility,
+)
+
+HOLD = 0
+FIGHTER_ACTION_NAMES = ("hold", *(f"move {name}" for name in DIRECTION_NAMES), "shoot")
+SHOOT = len(FIGHTER_ACTION_NAMES) - 1
+COMMANDER_AREA_FEATURES = ("own fighters", "believed enemies", "own health", "enemies seen now")
+COMMANDER_GLOBAL_FEATURES = ("I attack", "time used", "own fighters alive", "enemies alive")
+FIGHTER_VIEW_CHANNELS = ("blocked", "door", "friend health", "enemy health (seen)", "own health")
+
+
+class CombatGame(Game):
+    NAME = "combat"
+    RENDER_MODES = ("ansi", "human", "rgb_array")
+    PARAMETERS = (
+        Parameter("mode", str, "commander", "who the players are", choices=("commander", "fighter")),
+        Parameter("map", str, "default", "'default', 'small' or a path to a .json map file"),
+        Parameter("team_size", int, 10, "fighters per team", minimum=1, maximum=200),
+        Parameter("decision_interval", int, 10, "ticks between commander decisions", minimum=1),
+        Parameter("max_ticks", int, 0, "time limit in ticks (0: the map's)", minimum=0),
+        Parameter("door_capacity", int, 0, "most fighters in one door (0: the map's)", minimum=0),
+        Parameter("sight_range", int, 16, "how far a fighter sees, in cells", minimum=1, maximum=64),
+        Parameter("fire_range", int, 12, "how far a fighter shoots, in cells", minimum=1, maximum=64),
+        Parameter("hit_probability", float, 0.5, "chance to hit at point-blank range", minimum=0.0, maximum=1.0),
+        Parameter("damage", int, 25, "health one hit costs", minimum=1, maximum=MAX_HEALTH),
+        Parameter("shaped_rewards", bool, True, "per-step rewards from health inflicted minus lost"),
+        Parameter("view_radius", int, 5, "fighter mode: half-width of the egocentric view", minimum=1, maximum=32),
+        Parameter(
+            "render_visibility", str, "none", "rgb_array: shade what this team sees",
+            choices=("none", "attackers", "defenders"),
+        ),
+    )
+    TENSOR_BOUNDS = (0.0, 1.0)
+    NO_OP_ACTION = HOLD  # the parallel env plays an illegal action as "hold" (MAgent convention)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        params = self.params
+        if params["fire_range"] > params["sight_range"]:
+            raise ValueError(
+                f"{self.NAME}: parameter 'fire_range' ({params['fire_range']}) must not exceed "
+                f"'sight_range' ({params['sight_range']}): a fighter only shoots what it sees"
+            )
+        self.map = CombatMap.load(params["map"])
+        self.rules = Rules(
+            team_size=params["team_size"],
+            door_capacity=params["door_capacity"] or self.map.door_capacity,
+            max_ticks=params["max_ticks"] or self.map.max_ticks,
+            sight_range=params["sight_range"],
+            fire_range=params["fire_range"],
+            hit_probability=params["hit_probability"],
+            damage=params["damage"],
+        )
+        self.mode = params["mode"]
+        self.team_size = params["team_size"]
+        self.map.spawn_cells(ATTACKERS, self.team_size)  # fails early when the map is too small
+        self.map.spawn_cells(DEFENDERS, self.team_size)
+        utility_bound = 2.0 if params["shaped_rewards"] else 1.0
+        num_fighters = 2 * self.team_size
+        if self.mode == "commander":
+            area_count = self.map.num_areas
+            self.num_orders_per_area = self.map.num_destinations * self.team_size
+            observation_shape = (area_count * len(COMMANDER_AREA_FEATURES) + len(COMMANDER_GLOBAL_FEATURES),)
+            self.info = GameInfo(
+                short_name=self.NAME,
+                long_name="grid team combat (commander mode)",
+                num_players=2,
+                num_distinct_actions=1 + area_count * self.num_orders_per_area,
+                max_chance_outcomes=0,
+                dynamics=Dynamics.SIMULTANEOUS,
+                chance_mode=ChanceMode.SAMPLED_STOCHASTIC,
+                information=Information.IMPERFECT,
+                utility=Utility.ZERO_SUM,
+                min_utility=-utility_bound,
+                max_utility=utility_bound,
+                max_game_length=math.ceil(self.rules.max_ticks / params["decision_interval"]),
+                information_state_tensor_shape=observation_shape,
+                observation_tensor_shape=observation_shape,
+                player_names=TEAMS,
+            )
+        else:
+            side = 2 * params["view_radius"] + 1
+            observation_shape = (side, side, len(FIGHTER_VIEW_CHANNELS))
+            self.info = GameInfo(
+                short_name=self.NAME,
+                long_name="grid team combat (fighter mode)",
+                num_players=num_fighters,
+                num_distinct_actions=len(FIGHTER_ACTION_NAMES),
+                max_chance_outcomes=0,
+                dynamics=Dynamics.SIMULTANEOUS,
+                chance_mode=ChanceMode.SAMPLED_STOCHASTIC,
+                information=Information.IMPERFECT,
+                utility=Utility.ZERO_SUM,
+                min_utility=-utility_bound,
+                max_utility=utility_bound,
+                max_game_length=self.rules.max_ticks,
+                information_state_tensor_shape=observation_shape,
+                observation_tensor_shape=observation_shape,
+                player_names=tuple(
+                    f"{team[:-1]}_{index}" for team in TEAMS for index in range(self.team_size)
+                ),
+            )
+            radius = params["view_radius"]
+            self.padded_codes = np.pad(self.map.codes, radius, constant_values=WALL)
+
+    def new_initial_state(self, seed=None):
+        battle = Battle(self.map, self.rules, seed)
+        if self.mode == "commander":
+            return CommanderState(self, battle)
+        return FighterState(self, battle)
+
+    def action_to_string(self, player, action):
+        if self.mode == "fighter":
+            return FIGHTER_ACTION_NAMES[action]
+        if action == HOLD:
+            return "hold"
+        source, destination, count = self.decode_order(action)
+        name = self.map.destination_names[destination]
+        return f"send {count} from area {source} to {name} (area {self.map.destination_areas[destination]})"
+
+    # ---- commander orders ------------------------------------------------------------
+    def encode_order(self, source_area: int, destination: int, count: int) -> int:
+        """The action "send ``count`` of my fighters from area ``source_area`` to destination
+        ``destination``" (count from 1 to team_size)."""
+        return 1 + source_area * self.num_orders_per_area + destination * self.team_size + count - 1
+
+    def decode_order(self, action: int) -> tuple[int, int, int]:
+        source, rest = divmod(action - 1, self.num_orders_per_area)
+        destination, count_minus_one = divmod(rest, self.team_size)
+        return source, destination, count_minus_one + 1
+
+
+def _digest(*parts: bytes) -> bytes:
+    return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
+
+
+class _CombatState(State):
+    """What both modes share: the battle, rewards, terminal test, keys, rendering."""
+
+    __slots__ = ("battle", "_winner", "_rewards", "_returns", "_information_keys", "_public_key")
+
+    def _init_common(self, game: CombatGame, battle: Battle) -> None:
+        self.game = game
+        self.battle = battle
+        self._winner = None
+        num_players = game.info.num_players
+        self._rewards = np.zeros(num_players)
+        self._returns = np.zeros(num_players)
+        self._public_key = _digest(b"start")
+        self._information_keys = [_digest(self._observation_bytes(p)) for p in range(num_players)]
+
+    def _copy_common(self, other: _CombatState) -> None:
+        other.game = self.game
+        other.battle = self.battle.clone()
+        other._winner = self._winner
+        other._rewards = self._rewards.copy()
+        other._returns = self._returns.copy()
+        other._information_keys = list(self._information_keys)
+        other._public_key = self._public_key
+
+    def current_player(self):
+        return TERMINAL if self._winner is not None else SIMULTANEOUS
+
+    def _run_ticks(self, fires: np.ndarray, wanted_cells, engage: bool, ticks: int) -> np.ndarray:
+        """Advance up to ``ticks`` ticks; returns health inflicted minus lost per team."""
+        battle = self.battle
+        balance = np.zeros(2)
+        for _ in range(ticks):
+            cells = wanted_cells() if callable(wanted_cells) else wanted_cells
+            battle.step(fires, cells, engage=engage)
+            dealt = battle.damage_dealt
+            balance += (dealt[0] - dealt[1], dealt[1] - dealt[0])
+            self._winner = battle.winner()
+            if self._winner is not None:
+                break
+        return balance
+
+    def _team_rewards(self, balance: np.ndarray) -> np.ndarray:
+        """Per-team reward of a transition: shaped part plus, at the end, +-1."""
+        rewards = np.zeros(2)
+        if self.game.params["shaped_rewards"]:
+            rewards += balance / (MAX_HEALTH * self.game.team_size)
+        if self._winner in (ATTACKERS, DEFENDERS):
+            rewards[self._winner] += 1.0
+            rewards[1 - self._winner] -= 1.0
+        return rewards
+
+    def _record(self, joint: list[int]) -> None:
+        attackers, defenders = self.battle.alive_counts()
+        self._public_key = _digest(self._public_key, np.int32([self.battle.tick, attackers, defenders]).tobytes())
+        self._information_keys = [
+            _digest(key, np.int32([joint[p]]).tobytes(), self._observation_bytes(p))
+            for p, key in enumerate(self._information_keys)
+        ]
+
+    def returns(self):
+        return self._returns.copy()
+
+    def rewards(self):
+        return self._rewards.copy()
+
+    def information_state_key(self, player):
+        """A 16-byte digest of the player's whole history of observations and own actions."""
+        return self._information_keys[player]
+
+    def public_state_key(self):
+        """A digest of the public history: the tick and both teams' live counts (each team
+        knows its losses and its kills) after every transition."""
+        return self._public_key
+
+    def information_state_tensor(self, player):
+        return self.observation_tensor(player)
+
+    def _observation_bytes(self, player: int) -> bytes:
+        return self.observation_tensor(player).tobytes()
+
+    def render_rgb(self):
+        from hiddenenvs.envs.combat.render import render_rgb
+
+        visibility = self.game.params["render_visibility"]
+        return render_rgb(self.battle, visibility_team=None if visibility == "none" else TEAMS.index(visibility))
+
+    def __str__(self):
+        from hiddenenvs.envs.combat.render import render_ansi
+
+        return render_ansi(self.battle, self._winner)
+
+
+class CommanderState(_CombatState):
+    """Two players, ``attackers`` and ``defenders``, each giving one order every K ticks."""
+
+    __slots__ = ("orders", "_legal_cache")
+
+    def __init__(self, game: CombatGame, battle: Battle):
+        # orders[f]: destination index fighter f walks to, -1 to stay
+        self.orders = np.full(2 * game.team_size, -1, dtype=np.int64)
+        self._legal_cache = {}
+        self._init_common(game, battle)
+
+    def clone(self):
+        other = CommanderState.__new__(CommanderState)
+        self._copy_common(other)
+        other.orders = self.orders.copy()
+        other._legal_cache = self._legal_cache
+        return other
+
+    def own_counts(self, player: int) -> np.ndarray:
+        battle = self.battle
+        team = battle.team_slice(player)
+        cells = battle.positions[team][battle.alive[team]]
+        return np.bincount(self.game.map.area_of_cell[cells], minlength=self.game.map.num_areas)
+
+    def legal_actions(self, player=None):
+        if self._winner is not None:
+            return []
+        if player is None:
+            raise ValueError(f"{self.game.NAME}: simultaneous node; name the player")
+        if player not in self._legal_cache:
+            game = self.game
+            counts = self.own_counts(player)
+            areas = np.flatnonzero(counts)
+            per_destination = np.arange(game.map.num_destinations)[:, None] * game.team_size
+            blocks = [np.zeros(1, dtype=np.int64)]
+            for area in areas:
+                block = per_destination + np.arange(counts[area])[None, :]
+                blocks.append(1 + area * game.num_orders_per_area + block.ravel())
+            self._legal_cache[player] = np.concatenate(blocks).tolist()
+        return self._legal_cache[player]
+
+    def _apply_actions(self, joint):
+        game = self.game
+        battle = self.battle
+        for player, action in enumerate(joint):
+            if action <= HOLD:
+                continue
+            source, destination, count = game.decode_order(action)
+            team = battle.team_slice(player)
+            areas = game.map.area_of_cell[battle.positions[team]]
+            members = np.flatnonzero(battle.alive[team] & (areas == source))
+            orders = self.orders[team][members]
+            busy = (orders >= 0) & (game.map.destination_areas[np.maximum(orders, 0)] != source)
+            members = members[np.argsort(busy, kind="stable")]  # idle fighters first
+            self.orders[team.start + members[:count]] = destination
+        next_cell = game.map.next_cell
+        fires = np.ones(2 * game.team_size, dtype=bool)
+
+        def wanted_cells():
+            positions = battle.positions
+            return np.where(self.orders >= 0, next_cell[np.maximum(self.orders, 0), positions], positions)
+
+        balance = self._run_ticks(fires, wanted_cells, engage=True, ticks=game.params["decision_interval"])
+        self._rewards = self._team_rewards(balance)
+        self._returns += self._rewards
+        self._legal_cache = {}
+        self._record(joint)
+
+    def observation_tensor(self, player):
+        """Per area (row-major) 4 values, then 4 global values; see the package docstring."""
+        game = self.game
+        battle = self.battle
+        combat_map = game.map
+        size = game.team_size
+        area_count = combat_map.num_areas
+        own, enemy = battle.team_slice(player), battle.team_slice(1 - player)
+        alive = battle.alive
+        own_cells = battle.positions[own][alive[own]]
+        areas = combat_map.area_of_cell
+        features = np.zeros((area_count, len(COMMANDER_AREA_FEATURES)), dtype=np.float32)
+        features[:, 0] = np.bincount(areas[own_cells], minlength=area_count) / size
+        beliefs = battle.belief_cells[player]
+        features[:, 1] = np.bincount(areas[beliefs[beliefs >= 0]], minlength=area_count) / size
+        features[:, 2] = np.bincount(
+            areas[own_cells], weights=battle.health[own][alive[own]], minlength=area_count
+        ) / (MAX_HEALTH * size)
+        seen = battle.seen_enemies(player)
+        features[:, 3] = np.bincount(areas[battle.positions[enemy][seen]], minlength=area_count) / size
+        global_features = np.array(
+            [
+                player == ATTACKERS,
+                min(1.0, battle.tick / battle.rules.max_ticks),
+                len(own_cells) / size,
+                alive[enemy].sum() / size,
+            ],
+            dtype=np.float32,
+        )
+        return np.concatenate([features.ravel(), global_features])
+
+
+class FighterState(_CombatState):
+    """One player per fighter, acting every tick; dead fighters leave the game early."""
+
+    __slots__ = ("_views", "_masks")
+
+    def __init__(self, game: CombatGame, battle: Battle):
+        self._refresh_views(game, battle)
+        self._init_common(game, battle)
+
+    def clone(self):
+        other = FighterState.__new__(FighterState)
+        self._copy_common(other)
+        other._views = self._views  # recomputed after each tick, never modified in place
+        other._masks = self._masks
+        return other
+
+    def finished_players(self):
+        if self._winner is not None:
+            return []
+        return np.flatnonzero(~self.battle.alive).tolist()
+
+    def legal_actions(self, player=None):
+        if self._winner is not None:
+            return []
+        if player is None:
+            raise ValueError(f"{self.game.NAME}: simultaneous node; name the player")
+        return np.flatnonzero(self._masks[player]).tolist()
+
+    def legal_actions_mask(self, player=None):
+        if self._winner is not None:
+            return np.zeros(len(FIGHTER_ACTION_NAMES), dtype=np.int8)
+        return self._masks[player].astype(np.int8)
+
+    def _apply_actions(self, joint):
+        game = self.game
+        battle = self.battle
+        actions = np.asarray(joint, dtype=np.int64)
+        actions[actions < 0] = HOLD
+        positions = battle.positions
+        moves = (actions > HOLD) & (actions < SHOOT)
+        wanted = positions.copy()
+        targets = game.map.move_target[actions[moves] - 1, positions[moves]]
+        wanted[moves] = np.where(targets >= 0, targets, positions[moves])
+        balance = self._run_ticks(actions == SHOOT, wanted, engage=False, ticks=1)
+        team_rewards = self._team_rewards(balance)
+        self._rewards = np.repeat(team_rewards, game.team_size)
+        self._returns += self._rewards
+        self._refresh_views(game, battle)
+        self._record(list(joint))
+
+    def _refresh_views(self, game: CombatGame, battle: Battle) -> None:
+        """Egocentric views and action masks of every fighter, once per tick."""
+        combat_map = game.map
+        radius = game.params["view_radius"]
+        side = 2 * radius + 1
+        width = combat_map.width
+        count = 2 * game.team_size
+        positions = battle.positions
+        alive = battle.alive
+        rows, cols = np.divmod(positions, width)
+        window_rows = rows[:, None, None] + np.arange(side)[None, :, None]
+        window_cols = cols[:, None, None] + np.arange(side)[None, None, :]
+        terrain = game.padded_codes[window_rows, window_cols]
+        views = np.zeros((count, side, side, len(FIGHTER_VIEW_CHANNELS)), dtype=np.float32)
+        views[..., 0] = (terrain == OBSTACLE) | (terrain == WALL)
+        views[..., 1] = terrain == DOOR
+        views[..., 4] = (battle.health / MAX_HEALTH)[:, None, None]
+        viewer_team = np.arange(count) // game.team_size
+        d_rows = rows[None, :] - rows[:, None] + radius
+        d_cols = cols[None, :] - cols[:, None] + radius
+        seen_by = np.ones((2, count), dtype=bool)  # seen_by[team, fighter]: own team always
+        seen_by[ATTACKERS, game.team_size:] = battle.seen_enemies(ATTACKERS)
+        seen_by[DEFENDERS, :game.team_size] = battle.seen_enemies(DEFENDERS)
+        shown = (
+            (d_rows >= 0) & (d_rows < side) & (d_cols >= 0) & (d_cols < side)
+            & alive[None, :] & seen_by[viewer_team][:, :]
+        )
+        np.fill_diagonal(shown, False)
+        viewer, other = np.nonzero(shown)
+        channel = np.where(viewer_team[viewer] == viewer_team[other], 2, 3)
+        np.maximum.at(
+            views, (viewer, d_rows[viewer, other], d_cols[viewer, other], channel),
+            (battle.health[other] / MAX_HEALTH).astype(np.float32),
+        )
+        self._views = views
+
+        masks = np.zeros((count, len(FIGHTER_ACTION_NAMES)), dtype=bool)
+        masks[:, HOLD] = True
+        move_targets = combat_map.move_target[:, positions].T  # (count, 8)
+        door_full = battle.door_occupancy() >= battle.rules.door_capacity
+        target_doors = combat_map.door_of_cell[np.maximum(move_targets, 0)]
+        entering_full_door = (
+            (target_doors >= 0)
+            & (target_doors != combat_map.door_of_cell[positions][:, None])
+            & door_full[np.maximum(target_doors, 0)]
+        )
+        masks[:, 1:SHOOT] = (move_targets >= 0) & ~entering_full_door
+        masks[:, SHOOT] = battle.targets() >= 0
+        masks[~alive] = False
+        self._masks = masks
+
+    def observation_tensor(self, player):
+        """The fighter's (side, side, 5) egocentric view; see the package docstring."""
+        return self._views[player]

@@ -1,0 +1,362 @@
+"""Combat maps: the stored map format, its validation, and the tables the simulator reads.
+
+A map is a JSON file (``maps/default.json``, ``maps/small.json``, written by
+:mod:`hiddenenvs.envs.combat.map_builder`, or any file of the same format):
+
+=================  ===========================================================================
+key                meaning
+=================  ===========================================================================
+``rows``           list of equal-length strings, one character per cell: ``.`` ground,
+                   ``#`` obstacle (rock, fence), ``W`` wall, ``D`` door; the border must be
+                   impassable (the map is closed)
+``area_size``      side of a square area in cells; height and width must be multiples of it
+``door_capacity``  default most fighters standing in one door at once
+``max_ticks``      default time limit of an episode
+``birth_points``   ``{"attackers": [row, col], "defenders": [row, col]}``, passable cells
+``destinations``   list of ``{"name": str, "area": [area_row, area_col]}``: where commanders
+                   can send fighters
+=================  ===========================================================================
+
+On load a map is validated (cell codes, shape, closed border, birth points passable,
+destination areas with ground, every door and destination reachable from the attackers'
+birth point, the defenders' birth point too) and every error names the file and the place.
+
+Movement is by king moves (8 neighbours, one cell per tick); a diagonal move needs both
+orthogonal cells passable, so nobody squeezes between two blocked corners. Obstacles and
+walls block movement and sight; doors block neither.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MAPS_DIR = Path(__file__).resolve().parent / "maps"
+MAP_NAMES = ("default", "small")
+
+GROUND, OBSTACLE, WALL, DOOR = 0, 1, 2, 3
+CELL_CODES = {".": GROUND, "#": OBSTACLE, "W": WALL, "D": DOOR}
+# Order matters only for ties on a shortest path: orthogonal moves first.
+DIRECTIONS = ((-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
+DIRECTION_NAMES = ("north", "south", "west", "east", "north-west", "north-east", "south-west", "south-east")
+TEAMS = ("attackers", "defenders")
+UNREACHABLE = 1 << 20
+
+
+class MapError(ValueError):
+    """A map file that cannot be used, with the file and the place named."""
+
+
+@dataclass(eq=False)
+class CombatMap:
+    """A validated map plus the precomputed tables of the simulator (flat cell indices)."""
+
+    name: str
+    source: str
+    codes: np.ndarray  # (height, width) int8 cell codes
+    area_size: int
+    door_capacity: int
+    max_ticks: int
+    birth_cells: tuple[int, int]  # flat cell per team
+    destination_names: tuple[str, ...]
+    destination_areas: np.ndarray  # (num_destinations,) area index
+
+    def __post_init__(self):
+        self.height, self.width = self.codes.shape
+        self.num_cells = self.height * self.width
+        flat = self.codes.ravel()
+        self.passable = (flat == GROUND) | (flat == DOOR)
+        self.blocks_sight = ~self.passable
+        self.cell_rows, self.cell_cols = np.divmod(np.arange(self.num_cells), self.width)
+        self.areas_per_row = self.width // self.area_size
+        self.areas_per_column = self.height // self.area_size
+        self.num_areas = self.areas_per_row * self.areas_per_column
+        self.area_of_cell = (
+            (self.cell_rows // self.area_size) * self.areas_per_row + self.cell_cols // self.area_size
+        ).astype(np.int32)
+        self.door_of_cell, self.num_doors = _label_doors(self.codes)
+        self.move_target = _move_targets(self.codes)
+        self.num_destinations = len(self.destination_names)
+
+    # ---- construction and validation ----------------------------------------------
+    @classmethod
+    def load(cls, name_or_path: str) -> CombatMap:
+        """A stored map by name (``"default"``, ``"small"``) or a path to a JSON map file."""
+        return _load_cached(str(name_or_path))
+
+    @classmethod
+    def from_dict(cls, data: dict, source: str = "<dict>") -> CombatMap:
+        def fail(message: str) -> MapError:
+            return MapError(f"map {source}: {message}")
+
+        if not isinstance(data, dict):
+            raise fail(f"must be a JSON object, got {type(data).__name__}")
+        required = ("rows", "area_size", "door_capacity", "max_ticks", "birth_points", "destinations")
+        missing = [key for key in required if key not in data]
+        if missing:
+            raise fail(f"missing key(s) {missing}; a map needs {list(required)}")
+        rows = data["rows"]
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, str) for r in rows):
+            raise fail("'rows' must be a non-empty list of strings")
+        width = len(rows[0])
+        for index, row in enumerate(rows):
+            if len(row) != width:
+                raise fail(f"row {index} has {len(row)} cells, row 0 has {width}")
+            for col, char in enumerate(row):
+                if char not in CELL_CODES:
+                    raise fail(
+                        f"unknown cell code {char!r} at row {index}, column {col}; "
+                        f"allowed: {''.join(CELL_CODES)}"
+                    )
+        codes = np.array([[CELL_CODES[c] for c in row] for row in rows], dtype=np.int8)
+        height = codes.shape[0]
+        area_size = data["area_size"]
+        if not isinstance(area_size, int) or area_size < 1:
+            raise fail(f"'area_size' must be a positive integer, got {area_size!r}")
+        if height % area_size or width % area_size:
+            raise fail(f"{height} x {width} cells is not a whole number of {area_size} x {area_size} areas")
+        for key in ("door_capacity", "max_ticks"):
+            if not isinstance(data[key], int) or data[key] < 1:
+                raise fail(f"{key!r} must be a positive integer, got {data[key]!r}")
+        border = np.concatenate([codes[0], codes[-1], codes[:, 0], codes[:, -1]])
+        if np.isin(border, (GROUND, DOOR)).any():
+            raise fail("the border must be walls or obstacles (the map is closed)")
+        birth_cells = []
+        for team in TEAMS:
+            point = data["birth_points"].get(team) if isinstance(data["birth_points"], dict) else None
+            if not (isinstance(point, list) and len(point) == 2 and all(isinstance(v, int) for v in point)):
+                raise fail(f"birth_points[{team!r}] must be [row, col], got {point!r}")
+            row, col = point
+            if not (0 <= row < height and 0 <= col < width):
+                raise fail(f"birth point of the {team} {point} is outside the {height} x {width} map")
+            if codes[row, col] not in (GROUND, DOOR):
+                raise fail(f"birth point of the {team} {point} is not passable")
+            birth_cells.append(row * width + col)
+        destinations = data["destinations"]
+        if not isinstance(destinations, list) or not destinations:
+            raise fail("'destinations' must be a non-empty list")
+        names, areas = [], []
+        for index, entry in enumerate(destinations):
+            area = entry.get("area") if isinstance(entry, dict) else None
+            if not (isinstance(area, list) and len(area) == 2):
+                raise fail(f"destination {index} needs 'area': [area_row, area_col], got {entry!r}")
+            area_row, area_col = area
+            if not (0 <= area_row < height // area_size and 0 <= area_col < width // area_size):
+                raise fail(f"destination {index} area {area} is outside the map's areas")
+            block = codes[area_row * area_size:(area_row + 1) * area_size,
+                          area_col * area_size:(area_col + 1) * area_size]
+            if not np.isin(block, (GROUND, DOOR)).any():
+                raise fail(f"destination {index} area {area} has no passable cell")
+            names.append(str(entry.get("name", f"destination {index}")))
+            areas.append(area_row * (width // area_size) + area_col)
+        combat_map = cls(
+            name=str(data.get("name", source)),
+            source=source,
+            codes=codes,
+            area_size=area_size,
+            door_capacity=data["door_capacity"],
+            max_ticks=data["max_ticks"],
+            birth_cells=tuple(birth_cells),
+            destination_names=tuple(names),
+            destination_areas=np.asarray(areas, dtype=np.int32),
+        )
+        combat_map._check_reachability(fail)
+        return combat_map
+
+    def _check_reachability(self, fail) -> None:
+        from_attackers = self.distance_fields[self.num_destinations]
+        if from_attackers[self.birth_cells[1]] >= UNREACHABLE:
+            raise fail("the defenders' birth point cannot be reached from the attackers' birth point")
+        for door in range(self.num_doors):
+            cells = np.flatnonzero(self.door_of_cell == door)
+            if from_attackers[cells].min() >= UNREACHABLE:
+                row, col = divmod(int(cells[0]), self.width)
+                raise fail(f"door {door} at row {row}, column {col} cannot be reached from the attackers' birth point")
+        for index, name in enumerate(self.destination_names):
+            if from_attackers[self.distance_fields[index] == 0].min() >= UNREACHABLE:
+                raise fail(f"destination {name!r} cannot be reached from the attackers' birth point")
+
+    # ---- precomputed tables ----------------------------------------------------------
+    @functools.cached_property
+    def distance_fields(self) -> np.ndarray:
+        """(num_destinations + 2, num_cells) int32: moves to each destination area, then to
+        each team's birth point (``UNREACHABLE`` where there is no path)."""
+        sources = np.zeros((self.num_destinations + 2, self.num_cells), dtype=bool)
+        for index, area in enumerate(self.destination_areas):
+            sources[index] = (self.area_of_cell == area) & self.passable
+        for team, cell in enumerate(self.birth_cells):
+            sources[self.num_destinations + team, cell] = True
+        return _distance_fields(self.codes, sources)
+
+    @functools.cached_property
+    def next_cell(self) -> np.ndarray:
+        """(num_fields, num_cells) int32: the next cell on a shortest path to each field's
+        target (the cell itself once there, or when the target is unreachable)."""
+        distance = self.distance_fields
+        best_distance = distance.copy()
+        best_cell = np.broadcast_to(np.arange(self.num_cells, dtype=np.int32), distance.shape).copy()
+        for target in self.move_target:
+            allowed = target >= 0
+            candidate = np.full_like(distance, UNREACHABLE)
+            candidate[:, allowed] = distance[:, target[allowed]]
+            better = candidate < best_distance
+            best_distance[better] = candidate[better]
+            best_cell[better] = np.broadcast_to(target, distance.shape)[better]
+        return best_cell
+
+    def spawn_cells(self, team: int, count: int) -> np.ndarray:
+        """The ``count`` passable cells nearest the team's birth point (ties by cell index)."""
+        distance = self.distance_fields[self.num_destinations + team]
+        reachable = np.flatnonzero(distance < UNREACHABLE)
+        if len(reachable) < count:
+            raise MapError(f"map {self.source}: only {len(reachable)} cells around the {TEAMS[team]}' birth point for {count} fighters")
+        order = np.lexsort((reachable, distance[reachable]))
+        return reachable[order[:count]].astype(np.int32)
+
+    def line_of_sight_offsets(self, radius: int) -> np.ndarray:
+        """(2r+1, 2r+1, r) int64 flat offsets of the cells strictly between a cell and the
+        cell (dy, dx) away on the Bresenham line, padded with 0 (the cell itself)."""
+        return _line_offsets(radius, self.width)
+
+
+@functools.lru_cache(maxsize=16)
+def _load_cached(name_or_path: str) -> CombatMap:
+    if name_or_path in MAP_NAMES:
+        path = MAPS_DIR / f"{name_or_path}.json"
+    else:
+        path = Path(name_or_path)
+        if path.suffix != ".json" or not path.is_file():
+            raise MapError(
+                f"map must be one of {list(MAP_NAMES)} or a path to a .json map file, got {name_or_path!r}"
+            )
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise MapError(f"map {path}: not valid JSON ({error})") from None
+    combat_map = CombatMap.from_dict(data, source=name_or_path)
+    combat_map.next_cell  # noqa: B018 - build the path tables once, on load
+    return combat_map
+
+
+def _label_doors(codes: np.ndarray) -> tuple[np.ndarray, int]:
+    """Door id per flat cell (-1 off doors): 4-connected components of door cells."""
+    height, width = codes.shape
+    label = np.full(codes.size, -1, dtype=np.int8)
+    door_cells = set(map(int, np.flatnonzero(codes.ravel() == DOOR)))
+    count = 0
+    while door_cells:
+        stack = [door_cells.pop()]
+        while stack:
+            cell = stack.pop()
+            label[cell] = count
+            row, col = divmod(cell, width)
+            for d_row, d_col in DIRECTIONS[:4]:
+                neighbour = (row + d_row) * width + col + d_col
+                if 0 <= row + d_row < height and 0 <= col + d_col < width and neighbour in door_cells:
+                    door_cells.remove(neighbour)
+                    stack.append(neighbour)
+        count += 1
+    return label, count
+
+
+def _move_allowed(codes: np.ndarray) -> np.ndarray:
+    """(8, height, width) bool: may a fighter on this cell move one step in direction d."""
+    passable = (codes == GROUND) | (codes == DOOR)
+    height, width = codes.shape
+    padded = np.zeros((height + 2, width + 2), dtype=bool)
+    padded[1:-1, 1:-1] = passable
+
+    def shifted(d_row: int, d_col: int) -> np.ndarray:
+        return padded[1 + d_row:1 + d_row + height, 1 + d_col:1 + d_col + width]
+
+    allowed = np.empty((8, height, width), dtype=bool)
+    for index, (d_row, d_col) in enumerate(DIRECTIONS):
+        allowed[index] = passable & shifted(d_row, d_col)
+        if d_row and d_col:
+            allowed[index] &= shifted(d_row, 0) & shifted(0, d_col)
+    return allowed
+
+
+def _move_targets(codes: np.ndarray) -> np.ndarray:
+    """(8, num_cells) int32: the flat cell a move in direction d reaches, -1 if not allowed."""
+    allowed = _move_allowed(codes).reshape(8, -1)
+    width = codes.shape[1]
+    cells = np.arange(codes.size, dtype=np.int32)
+    targets = np.full((8, codes.size), -1, dtype=np.int32)
+    for index, (d_row, d_col) in enumerate(DIRECTIONS):
+        targets[index, allowed[index]] = cells[allowed[index]] + d_row * width + d_col
+    return targets
+
+
+def _distance_fields(codes: np.ndarray, sources: np.ndarray) -> np.ndarray:
+    """Multi-source breadth-first search for many fields at once.
+
+    Each field is one bit of a uint64 per cell, so one wavefront step is eight shifted
+    ORs over the grid for all fields together (moves are symmetric, so distance *from*
+    the sources equals distance *to* them).
+    """
+    num_fields = sources.shape[0]
+    height, width = codes.shape
+    distance = np.full((num_fields, codes.size), UNREACHABLE, dtype=np.int32)
+    allowed = _move_allowed(codes)
+    bits = np.uint64(1) << np.arange(num_fields, dtype=np.uint64)
+    for start in range(0, num_fields, 64):
+        chunk = slice(start, min(num_fields, start + 64))
+        chunk_bits = bits[: chunk.stop - chunk.start]
+        frontier = (sources[chunk].astype(np.uint64) * chunk_bits[:, None]).sum(axis=0, dtype=np.uint64)
+        frontier = frontier.reshape(height, width)
+        visited = frontier.copy()
+        step = 0
+        while frontier.any():
+            field_distance = distance[chunk]
+            for offset, bit in enumerate(chunk_bits):
+                reached = (frontier.ravel() & bit) != 0
+                field_distance[offset, reached] = step
+            distance[chunk] = field_distance
+            expanded = np.zeros_like(frontier)
+            for index, (d_row, d_col) in enumerate(DIRECTIONS):
+                # a cell joins if it may step in direction d onto a frontier cell
+                rows = slice(max(0, -d_row), height - max(0, d_row))
+                cols = slice(max(0, -d_col), width - max(0, d_col))
+                target_rows = slice(rows.start + d_row, rows.stop + d_row)
+                target_cols = slice(cols.start + d_col, cols.stop + d_col)
+                mask = np.where(allowed[index, rows, cols], ~np.uint64(0), np.uint64(0))
+                expanded[rows, cols] |= frontier[target_rows, target_cols] & mask
+            frontier = expanded & ~visited
+            visited |= frontier
+            step += 1
+    return distance
+
+
+@functools.lru_cache(maxsize=8)
+def _line_offsets(radius: int, width: int) -> np.ndarray:
+    size = 2 * radius + 1
+    offsets = np.zeros((size, size, max(1, radius)), dtype=np.int64)
+    for d_row in range(-radius, radius + 1):
+        for d_col in range(-radius, radius + 1):
+            for index, (row, col) in enumerate(_bresenham_between(d_row, d_col)):
+                offsets[d_row + radius, d_col + radius, index] = row * width + col
+    return offsets
+
+
+def _bresenham_between(d_row: int, d_col: int) -> list[tuple[int, int]]:
+    """Cells strictly between (0, 0) and (d_row, d_col) on Bresenham's line."""
+    cells = []
+    row = col = 0
+    abs_row, abs_col = abs(d_row), abs(d_col)
+    step_row, step_col = (d_row > 0) - (d_row < 0), (d_col > 0) - (d_col < 0)
+    error = abs_col - abs_row
+    while (row, col) != (d_row, d_col):
+        doubled = 2 * error
+        if doubled > -abs_row:
+            error -= abs_row
+            col += step_col
+        if doubled < abs_col:
+            error += abs_col
+            row += step_row
+        cells.append((row, col))
+    return cells[:-1]

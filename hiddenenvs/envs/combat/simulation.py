@@ -1,0 +1,233 @@
+"""The combat simulation core: one vectorised tick over every fighter of both teams.
+
+Fighters ``0 .. T-1`` are the attackers, ``T .. 2T-1`` the defenders. A tick:
+
+1. every live fighter that fires (commander mode: every fighter with a target; fighter
+   mode: those whose action is *shoot*) aims at its **target**, the nearest live enemy it
+   sees itself within ``fire_range`` (ties: lowest index), and hits with probability
+   ``hit_probability * (1 - distance / (fire_range + 1))`` (Euclidean distance in cells),
+   one uniform draw per fighter from the state's generator; every hit costs ``damage``
+   health; both teams fire at once, so two fighters may kill each other;
+2. survivors that move step to their chosen neighbour cell; a door admits at most
+   ``door_capacity`` fighters at once: entrants are admitted in an order that rotates
+   with the tick, the rest wait where they are; other cells hold any number of fighters;
+3. sight and beliefs are updated (below); the episode ends when a team is wiped out or
+   at ``max_ticks``.
+
+**Sight** (fog of war): fighter *i* sees cell *c* when *c* is within ``sight_range``
+(Euclidean) and no obstacle or wall lies strictly between them on the Bresenham line
+drawn from the lower-numbered cell to the higher-numbered one (so sight is symmetric).
+A team sees an enemy when one of its live fighters sees the enemy's cell.
+
+**Belief rule** (what a team thinks is where): each team remembers, per enemy, the cell
+where it last saw that enemy. The memory is replaced while the enemy is seen, and
+forgotten when the enemy dies (a team always knows its kills; all damage comes from
+enemies) or when a live friendly fighter sees the remembered cell and the enemy is no
+longer there. The believed enemy count of an area is the number of remembered cells in
+it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hiddenenvs.envs.combat.maps import CombatMap
+
+MAX_HEALTH = 100
+ATTACKERS, DEFENDERS = 0, 1
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The numbers of one battle (validated by the game's parameters)."""
+
+    team_size: int
+    door_capacity: int
+    max_ticks: int
+    sight_range: int
+    fire_range: int
+    hit_probability: float
+    damage: int
+
+
+class Battle:
+    """Positions, health and memories of both teams, plus the generator of hit rolls."""
+
+    __slots__ = (
+        "map", "rules", "positions", "health", "tick", "rng", "belief_cells",
+        "sees_pair", "distance_pair", "damage_dealt",
+    )
+
+    def __init__(self, combat_map: CombatMap, rules: Rules, seed: int | None):
+        self.map = combat_map
+        self.rules = rules
+        team_size = rules.team_size
+        self.positions = np.concatenate(
+            [combat_map.spawn_cells(ATTACKERS, team_size), combat_map.spawn_cells(DEFENDERS, team_size)]
+        )
+        self.health = np.full(2 * team_size, MAX_HEALTH, dtype=np.int32)
+        self.tick = 0
+        self.rng = np.random.default_rng(seed)
+        # belief_cells[team, enemy]: flat cell where `team` last saw its enemy number `enemy`, -1 if none
+        self.belief_cells = np.full((2, team_size), -1, dtype=np.int32)
+        self.damage_dealt = np.zeros(2, dtype=np.int32)
+        self._update_sight()
+
+    def clone(self) -> Battle:
+        other = Battle.__new__(Battle)
+        other.map = self.map
+        other.rules = self.rules
+        other.positions = self.positions.copy()
+        other.health = self.health.copy()
+        other.tick = self.tick
+        bit_generator = type(self.rng.bit_generator)()
+        bit_generator.state = self.rng.bit_generator.state
+        other.rng = np.random.Generator(bit_generator)
+        other.belief_cells = self.belief_cells.copy()
+        other.sees_pair = self.sees_pair  # replaced, never modified in place
+        other.distance_pair = self.distance_pair
+        other.damage_dealt = self.damage_dealt.copy()
+        return other
+
+    # ---- queries -------------------------------------------------------------------
+    @property
+    def alive(self) -> np.ndarray:
+        return self.health > 0
+
+    def team_slice(self, team: int) -> slice:
+        size = self.rules.team_size
+        return slice(team * size, (team + 1) * size)
+
+    def alive_counts(self) -> tuple[int, int]:
+        alive = self.alive
+        size = self.rules.team_size
+        return int(alive[:size].sum()), int(alive[size:].sum())
+
+    def winner(self) -> int | None:
+        """ATTACKERS or DEFENDERS once decided, -1 for mutual elimination, None while it goes on."""
+        attackers, defenders = self.alive_counts()
+        if attackers == 0 and defenders == 0:
+            return -1
+        if defenders == 0:
+            return ATTACKERS
+        if attackers == 0 or self.tick >= self.rules.max_ticks:
+            return DEFENDERS
+        return None
+
+    def seen_enemies(self, team: int) -> np.ndarray:
+        """(T,) bool: which enemies of ``team`` one of its live fighters sees now."""
+        return self.sees_pair.any(axis=0) if team == ATTACKERS else self.sees_pair.any(axis=1)
+
+    def targets(self) -> np.ndarray:
+        """(2T,) the fighter each fighter would shoot (nearest enemy it sees in fire range), -1 if none."""
+        size = self.rules.team_size
+        in_range = self.sees_pair & (self.distance_pair <= self.rules.fire_range)
+        distance = np.where(in_range, self.distance_pair, np.inf)
+        targets = np.full(2 * size, -1, dtype=np.int64)
+        attacker_has = in_range.any(axis=1)
+        targets[:size][attacker_has] = size + distance[attacker_has].argmin(axis=1)
+        defender_has = in_range.any(axis=0)
+        targets[size:][defender_has] = distance[:, defender_has].argmin(axis=0)
+        return targets
+
+    def door_occupancy(self) -> np.ndarray:
+        doors = self.map.door_of_cell[self.positions[self.alive]]
+        return np.bincount(doors[doors >= 0], minlength=self.map.num_doors)
+
+    def line_of_sight(self, cells_a: np.ndarray, cells_b: np.ndarray, radius: int | None = None) -> np.ndarray:
+        """Element-wise: do cells a and b see each other (within ``radius``, default sight range)?"""
+        radius = self.rules.sight_range if radius is None else radius
+        width = self.map.width
+        cells_a, cells_b = np.broadcast_arrays(np.asarray(cells_a), np.asarray(cells_b))
+        low, high = np.minimum(cells_a, cells_b), np.maximum(cells_a, cells_b)
+        low_rows, low_cols = np.divmod(low, width)
+        high_rows, high_cols = np.divmod(high, width)
+        d_rows, d_cols = high_rows - low_rows, high_cols - low_cols
+        within = (d_rows**2 + d_cols**2) <= radius**2
+        offsets = self.map.line_of_sight_offsets(radius)
+        clear = np.zeros(cells_a.shape, dtype=bool)
+        if within.any():
+            between = low[within][:, None] + offsets[d_rows[within] + radius, d_cols[within] + radius]
+            clear[within] = ~self.map.blocks_sight[between].any(axis=1)
+        return clear
+
+    # ---- one tick ------------------------------------------------------------------
+    def step(self, fires: np.ndarray, wanted_cells: np.ndarray, engage: bool = False) -> None:
+        """Advance one tick. ``fires``: (2T,) bool; ``wanted_cells``: (2T,) neighbour or own
+        cell; ``engage``: fighters with a target stand and shoot instead of moving."""
+        rules = self.rules
+        size = rules.team_size
+        alive = self.alive
+        targets = self.targets()
+        shooters = np.flatnonzero(fires & alive & (targets >= 0))
+        rolls = self.rng.random(2 * size)
+        if len(shooters):
+            shot_targets = targets[shooters]
+            attacker = np.where(shooters < size, shooters, shot_targets)
+            defender = np.where(shooters < size, shot_targets, shooters) - size
+            pair_distance = self.distance_pair[attacker, defender]
+            hit_chance = rules.hit_probability * (1.0 - pair_distance / (rules.fire_range + 1))
+            hits = shot_targets[rolls[shooters] < hit_chance]
+            damage_taken = np.bincount(hits, minlength=2 * size) * rules.damage
+            lost = np.minimum(self.health, damage_taken)
+            self.damage_dealt = np.array([lost[size:].sum(), lost[:size].sum()], dtype=np.int32)
+            self.health = self.health - lost
+        else:
+            self.damage_dealt = np.zeros(2, dtype=np.int32)
+        stays = ~self.alive
+        if engage:
+            stays |= targets >= 0
+        self._move(np.where(stays, self.positions, wanted_cells))
+        self.tick += 1
+        self._update_sight()
+
+    def _move(self, wanted_cells: np.ndarray) -> None:
+        positions = self.positions
+        door_of_cell = self.map.door_of_cell
+        door_now, door_next = door_of_cell[positions], door_of_cell[wanted_cells]
+        moving = wanted_cells != positions
+        entering = moving & (door_next >= 0) & (door_next != door_now)
+        if entering.any():
+            wanted_cells = wanted_cells.copy()
+            alive = self.alive
+            count = len(positions)
+            for door in np.unique(door_next[entering]):
+                staying = alive & (door_now == door) & ~(moving & (door_next != door))
+                free = max(0, self.rules.door_capacity - int(staying.sum()))
+                entrants = np.flatnonzero(entering & (door_next == door))
+                entrants = entrants[np.argsort((entrants - self.tick) % count, kind="stable")]
+                refused = entrants[free:]
+                wanted_cells[refused] = positions[refused]
+        self.positions = wanted_cells.astype(np.int32, copy=False)
+
+    def _update_sight(self) -> None:
+        size = self.rules.team_size
+        width = self.map.width
+        alive = self.alive
+        attacker_cells, defender_cells = self.positions[:size], self.positions[size:]
+        d_rows = attacker_cells[:, None] // width - defender_cells[None, :] // width
+        d_cols = attacker_cells[:, None] % width - defender_cells[None, :] % width
+        self.distance_pair = np.sqrt(d_rows**2 + d_cols**2)
+        both_alive = alive[:size, None] & alive[None, size:]
+        sees = both_alive & (self.distance_pair <= self.rules.sight_range)
+        if sees.any():
+            rows, cols = np.nonzero(sees)
+            sees[rows, cols] = self.line_of_sight(attacker_cells[rows], defender_cells[cols])
+        self.sees_pair = sees
+        self._update_beliefs()
+
+    def _update_beliefs(self) -> None:
+        alive = self.alive
+        for team in (ATTACKERS, DEFENDERS):
+            enemy = self.team_slice(1 - team)
+            friends = self.positions[self.team_slice(team)][alive[self.team_slice(team)]]
+            beliefs = self.belief_cells[team]
+            seen = self.seen_enemies(team)
+            beliefs[seen] = self.positions[enemy][seen]
+            beliefs[~alive[enemy]] = -1
+            stale = np.flatnonzero((beliefs >= 0) & ~seen)
+            if len(stale) and len(friends):
+                checked = self.line_of_sight(friends[:, None], beliefs[stale][None, :])
+                beliefs[stale[checked.any(axis=0)]] = -1
