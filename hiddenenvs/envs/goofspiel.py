@@ -56,6 +56,8 @@ known in advance), and both players' points divided by N(N+1)/2 (mine first).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from hiddenenvs.game import (
@@ -134,13 +136,16 @@ class GoofspielGame(Game):
 
 
 class GoofspielState(State):
-    __slots__ = ("point_cards", "bids", "scores")
+    __slots__ = ("point_cards", "bids", "scores", "hands", "deck")
 
     def __init__(self, game):
         self.game = game
+        cards = range(1, game.num_cards + 1)
         self.point_cards: list[int] = []  # revealed point values, one per round begun
         self.bids: tuple[list[int], list[int]] = ([], [])  # card ranks bid by each player
         self.scores = [0, 0]
+        self.hands = (list(cards), list(cards))  # card ranks not yet bid, ascending
+        self.deck = list(cards)  # point values not yet revealed, ascending
         self._begin_round()
 
     def clone(self):
@@ -149,6 +154,8 @@ class GoofspielState(State):
         other.point_cards = self.point_cards[:]
         other.bids = (self.bids[0][:], self.bids[1][:])
         other.scores = self.scores[:]
+        other.hands = (self.hands[0][:], self.hands[1][:])
+        other.deck = self.deck[:]
         return other
 
     # ---- rounds -------------------------------------------------------------------
@@ -157,23 +164,22 @@ class GoofspielState(State):
         game = self.game
         played = len(self.bids[0])
         if played == game.num_cards - 1:
-            self.point_cards.append(self._remaining_points()[0])
-            self._score_round(self._hand(0)[0], self._hand(1)[0])
+            self._reveal(self.deck[0])
+            self._score_round(self.hands[0][0], self.hands[1][0])
         elif game.fixed_points is not None:
-            self.point_cards.append(game.fixed_points[played])
+            self._reveal(game.fixed_points[played])
+
+    def _reveal(self, point: int) -> None:
+        self.point_cards.append(point)
+        self.deck.remove(point)
 
     def _score_round(self, bid_0: int, bid_1: int) -> None:
         self.bids[0].append(bid_0)
         self.bids[1].append(bid_1)
+        self.hands[0].remove(bid_0)
+        self.hands[1].remove(bid_1)
         if bid_0 != bid_1:
             self.scores[0 if bid_0 > bid_1 else 1] += self.point_cards[-1]
-
-    def _hand(self, player: int) -> list[int]:
-        bid = self.bids[player]
-        return [card for card in range(1, self.game.num_cards + 1) if card not in bid]
-
-    def _remaining_points(self) -> list[int]:
-        return [card for card in range(1, self.game.num_cards + 1) if card not in self.point_cards]
 
     def current_player(self):
         played = len(self.bids[0])
@@ -184,21 +190,21 @@ class GoofspielState(State):
     def legal_actions(self, player=None):
         current = self.current_player()
         if current == CHANCE:
-            return [] if player is not None else [card - 1 for card in self._remaining_points()]
+            return [] if player is not None else [card - 1 for card in self.deck]
         if current == TERMINAL:
             return []
         if player is None:
             raise ValueError(f"{self.game.NAME}: simultaneous node; name the player")
-        return [card - 1 for card in self._hand(player)]
+        return [card - 1 for card in self.hands[player]]
 
     def chance_outcomes(self):
         if self.current_player() != CHANCE:
             return super().chance_outcomes()
-        remaining = self._remaining_points()
+        remaining = self.deck
         return [(card - 1, 1.0 / len(remaining)) for card in remaining]
 
     def _apply_action(self, action):
-        self.point_cards.append(action + 1)
+        self._reveal(action + 1)
 
     def _apply_actions(self, joint):
         self._score_round(joint[0] + 1, joint[1] + 1)
@@ -237,7 +243,7 @@ class GoofspielState(State):
         played = len(self.bids[0])
         if len(self.point_cards) > played:
             tensor[1 + self.point_cards[-1]] = 1
-        for card in self._hand(player):
+        for card in self.hands[player]:
             tensor[1 + n + card] = 1
         for round_index in range(played):
             base = 2 + 2 * n + round_index * game.round_block
@@ -256,12 +262,12 @@ class GoofspielState(State):
         tensor[player] = 1
         if len(self.point_cards) > len(self.bids[0]):
             tensor[1 + self.point_cards[-1]] = 1
-        for card in self._hand(player):
+        for card in self.hands[player]:
             tensor[1 + n + card] = 1
         if not game.imp_info:
-            for card in self._hand(1 - player):
+            for card in self.hands[1 - player]:
                 tensor[1 + 2 * n + card] = 1
-        for card in self._remaining_points():
+        for card in self.deck:
             tensor[1 + 3 * n + card] = 1
         tensor[2 + 4 * n] = self.scores[player] / game.total_points
         tensor[3 + 4 * n] = self.scores[1 - player] / game.total_points
@@ -280,8 +286,8 @@ class GoofspielState(State):
         lines = [
             f"round {min(len(self.point_cards), n)}/{n} | point cards: "
             + (" ".join(map(str, self.point_cards)) or "-"),
-            f"player_0 bids: {' '.join(map(str, self.bids[0])) or '-'} | hand: {' '.join(map(str, self._hand(0))) or '-'}",
-            f"player_1 bids: {' '.join(map(str, self.bids[1])) or '-'} | hand: {' '.join(map(str, self._hand(1))) or '-'}",
+            f"player_0 bids: {' '.join(map(str, self.bids[0])) or '-'} | hand: {' '.join(map(str, self.hands[0])) or '-'}",
+            f"player_1 bids: {' '.join(map(str, self.bids[1])) or '-'} | hand: {' '.join(map(str, self.hands[1])) or '-'}",
             f"points: {self.scores[0]} - {self.scores[1]}",
         ]
         if self.is_terminal():
@@ -356,7 +362,7 @@ def build_goofspiel_tree(game: GoofspielGame):
         inverse = inverse.reshape(-1)
         legal = unused(bids[player])[first] - 1
         infoset_players.append(np.full(len(rows), player, dtype=np.int64))
-        infoset_keys.extend((player, key) for key in map(tuple, rows.tolist()))
+        infoset_keys.extend(zip(itertools.repeat(player), map(tuple, rows.tolist())))
         infoset_legal.extend(legal)
         level_infosets = num_infosets + inverse
         num_infosets += len(rows)

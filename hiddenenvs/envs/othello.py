@@ -71,17 +71,17 @@ class OthelloGame(Game):
         size = self.board_size = self.params["board_size"]
         self.num_squares = size * size
         self.pass_action = self.num_squares
-        full = (1 << self.num_squares) - 1
+        self.full = (1 << self.num_squares) - 1
         column_0 = sum(1 << (row * size) for row in range(size))
-        not_first_column = full & ~column_0
-        not_last_column = full & ~(column_0 << (size - 1))
-        # (shift, mask applied after shifting): a shift that moves along a row must not
-        # wrap from one edge column to the other.
-        self.directions = (
-            (1, not_first_column), (-1, not_last_column),
-            (size, full), (-size, full),
-            (size + 1, not_first_column), (size - 1, not_last_column),
-            (-size + 1, not_first_column), (-size - 1, not_last_column),
+        not_first_column = self.full & ~column_0
+        not_last_column = self.full & ~(column_0 << (size - 1))
+        # (shift, mask applied after shifting): a step along a row must not wrap from one
+        # edge column to the other. Left shifts go east/south, right shifts west/north.
+        self.left_directions = (
+            (1, not_first_column), (size, self.full), (size + 1, not_first_column), (size - 1, not_last_column),
+        )
+        self.right_directions = (
+            (1, not_last_column), (size, self.full), (size + 1, not_last_column), (size - 1, not_first_column),
         )
         half = size // 2
         centre = [(half - 1) * size + half - 1, (half - 1) * size + half, half * size + half - 1, half * size + half]
@@ -115,36 +115,58 @@ class OthelloGame(Game):
         row, column = divmod(action, self.board_size)
         return f"{'abcdefgh'[column]}{row + 1}"
 
-    def _shift(self, bits: int, shift: int, mask: int) -> int:
-        return ((bits << shift) if shift > 0 else (bits >> -shift)) & mask
-
     def moves(self, own: int, opponent: int) -> int:
-        """Bitboard of the squares where the owner of ``own`` may place a disc."""
-        empty = ((1 << self.num_squares) - 1) & ~(own | opponent)
+        """Bitboard of the squares where the owner of ``own`` may place a disc.
+
+        Per direction, grow the runs of opponent discs that start next to one's own
+        discs until they stop growing, then step once more onto an empty square.
+        """
+        empty = self.full & ~(own | opponent)
         moves = 0
-        for shift, mask in self.directions:
-            line = self._shift(own, shift, mask) & opponent
-            for _ in range(self.board_size - 3):
-                line |= self._shift(line, shift, mask) & opponent
-            moves |= self._shift(line, shift, mask) & empty
+        for shift, mask in self.left_directions:
+            stepping = mask & opponent
+            line = (own << shift) & stepping
+            while line:
+                grown = line | ((line << shift) & stepping)
+                if grown == line:
+                    moves |= (line << shift) & mask & empty
+                    break
+                line = grown
+        for shift, mask in self.right_directions:
+            stepping = mask & opponent
+            line = (own >> shift) & stepping
+            while line:
+                grown = line | ((line >> shift) & stepping)
+                if grown == line:
+                    moves |= (line >> shift) & mask & empty
+                    break
+                line = grown
         return moves
 
     def flips(self, square_bit: int, own: int, opponent: int) -> int:
         """Bitboard of the opponent discs flipped by placing a disc on ``square_bit``."""
         flipped = 0
-        for shift, mask in self.directions:
+        for shift, mask in self.left_directions:
             line = 0
-            cursor = self._shift(square_bit, shift, mask)
+            cursor = (square_bit << shift) & mask
             while cursor & opponent:
                 line |= cursor
-                cursor = self._shift(cursor, shift, mask)
+                cursor = (cursor << shift) & mask
+            if cursor & own:
+                flipped |= line
+        for shift, mask in self.right_directions:
+            line = 0
+            cursor = (square_bit >> shift) & mask
+            while cursor & opponent:
+                line |= cursor
+                cursor = (cursor >> shift) & mask
             if cursor & own:
                 flipped |= line
         return flipped
 
 
 class OthelloState(State):
-    __slots__ = ("discs", "to_move", "history", "_moves", "_over")
+    __slots__ = ("discs", "to_move", "history", "_moves", "_over", "_legal")
 
     def __init__(self, game):
         self.game = game
@@ -161,12 +183,14 @@ class OthelloState(State):
         other.history = self.history[:]
         other._moves = self._moves
         other._over = self._over
+        other._legal = self._legal
         return other
 
     def _update_moves(self) -> None:
         game, player = self.game, self.to_move
         self._moves = game.moves(self.discs[player], self.discs[1 - player])
         self._over = not self._moves and not game.moves(self.discs[1 - player], self.discs[player])
+        self._legal = None  # the sorted legal actions, listed on first use
 
     def current_player(self):
         return TERMINAL if self._over else self.to_move
@@ -174,15 +198,18 @@ class OthelloState(State):
     def legal_actions(self, player=None):
         if self._over or (player is not None and player != self.to_move):
             return []
-        moves = self._moves
-        if not moves:
-            return [self.game.pass_action]
-        actions = []
-        while moves:
-            lowest = moves & -moves
-            actions.append(lowest.bit_length() - 1)
-            moves ^= lowest
-        return actions
+        if self._legal is None:
+            moves = self._moves
+            if not moves:
+                self._legal = (self.game.pass_action,)
+            else:
+                actions = []
+                while moves:
+                    lowest = moves & -moves
+                    actions.append(lowest.bit_length() - 1)
+                    moves ^= lowest
+                self._legal = tuple(actions)
+        return list(self._legal)
 
     def _apply_action(self, action):
         player = self.to_move
@@ -215,8 +242,8 @@ class OthelloState(State):
         game = self.game
         squares = np.full(game.num_squares, -1, dtype=np.int8)
         for colour in (BLACK, WHITE):
-            bits = np.array([(self.discs[colour] >> i) & 1 for i in range(game.num_squares)], dtype=bool)
-            squares[bits] = colour
+            packed = np.frombuffer(self.discs[colour].to_bytes(8, "little"), dtype=np.uint8)
+            squares[np.unpackbits(packed, bitorder="little")[: game.num_squares].astype(bool)] = colour
         return squares.reshape(game.board_size, game.board_size)
 
     def information_state_tensor(self, player):
