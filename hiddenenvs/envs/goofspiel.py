@@ -4,7 +4,7 @@
 |--------------------|------------------------------------------------------------------------------|
 | Agents             | ``player_0``, ``player_1``                                                   |
 | Actions            | ``Discrete(N)``: action ``a`` bids the card of rank ``a + 1``                  |
-| Observation        | ``Box(0, 1, (2 + 2N + N(2N + 3 or N)...), float32)``: see the tables below    |
+| Observation        | ``Box(0, 1, (2 + 2N + N * (2N + K),), float32)`` information state, ``K = 3`` with ``imp_info`` else ``N`` ((58,) by default), or ``(4N + 4,)`` with ``observation_type="observation"`` |
 | Parallel API       | yes (``hiddenenvs.make_parallel("goofspiel", ...)``): both players bid at once |
 | Game value         | 0 (the game is symmetric)                                                    |
 
@@ -23,6 +23,10 @@ round); this implementation uses 1..N points.
 In II-Goofspiel (``imp_info=True``; Lisy, Lanctot & Bowling 2015) a player learns only
 who won each round, never the opponent's bid. Its information sets are exact: every
 opponent bid sequence consistent with the observed winners, given the player's own bids.
+
+Exact analysis: the game supplies its own vectorised tree builder (``build_game_tree``,
+used by ``GameTree.build``), which enumerates Goofspiel(5) with a random deck (3.3
+million histories, 0.9 million information sets) in seconds.
 
 Parameters:
 
