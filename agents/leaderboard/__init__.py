@@ -1,0 +1,95 @@
+"""The leaderboard: play agents against each other, keep every result, rank them.
+
+==========================  =================================================================
+Module                      What it does
+==========================  =================================================================
+:mod:`.store`               the SQLite results store (one row per match; resumable)
+:mod:`.matches`             gauntlet / round-robin schedules, seat rotation, duplicate
+                            matches, parallel play on PettingZoo AEC envs
+:mod:`.stats`               Wilson and t intervals, Bradley-Terry Elo by maximum likelihood,
+                            optional OpenSkill
+:mod:`.specs`               agent specs (``random``, ``cfr+:<n>``, checkpoints, scripted bots)
+                            and exploitability of an agent on enumerable games
+:mod:`.report`              the leaderboard of one env: rich tables, markdown, CSV, PNG
+==========================  =================================================================
+
+>>> from agents.leaderboard import evaluate
+>>> board = evaluate("kuhn_poker", {}, ["random", "cfr+:100"], games=20,
+...                  db_path=":memory:", progress=False)            # doctest: +SKIP
+>>> [s.agent for s in board.standings]                               # doctest: +SKIP
+['cfr+:100', 'random']
+
+``evaluate.py`` is the command line over :func:`evaluate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agents.leaderboard.matches import MODES, EnvVariant, play_all, schedule
+from agents.leaderboard.report import Leaderboard, build_leaderboard, print_leaderboard, write_outputs
+from agents.leaderboard.specs import ACCEPTED_FORMS, AgentSpecError, exploitability_of, resolve_agent
+from agents.leaderboard.store import ResultStore
+
+__all__ = [
+    "ACCEPTED_FORMS",
+    "MODES",
+    "AgentSpecError",
+    "EnvVariant",
+    "Leaderboard",
+    "ResultStore",
+    "build_leaderboard",
+    "evaluate",
+    "print_leaderboard",
+    "resolve_agent",
+    "write_outputs",
+]
+
+DEFAULT_EXPLOITABILITY_MAX_NODES = 200_000
+
+
+def evaluate(
+    env: str,
+    params: dict[str, Any],
+    agents: Sequence[str],
+    games: int,
+    db_path: str | Path,
+    mode: str = "round-robin",
+    seed: int = 0,
+    duplicate: bool = True,
+    workers: int = 1,
+    exploitability_max_nodes: int = DEFAULT_EXPLOITABILITY_MAX_NODES,
+    anchor: str | None = None,
+    progress: bool = True,
+) -> Leaderboard:
+    """Play what the store lacks of this evaluation, then build its leaderboard.
+
+    ``games`` is per seat order (a two-player pairing plays ``2 * games`` matches). Set
+    ``exploitability_max_nodes=0`` to skip exploitability.
+    """
+    variant = EnvVariant.resolve(env, params)
+    for spec in agents:  # fail before any match if a spec does not resolve
+        resolve_agent(spec, variant.name, 0, variant.params)
+    tasks = schedule(variant, agents, mode, games, seed, duplicate)
+    with ResultStore(db_path) as store:
+        stored = store.stored_keys(variant.name, variant.params_json)
+        todo = [task for task in tasks if task[0] not in stored]
+        results = play_all(variant, todo, resolve_agent, workers)
+        if progress and todo:
+            from tqdm import tqdm
+
+            results = tqdm(results, total=len(todo), desc=f"{env}: matches",
+                           initial=0, unit="match", dynamic_ncols=True)
+        for result in results:
+            store.add(result)
+        if exploitability_max_nodes > 0:
+            known = store.exploitability(variant.name, variant.params_json)
+            for spec in agents:
+                if spec in known:
+                    continue
+                value = exploitability_of(spec, variant.name, variant.params, exploitability_max_nodes)
+                if value is not None:
+                    store.set_exploitability(variant.name, variant.params_json, spec, value)
+        return build_leaderboard(store, variant.name, variant.params_json, anchor)

@@ -1,0 +1,114 @@
+"""Agent specs for the leaderboard, and exploitability of the agent a spec names.
+
+A spec resolves through :func:`agents.load_agent` (``random``, ``cfr+:<iterations>``,
+``cfr:<iterations>``, an agent file, a run checkpoint or run directory), or, for
+``scripted:<name>``, to a scripted bot of :mod:`agents.scripted` when that module has
+bots for the env. :func:`resolve_agent` turns every failure into an
+:class:`AgentSpecError` that names the spec and lists the accepted forms.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+import hiddenenvs
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL
+
+ACCEPTED_FORMS = (
+    "'random'; 'cfr+:<iterations>' or 'cfr:<iterations>' (CFR+/CFR average policy, games "
+    "with an enumerable tree); a path to an agent file (Agent.save), a run checkpoint "
+    "(checkpoint.pt) or a run directory; 'scripted:<name>' for a scripted bot"
+)
+
+
+class AgentSpecError(ValueError):
+    """An agent spec that does not resolve to an agent for the env."""
+
+
+def _scripted_bots() -> dict[str, dict[str, Any]]:
+    """``{env: {bot name: factory}}`` from agents.scripted; empty while it has none."""
+    try:
+        from agents.scripted import SCRIPTED_BOTS
+    except ImportError:
+        return {}
+    return SCRIPTED_BOTS
+
+
+def resolve_agent(spec: str, env_name: str, seat: int, params: dict[str, Any]):
+    """The agent ``spec`` names, for ``seat`` of ``env_name`` with ``params``."""
+    if spec.startswith("scripted:"):
+        bots = _scripted_bots().get(env_name, {})
+        name = spec.partition(":")[2]
+        if name not in bots:
+            available = ", ".join(f"scripted:{b}" for b in sorted(bots)) or "none for this env"
+            raise AgentSpecError(
+                f"agent spec {spec!r} does not resolve for {env_name}: no scripted bot named "
+                f"{name!r} (scripted bots for {env_name}: {available})"
+            )
+        return bots[name](env_name, seat, params)
+    from agents import load_agent
+
+    try:
+        return load_agent(spec, env_name, player=seat, **params)
+    except Exception as error:  # load_agent raises many kinds; all mean "does not resolve"
+        reason = str(error).removeprefix(f"agent spec {spec!r} ").removeprefix("does not resolve: ")
+        raise AgentSpecError(
+            f"agent spec {spec!r} does not resolve for {env_name}: {reason}\n"
+            f"accepted forms: {ACCEPTED_FORMS}"
+        ) from error
+
+
+def tree_size_at_most(game, max_nodes: int) -> bool:
+    """Whether ``game``'s tree has at most ``max_nodes`` histories (stops counting early)."""
+    stack = [game.new_initial_state()]
+    count = 0
+    while stack:
+        state = stack.pop()
+        count += 1
+        if count > max_nodes:
+            return False
+        player = state.current_player()
+        if player == TERMINAL:
+            continue
+        if player == CHANCE:
+            actions = [outcome for outcome, _ in state.chance_outcomes()]
+        elif player == SIMULTANEOUS:
+            choices = [state.legal_actions(p) or [-1] for p in range(game.info.num_players)]
+            for joint in itertools.product(*choices):
+                child = state.clone()
+                child.apply_actions(list(joint))
+                stack.append(child)
+            continue
+        else:
+            actions = state.legal_actions()
+        for action in actions:
+            child = state.clone()
+            child.apply_action(action)
+            stack.append(child)
+    return True
+
+
+def exploitability_of(spec: str, env_name: str, params: dict[str, Any], max_nodes: int) -> float | None:
+    """Exploitability of the profile where the spec's agent plays every seat.
+
+    None when it is undefined (not a two-player zero-sum game) or too costly (more than
+    ``max_nodes`` histories). The agent's policy is read at every information set from
+    the information-state tensor, as the env shows it.
+    """
+    from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
+
+    game = hiddenenvs.load_game(env_name, **params)
+    if not game.info.is_two_player_zero_sum or not tree_size_at_most(game, max_nodes):
+        return None
+    seats = [resolve_agent(spec, env_name, seat, params) for seat in range(game.info.num_players)]
+    tree = GameTree.build(game)
+    policy = TabularPolicy.from_tensor_function(
+        tree,
+        lambda player, tensors, masks: seats[player].policy_probabilities_batch(
+            np.asarray(tensors, dtype=np.float32), masks
+        ),
+    )
+    return float(exploitability(tree, policy))

@@ -1,0 +1,209 @@
+"""The results store: one SQLite row per match, written as soon as the match ends.
+
+=================  ==========================================================================
+Column             Meaning
+=================  ==========================================================================
+``env``            registered env name
+``params``         the env's parameters (registry-fixed ones left out), canonical JSON
+``seats``          JSON list: the agent spec in each seat, seat 0 first
+``series_seed``    the ``--seed`` of the evaluation that played the match
+``game_index``     0, 1, ... within the pairing: game ``i`` of every seat order of a pairing
+                   shares one env seed when duplicate matches are on
+``env_seed``       the seed given to ``env.reset``; agents draw from generators seeded by
+                   ``(env_seed, seat)``, so every match replays exactly
+``returns``        JSON list: each seat's total return
+``seconds``        wall time of the match
+``finished_at``    UTC time the match ended (ISO 8601)
+=================  ==========================================================================
+
+``UNIQUE(env, params, seats, series_seed, game_index)`` makes a match impossible to store
+twice; re-running an evaluation skips the keys already present (:meth:`ResultStore.stored_keys`).
+Every match is its own transaction and the database runs in WAL mode, so a process killed
+at any instant loses at most the matches it had not yet written.
+
+Exploitability, which needs no matches, is kept per ``(env, params, agent)`` in the
+``exploitability`` table so ``evaluate.py --show`` can print it without recomputing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS matches (
+    id INTEGER PRIMARY KEY,
+    env TEXT NOT NULL,
+    params TEXT NOT NULL,
+    seats TEXT NOT NULL,
+    series_seed INTEGER NOT NULL,
+    game_index INTEGER NOT NULL,
+    env_seed INTEGER NOT NULL,
+    returns TEXT NOT NULL,
+    seconds REAL NOT NULL,
+    finished_at TEXT NOT NULL,
+    UNIQUE (env, params, seats, series_seed, game_index)
+);
+CREATE TABLE IF NOT EXISTS exploitability (
+    env TEXT NOT NULL,
+    params TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    exploitability REAL NOT NULL,
+    computed_at TEXT NOT NULL,
+    PRIMARY KEY (env, params, agent)
+);
+"""
+
+
+def canonical_json(value: Any) -> str:
+    """One spelling per value, so equal params and seat lists compare equal as text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class MatchKey:
+    """What identifies a match; the store holds at most one row per key."""
+
+    env: str
+    params: str  # canonical JSON
+    seats: tuple[str, ...]
+    series_seed: int
+    game_index: int
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    key: MatchKey
+    env_seed: int
+    returns: tuple[float, ...]
+    seconds: float
+
+
+def _utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class ResultStore:
+    """An SQLite file of match results (see the module docstring)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.connection = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            self.connection.execute("PRAGMA journal_mode=WAL")
+            # In WAL mode NORMAL keeps every committed transaction across a process kill
+            # (not across power loss), at a fraction of FULL's fsync cost.
+            self.connection.execute("PRAGMA synchronous=NORMAL")
+            self.connection.executescript(SCHEMA)
+        except sqlite3.DatabaseError as error:
+            raise ValueError(f"results database {self.path}: {error}") from error
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    # ---- matches --------------------------------------------------------------------
+    def add(self, result: MatchResult) -> bool:
+        """Store one match in its own transaction; False if its key was already stored."""
+        key = result.key
+        with self._transaction():
+            cursor = self.connection.execute(
+                "INSERT OR IGNORE INTO matches (env, params, seats, series_seed, game_index, "
+                "env_seed, returns, seconds, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key.env, key.params, json.dumps(list(key.seats)), key.series_seed,
+                    key.game_index, result.env_seed, json.dumps([float(r) for r in result.returns]),
+                    float(result.seconds), _utc_now(),
+                ),
+            )
+        return cursor.rowcount == 1
+
+    def stored_keys(self, env: str, params: str) -> set[MatchKey]:
+        rows = self.connection.execute(
+            "SELECT seats, series_seed, game_index FROM matches WHERE env = ? AND params = ?",
+            (env, params),
+        )
+        return {
+            MatchKey(env, params, tuple(json.loads(seats)), series_seed, game_index)
+            for seats, series_seed, game_index in rows
+        }
+
+    def results(self, env: str | None = None, params: str | None = None) -> list[MatchResult]:
+        """Every stored match (of one env and params when given), in insertion order."""
+        query, arguments = "SELECT env, params, seats, series_seed, game_index, env_seed, returns, seconds FROM matches", []
+        clauses = []
+        if env is not None:
+            clauses.append("env = ?")
+            arguments.append(env)
+        if params is not None:
+            clauses.append("params = ?")
+            arguments.append(params)
+        if clauses:
+            query += " WHERE " + " AND ".join(clauses)
+        query += " ORDER BY id"
+        return [
+            MatchResult(
+                MatchKey(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4]),
+                row[5], tuple(json.loads(row[6])), row[7],
+            )
+            for row in self.connection.execute(query, arguments)
+        ]
+
+    def env_variants(self) -> list[tuple[str, str, int]]:
+        """``(env, params, number of matches)`` for every env variant in the store."""
+        return list(
+            self.connection.execute(
+                "SELECT env, params, COUNT(*) FROM matches GROUP BY env, params ORDER BY env, params"
+            )
+        )
+
+    # ---- exploitability -------------------------------------------------------------
+    def set_exploitability(self, env: str, params: str, agent: str, value: float) -> None:
+        with self._transaction():
+            self.connection.execute(
+                "INSERT OR REPLACE INTO exploitability VALUES (?, ?, ?, ?, ?)",
+                (env, params, agent, float(value), _utc_now()),
+            )
+
+    def exploitability(self, env: str, params: str) -> dict[str, float]:
+        rows = self.connection.execute(
+            "SELECT agent, exploitability FROM exploitability WHERE env = ? AND params = ?",
+            (env, params),
+        )
+        return dict(rows)
+
+    def _transaction(self):
+        return _Transaction(self.connection)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection."""
+
+    def __init__(self, connection: sqlite3.Connection):
+        self.connection = connection
+
+    def __enter__(self):
+        self.connection.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, exc, traceback):
+        self.connection.execute("ROLLBACK" if exc_type else "COMMIT")
+        return False
+
+
+def missing_keys(keys: Iterable[MatchKey], stored: set[MatchKey]) -> list[MatchKey]:
+    return [key for key in keys if key not in stored]
+
+
+def seats_json(seats: Sequence[str]) -> str:
+    return json.dumps(list(seats))

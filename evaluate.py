@@ -1,0 +1,112 @@
+"""Rank agents on any hiddenenvs env: play matches, keep every result, print the leaderboard.
+
+    python evaluate.py --env leduc_holdem --agents random cfr+:200 runs/nfsp_leduc \\
+        --games 200 --mode round-robin --db results/leaderboard.sqlite --out results/
+    python evaluate.py --show --db results/leaderboard.sqlite            # no play
+    python evaluate.py --env kuhn_poker --agents cfr+:500 random cfr:50 --mode gauntlet
+
+Agent specs: 'random'; 'cfr+:<iterations>' / 'cfr:<iterations>'; a path to an agent file,
+run checkpoint or run directory; 'scripted:<name>' for a scripted bot. ``--games`` is
+per seat order: a two-player pairing plays each agent in each seat ``--games`` times.
+Every match goes to the SQLite database as it ends; re-running the same command skips
+the stored matches, so an interrupted evaluation resumes where it stopped. Outputs in
+``--out``: <env>_leaderboard.md, <env>_standings.csv, <env>_head_to_head.csv and
+<env>_leaderboard.png. ``agents/leaderboard/`` documents the statistics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def parse_params(pairs: list[str]) -> dict:
+    """``key=value`` pairs; values are JSON where they parse (``3``, ``true``), else text."""
+    params = {}
+    for pair in pairs:
+        key, separator, value = pair.partition("=")
+        if not separator or not key:
+            raise ValueError(f"--param {pair!r}: expected key=value, e.g. --param max_raises=3")
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    return params
+
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    from agents.leaderboard import MODES
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", help="registered env name (hiddenenvs.list_envs())")
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="env parameter (repeatable)")
+    parser.add_argument("--agents", nargs="+", metavar="SPEC", help="agent specs; in a gauntlet the first plays all others")
+    parser.add_argument("--games", type=int, default=100, help="games per seat order of each pairing (default 100)")
+    parser.add_argument("--mode", choices=MODES, default="round-robin")
+    parser.add_argument("--seed", type=int, default=0, help="series seed: every match seed derives from it (default 0)")
+    parser.add_argument("--no-duplicate", action="store_true",
+                        help="independent chance outcomes per seat order (default: mirrored seats share them)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes playing matches (default: all cores)")
+    parser.add_argument("--db", default=None, help="SQLite results file (default: OUT/leaderboard.sqlite)")
+    parser.add_argument("--out", default="results", help="output directory (default results/)")
+    parser.add_argument("--anchor", help="agent whose Elo is fixed at 0 (default: random if present)")
+    parser.add_argument("--exploitability-max-nodes", type=int, default=200_000,
+                        help="compute exploitability on two-player zero-sum games with at most this many "
+                             "histories; 0 turns it off (default 200000)")
+    parser.add_argument("--show", action="store_true", help="print the stored leaderboard(s) without playing")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    arguments = parser.parse_args(argv)
+    if not arguments.show and (not arguments.env or not arguments.agents):
+        parser.error("--env and --agents are required unless --show is given")
+    if arguments.db is None:
+        arguments.db = str(Path(arguments.out) / "leaderboard.sqlite")
+    return arguments
+
+
+def show(arguments: argparse.Namespace) -> int:
+    from agents.leaderboard import EnvVariant, ResultStore, build_leaderboard, print_leaderboard
+
+    if not Path(arguments.db).is_file():
+        print(f"evaluate.py: no results database at {arguments.db}", file=sys.stderr)
+        return 2
+    with ResultStore(arguments.db) as store:
+        variants = store.env_variants()
+        if arguments.env:
+            wanted = EnvVariant.resolve(arguments.env, parse_params(arguments.param))
+            variants = [v for v in variants if (v[0], v[1]) == (wanted.name, wanted.params_json)]
+        if not variants:
+            print(f"evaluate.py: {arguments.db} holds no matches" + (f" of {arguments.env}" if arguments.env else ""),
+                  file=sys.stderr)
+            return 2
+        for env, params_json, _ in variants:
+            print_leaderboard(build_leaderboard(store, env, params_json, arguments.anchor))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
+    from agents.leaderboard import evaluate, print_leaderboard, write_outputs
+
+    try:
+        if arguments.show:
+            return show(arguments)
+        board = evaluate(
+            arguments.env, parse_params(arguments.param), arguments.agents, arguments.games, arguments.db,
+            mode=arguments.mode, seed=arguments.seed, duplicate=not arguments.no_duplicate,
+            workers=arguments.workers, exploitability_max_nodes=arguments.exploitability_max_nodes,
+            anchor=arguments.anchor, progress=not arguments.quiet,
+        )
+    except ValueError as error:  # a spec that does not resolve, unknown env, bad parameters
+        print(f"evaluate.py: {error}", file=sys.stderr)
+        return 2
+    print_leaderboard(board)
+    paths = write_outputs(board, arguments.out)
+    print(f"results in {arguments.db}; tables and plot: {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
