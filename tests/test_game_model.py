@@ -12,13 +12,17 @@ FOUNDATION_GAMES = ["kuhn_poker", "leduc_holdem", "rps", "biased_rps", "matching
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_random_playouts_respect_the_model(name):
+    """Tensor shapes and dtypes, chance distributions, clone independence, game length,
+    utility bounds and sums, over a few random episodes (long games: a step budget)."""
     game = hiddenenvs.load_game(name)
     info = game.info
     rng = np.random.default_rng(0)
-    for _ in range(20):
+    step_budget = 400
+    for episode in range(5):
         state = game.new_initial_state(seed=int(rng.integers(1000)))
         steps = 0
-        while not state.is_terminal():
+        while not state.is_terminal() and step_budget > 0:
+            step_budget -= 1
             for player in range(info.num_players):
                 assert state.information_state_tensor(player).shape == info.information_state_tensor_shape
                 assert state.observation_tensor(player).shape == info.observation_tensor_shape
@@ -26,10 +30,10 @@ def test_random_playouts_respect_the_model(name):
             if state.is_chance_node():
                 probabilities = [p for _, p in state.chance_outcomes()]
                 assert abs(sum(probabilities) - 1) < 1e-9
-            copy = state.clone()
-            before = str(state)
-            random_playout(copy, rng)  # playing the clone must not touch the original
-            assert str(state) == before
+            if steps < 3:  # playing a clone to the end must not touch the original
+                before = str(state)
+                random_playout(state.clone(), rng)
+                assert str(state) == before
             if state.is_simultaneous_node():
                 joint = [(l[rng.integers(len(l))] if l else -1) for l in (state.legal_actions(p) for p in range(info.num_players))]
                 state.apply_actions(joint)
@@ -40,6 +44,8 @@ def test_random_playouts_respect_the_model(name):
                 state.apply_action(legal[rng.integers(len(legal))])
             steps += 1
         assert steps <= info.max_game_length
+        if not state.is_terminal():
+            break  # out of budget mid-episode
         returns = state.returns()
         assert info.min_utility - 1e-9 <= returns.min() and returns.max() <= info.max_utility + 1e-9
         if info.utility_sum is not None:
