@@ -260,13 +260,15 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
         state = self.state
         observations = {}
+        current_player = state.current_player()
         for agent in self.agents:
             player = self.agent_to_player[agent]
-            mask = np.zeros(self.game.info.num_distinct_actions, dtype=np.int8)
-            if state.is_simultaneous_node():
-                mask[state.legal_actions(player)] = 1
-            elif state.current_player() == player:
-                mask[state.legal_actions()] = 1
+            if current_player == SIMULTANEOUS:
+                mask = state.legal_actions_mask(player)
+            else:
+                mask = np.zeros(self.game.info.num_distinct_actions, dtype=np.int8)
+                if current_player == player:
+                    mask[state.legal_actions()] = 1
             observations[agent] = {"observation": self._tensor(player), "action_mask": mask}
         return observations
 
@@ -282,15 +284,19 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
             raise ValueError(f"{self.game.NAME}: the episode is over; call reset()")
         movers = state.movers()
         no_op = getattr(self.game, "NO_OP_ACTION", None)
+        simultaneous = state.is_simultaneous_node()
+        replaced = {}
         for player in movers:
             agent = self.possible_agents[player]
             if agent not in actions:
                 raise ValueError(f"{self.game.NAME}: no action given for {agent}, which must move")
-            legal = state.legal_actions(player) if state.is_simultaneous_node() else state.legal_actions()
+            legal = state.legal_actions(player) if simultaneous else state.legal_actions()
             if actions[agent] is None or int(actions[agent]) not in legal:
                 if no_op is None or not self._action_spaces[agent].contains(actions[agent]):
                     raise self._illegal(agent, actions[agent], legal)
-                actions = {**actions, agent: no_op}
+                replaced[agent] = no_op
+        if replaced:
+            actions = {**actions, **replaced}
         if state.is_simultaneous_node():
             joint = [-1] * self.game.info.num_players
             for player in movers:

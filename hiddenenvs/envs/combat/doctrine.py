@@ -5,7 +5,7 @@ Doctrine, commander mode (one order per decision, every order "send n from area 
 destination j"):
 
 - attackers *mass, then push*: the staging area is the outside-door destination nearest
-  the attackers' birth point (ties broken by ``rng``). While some live attacker is still
+  the attackers' birth point (ties: the first listed). While some live attacker is still
   farther from the centre than the staging area, the largest group of attackers neither
   in the staging area nor already ordered there is sent to it. Once everyone is there (or
   further in), everyone in the staging area is sent to the centre, through the door;
@@ -19,7 +19,8 @@ step along the shortest path to its doctrine destination (attackers: staging are
 centre, by the same team-wide rule; defender number k: the k-th of the five posts above,
 round-robin), holding when a door is full.
 
-Random: a uniformly random legal action.
+Random: a uniformly random legal action. The doctrine is deterministic; it takes ``rng``
+only to share the signature ``policy(state, player, rng) -> action`` with random.
 
 Destinations are found by name: the map must name them ``centre``, ``<side> door
 inside`` and ``<side> door outside`` (the stored maps do).
@@ -46,15 +47,13 @@ def _destination(combat_map: CombatMap, name: str) -> int:
     return combat_map.destination_names.index(name)
 
 
-def staging_destination(combat_map: CombatMap, rng: np.random.Generator) -> int:
-    """The outside-door destination nearest the attackers' birth point."""
+def staging_destination(combat_map: CombatMap) -> int:
+    """The outside-door destination nearest the attackers' birth point (ties: first listed)."""
     outside = [i for i, name in enumerate(combat_map.destination_names) if name.endswith("door outside")]
     if not outside:
         raise ValueError(f"combat doctrine: map {combat_map.source} has no '<side> door outside' destination")
     birth = combat_map.birth_cells[ATTACKERS]
-    distances = np.array([combat_map.distance_fields[i][birth] for i in outside])
-    nearest = np.flatnonzero(distances == distances.min())
-    return outside[int(nearest[rng.integers(len(nearest))])] if len(nearest) > 1 else outside[int(nearest[0])]
+    return min(outside, key=lambda index: combat_map.distance_fields[index][birth])
 
 
 def _attackers_push(state: State, staging: int, centre: int) -> bool:
@@ -99,7 +98,7 @@ def _commander_doctrine(state: CommanderState, player: int, rng: np.random.Gener
     orders = state.orders[members]
     centre = _destination(combat_map, "centre")
     if player == ATTACKERS:
-        staging = staging_destination(combat_map, rng)
+        staging = staging_destination(combat_map)
         staging_area = combat_map.destination_areas[staging]
         if _attackers_push(state, staging, centre):
             waiting = alive & (areas == staging_area) & (orders != centre)
@@ -136,7 +135,7 @@ def _fighter_doctrine(state: FighterState, player: int, rng: np.random.Generator
     team, index = divmod(player, game.team_size)
     centre = _destination(combat_map, "centre")
     if team == ATTACKERS:
-        staging = staging_destination(combat_map, rng)
+        staging = staging_destination(combat_map)
         if not _attackers_push(state, staging, centre):
             destination = staging
         else:

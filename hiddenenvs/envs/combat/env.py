@@ -1,9 +1,9 @@
 """The combat game model: commander mode (two team players) and fighter mode (one player
-per fighter). User documentation: :mod:`hiddenenvs.envs.combat`."""
+per fighter). User documentation (rules, actions, observations, parameters):
+:mod:`hiddenenvs.envs.combat`."""
 
 from __future__ import annotations
 
-import hashlib
 import math
 
 import numpy as np
@@ -152,8 +152,21 @@ class CombatGame(Game):
         return source, destination, count_minus_one + 1
 
 
-def _digest(*parts: bytes) -> bytes:
-    return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
+_HASH_COEFFICIENTS = np.random.default_rng(20261121).integers(1, 2**63, size=1 << 16, dtype=np.uint64) | np.uint64(1)
+_MIX_A, _MIX_B = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
+
+
+def _chain_hashes(keys: np.ndarray, observations: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """Extend each player's 64-bit history hash by one (action, observation) step.
+
+    ``observations`` is (players, ...) float32; hashing all players in one pass keeps
+    perfect-recall keys cheap enough to maintain every tick for 160 fighters.
+    """
+    words = observations.reshape(len(keys), -1).view(np.uint32).astype(np.uint64)
+    observation_hash = (words * _HASH_COEFFICIENTS[: words.shape[1]]).sum(axis=1, dtype=np.uint64)
+    mixed = (keys ^ observation_hash) * _MIX_A
+    mixed ^= mixed >> np.uint64(31)
+    return (mixed + actions.astype(np.uint64) + np.uint64(1)) * _MIX_B
 
 
 class _CombatState(State):
@@ -168,8 +181,10 @@ class _CombatState(State):
         num_players = game.info.num_players
         self._rewards = np.zeros(num_players)
         self._returns = np.zeros(num_players)
-        self._public_key = _digest(b"start")
-        self._information_keys = [_digest(self._observation_bytes(p)) for p in range(num_players)]
+        self._public_key = ()
+        self._information_keys = _chain_hashes(
+            np.zeros(num_players, dtype=np.uint64), self._all_observations(), np.zeros(num_players, dtype=np.int64)
+        )
 
     def _copy_common(self, other: _CombatState) -> None:
         other.game = self.game
@@ -177,7 +192,7 @@ class _CombatState(State):
         other._winner = self._winner
         other._rewards = self._rewards.copy()
         other._returns = self._returns.copy()
-        other._information_keys = list(self._information_keys)
+        other._information_keys = self._information_keys  # replaced, never modified in place
         other._public_key = self._public_key
 
     def current_player(self):
@@ -209,11 +224,10 @@ class _CombatState(State):
 
     def _record(self, joint: list[int]) -> None:
         attackers, defenders = self.battle.alive_counts()
-        self._public_key = _digest(self._public_key, np.int32([self.battle.tick, attackers, defenders]).tobytes())
-        self._information_keys = [
-            _digest(key, np.int32([joint[p]]).tobytes(), self._observation_bytes(p))
-            for p, key in enumerate(self._information_keys)
-        ]
+        self._public_key = (*self._public_key, (self.battle.tick, attackers, defenders))
+        self._information_keys = _chain_hashes(
+            self._information_keys, self._all_observations(), np.asarray(joint, dtype=np.int64)
+        )
 
     def returns(self):
         return self._returns.copy()
@@ -222,19 +236,20 @@ class _CombatState(State):
         return self._rewards.copy()
 
     def information_state_key(self, player):
-        """A 16-byte digest of the player's whole history of observations and own actions."""
-        return self._information_keys[player]
+        """A 64-bit hash of the player's whole history of observations and own actions
+        (perfect recall up to hash collisions)."""
+        return int(self._information_keys[player])
 
     def public_state_key(self):
-        """A digest of the public history: the tick and both teams' live counts (each team
-        knows its losses and its kills) after every transition."""
+        """The public history: (tick, live attackers, live defenders) after every
+        transition (each team knows its losses and its kills)."""
         return self._public_key
 
     def information_state_tensor(self, player):
         return self.observation_tensor(player)
 
-    def _observation_bytes(self, player: int) -> bytes:
-        return self.observation_tensor(player).tobytes()
+    def _all_observations(self) -> np.ndarray:
+        return np.stack([self.observation_tensor(p) for p in range(self.game.info.num_players)])
 
     def render_rgb(self):
         from hiddenenvs.envs.combat.render import render_rgb
@@ -351,7 +366,7 @@ class CommanderState(_CombatState):
 class FighterState(_CombatState):
     """One player per fighter, acting every tick; dead fighters leave the game early."""
 
-    __slots__ = ("_views", "_masks")
+    __slots__ = ("_views", "_masks", "_legal_lists", "_movers")
 
     def __init__(self, game: CombatGame, battle: Battle):
         self._refresh_views(game, battle)
@@ -362,6 +377,8 @@ class FighterState(_CombatState):
         self._copy_common(other)
         other._views = self._views  # recomputed after each tick, never modified in place
         other._masks = self._masks
+        other._legal_lists = self._legal_lists
+        other._movers = self._movers
         return other
 
     def finished_players(self):
@@ -374,7 +391,18 @@ class FighterState(_CombatState):
             return []
         if player is None:
             raise ValueError(f"{self.game.NAME}: simultaneous node; name the player")
-        return np.flatnonzero(self._masks[player]).tolist()
+        if self._legal_lists is None:  # all players at once: the adapters ask for every one
+            self._legal_lists = [
+                [action for action, legal in enumerate(row) if legal] for row in self._masks.tolist()
+            ]
+        return self._legal_lists[player]
+
+    def movers(self):
+        if self._winner is not None:
+            return []
+        if self._movers is None:
+            self._movers = np.flatnonzero(self._masks.sum(axis=1) > 1).tolist()
+        return self._movers
 
     def legal_actions_mask(self, player=None):
         if self._winner is not None:
@@ -448,6 +476,11 @@ class FighterState(_CombatState):
         masks[:, SHOOT] = battle.targets() >= 0
         masks[~alive] = False
         self._masks = masks
+        self._legal_lists = None
+        self._movers = None
+
+    def _all_observations(self):
+        return self._views
 
     def observation_tensor(self, player):
         """The fighter's (side, side, 5) egocentric view; see the package docstring."""

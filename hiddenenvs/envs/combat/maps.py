@@ -149,8 +149,8 @@ class CombatMap:
                 raise fail(f"destination {index} area {area} is outside the map's areas")
             block = codes[area_row * area_size:(area_row + 1) * area_size,
                           area_col * area_size:(area_col + 1) * area_size]
-            if not np.isin(block, (GROUND, DOOR)).any():
-                raise fail(f"destination {index} area {area} has no passable cell")
+            if not (block == GROUND).any():
+                raise fail(f"destination {index} area {area} has no ground cell")
             names.append(str(entry.get("name", f"destination {index}")))
             areas.append(area_row * (width // area_size) + area_col)
         combat_map = cls(
@@ -183,11 +183,13 @@ class CombatMap:
     # ---- precomputed tables ----------------------------------------------------------
     @functools.cached_property
     def distance_fields(self) -> np.ndarray:
-        """(num_destinations + 2, num_cells) int32: moves to each destination area, then to
-        each team's birth point (``UNREACHABLE`` where there is no path)."""
+        """(num_destinations + 2, num_cells) int32: moves to each destination area (its
+        cells off doors), then to each team's birth point (``UNREACHABLE`` where there is
+        no path)."""
         sources = np.zeros((self.num_destinations + 2, self.num_cells), dtype=bool)
+        off_doors = self.passable & (self.door_of_cell < 0)  # nobody stops in a doorway
         for index, area in enumerate(self.destination_areas):
-            sources[index] = (self.area_of_cell == area) & self.passable
+            sources[index] = (self.area_of_cell == area) & off_doors
         for team, cell in enumerate(self.birth_cells):
             sources[self.num_destinations + team, cell] = True
         return _distance_fields(self.codes, sources)

@@ -1,0 +1,271 @@
+"""The combat sim: PettingZoo API in both modes, maps, orders, doctrine, rendering."""
+
+import json
+from collections import deque
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+
+import hiddenenvs
+from hiddenenvs.envs.combat.doctrine import doctrine_action, play_episode, random_action
+from hiddenenvs.envs.combat.maps import DIRECTIONS, MAPS_DIR, UNREACHABLE, CombatMap, MapError
+from hiddenenvs.envs.combat.simulation import ATTACKERS, DEFENDERS
+
+SMALL = {"map": "small", "team_size": 5}
+
+
+@pytest.mark.parametrize("mode", ["commander", "fighter"])
+def test_pettingzoo_api_small_map(mode):
+    api_test(hiddenenvs.make("combat", mode=mode, **SMALL), num_cycles=60)
+    seed_test(lambda: hiddenenvs.make("combat", mode=mode, **SMALL), num_cycles=60)
+    parallel_api_test(hiddenenvs.make_parallel("combat", mode=mode, **SMALL), num_cycles=60)
+    parallel_seed_test(lambda: hiddenenvs.make_parallel("combat", mode=mode, **SMALL), num_cycles=60)
+
+
+def test_fighter_mode_default_parameters_build_twenty_agents():
+    env = hiddenenvs.make_parallel("combat", mode="fighter")
+    observations, _ = env.reset(seed=0)
+    assert len(env.agents) == 20 and env.agents[0] == "attacker_0" and env.agents[-1] == "defender_9"
+    assert observations["attacker_0"]["observation"].shape == (11, 11, 5)
+
+
+def _bfs_to_area(combat_map, area):
+    """Independent reference: plain breadth-first search with the same move rule."""
+    passable = combat_map.passable.reshape(combat_map.height, combat_map.width)
+    distance = np.full(passable.shape, UNREACHABLE)
+    queue = deque()
+    ground = combat_map.codes.ravel() == 0
+    for cell in np.flatnonzero((combat_map.area_of_cell == area) & ground):
+        distance.flat[cell] = 0
+        queue.append(divmod(int(cell), combat_map.width))
+    while queue:
+        row, col = queue.popleft()
+        for d_row, d_col in DIRECTIONS:
+            r, c = row + d_row, col + d_col
+            if not passable[r, c] or distance[r, c] < UNREACHABLE:
+                continue
+            if d_row and d_col and not (passable[row + d_row, col] and passable[row, col + d_col]):
+                continue
+            distance[r, c] = distance[row, col] + 1
+            queue.append((r, c))
+    return distance.ravel()
+
+
+def test_distance_fields_match_a_plain_bfs_and_paths_descend():
+    combat_map = CombatMap.load("small")
+    for index, area in enumerate(combat_map.destination_areas):
+        assert np.array_equal(combat_map.distance_fields[index], _bfs_to_area(combat_map, area))
+    reachable = combat_map.distance_fields < UNREACHABLE
+    steps = combat_map.distance_fields[np.arange(len(combat_map.next_cell))[:, None], combat_map.next_cell]
+    away = combat_map.distance_fields > 0
+    assert np.all(steps[reachable & away] == combat_map.distance_fields[reachable & away] - 1)
+
+
+def _small_map_data():
+    return json.loads((MAPS_DIR / "small.json").read_text())
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d["rows"].__setitem__(5, d["rows"][5][:3] + "x" + d["rows"][5][4:]), "unknown cell code 'x' at row 5, column 3"),
+        (lambda d: d["rows"].__setitem__(0, "." + d["rows"][0][1:]), "border must be walls"),
+        (lambda d: d["rows"].__setitem__(3, d["rows"][3][:-1]), "row 3 has 47 cells"),
+        (lambda d: d["birth_points"].__setitem__("attackers", [0, 0]), "birth point of the attackers .* not passable"),
+        (lambda d: d["destinations"].append({"name": "far", "area": [9, 9]}), "outside the map's areas"),
+        (lambda d: d.pop("area_size"), "missing key"),
+        (lambda d: d.__setitem__("rows", [r.replace("D", "W") for r in d["rows"]]), "defenders' birth point cannot be reached"),
+    ],
+)
+def test_bad_maps_are_refused_with_the_place_named(change, message):
+    data = _small_map_data()
+    change(data)
+    with pytest.raises(MapError, match=message):
+        CombatMap.from_dict(data, source="broken.json")
+
+
+def test_unreachable_door_and_bad_map_names_are_refused(tmp_path):
+    data = _small_map_data()
+    rows = [list(row) for row in data["rows"]]
+    for row in range(14, 20):  # box the north door in with walls on its outside
+        for col in range(25, 31):
+            if rows[row][col] == ".":
+                rows[row][col] = "W"
+    data["rows"] = ["".join(row) for row in rows]
+    with pytest.raises(MapError, match=r"door \d at row 16, column 27 cannot be reached"):
+        CombatMap.from_dict(data, source="boxed.json")
+    with pytest.raises(MapError, match="map must be one of"):
+        hiddenenvs.make("combat", map="nowhere")
+    path = tmp_path / "not_json.json"
+    path.write_text("{")
+    with pytest.raises(MapError, match="not valid JSON"):
+        CombatMap.load(str(path))
+    with pytest.raises(ValueError, match="fire_range.*must not exceed"):
+        hiddenenvs.make("combat", fire_range=20, sight_range=10)
+
+
+def test_order_encoding_and_legal_orders_by_brute_force():
+    game = hiddenenvs.load_game("combat", **SMALL)
+    state = game.new_initial_state(seed=0)
+    for player in (ATTACKERS, DEFENDERS):
+        counts = state.own_counts(player)
+        expected = [0] + [
+            game.encode_order(area, destination, n)
+            for area in range(game.map.num_areas)
+            for destination in range(game.map.num_destinations)
+            for n in range(1, counts[area] + 1)
+        ]
+        assert state.legal_actions(player) == expected
+        for action in expected[1:]:
+            assert game.encode_order(*game.decode_order(action)) == action
+    source = int(np.flatnonzero(state.own_counts(ATTACKERS))[0])
+    state.apply_actions([game.encode_order(source, 0, 3), 0])
+    assert (state.orders[:5] == 0).sum() == 3 and (state.orders[5:] == -1).all()
+    assert "send 3 from area" in game.action_to_string(0, game.encode_order(source, 0, 3))
+
+
+def test_door_admits_at_most_its_capacity_and_lets_everyone_through():
+    game = hiddenenvs.load_game(  # short sight: nobody stops to shoot
+        "combat", map="small", team_size=10, decision_interval=1, sight_range=1, fire_range=1
+    )
+    state = game.new_initial_state(seed=0)
+    north_inside = game.map.destination_names.index("north door inside")
+    source = int(np.flatnonzero(state.own_counts(ATTACKERS))[0])
+    state.apply_actions([game.encode_order(source, north_inside, 10), 0])
+    peak = 0
+    for _ in range(150):
+        if state.is_terminal():
+            break
+        peak = max(peak, state.battle.door_occupancy().max())
+        assert state.battle.door_occupancy().max() <= game.rules.door_capacity
+        state.apply_actions([0, 0])
+    assert peak == game.rules.door_capacity  # the queue really pressed on the door
+    assert (game.map.distance_fields[north_inside][state.battle.positions[:10]] == 0).all()
+
+
+def test_clone_is_independent_and_replays_the_same_hits():
+    game = hiddenenvs.load_game("combat", **SMALL)
+    state = game.new_initial_state(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        state.apply_actions([random_action(state, p, rng) for p in range(2)])
+    copy = state.clone()
+    snapshot = state.battle.positions.copy(), state.battle.health.copy()
+    probe = state.clone()
+    probe.apply_actions([random_action(probe, p, rng) for p in range(2)])
+    assert np.array_equal(state.battle.positions, snapshot[0]) and np.array_equal(state.battle.health, snapshot[1])
+    joint = [random_action(state, p, rng) for p in range(2)]
+    for _ in range(6):
+        if copy.is_terminal():
+            break
+        copy.apply_actions(joint)
+        state.apply_actions(joint)
+        joint = [0, 0]
+    assert np.array_equal(copy.battle.health, state.battle.health)
+    assert np.array_equal(copy.battle.positions, state.battle.positions)
+    assert copy.information_state_key(0) == state.information_state_key(0)
+    restored = game.new_initial_state(seed=3)
+    for _ in range(4):
+        restored.apply_actions([0, 0])
+    assert not np.array_equal(restored.battle.positions, copy.battle.positions)  # the copy moved on
+
+
+def test_returns_are_zero_sum_sums_of_rewards_and_shaping_switches_off():
+    for shaped in (True, False):
+        game = hiddenenvs.load_game("combat", shaped_rewards=shaped, **SMALL)
+        state = game.new_initial_state(seed=5)
+        rng = np.random.default_rng(5)
+        total = np.zeros(2)
+        while not state.is_terminal():
+            state.apply_actions([doctrine_action(state, 0, rng), random_action(state, 1, rng)])
+            total += state.rewards()
+            if not shaped and not state.is_terminal():
+                assert not state.rewards().any()
+        assert np.allclose(total, state.returns()) and abs(state.returns().sum()) < 1e-9
+        assert game.info.min_utility <= state.returns()[0] <= game.info.max_utility
+        assert abs(state.returns()[0]) >= (1.0 if not shaped else 0.0)
+
+
+def test_doctrine_attackers_beat_random_defenders_on_the_small_map():
+    game = hiddenenvs.load_game("combat", map="small")
+    wins = 0
+    for seed in range(20):
+        state = play_episode(game.new_initial_state(seed=seed), "doctrine", "random", np.random.default_rng(seed))
+        wins += state.returns()[ATTACKERS] > 0
+    assert wins >= 14, f"doctrine attackers won only {wins} of 20"
+
+
+def test_fighter_doctrine_attackers_beat_random_defenders_on_the_small_map():
+    game = hiddenenvs.load_game("combat", mode="fighter", map="small")
+    wins = 0
+    for seed in range(10):
+        state = play_episode(game.new_initial_state(seed=seed), "doctrine", "random", np.random.default_rng(seed))
+        wins += state.returns()[ATTACKERS] > 0
+    assert wins >= 7, f"doctrine attackers won only {wins} of 10"
+
+
+def test_dead_fighters_are_terminated_individually_in_both_envs():
+    parameters = dict(mode="fighter", map="small", team_size=5, hit_probability=1.0, damage=100)
+    env = hiddenenvs.make_parallel("combat", **parameters)
+    observations, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    removed = []
+    while env.agents:
+        before = list(env.agents)
+        actions = {a: doctrine_action(env.unwrapped.state, env.unwrapped.agent_to_player[a], rng) for a in before}
+        observations, rewards, terminations, _, _ = env.step(actions)
+        assert set(terminations) == set(before)
+        dead = [a for a in before if terminations[a]]
+        if env.agents:
+            assert set(env.agents) == set(before) - set(dead)
+            removed += dead
+    assert removed, "some fighter should have died before the end"
+
+    aec = hiddenenvs.make("combat", **parameters)
+    aec.reset(seed=0)
+    dead_steps = 0
+    for agent in aec.agent_iter(max_iter=20000):
+        _, _, termination, truncation, _ = aec.last()
+        if termination:
+            dead_steps += len(aec.agents) > 1 and not all(aec.terminations.values())
+            aec.step(None)
+            assert agent not in aec.agents
+        else:
+            state = aec.unwrapped.state
+            aec.step(doctrine_action(state, aec.unwrapped.agent_to_player[agent], rng))
+    assert dead_steps > 0
+
+
+def test_rendering_draws_teams_fog_and_a_summary():
+    env = hiddenenvs.make("combat", render_mode="rgb_array", **SMALL)
+    env.reset(seed=0)
+    image = env.render()
+    assert image.shape == (480, 480, 3) and image.dtype == np.uint8
+    colours = {tuple(c) for c in image.reshape(-1, 3)[::7]}
+    assert (230, 80, 30) in colours and (40, 90, 230) in colours
+    fogged = hiddenenvs.make("combat", render_mode="rgb_array", render_visibility="attackers", **SMALL)
+    fogged.reset(seed=0)
+    assert fogged.render().mean() < image.mean()
+    text = str(env.unwrapped.state)
+    assert "attackers: 5/5 alive" in text and "a5" in text and "d5" in text
+
+
+def test_beliefs_follow_last_sightings_and_clear_when_the_cell_is_seen_empty():
+    game = hiddenenvs.load_game("combat", map="small", team_size=1)
+    battle = game.new_initial_state(seed=0).battle
+    width = game.map.width
+
+    def place(attacker, defender):
+        battle.positions[:] = [attacker[0] * width + attacker[1], defender[0] * width + defender[1]]
+        battle._update_sight()
+
+    place((5, 5), (5, 12))  # in the open, 7 cells apart: seen
+    assert battle.seen_enemies(ATTACKERS)[0] and battle.belief_cells[ATTACKERS, 0] == 5 * width + 12
+    place((44, 5), (6, 40))  # the attacker walks off; nobody sees (5, 12) now
+    assert not battle.seen_enemies(ATTACKERS)[0]
+    assert battle.belief_cells[ATTACKERS, 0] == 5 * width + 12  # remembered
+    place((5, 8), (6, 40))  # the attacker sees (5, 12) again and the defender is gone
+    assert battle.belief_cells[ATTACKERS, 0] == -1
+    observation = game.new_initial_state(seed=0).observation_tensor(ATTACKERS)
+    assert observation[1:4 * game.map.num_areas:4].sum() == 0  # nothing believed at the start
