@@ -140,7 +140,7 @@ class GoofspielGame(Game):
 
 
 class GoofspielState(State):
-    __slots__ = ("point_cards", "bids", "scores", "hands", "deck")
+    __slots__ = ("point_cards", "bids", "scores", "hands", "deck", "phase")
 
     def __init__(self, game):
         self.game = game
@@ -150,6 +150,7 @@ class GoofspielState(State):
         self.scores = [0, 0]
         self.hands = (list(cards), list(cards))  # card ranks not yet bid, ascending
         self.deck = list(cards)  # point values not yet revealed, ascending
+        self.phase = CHANCE  # the current player: CHANCE, SIMULTANEOUS or TERMINAL
         self._begin_round()
 
     def clone(self):
@@ -160,6 +161,7 @@ class GoofspielState(State):
         other.scores = self.scores[:]
         other.hands = (self.hands[0][:], self.hands[1][:])
         other.deck = self.deck[:]
+        other.phase = self.phase
         return other
 
     # ---- rounds -------------------------------------------------------------------
@@ -176,6 +178,7 @@ class GoofspielState(State):
     def _reveal(self, point: int) -> None:
         self.point_cards.append(point)
         self.deck.remove(point)
+        self.phase = SIMULTANEOUS
 
     def _score_round(self, bid_0: int, bid_1: int) -> None:
         self.bids[0].append(bid_0)
@@ -184,12 +187,10 @@ class GoofspielState(State):
         self.hands[1].remove(bid_1)
         if bid_0 != bid_1:
             self.scores[0 if bid_0 > bid_1 else 1] += self.point_cards[-1]
+        self.phase = TERMINAL if len(self.bids[0]) == self.game.num_cards else CHANCE
 
     def current_player(self):
-        played = len(self.bids[0])
-        if played == self.game.num_cards:
-            return TERMINAL
-        return SIMULTANEOUS if len(self.point_cards) > played else CHANCE
+        return self.phase
 
     def legal_actions(self, player=None):
         current = self.current_player()
@@ -212,7 +213,7 @@ class GoofspielState(State):
 
     def _apply_actions(self, joint):
         self._score_round(joint[0] + 1, joint[1] + 1)
-        if len(self.bids[0]) < self.game.num_cards:
+        if self.phase != TERMINAL:
             self._begin_round()
 
     # ---- outcome ------------------------------------------------------------------
