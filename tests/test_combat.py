@@ -269,3 +269,19 @@ def test_beliefs_follow_last_sightings_and_clear_when_the_cell_is_seen_empty():
     assert battle.belief_cells[ATTACKERS, 0] == -1
     observation = game.new_initial_state(seed=0).observation_tensor(ATTACKERS)
     assert observation[1:4 * game.map.num_areas:4].sum() == 0  # nothing believed at the start
+
+
+def test_fighter_view_is_the_map_window_around_the_fighter():
+    game = hiddenenvs.load_game("combat", mode="fighter", map="small", team_size=3, view_radius=4)
+    state = game.new_initial_state(seed=0)
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        state.apply_actions([random_action(state, p, rng) for p in range(6)])
+    codes = np.pad(game.map.codes, 4, constant_values=2)
+    for fighter in range(6):
+        row, col = divmod(int(state.battle.positions[fighter]), game.map.width)
+        window = codes[row:row + 9, col:col + 9]
+        view = state.observation_tensor(fighter)
+        assert np.array_equal(view[..., 0], np.isin(window, (1, 2)).astype(np.float32))
+        assert np.array_equal(view[..., 1], (window == 3).astype(np.float32))
+        assert np.all(view[..., 4] == state.battle.health[fighter] / 100)

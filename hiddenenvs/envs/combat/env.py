@@ -26,6 +26,12 @@ from hiddenenvs.game import (
 HOLD = 0
 FIGHTER_ACTION_NAMES = ("hold", *(f"move {name}" for name in DIRECTION_NAMES), "shoot")
 SHOOT = len(FIGHTER_ACTION_NAMES) - 1
+# a fighter's mask as a 10-bit number -> its legal actions, so listing them costs one lookup
+_MASK_BIT_VALUES = 1 << np.arange(len(FIGHTER_ACTION_NAMES), dtype=np.int64)
+_LEGAL_BY_MASK_CODE = [
+    tuple(action for action in range(len(FIGHTER_ACTION_NAMES)) if code >> action & 1)
+    for code in range(1 << len(FIGHTER_ACTION_NAMES))
+]
 COMMANDER_AREA_FEATURES = ("own fighters", "believed enemies", "own health", "enemies seen now")
 COMMANDER_GLOBAL_FEATURES = ("I attack", "time used", "own fighters alive", "enemies alive")
 FIGHTER_VIEW_CHANNELS = ("blocked", "door", "friend health", "enemy health (seen)", "own health")
@@ -123,7 +129,12 @@ class CombatGame(Game):
                 ),
             )
             radius = params["view_radius"]
-            self.padded_codes = np.pad(self.map.codes, radius, constant_values=WALL)
+            padded = np.pad(self.map.codes, radius, constant_values=WALL)
+            # every cell's static view (blocked, door), as zero-copy sliding windows
+            terrain = np.stack([(padded == OBSTACLE) | (padded == WALL), padded == DOOR], axis=-1)
+            self.terrain_windows = np.lib.stride_tricks.sliding_window_view(
+                terrain.astype(np.float32), (side, side), axis=(0, 1)
+            )  # (height, width, 2, side, side)
 
     def new_initial_state(self, seed=None):
         battle = Battle(self.map, self.rules, seed)
@@ -392,10 +403,9 @@ class FighterState(_CombatState):
         if player is None:
             raise ValueError(f"{self.game.NAME}: simultaneous node; name the player")
         if self._legal_lists is None:  # all players at once: the adapters ask for every one
-            self._legal_lists = [
-                [action for action, legal in enumerate(row) if legal] for row in self._masks.tolist()
-            ]
-        return self._legal_lists[player]
+            codes = self._masks.astype(np.int64) @ _MASK_BIT_VALUES
+            self._legal_lists = [_LEGAL_BY_MASK_CODE[code] for code in codes.tolist()]
+        return list(self._legal_lists[player])
 
     def movers(self):
         if self._winner is not None:
@@ -408,6 +418,31 @@ class FighterState(_CombatState):
         if self._winner is not None:
             return np.zeros(len(FIGHTER_ACTION_NAMES), dtype=np.int8)
         return self._masks[player].astype(np.int8)
+
+    def apply_actions(self, joint):
+        """As :meth:`State.apply_actions`, validated for all fighters at once."""
+        if self._winner is not None:
+            raise ValueError(f"{self.game.NAME}: apply_actions() needs a simultaneous node")
+        num_players = self.game.info.num_players
+        if len(joint) != num_players:
+            raise ValueError(
+                f"{self.game.NAME}: joint action needs {num_players} entries, got {len(joint)}"
+            )
+        actions = np.asarray(joint, dtype=np.int64)
+        masks = self._masks
+        choices = masks.sum(axis=1)
+        in_range = (actions >= 0) & (actions < masks.shape[1])
+        legal = np.zeros(num_players, dtype=bool)
+        legal[in_range] = masks[np.flatnonzero(in_range), actions[in_range]]
+        illegal = np.flatnonzero((choices > 1) & ~legal)
+        if len(illegal):
+            player = int(illegal[0])
+            raise ValueError(
+                f"{self.game.NAME}: action {joint[player]!r} is illegal for player {player}; "
+                f"legal actions: {self._describe(player, self.legal_actions(player))}"
+            )
+        forced = np.where(choices == 1, masks.argmax(axis=1), -1)
+        self._apply_actions(np.where(choices > 1, actions, forced).tolist())
 
     def _apply_actions(self, joint):
         game = self.game
@@ -436,13 +471,10 @@ class FighterState(_CombatState):
         positions = battle.positions
         alive = battle.alive
         rows, cols = np.divmod(positions, width)
-        window_rows = rows[:, None, None] + np.arange(side)[None, :, None]
-        window_cols = cols[:, None, None] + np.arange(side)[None, None, :]
-        terrain = game.padded_codes[window_rows, window_cols]
-        views = np.zeros((count, side, side, len(FIGHTER_VIEW_CHANNELS)), dtype=np.float32)
-        views[..., 0] = (terrain == OBSTACLE) | (terrain == WALL)
-        views[..., 1] = terrain == DOOR
-        views[..., 4] = (battle.health / MAX_HEALTH)[:, None, None]
+        channels_first = np.zeros((count, len(FIGHTER_VIEW_CHANNELS), side, side), dtype=np.float32)
+        channels_first[:, :2] = game.terrain_windows[rows, cols]
+        channels_first[:, 4] = (battle.health / MAX_HEALTH)[:, None, None]
+        views = channels_first.transpose(0, 2, 3, 1)  # (count, side, side, channels), a view
         viewer_team = np.arange(count) // game.team_size
         d_rows = rows[None, :] - rows[:, None] + radius
         d_cols = cols[None, :] - cols[:, None] + radius
@@ -457,10 +489,10 @@ class FighterState(_CombatState):
         viewer, other = np.nonzero(shown)
         channel = np.where(viewer_team[viewer] == viewer_team[other], 2, 3)
         np.maximum.at(
-            views, (viewer, d_rows[viewer, other], d_cols[viewer, other], channel),
+            channels_first, (viewer, channel, d_rows[viewer, other], d_cols[viewer, other]),
             (battle.health[other] / MAX_HEALTH).astype(np.float32),
         )
-        self._views = views
+        self._views = np.ascontiguousarray(views)
 
         masks = np.zeros((count, len(FIGHTER_ACTION_NAMES)), dtype=bool)
         masks[:, HOLD] = True
