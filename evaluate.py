@@ -38,7 +38,7 @@ def parse_params(pairs: list[str]) -> dict:
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
-    from agents.leaderboard import MODES
+    from agents.leaderboard import MODES, RANK_BY
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", help="registered env name (hiddenenvs.list_envs())")
@@ -53,6 +53,9 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--db", default=None, help="SQLite results file (default: OUT/leaderboard.sqlite)")
     parser.add_argument("--out", default="results", help="output directory (default results/)")
     parser.add_argument("--anchor", help="agent whose Elo is fixed at 0 (default: random if present)")
+    parser.add_argument("--rank-by", choices=RANK_BY, default="elo",
+                        help="order of the standings: Elo (games won) or mean return against the field "
+                             "(better for games with graded payoffs such as poker)")
     parser.add_argument("--exploitability-max-nodes", type=int, default=200_000,
                         help="compute exploitability on two-player zero-sum games with at most this many "
                              "histories; 0 turns it off (default 200000)")
@@ -82,7 +85,7 @@ def show(arguments: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         for env, params_json, _ in variants:
-            print_leaderboard(build_leaderboard(store, env, params_json, arguments.anchor))
+            print_leaderboard(build_leaderboard(store, env, params_json, arguments.anchor, arguments.rank_by))
     return 0
 
 
@@ -97,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             arguments.env, parse_params(arguments.param), arguments.agents, arguments.games, arguments.db,
             mode=arguments.mode, seed=arguments.seed, duplicate=not arguments.no_duplicate,
             workers=arguments.workers, exploitability_max_nodes=arguments.exploitability_max_nodes,
-            anchor=arguments.anchor, progress=not arguments.quiet,
+            anchor=arguments.anchor, rank_by=arguments.rank_by, progress=not arguments.quiet,
         )
     except ValueError as error:  # a spec that does not resolve, unknown env, bad parameters
         print(f"evaluate.py: {error}", file=sys.stderr)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.leaderboard import AgentSpecError, ResultStore, evaluate, write_outputs
+from agents.leaderboard import AgentSpecError, ResultStore, build_leaderboard, evaluate, write_outputs
 from agents.leaderboard.matches import EnvVariant, MatchPlayer, schedule
 from agents.leaderboard.specs import resolve_agent
 from agents.leaderboard.store import MatchKey, MatchResult
@@ -26,7 +26,16 @@ def _rows(db: Path) -> list[tuple]:
         ).fetchall()
 
 
-def test_cfr_plus_beats_random_on_kuhn_with_a_confidence_interval_excluding_zero(tmp_path):
+def _evaluate_cli():
+    sys.path.insert(0, str(REPO))
+    try:
+        import evaluate as evaluate_cli
+    finally:
+        sys.path.remove(str(REPO))
+    return evaluate_cli
+
+
+def test_cfr_plus_beats_random_on_kuhn_with_a_confidence_interval_excluding_zero(tmp_path, capsys):
     board = evaluate("kuhn_poker", {}, ["random", "cfr+:200"], games=1000,
                      db_path=tmp_path / "kuhn.sqlite", workers=1, progress=False)
     summary = board.pairings[("cfr+:200", "random")]
@@ -41,6 +50,16 @@ def test_cfr_plus_beats_random_on_kuhn_with_a_confidence_interval_excluding_zero
     assert all(path.stat().st_size > 0 for path in paths)
     markdown = paths[0].read_text()
     assert "| random | cfr+:200 | 2000 |" in markdown or "| cfr+:200 | random | 2000 |" in markdown
+
+    with ResultStore(tmp_path / "kuhn.sqlite") as store:
+        by_return = build_leaderboard(store, "kuhn_poker", "{}", rank_by="mean-return")
+    assert by_return.agents == ["cfr+:200", "random"]
+
+    # --show prints the stored leaderboard, playing nothing.
+    assert _evaluate_cli().main(["--show", "--db", str(tmp_path / "kuhn.sqlite")]) == 0
+    shown = capsys.readouterr().out
+    assert "Leaderboard: kuhn_poker" in shown and "cfr+:200" in shown and "2000" in shown
+    assert len(_rows(tmp_path / "kuhn.sqlite")) == 2000
 
 
 def test_duplicate_matches_share_chance_across_seat_swaps(tmp_path):
@@ -97,12 +116,7 @@ def test_unresolvable_specs_name_the_spec_and_the_accepted_forms(tmp_path, capsy
     with pytest.raises(AgentSpecError, match="no scripted bot named 'nobody'"):
         resolve_agent("scripted:nobody", "kuhn_poker", 0, {})
 
-    sys.path.insert(0, str(REPO))
-    try:
-        import evaluate as evaluate_cli
-    finally:
-        sys.path.remove(str(REPO))
-    code = evaluate_cli.main(["--env", "kuhn_poker", "--agents", "random", "nonsense", "--games", "1",
+    code = _evaluate_cli().main(["--env", "kuhn_poker", "--agents", "random", "nonsense", "--games", "1",
                               "--out", str(tmp_path / "cli"), "--quiet"])
     assert code == 2
     assert "agent spec 'nonsense' does not resolve for kuhn_poker" in capsys.readouterr().err

@@ -29,13 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from agents.leaderboard.matches import MODES, EnvVariant, play_all, schedule
-from agents.leaderboard.report import Leaderboard, build_leaderboard, print_leaderboard, write_outputs
+from agents.leaderboard.report import RANK_BY, Leaderboard, build_leaderboard, print_leaderboard, write_outputs
 from agents.leaderboard.specs import ACCEPTED_FORMS, AgentSpecError, exploitability_of, resolve_agent
 from agents.leaderboard.store import ResultStore
 
 __all__ = [
     "ACCEPTED_FORMS",
     "MODES",
+    "RANK_BY",
     "AgentSpecError",
     "EnvVariant",
     "Leaderboard",
@@ -62,6 +63,7 @@ def evaluate(
     workers: int = 1,
     exploitability_max_nodes: int = DEFAULT_EXPLOITABILITY_MAX_NODES,
     anchor: str | None = None,
+    rank_by: str = "elo",
     progress: bool = True,
 ) -> Leaderboard:
     """Play what the store lacks of this evaluation, then build its leaderboard.
@@ -70,8 +72,8 @@ def evaluate(
     ``exploitability_max_nodes=0`` to skip exploitability.
     """
     variant = EnvVariant.resolve(env, params)
-    for spec in agents:  # fail before any match if a spec does not resolve
-        resolve_agent(spec, variant.name, 0, variant.params)
+    # Fail before any match if a spec does not resolve; keep the agents for exploitability.
+    seat_0_agents = {spec: resolve_agent(spec, variant.name, 0, variant.params) for spec in agents}
     tasks = schedule(variant, agents, mode, games, seed, duplicate)
     with ResultStore(db_path) as store:
         stored = store.stored_keys(variant.name, variant.params_json)
@@ -89,7 +91,8 @@ def evaluate(
             for spec in agents:
                 if spec in known:
                     continue
-                value = exploitability_of(spec, variant.name, variant.params, exploitability_max_nodes)
+                value = exploitability_of(spec, variant.name, variant.params, exploitability_max_nodes,
+                                          seat_0_agents[spec])
                 if value is not None:
                     store.set_exploitability(variant.name, variant.params_json, spec, value)
-        return build_leaderboard(store, variant.name, variant.params_json, anchor)
+        return build_leaderboard(store, variant.name, variant.params_json, anchor, rank_by)

@@ -52,9 +52,10 @@ class Standing:
 class Leaderboard:
     env: str
     params: dict
-    standings: list[Standing]  # best Elo first
+    standings: list[Standing]  # best first, by ``rank_by``
     pairings: dict[tuple[str, str], PairingSummary]
     ratings: Ratings
+    rank_by: str = "elo"
 
     @property
     def title(self) -> str:
@@ -75,7 +76,20 @@ class Leaderboard:
         return [standing.agent for standing in self.standings]
 
 
-def build_leaderboard(store: ResultStore, env: str, params_json: str, anchor: str | None = None) -> Leaderboard:
+RANK_BY = ("elo", "mean-return")
+
+
+def build_leaderboard(
+    store: ResultStore, env: str, params_json: str, anchor: str | None = None, rank_by: str = "elo"
+) -> Leaderboard:
+    """Standings ranked by Elo (win/draw/loss) or by mean return against the field.
+
+    Elo counts games won, not by how much: in poker an agent that wins many small pots
+    and loses a few big ones can out-rate the one that takes its chips, so for games
+    with graded payoffs rank by ``mean-return`` (and read the exploitability column).
+    """
+    if rank_by not in RANK_BY:
+        raise ValueError(f"rank_by must be one of {RANK_BY}, got {rank_by!r}")
     results = store.results(env, params_json)
     if not results:
         raise ValueError(f"the results database {store.path} has no matches of {env} {params_json}")
@@ -102,8 +116,8 @@ def build_leaderboard(store: ResultStore, env: str, params_json: str, anchor: st
                 exploitability.get(name), openskill.get(name) if openskill else None,
             )
         )
-    standings.sort(key=lambda s: -s.elo)
-    return Leaderboard(env, json.loads(params_json), standings, summaries, ratings)
+    standings.sort(key=lambda s: -(s.elo if rank_by == "elo" else s.mean_return))
+    return Leaderboard(env, json.loads(params_json), standings, summaries, ratings, rank_by)
 
 
 # ---- cells ---------------------------------------------------------------------------------
@@ -140,7 +154,7 @@ def head_to_head_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     order = {name: i for i, name in enumerate(board.agents)}
     for (agent, opponent), s in sorted(board.pairings.items(), key=lambda kv: (order[kv[0][0]], order[kv[0][1]])):
         if order[agent] > order[opponent]:
-            continue  # each pairing once, from the better-rated side
+            continue  # each pairing once, from the better-ranked side
         rows.append([
             agent, opponent, str(s.games),
             _interval(s.mean_return, s.mean_return_low, s.mean_return_high),
@@ -159,7 +173,8 @@ def print_leaderboard(board: Leaderboard, console=None) -> None:
         if not console.is_terminal:  # piped or captured: do not squeeze into 80 columns
             console = Console(width=160)
     for title, (header, rows) in (
-        (f"Leaderboard: {board.title} (Elo anchored at {board.ratings.anchor} = {board.ratings.anchor_elo:.0f})", standings_rows(board)),
+        (f"Leaderboard: {board.title} (ranked by {board.rank_by}; Elo anchored at "
+         f"{board.ratings.anchor} = {board.ratings.anchor_elo:.0f})", standings_rows(board)),
         (f"Head to head: {board.title}", head_to_head_rows(board)),
     ):
         table = Table(title=title)
@@ -177,8 +192,8 @@ def markdown(board: Leaderboard) -> str:
         return "\n".join(lines)
 
     return (
-        f"## Leaderboard: {board.title}\n\nElo anchored at `{board.ratings.anchor}` = "
-        f"{board.ratings.anchor_elo:.0f}; intervals are 95%.\n\n"
+        f"## Leaderboard: {board.title}\n\nRanked by {board.rank_by}; Elo anchored at "
+        f"`{board.ratings.anchor}` = {board.ratings.anchor_elo:.0f}; intervals are 95%.\n\n"
         f"{table(*standings_rows(board))}\n\n### Head to head\n\n{table(*head_to_head_rows(board))}\n"
     )
 

@@ -91,19 +91,23 @@ def tree_size_at_most(game, max_nodes: int) -> bool:
     return True
 
 
-def exploitability_of(spec: str, env_name: str, params: dict[str, Any], max_nodes: int) -> float | None:
+def exploitability_of(
+    spec: str, env_name: str, params: dict[str, Any], max_nodes: int, seat_0_agent=None
+) -> float | None:
     """Exploitability of the profile where the spec's agent plays every seat.
 
     None when it is undefined (not a two-player zero-sum game) or too costly (more than
     ``max_nodes`` histories). The agent's policy is read at every information set from
-    the information-state tensor, as the env shows it.
+    the information-state tensor, as the env shows it. ``seat_0_agent`` reuses an agent
+    already resolved for seat 0 (a CFR+ spec solves the game once per resolution).
     """
     from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 
     game = hiddenenvs.load_game(env_name, **params)
     if not game.info.is_two_player_zero_sum or not tree_size_at_most(game, max_nodes):
         return None
-    seats = [resolve_agent(spec, env_name, seat, params) for seat in range(game.info.num_players)]
+    seats = [seat_0_agent or resolve_agent(spec, env_name, 0, params)]
+    seats += [resolve_agent(spec, env_name, seat, params) for seat in range(1, game.info.num_players)]
     tree = GameTree.build(game)
     policy = TabularPolicy.from_tensor_function(
         tree,
