@@ -63,11 +63,12 @@ class Transition:
     episode_id: int = 0
 
 
-def sample_from(probabilities: np.ndarray, rng: np.random.Generator) -> int:
-    """One action drawn from ``probabilities`` with a single uniform draw."""
-    cumulative = np.cumsum(probabilities)
-    return int(min(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"),
-                   len(probabilities) - 1))
+def sample_batch(probabilities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One action per row of ``probabilities`` ``(B, A)``, one uniform draw per row."""
+    cumulative = np.cumsum(probabilities, axis=1)
+    thresholds = rng.random(len(probabilities)) * cumulative[:, -1]
+    actions = (cumulative <= thresholds[:, None]).sum(axis=1)
+    return np.minimum(actions, probabilities.shape[1] - 1).astype(np.int64)
 
 
 def uniform_over_legal(action_masks: np.ndarray) -> np.ndarray:
@@ -112,8 +113,7 @@ class Agent(ABC):
     ) -> tuple[np.ndarray, np.ndarray]:
         """Actions ``(B,)`` and the probabilities ``(B, A)`` they were sampled from."""
         probabilities = self.policy_probabilities_batch(observations, action_masks)
-        actions = np.array([sample_from(row, self.rng) for row in probabilities], dtype=np.int64)
-        return actions, probabilities
+        return sample_batch(probabilities, self.rng), probabilities
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> tuple[int, np.ndarray]:
         actions, probabilities = self.act_batch(

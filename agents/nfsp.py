@@ -1,0 +1,426 @@
+"""Neural Fictitious Self-Play (Heinrich & Silver 2016, "Deep Reinforcement Learning from
+Self-Play in Imperfect-Information Games", arXiv:1603.01121).
+
+Fictitious play lets every player best-respond to the *average* of its opponents' past
+strategies; in two-player zero-sum games the average strategies converge to a Nash
+equilibrium. NFSP approximates both halves with networks, per player i:
+
+- a best response ``Q(s, a | theta^Q)`` learned by DQN (Mnih et al. 2015) from a
+  circular replay memory M_RL of the player's transitions (s_t, a_t, r_{t+1}, s_{t+1}),
+  minimising the squared TD error (paper, Algorithm 1, "update theta^Q with loss")
+
+      L(theta^Q) = E[(r + gamma * max_{a' legal} Q(s', a' | theta^{Q'}) - Q(s, a | theta^Q))^2]
+
+  with a target network theta^{Q'} copied every ``target_update_every`` steps and
+  epsilon-greedy exploration, epsilon decaying linearly;
+- an average policy ``Pi(s, a | theta^Pi)`` learned by supervised classification of the
+  player's own best-response behaviour, kept in a reservoir memory M_SL (Vitter 1985,
+  Algorithm R: the n-th item replaces a uniformly chosen slot with probability
+  capacity / n, so M_SL is a uniform sample of all best-response play), minimising
+
+      L(theta^Pi) = E_{(s, a) ~ M_SL}[ -log Pi(s, a | theta^Pi) ];
+
+- anticipatory dynamics: at the start of each episode the player follows its best
+  response with probability eta (``anticipatory``), otherwise its average policy
+  (Algorithm 1, "set policy sigma <- epsilon-greedy(Q) with probability eta, else Pi");
+  (s, a) goes into M_SL only when the best response acted, while every transition goes
+  into M_RL.
+
+Illegal actions are masked everywhere: in the greedy choice and the TD target's max
+(set to -inf), and in the average policy's softmax and its cross-entropy (logits of
+illegal actions pushed to a large negative number), so no probability ever leaks to an
+illegal move.
+
+Implementation notes. Acting is batched over all episodes in flight (the common loop
+plays ``num_envs`` episodes in lockstep), so each decision tick costs one forward pass
+per network. Gradient steps happen in :meth:`NFSP.update`, one RL and one SL step per
+``learn_every`` new transitions of a player, as in the paper's "every n steps".
+The evaluation policy is the average policy ``Pi``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.base import Agent, Learner, Transition, sample_batch
+from hiddenenvs.game import Game
+
+ILLEGAL_LOGIT = -1e9
+
+
+@dataclass
+class NFSPConfig:
+    """NFSP hyperparameters (defaults: OpenSpiel's NFSP example, with Adam)."""
+
+    hidden_sizes: list[int] = field(default_factory=lambda: [128])
+    anticipatory: float = 0.1  # eta: probability of playing the best response in an episode
+    replay_capacity: int = 200_000  # M_RL, circular
+    reservoir_capacity: int = 1_000_000  # M_SL, reservoir sampling
+    batch_size: int = 128
+    learn_every: int = 64  # new transitions of a player per RL+SL gradient step
+    min_buffer_size: int = 1_000  # no learning before both memories hold this many
+    rl_learning_rate: float = 0.01
+    sl_learning_rate: float = 0.01
+    target_update_every: int = 300  # RL gradient steps between target-network copies
+    discount: float = 1.0
+    epsilon_start: float = 0.06
+    epsilon_end: float = 0.001
+    epsilon_decay_transitions: int = 1_000_000  # linear decay over this many transitions
+    optimizer: str = "adam"  # "adam" or "sgd"
+
+    def __post_init__(self):
+        from agents.config import ConfigError
+
+        if not 0.0 <= self.anticipatory <= 1.0:
+            raise ConfigError(f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}")
+        if self.optimizer not in ("adam", "sgd"):
+            raise ConfigError(f"trainer.params.optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
+        for name in ("replay_capacity", "reservoir_capacity", "batch_size", "learn_every",
+                     "target_update_every"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
+
+
+def mlp(input_size: int, hidden_sizes: list[int], output_size: int) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for size in hidden_sizes:
+        layers += [nn.Linear(input_size, size), nn.ReLU()]
+        input_size = size
+    layers.append(nn.Linear(input_size, output_size))
+    return nn.Sequential(*layers)
+
+
+def masked_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    return torch.where(masks > 0, logits, torch.full_like(logits, ILLEGAL_LOGIT))
+
+
+# ---- memories ----------------------------------------------------------------------------
+class _ArrayMemory:
+    """Named numpy columns that grow by doubling up to ``capacity`` rows."""
+
+    def __init__(self, capacity: int, columns: dict[str, tuple[tuple[int, ...], Any]]):
+        self.capacity = capacity
+        self.columns = columns
+        self.data = {name: np.zeros((0, *shape), dtype) for name, (shape, dtype) in columns.items()}
+        self.size = 0
+
+    def _slot_for_append(self) -> int:
+        rows = len(self.data[next(iter(self.data))])
+        if self.size == rows:
+            grown = min(self.capacity, max(1024, 2 * rows))
+            for name, array in self.data.items():
+                bigger = np.zeros((grown, *array.shape[1:]), array.dtype)
+                bigger[:rows] = array
+                self.data[name] = bigger
+        return self.size
+
+    def write(self, slot: int, values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            self.data[name][slot] = value
+
+    def sample(self, batch_size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        rows = rng.integers(self.size, size=batch_size)
+        return {name: array[rows] for name, array in self.data.items()}
+
+    def __len__(self) -> int:
+        return self.size
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"size": self.size, "data": {k: v[: self.size].copy() for k, v in self.data.items()}}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.size = int(state["size"])
+        self.data = {k: np.asarray(v).copy() for k, v in state["data"].items()}
+
+
+class CircularBuffer(_ArrayMemory):
+    """M_RL: the newest ``capacity`` transitions; the oldest is overwritten first."""
+
+    def __init__(self, capacity, columns):
+        super().__init__(capacity, columns)
+        self.added = 0
+
+    def add(self, **values) -> None:
+        slot = self._slot_for_append() if self.size < self.capacity else self.added % self.capacity
+        self.write(slot, values)
+        self.size = min(self.size + 1, self.capacity)
+        self.added += 1
+
+    def state_dict(self):
+        return {**super().state_dict(), "added": self.added}
+
+    def load_state_dict(self, state):
+        super().load_state_dict(state)
+        self.added = int(state["added"])
+
+
+class ReservoirBuffer(_ArrayMemory):
+    """M_SL: a uniform sample of everything ever added (Vitter's Algorithm R)."""
+
+    def __init__(self, capacity, columns):
+        super().__init__(capacity, columns)
+        self.seen = 0
+
+    def add(self, rng: np.random.Generator, **values) -> None:
+        if self.size < self.capacity:
+            self.write(self._slot_for_append(), values)
+            self.size += 1
+        else:
+            slot = int(rng.integers(self.seen + 1))  # uniform over 0..seen
+            if slot < self.capacity:
+                self.write(slot, values)
+        self.seen += 1
+
+    def state_dict(self):
+        return {**super().state_dict(), "seen": self.seen}
+
+    def load_state_dict(self, state):
+        super().load_state_dict(state)
+        self.seen = int(state["seen"])
+
+
+# ---- agents --------------------------------------------------------------------------------
+class AveragePolicyAgent(Agent):
+    """Plays an NFSP average-policy network Pi (the evaluation and exported agent)."""
+
+    def __init__(self, network: nn.Module, architecture: dict[str, Any], seed: int | None = None):
+        super().__init__(architecture["num_actions"], seed)
+        self.network = network
+        self.architecture = architecture
+
+    def policy_probabilities_batch(self, observations, action_masks):
+        with torch.no_grad():
+            logits = self.network(torch.as_tensor(np.asarray(observations), dtype=torch.float32))
+            masks = torch.as_tensor(np.asarray(action_masks))
+            return torch.softmax(masked_logits(logits, masks), dim=-1).double().numpy()
+
+    def state_dict(self):
+        return {"architecture": self.architecture, "network": self.network.state_dict()}
+
+    @classmethod
+    def from_state_dict(cls, state):
+        architecture = state["architecture"]
+        network = mlp(architecture["input_size"], architecture["hidden_sizes"], architecture["num_actions"])
+        network.load_state_dict(state["network"])
+        return cls(network, architecture)
+
+
+class NFSPAgent(Agent):
+    """One NFSP player: Q (best response), its target, Pi (average policy), M_RL and M_SL."""
+
+    def __init__(self, input_size: int, num_actions: int, config: NFSPConfig, seed: int):
+        super().__init__(num_actions, seed)
+        self.config = config
+        self.architecture = {
+            "input_size": input_size, "hidden_sizes": list(config.hidden_sizes), "num_actions": num_actions,
+        }
+        self.q_network = mlp(input_size, config.hidden_sizes, num_actions)
+        self.target_network = mlp(input_size, config.hidden_sizes, num_actions)
+        self.target_network.load_state_dict(self.q_network.state_dict())
+        self.policy_network = mlp(input_size, config.hidden_sizes, num_actions)
+        optimizer = torch.optim.Adam if config.optimizer == "adam" else torch.optim.SGD
+        self.q_optimizer = optimizer(self.q_network.parameters(), lr=config.rl_learning_rate)
+        self.policy_optimizer = optimizer(self.policy_network.parameters(), lr=config.sl_learning_rate)
+        observation_column = ((input_size,), np.float32)
+        mask_column = ((num_actions,), np.int8)
+        self.replay = CircularBuffer(config.replay_capacity, {
+            "observation": observation_column, "action_mask": mask_column, "action": ((), np.int64),
+            "reward": ((), np.float32), "next_observation": observation_column,
+            "next_action_mask": mask_column, "done": ((), np.float32),
+        })
+        self.reservoir = ReservoirBuffer(config.reservoir_capacity, {
+            "observation": observation_column, "action_mask": mask_column, "action": ((), np.int64),
+        })
+        self.best_response_mode: dict[int, bool] = {}
+        self.transitions = 0  # transitions observed, drives epsilon and the learning schedule
+        self.learn_calls = 0
+        self.rl_steps = 0
+
+    @property
+    def epsilon(self) -> float:
+        c = self.config
+        progress = min(1.0, self.transitions / max(1, c.epsilon_decay_transitions))
+        return c.epsilon_start + (c.epsilon_end - c.epsilon_start) * progress
+
+    # ---- acting (Algorithm 1: sample sigma per episode, act, store) ----------------------
+    def start_episode(self, episode_id=0):
+        self.best_response_mode[episode_id] = bool(self.rng.random() < self.config.anticipatory)
+
+    def _best_response_probabilities(self, observations: torch.Tensor, masks: np.ndarray) -> np.ndarray:
+        q_values = self.q_network(observations)
+        greedy = masked_logits(q_values, torch.as_tensor(masks)).argmax(dim=-1).numpy()
+        legal = masks.astype(np.float64)
+        probabilities = self.epsilon * legal / legal.sum(axis=1, keepdims=True)
+        probabilities[np.arange(len(greedy)), greedy] += 1.0 - self.epsilon
+        return probabilities
+
+    def _average_probabilities(self, observations: torch.Tensor, masks: np.ndarray) -> np.ndarray:
+        logits = masked_logits(self.policy_network(observations), torch.as_tensor(masks))
+        return torch.softmax(logits, dim=-1).double().numpy()
+
+    def act_batch(self, observations, action_masks, episode_ids=None):
+        observations = np.asarray(observations, dtype=np.float32)
+        action_masks = np.asarray(action_masks, dtype=np.int8)
+        if episode_ids is None:
+            episode_ids = range(len(observations))
+        best_response = np.array([self.best_response_mode.get(i, False) for i in episode_ids])
+        probabilities = np.zeros((len(observations), self.num_actions))
+        with torch.no_grad():
+            tensors = torch.from_numpy(observations)
+            if best_response.any():
+                probabilities[best_response] = self._best_response_probabilities(
+                    tensors[torch.from_numpy(best_response)], action_masks[best_response]
+                )
+            if (~best_response).any():
+                probabilities[~best_response] = self._average_probabilities(
+                    tensors[torch.from_numpy(~best_response)], action_masks[~best_response]
+                )
+        actions = sample_batch(probabilities, self.rng)
+        for row in np.flatnonzero(best_response):
+            self.reservoir.add(self.rng, observation=observations[row],
+                               action_mask=action_masks[row], action=actions[row])
+        return actions, probabilities
+
+    def policy_probabilities_batch(self, observations, action_masks):
+        with torch.no_grad():
+            return self._average_probabilities(
+                torch.as_tensor(np.asarray(observations), dtype=torch.float32),
+                np.asarray(action_masks, dtype=np.int8),
+            )
+
+    def observe(self, transition: Transition):
+        self.replay.add(
+            observation=transition.observation, action_mask=transition.action_mask,
+            action=transition.action, reward=transition.reward,
+            next_observation=transition.next_observation,
+            next_action_mask=transition.next_action_mask, done=float(transition.done),
+        )
+        self.transitions += 1
+
+    # ---- learning ------------------------------------------------------------------------------
+    def rl_step(self) -> float:
+        """One DQN step on a minibatch of M_RL (masked max in the TD target)."""
+        batch = {k: torch.from_numpy(v) for k, v in self.replay.sample(self.config.batch_size, self.rng).items()}
+        with torch.no_grad():
+            next_q = masked_logits(self.target_network(batch["next_observation"]), batch["next_action_mask"])
+            next_value = torch.where(batch["done"] > 0, torch.zeros_like(batch["reward"]), next_q.max(dim=-1).values)
+            target = batch["reward"] + self.config.discount * next_value
+        q = self.q_network(batch["observation"]).gather(1, batch["action"][:, None]).squeeze(1)
+        loss = nn.functional.mse_loss(q, target)
+        self.q_optimizer.zero_grad()
+        loss.backward()
+        self.q_optimizer.step()
+        self.rl_steps += 1
+        if self.rl_steps % self.config.target_update_every == 0:
+            self.target_network.load_state_dict(self.q_network.state_dict())
+        return loss.item()
+
+    def sl_step(self) -> float:
+        """One supervised step on a minibatch of M_SL: cross-entropy over legal actions."""
+        batch = {k: torch.from_numpy(v) for k, v in self.reservoir.sample(self.config.batch_size, self.rng).items()}
+        logits = masked_logits(self.policy_network(batch["observation"]), batch["action_mask"])
+        loss = nn.functional.cross_entropy(logits, batch["action"])
+        self.policy_optimizer.zero_grad()
+        loss.backward()
+        self.policy_optimizer.step()
+        return loss.item()
+
+    def learn(self) -> tuple[list[float], list[float]]:
+        """The gradient steps due since the last call (one per ``learn_every`` transitions)."""
+        due = self.transitions // self.config.learn_every - self.learn_calls
+        self.learn_calls += due
+        rl_losses, sl_losses = [], []
+        minimum = max(self.config.min_buffer_size, 1)
+        for _ in range(due):
+            if len(self.replay) >= minimum:
+                rl_losses.append(self.rl_step())
+            if len(self.reservoir) >= minimum:
+                sl_losses.append(self.sl_step())
+        return rl_losses, sl_losses
+
+    def evaluation_agent(self) -> AveragePolicyAgent:
+        return AveragePolicyAgent(self.policy_network, self.architecture)
+
+    # ---- checkpoints -----------------------------------------------------------------------------
+    def state_dict(self):
+        return {
+            "q_network": self.q_network.state_dict(),
+            "target_network": self.target_network.state_dict(),
+            "policy_network": self.policy_network.state_dict(),
+            "q_optimizer": self.q_optimizer.state_dict(),
+            "policy_optimizer": self.policy_optimizer.state_dict(),
+            "replay": self.replay.state_dict(),
+            "reservoir": self.reservoir.state_dict(),
+            "rng": self.rng.bit_generator.state,
+            "counters": {"transitions": self.transitions, "learn_calls": self.learn_calls,
+                         "rl_steps": self.rl_steps},
+        }
+
+    def load_state_dict(self, state):
+        for name in ("q_network", "target_network", "policy_network", "q_optimizer", "policy_optimizer"):
+            getattr(self, name).load_state_dict(state[name])
+        self.replay.load_state_dict(state["replay"])
+        self.reservoir.load_state_dict(state["reservoir"])
+        self.rng.bit_generator.state = state["rng"]
+        counters = state["counters"]
+        self.transitions = counters["transitions"]
+        self.learn_calls = counters["learn_calls"]
+        self.rl_steps = counters["rl_steps"]
+
+
+class NFSP(Learner):
+    """NFSP self-play: one :class:`NFSPAgent` per player; evaluation = average policies."""
+
+    CONFIG_CLASS = NFSPConfig
+    METRICS = ("rl_loss", "sl_loss", "epsilon", "replay_size", "reservoir_size")
+
+    def __init__(self, game: Game, config: NFSPConfig, seed: int):
+        super().__init__(game, config, seed)
+        info = game.info
+        input_size = int(np.prod(info.information_state_tensor_shape))
+        self._agents = [
+            NFSPAgent(input_size, info.num_distinct_actions, config, seed=seed * 1000 + player)
+            for player in range(info.num_players)
+        ]
+
+    @property
+    def agents(self) -> list[Agent]:
+        return self._agents
+
+    def update(self) -> dict[str, float]:
+        rl_losses, sl_losses = [], []
+        for agent in self._agents:
+            rl, sl = agent.learn()
+            rl_losses += rl
+            sl_losses += sl
+        if not rl_losses and not sl_losses:
+            return {}
+        metrics = {
+            "epsilon": float(np.mean([a.epsilon for a in self._agents])),
+            "replay_size": float(sum(len(a.replay) for a in self._agents)),
+            "reservoir_size": float(sum(len(a.reservoir) for a in self._agents)),
+        }
+        if rl_losses:
+            metrics["rl_loss"] = float(np.mean(rl_losses))
+        if sl_losses:
+            metrics["sl_loss"] = float(np.mean(sl_losses))
+        return metrics
+
+    def evaluation_agent(self, player: int) -> AveragePolicyAgent:
+        return self._agents[player].evaluation_agent()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"agents": [agent.state_dict() for agent in self._agents]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if len(state["agents"]) != len(self._agents):
+            raise ValueError(
+                f"checkpoint has {len(state['agents'])} NFSP players, this game has {len(self._agents)}"
+            )
+        for agent, agent_state in zip(self._agents, state["agents"]):
+            agent.load_state_dict(agent_state)

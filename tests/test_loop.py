@@ -1,0 +1,90 @@
+"""The common loop: experience routing on turn-based and simultaneous games, evaluation paths."""
+
+import numpy as np
+import pytest
+
+import hiddenenvs
+from agents import Agent, RandomAgent
+from agents.config import config_from_dict
+from agents.loop import play_episodes, train, tree_is_small
+
+
+class RecordingAgent(RandomAgent):
+    """Random play that keeps every transition and episode boundary it is given."""
+
+    def __init__(self, num_actions, seed):
+        super().__init__(num_actions, seed)
+        self.transitions, self.started, self.ended = [], [], []
+
+    def start_episode(self, episode_id=0):
+        self.started.append(episode_id)
+
+    def observe(self, transition):
+        self.transitions.append(transition)
+
+    def end_episode(self, episode_id=0):
+        self.ended.append(episode_id)
+
+
+@pytest.mark.parametrize("env_name", ["kuhn_poker", "leduc_holdem", "rps"])
+def test_transitions_chain_and_add_up_to_the_returns(env_name):
+    envs = [hiddenenvs.make(env_name).unwrapped for _ in range(8)]
+    names = envs[0].possible_agents
+    num_actions = envs[0].action_space(names[0]).n
+    recorders = {name: RecordingAgent(num_actions, seed=k) for k, name in enumerate(names)}
+    returns = play_episodes(envs, recorders, np.arange(8), learn=True)
+    assert np.allclose(returns.sum(axis=1), 0.0)  # zero-sum games
+    for seat, name in enumerate(names):
+        agent = recorders[name]
+        assert sorted(agent.started) == sorted(agent.ended) == list(range(8))
+        for episode in range(8):
+            chain = [t for t in agent.transitions if t.episode_id == episode]
+            assert chain and chain[-1].done and not any(t.done for t in chain[:-1])
+            assert sum(t.reward for t in chain) == pytest.approx(returns[episode, seat])
+            assert not chain[-1].next_action_mask.any()
+            for before, after in zip(chain, chain[1:]):
+                np.testing.assert_array_equal(before.next_observation, after.observation)
+                np.testing.assert_array_equal(before.next_action_mask, after.action_mask)
+            for t in chain:
+                assert t.action_mask[t.action] == 1
+
+
+def test_same_seeds_same_episodes():
+    def run():
+        envs = [hiddenenvs.make("leduc_holdem").unwrapped for _ in range(4)]
+        agents = {name: RandomAgent(3, seed=k) for k, name in enumerate(envs[0].possible_agents)}
+        return play_episodes(envs, agents, np.array([1, 2, 3, 4]), learn=False)
+
+    np.testing.assert_array_equal(run(), run())
+
+
+def test_tree_size_probe():
+    game = hiddenenvs.load_game("kuhn_poker")
+    assert tree_is_small(game, 58) and not tree_is_small(game, 57)
+
+
+def test_head_to_head_evaluation_when_exact_is_off(tmp_path):
+    config = config_from_dict({
+        "env": {"name": "rps"},
+        "trainer": {"name": "nfsp", "params": {"hidden_sizes": [8], "min_buffer_size": 50}},
+        "budget": {"episodes": 256}, "evaluation": {"every_episodes": 128, "exact": "no",
+                                                    "episodes_vs_random": 200},
+        "checkpoint_every_episodes": 128, "num_envs": 16, "output_dir": str(tmp_path),
+        "progress_bar": False,
+    })
+    result = train(config)
+    last = result["last_evaluation"]
+    assert last["episodes"] == 256 and last.get("exploitability") is None
+    # RPS against uniform random is worth exactly 0 to any policy; the estimate is close.
+    assert abs(last["return_vs_random"]) < 0.15
+    assert (tmp_path / "metrics.png").is_file()
+
+
+def test_an_agent_needs_only_its_policy():
+    class AlwaysFirstLegal(Agent):
+        def policy_probabilities_batch(self, observations, action_masks):
+            first = np.argmax(action_masks, axis=1)
+            return np.eye(action_masks.shape[1])[first]
+
+    agent = AlwaysFirstLegal(3)
+    assert agent.act(np.zeros(5), np.array([0, 1, 1]))[0] == 1

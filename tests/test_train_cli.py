@@ -1,0 +1,80 @@
+"""train.py: validated configs with helpful errors, shipped configs, outputs of a tiny run."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import train
+from agents import load_agent
+from agents.config import ConfigError, load_config
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
+def test_shipped_configs_validate(path):
+    config = load_config(path)
+    assert config.trainer.name == "nfsp"
+
+
+def test_quickstart_and_issue_configs_exist():
+    names = {p.name for p in CONFIGS}
+    assert {"quickstart.yaml", "nfsp_kuhn.yaml", "nfsp_leduc.yaml", "nfsp_matching_pennies.yaml",
+            "nfsp_rps.yaml"} <= names
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("budget.episodez=5", "unknown key(s) ['budget.episodez']; allowed keys of budget: ['episodes', 'seconds']"),
+        ("trainer.params.learning_rate=0.1", "trainer.params.learning_rate"),
+        ("trainer.params.anticipatory=2", "anticipatory must be in [0, 1]"),
+        ("seed=abc", "seed must be int, got 'abc'"),
+        ("num_envs=0", "num_envs must be >= 1"),
+        ("trainer.name=ppo", "unknown trainer 'ppo'; allowed: ['nfsp']"),
+        ("env.name=chess", "unknown env 'chess'"),
+        ("evaluation.exact=maybe", "evaluation.exact must be one of"),
+        ("nonsense", "must look like key=value"),
+    ],
+)
+def test_bad_config_errors_name_the_key(override, message):
+    with pytest.raises(ConfigError) as error:
+        load_config(REPO / "configs" / "nfsp_kuhn.yaml", [override])
+    assert message in str(error.value)
+
+
+def test_allowed_trainer_keys_are_listed():
+    with pytest.raises(ConfigError, match="allowed keys of trainer.params: .*'anticipatory'"):
+        load_config(None, ["trainer.params.eta=0.1"])
+
+
+def test_cli_reports_config_errors(capsys):
+    assert train.main(["--config", str(REPO / "configs" / "nfsp_kuhn.yaml"), "budget.episodez=5"]) == 2
+    assert "budget.episodez" in capsys.readouterr().err
+    assert train.main(["--resume", "/nonexistent-run-dir"]) == 2
+
+
+def test_tiny_run_writes_every_output_and_resumes(tmp_path, capsys):
+    out = tmp_path / "run"
+    arguments = ["--config", str(REPO / "configs" / "nfsp_matching_pennies.yaml"), f"output_dir={out}",
+                 "budget.episodes=600", "evaluation.every_episodes=200", "progress_bar=false",
+                 "trainer.params.min_buffer_size=50"]
+    assert train.main(arguments) == 0
+    for name in ("checkpoint.pt", "metrics.csv", "metrics.png", "policy_player0.pt", "policy_player1.pt"):
+        assert (out / name).is_file(), name
+    assert any((out / "tensorboard").iterdir())
+    rows = (out / "metrics.csv").read_text().splitlines()
+    assert rows[0].startswith("episodes,wall_seconds,episodes_per_second,exploitability")
+    assert [row.split(",")[0] for row in rows[1:]] == ["0", "200", "400", "600"]
+    agent = load_agent(str(out), "matching_pennies", player=1)
+    probabilities = agent.policy_probabilities(np.zeros(6, dtype=np.float32), np.array([1, 1]))
+    assert probabilities.shape == (2,) and probabilities.sum() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="trained on matching_pennies, not rps"):
+        load_agent(str(out), "rps")
+    # Resuming with a larger budget continues from episode 600.
+    assert train.main(["--resume", str(out), "budget.episodes=800", "progress_bar=false"]) == 0
+    rows = (out / "metrics.csv").read_text().splitlines()
+    assert [row.split(",")[0] for row in rows[1:]] == ["0", "200", "400", "600", "800"]
+    assert "800 episodes" in capsys.readouterr().out

@@ -1,0 +1,64 @@
+"""Train any trainer on any hiddenenvs env from a YAML config.
+
+    python train.py --config configs/nfsp_kuhn.yaml                      # a run
+    python train.py --config configs/nfsp_kuhn.yaml budget.episodes=5000 seed=3
+    python train.py --resume runs/nfsp_kuhn                              # continue it
+    python train.py --resume runs/nfsp_kuhn budget.episodes=400000       # ... for longer
+
+Overrides are dotted ``key=value`` pairs with YAML values; ``agents/config.py`` documents
+every key. A run writes checkpoint.pt, metrics.csv, tensorboard/, metrics.png and
+policy_player<p>.pt (loadable with ``agents.load_agent``) into ``output_dir``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from agents.config import ConfigError, apply_override, config_from_dict, load_config
+
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--config", help="YAML run config (see configs/)")
+    source.add_argument("--resume", metavar="DIR", help="run directory to continue from its checkpoint")
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
+    try:
+        if arguments.resume:
+            from agents.checkpoint import load_checkpoint
+            from agents.loop import CHECKPOINT_NAME
+
+            checkpoint = Path(arguments.resume) / CHECKPOINT_NAME
+            if not checkpoint.is_file():
+                raise ConfigError(f"--resume {arguments.resume}: no {CHECKPOINT_NAME} there")
+            data = load_checkpoint(checkpoint)["config"]
+            for override in arguments.overrides:
+                apply_override(data, override)
+            data["output_dir"] = str(arguments.resume)
+            config = config_from_dict(data)
+        else:
+            config = load_config(arguments.config, arguments.overrides)
+    except ConfigError as error:
+        print(f"train.py: config error: {error}", file=sys.stderr)
+        return 2
+    from agents.loop import train
+
+    result = train(config, resume=bool(arguments.resume))
+    last = result["last_evaluation"]
+    metric = "exploitability" if last.get("exploitability") is not None else "return_vs_random"
+    print(
+        f"{config.trainer.name} on {config.env.name}: {result['episodes']} episodes in "
+        f"{result['wall_seconds']:.1f} s; {metric} {last.get(metric)}; outputs in {config.output_dir}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
