@@ -33,10 +33,11 @@ GAMES = [
 ]
 
 
-def games_per_second(play_one, seconds: float) -> float:
+def games_per_second(seconds: float, play_one, *args) -> float:
+    """How many ``play_one(*args)`` calls finish per second, measured for ``seconds``."""
     games, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        play_one()
+        play_one(*args)
         games += 1
     return games / (time.perf_counter() - start)
 
@@ -95,16 +96,16 @@ def main() -> None:
         peer_rate = None
         if pyspiel is not None and peer is not None:
             spiel_game = pyspiel.load_game(*peer)
-            peer_rate = games_per_second(lambda: spiel_playout(pyspiel, spiel_game, rng), args.seconds)
+            peer_rate = games_per_second(args.seconds, spiel_playout, pyspiel, spiel_game, rng)
         game = hiddenenvs.load_game(name, **params)
         aec_env = hiddenenvs.make(name, **params)
         rows = [
-            ("raw game model", games_per_second(lambda: random_playout(game.new_initial_state(), rng), args.seconds)),
-            ("AEC env", games_per_second(lambda: aec_playout(aec_env, rng), args.seconds)),
+            ("raw game model", games_per_second(args.seconds, lambda g: random_playout(g.new_initial_state(), rng), game)),
+            ("AEC env", games_per_second(args.seconds, aec_playout, aec_env, rng)),
         ]
         if name == "goofspiel":
             parallel_env = hiddenenvs.make_parallel(name, **params)
-            rows.append(("parallel env", games_per_second(lambda: parallel_playout(parallel_env, rng), args.seconds)))
+            rows.append(("parallel env", games_per_second(args.seconds, parallel_playout, parallel_env, rng)))
         for what, rate in rows:
             ratio = f"{rate / peer_rate:.2f}x" if peer_rate else "-"
             print(f"{label:<30}{what:<26}{rate:>12,.0f}{ratio:>14}")

@@ -1,7 +1,7 @@
 """Othello: known 8x8 perft counts, an independent square-by-square implementation for
 4x4 and 6x6, OpenSpiel trajectories, passes and game end, rendering, exact analysis on 4x4."""
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -164,7 +164,7 @@ def test_passing_is_illegal_when_a_move_exists():
 def test_exact_tools_solve_4x4_othello():
     """The whole 4x4 tree, counted independently; white (second player) wins with perfect play."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def reference_nodes(board, player):
         legal = reference_legal(board, player)
         return 1 + sum(reference_nodes(reference_play(board, a, player), 1 - player) for a in legal)
@@ -195,7 +195,10 @@ def test_rgb_and_ansi_rendering():
     env.reset(seed=0)
     image = env.render()
     assert image.shape == (256, 256, 3) and image.dtype == np.uint8
-    centre = lambda row, column: tuple(image[row * 32 + 16, column * 32 + 16])  # noqa: E731
+
+    def centre(row, column):
+        return tuple(image[row * 32 + 16, column * 32 + 16])
+
     assert centre(3, 3) == (235, 235, 235) and centre(3, 4) == (20, 20, 20)  # d4 white, e4 black
     assert centre(0, 0) == (0, 110, 50)  # empty squares are green
     text = str(othello(4).new_initial_state())
