@@ -399,22 +399,30 @@ def build_goofspiel_tree(game: GoofspielGame):
         emit(1, decision_level(1))
         bid_1 = unused(bids[1])
         rows = expand(bid_1, 1.0)
+        if round_index == n - 2:
+            break
         points = np.concatenate([points[rows], current_point[rows, None]], axis=1)
         bids = [
             np.concatenate([bids[0][rows], pending_bid_0[rows, None]], axis=1),
             np.concatenate([bids[1][rows], bid_1.reshape(-1, 1)], axis=1),
         ]
-        if round_index + 1 < n - 1:
-            current_point = (
-                np.zeros(len(rows), dtype=np.int64) if random_deck
-                else np.full(len(rows), game.fixed_points[round_index + 1], dtype=np.int64)
-            )
+        current_point = (
+            np.zeros(len(rows), dtype=np.int64) if random_deck
+            else np.full(len(rows), game.fixed_points[round_index + 1], dtype=np.int64)
+        )
 
-    # The forced last round, then the leaves.
-    points = np.concatenate([points, unused(points)], axis=1)
-    bids = [np.concatenate([bids[p], unused(bids[p])], axis=1) for p in range(2)]
+    # The leaves: score the finished rounds once per parent, then the last two rounds per
+    # leaf. The forced last round's cards are the ones not yet used: N(N+1)/2 minus the
+    # sum of those used.
     emit(TERMINAL, np.full(len(level_ids), -1, dtype=np.int64))
-    difference = (points * np.sign(bids[0] - bids[1])).sum(axis=1).astype(np.float64)
+    finished = (points * np.sign(bids[0] - bids[1])).sum(axis=1)[rows]
+    bid_0, bid_1, point = pending_bid_0[rows], bid_1.reshape(-1), current_point[rows]
+    last_point = game.total_points - points.sum(axis=1)[rows] - point
+    last_bid_0 = game.total_points - bids[0].sum(axis=1)[rows] - bid_0
+    last_bid_1 = game.total_points - bids[1].sum(axis=1)[rows] - bid_1
+    difference = (
+        finished + point * np.sign(bid_0 - bid_1) + last_point * np.sign(last_bid_0 - last_bid_1)
+    ).astype(np.float64)
     if not game.point_difference:
         difference = np.sign(difference)
     terminal_returns = np.zeros((num_nodes, 2))
