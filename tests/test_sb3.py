@@ -68,3 +68,21 @@ def test_maskable_ppo_learns_to_beat_random_on_kuhn():
     after = value_against_random(model)
     # Uniform vs uniform is worth 0.125 to player 0; a best response to uniform 0.5.
     assert before < 0.2 and after > before + 0.15, (before, after)
+
+
+def test_self_play_against_a_refreshed_frozen_copy():
+    from agents.sb3 import RefreshFrozenOpponent
+
+    torch.set_num_threads(1)
+    env = single_agent_env("kuhn_poker", seat="alternate", seed=0)
+    model = sb3_contrib.MaskablePPO("MlpPolicy", env, seed=0, n_steps=64, batch_size=32, n_epochs=1)
+    env.set_opponents(FrozenSB3Agent(model))
+    first = env.opponents["player_1"]
+    model.learn(200, callback=RefreshFrozenOpponent(every_steps=64))
+    refreshed = env.opponents["player_1"]
+    assert refreshed is not first and isinstance(refreshed, FrozenSB3Agent)
+    # The refreshed copy plays weights from during training, not the initial ones.
+    observation = np.eye(11, dtype=np.float32)[[1, 2]].sum(axis=0)[None]
+    mask = np.ones((1, 2), dtype=np.int8)
+    assert not np.allclose(refreshed.policy_probabilities_batch(observation, mask),
+                           first.policy_probabilities_batch(observation, mask), atol=1e-5)
