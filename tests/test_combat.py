@@ -285,3 +285,14 @@ def test_fighter_view_is_the_map_window_around_the_fighter():
         assert np.array_equal(view[..., 0], np.isin(window, (1, 2)).astype(np.float32))
         assert np.array_equal(view[..., 1], (window == 3).astype(np.float32))
         assert np.all(view[..., 4] == state.battle.health[fighter] / 100)
+
+
+def test_record_writes_a_png_strip_and_a_gif(tmp_path):
+    from PIL import Image
+
+    from hiddenenvs.envs.combat.record import main
+
+    main(["--map", "small", "--out", str(tmp_path / "strip.png"), "--frames", "3", "--every", "5"])
+    assert Image.open(tmp_path / "strip.png").size == (3 * 480, 480)
+    main(["--mode", "fighter", "--out", str(tmp_path / "episode.gif"), "--every", "50"])
+    assert Image.open(tmp_path / "episode.gif").n_frames >= 2
