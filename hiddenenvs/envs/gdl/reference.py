@@ -602,14 +602,15 @@ class ReferenceReasoner:
         return [sorted(int(value) for role_key, value in goals if role_key == role)
                 for role in self.role_keys]
 
-    def goals(self, state: frozenset) -> list[int]:
-        """Each role's goal value; an error names a role with none or several."""
+    def goals(self, state: frozenset) -> list[int | None]:
+        """Each role's goal value; an error names a role with none or several. GDL-II's
+        ``random`` role needs no goal (None when it has none)."""
         values = self.goal_values(state)
         for role, role_values in zip(self.roles, values):
-            if len(role_values) != 1:
+            if len(role_values) > 1 or (not role_values and role.lower() != "random"):
                 raise GdlPlayError(None, f"{self.sheet.filename}: role {role} has goal values "
                                    f"{role_values} in this state, expected exactly one")
-        return [role_values[0] for role_values in values]
+        return [role_values[0] if role_values else None for role_values in values]
 
     def next_state(self, state: frozenset, joint: Sequence) -> frozenset:
         return frozenset(args[0] for args in self._move_facts(state, joint).get(("next", 1)))

@@ -1,0 +1,201 @@
+"""The rule sheets we ship (hiddenenvs/envs/gdl/games/): their rules, checked with the
+reference reasoner, and the engine (propnet) against the reference reasoner on random
+playouts; the registered envs' game-theoretic facts (Monty Hall switches, biased RPS
+equilibrium, blind tic-tac-toe hides the opponent's marks)."""
+
+import itertools
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from hiddenenvs.envs.gdl.reference import ReferenceReasoner
+from hiddenenvs.envs.matrix_games import MATRICES
+
+GAMES_DIR = Path(__file__).resolve().parent.parent / "hiddenenvs/envs/gdl/games"
+SHEETS = ["monty_hall", "meier", "blind_tictactoe", "biased_blind_tictactoe", "biased_rps",
+          "tictactoe"]
+
+
+def reasoner_for(sheet: str) -> ReferenceReasoner:
+    return ReferenceReasoner.from_file(GAMES_DIR / f"{sheet}.gdl")
+
+
+class Script:
+    """Plays a sheet with the reference reasoner: ``play({"role": "(move)"})`` gives the
+    named roles their moves and every other role its only legal move."""
+
+    def __init__(self, sheet: str):
+        self.reasoner = reasoner_for(sheet)
+        self.state = self.reasoner.initial_state()
+
+    def legal(self, role: str) -> list[str]:
+        moves = self.reasoner.legal_moves(self.state)[self.reasoner.roles.index(role)]
+        return [self.reasoner.render(move) for move in moves]
+
+    def play(self, moves: dict[str, str]) -> dict[str, set[str]]:
+        joint = []
+        for role, legal in zip(self.reasoner.roles, self.reasoner.legal_moves(self.state)):
+            if role in moves:
+                move = self.reasoner.parse_terms(moves[role])[0]
+                assert move in legal, f"{moves[role]} is not legal for {role}"
+            else:
+                assert len(legal) == 1, f"{role} has a choice: {legal}"
+                move = legal[0]
+            joint.append(move)
+        seen = self.reasoner.percepts(self.state, joint)
+        self.state = self.reasoner.next_state(self.state, joint)
+        return {role: {self.reasoner.render(p) for p in percepts}
+                for role, percepts in zip(self.reasoner.roles, seen)}
+
+    def terminal(self) -> bool:
+        return self.reasoner.is_terminal(self.state)
+
+    def goals(self) -> dict[str, int]:
+        return {role: values[0] for role, values in
+                zip(self.reasoner.roles, self.reasoner.goal_values(self.state)) if values}
+
+
+# ---------------------------------------------------------------- the rules, by reasoning
+
+
+def test_monty_hall_switching_wins_two_thirds_by_enumeration():
+    """Exact win probabilities of always switching and always staying, over the whole tree
+    (random uniform over its legal moves, the candidate's first choice uniform)."""
+    reasoner = reasoner_for("monty_hall")
+    candidate, host = reasoner.roles.index("candidate"), reasoner.roles.index("random")
+
+    def win_probability(final_move: str) -> Fraction:
+        def value(state, probability):
+            if reasoner.is_terminal(state):
+                return probability * reasoner.goals(state)[candidate] / 100
+            legal = reasoner.legal_moves(state)
+            mine = [m for m in legal[candidate] if reasoner.render(m) in (final_move, "noop")
+                    or reasoner.render(m).startswith("(choose")]
+            total = Fraction(0)
+            for move, chance in itertools.product(mine, legal[host]):
+                joint = [None, None]
+                joint[candidate], joint[host] = move, chance
+                total += value(reasoner.next_state(state, joint),
+                               probability / (len(mine) * len(legal[host])))
+            return total
+
+        return value(reasoner.initial_state(), Fraction(1))
+
+    assert win_probability("switch") == Fraction(2, 3)
+    assert win_probability("stay") == Fraction(1, 3)
+
+
+def test_monty_hall_host_opens_a_goat_door_the_candidate_did_not_choose():
+    game = Script("monty_hall")
+    assert game.play({"candidate": "(choose 1)", "random": "(hide_car 2)"}) == {
+        "candidate": set(), "random": set()}
+    assert game.legal("random") == ["(open_door 3)"]
+    assert game.play({})["candidate"] == {"(opened 3)"}
+    assert game.legal("candidate") == ["stay", "switch"]
+    assert game.play({"candidate": "switch"})["candidate"] == {"(car 2)"}
+    assert game.terminal() and game.goals()["candidate"] == 100
+
+
+def test_biased_rps_goals_are_the_matrix_payoffs_mapped_to_0_100():
+    hands, payoff = MATRICES["biased_rps"]
+    for (i, mine), (j, theirs) in itertools.product(enumerate(hands), repeat=2):
+        game = Script("biased_rps")
+        seen = game.play({"row": f"(throw {mine})", "column": f"(throw {theirs})"})
+        assert seen == {"row": {f"(threw column {theirs})"}, "column": {f"(threw row {mine})"}}
+        assert game.terminal()
+        assert game.goals() == {"row": 50 + 25 * payoff[i][j], "column": 50 - 25 * payoff[i][j]}
+
+
+@pytest.mark.parametrize("tiebreak", ["xplayer", "oplayer"])
+def test_blind_tictactoe_collision_goes_to_randoms_pick(tiebreak):
+    game = Script("blind_tictactoe")
+    seen = game.play({"xplayer": "(mark 2 2)", "oplayer": "(mark 2 2)",
+                      "random": f"(tiebreak {tiebreak})"})
+    loser = "oplayer" if tiebreak == "xplayer" else "xplayer"
+    assert seen == {tiebreak: {"ok"}, loser: {"fail"}, "random": set()}
+    mark = "x" if tiebreak == "xplayer" else "o"
+    assert game.reasoner.parse_terms(f"(cell 2 2 {mark})")[0] in game.state
+    # The loser now knows the cell is taken, and may not try it again; the winner neither.
+    assert "(mark 2 2)" not in game.legal("xplayer") + game.legal("oplayer")
+
+
+def test_biased_blind_tictactoe_collision_goes_to_x():
+    game = Script("biased_blind_tictactoe")
+    assert game.play({"xplayer": "(mark 1 1)", "oplayer": "(mark 1 1)"}) == {
+        "xplayer": {"ok"}, "oplayer": {"fail"}}
+    assert game.reasoner.parse_terms("(cell 1 1 x)")[0] in game.state
+
+
+def test_blind_tictactoe_try_on_a_taken_cell_fails_and_lines_win():
+    game = Script("biased_blind_tictactoe")
+    game.play({"xplayer": "(mark 1 1)", "oplayer": "(mark 2 1)"})
+    # o tries x's cell: fails, its move is lost; x is never told where o played.
+    assert game.play({"xplayer": "(mark 1 2)", "oplayer": "(mark 1 1)"}) == {
+        "xplayer": {"ok"}, "oplayer": {"fail"}}
+    assert not game.terminal()
+    game.play({"xplayer": "(mark 1 3)", "oplayer": "(mark 3 3)"})
+    assert game.terminal() and game.goals() == {"xplayer": 100, "oplayer": 0}
+
+
+def test_blind_tictactoe_both_lines_in_one_step_is_a_draw():
+    game = Script("biased_blind_tictactoe")
+    for x_cell, o_cell in [("1 1", "3 1"), ("1 2", "3 2")]:
+        game.play({"xplayer": f"(mark {x_cell})", "oplayer": f"(mark {o_cell})"})
+    game.play({"xplayer": "(mark 1 3)", "oplayer": "(mark 3 3)"})
+    assert game.terminal() and game.goals() == {"xplayer": 50, "oplayer": 50}
+
+
+def test_meier_meier_cannot_be_beaten():
+    game = Script("meier")
+    seen = game.play({"random": "(roll 1 2)"})
+    assert seen == {"alice": {"(rolled 21)"}, "bob": set(), "random": set()}
+    assert len(game.legal("alice")) == 21  # any first claim
+    assert game.play({"alice": "(claim 21)"})["bob"] == {"(claimed 21)"}
+    assert game.legal("bob") == ["call"]
+    seen = game.play({})
+    assert seen["alice"] == seen["bob"] == {"(shown 21)"}
+    assert game.terminal() and game.goals() == {"alice": 100, "bob": 0}
+
+
+def test_meier_a_called_lie_loses_for_the_claimer():
+    game = Script("meier")
+    game.play({"random": "(roll 3 1)"})
+    game.play({"alice": "(claim 65)"})
+    game.play({"bob": "call"})
+    assert game.terminal() and game.goals() == {"alice": 0, "bob": 100}
+
+
+def test_meier_accept_roll_and_claim_higher():
+    game = Script("meier")
+    game.play({"random": "(roll 5 6)"})  # 65, claimed as 64: not a lie
+    game.play({"alice": "(claim 64)"})
+    assert game.legal("bob") == ["accept", "call"]
+    assert game.play({"bob": "accept"})["alice"] == {"accepted"}
+    assert game.play({"random": "(roll 1 1)"}) == {
+        "alice": set(), "bob": {"(rolled 11)"}, "random": set()}
+    # above 64: 65, the doubles, and 21
+    assert sorted(game.legal("bob")) == sorted(
+        f"(claim {v})" for v in (65, 11, 22, 33, 44, 55, 66, 21))
+    game.play({"bob": "(claim 11)"})
+    game.play({"alice": "call"})
+    assert game.terminal() and game.goals() == {"alice": 0, "bob": 100}
+
+
+def test_meier_claims_rise_strictly_so_games_are_short():
+    """The longest game claims every value in order: 21 turns of roll, claim, respond."""
+    game = Script("meier")
+    order = [31, 32, 41, 42, 43, 51, 52, 53, 54, 61, 62, 63, 64, 65, 11, 22, 33, 44, 55, 66, 21]
+    claimer, responder = "alice", "bob"
+    for index, value in enumerate(order):
+        game.play({"random": "(roll 1 1)"})
+        assert set(game.legal(claimer)) == {f"(claim {v})" for v in order[index:]}
+        game.play({claimer: f"(claim {value})"})
+        if value == 21:
+            assert game.legal(responder) == ["call"]
+            break
+        game.play({responder: "accept"})
+        claimer, responder = responder, claimer
+    game.play({})
+    assert game.terminal()
+    assert game.goals() == {claimer: 0, responder: 100}  # 11 does not cover a claim of 21
