@@ -212,12 +212,23 @@ class CombatMap:
 
     def spawn_cells(self, team: int, count: int) -> np.ndarray:
         """The ``count`` passable cells nearest the team's birth point (ties by cell index)."""
-        distance = self.distance_fields[self.num_destinations + team]
-        reachable = np.flatnonzero(distance < UNREACHABLE)
-        if len(reachable) < count:
-            raise MapError(f"map {self.source}: only {len(reachable)} cells around the {TEAMS[team]}' birth point for {count} fighters")
-        order = np.lexsort((reachable, distance[reachable]))
-        return reachable[order[:count]].astype(np.int32)
+        nearest_first = self._cells_by_birth_distance[team]
+        if len(nearest_first) < count:
+            raise MapError(
+                f"map {self.source}: only {len(nearest_first)} cells around the {TEAMS[team]}' "
+                f"birth point for {count} fighters"
+            )
+        return nearest_first[:count].copy()
+
+    @functools.cached_property
+    def _cells_by_birth_distance(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per team, the reachable cells sorted by (moves from its birth point, cell index)."""
+        by_team = []
+        for team in range(len(TEAMS)):
+            distance = self.distance_fields[self.num_destinations + team]
+            reachable = np.flatnonzero(distance < UNREACHABLE)
+            by_team.append(reachable[np.lexsort((reachable, distance[reachable]))].astype(np.int32))
+        return tuple(by_team)
 
     def line_of_sight_offsets(self, radius: int) -> np.ndarray:
         """(2r+1, 2r+1, r) int64 flat offsets of the cells strictly between a cell and the

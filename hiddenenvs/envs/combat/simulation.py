@@ -57,7 +57,7 @@ class Battle:
 
     __slots__ = (
         "map", "rules", "positions", "health", "tick", "rng", "belief_cells",
-        "sees_pair", "distance_pair", "damage_dealt",
+        "sees_pair", "distance_pair", "damage_dealt", "alive", "seen", "target_of",
     )
 
     def __init__(self, combat_map: CombatMap, rules: Rules, seed: int | None):
@@ -68,6 +68,7 @@ class Battle:
             [combat_map.spawn_cells(ATTACKERS, team_size), combat_map.spawn_cells(DEFENDERS, team_size)]
         )
         self.health = np.full(2 * team_size, MAX_HEALTH, dtype=np.int32)
+        self.alive = np.ones(2 * team_size, dtype=bool)
         self.tick = 0
         self.rng = np.random.default_rng(seed)
         # belief_cells[team, enemy]: flat cell where `team` last saw its enemy number `enemy`, -1 if none
@@ -81,21 +82,21 @@ class Battle:
         other.rules = self.rules
         other.positions = self.positions.copy()
         other.health = self.health.copy()
+        other.alive = self.alive.copy()
         other.tick = self.tick
         bit_generator = type(self.rng.bit_generator)()
         bit_generator.state = self.rng.bit_generator.state
         other.rng = np.random.Generator(bit_generator)
         other.belief_cells = self.belief_cells.copy()
-        other.sees_pair = self.sees_pair  # replaced, never modified in place
+        # derived from positions after each tick, replaced and never modified in place
+        other.sees_pair = self.sees_pair
         other.distance_pair = self.distance_pair
+        other.seen = self.seen
+        other.target_of = self.target_of
         other.damage_dealt = self.damage_dealt.copy()
         return other
 
-    # ---- queries -------------------------------------------------------------------
-    @property
-    def alive(self) -> np.ndarray:
-        return self.health > 0
-
+    # ---- queries (``alive``: (2T,) bool, health above 0) -------------------------------
     def team_slice(self, team: int) -> slice:
         size = self.rules.team_size
         return slice(team * size, (team + 1) * size)
@@ -118,10 +119,13 @@ class Battle:
 
     def seen_enemies(self, team: int) -> np.ndarray:
         """(T,) bool: which enemies of ``team`` one of its live fighters sees now."""
-        return self.sees_pair.any(axis=0) if team == ATTACKERS else self.sees_pair.any(axis=1)
+        return self.seen[team]
 
     def targets(self) -> np.ndarray:
         """(2T,) the fighter each fighter would shoot (nearest enemy it sees in fire range), -1 if none."""
+        return self.target_of
+
+    def _find_targets(self) -> np.ndarray:
         size = self.rules.team_size
         in_range = self.sees_pair & (self.distance_pair <= self.rules.fire_range)
         distance = np.where(in_range, self.distance_pair, np.inf)
@@ -140,11 +144,12 @@ class Battle:
         """Element-wise: do cells a and b see each other (within ``radius``, default sight range)?"""
         radius = self.rules.sight_range if radius is None else radius
         width = self.map.width
-        cells_a, cells_b = np.broadcast_arrays(np.asarray(cells_a), np.asarray(cells_b))
+        cells_a, cells_b = np.asarray(cells_a), np.asarray(cells_b)
+        if cells_a.shape != cells_b.shape:
+            cells_a, cells_b = np.broadcast_arrays(cells_a, cells_b)
         low, high = np.minimum(cells_a, cells_b), np.maximum(cells_a, cells_b)
-        low_rows, low_cols = np.divmod(low, width)
-        high_rows, high_cols = np.divmod(high, width)
-        d_rows, d_cols = high_rows - low_rows, high_cols - low_cols
+        rows, cols = self.map.cell_rows, self.map.cell_cols
+        d_rows, d_cols = rows[high] - rows[low], cols[high] - cols[low]
         within = (d_rows**2 + d_cols**2) <= radius**2
         offsets = self.map.line_of_sight_offsets(radius)
         clear = np.zeros(cells_a.shape, dtype=bool)
@@ -174,6 +179,7 @@ class Battle:
             lost = np.minimum(self.health, damage_taken)
             self.damage_dealt = np.array([lost[size:].sum(), lost[:size].sum()], dtype=np.int32)
             self.health = self.health - lost
+            self.alive = self.health > 0
         else:
             self.damage_dealt = np.zeros(2, dtype=np.int32)
         stays = ~self.alive
@@ -204,11 +210,11 @@ class Battle:
 
     def _update_sight(self) -> None:
         size = self.rules.team_size
-        width = self.map.width
         alive = self.alive
         attacker_cells, defender_cells = self.positions[:size], self.positions[size:]
-        d_rows = attacker_cells[:, None] // width - defender_cells[None, :] // width
-        d_cols = attacker_cells[:, None] % width - defender_cells[None, :] % width
+        rows, cols = self.map.cell_rows, self.map.cell_cols
+        d_rows = rows[attacker_cells][:, None] - rows[defender_cells][None, :]
+        d_cols = cols[attacker_cells][:, None] - cols[defender_cells][None, :]
         self.distance_pair = np.sqrt(d_rows**2 + d_cols**2)
         both_alive = alive[:size, None] & alive[None, size:]
         sees = both_alive & (self.distance_pair <= self.rules.sight_range)
@@ -216,6 +222,8 @@ class Battle:
             rows, cols = np.nonzero(sees)
             sees[rows, cols] = self.line_of_sight(attacker_cells[rows], defender_cells[cols])
         self.sees_pair = sees
+        self.seen = (sees.any(axis=0), sees.any(axis=1))  # enemies the attackers / defenders see
+        self.target_of = self._find_targets()
         self._update_beliefs()
 
     def _update_beliefs(self) -> None:
