@@ -12,8 +12,8 @@ without chance this changes nothing. ``duplicate=False`` draws an independent se
 seat order.
 
 Every match is reproducible from what the store records: the env is reset with
-``env_seed`` and the agent in seat ``s`` samples its actions from a generator seeded with
-``(env_seed, s)``.
+``env_seed`` and the agent in seat ``s`` samples its actions from child stream ``s`` of
+that seed (:func:`agent_generator`), independent of the env's chance draws.
 """
 
 from __future__ import annotations
@@ -112,6 +112,17 @@ def schedule(
     return tasks
 
 
+def agent_generator(env_seed: int, seat: int) -> np.random.Generator:
+    """The generator of the agent in ``seat``: a child stream of ``env_seed``.
+
+    Never ``default_rng([env_seed, seat])``: SeedSequence pads its entropy with zeros, so
+    ``[env_seed, 0]`` is the env's own stream ``default_rng(env_seed)`` and the agent in
+    seat 0 would draw the very numbers that dealt the cards. A spawn key gives a stream
+    independent of the env's and of the other seats'.
+    """
+    return np.random.default_rng(np.random.SeedSequence(env_seed, spawn_key=(seat,)))
+
+
 AgentFactory = Callable[[str, str, int, dict[str, Any]], Any]
 
 
@@ -135,7 +146,7 @@ class MatchPlayer:
         seated = {}
         for seat, spec in enumerate(key.seats):
             agent = self.agent(spec, seat)
-            agent.rng = np.random.default_rng([env_seed, seat])
+            agent.rng = agent_generator(env_seed, seat)
             seated[env.possible_agents[seat]] = agent
         env.reset(seed=env_seed)
         totals = dict.fromkeys(env.possible_agents, 0.0)

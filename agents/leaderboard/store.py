@@ -9,8 +9,8 @@ Column             Meaning
 ``series_seed``    the ``--seed`` of the evaluation that played the match
 ``game_index``     0, 1, ... within the pairing: game ``i`` of every seat order of a pairing
                    shares one env seed when duplicate matches are on
-``env_seed``       the seed given to ``env.reset``; agents draw from generators seeded by
-                   ``(env_seed, seat)``, so every match replays exactly
+``env_seed``       the seed given to ``env.reset``; each seat's agent draws from a child
+                   stream of it, so every match replays exactly
 ``returns``        JSON list: each seat's total return
 ``seconds``        wall time of the match
 ``finished_at``    UTC time the match ended (ISO 8601)
