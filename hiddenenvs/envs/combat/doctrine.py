@@ -9,6 +9,8 @@ destination j"):
   farther from the centre than the staging area, the largest group of attackers neither
   in the staging area nor already ordered there is sent to it. Once everyone is there (or
   further in), everyone in the staging area is sent to the centre, through the door;
+  then, each time its biggest group has arrived somewhere, it goes to the destination
+  nearest the enemies the team believes in, or sweeps the destinations in turn;
 - defenders *split between the doors and the centre*: the live defenders are dealt
   round-robin over (north, south, west, east door inside, centre); each decision sends
   the missing number of fighters from the centre area to the door with the largest
@@ -68,24 +70,38 @@ def _attackers_push(state: State, staging: int, centre: int) -> bool:
     return bool((to_centre[cells] <= threshold).all())
 
 
-def _hunt_order(state: CommanderState, player: int, centre: int) -> int:
-    """From the centre, send everyone there to the destination with the most believed enemies."""
+SWEEP = (
+    "centre", "north door inside", "east door inside", "south door inside", "west door inside",
+    "north door outside", "east door outside", "south door outside", "west door outside",
+)
+
+
+def _hunt_order(state: CommanderState, player: int) -> int:
+    """After the push: once the biggest group has arrived, send it to the destination
+    nearest the enemies it believes in, or, believing in none, sweep the destinations in
+    turn (a new one every 6 area widths of ticks)."""
     game = state.game
     combat_map = game.map
     battle = state.battle
     members = battle.team_slice(player)
     alive = battle.alive[members]
-    areas = combat_map.area_of_cell[battle.positions[members]]
-    centre_area = combat_map.destination_areas[centre]
-    at_centre = int((alive & (areas == centre_area)).sum())
+    cells = battle.positions[members]
+    areas = combat_map.area_of_cell[cells]
+    orders = state.orders[members]
+    source = int(np.bincount(areas[alive]).argmax())
+    group = alive & (areas == source)
+    walking = (orders >= 0) & (combat_map.distance_fields[np.maximum(orders, 0), cells] > 0)
+    if (group & walking).any():
+        return HOLD
     beliefs = battle.belief_cells[player]
-    if not at_centre or not (beliefs >= 0).any():
+    if (beliefs >= 0).any():
+        destination = int(combat_map.distance_fields[:combat_map.num_destinations, beliefs[beliefs >= 0]].min(axis=1).argmin())
+    else:
+        period = 6 * combat_map.area_size
+        destination = _destination(combat_map, SWEEP[(battle.tick // period) % len(SWEEP)])
+    if combat_map.destination_areas[destination] == source:
         return HOLD
-    believed = np.bincount(combat_map.area_of_cell[beliefs[beliefs >= 0]], minlength=combat_map.num_areas)
-    destination = int(believed[combat_map.destination_areas].argmax())
-    if believed[combat_map.destination_areas[destination]] == 0 or destination == centre:
-        return HOLD
-    return game.encode_order(centre_area, destination, at_centre)
+    return game.encode_order(source, destination, int(group.sum()))
 
 
 def _commander_doctrine(state: CommanderState, player: int, rng: np.random.Generator) -> int:
@@ -104,7 +120,7 @@ def _commander_doctrine(state: CommanderState, player: int, rng: np.random.Gener
             waiting = alive & (areas == staging_area) & (orders != centre)
             if waiting.any():
                 return game.encode_order(staging_area, centre, int((alive & (areas == staging_area)).sum()))
-            return _hunt_order(state, player, centre)
+            return _hunt_order(state, player)
         strays = alive & (areas != staging_area) & (orders != staging) & (orders != centre)
         if not strays.any():
             return HOLD
