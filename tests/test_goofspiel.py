@@ -297,3 +297,15 @@ def test_exact_tools_handle_goofspiel_5_with_a_fixed_order():
     tree = GameTree.build(goofspiel(num_cards=5, imp_info=True))
     assert tree.num_terminals == 120**2
     assert exploitability(tree, TabularPolicy.uniform(tree)) > 0.5
+
+
+def test_exact_tools_handle_goofspiel_5_with_a_random_deck():
+    """The feature-importance setting: 3.3 million histories through the fast builder.
+
+    0.8015277... is OpenSpiel's exploitability of the uniform policy on
+    ``convert_to_turn_based(goofspiel(num_cards=5, points_order=random))`` (about two
+    minutes of C++; benchmarks/bench_goofspiel_exploitability.py measures it again).
+    """
+    tree = GameTree.build(goofspiel(num_cards=5, points_order="random"))
+    assert (tree.num_nodes, tree.num_terminals, tree.num_infosets) == (3_346_656, 120**3, 913_010)
+    assert exploitability(tree, TabularPolicy.uniform(tree)) == pytest.approx(0.8015277777777778, abs=1e-12)
