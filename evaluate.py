@@ -40,26 +40,68 @@ def parse_params(pairs: list[str]) -> dict:
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
     from agents.leaderboard import MODES, RANK_BY
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--env", help="registered env name (hiddenenvs.list_envs())")
-    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="env parameter (repeatable)")
-    parser.add_argument("--agents", nargs="+", metavar="SPEC", help="agent specs; in a gauntlet the first plays all others")
-    parser.add_argument("--games", type=int, default=100, help="games per seat order of each pairing (default 100)")
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="env parameter (repeatable)",
+    )
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        metavar="SPEC",
+        help="agent specs; in a gauntlet the first plays all others",
+    )
+    parser.add_argument(
+        "--games", type=int, default=100, help="games per seat order of each pairing (default 100)"
+    )
     parser.add_argument("--mode", choices=MODES, default="round-robin")
-    parser.add_argument("--seed", type=int, default=0, help="series seed: every match seed derives from it (default 0)")
-    parser.add_argument("--no-duplicate", action="store_true",
-                        help="independent chance outcomes per seat order (default: mirrored seats share them)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes playing matches (default: all cores)")
-    parser.add_argument("--db", default=None, help="SQLite results file (default: OUT/leaderboard.sqlite)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="series seed: every match seed derives from it (default 0)",
+    )
+    parser.add_argument(
+        "--no-duplicate",
+        action="store_true",
+        help="independent chance outcomes per seat order (default: mirrored seats share them)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="processes playing matches (default: all cores)",
+    )
+    parser.add_argument(
+        "--db", default=None, help="SQLite results file (default: OUT/leaderboard.sqlite)"
+    )
     parser.add_argument("--out", default="results", help="output directory (default results/)")
-    parser.add_argument("--anchor", help="agent whose Elo is fixed at 0 (default: random if present)")
-    parser.add_argument("--rank-by", choices=RANK_BY, default="elo",
-                        help="order of the standings: Elo (games won) or mean return against the field "
-                             "(better for games with graded payoffs such as poker)")
-    parser.add_argument("--exploitability-max-nodes", type=int, default=200_000,
-                        help="compute exploitability on two-player zero-sum games with at most this many "
-                             "histories; 0 turns it off (default 200000)")
-    parser.add_argument("--show", action="store_true", help="print the stored leaderboard(s) without playing")
+    parser.add_argument(
+        "--anchor", help="agent whose Elo is fixed at 0 (default: random if present)"
+    )
+    parser.add_argument(
+        "--rank-by",
+        choices=RANK_BY,
+        default="elo",
+        help="order of the standings: Elo (games won) or mean return against the field "
+        "(better for games with graded payoffs such as poker)",
+    )
+    parser.add_argument(
+        "--exploitability-max-nodes",
+        type=int,
+        default=200_000,
+        help="compute exploitability on two-player zero-sum games with at most this many "
+        "histories; 0 turns it off (default 200000)",
+    )
+    parser.add_argument(
+        "--show", action="store_true", help="print the stored leaderboard(s) without playing"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     arguments = parser.parse_args(argv)
     if not arguments.show and (not arguments.env or not arguments.agents):
@@ -81,11 +123,16 @@ def show(arguments: argparse.Namespace) -> int:
             wanted = EnvVariant.resolve(arguments.env, parse_params(arguments.param))
             variants = [v for v in variants if (v[0], v[1]) == (wanted.name, wanted.params_json)]
         if not variants:
-            print(f"evaluate.py: {arguments.db} holds no matches" + (f" of {arguments.env}" if arguments.env else ""),
-                  file=sys.stderr)
+            print(
+                f"evaluate.py: {arguments.db} holds no matches"
+                + (f" of {arguments.env}" if arguments.env else ""),
+                file=sys.stderr,
+            )
             return 2
         for env, params_json, _ in variants:
-            print_leaderboard(build_leaderboard(store, env, params_json, arguments.anchor, arguments.rank_by))
+            print_leaderboard(
+                build_leaderboard(store, env, params_json, arguments.anchor, arguments.rank_by)
+            )
     return 0
 
 
@@ -97,10 +144,19 @@ def main(argv: list[str] | None = None) -> int:
         if arguments.show:
             return show(arguments)
         board = evaluate(
-            arguments.env, parse_params(arguments.param), arguments.agents, arguments.games, arguments.db,
-            mode=arguments.mode, seed=arguments.seed, duplicate=not arguments.no_duplicate,
-            workers=arguments.workers, exploitability_max_nodes=arguments.exploitability_max_nodes,
-            anchor=arguments.anchor, rank_by=arguments.rank_by, progress=not arguments.quiet,
+            arguments.env,
+            parse_params(arguments.param),
+            arguments.agents,
+            arguments.games,
+            arguments.db,
+            mode=arguments.mode,
+            seed=arguments.seed,
+            duplicate=not arguments.no_duplicate,
+            workers=arguments.workers,
+            exploitability_max_nodes=arguments.exploitability_max_nodes,
+            anchor=arguments.anchor,
+            rank_by=arguments.rank_by,
+            progress=not arguments.quiet,
         )
     except ValueError as error:  # a spec that does not resolve, unknown env, bad parameters
         print(f"evaluate.py: {error}", file=sys.stderr)

@@ -12,7 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.leaderboard import AgentSpecError, ResultStore, build_leaderboard, evaluate, write_outputs
+from agents.leaderboard import (
+    AgentSpecError,
+    ResultStore,
+    build_leaderboard,
+    evaluate,
+    write_outputs,
+)
 from agents.leaderboard.matches import EnvVariant, MatchPlayer, derive_seed, schedule
 from agents.leaderboard.specs import resolve_agent
 from agents.leaderboard.store import MatchKey, MatchResult
@@ -37,8 +43,15 @@ def _evaluate_cli():
 
 
 def test_cfr_plus_beats_random_on_kuhn_with_a_confidence_interval_excluding_zero(tmp_path, capsys):
-    board = evaluate("kuhn_poker", {}, ["random", "cfr+:200"], games=1000,
-                     db_path=tmp_path / "kuhn.sqlite", workers=1, progress=False)
+    board = evaluate(
+        "kuhn_poker",
+        {},
+        ["random", "cfr+:200"],
+        games=1000,
+        db_path=tmp_path / "kuhn.sqlite",
+        workers=1,
+        progress=False,
+    )
     summary = board.pairings[("cfr+:200", "random")]
     assert summary.games == 2000
     assert summary.mean_return_low > 0, summary
@@ -78,13 +91,17 @@ def test_duplicate_matches_share_chance_across_seat_swaps(tmp_path):
         mirrored = MatchKey(key.env, key.params, key.seats[::-1], key.series_seed, key.game_index)
         player.play(mirrored, env_seed)
         assert player.env.unwrapped.state.cards == deal
-    independent = schedule(variant, ["random", "cfr+:50"], "round-robin", games=5, series_seed=3, duplicate=False)
+    independent = schedule(
+        variant, ["random", "cfr+:50"], "round-robin", games=5, series_seed=3, duplicate=False
+    )
     assert len({seed for _, seed in independent}) == 10
 
 
 def test_a_match_replays_exactly_from_its_stored_seed():
     variant = EnvVariant.resolve("leduc_holdem", {})
-    key, env_seed = schedule(variant, ["random", "cfr+:20"], "round-robin", games=1, series_seed=9)[0]
+    key, env_seed = schedule(variant, ["random", "cfr+:20"], "round-robin", games=1, series_seed=9)[
+        0
+    ]
     first = MatchPlayer(variant, resolve_agent).play(key, env_seed)
     again = MatchPlayer(variant, resolve_agent).play(key, env_seed)
     assert first.returns == again.returns and sum(first.returns) == 0
@@ -98,16 +115,23 @@ def test_the_store_refuses_duplicate_keys(tmp_path):
         assert [r.returns for r in store.results()] == [(1.0, -1.0)]
         with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
             store.connection.execute(
-                "INSERT INTO matches (env, params, seats, series_seed, game_index, env_seed, returns, "
-                "seconds, finished_at) VALUES ('kuhn_poker', '{}', ?, 0, 0, 1, '[0, 0]', 0, 'now')",
+                "INSERT INTO matches (env, params, seats, series_seed, game_index, env_seed, "
+                "returns, seconds, finished_at) "
+                "VALUES ('kuhn_poker', '{}', ?, 0, 0, 1, '[0, 0]', 0, 'now')",
                 (json.dumps(["random", "x"]),),
             )
 
 
 def test_unresolvable_specs_name_the_spec_and_the_accepted_forms(tmp_path, capsys):
     with pytest.raises(AgentSpecError) as error:
-        evaluate("kuhn_poker", {}, ["random", "no/such/checkpoint.pt"], games=1,
-                 db_path=tmp_path / "db.sqlite", progress=False)
+        evaluate(
+            "kuhn_poker",
+            {},
+            ["random", "no/such/checkpoint.pt"],
+            games=1,
+            db_path=tmp_path / "db.sqlite",
+            progress=False,
+        )
     message = str(error.value)
     assert "'no/such/checkpoint.pt' does not resolve for kuhn_poker" in message
     assert "'random'" in message and "cfr+:<iterations>" in message and "scripted:<name>" in message
@@ -117,19 +141,47 @@ def test_unresolvable_specs_name_the_spec_and_the_accepted_forms(tmp_path, capsy
     with pytest.raises(AgentSpecError, match="no scripted bot named 'nobody'"):
         resolve_agent("scripted:nobody", "kuhn_poker", 0, {})
 
-    code = _evaluate_cli().main(["--env", "kuhn_poker", "--agents", "random", "nonsense", "--games", "1",
-                              "--out", str(tmp_path / "cli"), "--quiet"])
+    code = _evaluate_cli().main(
+        [
+            "--env",
+            "kuhn_poker",
+            "--agents",
+            "random",
+            "nonsense",
+            "--games",
+            "1",
+            "--out",
+            str(tmp_path / "cli"),
+            "--quiet",
+        ]
+    )
     assert code == 2
     assert "agent spec 'nonsense' does not resolve for kuhn_poker" in capsys.readouterr().err
 
 
 def test_sigkilled_evaluation_resumes_without_duplicates_and_matches_a_clean_run(tmp_path):
-    command = [sys.executable, str(REPO / "evaluate.py"), "--env", "kuhn_poker", "--agents", "random",
-               "cfr+:20", "--games", "500", "--workers", "2", "--quiet", "--out", str(tmp_path / "killed"),
-               "--exploitability-max-nodes", "0"]
+    command = [
+        sys.executable,
+        str(REPO / "evaluate.py"),
+        "--env",
+        "kuhn_poker",
+        "--agents",
+        "random",
+        "cfr+:20",
+        "--games",
+        "500",
+        "--workers",
+        "2",
+        "--quiet",
+        "--out",
+        str(tmp_path / "killed"),
+        "--exploitability-max-nodes",
+        "0",
+    ]
     db = tmp_path / "killed" / "leaderboard.sqlite"
-    process = subprocess.Popen(command, cwd=REPO, start_new_session=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        command, cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 120
     stored = 0
     while time.monotonic() < deadline and process.poll() is None:
@@ -141,14 +193,18 @@ def test_sigkilled_evaluation_resumes_without_duplicates_and_matches_a_clean_run
                 continue
             if stored >= 50:
                 break
-    assert process.poll() is None, f"evaluation ended before it could be killed: {process.stderr.read()}"
+    assert process.poll() is None, (
+        f"evaluation ended before it could be killed: {process.stderr.read()}"
+    )
     os.killpg(process.pid, signal.SIGKILL)  # the main process and its pool workers
     process.wait()
     process.stderr.close()
     killed_rows = _rows(db)
     assert 50 <= len(killed_rows) < 1000
 
-    resumed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(
+        command, check=False, cwd=REPO, capture_output=True, text=True, timeout=300
+    )
     assert resumed.returncode == 0, resumed.stderr
     rows = _rows(db)
     keys = [row[:5] for row in rows]
@@ -158,8 +214,16 @@ def test_sigkilled_evaluation_resumes_without_duplicates_and_matches_a_clean_run
         assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
     # Every match equals the one a clean, single-process run plays.
-    evaluate("kuhn_poker", {}, ["random", "cfr+:20"], games=500, db_path=tmp_path / "clean.sqlite",
-             workers=1, exploitability_max_nodes=0, progress=False)
+    evaluate(
+        "kuhn_poker",
+        {},
+        ["random", "cfr+:20"],
+        games=500,
+        db_path=tmp_path / "clean.sqlite",
+        workers=1,
+        exploitability_max_nodes=0,
+        progress=False,
+    )
     assert sorted(rows) == sorted(_rows(tmp_path / "clean.sqlite"))
 
 
@@ -183,12 +247,28 @@ def test_played_matches_agree_with_the_exact_expected_returns(env, lineups):
     player = MatchPlayer(variant, resolve_agent)
     for seats in lineups:
         agents = [player.agent(spec, seat) for seat, spec in enumerate(seats)]
-        exact = expected_returns(tree, TabularPolicy.from_tensor_function(
-            tree, lambda p, tensors, masks: agents[p].policy_probabilities_batch(tensors, masks)))
-        returns = np.array([
-            player.play(MatchKey(env, variant.params_json, seats, 0, index), derive_seed(env, seats, index)).returns
-            for index in range(3000)
-        ])
+        exact = expected_returns(
+            tree,
+            TabularPolicy.from_tensor_function(
+                tree,
+                lambda p, tensors, masks, agents=agents: agents[p].policy_probabilities_batch(
+                    tensors, masks
+                ),
+            ),
+        )
+        returns = np.array(
+            [
+                player.play(
+                    MatchKey(env, variant.params_json, seats, 0, index),
+                    derive_seed(env, seats, index),
+                ).returns
+                for index in range(3000)
+            ]
+        )
         standard_error = returns.std(axis=0, ddof=1) / np.sqrt(len(returns))
         assert np.all(np.abs(returns.mean(axis=0) - exact) < 3.5 * standard_error), (
-            seats, returns.mean(axis=0), exact, standard_error)
+            seats,
+            returns.mean(axis=0),
+            exact,
+            standard_error,
+        )

@@ -51,15 +51,22 @@ def test_intervals_cover_the_truth_at_the_stated_rate_on_a_biased_coin_game():
     covered_win_rate = covered_mean = 0
     for seed in range(runs):
         outcomes = np.random.default_rng(seed).random(games_per_run) < win_probability
-        games = [Game("a", "b", 1.0 if won else -1.0, -1.0 if won else 1.0, unit)
-                 for unit, won in enumerate(outcomes)]
+        games = [
+            Game("a", "b", 1.0 if won else -1.0, -1.0 if won else 1.0, unit)
+            for unit, won in enumerate(outcomes)
+        ]
         summary = pairing_summaries(games)[("a", "b")]
         _, low, high = summary.win_rate
         covered_win_rate += low <= win_probability <= high
-        covered_mean += summary.mean_return_low <= 2 * win_probability - 1 <= summary.mean_return_high
+        covered_mean += (
+            summary.mean_return_low <= 2 * win_probability - 1 <= summary.mean_return_high
+        )
     exact_win_rate, exact_mean = _exact_coverage(games_per_run, win_probability)
     simulation_error = math.sqrt(0.95 * 0.05 / runs)
-    for simulated, exact in ((covered_win_rate / runs, exact_win_rate), (covered_mean / runs, exact_mean)):
+    for simulated, exact in (
+        (covered_win_rate / runs, exact_win_rate),
+        (covered_mean / runs, exact_mean),
+    ):
         assert abs(simulated - 0.95) < 0.025, simulated
         assert abs(simulated - exact) < 4 * simulation_error, (simulated, exact)
 
@@ -72,7 +79,11 @@ def test_duplicate_units_pool_mirrored_games_before_the_t_interval():
         games.append(Game("a", "b", 3.0, -3.0, unit))
         games.append(Game("a", "b", -1.0, 1.0, unit))
     summary = pairing_summaries(games)[("a", "b")]
-    assert (summary.mean_return, summary.mean_return_low, summary.mean_return_high) == pytest.approx((1, 1, 1))
+    assert (
+        summary.mean_return,
+        summary.mean_return_low,
+        summary.mean_return_high,
+    ) == pytest.approx((1, 1, 1))
     assert (summary.wins, summary.draws, summary.losses) == (10, 0, 10)
     mirror = pairing_summaries(games)[("b", "a")]
     assert mirror.mean_return == pytest.approx(-1.0) and mirror.wins == 10
@@ -84,7 +95,7 @@ def _synthetic_games(true_elo: dict[str, float], games_per_pair: int, seed: int)
     names = sorted(true_elo)
     games = []
     for i, first in enumerate(names):
-        for second in names[i + 1:]:
+        for second in names[i + 1 :]:
             first_wins = 1.0 / (1.0 + 10 ** ((true_elo[second] - true_elo[first]) / 400))
             for won in rng.random(games_per_pair) < first_wins:
                 score = 1.0 if won else -1.0
@@ -101,7 +112,10 @@ def test_elo_recovers_the_true_ordering_and_ratings():
     for name, truth in true_elo.items():
         i = ratings.agents.index(name)
         if name != "anchor":
-            assert abs(ratings.elo[i] - truth) < 3.5 * ratings.standard_error[i], (name, ratings.elo[i])
+            assert abs(ratings.elo[i] - truth) < 3.5 * ratings.standard_error[i], (
+                name,
+                ratings.elo[i],
+            )
 
 
 def test_elo_standard_errors_match_their_spread_over_seeds():
@@ -118,16 +132,22 @@ def test_elo_standard_errors_match_their_spread_over_seeds():
 
 
 def test_elo_of_two_agents_is_the_logit_of_the_score():
-    games = [Game("a", "b", 1.0, -1.0, u) for u in range(300)] + [Game("a", "b", -1.0, 1.0, u) for u in range(100)]
+    games = [Game("a", "b", 1.0, -1.0, u) for u in range(300)] + [
+        Game("a", "b", -1.0, 1.0, u) for u in range(100)
+    ]
     ratings = fit_elo(games, anchor="b")
     i = ratings.agents.index("a")
     # The weak prior (sd 1000 Elo) moves this by well under one Elo point.
     assert ratings.elo[i] == pytest.approx(ELO_PER_LOGIT * math.log(3.0), abs=0.5)
-    assert ratings.standard_error[i] == pytest.approx(ELO_PER_LOGIT / math.sqrt(400 * 0.75 * 0.25), rel=1e-2)
+    assert ratings.standard_error[i] == pytest.approx(
+        ELO_PER_LOGIT / math.sqrt(400 * 0.75 * 0.25), rel=1e-2
+    )
 
 
 def test_elo_stays_finite_when_an_agent_wins_every_game():
-    games = [Game("a", "b", 1.0, 0.0, u) for u in range(20)] + [Game("b", "c", 0.5, 0.5, u) for u in range(20)]
+    games = [Game("a", "b", 1.0, 0.0, u) for u in range(20)] + [
+        Game("b", "c", 0.5, 0.5, u) for u in range(20)
+    ]
     ratings = fit_elo(games, anchor="c")
     assert np.all(np.isfinite(ratings.elo)) and ratings.elo[ratings.agents.index("a")] > 200
 
@@ -147,7 +167,9 @@ def test_seat_orders_give_each_agent_every_role_equally_often(num_players):
     orders = seat_orders("a", "b", num_players)
     assert len(orders) == len(set(orders)) == (2 if num_players == 2 else 2 * num_players)
     for seat in range(num_players):
-        assert sum(order[seat] == "a" for order in orders) == sum(order[seat] == "b" for order in orders)
+        assert sum(order[seat] == "a" for order in orders) == sum(
+            order[seat] == "b" for order in orders
+        )
 
 
 def test_round_robin_and_gauntlet_pairings():

@@ -29,8 +29,19 @@ from pathlib import Path
 from typing import Any
 
 from agents.leaderboard.matches import MODES, EnvVariant, play_all, schedule
-from agents.leaderboard.report import RANK_BY, Leaderboard, build_leaderboard, print_leaderboard, write_outputs
-from agents.leaderboard.specs import ACCEPTED_FORMS, AgentSpecError, exploitability_of, resolve_agent
+from agents.leaderboard.report import (
+    RANK_BY,
+    Leaderboard,
+    build_leaderboard,
+    print_leaderboard,
+    write_outputs,
+)
+from agents.leaderboard.specs import (
+    ACCEPTED_FORMS,
+    AgentSpecError,
+    exploitability_of,
+    resolve_agent,
+)
 from agents.leaderboard.store import ResultStore
 
 __all__ = [
@@ -82,8 +93,14 @@ def evaluate(
         if progress and todo:
             from tqdm import tqdm
 
-            results = tqdm(results, total=len(todo), desc=f"{env}: matches",
-                           initial=0, unit="match", dynamic_ncols=True)
+            results = tqdm(
+                results,
+                total=len(todo),
+                desc=f"{env}: matches",
+                initial=0,
+                unit="match",
+                dynamic_ncols=True,
+            )
         for result in results:
             store.add(result)
         if exploitability_max_nodes > 0:
@@ -91,8 +108,13 @@ def evaluate(
             for spec in agents:
                 if spec in known:
                     continue
-                value = exploitability_of(spec, variant.name, variant.params, exploitability_max_nodes,
-                                          seat_0_agents[spec])
+                value = exploitability_of(
+                    spec,
+                    variant.name,
+                    variant.params,
+                    exploitability_max_nodes,
+                    seat_0_agents[spec],
+                )
                 if value is not None:
                     store.set_exploitability(variant.name, variant.params_json, spec, value)
         return build_leaderboard(store, variant.name, variant.params_json, anchor, rank_by)

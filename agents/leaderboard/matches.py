@@ -137,7 +137,9 @@ class MatchPlayer:
 
     def agent(self, spec: str, seat: int):
         if (spec, seat) not in self._agents:
-            self._agents[(spec, seat)] = self.make_agent(spec, self.variant.name, seat, self.variant.params)
+            self._agents[(spec, seat)] = self.make_agent(
+                spec, self.variant.name, seat, self.variant.params
+            )
         return self._agents[(spec, seat)]
 
     def play(self, key: MatchKey, env_seed: int) -> MatchResult:

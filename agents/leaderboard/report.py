@@ -96,7 +96,9 @@ def build_leaderboard(
     games = [games_from_seats(r.key.seats, r.returns, r.env_seed) for r in results]
     names = sorted({g.first for g in games} | {g.second for g in games})
     if anchor is not None and anchor not in names:
-        raise ValueError(f"--anchor {anchor!r} has no stored match on {env}; agents: {', '.join(names)}")
+        raise ValueError(
+            f"--anchor {anchor!r} has no stored match on {env}; agents: {', '.join(names)}"
+        )
     if anchor is None:
         anchor = "random" if "random" in names else names[0]
     ratings = fit_elo(games, anchor=anchor)
@@ -110,10 +112,15 @@ def build_leaderboard(
         elo, low, high = ratings.interval(name)
         standings.append(
             Standing(
-                name, float(elo), float(low), float(high), total,
+                name,
+                float(elo),
+                float(low),
+                float(high),
+                total,
                 sum(s.points * s.games for s in mine) / total,
                 sum(s.mean_return * s.games for s in mine) / total,
-                exploitability.get(name), openskill.get(name) if openskill else None,
+                exploitability.get(name),
+                openskill.get(name) if openskill else None,
             )
         )
     standings.sort(key=lambda s: -(s.elo if rank_by == "elo" else s.mean_return))
@@ -140,8 +147,20 @@ def standings_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
         header.append("OpenSkill mu ± sigma")
     rows = []
     for rank, s in enumerate(board.standings, 1):
-        elo = f"{s.elo:.0f}" if s.agent == board.ratings.anchor else f"{s.elo:.0f} [{s.elo_low:.0f}, {s.elo_high:.0f}]"
-        row = [str(rank), s.agent, elo, str(s.games), _number(s.points), _number(s.mean_return), _number(s.exploitability, 4)]
+        elo = (
+            f"{s.elo:.0f}"
+            if s.agent == board.ratings.anchor
+            else f"{s.elo:.0f} [{s.elo_low:.0f}, {s.elo_high:.0f}]"
+        )
+        row = [
+            str(rank),
+            s.agent,
+            elo,
+            str(s.games),
+            _number(s.points),
+            _number(s.mean_return),
+            _number(s.exploitability, 4),
+        ]
         if with_openskill:
             row.append(f"{s.openskill[0]:.1f} ± {s.openskill[1]:.1f}" if s.openskill else "-")
         rows.append(row)
@@ -149,17 +168,33 @@ def standings_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
 
 
 def head_to_head_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
-    header = ["agent", "opponent", "games", "mean return [95% CI]", "win [95% CI]", "draw", "loss [95% CI]"]
+    header = [
+        "agent",
+        "opponent",
+        "games",
+        "mean return [95% CI]",
+        "win [95% CI]",
+        "draw",
+        "loss [95% CI]",
+    ]
     rows = []
     order = {name: i for i, name in enumerate(board.agents)}
-    for (agent, opponent), s in sorted(board.pairings.items(), key=lambda kv: (order[kv[0][0]], order[kv[0][1]])):
+    for (agent, opponent), s in sorted(
+        board.pairings.items(), key=lambda kv: (order[kv[0][0]], order[kv[0][1]])
+    ):
         if order[agent] > order[opponent]:
             continue  # each pairing once, from the better-ranked side
-        rows.append([
-            agent, opponent, str(s.games),
-            _interval(s.mean_return, s.mean_return_low, s.mean_return_high),
-            _interval(*s.win_rate, digits=2), f"{s.draw_rate[0]:.2f}", _interval(*s.loss_rate, digits=2),
-        ])
+        rows.append(
+            [
+                agent,
+                opponent,
+                str(s.games),
+                _interval(s.mean_return, s.mean_return_low, s.mean_return_high),
+                _interval(*s.win_rate, digits=2),
+                f"{s.draw_rate[0]:.2f}",
+                _interval(*s.loss_rate, digits=2),
+            ]
+        )
     return header, rows
 
 
@@ -172,9 +207,12 @@ def print_leaderboard(board: Leaderboard, console=None) -> None:
         console = Console()
         if not console.is_terminal:  # piped or captured: do not squeeze into 80 columns
             console = Console(width=160)
+    standings_title = (
+        f"Leaderboard: {board.title} (ranked by {board.rank_by}; Elo anchored at "
+        f"{board.ratings.anchor} = {board.ratings.anchor_elo:.0f})"
+    )
     for title, (header, rows) in (
-        (f"Leaderboard: {board.title} (ranked by {board.rank_by}; Elo anchored at "
-         f"{board.ratings.anchor} = {board.ratings.anchor_elo:.0f})", standings_rows(board)),
+        (standings_title, standings_rows(board)),
         (f"Head to head: {board.title}", head_to_head_rows(board)),
     ):
         table = Table(title=title)
@@ -194,7 +232,8 @@ def markdown(board: Leaderboard) -> str:
     return (
         f"## Leaderboard: {board.title}\n\nRanked by {board.rank_by}; Elo anchored at "
         f"`{board.ratings.anchor}` = {board.ratings.anchor_elo:.0f}; intervals are 95%.\n\n"
-        f"{table(*standings_rows(board))}\n\n### Head to head\n\n{table(*head_to_head_rows(board))}\n"
+        f"{table(*standings_rows(board))}\n\n"
+        f"### Head to head\n\n{table(*head_to_head_rows(board))}\n"
     )
 
 
@@ -203,25 +242,82 @@ def write_outputs(board: Leaderboard, out_dir: str | Path) -> list[Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = board.file_stem
-    paths = [out_dir / f"{stem}_leaderboard.md", out_dir / f"{stem}_standings.csv",
-             out_dir / f"{stem}_head_to_head.csv", out_dir / f"{stem}_leaderboard.png"]
+    paths = [
+        out_dir / f"{stem}_leaderboard.md",
+        out_dir / f"{stem}_standings.csv",
+        out_dir / f"{stem}_head_to_head.csv",
+        out_dir / f"{stem}_leaderboard.png",
+    ]
     paths[0].write_text(markdown(board))
     with paths[1].open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["rank", "agent", "elo", "elo_low", "elo_high", "games", "points", "mean_return",
-                         "exploitability", "openskill_mu", "openskill_sigma"])
+        writer.writerow(
+            [
+                "rank",
+                "agent",
+                "elo",
+                "elo_low",
+                "elo_high",
+                "games",
+                "points",
+                "mean_return",
+                "exploitability",
+                "openskill_mu",
+                "openskill_sigma",
+            ]
+        )
         for rank, s in enumerate(board.standings, 1):
             mu, sigma = s.openskill if s.openskill else ("", "")
-            writer.writerow([rank, s.agent, s.elo, s.elo_low, s.elo_high, s.games, s.points, s.mean_return,
-                             "" if s.exploitability is None else s.exploitability, mu, sigma])
+            writer.writerow(
+                [
+                    rank,
+                    s.agent,
+                    s.elo,
+                    s.elo_low,
+                    s.elo_high,
+                    s.games,
+                    s.points,
+                    s.mean_return,
+                    "" if s.exploitability is None else s.exploitability,
+                    mu,
+                    sigma,
+                ]
+            )
     with paths[2].open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["agent", "opponent", "games", "mean_return", "mean_return_low", "mean_return_high",
-                         "win_rate", "win_low", "win_high", "draw_rate", "draw_low", "draw_high",
-                         "loss_rate", "loss_low", "loss_high"])
+        writer.writerow(
+            [
+                "agent",
+                "opponent",
+                "games",
+                "mean_return",
+                "mean_return_low",
+                "mean_return_high",
+                "win_rate",
+                "win_low",
+                "win_high",
+                "draw_rate",
+                "draw_low",
+                "draw_high",
+                "loss_rate",
+                "loss_low",
+                "loss_high",
+            ]
+        )
         for (agent, opponent), s in sorted(board.pairings.items()):
-            writer.writerow([agent, opponent, s.games, s.mean_return, s.mean_return_low, s.mean_return_high,
-                             *s.win_rate, *s.draw_rate, *s.loss_rate])
+            writer.writerow(
+                [
+                    agent,
+                    opponent,
+                    s.games,
+                    s.mean_return,
+                    s.mean_return_low,
+                    s.mean_return_high,
+                    *s.win_rate,
+                    *s.draw_rate,
+                    *s.loss_rate,
+                ]
+            )
     plot(board, paths[3])
     return paths
 
@@ -245,8 +341,15 @@ def plot(board: Leaderboard, path: str | Path) -> None:
         for j in range(size):
             if np.isfinite(matrix[i, j]):
                 dark = abs(matrix[i, j]) > 0.6 * limit
-                left.text(j, i, f"{matrix[i, j]:+.2f}", ha="center", va="center", fontsize=9,
-                          color="white" if dark else "black")
+                left.text(
+                    j,
+                    i,
+                    f"{matrix[i, j]:+.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=9,
+                    color="white" if dark else "black",
+                )
     left.set_xticks(range(size), names, rotation=30, ha="right")
     left.set_yticks(range(size), names)
     left.set_xlabel("opponent")
@@ -254,7 +357,12 @@ def plot(board: Leaderboard, path: str | Path) -> None:
     figure.colorbar(image, ax=left, shrink=0.8)
 
     elo = np.array([s.elo for s in board.standings])
-    errors = np.array([[s.elo - s.elo_low for s in board.standings], [s.elo_high - s.elo for s in board.standings]])
+    errors = np.array(
+        [
+            [s.elo - s.elo_low for s in board.standings],
+            [s.elo_high - s.elo for s in board.standings],
+        ]
+    )
     positions = np.arange(size)[::-1]
     right.barh(positions, elo, xerr=errors, color="tab:blue", alpha=0.8, capsize=4)
     right.set_yticks(positions, names)

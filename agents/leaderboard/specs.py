@@ -9,13 +9,11 @@ bots for the env. :func:`resolve_agent` turns every failure into an
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
 
 import hiddenenvs
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL
 
 ACCEPTED_FORMS = (
     "'random'; 'cfr+:<iterations>' or 'cfr:<iterations>' (CFR+/CFR average policy, games "
@@ -61,36 +59,6 @@ def resolve_agent(spec: str, env_name: str, seat: int, params: dict[str, Any]):
         ) from error
 
 
-def tree_size_at_most(game, max_nodes: int) -> bool:
-    """Whether ``game``'s tree has at most ``max_nodes`` histories (stops counting early)."""
-    stack = [game.new_initial_state()]
-    count = 0
-    while stack:
-        state = stack.pop()
-        count += 1
-        if count > max_nodes:
-            return False
-        player = state.current_player()
-        if player == TERMINAL:
-            continue
-        if player == CHANCE:
-            actions = [outcome for outcome, _ in state.chance_outcomes()]
-        elif player == SIMULTANEOUS:
-            choices = [state.legal_actions(p) or [-1] for p in range(game.info.num_players)]
-            for joint in itertools.product(*choices):
-                child = state.clone()
-                child.apply_actions(list(joint))
-                stack.append(child)
-            continue
-        else:
-            actions = state.legal_actions()
-        for action in actions:
-            child = state.clone()
-            child.apply_action(action)
-            stack.append(child)
-    return True
-
-
 def exploitability_of(
     spec: str, env_name: str, params: dict[str, Any], max_nodes: int, seat_0_agent=None
 ) -> float | None:
@@ -101,13 +69,16 @@ def exploitability_of(
     the information-state tensor, as the env shows it. ``seat_0_agent`` reuses an agent
     already resolved for seat 0 (a CFR+ spec solves the game once per resolution).
     """
+    from agents.loop import tree_is_small
     from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 
     game = hiddenenvs.load_game(env_name, **params)
-    if not game.info.is_two_player_zero_sum or not tree_size_at_most(game, max_nodes):
+    if not game.info.is_two_player_zero_sum or not tree_is_small(game, max_nodes):
         return None
     seats = [seat_0_agent or resolve_agent(spec, env_name, 0, params)]
-    seats += [resolve_agent(spec, env_name, seat, params) for seat in range(1, game.info.num_players)]
+    seats += [
+        resolve_agent(spec, env_name, seat, params) for seat in range(1, game.info.num_players)
+    ]
     tree = GameTree.build(game)
     policy = TabularPolicy.from_tensor_function(
         tree,

@@ -46,7 +46,9 @@ def wilson_interval(successes: float, trials: int, z: float = Z_95) -> tuple[flo
     rate = successes / trials
     denominator = 1.0 + z * z / trials
     centre = (rate + z * z / (2 * trials)) / denominator
-    half_width = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials)) / denominator
+    half_width = (
+        z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials)) / denominator
+    )
     return (max(0.0, centre - half_width), min(1.0, centre + half_width))
 
 
@@ -87,8 +89,12 @@ def games_from_seats(seats: Sequence[str], returns: Sequence[float], unit: int) 
     """The two-agent game behind a match: each agent's score is its mean over its seats."""
     names = sorted(set(seats))
     if len(names) != 2:
-        raise ValueError(f"a head-to-head match needs exactly two distinct agents, got seats {list(seats)}")
-    scores = {name: float(np.mean([r for s, r in zip(seats, returns) if s == name])) for name in names}
+        raise ValueError(
+            f"a head-to-head match needs exactly two distinct agents, got seats {list(seats)}"
+        )
+    scores = {
+        name: float(np.mean([r for s, r in zip(seats, returns) if s == name])) for name in names
+    }
     return Game(names[0], names[1], scores[names[0]], scores[names[1]], unit)
 
 
@@ -145,7 +151,9 @@ def pairing_summaries(games: Sequence[Game]) -> dict[tuple[str, str], PairingSum
             unit_means = [float(np.mean(scores)) for scores in per_unit.values()]
             _, low, high = mean_interval(unit_means)
             total = len(pairing_games)
-            mean = float(np.mean([g.first_score if sign > 0 else g.second_score for g in pairing_games]))
+            mean = float(
+                np.mean([g.first_score if sign > 0 else g.second_score for g in pairing_games])
+            )
             summaries[(agent, opponent)] = PairingSummary(
                 agent, opponent, total, mean, low, high, wins, draws, total - wins - draws
             )
@@ -162,7 +170,11 @@ class Ratings:
 
     def interval(self, agent: str) -> tuple[float, float, float]:
         i = self.agents.index(agent)
-        return (self.elo[i], self.elo[i] - Z_95 * self.standard_error[i], self.elo[i] + Z_95 * self.standard_error[i])
+        return (
+            self.elo[i],
+            self.elo[i] - Z_95 * self.standard_error[i],
+            self.elo[i] + Z_95 * self.standard_error[i],
+        )
 
 
 def fit_elo(
@@ -208,7 +220,11 @@ def fit_elo(
         covariance = np.linalg.inv(hessian[np.ix_(free, free)])
         standard_error[free] = np.sqrt(np.diag(covariance))
     return Ratings(
-        agents, anchor_elo + ELO_PER_LOGIT * beta, ELO_PER_LOGIT * standard_error, anchor, anchor_elo
+        agents,
+        anchor_elo + ELO_PER_LOGIT * beta,
+        ELO_PER_LOGIT * standard_error,
+        anchor,
+        anchor_elo,
     )
 
 

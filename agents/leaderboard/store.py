@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -122,9 +121,15 @@ class ResultStore:
                 "INSERT OR IGNORE INTO matches (env, params, seats, series_seed, game_index, "
                 "env_seed, returns, seconds, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    key.env, key.params, json.dumps(list(key.seats)), key.series_seed,
-                    key.game_index, result.env_seed, json.dumps([float(r) for r in result.returns]),
-                    float(result.seconds), _utc_now(),
+                    key.env,
+                    key.params,
+                    json.dumps(list(key.seats)),
+                    key.series_seed,
+                    key.game_index,
+                    result.env_seed,
+                    json.dumps([float(r) for r in result.returns]),
+                    float(result.seconds),
+                    _utc_now(),
                 ),
             )
         return cursor.rowcount == 1
@@ -141,7 +146,11 @@ class ResultStore:
 
     def results(self, env: str | None = None, params: str | None = None) -> list[MatchResult]:
         """Every stored match (of one env and params when given), in insertion order."""
-        query, arguments = "SELECT env, params, seats, series_seed, game_index, env_seed, returns, seconds FROM matches", []
+        query = (
+            "SELECT env, params, seats, series_seed, game_index, env_seed, returns, seconds "
+            "FROM matches"
+        )
+        arguments = []
         clauses = []
         if env is not None:
             clauses.append("env = ?")
@@ -155,7 +164,9 @@ class ResultStore:
         return [
             MatchResult(
                 MatchKey(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4]),
-                row[5], tuple(json.loads(row[6])), row[7],
+                row[5],
+                tuple(json.loads(row[6])),
+                row[7],
             )
             for row in self.connection.execute(query, arguments)
         ]
@@ -164,7 +175,8 @@ class ResultStore:
         """``(env, params, number of matches)`` for every env variant in the store."""
         return list(
             self.connection.execute(
-                "SELECT env, params, COUNT(*) FROM matches GROUP BY env, params ORDER BY env, params"
+                "SELECT env, params, COUNT(*) FROM matches "
+                "GROUP BY env, params ORDER BY env, params"
             )
         )
 
@@ -199,11 +211,3 @@ class _Transaction:
     def __exit__(self, exc_type, exc, traceback):
         self.connection.execute("ROLLBACK" if exc_type else "COMMIT")
         return False
-
-
-def missing_keys(keys: Iterable[MatchKey], stored: set[MatchKey]) -> list[MatchKey]:
-    return [key for key in keys if key not in stored]
-
-
-def seats_json(seats: Sequence[str]) -> str:
-    return json.dumps(list(seats))
