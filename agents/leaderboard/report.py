@@ -148,9 +148,9 @@ def standings_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     rows = []
     for rank, s in enumerate(board.standings, 1):
         elo = (
-            f"{s.elo:.0f}"
+            f"{round(s.elo)}"  # round(): no "-0"
             if s.agent == board.ratings.anchor
-            else f"{s.elo:.0f} [{s.elo_low:.0f}, {s.elo_high:.0f}]"
+            else f"{round(s.elo)} [{round(s.elo_low)}, {round(s.elo_high)}]"
         )
         row = [
             str(rank),
