@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hiddenenvs.envs.combat._sight import update_sight
 from hiddenenvs.envs.combat.maps import CombatMap
 
 MAX_HEALTH = 100
@@ -125,17 +126,6 @@ class Battle:
         """(2T,) the fighter each fighter would shoot (nearest enemy it sees in fire range), -1 if none."""
         return self.target_of
 
-    def _find_targets(self) -> np.ndarray:
-        size = self.rules.team_size
-        in_range = self.sees_pair & (self.distance_pair <= self.rules.fire_range)
-        distance = np.where(in_range, self.distance_pair, np.inf)
-        targets = np.full(2 * size, -1, dtype=np.int64)
-        attacker_has = in_range.any(axis=1)
-        targets[:size][attacker_has] = size + distance[attacker_has].argmin(axis=1)
-        defender_has = in_range.any(axis=0)
-        targets[size:][defender_has] = distance[:, defender_has].argmin(axis=0)
-        return targets
-
     def door_occupancy(self) -> np.ndarray:
         doors = self.map.door_of_cell[self.positions[self.alive]]
         return np.bincount(doors[doors >= 0], minlength=self.map.num_doors)
@@ -209,33 +199,17 @@ class Battle:
         self.positions = wanted_cells.astype(np.int32, copy=False)
 
     def _update_sight(self) -> None:
+        """Sight, targets and beliefs after a move, in one compiled pass (``_sight.pyx``)."""
         size = self.rules.team_size
-        alive = self.alive
-        attacker_cells, defender_cells = self.positions[:size], self.positions[size:]
-        rows, cols = self.map.cell_rows, self.map.cell_cols
-        d_rows = rows[attacker_cells][:, None] - rows[defender_cells][None, :]
-        d_cols = cols[attacker_cells][:, None] - cols[defender_cells][None, :]
-        self.distance_pair = np.sqrt(d_rows**2 + d_cols**2)
-        both_alive = alive[:size, None] & alive[None, size:]
-        sees = both_alive & (self.distance_pair <= self.rules.sight_range)
-        if sees.any():
-            rows, cols = np.nonzero(sees)
-            sees[rows, cols] = self.line_of_sight(attacker_cells[rows], defender_cells[cols])
-        self.sees_pair = sees
-        self.seen = (sees.any(axis=0), sees.any(axis=1))  # enemies the attackers / defenders see
-        self.target_of = self._find_targets()
-        self._update_beliefs()
-
-    def _update_beliefs(self) -> None:
-        alive = self.alive
-        for team in (ATTACKERS, DEFENDERS):
-            enemy = self.team_slice(1 - team)
-            friends = self.positions[self.team_slice(team)][alive[self.team_slice(team)]]
-            beliefs = self.belief_cells[team]
-            seen = self.seen_enemies(team)
-            beliefs[seen] = self.positions[enemy][seen]
-            beliefs[~alive[enemy]] = -1
-            stale = np.flatnonzero((beliefs >= 0) & ~seen)
-            if len(stale) and len(friends):
-                checked = self.line_of_sight(friends[:, None], beliefs[stale][None, :])
-                beliefs[stale[checked.any(axis=0)]] = -1
+        combat_map = self.map
+        self.sees_pair = np.empty((size, size), dtype=bool)
+        self.distance_pair = np.empty((size, size))
+        seen = np.empty((2, size), dtype=bool)
+        self.target_of = np.empty(2 * size, dtype=np.int64)
+        update_sight(
+            self.positions, self.alive.view(np.uint8), combat_map.cell_rows, combat_map.cell_cols,
+            combat_map.blocks_sight.view(np.uint8), combat_map.line_of_sight_offsets(self.rules.sight_range),
+            self.rules.sight_range, float(self.rules.fire_range), size, self.belief_cells,
+            self.sees_pair.view(np.uint8), self.distance_pair, seen.view(np.uint8), self.target_of,
+        )
+        self.seen = (seen[0], seen[1])  # enemies the attackers / defenders see
