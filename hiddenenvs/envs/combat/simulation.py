@@ -1,4 +1,8 @@
-"""The combat simulation core: one vectorised tick over every fighter of both teams.
+"""The combat simulation core: one tick over every fighter of both teams.
+
+The tick itself is compiled (``_tick.pyx``, built by ``pip install -e .``); this module
+holds the state, the generator of hit rolls and the numpy line-of-sight query that
+rendering, the doctrine and the tests use.
 
 Fighters ``0 .. T-1`` are the attackers, ``T .. 2T-1`` the defenders. A tick:
 
@@ -33,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hiddenenvs.envs.combat._sight import update_sight
+from hiddenenvs.envs.combat._tick import advance, update_sight
 from hiddenenvs.envs.combat.maps import CombatMap
 
 MAX_HEALTH = 100
@@ -74,7 +78,7 @@ class Battle:
         self.rng = np.random.default_rng(seed)
         # belief_cells[team, enemy]: flat cell where `team` last saw its enemy number `enemy`, -1 if none
         self.belief_cells = np.full((2, team_size), -1, dtype=np.int32)
-        self.damage_dealt = np.zeros(2, dtype=np.int32)
+        self.damage_dealt = np.zeros(2, dtype=np.int64)
         self._update_sight()
 
     def clone(self) -> Battle:
@@ -153,53 +157,23 @@ class Battle:
         """Advance one tick. ``fires``: (2T,) bool; ``wanted_cells``: (2T,) neighbour or own
         cell; ``engage``: fighters with a target stand and shoot instead of moving."""
         rules = self.rules
-        size = rules.team_size
-        alive = self.alive
-        targets = self.targets()
-        shooters = np.flatnonzero(fires & alive & (targets >= 0))
-        rolls = self.rng.random(2 * size)
-        if len(shooters):
-            shot_targets = targets[shooters]
-            attacker = np.where(shooters < size, shooters, shot_targets)
-            defender = np.where(shooters < size, shot_targets, shooters) - size
-            pair_distance = self.distance_pair[attacker, defender]
-            hit_chance = rules.hit_probability * (1.0 - pair_distance / (rules.fire_range + 1))
-            hits = shot_targets[rolls[shooters] < hit_chance]
-            damage_taken = np.bincount(hits, minlength=2 * size) * rules.damage
-            lost = np.minimum(self.health, damage_taken)
-            self.damage_dealt = np.array([lost[size:].sum(), lost[:size].sum()], dtype=np.int32)
-            self.health = self.health - lost
-            self.alive = self.health > 0
-        else:
-            self.damage_dealt = np.zeros(2, dtype=np.int32)
-        stays = ~self.alive
-        if engage:
-            stays |= targets >= 0
-        self._move(np.where(stays, self.positions, wanted_cells))
+        rolls = self.rng.random(2 * rules.team_size)
+        # fresh arrays: clones and callers may hold the previous ones
+        self.positions = self.positions.copy()
+        self.health = self.health.copy()
+        self.alive = self.alive.copy()
+        self.damage_dealt = np.zeros(2, dtype=np.int64)
+        advance(
+            self.positions, self.health, self.alive.view(np.uint8), np.asarray(fires, dtype=bool).view(np.uint8),
+            np.asarray(wanted_cells, dtype=np.int32), engage, rolls, self.target_of, self.distance_pair,
+            self.map.door_of_cell, self.map.num_doors, rules.door_capacity, self.tick, rules.team_size,
+            rules.hit_probability, float(rules.fire_range), rules.damage, self.damage_dealt,
+        )
         self.tick += 1
         self._update_sight()
 
-    def _move(self, wanted_cells: np.ndarray) -> None:
-        positions = self.positions
-        door_of_cell = self.map.door_of_cell
-        door_now, door_next = door_of_cell[positions], door_of_cell[wanted_cells]
-        moving = wanted_cells != positions
-        entering = moving & (door_next >= 0) & (door_next != door_now)
-        if entering.any():
-            wanted_cells = wanted_cells.copy()
-            alive = self.alive
-            count = len(positions)
-            for door in np.unique(door_next[entering]):
-                staying = alive & (door_now == door) & ~(moving & (door_next != door))
-                free = max(0, self.rules.door_capacity - int(staying.sum()))
-                entrants = np.flatnonzero(entering & (door_next == door))
-                entrants = entrants[np.argsort((entrants - self.tick) % count, kind="stable")]
-                refused = entrants[free:]
-                wanted_cells[refused] = positions[refused]
-        self.positions = wanted_cells.astype(np.int32, copy=False)
-
     def _update_sight(self) -> None:
-        """Sight, targets and beliefs after a move, in one compiled pass (``_sight.pyx``)."""
+        """Sight, targets and beliefs after a move, in one compiled pass (``_tick.pyx``)."""
         size = self.rules.team_size
         combat_map = self.map
         self.sees_pair = np.empty((size, size), dtype=bool)

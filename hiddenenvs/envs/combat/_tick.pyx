@@ -1,13 +1,16 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, language_level=3
-"""Compiled end-of-tick update of the combat sim: who sees whom, targets, beliefs.
+"""The compiled tick of the combat sim: shots and steps (``advance``), then who sees whom,
+targets and beliefs (``update_sight``); rules in :mod:`hiddenenvs.envs.combat.simulation`.
 
-The same rules as the numpy ``Battle.line_of_sight`` (which the tests compare against):
-Bresenham line from the lower-numbered cell to the higher-numbered one, clear when no cell
-strictly between blocks sight, within ``sight_range`` (Euclidean).
+Line of sight follows the same rule as the numpy ``Battle.line_of_sight`` (which the
+tests compare against): the Bresenham line from the lower-numbered cell to the
+higher-numbered one is clear when no cell strictly between blocks sight, within
+``sight_range`` (Euclidean).
 """
 
 from libc.math cimport sqrt
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stdlib cimport calloc, free
 
 
 cdef inline bint _clear(int64_t cell_a, int64_t cell_b, const int64_t[::1] cell_rows,
@@ -91,3 +94,65 @@ def update_sight(const int32_t[::1] positions, const uint8_t[::1] alive,
                         break
                 if stale_seen:
                     belief_cells[team, enemy] = -1
+
+
+
+def advance(int32_t[::1] positions, int32_t[::1] health, uint8_t[::1] alive,
+            const uint8_t[::1] fires, const int32_t[::1] wanted_cells, bint engage,
+            const double[::1] rolls, const int64_t[::1] target_of, const double[:, ::1] distance,
+            const int8_t[::1] door_of_cell, int num_doors, int door_capacity, int64_t tick,
+            int team_size, double hit_probability, double fire_range, int damage,
+            int64_t[::1] damage_dealt):
+    """One tick's shots and steps, in place on positions/health/alive (the rules of the
+    simulation module): every firing fighter with a target rolls once, damage lands at
+    once, survivors that do not stand (dead, or engaging a target) step to
+    ``wanted_cells``, and a door admits entrants, in an order rotating with ``tick``, only
+    while it holds fewer than ``door_capacity`` live fighters."""
+    cdef Py_ssize_t count = 2 * team_size
+    cdef Py_ssize_t k, j, door, target
+    cdef int64_t lost, staying, admitted, free_places
+    cdef double gap
+    cdef int64_t *taken = <int64_t *> calloc(count, sizeof(int64_t))
+    cdef int32_t *goal = <int32_t *> calloc(count, sizeof(int32_t))
+    cdef int8_t *door_now = <int8_t *> calloc(count, sizeof(int8_t))
+    cdef int8_t *door_next = <int8_t *> calloc(count, sizeof(int8_t))
+    if taken == NULL or goal == NULL or door_now == NULL or door_next == NULL:
+        free(taken); free(goal); free(door_now); free(door_next)
+        raise MemoryError("combat: no memory for a tick")
+    with nogil:
+        for k in range(count):  # shots, all at once
+            target = target_of[k]
+            if fires[k] and alive[k] and target >= 0:
+                gap = distance[k, target - team_size] if k < team_size else distance[target, k - team_size]
+                if rolls[k] < hit_probability * (1.0 - gap / (fire_range + 1.0)):
+                    taken[target] += damage
+        damage_dealt[0] = 0
+        damage_dealt[1] = 0
+        for k in range(count):
+            lost = taken[k] if taken[k] < health[k] else health[k]
+            health[k] -= lost
+            alive[k] = health[k] > 0
+            damage_dealt[1 if k < team_size else 0] += lost
+        for k in range(count):  # who steps where
+            goal[k] = wanted_cells[k]
+            if not alive[k] or (engage and target_of[k] >= 0):
+                goal[k] = positions[k]
+            door_now[k] = door_of_cell[positions[k]]
+            door_next[k] = door_of_cell[goal[k]]
+        for door in range(num_doors):
+            staying = 0
+            for k in range(count):
+                if alive[k] and door_now[k] == door and not (goal[k] != positions[k] and door_next[k] != door):
+                    staying += 1
+            free_places = door_capacity - staying
+            admitted = 0
+            for j in range(count):
+                k = (tick + j) % count
+                if goal[k] != positions[k] and door_next[k] == door and door_now[k] != door:
+                    if admitted < free_places:
+                        admitted += 1
+                    else:
+                        goal[k] = positions[k]
+        for k in range(count):
+            positions[k] = goal[k]
+    free(taken); free(goal); free(door_now); free(door_next)
