@@ -156,3 +156,44 @@ def advance(int32_t[::1] positions, int32_t[::1] health, uint8_t[::1] alive,
         for k in range(count):
             positions[k] = goal[k]
     free(taken); free(goal); free(door_now); free(door_next)
+
+
+def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const int32_t[::1] health,
+               const uint8_t[::1] alive, const uint8_t[:, ::1] seen, const int8_t[:, ::1] padded_codes,
+               const int64_t[::1] cell_rows, const int64_t[::1] cell_cols, int radius, int team_size):
+    """Write every fighter's egocentric view into the zeroed ``views`` (fighters, side,
+    side, 5): blocked, door, friends' health, seen enemies' health, own health (the
+    channels of the package docstring). ``padded_codes`` is the map padded by ``radius``
+    with walls; ``seen[team, k]``: team sees its enemy number k now."""
+    cdef Py_ssize_t count = 2 * team_size
+    cdef Py_ssize_t side = 2 * radius + 1
+    cdef Py_ssize_t viewer, other, a, b, channel
+    cdef int64_t row, col, d_row, d_col
+    cdef int8_t code
+    cdef float own, value
+    cdef bint same_team
+    with nogil:
+        for viewer in range(count):
+            row = cell_rows[positions[viewer]]
+            col = cell_cols[positions[viewer]]
+            own = <float> (health[viewer] / 100.0)
+            for a in range(side):
+                for b in range(side):
+                    code = padded_codes[row + a, col + b]
+                    views[viewer, a, b, 0] = 1.0 if (code == 1 or code == 2) else 0.0
+                    views[viewer, a, b, 1] = 1.0 if code == 3 else 0.0
+                    views[viewer, a, b, 4] = own
+            for other in range(count):
+                if other == viewer or not alive[other]:
+                    continue
+                same_team = (viewer < team_size) == (other < team_size)
+                if not same_team and not seen[0 if viewer < team_size else 1, other % team_size]:
+                    continue
+                d_row = cell_rows[positions[other]] - row + radius
+                d_col = cell_cols[positions[other]] - col + radius
+                if d_row < 0 or d_row >= side or d_col < 0 or d_col >= side:
+                    continue
+                channel = 2 if same_team else 3
+                value = <float> (health[other] / 100.0)
+                if value > views[viewer, d_row, d_col, channel]:
+                    views[viewer, d_row, d_col, channel] = value

@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from hiddenenvs.envs.combat.maps import DIRECTION_NAMES, DOOR, OBSTACLE, TEAMS, WALL, CombatMap
+from hiddenenvs.envs.combat._tick import fill_views
+from hiddenenvs.envs.combat.maps import DIRECTION_NAMES, TEAMS, WALL, CombatMap
 from hiddenenvs.envs.combat.simulation import ATTACKERS, DEFENDERS, MAX_HEALTH, Battle, Rules
 from hiddenenvs.game import (
     SIMULTANEOUS,
@@ -128,13 +129,7 @@ class CombatGame(Game):
                     f"{team[:-1]}_{index}" for team in TEAMS for index in range(self.team_size)
                 ),
             )
-            radius = params["view_radius"]
-            padded = np.pad(self.map.codes, radius, constant_values=WALL)
-            # every cell's static view (blocked, door), as zero-copy sliding windows
-            terrain = np.stack([(padded == OBSTACLE) | (padded == WALL), padded == DOOR], axis=-1)
-            self.terrain_windows = np.lib.stride_tricks.sliding_window_view(
-                terrain.astype(np.float32), (side, side), axis=(0, 1)
-            )  # (height, width, 2, side, side)
+            self.padded_codes = np.pad(self.map.codes, params["view_radius"], constant_values=WALL)
 
     def new_initial_state(self, seed=None):
         battle = Battle(self.map, self.rules, seed)
@@ -466,33 +461,16 @@ class FighterState(_CombatState):
         combat_map = game.map
         radius = game.params["view_radius"]
         side = 2 * radius + 1
-        width = combat_map.width
         count = 2 * game.team_size
         positions = battle.positions
         alive = battle.alive
-        rows, cols = np.divmod(positions, width)
-        channels_first = np.zeros((count, len(FIGHTER_VIEW_CHANNELS), side, side), dtype=np.float32)
-        channels_first[:, :2] = game.terrain_windows[rows, cols]
-        channels_first[:, 4] = (battle.health / MAX_HEALTH)[:, None, None]
-        views = channels_first.transpose(0, 2, 3, 1)  # (count, side, side, channels), a view
-        viewer_team = np.arange(count) // game.team_size
-        d_rows = rows[None, :] - rows[:, None] + radius
-        d_cols = cols[None, :] - cols[:, None] + radius
-        seen_by = np.ones((2, count), dtype=bool)  # seen_by[team, fighter]: own team always
-        seen_by[ATTACKERS, game.team_size:] = battle.seen_enemies(ATTACKERS)
-        seen_by[DEFENDERS, :game.team_size] = battle.seen_enemies(DEFENDERS)
-        shown = (
-            (d_rows >= 0) & (d_rows < side) & (d_cols >= 0) & (d_cols < side)
-            & alive[None, :] & seen_by[viewer_team][:, :]
+        views = np.zeros((count, side, side, len(FIGHTER_VIEW_CHANNELS)), dtype=np.float32)
+        seen = np.stack(battle.seen).view(np.uint8)
+        fill_views(
+            views, positions, battle.health, alive.view(np.uint8), seen, game.padded_codes,
+            combat_map.cell_rows, combat_map.cell_cols, radius, game.team_size,
         )
-        np.fill_diagonal(shown, False)
-        viewer, other = np.nonzero(shown)
-        channel = np.where(viewer_team[viewer] == viewer_team[other], 2, 3)
-        np.maximum.at(
-            channels_first, (viewer, channel, d_rows[viewer, other], d_cols[viewer, other]),
-            (battle.health[other] / MAX_HEALTH).astype(np.float32),
-        )
-        self._views = np.ascontiguousarray(views)
+        self._views = views
 
         masks = np.zeros((count, len(FIGHTER_ACTION_NAMES)), dtype=bool)
         masks[:, HOLD] = True
