@@ -90,7 +90,7 @@ def main() -> None:
         game = hiddenenvs.load_game("combat", map=map_name)
         ticks = []
 
-        def episode():
+        def episode(game=game, ticks=ticks):
             state = play_episode(game.new_initial_state(seed=int(rng.integers(2**31))), "doctrine", "random", rng)
             ticks.append(state.battle.tick)
             return 1
@@ -116,10 +116,10 @@ def main() -> None:
     for team_size in (10, 80):
         env = hiddenenvs.make_parallel("combat", mode="fighter", team_size=team_size)
         env_holder = {}
-        ours_env = rate(lambda: parallel_random_steps(env, rng, env_holder), args.seconds)
+        ours_env = rate(lambda env=env, holder=env_holder: parallel_random_steps(env, rng, holder), args.seconds)
         game = hiddenenvs.load_game("combat", mode="fighter", team_size=team_size)
         holder = {}
-        ours_model = rate(lambda: model_random_steps(game, rng, holder), args.seconds)
+        ours_model = rate(lambda game=game, holder=holder: model_random_steps(game, rng, holder), args.seconds)
         agents = 2 * team_size
         print(f"{f'ours, parallel env, {agents} agents':<46}{ours_env:>14,.0f}{ours_env / reference:>11.2f}x")
         print(f"{f'ours, game model, {agents} agents':<46}{ours_model:>14,.0f}{ours_model / reference:>11.2f}x")

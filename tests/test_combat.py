@@ -206,15 +206,15 @@ def test_fighter_doctrine_attackers_beat_random_defenders_on_the_small_map():
 
 
 def test_dead_fighters_are_terminated_individually_in_both_envs():
-    parameters = dict(mode="fighter", map="small", team_size=5, hit_probability=1.0, damage=100)
+    parameters = {"mode": "fighter", "map": "small", "team_size": 5, "hit_probability": 1.0, "damage": 100}
     env = hiddenenvs.make_parallel("combat", **parameters)
-    observations, _ = env.reset(seed=0)
+    env.reset(seed=0)
     rng = np.random.default_rng(0)
     removed = []
     while env.agents:
         before = list(env.agents)
         actions = {a: doctrine_action(env.unwrapped.state, env.unwrapped.agent_to_player[a], rng) for a in before}
-        observations, rewards, terminations, _, _ = env.step(actions)
+        _, _, terminations, _, _ = env.step(actions)
         assert set(terminations) == set(before)
         dead = [a for a in before if terminations[a]]
         if env.agents:
@@ -226,7 +226,7 @@ def test_dead_fighters_are_terminated_individually_in_both_envs():
     aec.reset(seed=0)
     dead_steps = 0
     for agent in aec.agent_iter(max_iter=20000):
-        _, _, termination, truncation, _ = aec.last()
+        _, _, termination, _, _ = aec.last()
         if termination:
             dead_steps += len(aec.agents) > 1 and not all(aec.terminations.values())
             aec.step(None)
@@ -296,3 +296,13 @@ def test_record_writes_a_png_strip_and_a_gif(tmp_path):
     assert Image.open(tmp_path / "strip.png").size == (3 * 480, 480)
     main(["--mode", "fighter", "--out", str(tmp_path / "episode.gif"), "--every", "50"])
     assert Image.open(tmp_path / "episode.gif").n_frames >= 2
+
+
+def test_show_needs_a_display(monkeypatch):
+    from hiddenenvs.envs.combat.render import show
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    state = hiddenenvs.load_game("combat", **SMALL).new_initial_state(seed=0)
+    with pytest.raises(RuntimeError, match="no display for a window"):
+        show(state)

@@ -76,7 +76,7 @@ def render_rgb(battle: Battle, visibility_team: int | None = None) -> np.ndarray
         left = max(0, col * scale + scale // 2 - marker // 2)
         image[top:top + marker, left:left + marker] = TEAM_COLOURS[team]
         missing = 1.0 - battle.health[fighter] / MAX_HEALTH
-        hole = int(round(missing * (marker - 2)))
+        hole = round(missing * (marker - 2))
         if hole > 0:
             inset = (marker - hole) // 2
             image[top + inset:top + inset + hole, left + inset:left + inset + hole] = (20, 20, 20)

@@ -137,7 +137,6 @@ class Battle:
     def line_of_sight(self, cells_a: np.ndarray, cells_b: np.ndarray, radius: int | None = None) -> np.ndarray:
         """Element-wise: do cells a and b see each other (within ``radius``, default sight range)?"""
         radius = self.rules.sight_range if radius is None else radius
-        width = self.map.width
         cells_a, cells_b = np.asarray(cells_a), np.asarray(cells_b)
         if cells_a.shape != cells_b.shape:
             cells_a, cells_b = np.broadcast_arrays(cells_a, cells_b)
