@@ -7,6 +7,7 @@
 | Observation    | the seat's ``observation`` array (``Box``), without the mask              |
 | Actions        | ``Discrete(num_distinct_actions)``; ``action_masks()`` for MaskablePPO     |
 | Reward         | everything the seat earned since its previous decision; the episode ends when the game does |
+| Illegal action | ``illegal_action="raise"`` (default, a ``ValueError`` naming the legal ones) or ``"lose"`` (the episode ends, the seat gets the game's minimum utility: for algorithms without masking) |
 
 One line to train sb3-contrib's MaskablePPO against uniform random on Kuhn poker::
 
@@ -70,7 +71,11 @@ class SingleAgentEnv(gymnasium.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, aec_env: Any, seat: int | str = 0, opponents: Any = "random",
-                 env_name: str | None = None, env_params: dict | None = None, seed: int | None = None):
+                 env_name: str | None = None, env_params: dict | None = None, seed: int | None = None,
+                 illegal_action: str = "raise"):
+        if illegal_action not in ("raise", "lose"):
+            raise ValueError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
+        self.illegal_action = illegal_action
         self.aec_env = aec_env
         self.names = list(aec_env.possible_agents)
         self.env_name = env_name
@@ -144,8 +149,12 @@ class SingleAgentEnv(gymnasium.Env):
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        if seed is not None:
+        if seed is not None:  # same seed, same episode: the opponents' sampling included
             self._seed_rng = np.random.default_rng(seed)
+            for index, opponent in enumerate(self.opponents.values()):
+                opponent.rng = np.random.default_rng([seed, index])
+            if self.alternate:  # the first seat after a seeded reset is always the first seat
+                self.seat_name = self.names[-1]
         if self.alternate:
             self.seat_name = self.names[(self.names.index(self.seat_name) + 1) % len(self.names)]
         self.aec_env.reset(seed=int(self._seed_rng.integers(2**31)))
@@ -159,17 +168,25 @@ class SingleAgentEnv(gymnasium.Env):
             raise ValueError("the episode is over; call reset()")
         if not self._mask[int(action)]:
             legal = np.flatnonzero(self._mask).tolist()
-            raise ValueError(f"action {int(action)} is illegal for {self.seat_name}; legal actions: {legal}")
+            if self.illegal_action == "raise":
+                raise ValueError(f"action {int(action)} is illegal for {self.seat_name}; legal actions: {legal}")
+            game = getattr(self.aec_env.unwrapped, "game", None)
+            penalty = game.info.min_utility if game is not None else -1.0
+            self._mask = np.zeros(self.action_space.n, dtype=bool)
+            observation = self.aec_env.observe(self.seat_name)["observation"]
+            return observation, float(penalty), True, False, {"seat": self.seat_name, "illegal": True}
         self.aec_env.step(int(action))
         observation, reward, done = self._play_until_learner_moves()
         return observation, float(reward), done, False, {"seat": self.seat_name}
 
 
 def single_agent_env(env_name: str, seat: int | str = 0, opponents: Any = "random",
-                     seed: int | None = None, **env_params: Any) -> SingleAgentEnv:
+                     seed: int | None = None, illegal_action: str = "raise",
+                     **env_params: Any) -> SingleAgentEnv:
     """A registered env's seat as a gymnasium env whose other seats ``opponents`` play."""
     aec_env = hiddenenvs.make(env_name, **env_params)
-    return SingleAgentEnv(aec_env, seat, opponents, env_name=env_name, env_params=env_params, seed=seed)
+    return SingleAgentEnv(aec_env, seat, opponents, env_name=env_name, env_params=env_params,
+                          seed=seed, illegal_action=illegal_action)
 
 
 try:

@@ -13,14 +13,21 @@ sb3_contrib = pytest.importorskip("sb3_contrib")
 
 
 def test_wrapper_passes_gymnasium_checks_and_masks_actions():
+    # The checker steps with unmasked random actions: the "lose" rule ends such episodes.
+    check_env(single_agent_env("leduc_holdem", seat=1, seed=0, illegal_action="lose"),
+              skip_render_check=True)
     env = single_agent_env("leduc_holdem", seat=1, opponents="random", seed=0)
-    check_env(env, skip_render_check=True)
     observation, info = env.reset(seed=3)
     assert info["seat"] == "player_1" and observation.shape == (32,)
     mask = env.action_masks()
     assert mask.dtype == bool and mask.any()
+    illegal = int(np.flatnonzero(~mask)[0])
     with pytest.raises(ValueError, match="illegal"):
-        env.step(int(np.flatnonzero(~mask)[0]) if (~mask).any() else 99)
+        env.step(illegal)
+    losing = single_agent_env("leduc_holdem", seat=1, seed=0, illegal_action="lose")
+    losing.reset(seed=3)
+    _, reward, terminated, _, info = losing.step(illegal)
+    assert terminated and reward == -13.0 and info["illegal"] and not losing.action_masks().any()
     with pytest.raises(ValueError, match="seat must be"):
         single_agent_env("kuhn_poker", seat=2)
     with pytest.raises(ValueError, match="agent spec"):
