@@ -122,7 +122,7 @@ def test_the_store_refuses_duplicate_keys(tmp_path):
             )
 
 
-def test_unresolvable_specs_name_the_spec_and_the_accepted_forms(tmp_path, capsys):
+def test_unresolvable_specs_name_the_spec_and_the_accepted_forms(tmp_path, capsys, monkeypatch):
     with pytest.raises(AgentSpecError) as error:
         evaluate(
             "kuhn_poker",
@@ -138,6 +138,9 @@ def test_unresolvable_specs_name_the_spec_and_the_accepted_forms(tmp_path, capsy
     assert not (tmp_path / "db.sqlite").exists()  # specs are checked before anything is stored
     with pytest.raises(AgentSpecError, match=r"'cfr\+:many'.*positive integer"):
         resolve_agent("cfr+:many", "kuhn_poker", 0, {})
+    with pytest.raises(AgentSpecError, match=r"'cfr:3' .* more than 1,000 histories"):
+        monkeypatch.setattr("agents.leaderboard.specs.CFR_MAX_HISTORIES", 1000)
+        resolve_agent("cfr:3", "leduc_holdem", 0, {})  # 1,939 histories
     with pytest.raises(AgentSpecError, match="no scripted bot named 'nobody'"):
         resolve_agent("scripted:nobody", "kuhn_poker", 0, {})
 

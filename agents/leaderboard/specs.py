@@ -22,6 +22,10 @@ ACCEPTED_FORMS = (
 )
 
 
+# CFR specs are refused on trees larger than this (counting them takes a few seconds).
+CFR_MAX_HISTORIES = 500_000
+
+
 class AgentSpecError(ValueError):
     """An agent spec that does not resolve to an agent for the env."""
 
@@ -49,6 +53,9 @@ def resolve_agent(spec: str, env_name: str, seat: int, params: dict[str, Any]):
         return bots[name](env_name, seat, params)
     from agents import load_agent
 
+    variant, _, iterations = spec.partition(":")
+    if variant in ("cfr", "cfr+") and iterations:
+        _check_cfr_is_feasible(spec, env_name, params)
     try:
         return load_agent(spec, env_name, player=seat, **params)
     except Exception as error:  # load_agent raises many kinds; all mean "does not resolve"
@@ -57,6 +64,18 @@ def resolve_agent(spec: str, env_name: str, seat: int, params: dict[str, Any]):
             f"agent spec {spec!r} does not resolve for {env_name}: {reason}\n"
             f"accepted forms: {ACCEPTED_FORMS}"
         ) from error
+
+
+def _check_cfr_is_feasible(spec: str, env_name: str, params: dict[str, Any]) -> None:
+    """A CFR spec enumerates the whole tree: refuse at once where that cannot finish."""
+    from agents.loop import tree_is_small
+
+    if not tree_is_small(hiddenenvs.load_game(env_name, **params), CFR_MAX_HISTORIES):
+        raise AgentSpecError(
+            f"agent spec {spec!r} does not resolve for {env_name}: CFR needs the whole game "
+            f"tree and {env_name}({', '.join(f'{k}={v}' for k, v in params.items())}) has more than "
+            f"{CFR_MAX_HISTORIES:,} histories; use a trained checkpoint instead"
+        )
 
 
 def exploitability_of(
