@@ -306,3 +306,35 @@ def test_show_needs_a_display(monkeypatch):
     state = hiddenenvs.load_game("combat", **SMALL).new_initial_state(seed=0)
     with pytest.raises(RuntimeError, match="no display for a window"):
         show(state)
+
+
+@pytest.mark.parametrize("gap", [1, 6, 11])
+def test_hit_rate_falls_with_distance_as_documented(gap):
+    game = hiddenenvs.load_game("combat", map="small", team_size=1, hit_probability=0.8, damage=1)
+    battle = game.new_initial_state(seed=gap).battle
+    width = game.map.width
+    start = np.array([5 * width + 5, 5 * width + 5 + gap], dtype=np.int32)  # open ground, row 5
+    shots = hits = 0
+    for _ in range(60):
+        battle.positions = start.copy()
+        battle.health[:] = 100
+        battle.alive[:] = True
+        battle._update_sight()
+        for _ in range(50):
+            before = battle.health.sum()
+            battle.step(np.array([True, True]), start.copy())
+            shots += 2
+            hits += before - battle.health.sum()
+    expected = 0.8 * (1 - gap / (game.rules.fire_range + 1))
+    assert abs(hits / shots - expected) < 4 * np.sqrt(expected * (1 - expected) / shots)
+
+
+def test_mutual_elimination_in_one_tick_is_a_draw():
+    game = hiddenenvs.load_game("combat", map="small", team_size=1, hit_probability=1.0, damage=100)
+    state = game.new_initial_state(seed=0)
+    width = game.map.width
+    state.battle.positions[:] = [5 * width + 5, 5 * width + 7]
+    state.battle._update_sight()
+    state.apply_actions([0, 0])
+    assert state.is_terminal() and state.battle.winner() == -1
+    assert state.returns().tolist() == [0.0, 0.0]
