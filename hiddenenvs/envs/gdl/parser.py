@@ -125,15 +125,22 @@ class GdlPlayError(GdlError):
 # ----------------------------------------------------------------------------- terms
 
 # Hash-consing table: folded structure -> small integer key. Shared by all sheets.
+# ``STRUCTURES[key]`` is the structure back: ``("c", name)``, ``("v", name)`` or
+# ``(functor_key, argument_keys)``; the grounder builds ground terms directly as keys.
 _INTERN: dict = {}
+STRUCTURES: list = []
 
 
-def _intern(structure) -> int:
+def intern_structure(structure) -> int:
     key = _INTERN.get(structure)
     if key is None:
-        key = len(_INTERN)
+        key = len(STRUCTURES)
         _INTERN[structure] = key
+        STRUCTURES.append(structure)
     return key
+
+
+_intern = intern_structure
 
 
 class Term:

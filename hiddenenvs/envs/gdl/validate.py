@@ -1,0 +1,341 @@
+"""Normalisation and static validation of a GDL / GDL-II rule sheet, before any play.
+
+``validate(sheet) -> list[NormalRule]`` expands ``or`` into separate rules (De Morgan under
+``not``), then checks, each failure a :class:`~hiddenenvs.envs.gdl.parser.GdlError`
+subclass located at ``file:line:column`` and naming the rule:
+
+- roles: at least one ``(role r)``, each a ground fact, no duplicates (GdlRuleError);
+- keywords: ``true``/``does`` only in bodies; ``init``/``next``/``sees`` only in heads;
+  ``legal``, ``goal``, ``terminal``, ``init`` must not depend on ``does``; ``init`` must not
+  depend on ``true`` (GdlRuleError, with the chain of rules that creates the dependency);
+  ground goal values must be integers 0..100 (GdlRuleError);
+- safety: every variable of the head, of a negated literal and of a ``distinct`` occurs in
+  a positive body atom (GdlSafetyError);
+- stratification: no negation inside a recursive cycle (GdlStratificationError);
+- recursion restriction (Love et al., GDL specification, 2008, section 3.5): in a rule whose
+  head ``p`` is in the same dependency cycle as a body atom ``q(v1..vk)``, every ``vj`` is
+  ground, is an argument of the head, or has its variables bound by positive body atoms
+  outside the cycle (GdlRecursionError).
+
+``base`` and ``input`` rules are optional hints the engine does not need: when nothing else
+depends on them they are dropped unchecked (published sheets often write them unsafely).
+When another rule depends on them they are checked like any other rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hiddenenvs.envs.gdl.parser import (
+    Compound,
+    Const,
+    Distinct,
+    GdlRecursionError,
+    GdlRuleError,
+    GdlSafetyError,
+    GdlStratificationError,
+    GdlSyntaxError,
+    Location,
+    Not,
+    Or,
+    Rule,
+    RuleSheet,
+    Term,
+    has_variables,
+    variables_of,
+)
+
+HINT_RELATIONS = ("base", "input")
+OUTPUT_RELATIONS = ("legal", "goal", "terminal", "next", "sees", "init", "role")
+
+
+@dataclass(frozen=True)
+class NormalRule:
+    """A rule without ``or``: head, positive atoms, negated atoms, distinct and equal pairs."""
+
+    head: Term
+    positives: tuple
+    negatives: tuple
+    distincts: tuple  # (left, right, loc): must differ
+    equals: tuple  # (left, right, loc): from (not (distinct a b)), must be equal
+    source: Rule
+
+    def where(self) -> str:
+        return f"the {self.source.describe()} at line {self.source.loc.line}"
+
+
+def _expand(literal, positive: bool = True) -> list[list]:
+    """Alternatives (a disjunction of conjunctions) of signed simple literals."""
+    if isinstance(literal, Or):
+        parts = [_expand(lit, positive) for lit in literal.literals]
+        if positive:  # or: any alternative of any part
+            return [alt for part in parts for alt in part]
+        result = [[]]  # not (or a b) = (not a) and (not b)
+        for part in parts:
+            result = [left + right for left in result for right in part]
+        return result
+    if isinstance(literal, Not):
+        return _expand(literal.literal, not positive)
+    return [[(positive, literal)]]
+
+
+def normalise(sheet: RuleSheet) -> list[NormalRule]:
+    rules = []
+    for rule in sheet.rules:
+        alternatives = [[]]
+        try:
+            for literal in rule.body:
+                expanded = _expand(literal)
+                alternatives = [left + right for left in alternatives for right in expanded]
+        except RecursionError:
+            raise GdlSyntaxError(rule.loc, f"{rule.describe()}: not/or nested too deeply") from None
+        for alternative in alternatives:
+            positives, negatives, distincts, equals = [], [], [], []
+            for positive, literal in alternative:
+                if isinstance(literal, Distinct):
+                    (distincts if positive else equals).append(
+                        (literal.left, literal.right, literal.loc))
+                else:
+                    (positives if positive else negatives).append(literal)
+            rules.append(NormalRule(rule.head, tuple(positives), tuple(negatives),
+                                    tuple(distincts), tuple(equals), rule))
+    return rules
+
+
+def _location_of(term: Term, fallback: Location) -> Location:
+    return term.loc if term.loc is not None else fallback
+
+
+def validate(sheet: RuleSheet) -> list[NormalRule]:
+    """Normalised rules of ``sheet`` that the engine needs, after every static check."""
+    rules = normalise(sheet)
+    _check_keywords(sheet, rules)
+    rules = _drop_unneeded_hints(rules)
+    for rule in rules:
+        _check_safety(rule)
+    graph = _dependency_graph(rules)
+    components = _strongly_connected(graph)
+    _check_stratification(rules, components)
+    _check_recursion(rules, components)
+    _check_dependencies(rules, graph)
+    return rules
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def _check_keywords(sheet: RuleSheet, rules: list[NormalRule]) -> None:
+    origin = Location(sheet.filename, 1, 1)
+    roles: dict[str, Term] = {}
+    for rule in rules:
+        head, source = rule.head, rule.source
+        relation = head.relation
+        if relation in ("true", "does"):
+            raise GdlRuleError(_location_of(head, source.loc),
+                               f"'{relation}' cannot be the head of a rule ({source.describe()}); "
+                               f"it is given by the state or the joint move")
+        if relation in ("not", "distinct", "or"):
+            raise GdlSyntaxError(head.loc, f"'{relation}' cannot be the head of a rule")
+        if relation == "role":
+            if source.body or len(head.args) != 1 or has_variables(head):
+                raise GdlRuleError(head.loc, f"roles must be ground facts (role name); found "
+                                   f"{source}")
+            name = head.args[0]
+            if name.key in roles:
+                raise GdlRuleError(head.loc, f"role {name} is declared twice (first at line "
+                                   f"{roles[name.key].loc.line})")
+            roles[name.key] = head
+        if relation in ("legal", "does", "sees") and len(head.args) != 2:
+            raise GdlRuleError(head.loc, f"'{relation}' takes two arguments (role and move), "
+                               f"found {head}")
+        if relation == "goal":
+            if len(head.args) != 2:
+                raise GdlRuleError(head.loc, f"'goal' takes two arguments (role and value), "
+                                   f"found {head}")
+            _check_goal_value(head.args[1], rule.where(), head.loc)
+        if relation in ("init", "next", "true") and len(head.args) != 1:
+            raise GdlRuleError(head.loc, f"'{relation}' takes one argument, found {head}")
+        for atom in rule.positives + rule.negatives:
+            if not isinstance(atom, (Const, Compound)):
+                raise GdlSyntaxError(source.loc, f"{rule.where()}: {atom} is not an atom")
+            name = atom.relation
+            if name in ("init", "next", "sees"):
+                raise GdlRuleError(atom.loc, f"'{name}' may only appear in rule heads, found "
+                                   f"{atom} in the body of {rule.where()}")
+            if name in ("true",) and len(atom.args) != 1:
+                raise GdlRuleError(atom.loc, f"'true' takes one argument, found {atom}")
+            if name == "does" and len(atom.args) != 2:
+                raise GdlRuleError(atom.loc, f"'does' takes two arguments, found {atom}")
+    if not roles:
+        raise GdlRuleError(origin, "no roles: the rule sheet declares no (role ...) fact")
+    if not any(rule.head.relation == "terminal" for rule in rules):
+        raise GdlRuleError(origin, "no terminal rule: the game could never end")
+
+
+def _check_goal_value(value: Term, where: str, loc: Location) -> None:
+    if has_variables(value):
+        return  # checked on the ground goal propositions
+    if not isinstance(value, Const) or not value.name.isdigit() or int(value.name) > 100:
+        raise GdlRuleError(_location_of(value, loc), f"goal value {value} in {where} is not an "
+                           f"integer between 0 and 100")
+
+
+def _drop_unneeded_hints(rules: list[NormalRule]) -> list[NormalRule]:
+    used = {atom.relation for rule in rules for atom in rule.positives + rule.negatives
+            if rule.head.relation not in HINT_RELATIONS}
+    return [rule for rule in rules
+            if rule.head.relation not in HINT_RELATIONS or rule.head.relation in used]
+
+
+def _check_safety(rule: NormalRule) -> None:
+    bound = {var.key for atom in rule.positives for var in variables_of(atom)}
+    places = [("head", rule.head)]
+    places += [(f"negated literal (not {atom})", atom) for atom in rule.negatives]
+    for left, right, loc in rule.distincts:
+        places += [(f"(distinct {left} {right})", left), (f"(distinct {left} {right})", right)]
+    for left, right, loc in rule.equals:
+        places += [(f"(not (distinct {left} {right}))", left),
+                   (f"(not (distinct {left} {right}))", right)]
+    for place, term in places:
+        for var in variables_of(term):
+            if var.key not in bound:
+                raise GdlSafetyError(_location_of(var, rule.source.loc),
+                                     f"unsafe variable {var.text} in {rule.where()}: it appears "
+                                     f"in the {place} but in no positive body literal")
+
+
+def _dependency_graph(rules: list[NormalRule]) -> dict[str, list[tuple[str, bool, NormalRule]]]:
+    """relation -> [(body relation, negated?, rule)] (``or`` already expanded)."""
+    graph: dict[str, list] = {}
+    for rule in rules:
+        edges = graph.setdefault(rule.head.relation, [])
+        edges += [(atom.relation, False, rule) for atom in rule.positives]
+        edges += [(atom.relation, True, rule) for atom in rule.negatives]
+    return graph
+
+
+def _strongly_connected(graph: dict) -> dict[str, int]:
+    """Tarjan's algorithm, iterative: relation -> component id (recursive iff shared/looped)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    component: dict[str, int] = {}
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, edge_position = work.pop()
+            if edge_position == 0:
+                index[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(node)
+            edges = graph.get(node, [])
+            recursed = False
+            while edge_position < len(edges):
+                target = edges[edge_position][0]
+                edge_position += 1
+                if target not in index:
+                    work.append((node, edge_position))
+                    work.append((target, 0))
+                    recursed = True
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            if recursed:
+                continue
+            if low[node] == index[node]:
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component[member] = index[node]
+                    if member == node:
+                        break
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return component
+
+
+def _recursive(head: str, body: str, components: dict[str, int]) -> bool:
+    return body in components and components.get(head) == components[body]
+
+
+def _check_stratification(rules: list[NormalRule], components: dict[str, int]) -> None:
+    for rule in rules:
+        for atom in rule.negatives:
+            if _recursive(rule.head.relation, atom.relation, components):
+                raise GdlStratificationError(
+                    _location_of(atom, rule.source.loc),
+                    f"negation through recursion in {rule.where()}: (not {atom}) depends on "
+                    f"'{rule.head.relation}' itself, so the rules cannot be stratified")
+
+
+def _check_recursion(rules: list[NormalRule], components: dict[str, int]) -> None:
+    for rule in rules:
+        head = rule.head.relation
+        recursive = [a for a in rule.positives if _recursive(head, a.relation, components)]
+        if not recursive:
+            continue
+        outside = {var.key for atom in rule.positives if atom not in recursive
+                   for var in variables_of(atom)}
+        head_args = set(rule.head.args)
+        for atom in recursive:
+            for argument in atom.args:
+                if not has_variables(argument) or argument in head_args:
+                    continue
+                if all(var.key in outside for var in variables_of(argument)):
+                    continue
+                raise GdlRecursionError(
+                    _location_of(argument, rule.source.loc),
+                    f"recursion breaks GDL's restriction in {rule.where()}: the argument "
+                    f"{argument} of the recursive literal {atom} is neither ground, nor an "
+                    f"argument of the head, nor bound by a non-recursive positive literal "
+                    f"(such recursion can build unboundedly large terms)")
+
+
+def _dependency_chain(graph: dict, start: str, target: str) -> list[NormalRule] | None:
+    """Rules leading from relation ``start`` to relation ``target`` (breadth first)."""
+    previous: dict[str, tuple[str, NormalRule] | None] = {start: None}
+    frontier = [start]
+    while frontier:
+        next_frontier = []
+        for relation in frontier:
+            for body, _negated, rule in graph.get(relation, []):
+                if body in previous:
+                    continue
+                previous[body] = (relation, rule)
+                if body == target:
+                    chain = []
+                    node = body
+                    while previous[node] is not None:
+                        node, via = previous[node][0], previous[node][1]
+                        chain.append(via)
+                    return chain[::-1]
+                next_frontier.append(body)
+        frontier = next_frontier
+    return None
+
+
+def _check_dependencies(rules: list[NormalRule], graph: dict) -> None:
+    forbidden = [("legal", "does"), ("goal", "does"), ("terminal", "does"), ("init", "does"),
+                 ("init", "true")]
+    for relation, keyword in forbidden:
+        if relation not in graph:
+            continue
+        chain = _dependency_chain(graph, relation, keyword)
+        if chain:
+            steps = " -> ".join(f"line {rule.source.loc.line} ({rule.head.relation})"
+                                for rule in chain)
+            last = chain[-1]
+            culprit = next((atom for atom in last.positives + last.negatives
+                            if atom.relation == keyword), last.head)
+            raise GdlRuleError(_location_of(culprit, last.source.loc),
+                               f"'{relation}' must not depend on '{keyword}', but it does "
+                               f"through {steps}: {culprit} in {last.where()}")
+
+
+__all__ = ["NormalRule", "normalise", "validate"]
