@@ -338,3 +338,10 @@ def test_mutual_elimination_in_one_tick_is_a_draw():
     state.apply_actions([0, 0])
     assert state.is_terminal() and state.battle.winner() == -1
     assert state.returns().tolist() == [0.0, 0.0]
+
+
+def test_stored_maps_are_what_the_documented_builder_writes():
+    from hiddenenvs.envs.combat.map_builder import RECIPES, build
+
+    for recipe in RECIPES:
+        assert build(recipe) == json.loads((MAPS_DIR / f"{recipe.name}.json").read_text()), recipe.name
