@@ -402,12 +402,12 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
                 metric = "exploitability" if tree is not None else "return_vs_random"
                 if last_row.get(metric) is not None:
                     progress.set_postfix({metric: f"{last_row[metric]:.4f}", "ep/s": f"{rate:.0f}"})
-        if episodes >= next_checkpoint or finished():
+        if episodes >= next_checkpoint:
             save_checkpoint()
             next_checkpoint = (episodes // config.checkpoint_every_episodes + 1) * config.checkpoint_every_episodes
     if progress is not None:
         progress.close()
-    save_checkpoint()
+    save_checkpoint()  # the final state, wherever the budget ended
     for player in range(game.info.num_players):
         learner.evaluation_agent(player).save(output_dir / f"policy_player{player}.pt")
     log.close()

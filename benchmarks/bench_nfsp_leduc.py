@@ -3,6 +3,7 @@
     python benchmarks/bench_nfsp_leduc.py                    # 30 minutes, configs/nfsp_leduc.yaml
     python benchmarks/bench_nfsp_leduc.py --seconds 300 --output runs/bench_leduc
     python benchmarks/bench_nfsp_leduc.py --peer-seconds 360 # also OpenSpiel's torch NFSP
+    python benchmarks/bench_nfsp_leduc.py trainer.params.rl_learning_rate=0.001  # a variant
 
 Runs the common loop (``agents.loop.train``) with the shipped Leduc config and prints
 exploitability (NashConv / 2, the average policy, exact) against episodes and wall time.
@@ -92,11 +93,12 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=20_000, help="episodes between evaluations")
     parser.add_argument("--peer-seconds", type=float, default=0.0, help="also run the peer this long")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help="more config overrides")
     arguments = parser.parse_args()
 
     config = load_config(REPO / "configs" / "nfsp_leduc.yaml", [
         f"budget.seconds={arguments.seconds}", "budget.episodes=null", f"output_dir={arguments.output}",
-        f"evaluation.every_episodes={arguments.every}", f"seed={arguments.seed}",
+        f"evaluation.every_episodes={arguments.every}", f"seed={arguments.seed}", *arguments.overrides,
     ])
     result = train(config)
     with (Path(arguments.output) / "metrics.csv").open() as handle:
