@@ -4,11 +4,13 @@ playouts; the registered envs' game-theoretic facts (Monty Hall switches, biased
 equilibrium, blind tic-tac-toe hides the opponent's marks)."""
 
 import itertools
+import random
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
+from hiddenenvs.envs.gdl.propnet import Propnet
 from hiddenenvs.envs.gdl.reference import ReferenceReasoner
 from hiddenenvs.envs.matrix_games import MATRICES
 
@@ -199,3 +201,47 @@ def test_meier_claims_rise_strictly_so_games_are_short():
     game.play({})
     assert game.terminal()
     assert game.goals() == {claimer: 0, responder: 100}  # 11 does not cover a claim of 21
+
+
+# ---------------------------------------------------------------- propnet vs reference
+
+
+@pytest.mark.parametrize("sheet", SHEETS)
+def test_propnet_agrees_with_the_reference_reasoner_on_random_playouts(sheet):
+    """States, legal move sets, terminal flags, goal values and every role's percepts, step
+    by step, on random playouts chosen from the propnet's legal moves."""
+    propnet = Propnet.from_file(GAMES_DIR / f"{sheet}.gdl")
+    reasoner = reasoner_for(sheet)
+    assert [r.lower() for r in propnet.roles] == [r.lower() for r in reasoner.roles]
+
+    def terms(texts):
+        return frozenset(reasoner.parse_terms(" ".join(texts)))
+
+    rng = random.Random(sheet)
+    steps = 0
+    for playout in range(40):
+        state, expected = propnet.initial_state, reasoner.initial_state()
+        while True:
+            where = f"{sheet} playout {playout} step {steps}"
+            assert terms(propnet.state_fluents(state)) == expected, where
+            info = propnet.evaluate(state)
+            assert info.terminal == reasoner.is_terminal(expected), where
+            for role, values in enumerate(reasoner.goal_values(expected)):
+                assert sorted(info.goals[role]) == values, f"{where}: goals of role {role}"
+            if info.terminal:
+                break
+            reference_legal = reasoner.legal_moves(expected)
+            for role, legal in enumerate(info.legal):
+                names = [propnet.move_names[role][i] for i in legal]
+                assert terms(names) == frozenset(reference_legal[role]), f"{where}: legal"
+            joint = tuple(rng.choice(legal) for legal in info.legal)
+            reference_joint = [reasoner.parse_terms(propnet.move_names[role][move])[0]
+                               for role, move in enumerate(joint)]
+            state, percepts = propnet.transition(state, joint)
+            for role, (seen, reference_seen) in enumerate(
+                    zip(percepts, reasoner.percepts(expected, reference_joint))):
+                names = [propnet.percept_names[role][i] for i in seen]
+                assert terms(names) == reference_seen, f"{where}: percepts of role {role}"
+            expected = reasoner.next_state(expected, reference_joint)
+            steps += 1
+    assert steps >= 25
