@@ -83,9 +83,9 @@ def evaluate(
     ``exploitability_max_nodes=0`` to skip exploitability.
     """
     variant = EnvVariant.resolve(env, params)
+    tasks = schedule(variant, agents, mode, games, seed, duplicate)
     # Fail before any match if a spec does not resolve; keep the agents for exploitability.
     seat_0_agents = {spec: resolve_agent(spec, variant.name, 0, variant.params) for spec in agents}
-    tasks = schedule(variant, agents, mode, games, seed, duplicate)
     with ResultStore(db_path) as store:
         stored = store.stored_keys(variant.name, variant.params_json)
         todo = [task for task in tasks if task[0] not in stored]
@@ -97,7 +97,6 @@ def evaluate(
                 results,
                 total=len(todo),
                 desc=f"{env}: matches",
-                initial=0,
                 unit="match",
                 dynamic_ncols=True,
             )
