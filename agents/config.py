@@ -6,10 +6,15 @@ A run config reads::
     trainer:        {name: nfsp, params: {...}}          # params: the trainer's CONFIG_CLASS
     seed: 0
     budget:         {episodes: 200000, seconds: null}    # stop at whichever comes first
-    evaluation:     {every_episodes: 10000, exact: auto, episodes_vs_random: 2000}
+    evaluation:                                          # see agents/loop.py
+      every_episodes: 10000
+      exact: auto            # exact exploitability: "yes", "no", or "auto" (tree small enough)
+      max_tree_nodes: 200000 # what "auto" calls small enough
+      episodes_vs_random: 1000  # per seat, when not exact: mean return against uniform random
     checkpoint_every_episodes: 10000
     num_envs: 64                                         # episodes in lockstep (batched inference)
     output_dir: runs/nfsp_kuhn
+    progress_bar: true
 
 Every section is a dataclass below; unknown keys and wrongly typed values raise
 :class:`ConfigError` naming the key and listing the allowed ones. Overrides use dotted
