@@ -62,6 +62,41 @@ _ENTRIES = [
         "othello", "hiddenenvs.envs.othello:OthelloGame",
         "Othello (Reversi) on a 4x4, 6x6 or 8x8 board",
     ),
+    EnvEntry(
+        "gdl", "hiddenenvs.envs.gdl.game:GdlGame",
+        "any GDL / GDL-II rule sheet (rules= a path, or sheet= a shipped name)",
+    ),
+    EnvEntry(
+        "monty_hall", "hiddenenvs.envs.gdl.game:GdlGame",
+        "GDL-II Monty Hall: choose a door, the host opens a goat door, switch or stay",
+        {"sheet": "monty_hall"},
+    ),
+    EnvEntry(
+        "meier", "hiddenenvs.envs.gdl.game:GdlGame",
+        "GDL-II Meier: private dice rolls, rising claims, call the bluff or accept",
+        {"sheet": "meier", "max_steps": 63},  # 21 turns of roll, claim, respond at most
+    ),
+    EnvEntry(
+        "blind_tictactoe", "hiddenenvs.envs.gdl.game:GdlGame",
+        "GDL-II blind tic-tac-toe: simultaneous marks, only told ok/fail; random settles "
+        "collisions",
+        {"sheet": "blind_tictactoe", "max_steps": 9},  # each player tries each cell once
+    ),
+    EnvEntry(
+        "biased_blind_tictactoe", "hiddenenvs.envs.gdl.game:GdlGame",
+        "GDL-II blind tic-tac-toe where x always wins a collision",
+        {"sheet": "biased_blind_tictactoe", "max_steps": 9},
+    ),
+    EnvEntry(
+        "gdl_biased_rps", "hiddenenvs.envs.gdl.game:GdlGame",
+        "biased rock-paper-scissors as a GDL-II sheet (goals 50 + 25 * payoff)",
+        {"sheet": "biased_rps"},
+    ),
+    EnvEntry(
+        "gdl_tictactoe", "hiddenenvs.envs.gdl.game:GdlGame",
+        "tic-tac-toe as a GDL-I sheet",
+        {"sheet": "tictactoe"},
+    ),
 ]
 
 REGISTRY: dict[str, EnvEntry] = {entry.name: entry for entry in _ENTRIES}

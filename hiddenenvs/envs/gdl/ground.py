@@ -183,31 +183,80 @@ class _Store:
         self.known.add(key)
         relation = relation_of(key)
         self.atoms[relation].append(key)
-        arguments = arguments_of(key)
-        for position, index in self.indexes_by_relation.get(relation, ()):
-            if position < len(arguments):
-                index.setdefault(arguments[position], []).append(key)
+        for path, index in self.indexes_by_relation.get(relation, ()):
+            value = _at_path(key, path)
+            if value is not None:
+                index.setdefault(value, []).append(key)
         return True
 
     def candidates(self, relation: int, position: int | None, value: int | None) -> list[int]:
         if position is None:
             return self.atoms.get(relation, [])
-        index = self.indexes.get((relation, position))
+        return self.index(relation, position).get(value, [])
+
+    def index(self, relation: int, path: tuple) -> dict[int, list[int]]:
+        """Atoms of ``relation`` by the ground sub-term at ``path`` (argument positions)."""
+        index = self.indexes.get((relation, path))
         if index is None:
             index = {}
             for key in self.atoms.get(relation, []):
-                arguments = arguments_of(key)
-                if position < len(arguments):
-                    index.setdefault(arguments[position], []).append(key)
-            self.indexes[(relation, position)] = index
-            self.indexes_by_relation[relation].append((position, index))
-        return index.get(value, [])
+                value = _at_path(key, path)
+                if value is not None:
+                    index.setdefault(value, []).append(key)
+            self.indexes[(relation, path)] = index
+            self.indexes_by_relation[relation].append((path, index))
+        return index
 
 
-def _plan(rule: _CompiledRule, first: int | None) -> list[tuple]:
-    """Join order: ``first`` (the delta atom) then greedily the most bound atom.
+def _at_path(key: int, path: tuple) -> int | None:
+    for position in path:
+        structure = STRUCTURES[key]
+        if structure[0] == "c" or position >= len(structure[1]):
+            return None
+        key = structure[1][position]
+    return key
 
-    Each step is (atom number, index position or None, checks that become decidable).
+
+def _pattern_at_path(pattern, path: tuple):
+    for position in path:
+        pattern = pattern[1][position]
+    return pattern
+
+
+def _bound_paths(pattern, bound: set, prefix: tuple) -> list[tuple]:
+    """Paths (from the atom) to sub-patterns fully determined once ``bound`` are bound."""
+    if type(pattern) is int:
+        return [prefix] if pattern >= 0 or (-pattern - 1) in bound else []
+    if _pattern_variables(pattern, set()) <= bound:
+        return [prefix]
+    paths = []
+    for position, sub in enumerate(pattern[1]):
+        paths += _bound_paths(sub, bound, prefix + (position,))
+    return paths
+
+
+FULLY_BOUND = ()  # index path meaning "every variable bound: look the atom up"
+
+
+def _best_path(atom: _Atom, bound: set, store) -> tuple[tuple | None, float]:
+    """The most selective bound path of ``atom`` and the expected number of candidates."""
+    if atom.variables <= bound:
+        return FULLY_BOUND, 0.5
+    size = len(store.atoms.get(atom.relation, ()))
+    best, estimate = None, float(size)
+    for position, argument in enumerate(atom.arguments):
+        for path in _bound_paths(argument, bound, (position,)):
+            distinct = max(1, len(store.index(atom.relation, path)))
+            if size / distinct < estimate or best is None:
+                best, estimate = path, size / distinct
+    return best, estimate
+
+
+def _plan(rule: _CompiledRule, first: int | None, store) -> list[tuple]:
+    """Join order: ``first`` (the delta atom) then greedily the cheapest atom.
+
+    Each step is (atom number, index path or None, checks that become decidable); the
+    cost of an atom is the expected number of candidates through its best index.
     """
     remaining = list(range(len(rule.positives)))
     bound: set = set()
@@ -219,13 +268,12 @@ def _plan(rule: _CompiledRule, first: int | None) -> list[tuple]:
         else:
             def score(i):
                 atom = rule.positives[i]
-                unbound = len(atom.variables - bound)
-                return (unbound > 0, -sum(1 for a in atom.arguments if _is_bound(a, bound)),
-                        unbound)
+                return (_best_path(atom, bound, store)[1], len(atom.variables - bound))
             choice = min(remaining, key=score)
         remaining.remove(choice)
         atom = rule.positives[choice]
-        position = next((p for p, a in enumerate(atom.arguments) if _is_bound(a, bound)), None)
+        position = None if (first is not None and not steps) else \
+            _best_path(atom, bound, store)[0]
         bound |= atom.variables
         ready = [d for d in pending if rule.distincts[d][2] <= bound]
         pending = [d for d in pending if d not in ready]
@@ -274,8 +322,14 @@ class Grounder:
                 return delta
             if position is None:
                 return store.candidates(atom.relation, None, None)
+            if position == FULLY_BOUND:
+                key = (intern_structure((atom.relation, tuple(_build(a, binding)
+                                                              for a in atom.arguments)))
+                       if atom.arguments else atom.relation)
+                return (key,) if key in store.known else ()
             return store.candidates(atom.relation, position,
-                                    _build(atom.arguments[position], binding))
+                                    _build(_pattern_at_path(atom.arguments[position[0]],
+                                                            position[1:]), binding))
 
         stack.append([0, candidates_for(0), 0, []])
         while stack:
@@ -345,7 +399,6 @@ class Grounder:
 
     def relevant_atoms(self) -> set[int]:
         store = self.store
-        plans = {id(rule): {None: _plan(rule, None)} for rule in self.rules}
         delta: dict[int, list[int]] = defaultdict(list)
         try:
             for rule in self.rules:  # first round: rules over nothing (facts, static joins)
@@ -360,9 +413,7 @@ class Grounder:
                         new = current.get(atom.relation)
                         if not new:
                             continue
-                        steps = plans[id(rule)].get(number)
-                        if steps is None:
-                            steps = plans[id(rule)][number] = _plan(rule, number)
+                        steps = _plan(rule, number, store)  # sizes change: replan
                         for binding in self._joins(rule, steps, new):
                             self._emit(rule, binding, delta)
         except RecursionError:
@@ -383,15 +434,44 @@ class Grounder:
                 delta[relation_of(derived)].append(derived)
 
     # -- instantiation
+    def exact_relations(self) -> set[int]:
+        """Relations the relaxed fixpoint computes exactly (no negation, no state, no move).
+
+        Their relevant atoms are simply true: their rules need no instances and literals
+        over them fold away. Keyword relations stay, the propnet reads them.
+        """
+        keywords = {constant_key(name) for name in
+                    ("init", "next", "legal", "goal", "terminal", "sees", "role", "true",
+                     "does", "base", "input")}
+        heads = defaultdict(list)
+        for rule in self.rules:
+            heads[rule.head.relation].append(rule)
+        exact = {relation for relation in heads if relation not in keywords}
+        changed = True
+        while changed:
+            changed = False
+            for relation in list(exact):
+                for rule in heads[relation]:
+                    if rule.negatives or rule.equals or any(
+                            atom.relation not in exact and atom.relation in heads
+                            or atom.relation in keywords for atom in rule.positives):
+                        exact.discard(relation)
+                        changed = True
+                        break
+        return exact
+
     def instantiate(self) -> GroundProgram:
         relevant = self.relevant_atoms()
+        exact = self.exact_relations()
         for rule in self.rules:
             rule.instances = 0
         self.total = len(relevant)
         program = GroundProgram(relevant=relevant)
         seen = set()
         for rule in self.rules:
-            steps = _plan(rule, None)
+            if rule.head.relation in exact:
+                continue
+            steps = _plan(rule, None, self.store)
             head = rule.head
             for binding in self._joins(rule, steps, None):
                 if any(_build(left, binding) != _build(right, binding)
@@ -402,14 +482,21 @@ class Grounder:
                     if head.arguments else head.relation)
                 positives = tuple(
                     intern_structure((a.relation, tuple(_build(p, binding) for p in a.arguments)))
-                    if a.arguments else a.relation for a in rule.positives)
+                    if a.arguments else a.relation
+                    for a in rule.positives if a.relation not in exact)
                 negatives = []
+                dead = False
                 for atom in rule.negatives:
                     key = (intern_structure(
                         (atom.relation, tuple(_build(p, binding) for p in atom.arguments)))
                         if atom.arguments else atom.relation)
                     if key in relevant:
+                        if atom.relation in exact:
+                            dead = True
+                            break
                         negatives.append(key)
+                if dead:
+                    continue
                 ground = (head_key, tuple(sorted(set(positives))), tuple(sorted(set(negatives))))
                 if ground in seen:
                     continue

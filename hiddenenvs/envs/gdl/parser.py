@@ -387,16 +387,23 @@ def _make_compound(opened: _Open, filename: str) -> Term:
         what = "a variable" if isinstance(functor, Var) else "a list"
         raise GdlSyntaxError(opened.loc, f"a term must start with a symbol, found {what}: "
                              f"{to_kif(functor)}")
-    if not args:  # "(terminal)" is the proposition terminal
-        return Const(functor.text, opened.loc)
+    # "(gameOver)" is a zero-arity function term, distinct from the constant gameOver (as
+    # in ggp-base); as a sentence, "(terminal)" is the proposition terminal (_as_atom).
     return Compound(functor, tuple(args), opened.loc)
+
+
+def _as_atom(term: Term) -> Term:
+    if isinstance(term, Compound) and not term.args:
+        return Const(term.functor.text, term.loc)
+    return term
 
 
 def _to_rule(item: Term, filename: str) -> Rule:
     if isinstance(item, Var):
         raise GdlSyntaxError(item.loc, f"a variable cannot stand alone as a sentence: {item.text}")
+    item = _as_atom(item)
     if isinstance(item, Compound) and item.relation == "<=":
-        head = item.args[0]
+        head = _as_atom(item.args[0])
         if not isinstance(head, (Const, Compound)) or (
             isinstance(head, Compound) and head.relation in ("<=", "not", "or", "distinct")
         ):
@@ -417,6 +424,8 @@ def _to_literal(term: Term, head: Term) -> Literal:
     stack: list = [(term, False)]
     while stack:
         node, expanded = stack.pop()
+        if not expanded:
+            node = _as_atom(node)
         if isinstance(node, Var):
             raise GdlSyntaxError(node.loc, f"in the rule for {head}: a variable cannot be a "
                                  f"literal: {node.text}")
