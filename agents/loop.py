@@ -147,7 +147,7 @@ def returns_against_random(
     means = np.zeros(len(names))
     for seat, seat_name in enumerate(names):
         agent = agent_for_seat(seat)
-        agent.rng = np.random.default_rng([seed, seat])
+        agent.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(seat,)))  # not the env stream
         opponents = {name: RandomAgent(num_actions, int(rng.integers(2**31))) for name in names}
         opponents[seat_name] = agent
         total, played = 0.0, 0

@@ -152,7 +152,7 @@ class SingleAgentEnv(gymnasium.Env):
         if seed is not None:  # same seed, same episode: the opponents' sampling included
             self._seed_rng = np.random.default_rng(seed)
             for index, opponent in enumerate(self.opponents.values()):
-                opponent.rng = np.random.default_rng([seed, index])
+                opponent.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
             if self.alternate:  # the first seat after a seeded reset is always the first seat
                 self.seat_name = self.names[-1]
         if self.alternate:
