@@ -8,8 +8,12 @@ import random
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import hiddenenvs
+from agents.cfr import CFRSolver
+from hiddenenvs.analysis import GameTree, TabularPolicy, best_response, expected_returns
 from hiddenenvs.envs.gdl.propnet import Propnet
 from hiddenenvs.envs.gdl.reference import ReferenceReasoner
 from hiddenenvs.envs.matrix_games import MATRICES
@@ -17,6 +21,11 @@ from hiddenenvs.envs.matrix_games import MATRICES
 GAMES_DIR = Path(__file__).resolve().parent.parent / "hiddenenvs/envs/gdl/games"
 SHEETS = ["monty_hall", "meier", "blind_tictactoe", "biased_blind_tictactoe", "biased_rps",
           "tictactoe"]
+
+# The longest game of each sheet, in GDL steps; the registered meier and blind
+# tic-tac-toes fix max_steps to it (the propnet playouts below check the bound).
+MAX_STEPS = {"monty_hall": 3, "meier": 63, "blind_tictactoe": 9, "biased_blind_tictactoe": 9,
+             "biased_rps": 1, "tictactoe": 9}
 
 
 def reasoner_for(sheet: str) -> ReferenceReasoner:
@@ -30,6 +39,7 @@ class Script:
     def __init__(self, sheet: str):
         self.reasoner = reasoner_for(sheet)
         self.state = self.reasoner.initial_state()
+        self.steps = 0
 
     def legal(self, role: str) -> list[str]:
         moves = self.reasoner.legal_moves(self.state)[self.reasoner.roles.index(role)]
@@ -47,6 +57,7 @@ class Script:
             joint.append(move)
         seen = self.reasoner.percepts(self.state, joint)
         self.state = self.reasoner.next_state(self.state, joint)
+        self.steps += 1
         return {role: {self.reasoner.render(p) for p in percepts}
                 for role, percepts in zip(self.reasoner.roles, seen)}
 
@@ -185,7 +196,8 @@ def test_meier_accept_roll_and_claim_higher():
 
 
 def test_meier_claims_rise_strictly_so_games_are_short():
-    """The longest game claims every value in order: 21 turns of roll, claim, respond."""
+    """The longest game claims every value in order: 21 turns of roll, claim, respond, 63
+    steps (the registered env's max_steps)."""
     game = Script("meier")
     order = [31, 32, 41, 42, 43, 51, 52, 53, 54, 61, 62, 63, 64, 65, 11, 22, 33, 44, 55, 66, 21]
     claimer, responder = "alice", "bob"
@@ -199,7 +211,7 @@ def test_meier_claims_rise_strictly_so_games_are_short():
         game.play({responder: "accept"})
         claimer, responder = responder, claimer
     game.play({})
-    assert game.terminal()
+    assert game.terminal() and game.steps == 63
     assert game.goals() == {claimer: 0, responder: 100}  # 11 does not cover a claim of 21
 
 
@@ -221,7 +233,9 @@ def test_propnet_agrees_with_the_reference_reasoner_on_random_playouts(sheet):
     steps = 0
     for playout in range(40):
         state, expected = propnet.initial_state, reasoner.initial_state()
+        first_step = steps
         while True:
+            assert steps - first_step <= MAX_STEPS[sheet], f"{sheet} playout {playout} too long"
             where = f"{sheet} playout {playout} step {steps}"
             assert terms(propnet.state_fluents(state)) == expected, where
             info = propnet.evaluate(state)
@@ -245,3 +259,96 @@ def test_propnet_agrees_with_the_reference_reasoner_on_random_playouts(sheet):
             expected = reasoner.next_state(expected, reference_joint)
             steps += 1
     assert steps >= 25
+
+
+# ---------------------------------------------------------------- registered envs
+
+REGISTERED_SHEETS = {
+    "monty_hall": "monty_hall", "meier": "meier", "blind_tictactoe": "blind_tictactoe",
+    "biased_blind_tictactoe": "biased_blind_tictactoe", "gdl_biased_rps": "biased_rps",
+    "gdl_tictactoe": "tictactoe",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REGISTERED_SHEETS))
+def test_registered_names_play_the_shipped_sheets(name):
+    sheet = REGISTERED_SHEETS[name]
+    game = hiddenenvs.load_game(name)
+    roles = [role for role in reasoner_for(sheet).roles if role != "random"]
+    assert list(game.info.player_names) == roles
+    if "max_steps" in hiddenenvs.registry.REGISTRY[name].fixed_params:
+        assert game.params["max_steps"] == MAX_STEPS[sheet]
+
+
+def action_named(game, player: int, state, text: str) -> int:
+    actions = state.legal_actions(player)
+    names = [game.action_to_string(player, a) for a in actions]
+    assert text in names, f"{text} not among {names}"
+    return actions[names.index(text)]
+
+
+def test_monty_hall_best_response_switches_and_wins_two_thirds():
+    game = hiddenenvs.load_game("monty_hall")
+    tree = GameTree.build(game)
+    value, response = best_response(tree, TabularPolicy.uniform(tree), 0)
+    assert value == pytest.approx(100 * 2 / 3)
+    final_choices = 0
+    for (player, key), probabilities in response.to_dict().items():
+        names = {game.action_to_string(player, a): p for a, p in probabilities.items()}
+        if set(names) == {"stay", "switch"}:
+            assert names["switch"] == pytest.approx(1.0), key
+            final_choices += 1
+    assert final_choices == 6  # 3 doors chosen x 2 doors opened
+
+    def always(final_move):
+        def policy(state, player):
+            legal = state.legal_actions(player)
+            names = [game.action_to_string(player, a) for a in legal]
+            if final_move in names:
+                return {legal[names.index(final_move)]: 1.0}
+            return {a: 1.0 / len(legal) for a in legal}
+        return policy
+
+    assert expected_returns(tree, always("switch"))[0] == pytest.approx(100 * 2 / 3)
+    assert expected_returns(tree, always("stay"))[0] == pytest.approx(100 / 3)
+
+
+def test_gdl_biased_rps_cfr_plus_reaches_the_equilibrium():
+    game = hiddenenvs.load_game("gdl_biased_rps")
+    solver = CFRSolver(game, variant="cfr+")
+    solver.iterate(1000)
+    policy = solver.average_policy()
+    state = game.new_initial_state()
+    for player in (0, 1):
+        probabilities = policy.action_probabilities(state, player)
+        by_name = {game.action_to_string(player, a): p for a, p in probabilities.items()}
+        assert by_name == pytest.approx(
+            {"(throw rock)": 0.4, "(throw paper)": 0.4, "(throw scissors)": 0.2}, abs=0.01)
+    assert solver.exploitability() < 0.5  # goal units: 0..100
+
+
+@pytest.mark.parametrize("name", ["blind_tictactoe", "biased_blind_tictactoe"])
+def test_blind_tictactoe_percepts_never_reveal_the_opponents_marks(name):
+    """x plays the same cells in two games where o plays differently: x's information
+    state and tensors are identical, although the true states differ. Statically, the
+    only percepts either player can ever get are ok and fail."""
+    game = hiddenenvs.load_game(name)
+    for role in game.player_roles:
+        assert sorted(game.propnet.percept_names[role]) == ["fail", "ok"]
+
+    def play(o_cells):
+        state = game.new_initial_state()
+        for x_cell, o_cell in zip(["(mark 1 1)", "(mark 2 2)"], o_cells):
+            if state.is_chance_node():
+                state.apply_action(state.chance_outcomes()[0][0])
+            state.apply_actions([action_named(game, 0, state, x_cell),
+                                 action_named(game, 1, state, o_cell)])
+        return state
+
+    first, second = play(["(mark 3 1)", "(mark 3 2)"]), play(["(mark 1 3)", "(mark 2 1)"])
+    assert not np.array_equal(first.state_tensor(), second.state_tensor())
+    assert first.information_state_key(0) == second.information_state_key(0)
+    np.testing.assert_array_equal(first.information_state_tensor(0),
+                                  second.information_state_tensor(0))
+    np.testing.assert_array_equal(first.observation_tensor(0), second.observation_tensor(0))
+    assert first.information_state_key(1) != second.information_state_key(1)
