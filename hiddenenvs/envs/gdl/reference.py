@@ -331,8 +331,12 @@ class ReferenceReasoner:
         return term.name
 
     def parse_terms(self, text: str) -> list:
-        """Ground terms written in KIF (any spacing, any case), e.g. ``"(cell 1 1 b) noop"``."""
-        return [self._convert(rule.head) for rule in parse_text(text, "<terms>").rules]
+        """Ground terms written in KIF (any spacing, any case), e.g. ``"(cell 1 1 b) noop"``.
+
+        They are read as the arguments of one wrapper term, so that ``(gameOver)`` stays a
+        zero-arity function term (as in a fluent) rather than becoming a sentence."""
+        wrapper = parse_text(f"(terms {text})", "<terms>").rules[0].head
+        return [self._convert(term) for term in wrapper.args]
 
     def render(self, term) -> str:
         """KIF text of a term, with the spelling of the rule sheet."""
