@@ -1,0 +1,132 @@
+"""GDL engine behaviour: compiled depth charge, transition cache, and the game model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hiddenenvs
+from hiddenenvs.analysis import GameTree, best_response
+from hiddenenvs.envs.gdl.parser import parse_text
+from hiddenenvs.envs.gdl.propnet import Propnet
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, Utility
+
+# Two-player guessing game with a hidden coin (GDL-II): random flips, 'guesser' sees
+# nothing of the coin, 'peeker' sees it; both then guess at once.
+COIN = """
+(role random) (role guesser) (role peeker)
+(init (phase flip))
+(side heads) (side tails)
+(<= (legal random (flip ?s)) (true (phase flip)) (side ?s))
+(<= (legal random noop) (true (phase guess)))
+(<= (legal ?r noop) (true (phase flip)) (player ?r))
+(<= (legal ?r (guess ?s)) (true (phase guess)) (player ?r) (side ?s))
+(player guesser) (player peeker)
+(<= (next (coin ?s)) (does random (flip ?s)))
+(<= (next (coin ?s)) (true (coin ?s)))
+(<= (next (phase guess)) (true (phase flip)))
+(<= (next (phase done)) (true (phase guess)))
+(<= (next (right ?r)) (does ?r (guess ?s)) (true (coin ?s)))
+(<= (sees peeker ?s) (does random (flip ?s)))
+(<= terminal (true (phase done)))
+(<= (goal ?r 100) (player ?r) (true (right ?r)))
+(<= (goal ?r 0) (player ?r) (not (true (right ?r))))
+"""
+
+
+@pytest.fixture(scope="module")
+def tictactoe(shared_dir):
+    return Propnet.from_file(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "tictactoe.kif")
+
+
+def test_depth_charge_ends_in_terminal_states_the_python_path_agrees_with(tictactoe):
+    lengths = set()
+    for seed in range(200):
+        final, steps, status = tictactoe.depth_charge(tictactoe.initial_state, seed)
+        info = tictactoe.evaluate(final)
+        assert status == 0 and info.terminal
+        assert 5 <= steps <= 9 and sorted(sum(info.goals, ())) in ([0, 100], [50, 50])
+        lengths.add(steps)
+    assert len(lengths) >= 3  # seeds do give different playouts
+    assert tictactoe.depth_charge(tictactoe.initial_state, 7) == \
+        tictactoe.depth_charge(tictactoe.initial_state, 7)  # deterministic per seed
+    final, steps, status = tictactoe.depth_charge(tictactoe.initial_state, 3, max_steps=2)
+    assert (steps, status) == (2, 1)
+    marks = [f for f in tictactoe.state_fluents(final) if f.startswith("(mark")]
+    assert len(marks) == 2 and "(control xPlayer)" in tictactoe.state_fluents(final)
+
+
+def test_transition_cache_counts_hits_and_changes_nothing(tictactoe):
+    tictactoe.clear_cache()
+    state = tictactoe.initial_state
+    joint = (tictactoe.evaluate(state).legal[0][0], tictactoe.evaluate(state).legal[1][0])
+    first = tictactoe.transition(state, joint)
+    second = tictactoe.transition(state, joint)
+    assert first == second
+    info = tictactoe.cache_info()["transition"]
+    assert (info["hits"], info["misses"]) == (1, 1) and info["hit_rate"] == 0.5
+    assert tictactoe.compiled.transition(state, joint) == first  # uncached agrees
+
+
+def test_gdl_i_game_facts_and_joint_move_percepts(shared_dir):
+    game = hiddenenvs.load_game(
+        "gdl", rules=str(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "tictactoe.kif"))
+    assert game.info.num_players == 2 and game.info.player_names == ("xPlayer", "oPlayer")
+    assert game.info.utility is Utility.CONSTANT_SUM and game.info.utility_sum == 100
+    assert game.info.max_game_length == 9  # exhaustive search of the 5,478 states
+    state = game.new_initial_state()
+    assert state.current_player() == SIMULTANEOUS and state.movers() == [0]
+    assert [game.action_to_string(0, a) for a in state.legal_actions(0)][0] == "(play 1 1 x)"
+    state.apply_actions([state.legal_actions(0)[4], 0])
+    # GDL-I: both roles perceive the whole joint move (x's move and o's noop).
+    assert state.information_state_key(0)[0][1] == state.information_state_key(1)[0][1]
+    scaled = hiddenenvs.load_game(
+        "gdl", rules=str(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "tictactoe.kif"),
+        scale_returns=True)
+    assert scaled.info.utility is Utility.ZERO_SUM
+
+
+def test_general_sum_is_declared_when_goals_do_not_add_up(shared_dir):
+    game = hiddenenvs.load_game(
+        "gdl", rules=str(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "gt_prisoner.kif"))
+    assert game.info.utility is Utility.GENERAL_SUM
+
+
+def test_gdl_ii_chance_and_percepts_never_leak(tmp_path):
+    path = tmp_path / "coin.gdl"
+    path.write_text(COIN)
+    game = hiddenenvs.load_game("gdl", rules=str(path))
+    assert game.info.num_players == 2 and game.info.max_chance_outcomes == 3  # random's moves
+    root = game.new_initial_state()
+    assert root.current_player() == CHANCE
+    assert [p for _, p in root.chance_outcomes()] == [0.5, 0.5]
+    children = [root.child(action) for action, _ in root.chance_outcomes()]
+    # The flip is played with everyone's noop; the guesser cannot tell the two apart,
+    # the peeker can; observation tensors follow the keys and never show the true state.
+    assert children[0].information_state_key(0) == children[1].information_state_key(0)
+    assert children[0].information_state_key(1) != children[1].information_state_key(1)
+    assert np.array_equal(children[0].observation_tensor(0), children[1].observation_tensor(0))
+    assert np.array_equal(children[0].information_state_tensor(0),
+                          children[1].information_state_tensor(0))
+    assert not np.array_equal(children[0].state_tensor(), children[1].state_tensor())
+    # Exact analysis: the best response of each player against uniform guessing.
+    tree = GameTree.build(game)
+    uniform = lambda state, player: {a: 1 / len(state.legal_actions(player))  # noqa: E731
+                                     for a in state.legal_actions(player)}
+    assert best_response(tree, uniform, 0)[0] == pytest.approx(50.0)
+    assert best_response(tree, uniform, 1)[0] == pytest.approx(100.0)
+
+
+def test_sheet_names_resolve_and_bad_ones_are_named():
+    game = hiddenenvs.load_game("gdl", sheet="monty_hall")
+    assert game.info.num_players == 1
+    with pytest.raises(ValueError, match="no shipped rule sheet named 'nope'"):
+        hiddenenvs.load_game("gdl", sheet="nope")
+    with pytest.raises(ValueError, match="not both"):
+        hiddenenvs.load_game("gdl", sheet="monty_hall", rules="x.kif")
+
+
+def test_parse_text_keeps_spelling_and_folds_case():
+    sheet = parse_text("(role Xplayer) (init (Cell 1 B))")
+    assert str(sheet.rules[1]) == "(init (Cell 1 B))"
+    assert sheet.rules[1].head == parse_text("(init (cell 1 b))").rules[0].head
