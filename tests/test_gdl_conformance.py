@@ -34,8 +34,8 @@ def _normal(text: str, fold_case: bool) -> str:
 
 def replay(propnet: Propnet, trace_path: Path, fold_case: bool) -> int:
     """Replay every playout of ``trace_path``; returns the number of steps checked."""
-    norm = lambda items: sorted(_normal(item, fold_case) for item in items)  # noqa: E731
-    text = lambda key: propnet.printer(key, spaced=True)  # noqa: E731
+    norm = lambda items: sorted(_normal(item, fold_case) for item in items)
+    text = lambda key: propnet.printer(key, spaced=True)
     steps_checked = 0
     for number, line in enumerate(trace_path.read_text().splitlines()):
         playout = json.loads(line)

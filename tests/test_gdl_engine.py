@@ -76,7 +76,7 @@ def test_gdl_i_game_facts_and_joint_move_percepts(shared_dir):
     assert game.info.max_game_length == 9  # exhaustive search of the 5,478 states
     state = game.new_initial_state()
     assert state.current_player() == SIMULTANEOUS and state.movers() == [0]
-    assert [game.action_to_string(0, a) for a in state.legal_actions(0)][0] == "(play 1 1 x)"
+    assert game.action_to_string(0, state.legal_actions(0)[0]) == "(play 1 1 x)"
     state.apply_actions([state.legal_actions(0)[4], 0])
     # GDL-I: both roles perceive the whole joint move (x's move and o's noop).
     assert state.information_state_key(0)[0][1] == state.information_state_key(1)[0][1]
@@ -111,7 +111,7 @@ def test_gdl_ii_chance_and_percepts_never_leak(tmp_path):
     assert not np.array_equal(children[0].state_tensor(), children[1].state_tensor())
     # Exact analysis: the best response of each player against uniform guessing.
     tree = GameTree.build(game)
-    uniform = lambda state, player: {a: 1 / len(state.legal_actions(player))  # noqa: E731
+    uniform = lambda state, player: {a: 1 / len(state.legal_actions(player))
                                      for a in state.legal_actions(player)}
     assert best_response(tree, uniform, 0)[0] == pytest.approx(50.0)
     assert best_response(tree, uniform, 1)[0] == pytest.approx(100.0)

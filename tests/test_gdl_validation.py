@@ -117,7 +117,7 @@ def test_role_without_legal_move_is_reported_when_reached():
     net = build(text)
     state, _ = net.transition(net.initial_state, (0,))  # count 1: no successor, no move
     info = net.evaluate(state)
-    with pytest.raises(GdlPlayError, match=r"role a has no legal move .*\(count 1\)"):
+    with pytest.raises(GdlPlayError, match=r"^game\.kif:5:1: role a has no legal move .*\(count 1\)"):
         net.check_playable(state, info)
 
 

@@ -201,6 +201,3 @@ cdef class CompiledPropnet:
                 self._store_next(current)
                 steps += 1
         return out.tobytes(), steps, status
-
-    def goals_of(self, const uint8_t[::1] state):
-        return self.evaluate_state(state)[2]

@@ -200,7 +200,7 @@ class GdlGame(Game):
 
 
 class GdlState(State):
-    __slots__ = ("fluents", "steps", "history", "pending_random", "_info", "_returns", "cut")
+    __slots__ = ("_info", "_returns", "cut", "fluents", "history", "pending_random", "steps")
 
     def __init__(self, game: GdlGame):
         self.game = game
@@ -314,7 +314,7 @@ class GdlState(State):
                     values.append(0.0)
                 else:
                     raise GdlPlayError(
-                        Location(self.game.propnet.filename, 0, 0),
+                        self.game.propnet.rule_location("goal", role),
                         f"role {self.game.propnet.roles[role]} has {len(goals[role])} goal "
                         f"values {list(goals[role])} in a terminal state (needs exactly one)")
             values = np.asarray(values)

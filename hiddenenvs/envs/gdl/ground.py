@@ -24,11 +24,9 @@ from dataclasses import dataclass, field
 
 from hiddenenvs.envs.gdl.parser import (
     STRUCTURES,
-    Compound,
     Const,
     GdlGroundingLimitError,
     GdlRecursionError,
-    GdlRuleError,
     Term,
     Var,
     intern_structure,
@@ -266,7 +264,7 @@ def _plan(rule: _CompiledRule, first: int | None, store) -> list[tuple]:
         if first is not None and not steps:
             choice = first
         else:
-            def score(i):
+            def score(i, bound=bound):
                 atom = rule.positives[i]
                 return (_best_path(atom, bound, store)[1], len(atom.variables - bound))
             choice = min(remaining, key=score)
@@ -279,10 +277,6 @@ def _plan(rule: _CompiledRule, first: int | None, store) -> list[tuple]:
         pending = [d for d in pending if d not in ready]
         steps.append((choice, position, ready))
     return steps
-
-
-def _is_bound(pattern, bound: set) -> bool:
-    return _pattern_variables(pattern, set()) <= bound
 
 
 @dataclass
@@ -512,5 +506,9 @@ def ground(rules: list[NormalRule], max_instances: int = DEFAULT_MAX_INSTANCES) 
     return Grounder(rules, max_instances).instantiate()
 
 
-__all__ = ["GroundProgram", "Grounder", "ground", "DEFAULT_MAX_INSTANCES", "GdlRuleError",
-           "Compound"]
+__all__ = [
+    "DEFAULT_MAX_INSTANCES",
+    "GroundProgram",
+    "Grounder",
+    "ground",
+]

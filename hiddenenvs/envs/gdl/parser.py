@@ -63,13 +63,30 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 __all__ = [
-    "Location", "Const", "Var", "Compound", "Not", "Distinct", "Or", "Rule", "RuleSheet",
-    "Term", "Literal", "parse_file", "parse_text",
-    "GdlError", "GdlSyntaxError", "GdlSafetyError", "GdlStratificationError",
-    "GdlRecursionError", "GdlRuleError", "GdlGroundingLimitError", "GdlPlayError",
+    "Compound",
+    "Const",
+    "Distinct",
+    "GdlError",
+    "GdlGroundingLimitError",
+    "GdlPlayError",
+    "GdlRecursionError",
+    "GdlRuleError",
+    "GdlSafetyError",
+    "GdlStratificationError",
+    "GdlSyntaxError",
+    "Literal",
+    "Location",
+    "Not",
+    "Or",
+    "Rule",
+    "RuleSheet",
+    "Term",
+    "Var",
+    "parse_file",
+    "parse_text",
 ]
 
 
@@ -188,7 +205,7 @@ class Var(Term):
 
 
 class Compound(Term):
-    __slots__ = ("functor", "args", "has_variables")
+    __slots__ = ("args", "functor", "has_variables")
     is_variable = False
 
     def __init__(self, functor: Const, args: tuple, loc: Location | None = None):
@@ -224,7 +241,7 @@ def variables_of(term: Term) -> list[Var]:
 
 @dataclass(frozen=True)
 class Not:
-    literal: "Literal"
+    literal: Literal
     loc: Location | None = None
 
     def __str__(self) -> str:
@@ -250,7 +267,7 @@ class Or:
         return "(or " + " ".join(str(lit) for lit in self.literals) + ")"
 
 
-Literal = Union[Const, Compound, Not, Distinct, Or]
+Literal = Const | Compound | Not | Distinct | Or
 
 
 def to_kif(term: Term) -> str:

@@ -118,8 +118,7 @@ class TermPrinter:
         stack: list = []
         for rule in sheet.rules:
             stack.append(rule.head)
-            for literal in rule.body:
-                stack.append(literal)
+            stack.extend(rule.body)
             while stack:
                 item = stack.pop()
                 if isinstance(item, Term):
@@ -182,7 +181,7 @@ class Propnet:
         self.misses = {"state": 0, "transition": 0}
 
     @classmethod
-    def from_file(cls, path, **options) -> "Propnet":
+    def from_file(cls, path, **options) -> Propnet:
         return cls(parse_file(Path(path)), **options)
 
     # ------------------------------------------------------------------ build
@@ -502,9 +501,20 @@ class Propnet:
         for role, legal in enumerate(info.legal):
             if not legal:
                 raise GdlPlayError(
-                    Location(self.filename, 0, 0),
+                    self.rule_location("legal", role),
                     f"role {self.roles[role]} has no legal move in a reached non-terminal "
-                    f"state: {{{' '.join(self.state_fluents(state))}}}")
+                    f"state (no legal rule for it holds, the first is here): "
+                    f"{{{' '.join(self.state_fluents(state))}}}")
+
+    def rule_location(self, relation: str, role: int) -> Location:
+        """Where the first ``relation`` rule that can concern ``role`` starts (for errors)."""
+        wanted = self.sheet.roles()[role]
+        for rule in self.sheet.rules:
+            head = rule.head
+            if head.relation == relation and head.args and (
+                    head.args[0] == wanted or head.args[0].is_variable):
+                return rule.loc
+        return Location(self.filename, 1, 1)
 
     def cache_info(self) -> dict:
         total = {kind: self.hits[kind] + self.misses[kind] for kind in self.hits}
@@ -538,5 +548,5 @@ class Propnet:
         for index, move in enumerate(self.moves[role]):
             if self.printer(move, spaced=True).lower() == wanted:
                 return index
-        raise GdlPlayError(Location(self.filename, 0, 0),
+        raise GdlPlayError(self.rule_location("legal", role),
                            f"{text!r} is not a move role {self.roles[role]} can ever make")
