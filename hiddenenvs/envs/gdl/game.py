@@ -26,7 +26,8 @@ Parameters:
 - ``max_steps`` (int, default 200): GDL steps before the episode is cut (the cut state
   is terminal; each role's return is its goal there if it has exactly one, else 0).
   Also the horizon of the information-state tensor.
-- ``max_instances`` (int, default 300000): grounding size limit.
+- ``max_instances`` (int, default 3000000): grounding size limit (ground rule
+  instances); beyond it, an error names the exploding rule.
 
 Information: ``information_state_key(p)`` is exactly ``p``'s own moves and percepts,
 step by step: a tuple of ``(own move, percepts)`` with percepts a tuple of percept
@@ -56,6 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hiddenenvs.envs.gdl.ground import DEFAULT_MAX_INSTANCES
 from hiddenenvs.envs.gdl.parser import GdlPlayError, Location
 from hiddenenvs.envs.gdl.propnet import Propnet
 from hiddenenvs.game import (
@@ -93,7 +95,7 @@ class GdlGame(Game):
         Parameter("sheet", str, "", "name of a rule sheet shipped in hiddenenvs/envs/gdl/games"),
         Parameter("scale_returns", bool, False, "scale goal values 0..100 to [-1, 1]"),
         Parameter("max_steps", int, 200, "GDL steps before the episode is cut", minimum=1),
-        Parameter("max_instances", int, 300_000, "grounding size limit", minimum=1),
+        Parameter("max_instances", int, DEFAULT_MAX_INSTANCES, "grounding size limit", minimum=1),
     )
 
     def __init__(self, **params):
