@@ -227,9 +227,10 @@ class Grounder:
         lines = [f"k{TRUE_KEY}(X) :- k{INIT_KEY}(X).", f"k{TRUE_KEY}(X) :- k{NEXT_KEY}(X).",
                  f"k{DOES_KEY}(R,M) :- k{LEGAL_KEY}(R,M)."]
         for number, rule in enumerate(self.rules):
-            # One variable makes the grounder call the counter once per instance (a call
-            # without variables is made once per rule); more would only cost conversions.
-            counter = (f"@count({number},X0)={number}" if rule.num_variables
+            # The grounder calls the counter once per binding of its arguments, so it gets
+            # every variable, packed in one term (one symbol to convert, not one each).
+            variables = ",".join(f"X{i}" for i in range(rule.num_variables))
+            counter = (f"@count({number},v({variables}))={number}" if variables
                        else f"@count({number})={number}")
             counted = ",".join(part for part in (rule.asp_body, counter) if part)
             if rule.head.relation in exact:
