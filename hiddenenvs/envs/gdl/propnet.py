@@ -53,61 +53,13 @@ from hiddenenvs.envs.gdl.parser import (
     intern_structure,
     parse_file,
 )
-from hiddenenvs.envs.gdl.validate import validate
+from hiddenenvs.envs.gdl.validate import strongly_connected_components, validate
 
 GOAL_KEY = constant_key("goal")
 SEES_KEY = constant_key("sees")
 TERMINAL_KEY = constant_key("terminal")
 ROLE_KEY = constant_key("role")
 OUTPUT_KEYS = (LEGAL_KEY, GOAL_KEY, TERMINAL_KEY, NEXT_KEY, SEES_KEY)
-
-
-def strongly_connected_components(nodes, successors) -> list[list]:
-    """Tarjan's algorithm without recursion; components come dependencies first."""
-    index: dict = {}
-    low: dict = {}
-    on_stack: set = set()
-    stack: list = []
-    components: list[list] = []
-    counter = 0
-    for root in nodes:
-        if root in index:
-            continue
-        work = [(root, iter(successors(root)))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            advanced = False
-            for child in children:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(successors(child))))
-                    advanced = True
-                    break
-                if child in on_stack:
-                    low[node] = min(low[node], index[child])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                components.append(component)
-    return components
 
 
 class TermPrinter:

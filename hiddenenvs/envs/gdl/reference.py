@@ -1,7 +1,8 @@
 """Reference reasoner for GDL and GDL-II: bottom-up evaluation of the rules, one state at a time.
 
 This is the tests' second opinion on the grounder and the propnet, so it shares nothing with
-them but the reader (:mod:`hiddenenvs.envs.gdl.parser`). It evaluates the rules as a
+them but the reader (:mod:`hiddenenvs.envs.gdl.parser`) and a graph routine (Tarjan's
+strongly connected components, from :mod:`~hiddenenvs.envs.gdl.validate`). It evaluates the rules as a
 stratified Datalog program, the textbook way (Abiteboul, Hull & Vianu, *Foundations of
 Databases*, ch. 13 and 15; Love et al., *General Game Playing: Game Description Language
 Specification*, 2008, sec. 3-4; Thielscher, *A General Game Description Language for
@@ -68,6 +69,7 @@ from hiddenenvs.envs.gdl.parser import (
     parse_file,
     parse_text,
 )
+from hiddenenvs.envs.gdl.validate import strongly_connected_components
 
 # A relation is identified by its name and arity: ("cell", 3), ("terminal", 0).
 TRUE = ("true", 1)
@@ -421,7 +423,8 @@ class ReferenceReasoner:
                         negative.add((rule.head, literal[1]))
         for relation in self._ground_facts:
             edges.setdefault(relation, set())
-        components = _strongly_connected_components(edges)  # dependencies first
+        components = strongly_connected_components(  # dependencies first
+            list(edges), lambda relation: sorted(edges[relation], key=str))
         component_of = {rel: i for i, comp in enumerate(components) for rel in comp}
         for head, body_relation in negative:
             if component_of[head] == component_of[body_relation]:
@@ -633,50 +636,3 @@ def _relation_of(atom) -> tuple[tuple[str, int], tuple]:
     if isinstance(atom, tuple):
         return (atom[0], len(atom) - 1), atom[1:]
     return (atom, 0), ()
-
-
-def _strongly_connected_components(edges: dict) -> list[list]:
-    """Tarjan's algorithm without recursion; components come out dependencies first
-    (``edges[a]`` holds what ``a`` depends on)."""
-    index: dict = {}
-    lowlink: dict = {}
-    on_stack: set = set()
-    stack: list = []
-    components: list = []
-    counter = itertools.count()
-    for root, dependencies in edges.items():
-        if root in index:
-            continue
-        work = [(root, iter(sorted(dependencies, key=str)))]
-        index[root] = lowlink[root] = next(counter)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            advanced = False
-            for child in children:
-                if child not in index:
-                    index[child] = lowlink[child] = next(counter)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(edges[child], key=str))))
-                    advanced = True
-                    break
-                if child in on_stack:
-                    lowlink[node] = min(lowlink[node], index[child])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                lowlink[parent] = min(lowlink[parent], lowlink[node])
-            if lowlink[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                components.append(component)
-    return components

@@ -114,7 +114,7 @@ def validate(sheet: RuleSheet) -> list[NormalRule]:
     for rule in rules:
         _check_safety(rule)
     graph = _dependency_graph(rules)
-    components = _strongly_connected(graph)
+    components = _component_ids(graph)
     _check_stratification(rules, components)
     _check_recursion(rules, components)
     _check_dependencies(rules, graph)
@@ -214,50 +214,60 @@ def _dependency_graph(rules: list[NormalRule]) -> dict[str, list[tuple[str, bool
     return graph
 
 
-def _strongly_connected(graph: dict) -> dict[str, int]:
-    """Tarjan's algorithm, iterative: relation -> component id (recursive iff shared/looped)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    component: dict[str, int] = {}
+def strongly_connected_components(nodes, successors) -> list[list]:
+    """Tarjan's algorithm without recursion; components come dependencies first."""
+    index: dict = {}
+    low: dict = {}
+    on_stack: set = set()
+    stack: list = []
+    components: list[list] = []
     counter = 0
-    for root in graph:
+    for root in nodes:
         if root in index:
             continue
-        work = [(root, 0)]
+        work = [(root, iter(successors(root)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
         while work:
-            node, edge_position = work.pop()
-            if edge_position == 0:
-                index[node] = low[node] = counter
-                counter += 1
-                stack.append(node)
-                on_stack.add(node)
-            edges = graph.get(node, [])
-            recursed = False
-            while edge_position < len(edges):
-                target = edges[edge_position][0]
-                edge_position += 1
-                if target not in index:
-                    work.append((node, edge_position))
-                    work.append((target, 0))
-                    recursed = True
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(successors(child))))
+                    advanced = True
                     break
-                if target in on_stack:
-                    low[node] = min(low[node], index[target])
-            if recursed:
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
                 continue
-            if low[node] == index[node]:
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component[member] = index[node]
-                    if member == node:
-                        break
+            work.pop()
             if work:
                 parent = work[-1][0]
                 low[parent] = min(low[parent], low[node])
-    return component
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(component)
+    return components
+
+
+def _component_ids(graph: dict) -> dict[str, int]:
+    """relation -> its strongly connected component's number (recursive iff shared/looped)."""
+    components = strongly_connected_components(
+        list(graph), lambda node: [edge[0] for edge in graph.get(node, [])])
+    return {member: number for number, component in enumerate(components)
+            for member in component}
 
 
 def _recursive(head: str, body: str, components: dict[str, int]) -> bool:
@@ -338,4 +348,4 @@ def _check_dependencies(rules: list[NormalRule], graph: dict) -> None:
                                f"through {steps}: {culprit} in {last.where()}")
 
 
-__all__ = ["NormalRule", "normalise", "validate"]
+__all__ = ["NormalRule", "normalise", "strongly_connected_components", "validate"]
