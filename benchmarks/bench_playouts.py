@@ -10,31 +10,12 @@ measured in the same run; the ratio is ours / peer.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 import hiddenenvs
 from hiddenenvs.game import random_playout
-
-
-def games_per_second(play_one, seconds: float) -> float:
-    games, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        play_one()
-        games += 1
-    return games / (time.perf_counter() - start)
-
-
-def aec_playout(env, rng: np.random.Generator) -> None:
-    env.reset(seed=int(rng.integers(2**31)))
-    for agent in env.agent_iter():
-        observation, _, termination, truncation, _ = env.last()
-        if termination or truncation:
-            env.step(None)
-            continue
-        legal = np.flatnonzero(observation["action_mask"])
-        env.step(int(legal[rng.integers(len(legal))]))
+from timing import aec_playout, games_per_second
 
 
 def main() -> None:
@@ -48,16 +29,16 @@ def main() -> None:
         from pettingzoo.classic import leduc_holdem_v4
 
         peer_env = leduc_holdem_v4.env()
-        peer = games_per_second(lambda: aec_playout(peer_env, rng), args.seconds)
+        peer = games_per_second(args.seconds, aec_playout, peer_env, rng)
     except ImportError as error:
         print(f"peer pettingzoo leduc_holdem_v4 not installed ({error}); pip install 'pettingzoo[classic]'")
 
     print(f"{'what':<42}{'games/s':>12}{'vs peer':>10}")
     for name in ("kuhn_poker", "leduc_holdem"):
         game = hiddenenvs.load_game(name)
-        raw = games_per_second(lambda: random_playout(game.new_initial_state(), rng), args.seconds)
+        raw = games_per_second(args.seconds, lambda: random_playout(game.new_initial_state(), rng))
         env = hiddenenvs.make(name)
-        aec = games_per_second(lambda: aec_playout(env, rng), args.seconds)
+        aec = games_per_second(args.seconds, aec_playout, env, rng)
         for label, rate in ((f"{name}: raw game model", raw), (f"{name}: hiddenenvs AEC env", aec)):
             ratio = f"{rate / peer:.1f}x" if peer else "-"
             print(f"{label:<42}{rate:>12,.0f}{ratio:>10}")

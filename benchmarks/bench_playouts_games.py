@@ -13,12 +13,12 @@ PettingZoo ships none of these three games. The ratio is ours / peer.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 import hiddenenvs
 from hiddenenvs.game import random_playout
+from timing import aec_playout, games_per_second
 
 # (label, our name and parameters, OpenSpiel name and parameters)
 GAMES = [
@@ -31,26 +31,6 @@ GAMES = [
     ("Othello 6x6", ("othello", {"board_size": 6}), None),
     ("Othello 8x8", ("othello", {"board_size": 8}), ("othello", {})),
 ]
-
-
-def games_per_second(seconds: float, play_one, *args) -> float:
-    """How many ``play_one(*args)`` calls finish per second, measured for ``seconds``."""
-    games, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        play_one(*args)
-        games += 1
-    return games / (time.perf_counter() - start)
-
-
-def aec_playout(env, rng: np.random.Generator) -> None:
-    env.reset(seed=int(rng.integers(2**31)))
-    for agent in env.agent_iter():
-        observation, _, termination, truncation, _ = env.last()
-        if termination or truncation:
-            env.step(None)
-            continue
-        legal = np.flatnonzero(observation["action_mask"])
-        env.step(int(legal[rng.integers(len(legal))]))
 
 
 def parallel_playout(env, rng: np.random.Generator) -> None:
