@@ -130,3 +130,40 @@ def test_parse_text_keeps_spelling_and_folds_case():
     sheet = parse_text("(role Xplayer) (init (Cell 1 B))")
     assert str(sheet.rules[1]) == "(init (Cell 1 B))"
     assert sheet.rules[1].head == parse_text("(init (cell 1 b))").rules[0].head
+
+
+# Three counters walk 0..59 independently; a move is legal when the x counter is below
+# both others. Joined naively, the legal rule has 60^3 = 216,000 relaxed instances.
+COUNTERS = "(role p)\n" + "\n".join(f"(succ {i} {i + 1}) (less {i} {j})"
+                                    for i in range(59) for j in range(i + 1, 60)) + """
+(init (x 0)) (init (y 5)) (init (z 9))
+(<= (next (x ?n)) (true (x ?m)) (succ ?m ?n) (does p (step ?m)))
+(<= (next (x ?m)) (true (x ?m)) (does p stay))
+(<= (next (y ?n)) (true (y ?m)) (succ ?m ?n))
+(<= (next (z ?n)) (true (z ?m)) (succ ?m ?n))
+(<= (legal p (step ?a)) (true (x ?a)) (true (y ?b)) (true (z ?c)) (less ?a ?b) (less ?a ?c))
+(<= (legal p stay) (true (x ?a)))
+(<= terminal (true (z 59)))
+(<= (goal p 100) (true (x ?a)) (less 40 ?a))
+(<= (goal p 0) (not (true (x 41))))
+"""
+
+
+def test_independent_fluents_are_not_cross_multiplied_and_play_the_same():
+    from hiddenenvs.envs.gdl.reference import ReferenceReasoner
+
+    net = Propnet(parse_text(COUNTERS, "counters.kif"), max_instances=20_000)
+    reasoner = ReferenceReasoner.from_text(COUNTERS, "counters.kif")
+    state, expected = net.initial_state, reasoner.initial_state()
+    for step in range(60):
+        assert sorted(net.state_fluents(state)) == sorted(map(reasoner.render, expected))
+        info = net.evaluate(state)
+        assert info.terminal == reasoner.is_terminal(expected)
+        if info.terminal:
+            break
+        legal = sorted(net.move_names[0][m] for m in info.legal[0])
+        assert legal == sorted(map(reasoner.render, reasoner.legal_moves(expected)[0]))
+        move = info.legal[0][step % len(info.legal[0])]
+        state, _ = net.transition(state, (move,))
+        expected = reasoner.next_state(expected, reasoner.parse_terms(net.move_names[0][move]))
+    assert info.terminal and step == 50

@@ -27,6 +27,7 @@ the most instances.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -101,10 +102,41 @@ class _CompiledRule:
     head: _Atom
     positives: list
     negatives: list
-    equals: list  # (left pattern, right pattern)
-    num_variables: int
-    asp_body: str  # the positive body, distinct and equalities in ASP syntax
+    distincts: list  # (left pattern, right pattern)
+    equals: list
     instances: int = 0
+
+    @property
+    def variables(self) -> list[int]:
+        found: set = set()
+        for atom in [self.head, *self.positives]:
+            found |= _atom_variables(atom)
+        return sorted(found)
+
+    @property
+    def asp_body(self) -> str:
+        """The positive body, distinct and equalities in ASP syntax."""
+        body = [_asp_atom(atom) for atom in self.positives]
+        body += [f"{_asp_term(left)}!={_asp_term(right)}" for left, right in self.distincts]
+        body += [f"{_asp_term(left)}={_asp_term(right)}" for left, right in self.equals]
+        return ",".join(body)
+
+
+def _pattern_variables(pattern, out: set) -> set:
+    if type(pattern) is int:
+        if pattern < 0:
+            out.add(-pattern - 1)
+    else:
+        for sub in pattern[1]:
+            _pattern_variables(sub, out)
+    return out
+
+
+def _atom_variables(atom: _Atom) -> set:
+    found: set = set()
+    for pattern in atom.arguments:
+        _pattern_variables(pattern, found)
+    return found
 
 
 def _compile_atom(term: Term, compiler: _Compiler) -> _Atom:
@@ -147,11 +179,62 @@ def _compile_rule(rule: NormalRule) -> _CompiledRule:
     distincts = [(compiler.compile(left), compiler.compile(right))
                  for left, right, _ in rule.distincts]
     equals = [(compiler.compile(left), compiler.compile(right)) for left, right, _ in rule.equals]
-    body = [_asp_atom(atom) for atom in positives]
-    body += [f"{_asp_term(left)}!={_asp_term(right)}" for left, right in distincts]
-    body += [f"{_asp_term(left)}={_asp_term(right)}" for left, right in equals]
-    return _CompiledRule(rule, head, positives, negatives, equals, len(compiler.variables),
-                         ",".join(body))
+    return _CompiledRule(rule, head, positives, negatives, distincts, equals)
+
+
+_AUXILIARY_NAMES = itertools.count()
+
+
+def _split(rule: _CompiledRule) -> list[_CompiledRule]:
+    """Eliminate the body's own variables one at a time through auxiliary rules.
+
+    A variable of the body alone (not in the head, a negated atom or an (in)equality)
+    matters only to the positive atoms that contain it. When one of them depends on the
+    state or the move (``true``/``does``, whose relaxed fixpoint crosses every fluent with
+    every other), those atoms become
+    ``(aux ?rest...) :- atoms``, projected onto their variables still needed elsewhere, and
+    the rule uses ``(aux ?rest...)``. ``(<= (h ?p) (true (velx ?p ?dx)) (true (posx ?p ?x))
+    ...)`` then no longer joins every velocity with every position: instances add across
+    the parts instead of multiplying. This is the rule decomposition of ASP optimisers
+    such as lpopt (Bichler, Morak & Woltran 2016), by variable elimination with the
+    narrowest auxiliary atom first; the atoms that hold are unchanged.
+    """
+    kept = _atom_variables(rule.head)
+    for atom in rule.negatives:
+        kept |= _atom_variables(atom)
+    for left, right in rule.distincts + rule.equals:
+        _pattern_variables(left, kept)
+        _pattern_variables(right, kept)
+    atoms = [(atom, _atom_variables(atom)) for atom in rule.positives]
+    dynamic = {TRUE_KEY, DOES_KEY}
+    rules = []
+    while True:
+        best = None
+        for variable in sorted(set().union(*(v for _, v in atoms)) - kept):
+            group = [item for item in atoms if variable in item[1]]
+            if len(group) == len(atoms):
+                continue  # the auxiliary rule would be the whole body again
+            if not any(atom.relation in dynamic for atom, _ in group):
+                continue  # joins of static tables are usually filtered by the rest
+            width = len(set().union(*(v for _, v in group)))
+            if best is None or width < best[0]:
+                best = (width, group)
+        if best is None:
+            break
+        group = best[1]
+        rest = [item for item in atoms if item not in group]
+        needed = kept.union(*(v for _, v in rest))
+        shared = sorted(set().union(*(v for _, v in group)) & needed)
+        name = intern_structure(("c", f"aux {next(_AUXILIARY_NAMES)}"))
+        dynamic.add(name)
+        head = _Atom(name, tuple(-v - 1 for v in shared))
+        rules.append(_CompiledRule(rule.source, head, [a for a, _ in group], [], [], []))
+        atoms = rest + [(head, set(shared))]
+    if not rules:
+        return [rule]
+    rules.append(_CompiledRule(rule.source, rule.head, [a for a, _ in atoms], rule.negatives,
+                               rule.distincts, rule.equals))
+    return rules
 
 
 class _Decoder:
@@ -195,7 +278,7 @@ class _LimitReached(Exception):
 class Grounder:
     def __init__(self, rules: list[NormalRule], max_instances: int = DEFAULT_MAX_INSTANCES):
         try:
-            self.rules = [_compile_rule(rule) for rule in rules]
+            self.rules = [part for rule in rules for part in _split(_compile_rule(rule))]
         except RecursionError:
             raise GdlRecursionError(None, "terms nest too deeply to ground") from None
         self.max_instances = max_instances
@@ -229,7 +312,7 @@ class Grounder:
         for number, rule in enumerate(self.rules):
             # The grounder calls the counter once per binding of its arguments, so it gets
             # every variable, packed in one term (one symbol to convert, not one each).
-            variables = ",".join(f"X{i}" for i in range(rule.num_variables))
+            variables = ",".join(f"X{i}" for i in rule.variables)
             counter = (f"@count({number},v({variables}))={number}" if variables
                        else f"@count({number})={number}")
             counted = ",".join(part for part in (rule.asp_body, counter) if part)
