@@ -6,9 +6,10 @@
    least model. Its atoms over-approximate every atom that can hold in any reachable state
    under any joint move: the *relevant* atoms.
 2. Instantiation. Each rule is instantiated over the relevant atoms only: one
-   ``instance_i(X1, ..., Xn)`` atom per binding of its variables that satisfies its positive
-   atoms (within the relevant ones), its ``distinct`` and its equalities. A negated atom that
-   is not relevant can never hold: the literal is dropped as true.
+   ``i<n>(head, positives..., negatives...)`` atom per binding of its variables that
+   satisfies its positive atoms (within the relevant ones), its ``distinct`` and its
+   equalities. A negated atom that is not relevant can never hold: the literal is dropped
+   as true.
 
 Both steps are one positive logic program, so clingo's grounder (gringo, in C++) computes
 them completely: its model is the relevant atoms plus the rule instances. Terms travel to
@@ -19,10 +20,13 @@ meet ASP syntax, and come back as keys.
 The result, :class:`GroundProgram`, lists ground rules as ``(head, positives, negatives)``
 over integer atom keys.
 
-A size limit (``max_instances``, ground rule instances) keeps a sheet
-whose grounding explodes from eating the memory: every rule's body calls a counter from the
-grounder, which stops grounding at the limit with an error naming the rule that produced
-the most instances.
+A size limit (``max_instances``, ground rule instances) keeps a sheet whose grounding
+explodes from eating the memory: every rule's body calls a counter from the grounder,
+which stops grounding at the limit. The rules behind the explosion are then decomposed
+(:func:`_split`: a body that joins independent fluents is factored through auxiliary
+rules) and grounding starts again; when nothing more can be factored, the error names the
+rule that produced the most instances. Rules are kept whole otherwise, since whole rules
+make smaller, faster propnets.
 """
 
 from __future__ import annotations
@@ -105,6 +109,7 @@ class _CompiledRule:
     distincts: list  # (left pattern, right pattern)
     equals: list
     instances: int = 0
+    undecomposable: bool = False  # _split found nothing to factor out
 
     @property
     def variables(self) -> list[int]:
@@ -278,7 +283,7 @@ class _LimitReached(Exception):
 class Grounder:
     def __init__(self, rules: list[NormalRule], max_instances: int = DEFAULT_MAX_INSTANCES):
         try:
-            self.rules = [part for rule in rules for part in _split(_compile_rule(rule))]
+            self.rules = [_compile_rule(rule) for rule in rules]
         except RecursionError:
             raise GdlRecursionError(None, "terms nest too deeply to ground") from None
         self.max_instances = max_instances
@@ -378,9 +383,36 @@ class Grounder:
                         break
         return exact
 
+    def _decompose_explosive(self) -> bool:
+        """Decompose (:func:`_split`) the rules behind a twentieth or more of the instances
+        counted before the limit stopped the grounder; False if none of them can be."""
+        threshold = self.total / 20
+        decomposed = False
+        rules = []
+        for rule in self.rules:
+            parts = [rule]
+            if rule.instances >= threshold and not rule.undecomposable:
+                parts = _split(rule)
+                rule.undecomposable = len(parts) == 1
+                decomposed |= len(parts) > 1
+            rules += parts
+        self.rules = rules
+        for rule in rules:
+            rule.instances = 0
+        self.total = 0
+        return decomposed
+
     def instantiate(self) -> GroundProgram:
-        exact = self.exact_relations()
-        relevant, instances_by_rule = self._solve(exact)
+        # Plain rules make the smallest propnets; only rules that explode are decomposed,
+        # at most twice over, before the limit error stands.
+        for attempt in range(3):
+            exact = self.exact_relations()
+            try:
+                relevant, instances_by_rule = self._solve(exact)
+                break
+            except GdlGroundingLimitError:
+                if attempt == 2 or not self._decompose_explosive():
+                    raise
         program = GroundProgram(relevant=relevant)
         seen = set()
         for number, rule in enumerate(self.rules):
