@@ -21,7 +21,7 @@ SHEETS = sorted(p.stem for p in (Path(__file__).resolve().parent.parent.parent /
 # Sheets whose grounding is beyond a propnet: the engine must refuse them with an error
 # naming the exploding rule (checked at a lower limit than the default 3,000,000, which
 # they also exceed, to save CI the 15-20 s each takes to get there). ruleDepthQuadratic is
-# built to explode (prereq<n> has 2^n instances); AlexChess runs to tens of millions, and
+# built to explode (prereq<n> has 2^n instances); AlexChess runs past 30 million, and
 # its trace disagrees with its own rules anyway (see
 # test_gdl_reference.test_alexchess_trace_disagrees_with_the_rules). The reference
 # reasoner replays ruleDepthQuadratic's traces.
