@@ -23,7 +23,8 @@ and transitions with hit statistics (``cache_info()``), on by default.
 
 from __future__ import annotations
 
-from collections import OrderedDict, defaultdict
+import functools
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,10 +128,6 @@ class Propnet:
         program = ground(rules, max_instances)
         self._build(program)
         self.cache_size = cache_size
-        self._state_cache: OrderedDict = OrderedDict()
-        self._transition_cache: OrderedDict = OrderedDict()
-        self.hits = {"state": 0, "transition": 0}
-        self.misses = {"state": 0, "transition": 0}
 
     @classmethod
     def from_file(cls, path, **options) -> Propnet:
@@ -413,38 +410,27 @@ class Propnet:
         self.initial_state = bits.tobytes()
 
     # ------------------------------------------------------------------ queries
+    @property
+    def cache_size(self) -> int:
+        return self._cache_size
+
+    @cache_size.setter
+    def cache_size(self, size: int) -> None:
+        """Entries per LRU cache (0: none); setting it empties the caches and statistics."""
+        self._cache_size = size
+        self._evaluate = functools.lru_cache(maxsize=size)(self._evaluate_uncached)
+        self._transition = functools.lru_cache(maxsize=size)(self.compiled.transition)
+
+    def _evaluate_uncached(self, state: bytes) -> StateInfo:
+        return StateInfo(*self.compiled.evaluate_state(state))
+
     def evaluate(self, state: bytes) -> StateInfo:
         """Terminal flag, legal move indices and goal values of ``state`` (cached)."""
-        cache = self._state_cache
-        info = cache.get(state)
-        if info is not None:
-            self.hits["state"] += 1
-            cache.move_to_end(state)
-            return info
-        self.misses["state"] += 1
-        info = StateInfo(*self.compiled.evaluate_state(state))
-        if self.cache_size:
-            cache[state] = info
-            if len(cache) > self.cache_size:
-                cache.popitem(last=False)
-        return info
+        return self._evaluate(state)
 
     def transition(self, state: bytes, joint: tuple) -> tuple[bytes, tuple]:
         """(next state, percept indices per role) after ``joint`` (move index per role)."""
-        cache = self._transition_cache
-        key = (state, joint)
-        result = cache.get(key)
-        if result is not None:
-            self.hits["transition"] += 1
-            cache.move_to_end(key)
-            return result
-        self.misses["transition"] += 1
-        result = self.compiled.transition(state, joint)
-        if self.cache_size:
-            cache[key] = result
-            if len(cache) > self.cache_size:
-                cache.popitem(last=False)
-        return result
+        return self._transition(state, joint)
 
     def check_playable(self, state: bytes, info: StateInfo) -> None:
         """GdlPlayError when a role has no legal move in the non-terminal ``state``."""
@@ -469,16 +455,18 @@ class Propnet:
         return Location(self.filename, 1, 1)
 
     def cache_info(self) -> dict:
-        total = {kind: self.hits[kind] + self.misses[kind] for kind in self.hits}
-        return {kind: {"hits": self.hits[kind], "misses": self.misses[kind],
-                       "hit_rate": self.hits[kind] / total[kind] if total[kind] else 0.0}
-                for kind in self.hits}
+        """Hits, misses and hit rate of the state and the transition caches."""
+        info = {}
+        for kind, cached in (("state", self._evaluate), ("transition", self._transition)):
+            statistics = cached.cache_info()
+            total = statistics.hits + statistics.misses
+            info[kind] = {"hits": statistics.hits, "misses": statistics.misses,
+                          "hit_rate": statistics.hits / total if total else 0.0}
+        return info
 
     def clear_cache(self) -> None:
-        self._state_cache.clear()
-        self._transition_cache.clear()
-        self.hits = {"state": 0, "transition": 0}
-        self.misses = {"state": 0, "transition": 0}
+        self._evaluate.cache_clear()
+        self._transition.cache_clear()
 
     def depth_charge(self, state: bytes, seed: int, max_steps: int = 10_000):
         """Compiled random playout: (final state, transitions made, status)."""
