@@ -25,8 +25,22 @@ information state      ``information_state_key(p)``: hashable, equal for two sta
                        ``information_state_tensor(p)``: fixed shape float32 encoding of
                        the same information (for neural nets)
 observation            ``observation_tensor(p)``: what ``p`` perceives now (may forget)
-public state           ``public_state_key()``: the history of public observations,
-                       identical for all players (for OOS targeting and ReBeL's PBS)
+public state           ``public_state_key()``: the sequence of public observations, one
+                       entry per step, identical for all players; an information-state key
+                       has the same steps, each entry ``(public, private)``, so a state is
+                       consistent with a public state (or an information set) iff its key
+                       starts with it (for OOS targeting and ReBeL's public belief states);
+                       ``public_observation_tensor()`` encodes the public state
+history                ``history()``: the decisions that led here (chance outcomes, actions,
+                       joint actions as tuples); ``game.state_from_history(h)`` replays them
+identity               ``game.spec``: registry name + parameters; any process rebuilds the
+                       game from it, and games and states pickle small through it
+beliefs                :mod:`hiddenenvs.beliefs` samples histories consistent with a
+                       player's information-state key (weighted by the others' reach under
+                       a policy): exactly by pruned enumeration, or by a game's own sampler
+randomness             explicit chance lives in the history; a SAMPLED_STOCHASTIC state
+                       (combat) carries a generator: ``clone()`` replays exactly the same
+                       draws, ``clone().reseed(seed)`` gives the copy fresh randomness
 =====================  ====================================================================
 
 Static facts about a game (dynamics, chance mode, information, utility bounds, sizes,
@@ -47,8 +61,23 @@ Worked example (Kuhn poker: deal, player 0 checks, player 1 bets, player 0 folds
     >>> state.apply_action(0); state.apply_action(1); state.apply_action(0)
     >>> state.is_terminal(), state.returns().tolist()
     (True, [-1.0, 1.0])
+    >>> state.history()
+    (2, 0, 0, 1, 0)
+    >>> state.public_state_key()
+    ('deal', 'deal', 'pass', 'bet', 'pass')
     >>> state.information_state_key(0)
-    ('K', 'pass', 'bet', 'pass')
+    (('deal', 'K'), ('deal', None), ('pass', None), ('bet', None), ('pass', None))
+    >>> game.state_from_history(state.history()).returns().tolist()
+    [-1.0, 1.0]
+
+Player 1 cannot tell this history from one where player 0 holds the Queen: both have
+player 1's key, and so they lie in one public state. :mod:`hiddenenvs.beliefs` samples
+such histories from player 1's point of view::
+
+    >>> import numpy as np
+    >>> from hiddenenvs.beliefs import consistent_histories
+    >>> [(h[:2], w) for h, w in consistent_histories(game, 1, state.information_state_key(1))]
+    [((1, 0), 0.5), ((2, 0), 0.5)]
 
 Games declare their parameters as :class:`Parameter` objects; ``Game(**params)``
 validates them and says which key or value is wrong and what is allowed.
@@ -58,7 +87,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -114,6 +143,7 @@ class GameInfo:
     observation_tensor_shape: tuple[int, ...]
     player_names: tuple[str, ...] = ()
     utility_sum: float | None = None
+    public_observation_tensor_shape: tuple[int, ...] = ()
 
     def __post_init__(self):
         if not self.player_names:
@@ -162,6 +192,47 @@ class Parameter:
         return value
 
 
+@dataclass(frozen=True)
+class GameSpec:
+    """What identifies a game: its registry name and the parameters given to it.
+
+    ``hiddenenvs.load_game(spec)`` rebuilds the game in any process; games pickle as their
+    spec. The name is the registry's (``gdl_biased_rps``), never the class's (``gdl``).
+    ``params`` holds only what the caller gave (a registry variant's fixed parameters
+    come back with the name).
+    """
+
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, name: str, params: dict[str, Any] | None = None) -> GameSpec:
+        return cls(name, tuple(sorted((params or {}).items())))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "params": dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GameSpec:
+        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+            raise ValueError(f"a game spec is {{'name': str, 'params': dict}}, got {data!r}")
+        return cls.of(data["name"], data.get("params") or {})
+
+    def __str__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params)
+        return f"{self.name}({args})" if args else self.name
+
+
+def _game_from_spec(spec: GameSpec) -> Game:
+    from hiddenenvs.registry import load_game
+
+    return load_game(spec)
+
+
+def _state_from_history(game: Game, history: tuple, seed: int | None) -> State:
+    return game.state_from_history(history, seed=seed)
+
+
 class Game(ABC):
     """A game: its parameters, its static facts (``info``) and its initial state."""
 
@@ -172,6 +243,45 @@ class Game(ABC):
 
     def __init__(self, **params: Any):
         self.params = self.validate_parameters(params)
+        # A game built from its class is its own spec; the registry overrides this with
+        # the registered name (a variant such as ``gdl_biased_rps``).
+        self.spec = GameSpec.of(self.NAME, {name: self.params[name] for name in params})
+
+    def __reduce__(self):
+        # Rebuilt from its spec in the receiving process (a GDL game re-grounds its sheet,
+        # cached per process by the registry), so a pickle is a few hundred bytes.
+        return (_game_from_spec, (self.spec,))
+
+    def sample_consistent_history(
+        self, player: int, information_state_key: tuple, rng: np.random.Generator, policy=None
+    ) -> tuple:
+        """A history consistent with ``player``'s key, drawn from the belief posterior.
+
+        See :mod:`hiddenenvs.beliefs`: ``policy`` weights the other players' actions
+        (``None``: uniform). The default draws from the exact posterior by pruned
+        enumeration; games whose trees are large override this with their own sampler.
+        """
+        from hiddenenvs.beliefs import sample_from_posterior
+
+        return sample_from_posterior(self, player, information_state_key, rng, policy)
+
+    def state_from_history(self, history: Sequence, seed: int | None = None) -> State:
+        """The state reached by replaying ``history`` (as ``State.history()`` gives it).
+
+        Each entry is a chance outcome or an action (an int) or, at a simultaneous node,
+        a joint action (a sequence, one entry per player); every entry is validated.
+        ``seed`` is the ``new_initial_state`` seed, for SAMPLED_STOCHASTIC games.
+        """
+        state = self.new_initial_state(seed=seed)
+        for step, entry in enumerate(history):
+            try:
+                if isinstance(entry, (tuple, list)):
+                    state.apply_actions(entry)
+                else:
+                    state.apply_action(entry)
+            except ValueError as error:
+                raise ValueError(f"{self.NAME}: history entry {step} ({entry!r}): {error}") from None
+        return state
 
     @classmethod
     def validate_parameters(cls, params: dict[str, Any]) -> dict[str, Any]:
@@ -305,6 +415,33 @@ class State(ABC):
         new_state.apply_action(action)
         return new_state
 
+    def history(self) -> tuple:
+        """The decisions that led here, for :meth:`Game.state_from_history`.
+
+        One entry per decision the caller made: a chance outcome or a single player's
+        action (int), or a joint action at a simultaneous node (a tuple, one entry per
+        player, ``-1`` for players without a choice). Steps a game plays by itself (forced
+        moves) are not listed.
+        """
+        raise NotImplementedError(f"{self.game.NAME} does not record its history")
+
+    def reseed(self, seed: int) -> None:
+        """Give this state fresh randomness (SAMPLED_STOCHASTIC games).
+
+        ``clone()`` copies a sampled-chance state's generator, so a search that rolls out
+        the same clone twice replays the same draws (useful for exact replays). A search
+        that needs independent rollouts reseeds each copy:
+        ``copy = state.clone(); copy.reseed(int(rng.integers(2**63)))``. Games whose chance
+        is explicit (in the history) have nothing to reseed and ignore it.
+        """
+        if self.game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC:
+            raise NotImplementedError(f"{self.game.NAME} must implement reseed()")
+
+    def __reduce__(self):
+        # Small pickles: the game travels as its spec and the state as its history.
+        # SAMPLED_STOCHASTIC games override this (their draws are not in the history).
+        return (_state_from_history, (self.game, tuple(self.history()), None))
+
     def action_to_string(self, player: int, action: int) -> str:
         return self.game.action_to_string(player, action)
 
@@ -340,8 +477,13 @@ class State(ABC):
 
     # ---- what players know ------------------------------------------------------
     @abstractmethod
-    def information_state_key(self, player: int) -> Hashable:
-        """Equal for two states iff ``player`` cannot distinguish them (perfect recall)."""
+    def information_state_key(self, player: int) -> tuple:
+        """Equal for two states iff ``player`` cannot distinguish them (perfect recall).
+
+        One ``(public_observation, private_observation)`` entry per step (see
+        :meth:`public_state_key`); ``private_observation`` is what only ``player`` (or not
+        everyone) perceived at that step, ``None`` when nothing.
+        """
 
     @abstractmethod
     def information_state_tensor(self, player: int) -> np.ndarray:
@@ -352,8 +494,21 @@ class State(ABC):
         return self.information_state_tensor(player)
 
     @abstractmethod
-    def public_state_key(self) -> Hashable:
-        """The public observation history: the same for every player."""
+    def public_state_key(self) -> tuple:
+        """The public observations so far, one entry per step: the same for every player.
+
+        ``information_state_key(p)`` has one entry per step too, ``(public, private)``,
+        with ``public`` equal to this key's entry; so every information set lies in one
+        public state, and a history is consistent with a public state (or an information
+        set) iff its key starts with it.
+        """
+
+    def public_observation_tensor(self) -> np.ndarray:
+        """A float32 array of ``info.public_observation_tensor_shape``: the public state.
+
+        Equal for any two states with equal ``public_state_key()`` (belief encoders).
+        """
+        raise NotImplementedError(f"{self.game.NAME} has no public observation tensor")
 
     def __str__(self) -> str:
         return repr(self)

@@ -6,11 +6,12 @@ and a new game touches only its own file and the ``_ENTRIES`` table below.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from hiddenenvs.game import Game
+from hiddenenvs.game import Game, GameSpec
 
 
 @dataclass(frozen=True)
@@ -115,13 +116,29 @@ def _entry(name: str) -> EnvEntry:
     return REGISTRY[name]
 
 
-def load_game(name: str, **params: Any) -> Game:
-    """The game model behind a registered name, with validated parameters."""
+def load_game(name: str | GameSpec, **params: Any) -> Game:
+    """The game model behind a registered name (or a :class:`GameSpec`), validated.
+
+    The game's ``spec`` records the registered name and the parameters given, so any
+    process can rebuild it; games rebuilt from a spec (unpickling) are cached per process,
+    since some (GDL sheets) take a while to ground.
+    """
+    if isinstance(name, GameSpec):
+        if params:
+            raise ValueError(f"give a GameSpec or parameters, not both: {name} and {params}")
+        return _game_for_spec(name)
     entry = _entry(name)
     fixed = set(entry.fixed_params) & set(params)
     if fixed:
         raise ValueError(f"{name}: parameter(s) {sorted(fixed)} are fixed by this variant")
-    return entry.game_class()(**entry.fixed_params, **params)
+    game = entry.game_class()(**entry.fixed_params, **params)
+    game.spec = GameSpec.of(name, params)
+    return game
+
+
+@functools.lru_cache(maxsize=32)
+def _game_for_spec(spec: GameSpec) -> Game:
+    return load_game(spec.name, **dict(spec.params))
 
 
 def list_envs() -> list[dict[str, Any]]:

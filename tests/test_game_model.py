@@ -62,7 +62,11 @@ def test_worked_example_in_the_model_docstring():
     for action in (0, 1, 0):
         state.apply_action(action)
     assert state.is_terminal() and state.returns().tolist() == [-1.0, 1.0]
-    assert state.information_state_key(0) == ("K", "pass", "bet", "pass")
+    assert state.information_state_key(0) == (
+        ("deal", "K"), ("deal", None), ("pass", None), ("bet", None), ("pass", None)
+    )
+    assert state.public_state_key() == ("deal", "deal", "pass", "bet", "pass")
+    assert state.history() == (2, 0, 0, 1, 0)
 
 
 def test_unknown_and_invalid_parameters_are_named():

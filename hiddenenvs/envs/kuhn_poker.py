@@ -26,12 +26,23 @@ Information-state tensor (11 values):
 
 Observation tensor (7 values): player one-hot (2), my card one-hot (3), chips each
 player has put in the pot divided by 2, the most one can put in (2).
+
+Public and private observations: a deal is public as an event (``"deal"``) and private
+in its card (the receiving player's private observation is the card's name); bets are
+public. So ``public_state_key()`` is ``("deal", "deal", "pass", "bet", ...)`` and
+``information_state_key(p)`` pairs each entry with ``p``'s card at its own deal, ``None``
+elsewhere. Public observation tensor (8 values): cards dealt (2), then each betting
+turn one-hot pass/bet (6).
+
+Beliefs: ``game.sample_consistent_history`` draws the opponent's card from the cards
+left, weighted by its reach under the given policy (no tree walk).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from hiddenenvs.beliefs import draw_weighted
 from hiddenenvs.game import (
     CHANCE,
     TERMINAL,
@@ -72,10 +83,24 @@ class KuhnPokerGame(Game):
             max_game_length=2 + _MAX_BETTING_TURNS,
             information_state_tensor_shape=(2 + _NUM_CARDS + 2 * _MAX_BETTING_TURNS,),
             observation_tensor_shape=(2 + _NUM_CARDS + 2,),
+            public_observation_tensor_shape=(2 + 2 * _MAX_BETTING_TURNS,),
         )
 
     def new_initial_state(self, seed=None):
         return KuhnPokerState(self)
+
+    def sample_consistent_history(self, player, information_state_key, rng, policy=None):
+        key = tuple(information_state_key)
+        if len(key) < 2:  # the deal is not over: nothing hidden to weigh but the deal
+            return super().sample_consistent_history(player, key, rng, policy)
+        own = CARD_NAMES.index(key[player][1])
+        bets = [ACTION_NAMES.index(public) for public, _ in key[2:]]
+        candidates = []
+        for card in range(_NUM_CARDS):
+            if card != own:
+                cards = [own, card] if player == 0 else [card, own]
+                candidates.append((*cards, *bets))
+        return draw_weighted(self, player, candidates, rng, policy)
 
     def action_to_string(self, player, action):
         if player == CHANCE:
@@ -156,9 +181,25 @@ class KuhnPokerState(State):
         result[loser] = -contributions[loser]
         return result
 
+    def history(self):
+        return (*self.cards, *self.bets)
+
+    def public_state_key(self):
+        return ("deal",) * len(self.cards) + tuple(ACTION_NAMES[a] for a in self.bets)
+
     def information_state_key(self, player):
-        card = CARD_NAMES[self.cards[player]] if len(self.cards) > player else None
-        return (card, *(ACTION_NAMES[a] for a in self.bets))
+        deals = tuple(
+            ("deal", CARD_NAMES[card] if receiver == player else None)
+            for receiver, card in enumerate(self.cards)
+        )
+        return deals + tuple((ACTION_NAMES[a], None) for a in self.bets)
+
+    def public_observation_tensor(self):
+        tensor = np.zeros(self.game.info.public_observation_tensor_shape, dtype=np.float32)
+        tensor[: len(self.cards)] = 1
+        for turn, action in enumerate(self.bets):
+            tensor[2 + 2 * turn + action] = 1
+        return tensor
 
     def information_state_tensor(self, player):
         tensor = np.zeros(self.game.info.information_state_tensor_shape, dtype=np.float32)
@@ -177,9 +218,6 @@ class KuhnPokerState(State):
         tensor[5:7] = self._contributions()
         tensor[5:7] /= _MAX_CONTRIBUTION
         return tensor
-
-    def public_state_key(self):
-        return (len(self.cards), *self.bets)
 
     def __str__(self):
         cards = " ".join(CARD_NAMES[c] for c in self.cards) or "-"

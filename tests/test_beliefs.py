@@ -1,0 +1,155 @@
+"""Belief sampling: histories consistent with a player's information state.
+
+The exact posterior (pruned enumeration) is checked against a brute-force walk of the
+whole tree; every game's own sampler is checked against the exact posterior with a
+chi-square test, under the uniform policy and under a skewed one.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+import hiddenenvs
+from hiddenenvs.beliefs import consistent_histories, history_weight, sample_history, sample_state
+from hiddenenvs.game import CHANCE, SIMULTANEOUS
+
+CASES = [
+    ("kuhn_poker", {}),
+    ("leduc_holdem", {}),
+    ("goofspiel", {"num_cards": 4, "imp_info": True}),
+    ("liars_dice", {"num_dice": 1, "faces": 4}),
+    ("monty_hall", {}),
+]
+SAMPLES = 3_000
+
+
+def _ids(cases):
+    return [name + "".join(f"-{k}={v}" for k, v in params.items()) for name, params in cases]
+
+
+def skewed_policy(state, player):
+    """A fixed, far-from-uniform policy that depends only on the player's information."""
+    key = state.information_state_key(player)
+    legal = state.legal_actions(player) if state.is_simultaneous_node() else state.legal_actions()
+    weights = np.zeros(state.game.info.num_distinct_actions)
+    for action in legal:
+        weights[action] = 1 + zlib.crc32(repr((player, key, action)).encode()) % 9
+    return weights / weights.sum()
+
+
+def _decision_keys(game, episodes=6, seed=0):
+    """(player, key) of movers along random playouts, the later steps first."""
+    rng = np.random.default_rng(seed)
+    found = []
+    for _ in range(episodes):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            player = state.current_player()
+            if player == CHANCE:
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+            elif player == SIMULTANEOUS:
+                for mover in state.movers():
+                    found.append((mover, state.information_state_key(mover)))
+                state.apply_actions([
+                    (int(rng.choice(l)) if l else -1)
+                    for l in (state.legal_actions(p) for p in range(game.info.num_players))
+                ])
+            else:
+                found.append((player, state.information_state_key(player)))
+                legal = state.legal_actions()
+                state.apply_action(legal[rng.integers(len(legal))])
+    unique = list(dict.fromkeys(found))
+    unique.sort(key=lambda item: -len(item[1]))
+    return unique
+
+
+def _brute_force_posterior(game, player, key, policy):
+    """Walk the whole tree; weigh every history whose key equals ``key``."""
+    found = {}
+    stack = [(game.new_initial_state(), ())]
+    while stack:
+        state, history = stack.pop()
+        if state.information_state_key(player) == key:
+            found[history] = history_weight(game, player, history, policy)
+        if state.is_terminal() or len(state.public_state_key()) >= len(key):
+            continue
+        current = state.current_player()
+        if current == CHANCE:
+            entries = [a for a, _ in state.chance_outcomes()]
+        elif current == SIMULTANEOUS:
+            entries = [()]
+            for p in range(game.info.num_players):
+                entries = [j + (a,) for j in entries for a in (state.legal_actions(p) or [-1])]
+        else:
+            entries = state.legal_actions()
+        for entry in entries:
+            child = state.clone()
+            child.apply_actions(entry) if isinstance(entry, tuple) else child.apply_action(entry)
+            stack.append((child, history + (entry,)))
+    total = sum(found.values())
+    return {h: w / total for h, w in found.items() if w > 0}
+
+
+@pytest.mark.parametrize(("name", "params"), CASES, ids=_ids(CASES))
+@pytest.mark.parametrize("policy", [None, skewed_policy], ids=["uniform", "skewed"])
+def test_exact_posterior_equals_brute_force(name, params, policy):
+    game = hiddenenvs.load_game(name, **params)
+    for player, key in _decision_keys(game)[:6]:
+        exact = dict(consistent_histories(game, player, key, policy))
+        brute = _brute_force_posterior(game, player, key, policy)
+        assert exact.keys() == brute.keys()
+        for history, probability in exact.items():
+            assert probability == pytest.approx(brute[history], rel=1e-9)
+
+
+@pytest.mark.parametrize(("name", "params"), CASES, ids=_ids(CASES))
+@pytest.mark.parametrize("policy", [None, skewed_policy], ids=["uniform", "skewed"])
+def test_game_sampler_matches_the_exact_posterior(name, params, policy):
+    """Chi-square goodness of fit of the game's own sampler against the exact posterior."""
+    game = hiddenenvs.load_game(name, **params)
+    rng = np.random.default_rng(7)
+    tested = 0
+    for player, key in _decision_keys(game):
+        exact = dict(consistent_histories(game, player, key, policy))
+        if len(exact) < 2:
+            continue
+        counts = Counter(sample_history(game, player, key, rng, policy) for _ in range(SAMPLES))
+        assert set(counts) <= set(exact), "sampled a history outside the information set"
+        histories = sorted(exact, key=repr)
+        observed = np.array([counts[h] for h in histories], dtype=float)
+        expected = np.array([exact[h] for h in histories]) * SAMPLES
+        assert chisquare(observed, expected).pvalue > 1e-4, (key, dict(counts), exact)
+        tested += 1
+        if tested == 3:
+            break
+    assert tested >= 1
+
+
+def test_sampled_states_share_the_key():
+    game = hiddenenvs.load_game("leduc_holdem")
+    rng = np.random.default_rng(0)
+    for player, key in _decision_keys(game)[:10]:
+        state = sample_state(game, player, key, rng)
+        assert state.information_state_key(player) == key
+
+
+def test_inconsistent_keys_and_zero_reach_are_clear_errors():
+    game = hiddenenvs.load_game("kuhn_poker")
+    with pytest.raises(ValueError, match="no history is consistent with player 0"):
+        consistent_histories(game, 0, (("deal", "J"), ("deal", "Q")))
+    state = game.state_from_history([0, 1, 1])  # player 0 bet
+
+    def policy(state, player):  # player 0 never opens with a bet
+        return [1.0, 0.0] if len(state.information_state_key(player)) == 2 else [0.5, 0.5]
+
+    with pytest.raises(ValueError, match="zero reach"):
+        consistent_histories(game, 1, state.information_state_key(1), policy)
+    with pytest.raises(ValueError, match="more than 10 states"):
+        consistent_histories(hiddenenvs.load_game("leduc_holdem"), 0,
+                             _decision_keys(hiddenenvs.load_game("leduc_holdem"))[0][1], max_nodes=10)
