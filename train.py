@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if arguments.resume:
             from agents.checkpoint import load_checkpoint
-            from agents.loop import CHECKPOINT_NAME
+            from agents.runs import CHECKPOINT_NAME
 
             checkpoint = Path(arguments.resume) / CHECKPOINT_NAME
             if not checkpoint.is_file():
@@ -54,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     last = result["last_evaluation"]
     metric = "exploitability" if last.get("exploitability") is not None else "return_vs_random"
     print(
-        f"{config.trainer.name} on {config.env.name}: {result['episodes']} episodes in "
-        f"{result['wall_seconds']:.1f} s; {metric} {last.get(metric)}; outputs in {config.output_dir}"
+        f"{config.trainer.name} on {config.env.name}: {result['episodes']} episodes, "
+        f"{result['iterations']} iterations in {result['wall_seconds']:.1f} s; {metric} "
+        f"{last.get(metric)}; outputs in {config.output_dir}"
     )
     return 0
 

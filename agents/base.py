@@ -8,18 +8,28 @@ and nothing else) and rich enough for a learner (override the experience hooks).
 ==========================================  ====================================================
 Method                                      Meaning
 ==========================================  ====================================================
-``act(observation, action_mask)``           ``(action, probabilities)``: the action taken and the
+``act(observation, action_mask, view)``     ``(action, probabilities)``: the action taken and the
                                             distribution over ``num_distinct_actions`` it was
                                             sampled from (zero on illegal actions)
-``act_batch(observations, masks, ids)``     the same for ``B`` decisions at once (one row per
-                                            episode in flight; ``ids`` name those episodes)
-``policy_probabilities(observation, mask)`` the agent's policy, for exact evaluation (no
-                                            exploration noise, no side effects)
-``policy_probabilities_batch(obs, masks)``  the same, ``(B, A)`` at once
+``act_batch(observations, masks, ids,``     the same for ``B`` decisions at once (one row per
+``views)``                                  episode in flight; ``ids`` name those episodes)
+``policy_probabilities(observation, mask,`` the agent's policy, for exact evaluation (no
+``view)``                                   exploration noise, no side effects)
+``policy_probabilities_batch(obs, masks,``  the same, ``(B, A)`` at once
+``views)``
 ``start_episode(id)`` / ``end_episode(id)`` episode boundaries (``id`` as in ``act_batch``)
 ``observe(transition)``                     one :class:`Transition` of this agent's experience
 ``save(path)`` / ``Agent.load(path)``       a self-describing file (see :func:`load_agent_file`)
 ==========================================  ====================================================
+
+Search agents. An agent whose class sets ``USES_SEAT_VIEW = True`` also receives, for
+every decision, its seat's :class:`SeatView`: the seat's information-state key (its
+public and private observations, step by step), its legal actions and the game model,
+never the state itself, so it can search (sample histories consistent with what it knows
+with :mod:`hiddenenvs.beliefs`, then simulate) without seeing hidden information. The
+training loop, ``evaluate.py`` and the SB3 wrapper build the views from the env
+(``env.unwrapped.seat_view(agent)``). :class:`SearchAgent` is the base for such agents:
+implement :meth:`SearchAgent.search_policy`.
 
 A :class:`Learner` (a trainer: NFSP, ANFSP, MCNFSP, ExIt-OOS, ReBeL) owns one training
 agent per player for self-play, may use the game model directly (search-based trainers
@@ -37,14 +47,14 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
-from hiddenenvs.game import Game
+from hiddenenvs.game import Game, SeatView
 
 AGENT_FILE_FORMAT = "hiddenenvs-agent-v1"
 
@@ -88,6 +98,8 @@ class Agent(ABC):
     alike.
     """
 
+    USES_SEAT_VIEW: ClassVar[bool] = False  # True: every call also gets the seats' views
+
     def __init__(self, num_actions: int, seed: int | None = None):
         self.num_actions = num_actions
         self.rng = np.random.default_rng(seed)
@@ -95,14 +107,30 @@ class Agent(ABC):
     # ---- the policy ---------------------------------------------------------------
     @abstractmethod
     def policy_probabilities_batch(
-        self, observations: np.ndarray, action_masks: np.ndarray
+        self,
+        observations: np.ndarray,
+        action_masks: np.ndarray,
+        views: Sequence[SeatView] | None = None,
     ) -> np.ndarray:
-        """``(B, num_actions)`` probabilities, zero on illegal actions, rows summing to 1."""
+        """``(B, num_actions)`` probabilities, zero on illegal actions, rows summing to 1.
 
-    def policy_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        return self.policy_probabilities_batch(
-            np.asarray(observation)[None], np.asarray(action_mask)[None]
+        ``views`` (one per row) are given to agents with ``USES_SEAT_VIEW``.
+        """
+
+    def policy_probabilities(
+        self, observation: np.ndarray, action_mask: np.ndarray, view: SeatView | None = None
+    ) -> np.ndarray:
+        return self.policy_with_views(
+            np.asarray(observation)[None], np.asarray(action_mask)[None],
+            None if view is None else [view],
         )[0]
+
+    def policy_with_views(self, observations, action_masks, views=None) -> np.ndarray:
+        """:meth:`policy_probabilities_batch`, passing ``views`` only to agents that use them
+        (an agent written before seat views existed takes two arguments)."""
+        if self.USES_SEAT_VIEW:
+            return self.policy_probabilities_batch(observations, action_masks, views)
+        return self.policy_probabilities_batch(observations, action_masks)
 
     # ---- acting ---------------------------------------------------------------------
     def act_batch(
@@ -110,16 +138,28 @@ class Agent(ABC):
         observations: np.ndarray,
         action_masks: np.ndarray,
         episode_ids: Sequence[int] | None = None,
+        views: Sequence[SeatView] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Actions ``(B,)`` and the probabilities ``(B, A)`` they were sampled from."""
-        probabilities = self.policy_probabilities_batch(observations, action_masks)
+        probabilities = self.policy_with_views(observations, action_masks, views)
         return sample_batch(probabilities, self.rng), probabilities
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> tuple[int, np.ndarray]:
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, view: SeatView | None = None
+    ) -> tuple[int, np.ndarray]:
         actions, probabilities = self.act_batch(
-            np.asarray(observation)[None], np.asarray(action_mask)[None], [0]
+            np.asarray(observation)[None], np.asarray(action_mask)[None], [0],
+            None if view is None else [view],
         )
         return int(actions[0]), probabilities[0]
+
+    def act_in_env(self, env, agent_name: str, observation: dict) -> int:
+        """One move for ``agent_name`` of a hiddenenvs PettingZoo env (AEC or parallel).
+
+        Builds the seat's view only for agents that use it.
+        """
+        view = env.unwrapped.seat_view(agent_name) if self.USES_SEAT_VIEW else None
+        return self.act(observation["observation"], observation["action_mask"], view)[0]
 
     # ---- experience (learners override; scripted agents ignore) -----------------------
     def start_episode(self, episode_id: int = 0) -> None:
@@ -171,13 +211,56 @@ def load_agent_file(path: str | Path) -> Agent:
     return agent_class.from_state_dict(payload["state"])
 
 
+class SearchAgent(Agent):
+    """An agent that decides by search from its seat's view (see the module docstring).
+
+    Subclasses implement :meth:`search_policy`; a search runs once per decision, so the
+    batch methods loop over the views.
+    """
+
+    USES_SEAT_VIEW = True
+
+    @abstractmethod
+    def search_policy(self, view: SeatView) -> np.ndarray:
+        """Probabilities over ``num_distinct_actions`` (zero on illegal actions) at ``view``."""
+
+    def policy_probabilities_batch(self, observations, action_masks, views=None):
+        if views is None:
+            raise ValueError(
+                f"{type(self).__name__} searches from the seat's view: call it with views= "
+                f"(the loop, evaluate.py and the SB3 wrapper do; or use act_in_env)"
+            )
+        return np.stack([self.search_policy(view) for view in views])
+
+
+@dataclass
+class StepReport:
+    """What one :meth:`Learner.step` did: games played, iterations, scalars to log."""
+
+    episodes: int = 0
+    iterations: int = 1
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
 class Learner(ABC):
-    """A trainer that owns one training agent per player (self-play).
+    """A trainer, driven by the common loop one :meth:`step` at a time.
 
     The loop builds it as ``LearnerClass(game, config, seed)``, where ``config`` is the
-    learner's own typed config (a dataclass declared as ``CONFIG_CLASS``), plays the
-    training agents ``learner.agents[player]`` against each other, and after every batch
-    of episodes calls :meth:`update`. Search-based learners may use ``self.game``.
+    learner's own typed config (a dataclass declared as ``CONFIG_CLASS``), calls
+    :meth:`step` until the budget is spent, and keeps everything else: evaluation,
+    checkpoints, resuming, CSV, TensorBoard and plots. What a step does is the
+    learner's choice:
+
+    - self-play learners (NFSP) keep the default: ``loop.self_play(n)`` plays ``n``
+      episodes with :attr:`agents` in every seat (batched, seeded by the loop), then
+      :meth:`update` learns from the transitions the agents observed;
+    - solvers and search-based learners (CFR, MCCFR, ExIt-OOS, ReBeL) override
+      :meth:`step` to run iterations or searches on ``self.game``, playing episodes
+      through the loop where they need them;
+    - distributed learners gather from remote actors inside :meth:`step`.
+
+    A step returns a :class:`StepReport`; checkpoints fall between steps, so the
+    learner's :meth:`state_dict` must hold everything the next step depends on.
     """
 
     CONFIG_CLASS: type = object
@@ -187,14 +270,19 @@ class Learner(ABC):
         self.config = config
         self.seed = seed
 
-    @property
-    @abstractmethod
-    def agents(self) -> list[Agent]:
-        """The training agent of each player (the same object may sit in several seats)."""
+    def step(self, loop: Any) -> StepReport:
+        """One unit of training. ``loop`` is :class:`agents.loop.LoopContext`."""
+        returns = loop.self_play(loop.max_episodes)
+        return StepReport(episodes=len(returns), iterations=1, metrics=self.update())
 
-    @abstractmethod
+    @property
+    def agents(self) -> list[Agent]:
+        """The training agent of each player, for self-play (one object may sit in several seats)."""
+        raise NotImplementedError(f"{type(self).__name__} does not play self-play episodes")
+
     def update(self) -> dict[str, float]:
         """Learn from the experience gathered so far; return scalars worth logging."""
+        return {}
 
     @abstractmethod
     def evaluation_agent(self, player: int) -> Agent:
@@ -207,6 +295,28 @@ class Learner(ABC):
     @abstractmethod
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
-    def tensor_policy(self, player: int, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Batched evaluation policy, the form ``TabularPolicy.from_tensor_function`` takes."""
-        return self.evaluation_agent(player).policy_probabilities_batch(tensors, masks)
+    def evaluation_policy(self, tree: Any) -> Any:
+        """The evaluation agents' policy on an enumerated tree, for exact exploitability."""
+        return tabular_policy_of_agents(tree, self.evaluation_agent)
+
+
+def tabular_policy_of_agents(tree: Any, agent_for_player: Any) -> Any:
+    """The policy ``agent_for_player(p)`` plays at every information set of ``tree``.
+
+    One batched call per player, on the information-state tensors, legal masks and (for
+    agents that search) the seat views of a representative state of each information set.
+    """
+    from hiddenenvs.analysis import TabularPolicy
+
+    states = tree.representative_states()
+
+    def batch(player: int, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        agent = agent_for_player(player)
+        views = None
+        if agent.USES_SEAT_VIEW:
+            infosets = np.flatnonzero(tree.infoset_player == player)
+            views = [states[i].seat_view(player) for i in infosets]
+        with torch.no_grad():
+            return agent.policy_with_views(np.asarray(tensors, dtype=np.float32), masks, views)
+
+    return TabularPolicy.from_tensor_function(tree, batch)

@@ -4,8 +4,8 @@
 Agent                        What it plays
 ===========================  ==============================================================
 :class:`RandomAgent`         uniformly random legal actions
-:class:`TabularPolicyAgent`  a :class:`hiddenenvs.analysis.TabularPolicy` (e.g. CFR+'s
-                             average policy), looked up by information-state tensor
+:class:`TabularPolicyAgent`  a table of probabilities per information set (e.g. CFR+'s
+                             average policy), looked up by the seat's information-state key
 ===========================  ==============================================================
 
 :func:`load_agent` turns a short spec into an agent for one seat of a registered env:
@@ -23,15 +23,16 @@ Spec                   Agent
 
 >>> import hiddenenvs
 >>> agent = load_agent("cfr+:200", "kuhn_poker", player=0)
->>> state = hiddenenvs.load_game("kuhn_poker").new_initial_state()
->>> state.apply_action(0); state.apply_action(1)     # player 0 holds the Jack
->>> tensor = state.information_state_tensor(0)
->>> agent.policy_probabilities(tensor, state.legal_actions_mask(0)).round(2).tolist()[0] > 0.6
+>>> state = hiddenenvs.load_game("kuhn_poker").state_from_history([0, 1])  # player 0: Jack
+>>> probabilities = agent.policy_probabilities(
+...     state.information_state_tensor(0), state.legal_actions_mask(0), state.seat_view(0))
+>>> bool(probabilities[0] > 0.6)                     # mostly passes with the Jack
 True
 """
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Any
 
@@ -39,84 +40,108 @@ import numpy as np
 
 import hiddenenvs
 from agents.base import Agent, load_agent_file, uniform_over_legal
-from hiddenenvs.analysis import GameTree, TabularPolicy
+from hiddenenvs.analysis import TabularPolicy
+from hiddenenvs.game import Game, GameSpec
 
 
 class RandomAgent(Agent):
     """Uniformly random over the legal actions."""
 
-    def policy_probabilities_batch(self, observations, action_masks):
+    def policy_probabilities_batch(self, observations, action_masks, views=None):
         return uniform_over_legal(action_masks)
 
 
 class TabularPolicyAgent(Agent):
-    """Plays a tabular policy; finds the information set from the information-state tensor.
+    """Plays a table ``{(player, information_state_key): probabilities}``.
 
-    Perfect-recall information-state tensors identify the information set, so the agent
-    needs no game state: it maps each of ``player``'s information sets (all players' when
-    ``player`` is None) to its tensor once, at construction. The env must give
-    information-state observations (the default ``observation_type``).
+    It looks its seat's information set up by key from the seat's view, so it works on
+    any game (a table filled by CFR over the whole tree, or by sampling methods over the
+    information sets they visited) and never depends on how a tensor encodes the key.
+    An information set missing from the table is an error naming it. ``player`` limits
+    the table to one seat (None: every seat).
+
+    Files (``save``) hold data only: the game's spec, the keys as Python literals (read
+    back with ``ast.literal_eval``) and the probabilities as one array.
     """
 
-    def __init__(self, policy: TabularPolicy, player: int | None = None, seed: int | None = None):
-        tree = policy.tree
-        super().__init__(tree.game.info.num_distinct_actions, seed)
-        self.policy = policy
-        self.player = player
-        self._rows: dict[bytes, np.ndarray] = {}
-        owner: dict[bytes, tuple] = {}
-        states = tree.representative_states()
-        for infoset, (infoset_player, key) in enumerate(tree.infoset_keys):
-            if player is not None and infoset_player != player:
-                continue
-            tensor = np.asarray(states[infoset].information_state_tensor(infoset_player), np.float32)
-            row = np.zeros(self.num_actions)
-            for action, probability in policy.infoset_probabilities(infoset).items():
-                row[action] = probability
-            lookup = tensor.tobytes()
-            if lookup in self._rows and not np.allclose(self._rows[lookup], row):
-                raise ValueError(
-                    f"{tree.game.NAME}: information sets {owner[lookup]!r} and "
-                    f"{(infoset_player, key)!r} share one information-state tensor; "
-                    f"give player= to build a one-seat agent"
-                )
-            self._rows[lookup] = row
-            owner[lookup] = (infoset_player, key)
+    USES_SEAT_VIEW = True
 
-    def policy_probabilities_batch(self, observations, action_masks):
-        observations = np.asarray(observations, dtype=np.float32)
+    def __init__(self, game: Game, table: dict, player: int | None = None, seed: int | None = None):
+        super().__init__(game.info.num_distinct_actions, seed)
+        self.game = game
+        self.player = player
+        self.table = {
+            key: np.asarray(row, dtype=np.float64)
+            for key, row in table.items() if player is None or key[0] == player
+        }
+
+    @classmethod
+    def from_policy(cls, policy: TabularPolicy, player: int | None = None,
+                    seed: int | None = None) -> TabularPolicyAgent:
+        """The agent playing a :class:`TabularPolicy` (e.g. CFR+'s average policy)."""
+        tree = policy.tree
+        num_actions = tree.game.info.num_distinct_actions
+        table = {}
+        for infoset, key in enumerate(tree.infoset_keys):
+            if player is None or key[0] == player:
+                row = np.zeros(num_actions)
+                for action, probability in policy.infoset_probabilities(infoset).items():
+                    row[action] = probability
+                table[key] = row
+        return cls(tree.game, table, player, seed)
+
+    def policy_probabilities_batch(self, observations, action_masks, views=None):
+        if views is None:
+            raise ValueError(
+                "TabularPolicyAgent looks information sets up by key: call it with the seats' "
+                "views (the loop, evaluate.py and the SB3 wrapper do; or use act_in_env)"
+            )
         rows = []
-        for observation in observations:
-            row = self._rows.get(observation.tobytes())
+        for view in views:
+            row = self.table.get((view.player, view.information_state_key))
             if row is None:
                 raise KeyError(
-                    f"{self.policy.tree.game.NAME}: no information set of "
-                    f"{'any player' if self.player is None else f'player {self.player}'} has "
-                    f"this information-state tensor: {observation.tolist()}"
+                    f"{self.game.spec}: the table has no information set of player "
+                    f"{view.player} with key {view.information_state_key!r}"
                 )
             rows.append(row)
         return np.stack(rows)
 
+    def tabular_policy(self, tree) -> TabularPolicy:
+        """The table as a :class:`TabularPolicy` on ``tree`` (every information set needed)."""
+        return TabularPolicy.from_mapping(tree, self.table)
+
     def state_dict(self):
+        keys = list(self.table)
+        encoded = [repr(key) for key in keys]
+        for key, text in zip(keys, encoded):
+            if _literal(text) != key:
+                raise ValueError(
+                    f"{self.game.spec}: information-state key {key!r} does not survive a round "
+                    f"trip through a Python literal; keys must be built from str, int, float, "
+                    f"bool, None, bytes and tuples"
+                )
         return {
-            "game": self.policy.tree.game.NAME,
-            "game_params": dict(self.policy.tree.game.params),
-            "slot_probabilities": self.policy.slot_probabilities.copy(),
+            "game": self.game.spec.to_dict(),
             "player": self.player,
+            "keys": encoded,
+            "probabilities": np.stack([self.table[key] for key in keys]) if keys
+            else np.zeros((0, self.num_actions)),
         }
 
     @classmethod
     def from_state_dict(cls, state):
-        from hiddenenvs.registry import REGISTRY
+        game = hiddenenvs.load_game(GameSpec.from_dict(state["game"]))
+        table = {_literal(text): row for text, row in zip(state["keys"], np.asarray(state["probabilities"]))}
+        return cls(game, table, state["player"])
 
-        entry = REGISTRY[state["game"]] if state["game"] in REGISTRY else None
-        params = {k: v for k, v in state["game_params"].items()
-                  if entry is None or k not in entry.fixed_params}
-        game = entry.game_class()(**entry.fixed_params, **params) if entry else None
-        if game is None:
-            raise ValueError(f"tabular agent file for unregistered game {state['game']!r}")
-        tree = GameTree.build(game)
-        return cls(TabularPolicy(tree, state["slot_probabilities"]), state["player"])
+
+def _literal(text: str):
+    """A key written by ``repr``, read back without evaluating code."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError) as error:
+        raise ValueError(f"not a Python literal information-state key: {text[:80]!r}") from error
 
 
 SPEC_HELP = (
@@ -144,14 +169,14 @@ def load_agent(spec: str, env_name: str, player: int = 0, seed: int | None = Non
             raise ValueError(f"agent spec {spec!r}: iterations must be a positive integer")
         solver = CFRSolver(game, variant=variant)
         solver.iterate(int(iterations))
-        return TabularPolicyAgent(solver.average_policy(), player, seed)
+        return TabularPolicyAgent.from_policy(solver.average_policy(), player, seed)
     path = Path(spec)
     if path.is_dir():
         path = path / "checkpoint.pt"
     if not path.is_file():
         raise ValueError(f"agent spec {spec!r} does not resolve: expected {SPEC_HELP}")
     from agents.checkpoint import load_checkpoint
-    from agents.loop import RUN_CHECKPOINT_FORMAT, learner_from_checkpoint
+    from agents.runs import RUN_CHECKPOINT_FORMAT, learner_from_checkpoint
 
     payload = load_checkpoint(path)
     if isinstance(payload, dict) and payload.get("format") == RUN_CHECKPOINT_FORMAT:
@@ -159,4 +184,8 @@ def load_agent(spec: str, env_name: str, player: int = 0, seed: int | None = Non
         if trained_on != env_name:
             raise ValueError(f"agent spec {spec!r}: this run trained on {trained_on}, not {env_name}")
         return learner_from_checkpoint(payload).evaluation_agent(player)
-    return load_agent_file(path)
+    agent = load_agent_file(path)
+    made_for = getattr(getattr(agent, "game", None), "spec", None)
+    if made_for is not None and made_for.name != env_name:
+        raise ValueError(f"agent spec {spec!r}: this agent plays {made_for}, not {env_name}")
+    return agent

@@ -5,13 +5,13 @@ A run config reads::
     env:            {name: kuhn_poker, params: {}}       # a registered env and its parameters
     trainer:        {name: nfsp, params: {...}}          # params: the trainer's CONFIG_CLASS
     seed: 0
-    budget:         {episodes: 200000, seconds: null}    # stop at whichever comes first
+    budget:         {episodes: 200000, iterations: null, seconds: null}  # whichever comes first
     evaluation:                                          # see agents/loop.py
-      every_episodes: 10000
+      every_episodes: 10000  # or every_iterations: N (learner steps, e.g. CFR iterations)
       exact: auto            # exact exploitability: "yes", "no", or "auto" (tree small enough)
       max_tree_nodes: 200000 # what "auto" calls small enough
       episodes_vs_random: 1000  # per seat, when not exact: mean return against uniform random
-    checkpoint_every_episodes: 10000
+    checkpoint_every_episodes: 10000                     # or checkpoint_every_iterations: N
     num_envs: 64                                         # episodes in lockstep (batched inference)
     output_dir: runs/nfsp_kuhn
     progress_bar: true
@@ -32,7 +32,11 @@ from typing import Any
 
 import yaml
 
-TRAINERS = {"nfsp": "agents.nfsp:NFSP"}
+TRAINERS = {
+    "nfsp": "agents.nfsp:NFSP",
+    "cfr": "agents.cfr:CFRLearner",
+    "cfr+": "agents.cfr:CFRPlusLearner",
+}
 EXACT_CHOICES = ("auto", "yes", "no")
 
 
@@ -55,12 +59,14 @@ class TrainerConfig:
 @dataclass
 class BudgetConfig:
     episodes: int | None = 100_000
+    iterations: int | None = None  # learner steps (CFR iterations; NFSP: batches)
     seconds: float | None = None
 
 
 @dataclass
 class EvaluationConfig:
-    every_episodes: int = 10_000
+    every_episodes: int | None = 10_000
+    every_iterations: int | None = None
     # "auto": exact exploitability when the game tree has at most ``max_tree_nodes`` nodes.
     exact: str = "auto"
     max_tree_nodes: int = 200_000
@@ -74,7 +80,8 @@ class RunConfig:
     seed: int = 0
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
-    checkpoint_every_episodes: int = 10_000
+    checkpoint_every_episodes: int | None = 10_000
+    checkpoint_every_iterations: int | None = None
     num_envs: int = 32
     output_dir: str = "runs/run"
     progress_bar: bool = True
@@ -91,13 +98,21 @@ class RunConfig:
         positive = {
             "num_envs": self.num_envs,
             "checkpoint_every_episodes": self.checkpoint_every_episodes,
+            "checkpoint_every_iterations": self.checkpoint_every_iterations,
             "evaluation.every_episodes": self.evaluation.every_episodes,
+            "evaluation.every_iterations": self.evaluation.every_iterations,
+            "budget.episodes": self.budget.episodes,
+            "budget.iterations": self.budget.iterations,
         }
         for key, value in positive.items():
-            if value < 1:
+            if value is not None and value < 1:
                 raise ConfigError(f"{key} must be >= 1, got {value}")
-        if self.budget.episodes is None and self.budget.seconds is None:
-            raise ConfigError("budget: give episodes, seconds or both")
+        if self.evaluation.every_episodes is None and self.evaluation.every_iterations is None:
+            raise ConfigError("evaluation: give every_episodes, every_iterations or both")
+        if self.checkpoint_every_episodes is None and self.checkpoint_every_iterations is None:
+            raise ConfigError("give checkpoint_every_episodes, checkpoint_every_iterations or both")
+        if self.budget.episodes is None and self.budget.iterations is None and self.budget.seconds is None:
+            raise ConfigError("budget: give episodes, iterations, seconds or a combination")
         import hiddenenvs
 
         try:

@@ -1,14 +1,23 @@
 """The one training loop every trainer runs through.
 
 ``train(config)`` builds the env and the trainer (a :class:`agents.base.Learner`), then
-repeats until the budget (episodes and/or wall seconds) is spent:
+calls ``learner.step(context)`` until the budget (episodes, iterations and/or wall
+seconds) is spent. A step is whatever the learner makes of it: self-play learners play a
+batch of episodes through :meth:`LoopContext.self_play` and update (the default, 1-2
+below); CFR runs one iteration over the tree; search-based learners run searches. The
+loop keeps the rest for all of them (3-4): evaluation, checkpoints and resuming, CSV,
+TensorBoard, plots and the progress bar. Schedules count episodes
+(``evaluation.every_episodes``, ``checkpoint_every_episodes``) or learner iterations
+(``evaluation.every_iterations``, ``checkpoint_every_iterations``); a self-play step
+never plays past the next scheduled episode.
 
 1. **Self-play.** ``num_envs`` copies of the PettingZoo AEC env play one episode each in
    lockstep; at every tick the decisions waiting in all copies are grouped by seat and
    answered with one batched ``act_batch`` call per training agent (one network forward
    for all of them). Chance and simultaneous moves are resolved by the env (a
    simultaneous node asks its movers one after another, none seeing the others'
-   choices), so any number of players works. Each agent's experience is routed to it as
+   choices), so any number of players works. Agents that search (``USES_SEAT_VIEW``)
+   get their seat's view with each decision. Each agent's experience is routed to it as
    :class:`agents.base.Transition` objects: from one of its decisions to its next one (or
    the end), with everything it earned in between.
 2. **Update.** ``learner.update()`` after every batch; the learner decides how many
@@ -18,13 +27,13 @@ repeats until the budget (episodes and/or wall seconds) is spent:
    enough to enumerate (:mod:`hiddenenvs.analysis`; the networks are evaluated once per
    information set, one batched call per player, at a representative state), otherwise
    the mean return of each evaluation agent against uniform random in every seat.
-4. **Checkpoint** every ``checkpoint_every_episodes`` and at the end, atomically
+4. **Checkpoint** on its schedule and at the end, atomically
    (temporary file + ``os.replace``): the learner's networks, optimisers, buffers and
    generators, the loop's counters and generators, and the config.
 
 Determinism and resuming. Every episode's env is reset with a seed drawn from the loop's
 generator, so the env's own generator is part of the checkpointed state; checkpoints are
-written between batches, so a run killed at any moment (even by SIGKILL) and resumed
+written between steps, so a run killed at any moment (even by SIGKILL) and resumed
 with :func:`train` ``(resume=True)`` replays nothing and skips nothing: it produces the
 same networks as a run never interrupted. Metrics logged after the last checkpoint are
 dropped on resume (CSV rows truncated, TensorBoard purged) and logged again.
@@ -56,12 +65,14 @@ from agents.checkpoint import (
     seed_everything,
     set_global_rng_state,
 )
-from agents.config import RunConfig, config_from_dict, trainer_class, trainer_config
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, ChanceMode, Game
+from agents.config import RunConfig
+from agents.runs import CHECKPOINT_NAME, RUN_CHECKPOINT_FORMAT, build_learner
+from hiddenenvs.analysis import tree_is_small
 
-RUN_CHECKPOINT_FORMAT = "hiddenenvs-run-v1"
-CHECKPOINT_NAME = "checkpoint.pt"
-BASE_COLUMNS = ("episodes", "wall_seconds", "episodes_per_second", "exploitability", "return_vs_random")
+BASE_COLUMNS = (
+    "episodes", "iterations", "wall_seconds", "episodes_per_second", "iterations_per_second",
+    "exploitability", "return_vs_random",
+)
 
 
 # ---- playing episodes -----------------------------------------------------------------------
@@ -124,7 +135,9 @@ def play_episodes(
         for name, items in requests.items():
             observations = np.stack([obs["observation"] for _, obs in items])
             masks = np.stack([obs["action_mask"] for _, obs in items])
-            actions, _ = seat_agents[name].act_batch(observations, masks, [i for i, _ in items])
+            agent = seat_agents[name]
+            views = [envs[i].seat_view(name) for i, _ in items] if agent.USES_SEAT_VIEW else None
+            actions, _ = agent.act_batch(observations, masks, [i for i, _ in items], views)
             for (episode_id, _), observation, mask, action in zip(items, observations, masks, actions):
                 pending[(episode_id, name)] = (observation, mask, int(action))
                 envs[episode_id].step(int(action))
@@ -161,79 +174,88 @@ def returns_against_random(
 
 
 # ---- exact evaluation -------------------------------------------------------------------------
-def tree_is_small(game: Game, max_nodes: int) -> bool:
-    """Whether the game tree has at most ``max_nodes`` nodes (stops counting beyond)."""
-    if game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC:
-        return False
-    stack = [game.new_initial_state()]
-    count = 0
-    while stack:
-        state = stack.pop()
-        count += 1
-        if count > max_nodes:
-            return False
-        player = state.current_player()
-        if state.is_terminal():
-            continue
-        if player == CHANCE:
-            actions = [action for action, _ in state.chance_outcomes()]
-        elif player == SIMULTANEOUS:
-            legal = [state.legal_actions(p) or [-1] for p in range(game.info.num_players)]
-            joints = [[]]
-            for options in legal:
-                joints = [joint + [a] for joint in joints for a in options]
-            for joint in joints:
-                child = state.clone()
-                child.apply_actions(joint)
-                stack.append(child)
-            continue
-        else:
-            actions = state.legal_actions()
-        stack.extend(state.child(action) for action in actions)
-    return True
-
-
 def exact_exploitability(learner: Learner, tree) -> float:
-    """Exploitability of the learner's evaluation policy, one batched call per player."""
-    from hiddenenvs.analysis import TabularPolicy, exploitability
+    """Exploitability of the learner's evaluation policy on the enumerated tree."""
+    from hiddenenvs.analysis import exploitability
 
-    with torch.no_grad():
-        policy = TabularPolicy.from_tensor_function(tree, learner.tensor_policy)
-    return float(exploitability(tree, policy))
+    return float(exploitability(tree, learner.evaluation_policy(tree)))
 
 
-# ---- checkpoints --------------------------------------------------------------------------------
-def build_learner(config: RunConfig) -> Learner:
-    game = hiddenenvs.load_game(config.env.name, **config.env.params)
-    return trainer_class(config.trainer.name)(game, trainer_config(config), config.seed)
+class LoopContext:
+    """What a learner's :meth:`~agents.base.Learner.step` may use from the loop.
+
+    ``max_episodes`` is the most a self-play step may play now (the next evaluation or
+    checkpoint episode, or the budget, comes after that); ``rng`` is the loop's generator
+    (checkpointed with it); ``game``, ``num_envs`` and ``env_factory`` describe the env.
+    """
+
+    def __init__(self, learner: Learner, config: RunConfig, rng: np.random.Generator):
+        self.learner = learner
+        self.game = learner.game
+        self.rng = rng
+        self.num_envs = config.num_envs
+        self.max_episodes = config.num_envs
+        self.env_factory = lambda: hiddenenvs.make(config.env.name, **config.env.params)
+        self._envs: list | None = None
+        self._seat_agents: dict[str, Agent] | None = None
+
+    def self_play(self, num_episodes: int, learn: bool = True) -> np.ndarray:
+        """Play ``num_episodes`` (at most ``num_envs``) with the learner's agents in every
+        seat, in lockstep, each env seeded from the loop's generator; ``(n, players)`` returns."""
+        if not 1 <= num_episodes <= self.num_envs:
+            raise ValueError(f"self_play plays 1..num_envs={self.num_envs} episodes, got {num_episodes}")
+        if self._envs is None:
+            self._envs = [self.env_factory().unwrapped for _ in range(self.num_envs)]
+            self._seat_agents = dict(zip(self._envs[0].possible_agents, self.learner.agents))
+        seeds = self.rng.integers(2**31, size=num_episodes)
+        return play_episodes(self._envs[:num_episodes], self._seat_agents, seeds, learn=learn)
 
 
-def learner_from_checkpoint(payload: dict[str, Any]) -> Learner:
-    learner = build_learner(config_from_dict(payload["config"]))
-    learner.load_state_dict(payload["learner"])
-    return learner
+class _Schedule:
+    """Fires every ``every_episodes`` episodes and/or every ``every_iterations`` iterations."""
+
+    def __init__(self, every_episodes: int | None, every_iterations: int | None, counters: dict):
+        self.every = {"episodes": every_episodes, "iterations": every_iterations}
+        self.advance(counters)
+
+    def advance(self, counters: dict) -> None:
+        self.next = {unit: (counters[unit] // every + 1) * every
+                     for unit, every in self.every.items() if every}
+
+    def due(self, counters: dict) -> bool:
+        return any(counters[unit] >= threshold for unit, threshold in self.next.items())
+
+    def episodes_left(self, counters: dict) -> int | None:
+        return self.next["episodes"] - counters["episodes"] if "episodes" in self.next else None
 
 
 class _MetricsLog:
-    """``metrics.csv`` plus TensorBoard scalars; on resume, rows after the checkpoint go."""
+    """``metrics.csv`` plus TensorBoard scalars; on resume, rows after the checkpoint go.
 
-    def __init__(self, output_dir: Path, columns: list[str], resume_episodes: int | None):
+    Rows are ordered by ``iterations`` (every step counts at least one); TensorBoard's
+    step is the schedule's unit (``episodes`` or ``iterations``).
+    """
+
+    def __init__(self, output_dir: Path, columns: list[str], unit: str, resume_iterations: int | None):
         from torch.utils.tensorboard import SummaryWriter
 
         self.path = output_dir / "metrics.csv"
         self.columns = columns
+        self.unit = unit
         kept: list[dict[str, str]] = []
-        if resume_episodes is not None and self.path.exists():
+        if resume_iterations is not None and self.path.exists():
             with self.path.open() as handle:
-                kept = [row for row in csv.DictReader(handle) if int(row["episodes"]) <= resume_episodes]
+                kept = [row for row in csv.DictReader(handle)
+                        if int(float(row["iterations"])) <= resume_iterations]
         with self.path.open("w", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
             writer.writerows(kept)
         self.rows = [{k: float(v) if v != "" else None for k, v in row.items()} for row in kept]
+        resume_step = int(self.rows[-1][unit]) if self.rows else None
         self.writer = SummaryWriter(
             log_dir=str(output_dir / "tensorboard"),
-            purge_step=resume_episodes + 1 if resume_episodes is not None else None,
+            purge_step=resume_step + 1 if resume_step is not None else None,
         )
 
     def log(self, row: dict[str, float | None]) -> None:
@@ -242,8 +264,8 @@ class _MetricsLog:
                 {k: ("" if row.get(k) is None else row[k]) for k in self.columns}
             )
         for key, value in row.items():
-            if key != "episodes" and value is not None:
-                self.writer.add_scalar(key, value, global_step=int(row["episodes"]))
+            if key not in ("episodes", "iterations") and value is not None:
+                self.writer.add_scalar(key, value, global_step=int(row[self.unit]))
         self.writer.flush()
         self.rows.append(row)
 
@@ -251,8 +273,8 @@ class _MetricsLog:
         self.writer.close()
 
 
-def plot_metrics(rows: list[dict], path: Path, title: str) -> str | None:
-    """PNG of exploitability (or return vs random) against episodes and wall time."""
+def plot_metrics(rows: list[dict], path: Path, title: str, unit: str = "episodes") -> str | None:
+    """PNG of exploitability (or return vs random) against ``unit`` and wall time."""
     metric = next((m for m in ("exploitability", "return_vs_random")
                    if any(r.get(m) is not None for r in rows)), None)
     if metric is None:
@@ -263,15 +285,15 @@ def plot_metrics(rows: list[dict], path: Path, title: str) -> str | None:
     import matplotlib.pyplot as plt
 
     points = [r for r in rows if r.get(metric) is not None]
-    figure, (by_episodes, by_time) = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    figure, (by_progress, by_time) = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     values = [r[metric] for r in points]
-    by_episodes.plot([r["episodes"] for r in points], values, marker=".")
-    by_episodes.set_xlabel("episodes")
-    by_episodes.set_ylabel(metric.replace("_", " "))
+    by_progress.plot([r[unit] for r in points], values, marker=".")
+    by_progress.set_xlabel(unit)
+    by_progress.set_ylabel(metric.replace("_", " "))
     by_time.plot([r["wall_seconds"] for r in points], values, marker=".")
     by_time.set_xlabel("wall time (s)")
-    if metric == "exploitability":
-        by_episodes.set_yscale("log")
+    if metric == "exploitability" and min(values) > 0:
+        by_progress.set_yscale("log")
     figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(path, dpi=100)
@@ -292,14 +314,16 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
     learner = build_learner(config)
     game = learner.game
     loop_rng = np.random.default_rng(config.seed)
-    episodes, wall_seconds_before = 0, 0.0
+    counters = {"episodes": 0, "iterations": 0}
+    wall_seconds_before = 0.0
     if resume:
         if not checkpoint_path.exists():
             raise FileNotFoundError(f"cannot resume: no {CHECKPOINT_NAME} in {output_dir}")
         payload = load_checkpoint(checkpoint_path)
         learner.load_state_dict(payload["learner"])
         loop_state = payload["loop"]
-        episodes, wall_seconds_before = loop_state["episodes"], loop_state["wall_seconds"]
+        counters = {"episodes": loop_state["episodes"], "iterations": loop_state["iterations"]}
+        wall_seconds_before = loop_state["wall_seconds"]
         loop_rng.bit_generator.state = loop_state["rng"]
         set_global_rng_state(loop_state["global_rng"])
 
@@ -308,14 +332,9 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
     def wall_seconds() -> float:
         return wall_seconds_before + time.perf_counter() - session_started
 
-    def env_factory():
-        return hiddenenvs.make(config.env.name, **config.env.params)
-
-    envs = [env_factory().unwrapped for _ in range(config.num_envs)]
-    names = envs[0].possible_agents
-    seat_agents = dict(zip(names, learner.agents))
-
+    context = LoopContext(learner, config, loop_rng)
     evaluation = config.evaluation
+    unit = "episodes" if evaluation.every_episodes else "iterations"
     tree = None
     if evaluation.exact == "yes" or (
         evaluation.exact == "auto" and tree_is_small(game, evaluation.max_tree_nodes)
@@ -324,7 +343,7 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
 
         tree = GameTree.build(game)
     columns = list(BASE_COLUMNS) + list(getattr(learner, "METRICS", ()))
-    log = _MetricsLog(output_dir, columns, episodes if resume else None)
+    log = _MetricsLog(output_dir, columns, unit, counters["iterations"] if resume else None)
 
     def save_checkpoint() -> None:
         atomic_torch_save(
@@ -333,7 +352,7 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
                 "config": config.to_dict(),
                 "learner": learner.state_dict(),
                 "loop": {
-                    "episodes": episodes,
+                    **counters,
                     "wall_seconds": wall_seconds(),
                     "rng": loop_rng.bit_generator.state,
                     "global_rng": global_rng_state(),
@@ -342,69 +361,80 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
             checkpoint_path,
         )
 
-    def evaluate(update_metrics: dict[str, float], rate: float) -> dict[str, float | None]:
+    def evaluate(update_metrics: dict[str, float], rates: tuple[float, float]) -> dict[str, float | None]:
         row: dict[str, float | None] = {
-            "episodes": episodes, "wall_seconds": round(wall_seconds(), 3),
-            "episodes_per_second": round(rate, 1),
+            **counters, "wall_seconds": round(wall_seconds(), 3),
+            "episodes_per_second": round(rates[0], 1), "iterations_per_second": round(rates[1], 2),
         }
         if tree is not None:
             row["exploitability"] = exact_exploitability(learner, tree)
         elif evaluation.episodes_vs_random > 0:
             with torch.no_grad():
                 per_seat = returns_against_random(
-                    env_factory, learner.evaluation_agent, evaluation.episodes_vs_random,
-                    seed=config.seed * 1_000_003 + episodes, num_envs=config.num_envs,
+                    context.env_factory, learner.evaluation_agent, evaluation.episodes_vs_random,
+                    seed=config.seed * 1_000_003 + counters[unit], num_envs=config.num_envs,
                 )
             row["return_vs_random"] = float(per_seat.mean())
         row.update(update_metrics)
         log.log(row)
         return row
 
-    budget_episodes = config.budget.episodes
-    budget_seconds = config.budget.seconds
+    budget = config.budget
+    limits = {"episodes": budget.episodes, "iterations": budget.iterations}
     progress = None
     if config.progress_bar:
         from tqdm import tqdm
 
-        progress = tqdm(total=budget_episodes, initial=episodes, unit="ep", dynamic_ncols=True)
+        bar_unit = unit if limits[unit] is not None else next(
+            (u for u, limit in limits.items() if limit is not None), unit)
+        progress = tqdm(total=limits[bar_unit], initial=counters[bar_unit],
+                        unit=bar_unit[:2] if bar_unit == "episodes" else "it", dynamic_ncols=True)
 
     def finished() -> bool:
-        return (budget_episodes is not None and episodes >= budget_episodes) or (
-            budget_seconds is not None and wall_seconds() >= budget_seconds
+        return any(limit is not None and counters[u] >= limit for u, limit in limits.items()) or (
+            budget.seconds is not None and wall_seconds() >= budget.seconds
         )
 
-    next_evaluation = (episodes // evaluation.every_episodes + 1) * evaluation.every_episodes
-    next_checkpoint = (episodes // config.checkpoint_every_episodes + 1) * config.checkpoint_every_episodes
+    evaluation_schedule = _Schedule(evaluation.every_episodes, evaluation.every_iterations, counters)
+    checkpoint_schedule = _Schedule(
+        config.checkpoint_every_episodes, config.checkpoint_every_iterations, counters
+    )
     if not resume:
-        last_row = evaluate({}, 0.0)
+        last_row = evaluate({}, (0.0, 0.0))
     else:
         last_row = log.rows[-1] if log.rows else {}
     update_metrics: dict[str, float] = {}
-    rate_window_start, rate_window_episodes = time.perf_counter(), episodes
+    window_start, window_counters = time.perf_counter(), dict(counters)
     while not finished():
-        # Batches end exactly on evaluation and checkpoint episodes (and the budget).
-        batch = min(config.num_envs, next_evaluation - episodes, next_checkpoint - episodes)
-        if budget_episodes is not None:
-            batch = min(batch, budget_episodes - episodes)
-        seeds = loop_rng.integers(2**31, size=batch)
-        play_episodes(envs[:batch], seat_agents, seeds, learn=True)
-        update_metrics = learner.update() or update_metrics
-        episodes += batch
+        # Self-play steps end exactly on evaluation and checkpoint episodes (and the budget).
+        caps = [config.num_envs, evaluation_schedule.episodes_left(counters),
+                checkpoint_schedule.episodes_left(counters),
+                None if budget.episodes is None else budget.episodes - counters["episodes"]]
+        context.max_episodes = max(1, min(c for c in caps if c is not None))
+        report = learner.step(context)
+        if report.episodes < 0 or report.iterations < 1:
+            raise ValueError(
+                f"{type(learner).__name__}.step() must count at least one iteration and no "
+                f"negative episodes, got {report}"
+            )
+        counters["episodes"] += report.episodes
+        counters["iterations"] += report.iterations
+        update_metrics = report.metrics or update_metrics
         if progress is not None:
-            progress.update(batch)
-        if episodes >= next_evaluation or finished():
-            now = time.perf_counter()
-            rate = (episodes - rate_window_episodes) / max(now - rate_window_start, 1e-9)
-            last_row = evaluate(update_metrics, rate)
-            rate_window_start, rate_window_episodes = time.perf_counter(), episodes
-            next_evaluation = (episodes // evaluation.every_episodes + 1) * evaluation.every_episodes
+            progress.update(report.episodes if progress.unit == "ep" else report.iterations)
+        if evaluation_schedule.due(counters) or finished():
+            elapsed = max(time.perf_counter() - window_start, 1e-9)
+            rates = tuple((counters[u] - window_counters[u]) / elapsed for u in ("episodes", "iterations"))
+            last_row = evaluate(update_metrics, rates)
+            window_start, window_counters = time.perf_counter(), dict(counters)
+            evaluation_schedule.advance(counters)
             if progress is not None:
                 metric = "exploitability" if tree is not None else "return_vs_random"
                 if last_row.get(metric) is not None:
-                    progress.set_postfix({metric: f"{last_row[metric]:.4f}", "ep/s": f"{rate:.0f}"})
-        if episodes >= next_checkpoint:
+                    progress.set_postfix({metric: f"{last_row[metric]:.4f}"})
+        if checkpoint_schedule.due(counters):
             save_checkpoint()
-            next_checkpoint = (episodes // config.checkpoint_every_episodes + 1) * config.checkpoint_every_episodes
+            checkpoint_schedule.advance(counters)
     if progress is not None:
         progress.close()
     save_checkpoint()  # the final state, wherever the budget ended
@@ -412,9 +442,9 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
         learner.evaluation_agent(player).save(output_dir / f"policy_player{player}.pt")
     log.close()
     plot_path = output_dir / "metrics.png"
-    plotted = plot_metrics(log.rows, plot_path, f"{config.trainer.name} on {config.env.name}")
+    plotted = plot_metrics(log.rows, plot_path, f"{config.trainer.name} on {config.env.name}", unit)
     return {
-        "episodes": episodes,
+        **counters,
         "wall_seconds": wall_seconds(),
         "last_evaluation": last_row,
         "checkpoint": str(checkpoint_path),

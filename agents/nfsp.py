@@ -193,7 +193,7 @@ class AveragePolicyAgent(Agent):
         self.network = network
         self.architecture = architecture
 
-    def policy_probabilities_batch(self, observations, action_masks):
+    def policy_probabilities_batch(self, observations, action_masks, views=None):
         with torch.no_grad():
             logits = self.network(torch.as_tensor(np.asarray(observations), dtype=torch.float32))
             masks = torch.as_tensor(np.asarray(action_masks))
@@ -263,7 +263,7 @@ class NFSPAgent(Agent):
         logits = masked_logits(self.policy_network(observations), torch.as_tensor(masks))
         return torch.softmax(logits, dim=-1).double().numpy()
 
-    def act_batch(self, observations, action_masks, episode_ids=None):
+    def act_batch(self, observations, action_masks, episode_ids=None, views=None):
         observations = np.asarray(observations, dtype=np.float32)
         action_masks = np.asarray(action_masks, dtype=np.int8)
         if episode_ids is None:
@@ -286,7 +286,7 @@ class NFSPAgent(Agent):
                                action_mask=action_masks[row], action=actions[row])
         return actions, probabilities
 
-    def policy_probabilities_batch(self, observations, action_masks):
+    def policy_probabilities_batch(self, observations, action_masks, views=None):
         with torch.no_grad():
             return self._average_probabilities(
                 torch.as_tensor(np.asarray(observations), dtype=torch.float32),

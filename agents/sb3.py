@@ -52,7 +52,7 @@ class FrozenSB3Agent(Agent):
         self.policy.load_state_dict(source.state_dict())
         self.policy.set_training_mode(False)
 
-    def policy_probabilities_batch(self, observations, action_masks):
+    def policy_probabilities_batch(self, observations, action_masks, views=None):
         masks = np.asarray(action_masks, dtype=bool)
         with torch.no_grad():
             tensors = torch.as_tensor(np.asarray(observations), dtype=torch.float32)
@@ -140,7 +140,7 @@ class SingleAgentEnv(gymnasium.Env):
             elif done:
                 env.step(None)
             else:
-                action, _ = self.opponents[name].act(observation["observation"], observation["action_mask"])
+                action = self.opponents[name].act_in_env(env, name, observation)
                 env.step(action)
         if last_observation is None:
             last_observation = env.observe(self.seat_name)["observation"]

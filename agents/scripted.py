@@ -117,7 +117,7 @@ class GdlScriptedAgent(Agent):
             history.append((self.move_names[moves[0]], [self.percept_names[k] for k in percepts]))
         return history
 
-    def policy_probabilities_batch(self, observations, action_masks):
+    def policy_probabilities_batch(self, observations, action_masks, views=None):
         rows = np.zeros((len(observations), self.num_actions))
         for row, (observation, mask) in enumerate(zip(observations, action_masks)):
             legal = np.flatnonzero(mask)

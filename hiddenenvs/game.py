@@ -510,8 +510,36 @@ class State(ABC):
         """
         raise NotImplementedError(f"{self.game.NAME} has no public observation tensor")
 
+    def seat_view(self, player: int) -> SeatView:
+        """``player``'s :class:`SeatView` here: its key, its legal actions, the game."""
+        if self.is_simultaneous_node():
+            legal = self.legal_actions(player)
+        else:
+            legal = self.legal_actions() if self.current_player() == player else []
+        return SeatView(player, self.game, self.information_state_key(player), tuple(legal))
+
     def __str__(self) -> str:
         return repr(self)
+
+
+@dataclass(frozen=True)
+class SeatView:
+    """What one seat may know at a decision: enough to search, nothing hidden.
+
+    ``information_state_key`` is the seat's perfect-recall key (one ``(public, private)``
+    entry per step); ``game`` is the model (rules, no state). Search agents receive it
+    from the PettingZoo adapters (``env.unwrapped.seat_view(agent)``) and sample what
+    they cannot see with :mod:`hiddenenvs.beliefs`.
+    """
+
+    player: int
+    game: Game
+    information_state_key: tuple
+    legal_actions: tuple[int, ...]
+
+    @property
+    def public_state_key(self) -> tuple:
+        return tuple(public for public, _ in self.information_state_key)
 
 
 @dataclass

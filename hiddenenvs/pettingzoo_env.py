@@ -87,6 +87,15 @@ class _GameEnvBase:
     def observation_space(self, agent):
         return self._observation_spaces[agent]
 
+    def seat_view(self, agent: str):
+        """What ``agent``'s seat may know now, for search agents (``hiddenenvs.game.SeatView``):
+        its information-state key, legal actions and the game model; never the state."""
+        if self.state is None:
+            raise ValueError(f"{self.game.NAME}: call reset() before seat_view()")
+        if agent not in self.agent_to_player:
+            raise ValueError(f"{self.game.NAME}: no agent {agent!r}; agents are {self.possible_agents}")
+        return self.state.seat_view(self.agent_to_player[agent])
+
     def action_space(self, agent):
         return self._action_spaces[agent]
 

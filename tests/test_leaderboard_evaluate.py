@@ -246,22 +246,15 @@ def test_played_matches_agree_with_the_exact_expected_returns(env, lineups):
     # env's chance draws and the agents' action draws (agents once drew from the env's own
     # stream: random vs random in Kuhn then paid seat 0 +0.28 instead of +0.125), and a
     # mis-read observation.
-    from hiddenenvs.analysis import GameTree, TabularPolicy, expected_returns
+    from agents.base import tabular_policy_of_agents
+    from hiddenenvs.analysis import GameTree, expected_returns
 
     variant = EnvVariant.resolve(env, {})
     tree = GameTree.build(variant.game())
     player = MatchPlayer(variant, resolve_agent)
     for seats in lineups:
         agents = [player.agent(spec, seat) for seat, spec in enumerate(seats)]
-        exact = expected_returns(
-            tree,
-            TabularPolicy.from_tensor_function(
-                tree,
-                lambda p, tensors, masks, agents=agents: agents[p].policy_probabilities_batch(
-                    tensors, masks
-                ),
-            ),
-        )
+        exact = expected_returns(tree, tabular_policy_of_agents(tree, agents.__getitem__))
         returns = np.array(
             [
                 player.play(

@@ -6,7 +6,8 @@ import pytest
 import hiddenenvs
 from agents import Agent, RandomAgent
 from agents.config import config_from_dict
-from agents.loop import play_episodes, train, tree_is_small
+from agents.loop import play_episodes, train
+from hiddenenvs.analysis import tree_is_small
 
 
 class RecordingAgent(RandomAgent):

@@ -16,24 +16,24 @@ CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
 def test_shipped_configs_validate(path):
     config = load_config(path)
-    assert config.trainer.name == "nfsp"
+    assert config.trainer.name in ("nfsp", "cfr", "cfr+")
 
 
 def test_quickstart_and_issue_configs_exist():
     names = {p.name for p in CONFIGS}
     assert {"quickstart.yaml", "nfsp_kuhn.yaml", "nfsp_leduc.yaml", "nfsp_matching_pennies.yaml",
-            "nfsp_rps.yaml"} <= names
+            "nfsp_rps.yaml", "cfr_leduc.yaml"} <= names
 
 
 @pytest.mark.parametrize(
     "override, message",
     [
-        ("budget.episodez=5", "unknown key(s) ['budget.episodez']; allowed keys of budget: ['episodes', 'seconds']"),
+        ("budget.episodez=5", "unknown key(s) ['budget.episodez']; allowed keys of budget: ['episodes', 'iterations', 'seconds']"),
         ("trainer.params.learning_rate=0.1", "trainer.params.learning_rate"),
         ("trainer.params.anticipatory=2", "anticipatory must be in [0, 1]"),
         ("seed=abc", "seed must be int, got 'abc'"),
         ("num_envs=0", "num_envs must be >= 1"),
-        ("trainer.name=ppo", "unknown trainer 'ppo'; allowed: ['nfsp']"),
+        ("trainer.name=ppo", "unknown trainer 'ppo'; allowed: ['cfr', 'cfr+', 'nfsp']"),
         ("env.name=chess", "unknown env 'chess'"),
         ("evaluation.exact=maybe", "evaluation.exact must be one of"),
         ("nonsense", "must look like key=value"),
@@ -66,7 +66,7 @@ def test_tiny_run_writes_every_output_and_resumes(tmp_path, capsys):
         assert (out / name).is_file(), name
     assert any((out / "tensorboard").iterdir())
     rows = (out / "metrics.csv").read_text().splitlines()
-    assert rows[0].startswith("episodes,wall_seconds,episodes_per_second,exploitability")
+    assert rows[0].startswith("episodes,iterations,wall_seconds,episodes_per_second")
     assert [row.split(",")[0] for row in rows[1:]] == ["0", "200", "400", "600"]
     agent = load_agent(str(out), "matching_pennies", player=1)
     probabilities = agent.policy_probabilities(np.zeros(6, dtype=np.float32), np.array([1, 1]))
@@ -78,3 +78,28 @@ def test_tiny_run_writes_every_output_and_resumes(tmp_path, capsys):
     rows = (out / "metrics.csv").read_text().splitlines()
     assert [row.split(",")[0] for row in rows[1:]] == ["0", "200", "400", "600", "800"]
     assert "800 episodes" in capsys.readouterr().out
+
+
+def test_cfr_leduc_config_trains_below_1e_3_and_resumes(tmp_path, capsys):
+    """CFR+ is a trainer of the common loop: iterations as its unit, exact exploitability."""
+    out = tmp_path / "cfr"
+    base = ["--config", str(REPO / "configs" / "cfr_leduc.yaml"), f"output_dir={out}",
+            "progress_bar=false"]
+    assert train.main(base + ["budget.iterations=300", "checkpoint_every_iterations=100"]) == 0
+    rows = (out / "metrics.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    iterations = [int(r.split(",")[header.index("iterations")]) for r in rows[1:]]
+    assert iterations == list(range(0, 301, 50))
+    assert train.main(["--resume", str(out), "budget.iterations=600", "progress_bar=false"]) == 0
+    rows = (out / "metrics.csv").read_text().splitlines()[1:]
+    exploitability = [float(r.split(",")[header.index("exploitability")]) for r in rows]
+    assert len(rows) == 13 and exploitability[-1] < 1e-3 < exploitability[0]
+    # The resumed run equals one never interrupted.
+    straight = tmp_path / "straight"
+    assert train.main(["--config", str(REPO / "configs" / "cfr_leduc.yaml"), f"output_dir={straight}",
+                       "progress_bar=false", "budget.iterations=600"]) == 0
+    resumed = load_agent(str(out), "leduc_holdem", player=0)
+    uninterrupted = load_agent(str(straight), "leduc_holdem", player=0)
+    for key, row in uninterrupted.table.items():
+        np.testing.assert_allclose(resumed.table[key], row, rtol=0, atol=1e-12)
+    assert "600 iterations" in capsys.readouterr().out

@@ -157,7 +157,7 @@ class MatchPlayer:
             if termination or truncation:
                 action = None
             else:
-                action, _ = seated[name].act(observation["observation"], observation["action_mask"])
+                action = seated[name].act_in_env(env, name, observation)
             env.step(action)
             for rewarded, reward in env.rewards.items():
                 totals[rewarded] += reward

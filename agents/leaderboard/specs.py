@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 import hiddenenvs
 
@@ -68,7 +67,7 @@ def resolve_agent(spec: str, env_name: str, seat: int, params: dict[str, Any]):
 
 def _check_cfr_is_feasible(spec: str, env_name: str, params: dict[str, Any]) -> None:
     """A CFR spec enumerates the whole tree: refuse at once where that cannot finish."""
-    from agents.loop import tree_is_small
+    from hiddenenvs.analysis import tree_is_small
 
     if not tree_is_small(hiddenenvs.load_game(env_name, **params), CFR_MAX_HISTORIES):
         raise AgentSpecError(
@@ -85,11 +84,12 @@ def exploitability_of(
 
     None when it is undefined (not a two-player zero-sum game) or too costly (more than
     ``max_nodes`` histories). The agent's policy is read at every information set from
-    the information-state tensor, as the env shows it. ``seat_0_agent`` reuses an agent
+    the information-state tensor (and the seat's view, for search agents), as the env
+    shows it. ``seat_0_agent`` reuses an agent
     already resolved for seat 0 (a CFR+ spec solves the game once per resolution).
     """
-    from agents.loop import tree_is_small
-    from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
+    from agents.base import tabular_policy_of_agents
+    from hiddenenvs.analysis import GameTree, exploitability, tree_is_small
 
     game = hiddenenvs.load_game(env_name, **params)
     if not game.info.is_two_player_zero_sum or not tree_is_small(game, max_nodes):
@@ -99,10 +99,4 @@ def exploitability_of(
         resolve_agent(spec, env_name, seat, params) for seat in range(1, game.info.num_players)
     ]
     tree = GameTree.build(game)
-    policy = TabularPolicy.from_tensor_function(
-        tree,
-        lambda player, tensors, masks: seats[player].policy_probabilities_batch(
-            np.asarray(tensors, dtype=np.float32), masks
-        ),
-    )
-    return float(exploitability(tree, policy))
+    return float(exploitability(tree, tabular_policy_of_agents(tree, seats.__getitem__)))

@@ -15,7 +15,7 @@ from hiddenenvs.analysis.exploitability import (
     nash_conv,
 )
 from hiddenenvs.analysis.policy import TabularPolicy, as_tabular_policy
-from hiddenenvs.analysis.tree import GameTree
+from hiddenenvs.analysis.tree import GameTree, tree_is_small
 
 __all__ = [
     "GameTree",
@@ -25,4 +25,5 @@ __all__ = [
     "expected_returns",
     "exploitability",
     "nash_conv",
+    "tree_is_small",
 ]

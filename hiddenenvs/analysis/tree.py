@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, State
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, ChanceMode, Game, State
 
 
 @dataclass
@@ -394,3 +394,32 @@ def _build_generic(game: Game) -> GameTree:
         infoset_legal_actions=infoset_legal,
         representative_states=representatives,
     )
+
+
+def tree_is_small(game: Game, max_nodes: int) -> bool:
+    """Whether the game tree has at most ``max_nodes`` nodes (stops counting beyond)."""
+    if game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC:
+        return False
+    stack = [game.new_initial_state()]
+    count = 0
+    while stack:
+        state = stack.pop()
+        count += 1
+        if count > max_nodes:
+            return False
+        player = state.current_player()
+        if state.is_terminal():
+            continue
+        if player == CHANCE:
+            stack.extend(state.child(action) for action, _ in state.chance_outcomes())
+        elif player == SIMULTANEOUS:
+            joints = [[]]
+            for options in (state.legal_actions(p) or [-1] for p in range(game.info.num_players)):
+                joints = [joint + [a] for joint in joints for a in options]
+            for joint in joints:
+                child = state.clone()
+                child.apply_actions(joint)
+                stack.append(child)
+        else:
+            stack.extend(state.child(action) for action in state.legal_actions())
+    return True
