@@ -215,8 +215,13 @@ def draw_weighted(
             f"{game.spec}: no history consistent with player {player}'s key has positive "
             f"reach ({len(candidates)} candidates)"
         )
-    index = int(np.searchsorted(np.cumsum(weights), rng.random() * total, "right"))
-    return tuple(candidates[min(index, len(candidates) - 1)])
+    return tuple(candidates[_draw_index(weights, rng)])
+
+
+def _draw_index(weights: np.ndarray, rng: np.random.Generator) -> int:
+    """An index drawn in proportion to ``weights`` (one uniform draw)."""
+    index = int(np.searchsorted(np.cumsum(weights), rng.random() * weights.sum(), "right"))
+    return min(index, len(weights) - 1)
 
 
 def sample_from_posterior(
@@ -229,8 +234,7 @@ def sample_from_posterior(
     """One history drawn from the exact posterior (see :func:`consistent_histories`)."""
     histories = consistent_histories(game, player, information_state_key, policy)
     probabilities = np.fromiter((p for _, p in histories), dtype=np.float64, count=len(histories))
-    index = int(np.searchsorted(np.cumsum(probabilities), rng.random() * probabilities.sum(), "right"))
-    return histories[min(index, len(histories) - 1)][0]
+    return histories[_draw_index(probabilities, rng)][0]
 
 
 def sample_history(
