@@ -23,6 +23,7 @@ CASES = [
     ("leduc_holdem", {}),
     ("goofspiel", {"num_cards": 4, "imp_info": True}),
     ("liars_dice", {"num_dice": 1, "faces": 4}),
+    ("liars_dice", {"num_dice": 2, "faces": 2}),  # own and opponent roll orders hidden
     ("monty_hall", {}),
 ]
 SAMPLES = 3_000
