@@ -43,7 +43,9 @@ tensors need only the position:
 Public observation tensor (``(4, S, S)``): black's discs, white's discs, the empty
 squares, and a plane of ones when black (player 0) is to move (zeros otherwise).
 
-Beliefs: nothing is hidden; a key's one consistent history is its moves.
+Beliefs: nothing is hidden, so ``game.sample_consistent_history`` returns the key's
+moves (checked by replaying them, weighted by the policy like any sampler: a policy that
+never plays one of the opponent's moves is a clear error).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from itertools import repeat
 
 import numpy as np
 
+from hiddenenvs.beliefs import draw_weighted
 from hiddenenvs.game import (
     TERMINAL,
     ChanceMode,
@@ -119,6 +122,10 @@ class OthelloGame(Game):
 
     def new_initial_state(self, seed=None):
         return OthelloState(self)
+
+    def sample_consistent_history(self, player, information_state_key, rng, policy=None):
+        moves = tuple(public for public, _ in information_state_key)
+        return draw_weighted(self, player, [moves], rng, policy)
 
     def action_to_string(self, player, action):
         if action == self.pass_action:
