@@ -22,7 +22,9 @@ CASES = [
     ("kuhn_poker", {}),
     ("leduc_holdem", {}),
     ("goofspiel", {"num_cards": 4, "imp_info": True}),
+    ("goofspiel", {"num_cards": 4, "imp_info": True, "points_order": "random", "returns": "point_difference"}),
     ("liars_dice", {"num_dice": 1, "faces": 4}),
+    ("liars_dice", {"num_dice": 2, "faces": 2}),  # own and opponent roll orders hidden
     ("monty_hall", {}),
 ]
 SAMPLES = 3_000

@@ -105,8 +105,14 @@ def test_information_state_keys_hide_the_opponent_card():
         state.apply_action(1)
         state.apply_action(opponent_card)
         keys.add(state.information_state_key(0))
-        assert state.public_state_key() == (2, -1, ("",))
-    assert len(keys) == 1
+        assert state.public_state_key() == ("deal", "deal")
+    assert keys == {(("deal", "Q"), ("deal", None))}
+    state.apply_action(2)  # player 0 raises: public, as is the public card
+    state.apply_action(1)
+    state.apply_action(0)
+    assert state.information_state_key(1) == (
+        ("deal", None), ("deal", "K"), ("raise", None), ("call", None), ("J", None)
+    )
 
 
 def test_leduc_max_raises_changes_the_game():

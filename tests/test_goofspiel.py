@@ -25,7 +25,9 @@ def test_a_hand_played_game_scores_by_the_rules():
     assert state.current_player() == SIMULTANEOUS and state.point_cards == [3]
     assert state.legal_actions(0) == [0, 1, 2] and state.movers() == [0, 1]
     state.apply_actions([2, 0])  # 3 beats 1: player 0 takes the 3
-    assert state.information_state_key(1) == (3, 1, 3, 2)  # (point, my bid, their bid), next point
+    # Point card 3, both bids (public), the next point card 2; nothing private.
+    assert state.information_state_key(1) == ((3, None), ((3, 1), None), (2, None))
+    assert state.public_state_key() == (3, (3, 1), 2) and state.history() == ((2, 0),)
     state.apply_actions([0, 1])  # 1 loses to 2: player 1 takes the 2; the last round (1 v 3) is forced
     assert state.is_terminal() and state.bids == ([3, 1, 2], [1, 2, 3])
     assert state.scores == [3, 3] and state.returns().tolist() == [0.0, 0.0]
@@ -50,7 +52,9 @@ def test_imp_info_hides_the_bids_but_not_the_winner():
     other = state.clone()
     state.apply_actions([3, 1])
     other.apply_actions([3, 2])  # a different losing bid of player 1
-    assert state.information_state_key(0) == other.information_state_key(0) == (1, 4, 1, 2)
+    # Point card 1, player 0 won (public) with its bid 4 (private), next point card 2.
+    assert state.information_state_key(0) == other.information_state_key(0) == ((1, None), (1, 4), (2, None))
+    assert state.public_state_key() == other.public_state_key() == (1, 1, 2)
     assert state.information_state_key(1) != other.information_state_key(1)
     assert np.array_equal(state.information_state_tensor(0), other.information_state_tensor(0))
     assert np.array_equal(state.observation_tensor(0), other.observation_tensor(0))
@@ -165,9 +169,10 @@ def test_ii_goofspiel_infosets_are_exactly_the_consistent_opponent_hands(num_car
     groups = opponent_bids_by_infoset(tree)
     checked = 0
     for infoset, (player, key) in enumerate(tree.infoset_keys):
-        finished = len(key) // 3
-        own = key[1::3][:finished]
-        observed = key[2::3][:finished]
+        # Steps alternate point card, round; a round's entry is (sign of bid_0 - bid_1, own bid).
+        own = tuple(bid for _, bid in key[1::2])
+        observed = tuple(sign if player == 0 else -sign for sign, _ in key[1::2])
+        finished = len(own)
         consistent = {
             other
             for other in itertools.permutations(range(1, num_cards + 1), finished)
@@ -309,3 +314,70 @@ def test_exact_tools_handle_goofspiel_5_with_a_random_deck():
     tree = GameTree.build(goofspiel(num_cards=5, points_order="random"))
     assert (tree.num_nodes, tree.num_terminals, tree.num_infosets) == (3_346_656, 120**3, 913_010)
     assert exploitability(tree, TabularPolicy.uniform(tree)) == pytest.approx(0.8015277777777778, abs=1e-12)
+
+
+# ---- beliefs: the game's own sampler ------------------------------------------------------
+def test_ii_goofspiel_sampler_is_uniform_over_the_consistent_opponent_bids():
+    """N = 6, uniform policy: every opponent bid sequence consistent with the observed
+    winners and one's own bids is equally likely; the consistent set comes from brute force
+    over permutations (independent of the sampler), and a chi-square test checks the draws."""
+    from scipy.stats import chisquare
+
+    from hiddenenvs.beliefs import sample_history
+
+    game = goofspiel(num_cards=6, imp_info=True, points_order="random")
+    rng = np.random.default_rng(3)
+    tested = 0
+    for seed in range(4):
+        state = game.new_initial_state()
+        play = np.random.default_rng(seed)
+        for _ in range(4):  # four rounds: at most 6 * 5 * 4 * 3 opponent sequences
+            state.apply_action(int(play.choice(state.legal_actions())))
+            state.apply_actions([int(play.choice(state.legal_actions(p))) for p in (0, 1)])
+        state.apply_action(int(play.choice(state.legal_actions())))
+        for player in (0, 1):
+            key = state.information_state_key(player)
+            own = state.bids[player]
+            observed = [result(mine, theirs) for mine, theirs in zip(own, state.bids[1 - player])]
+            consistent = sorted(
+                other for other in itertools.permutations(range(1, 7), 4)
+                if [result(mine, theirs) for mine, theirs in zip(own, other)] == observed
+            )
+            draws = [sample_history(game, player, key, rng) for _ in range(40 * len(consistent))]
+            counts = defaultdict(int)
+            for history in draws:
+                sampled = game.state_from_history(history)
+                assert sampled.information_state_key(player) == key  # winners respected exactly
+                counts[tuple(sampled.bids[1 - player])] += 1
+            assert set(counts) <= set(consistent)
+            if len(consistent) > 1:
+                observed_counts = [counts[other] for other in consistent]
+                assert chisquare(observed_counts).pvalue > 1e-4
+                tested += 1
+    assert tested > 0
+
+
+@pytest.mark.parametrize("points_order", ["ascending", "random"])
+def test_perfect_information_goofspiel_sampler_returns_the_history(points_order):
+    from hiddenenvs.beliefs import sample_history
+
+    game = goofspiel(num_cards=5, points_order=points_order, returns="point_difference")
+    rng = np.random.default_rng(0)
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.apply_action(int(rng.choice(state.legal_actions())))
+        else:
+            for player in (0, 1):
+                assert sample_history(game, player, state.information_state_key(player), rng) == state.history()
+            state.apply_actions([int(rng.choice(state.legal_actions(p))) for p in (0, 1)])
+    assert sample_history(game, 1, state.information_state_key(1), rng) == state.history()
+
+
+def test_ii_goofspiel_sampler_rejects_an_impossible_key():
+    from hiddenenvs.beliefs import sample_history
+
+    game = goofspiel(num_cards=4, imp_info=True)
+    # Player 0 bid the 4 and lost: no opponent bid beats it.
+    with pytest.raises(ValueError, match="no history is consistent with player 0"):
+        sample_history(game, 0, ((1, None), (-1, 4), (2, None)), np.random.default_rng(0))

@@ -70,7 +70,9 @@ def test_own_dice_are_private_and_sorted():
     game = liars_dice(num_dice=2, faces=3)
     state = play(game, [3, 1, 2, 2], [4])
     other = play(game, [1, 3, 1, 3], [4])
-    assert state.information_state_key(0) == other.information_state_key(0) == ((1, 3), (4,))
+    assert state.information_state_key(0) == other.information_state_key(0) == (
+        ("roll", None), ("roll", (1, 3)), ("roll", None), ("roll", None), ("2-2", None)
+    )
     assert state.information_state_key(1) != other.information_state_key(1)
     assert np.array_equal(state.information_state_tensor(0), other.information_state_tensor(0))
 

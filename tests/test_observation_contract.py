@@ -211,8 +211,8 @@ def _public(game, history):
 SWAPS = {
     # a private card dealt to player 1 (J vs K), same public betting
     ("kuhn_poker", ()): [((0, 1, 0, 1), (0, 2, 0, 1))],
-    # Leduc: player 0's private card (J vs K), same betting and public card
-    ("leduc_holdem", ()): [((0, 2, 1, 1, 4), (5, 2, 1, 1, 4))],
+    # Leduc (chance deals ranks): player 0's private card (J vs K), same betting and public card
+    ("leduc_holdem", ()): [((0, 1, 1, 1, 1), (2, 1, 1, 1, 1))],
     # Liar's Dice: the opponent's die, same bids
     ("liars_dice", (("faces", 3), ("num_dice", 1))): [((0, 1, 2), (0, 2, 2))],
     # II-Goofspiel: bids (2 v 1) and (3 v 1): player 0 wins both; the bids stay private

@@ -203,3 +203,24 @@ def test_rgb_and_ansi_rendering():
     assert centre(0, 0) == (0, 110, 50)  # empty squares are green
     text = str(othello(4).new_initial_state())
     assert text.splitlines()[2] == "2 . o x ." and "black (x) to move" in text
+
+
+def test_keys_are_public_and_the_sampler_returns_the_moves():
+    """Perfect information: the public key is the move list, nothing is private, and the
+    one history consistent with a key (the exact posterior) is what the sampler returns."""
+    from hiddenenvs.beliefs import consistent_histories, sample_history
+
+    game = othello(4)
+    rng = np.random.default_rng(0)
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        key = state.information_state_key(state.current_player())
+        assert state.public_state_key() == state.history() == tuple(move for move, _ in key)
+        assert all(private is None for _, private in key)
+        assert consistent_histories(game, 1, key) == [(state.history(), 1.0)]
+        assert sample_history(game, 1, key, rng) == state.history()
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    first_move = state.history()[:1]
+    never = lambda state, player: {a: float(a != first_move[0]) for a in state.legal_actions()}  # noqa: E731
+    with pytest.raises(ValueError, match="positive reach"):
+        sample_history(game, 1, state.information_state_key(1)[:1], rng, never)

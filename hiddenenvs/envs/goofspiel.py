@@ -37,10 +37,34 @@ Parameters:
 | ``imp_info`` | ``False`` | True: only the winner of each round is revealed (II-Goofspiel); False: both bids are revealed |
 | ``returns`` | ``"win_loss"`` | ``"win_loss"``: +1 / 0 / -1 by the sign of the point difference; ``"point_difference"``: my points minus the opponent's (twice OpenSpiel's, which subtracts the mean of both) |
 
-Information state key of player ``p`` (hashable, perfect recall): a flat tuple of ints,
-for each finished round ``(point card, my bid, X)`` with ``X`` the opponent's bid
-(``imp_info=False``) or the result for me (``imp_info=True``: 1 won, -1 lost, 0 tie),
-followed by the current round's point card once revealed. Bids are card ranks 1..N.
+Public and private observations, one step per point card revealed and one per round
+bid: a revealed point card is public (its value, drawn by chance with a random deck);
+a round is public in its result and, with ``imp_info``, private in one's own bid. Without
+``imp_info`` the round's public observation is both bids ``(bid_0, bid_1)`` and nothing
+is private; with ``imp_info`` it is who won, ``1`` (player 0), ``-1`` (player 1) or ``0``
+(a tie): the sign of ``bid_0 - bid_1``, and each player's private observation is its
+own bid. Bids and points are card ranks 1..N. With a fixed order the first point card
+is revealed at the start (the root's key has one entry) and each bidding move adds the
+round and the next point card (the forced last round adds its point card and result
+too). II-Goofspiel(4), player 0 bids 3 against 1 on the first point card::
+
+    public_state_key()        (1, 1, 2)
+    information_state_key(0)  ((1, None), (1, 3), (2, None))
+    information_state_key(1)  ((1, None), (1, 1), (2, None))
+
+``history()`` lists the chance draws (action ``v - 1`` reveals ``v``; random deck only)
+and the joint bids (tuples of actions ``bid - 1``), without the forced last round.
+
+Public observation tensor (``N * (N + K)`` values, ``K = 3`` with ``imp_info`` else
+``2N``): per round, the point card one-hot (N; once revealed), then the result one-hot
+(player 0 won / player 1 won / tie) or both bids one-hot (N each), once played.
+
+Beliefs: ``game.sample_consistent_history`` lists the opponent's bid sequences
+consistent with the observed results and one's own bids, round by round (each round
+keeps the prefixes whose new bid is unused and gives the observed winner; at most N!
+sequences), and draws one by the opponent's reach under the given policy (uniform over
+the sequences when no policy is given: every opponent decision then has the same number
+of legal bids). Point cards are public, so chance weighs every sequence alike.
 
 Information-state tensor (``2 + 2N + N * (2N + K)`` values, ``K = 3`` with ``imp_info``,
 else ``K = N``):
@@ -64,6 +88,7 @@ import itertools
 
 import numpy as np
 
+from hiddenenvs.beliefs import action_probability_function
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
@@ -82,6 +107,10 @@ POINTS_ORDERS = ("ascending", "descending", "random")
 RETURNS_TYPES = ("win_loss", "point_difference")
 WIN, LOSS, TIE = 1, -1, 0
 _RESULT_INDEX = {WIN: 0, LOSS: 1, TIE: 2}
+
+
+def _sign(value: int) -> int:
+    return (value > 0) - (value < 0)
 
 
 class GoofspielGame(Game):
@@ -124,6 +153,7 @@ class GoofspielGame(Game):
             max_game_length=(n - 1) * (2 if random_deck else 1),
             information_state_tensor_shape=(2 + 2 * n + n * self.round_block,),
             observation_tensor_shape=(2 + 4 * n + 2,),
+            public_observation_tensor_shape=(n * (n + (3 if self.imp_info else 2 * n)),),
         )
 
     def new_initial_state(self, seed=None):
@@ -133,6 +163,60 @@ class GoofspielGame(Game):
         if player == CHANCE:
             return f"point card {action + 1}"
         return f"bid {action + 1}"
+
+    def sample_consistent_history(self, player, information_state_key, rng, policy=None):
+        key = tuple(information_state_key)
+        n, opponent = self.num_cards, 1 - player
+        points = [public for public, _ in key[0::2]]
+        rounds = key[1::2]
+        probabilities_of = action_probability_function(policy) if policy is not None else None
+        # Consistent opponent bid prefixes, round by round: (bids, weight, the state they
+        # reach, kept only to ask the policy).
+        layer = [((), 1.0, self.new_initial_state() if policy is not None else None)]
+        for round_index, (public, private) in enumerate(rounds):
+            own = private if self.imp_info else public[player]
+            decided = round_index < n - 1  # the last round is forced
+            grown = []
+            for bids, weight, state in layer:
+                probabilities = None
+                if state is not None and decided:
+                    if state.current_player() == CHANCE:
+                        state.apply_action(points[round_index] - 1)
+                    probabilities = probabilities_of(state, opponent)
+                for bid in range(1, n + 1):
+                    if bid in bids:
+                        continue
+                    if self.imp_info:
+                        if _sign(own - bid if player == 0 else bid - own) != public:
+                            continue
+                    elif bid != public[opponent]:
+                        continue
+                    child_weight = weight * probabilities.get(bid - 1, 0.0) if probabilities is not None else weight
+                    if child_weight <= 0.0:
+                        continue
+                    child = None
+                    if state is not None and decided:
+                        child = state.clone()
+                        child.apply_actions((own - 1, bid - 1) if player == 0 else (bid - 1, own - 1))
+                    grown.append(((*bids, bid), child_weight, child))
+            layer = grown
+        if not layer:
+            raise ValueError(
+                f"{self.spec}: no history is consistent with player {player}'s information-state "
+                f"key {key!r} (with positive reach under the policy)"
+            )
+        weights = np.fromiter((weight for _, weight, _ in layer), dtype=np.float64, count=len(layer))
+        index = min(int(np.searchsorted(np.cumsum(weights), rng.random() * weights.sum(), "right")), len(layer) - 1)
+        own_bids = [private if self.imp_info else public[player] for public, private in rounds]
+        other_bids = layer[index][0]
+        history = []
+        for round_index, point in enumerate(points[: n - 1]):
+            if self.fixed_points is None:
+                history.append(point - 1)
+            if round_index < len(rounds):
+                pair = (own_bids[round_index] - 1, other_bids[round_index] - 1)
+                history.append(pair if player == 0 else pair[::-1])
+        return tuple(history)
 
     def build_game_tree(self):
         """The whole tree, built level by level with numpy (see :func:`build_goofspiel_tree`)."""
@@ -230,15 +314,53 @@ class GoofspielState(State):
         mine, theirs = self.bids[player][round_index], self.bids[1 - player][round_index]
         return WIN if mine > theirs else LOSS if mine < theirs else TIE
 
+    def history(self):
+        decided = self.game.num_cards - 1  # the last round plays itself
+        entries = []
+        for round_index, point in enumerate(self.point_cards[:decided]):
+            if self.game.fixed_points is None:
+                entries.append(point - 1)
+            if round_index < len(self.bids[0]):
+                entries.append((self.bids[0][round_index] - 1, self.bids[1][round_index] - 1))
+        return tuple(entries)
+
+    def _round_public(self, round_index: int):
+        bid_0, bid_1 = self.bids[0][round_index], self.bids[1][round_index]
+        return _sign(bid_0 - bid_1) if self.game.imp_info else (bid_0, bid_1)
+
+    def public_state_key(self):
+        entries = []
+        for round_index, point in enumerate(self.point_cards):
+            entries.append(point)
+            if round_index < len(self.bids[0]):
+                entries.append(self._round_public(round_index))
+        return tuple(entries)
+
     def information_state_key(self, player):
-        key = []
-        own, other = self.bids[player], self.bids[1 - player]
-        for round_index in range(len(own)):
-            third = self._result(player, round_index) if self.game.imp_info else other[round_index]
-            key += (self.point_cards[round_index], own[round_index], third)
-        if len(self.point_cards) > len(own):
-            key.append(self.point_cards[-1])
-        return tuple(key)
+        imp_info = self.game.imp_info
+        entries = []
+        for round_index, point in enumerate(self.point_cards):
+            entries.append((point, None))
+            if round_index < len(self.bids[0]):
+                private = self.bids[player][round_index] if imp_info else None
+                entries.append((self._round_public(round_index), private))
+        return tuple(entries)
+
+    def public_observation_tensor(self):
+        game = self.game
+        n = game.num_cards
+        block = n + (3 if game.imp_info else 2 * n)
+        tensor = np.zeros(game.info.public_observation_tensor_shape, dtype=np.float32)
+        for round_index, point in enumerate(self.point_cards):
+            base = round_index * block
+            tensor[base + point - 1] = 1
+            if round_index < len(self.bids[0]):
+                if game.imp_info:
+                    tensor[base + n + _RESULT_INDEX[self._result(0, round_index)]] = 1
+                else:
+                    tensor[base + n + self.bids[0][round_index] - 1] = 1
+                    tensor[base + 2 * n + self.bids[1][round_index] - 1] = 1
+        return tensor
 
     def information_state_tensor(self, player):
         game = self.game
@@ -277,14 +399,6 @@ class GoofspielState(State):
         tensor[2 + 4 * n] = self.scores[player] / game.total_points
         tensor[3 + 4 * n] = self.scores[1 - player] / game.total_points
         return tensor
-
-    def public_state_key(self):
-        """Point cards, then per finished round both bids, or (II) player 0's result."""
-        rounds = tuple(
-            (self.bids[0][r], self.bids[1][r]) if not self.game.imp_info else self._result(0, r)
-            for r in range(len(self.bids[0]))
-        )
-        return (tuple(self.point_cards), rounds)
 
     def __str__(self):
         n = self.game.num_cards
@@ -348,11 +462,27 @@ def build_goofspiel_tree(game: GoofspielGame):
         actors.append(np.full(len(parent), actor, dtype=np.int64))
         infosets.append(level_infosets)
 
+    # Key entries are drawn from small tables of shared tuples, indexed by the key's values:
+    # a point card's entry by its value, a round's by (result or bid_0, own bid or bid_1).
+    point_entries = np.empty(n + 1, dtype=object)
+    point_entries[:] = [(value, None) for value in range(n + 1)]
+    round_entries = np.empty((n + 2, n + 1), dtype=object)  # the first index is shifted by 1
+    for first, second in itertools.product(range(-1, n + 1), range(n + 1)):
+        round_entries[first + 1, second] = (first, second) if game.imp_info else ((first, second), None)
+
     def key_columns(player: int) -> np.ndarray:
-        own, other = bids[player], bids[1 - player]
-        third = np.sign(own - other) if game.imp_info else other
-        rounds = np.stack([points, own, third], axis=2).reshape(len(points), -1)
+        """Per node, the values its key is made of: per round (point, X, Y), then the current
+        point; ``(X, Y)`` is (sign of bid_0 - bid_1, own bid) with imp_info, else both bids."""
+        first, second = (np.sign(bids[0] - bids[1]), bids[player]) if game.imp_info else bids
+        rounds = np.stack([points, first, second], axis=2).reshape(len(points), -1)
         return np.concatenate([rounds, current_point[:, None]], axis=1)
+
+    def keys_of(rows: np.ndarray) -> list[tuple]:
+        """The information-state keys of ``key_columns`` rows (as ``information_state_key``)."""
+        entries = np.empty((len(rows), 2 * (rows.shape[1] // 3) + 1), dtype=object)
+        entries[:, 0::2] = point_entries[np.concatenate([rows[:, 0:-1:3], rows[:, -1:]], axis=1)]
+        entries[:, 1::2] = round_entries[rows[:, 1::3] + 1, rows[:, 2::3]]
+        return list(map(tuple, entries.tolist()))
 
     def decision_level(player: int) -> np.ndarray:
         nonlocal num_infosets
@@ -367,7 +497,7 @@ def build_goofspiel_tree(game: GoofspielGame):
         inverse = inverse.reshape(-1)
         legal = unused(bids[player])[first] - 1
         infoset_players.append(np.full(len(rows), player, dtype=np.int64))
-        infoset_keys.extend(zip(itertools.repeat(player), map(tuple, rows.tolist())))
+        infoset_keys.extend(zip(itertools.repeat(player), keys_of(rows)))
         infoset_legal.extend(legal)
         level_infosets = num_infosets + inverse
         num_infosets += len(rows)

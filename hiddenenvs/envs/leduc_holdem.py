@@ -39,12 +39,30 @@ Information-state tensor (``8 + 6 * (2 + max_raises)`` values):
 
 Observation tensor (10 values): player one-hot (2), my card (3), public card (3), chips
 each player has put in the pot divided by the largest possible contribution (2).
+
+Public and private observations, one step per chance outcome or action: a private deal
+is public as an event (``"deal"``) and private in its card (the receiver's private
+observation is the rank, ``"J"``, ``"Q"`` or ``"K"``); the public card is public (its
+rank); bets are public (``"fold"``, ``"call"``, ``"raise"``). So after a raise, a call
+and the public Queen ``public_state_key()`` is ``("deal", "deal", "raise", "call", "Q")``
+and ``information_state_key(0)`` is ``(("deal", "K"), ("deal", None), ("raise", None),
+("call", None), ("Q", None))`` for player 0 holding the King. The keys grow by one entry
+per step and are shared between clones (tuples), so reading one costs nothing.
+
+Public observation tensor (``5 + 6 * (2 + max_raises)`` values, 29 by default): private
+cards dealt (2), the public card one-hot (3), then the betting of round 1 and round 2 as
+in the information-state tensor.
+
+Beliefs: ``game.sample_consistent_history`` draws the opponent's card from the ranks
+left (after one's own card and the public card), weighted by chance and the opponent's
+reach under the given policy (no tree walk).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from hiddenenvs.beliefs import draw_weighted
 from hiddenenvs.game import (
     CHANCE,
     TERMINAL,
@@ -65,6 +83,8 @@ _NUM_RANKS = 3
 _CARDS_PER_RANK = 2
 _RAISE_SIZES = (2, 4)
 _ANTE = 1
+# A public key entry back to the history entry it came from (a bet or the public card).
+_HISTORY_ENTRY = {**{name: a for a, name in enumerate(ACTION_NAMES)}, **{r: c for c, r in enumerate(RANK_NAMES)}}
 
 
 class LeducHoldemGame(Game):
@@ -93,10 +113,25 @@ class LeducHoldemGame(Game):
             max_game_length=3 + 2 * self.turns_per_round,
             information_state_tensor_shape=(8 + 2 * 3 * self.turns_per_round,),
             observation_tensor_shape=(10,),
+            public_observation_tensor_shape=(5 + 2 * 3 * self.turns_per_round,),
         )
 
     def new_initial_state(self, seed=None):
         return LeducHoldemState(self)
+
+    def sample_consistent_history(self, player, information_state_key, rng, policy=None):
+        key = tuple(information_state_key)
+        if len(key) < 2:  # the deal is not over: nothing hidden to weigh but the deal
+            return super().sample_consistent_history(player, key, rng, policy)
+        own = RANK_NAMES.index(key[player][1])
+        public = [_HISTORY_ENTRY[entry] for entry, _ in key[2:]]
+        public_card = next((public[i] for i, (entry, _) in enumerate(key[2:]) if entry in RANK_NAMES), -1)
+        candidates = []
+        for card in range(_NUM_RANKS):
+            if _CARDS_PER_RANK - (card == own) - (card == public_card) > 0:
+                cards = (own, card) if player == 0 else (card, own)
+                candidates.append((*cards, *public))
+        return draw_weighted(self, player, candidates, rng, policy)
 
     def action_to_string(self, player, action):
         if player == CHANCE:
@@ -114,6 +149,8 @@ class LeducHoldemState(State):
         "folded_player",
         "_betting_round_over",
         "_current_player",
+        "_public_key",
+        "_information_state_keys",
     )
 
     def __init__(self, game):
@@ -126,6 +163,8 @@ class LeducHoldemState(State):
         self.folded_player = -1
         self._betting_round_over = False
         self._current_player = CHANCE
+        self._public_key: tuple = ()
+        self._information_state_keys: tuple[tuple, tuple] = ((), ())
 
     def clone(self):
         other = LeducHoldemState.__new__(LeducHoldemState)
@@ -138,6 +177,8 @@ class LeducHoldemState(State):
         other.folded_player = self.folded_player
         other._betting_round_over = self._betting_round_over
         other._current_player = self._current_player
+        other._public_key = self._public_key
+        other._information_state_keys = self._information_state_keys
         return other
 
     def current_player(self):
@@ -178,6 +219,18 @@ class LeducHoldemState(State):
         return actions
 
     def _apply_action(self, action):
+        keys = self._information_state_keys
+        if len(self.private_cards) < 2:  # a private deal: the receiver alone sees the rank
+            receiver = len(self.private_cards)
+            entry = "deal"
+            entries = [(entry, None), (entry, None)]
+            entries[receiver] = (entry, RANK_NAMES[action])
+            self._information_state_keys = (keys[0] + (entries[0],), keys[1] + (entries[1],))
+        else:  # the public card or a bet: public
+            entry = RANK_NAMES[action] if self._betting_round_over else ACTION_NAMES[action]
+            pair = ((entry, None),)
+            self._information_state_keys = (keys[0] + pair, keys[1] + pair)
+        self._public_key += (entry,)
         self._apply_move(action)
         self._current_player = self._next_player()
 
@@ -222,11 +275,30 @@ class LeducHoldemState(State):
     def _hand_strength(self, card: int) -> int:
         return card + (_NUM_RANKS if card == self.public_card else 0)
 
+    def history(self):
+        public_card = (self.public_card,) if self.public_card >= 0 else ()
+        second_round = self.round_actions[1] if len(self.round_actions) > 1 else ()
+        return (*self.private_cards, *self.round_actions[0], *public_card, *second_round)
+
     def information_state_key(self, player):
-        card = RANK_NAMES[self.private_cards[player]] if len(self.private_cards) > player else None
-        public = RANK_NAMES[self.public_card] if self.public_card >= 0 else None
-        betting = tuple("".join("fcr"[a] for a in actions) for actions in self.round_actions)
-        return (card, public, betting)
+        return self._information_state_keys[player]
+
+    def public_state_key(self):
+        return self._public_key
+
+    def public_observation_tensor(self):
+        tensor = np.zeros(self.game.info.public_observation_tensor_shape, dtype=np.float32)
+        tensor[: len(self.private_cards)] = 1
+        if self.public_card >= 0:
+            tensor[2 + self.public_card] = 1
+        self._betting_features(tensor, 5)
+        return tensor
+
+    def _betting_features(self, tensor: np.ndarray, offset: int) -> None:
+        for actions in self.round_actions:
+            for turn, action in enumerate(actions):
+                tensor[offset + 3 * turn + action] = 1
+            offset += 3 * self.game.turns_per_round
 
     def information_state_tensor(self, player):
         tensor = np.zeros(self.game.info.information_state_tensor_shape, dtype=np.float32)
@@ -235,11 +307,7 @@ class LeducHoldemState(State):
             tensor[2 + self.private_cards[player]] = 1
         if self.public_card >= 0:
             tensor[5 + self.public_card] = 1
-        offset = 8
-        for actions in self.round_actions:
-            for turn, action in enumerate(actions):
-                tensor[offset + 3 * turn + action] = 1
-            offset += 3 * self.game.turns_per_round
+        self._betting_features(tensor, 8)
         return tensor
 
     def observation_tensor(self, player):
@@ -252,10 +320,6 @@ class LeducHoldemState(State):
         tensor[8] = self.contributions[0] / self.game.max_contribution
         tensor[9] = self.contributions[1] / self.game.max_contribution
         return tensor
-
-    def public_state_key(self):
-        betting = tuple("".join("fcr"[a] for a in actions) for actions in self.round_actions)
-        return (len(self.private_cards), self.public_card, betting)
 
     def __str__(self):
         cards = " ".join(RANK_NAMES[c] for c in self.private_cards) or "-"

@@ -30,9 +30,26 @@ Parameters:
 | ``num_dice`` | 1 | D: dice per player (1 to 5) |
 | ``faces`` | 6 | F: faces per die (2 to 6); the top face is wild. Fewer faces give small test variants |
 
-Information state key of player ``p``: ``(own dice sorted ascending, bid actions so far)``:
-the order in which one's own dice were rolled carries no information, so the
-information sets are the ones of OpenSpiel (which also sorts the dice).
+Public and private observations, one step per die rolled and per bid: a roll is public
+as an event (``"roll"``); the dice are rolled under a cup, so a player sees its own dice
+when its last die has been rolled, as a sorted tuple (its private observation at that
+step; ``None`` at its earlier dice and at the opponent's). The order in which one's own
+dice were rolled carries no information, and the information sets are the ones of
+OpenSpiel (which also sorts the dice; tests/test_liars_dice.py checks the bijection).
+Bids are public, by name (``"1-3"``, ``"liar"``). With one die of three faces, after
+rolls 1 and 3 and bids "1-2" and "liar": ``public_state_key()`` is ``("roll", "roll",
+"1-2", "liar")`` and ``information_state_key(1)`` is ``(("roll", None), ("roll", (3,)),
+("1-2", None), ("liar", None))``. The keys grow by one entry per step and are shared
+between clones.
+
+Public observation tensor (``2D + 2DF + 1`` values): 1 for every die rolled (2D), then
+the bids made as in the information-state tensor (2DF + 1).
+
+Beliefs: ``game.sample_consistent_history`` weighs every multiset of the opponent's dice
+(``C(F + D - 1, D)`` of them) by its number of orderings times its reach under the
+opponent's policy (which sees only the multiset), draws one, and deals it, and one's own
+dice, in a uniformly random order (every order is equally likely under the cup). Exact,
+without a tree walk.
 
 Information-state tensor (``2 + D * F + 2 * D * F + 1`` values):
 
@@ -49,7 +66,13 @@ the opponent), and 1 once "liar" has been called.
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter
+from math import factorial, prod
+
 import numpy as np
+
+from hiddenenvs.beliefs import history_weight
 
 from hiddenenvs.game import (
     CHANCE,
@@ -95,10 +118,36 @@ class LiarsDiceGame(Game):
             max_game_length=self.total_dice + self.num_bids + 1,
             information_state_tensor_shape=(2 + dice_size + self.num_bids + 1,),
             observation_tensor_shape=(2 + dice_size + self.num_bids + 3,),
+            public_observation_tensor_shape=(self.total_dice + self.num_bids + 1,),
         )
+        self.action_names = tuple(self.action_to_string(0, a) for a in range(self.num_bids + 1))
+        self._action_of_name = {name: action for action, name in enumerate(self.action_names)}
 
     def new_initial_state(self, seed=None):
         return LiarsDiceState(self)
+
+    def sample_consistent_history(self, player, information_state_key, rng, policy=None):
+        key = tuple(information_state_key)
+        if len(key) < self.total_dice:  # still rolling: nothing to weigh but the rolls
+            return super().sample_consistent_history(player, key, rng, policy)
+        own = key[(player + 1) * self.num_dice - 1][1]  # the sorted hand, seen at its last die
+        bids = [self._action_of_name[name] for name, _ in key[self.total_dice:]]
+        hands = list(itertools.combinations_with_replacement(range(1, self.faces + 1), self.num_dice))
+        weights = np.empty(len(hands))
+        for index, hand in enumerate(hands):
+            orderings = factorial(self.num_dice) // prod(map(factorial, Counter(hand).values()))
+            dice = (own, hand) if player == 0 else (hand, own)
+            rolls = [face - 1 for face in dice[0] + dice[1]]
+            weights[index] = orderings * history_weight(self, player, (*rolls, *bids), policy)
+        total = weights.sum()
+        if total <= 0.0:
+            raise ValueError(
+                f"{self.spec}: no history consistent with player {player}'s key has positive reach"
+            )
+        index = min(int(np.searchsorted(np.cumsum(weights), rng.random() * total, "right")), len(hands) - 1)
+        dice = (own, hands[index]) if player == 0 else (hands[index], own)
+        rolls = [int(face) - 1 for hand in dice for face in rng.permutation(hand)]
+        return (*rolls, *bids)
 
     def bid(self, action: int) -> tuple[int, int]:
         """``(quantity, face)`` of a bid action."""
@@ -114,18 +163,22 @@ class LiarsDiceGame(Game):
 
 
 class LiarsDiceState(State):
-    __slots__ = ("dice", "actions")
+    __slots__ = ("dice", "actions", "_public_key", "_information_state_keys")
 
     def __init__(self, game):
         self.game = game
         self.dice: tuple[list[int], list[int]] = ([], [])  # faces 1..F, in roll order
         self.actions: list[int] = []  # bids, then "liar"
+        self._public_key: tuple = ()
+        self._information_state_keys: tuple[tuple, tuple] = ((), ())
 
     def clone(self):
         other = LiarsDiceState.__new__(LiarsDiceState)
         other.game = self.game
         other.dice = (self.dice[0][:], self.dice[1][:])
         other.actions = self.actions[:]
+        other._public_key = self._public_key
+        other._information_state_keys = self._information_state_keys
         return other
 
     def current_player(self):
@@ -156,11 +209,22 @@ class LiarsDiceState(State):
         return [(face, 1.0 / faces) for face in range(faces)]
 
     def _apply_action(self, action):
-        if len(self.dice[1]) < self.game.num_dice:
-            roller = 0 if len(self.dice[0]) < self.game.num_dice else 1
-            self.dice[roller].append(action + 1)
+        game, keys = self.game, self._information_state_keys
+        if len(self.dice[1]) < game.num_dice:
+            roller = 0 if len(self.dice[0]) < game.num_dice else 1
+            hand = self.dice[roller]
+            hand.append(action + 1)
+            entry = "roll"
+            entries = [(entry, None), (entry, None)]
+            if len(hand) == game.num_dice:  # the cup is lifted: the roller sees its hand
+                entries[roller] = (entry, tuple(sorted(hand)))
+            self._information_state_keys = (keys[0] + (entries[0],), keys[1] + (entries[1],))
         else:
             self.actions.append(action)
+            entry = game.action_names[action]
+            pair = ((entry, None),)
+            self._information_state_keys = (keys[0] + pair, keys[1] + pair)
+        self._public_key += (entry,)
 
     def returns(self):
         if not self.is_terminal():
@@ -174,8 +238,21 @@ class LiarsDiceState(State):
         result[loser] = -1.0
         return result
 
+    def history(self):
+        return (*(face - 1 for face in self.dice[0] + self.dice[1]), *self.actions)
+
     def information_state_key(self, player):
-        return (tuple(sorted(self.dice[player])), tuple(self.actions))
+        return self._information_state_keys[player]
+
+    def public_state_key(self):
+        return self._public_key
+
+    def public_observation_tensor(self):
+        game = self.game
+        tensor = np.zeros(game.info.public_observation_tensor_shape, dtype=np.float32)
+        tensor[: len(self.dice[0]) + len(self.dice[1])] = 1
+        tensor[[game.total_dice + a for a in self.actions]] = 1
+        return tensor
 
     def _dice_features(self, tensor: np.ndarray, player: int) -> None:
         faces = self.game.faces
@@ -205,10 +282,6 @@ class LiarsDiceState(State):
         if self.is_terminal():
             tensor[base + game.num_bids + 2] = 1
         return tensor
-
-    def public_state_key(self):
-        rolled = len(self.dice[0]) + len(self.dice[1])
-        return (rolled, tuple(self.actions))
 
     def __str__(self):
         game = self.game

@@ -21,6 +21,18 @@ Parameters: ``matrix`` (fixed by the registered name).
 
 Information-state tensor: which player I am (2), my action one-hot, then the opponent's
 action one-hot once the round is over.
+
+Public and private observations: the game has one step, the simultaneous choice, and
+the joint action is revealed when it ends. It is the last step, so a player's own choice
+is never observable apart from the other's: the step is public as a whole and nothing
+is private. ``public_state_key()`` is ``()`` before the choice and ``(("rock",
+"paper"),)`` after it; ``information_state_key(p)`` is ``()``, then ``((("rock",
+"paper"), None),)`` for both players. ``history()`` is ``((0, 1),)``. Public observation
+tensor (``2 * num_actions`` values): player 0's action one-hot, then player 1's, once
+played.
+
+Beliefs: the only decision is at the root, where no history is hidden; the default
+exact sampler applies.
 """
 
 from __future__ import annotations
@@ -76,6 +88,7 @@ class MatrixGame(Game):
             max_game_length=1,
             information_state_tensor_shape=(2 + 2 * num_actions,),
             observation_tensor_shape=(2 + 2 * num_actions,),
+            public_observation_tensor_shape=(2 * num_actions,),
         )
 
     def new_initial_state(self, seed=None):
@@ -116,10 +129,24 @@ class MatrixGameState(State):
         value = self.game.payoff[self.joint[0], self.joint[1]]
         return np.array([value, -value])
 
-    def information_state_key(self, player):
+    def history(self):
+        return () if self.joint is None else (tuple(self.joint),)
+
+    def public_state_key(self):
         if self.joint is None:
             return ()
-        return (self.game.action_names[self.joint[player]], self.game.action_names[self.joint[1 - player]])
+        return (tuple(self.game.action_names[a] for a in self.joint),)
+
+    def information_state_key(self, player):
+        return tuple((entry, None) for entry in self.public_state_key())
+
+    def public_observation_tensor(self):
+        num_actions = self.game.info.num_distinct_actions
+        tensor = np.zeros(2 * num_actions, dtype=np.float32)
+        if self.joint is not None:
+            tensor[self.joint[0]] = 1
+            tensor[num_actions + self.joint[1]] = 1
+        return tensor
 
     def information_state_tensor(self, player):
         num_actions = self.game.info.num_distinct_actions
@@ -129,9 +156,6 @@ class MatrixGameState(State):
             tensor[2 + self.joint[player]] = 1
             tensor[2 + num_actions + self.joint[1 - player]] = 1
         return tensor
-
-    def public_state_key(self):
-        return () if self.joint is None else tuple(self.joint)
 
     def __str__(self):
         if self.joint is None:

@@ -27,21 +27,34 @@ Parameters:
 |------|---------|---------|
 | ``board_size`` | 8 | S: the side of the board, 4, 6 or 8 |
 
-It is a perfect-information game: the information state key of either player is the
-move history (so that transpositions stay different histories, as the extensive form
-needs), and the public state is the same history. The tensors need only the position:
+It is a perfect-information game: every move is public and nothing is private. The
+public state key is the move history, one entry per move (so that transpositions stay
+different histories, as the extensive form needs): ``(19, 18, ...)`` on 8x8; the
+information-state key of either player pairs each move with ``None``: ``((19, None),
+(18, None), ...)``; ``history()`` is the moves. The information-state and observation
+tensors need only the position:
 
 | plane | meaning (both the information-state and the observation tensor) |
 |-------|------------------------------------------------------------------|
 | 0 | 1 where I (the observing player) have a disc |
 | 1 | 1 where the opponent has a disc |
 | 2 | 1 where the square is empty |
+
+Public observation tensor (``(4, S, S)``): black's discs, white's discs, the empty
+squares, and a plane of ones when black (player 0) is to move (zeros otherwise).
+
+Beliefs: nothing is hidden, so ``game.sample_consistent_history`` returns the key's
+moves (checked by replaying them, weighted by the policy like any sampler: a policy that
+never plays one of the opponent's moves is a clear error).
 """
 
 from __future__ import annotations
 
+from itertools import repeat
+
 import numpy as np
 
+from hiddenenvs.beliefs import draw_weighted
 from hiddenenvs.game import (
     TERMINAL,
     ChanceMode,
@@ -101,6 +114,7 @@ class OthelloGame(Game):
             # Every move fills a square; a pass can follow each move at most once.
             max_game_length=2 * (self.num_squares - 4),
             information_state_tensor_shape=(3, size, size),
+            public_observation_tensor_shape=(4, size, size),
             observation_tensor_shape=(3, size, size),
             player_names=("player_0", "player_1"),
         )
@@ -108,6 +122,10 @@ class OthelloGame(Game):
 
     def new_initial_state(self, seed=None):
         return OthelloState(self)
+
+    def sample_consistent_history(self, player, information_state_key, rng, policy=None):
+        moves = tuple(public for public, _ in information_state_key)
+        return draw_weighted(self, player, [moves], rng, policy)
 
     def action_to_string(self, player, action):
         if action == self.pass_action:
@@ -166,13 +184,13 @@ class OthelloGame(Game):
 
 
 class OthelloState(State):
-    __slots__ = ("discs", "to_move", "history", "_moves", "_over", "_legal")
+    __slots__ = ("discs", "to_move", "actions", "_moves", "_over", "_legal")
 
     def __init__(self, game):
         self.game = game
         self.discs = list(game.initial_discs)  # bitboards, black then white
         self.to_move = BLACK
-        self.history: list[int] = []
+        self.actions: list[int] = []  # the moves so far, passes included
         self._update_moves()
 
     def clone(self):
@@ -180,7 +198,7 @@ class OthelloState(State):
         other.game = self.game
         other.discs = self.discs[:]
         other.to_move = self.to_move
-        other.history = self.history[:]
+        other.actions = self.actions[:]
         other._moves = self._moves
         other._over = self._over
         other._legal = self._legal
@@ -219,7 +237,7 @@ class OthelloState(State):
             flipped = self.game.flips(square_bit, own, opponent)
             self.discs[player] = own | square_bit | flipped
             self.discs[1 - player] = opponent & ~flipped
-        self.history.append(action)
+        self.actions.append(action)
         self.to_move = 1 - player
         self._update_moves()
 
@@ -234,8 +252,11 @@ class OthelloState(State):
         return np.array([result, -result])
 
     # ---- what players see (everything) -------------------------------------------------
+    def history(self):
+        return tuple(self.actions)
+
     def information_state_key(self, player):
-        return tuple(self.history)
+        return tuple(zip(self.actions, repeat(None)))
 
     def board(self) -> np.ndarray:
         """``(S, S)`` int8: -1 empty, 0 black, 1 white."""
@@ -251,7 +272,12 @@ class OthelloState(State):
         return np.stack([board == player, board == 1 - player, board == -1]).astype(np.float32)
 
     def public_state_key(self):
-        return tuple(self.history)
+        return tuple(self.actions)
+
+    def public_observation_tensor(self):
+        board = self.board()
+        to_move = np.full_like(board, self.to_move == BLACK and not self._over)
+        return np.stack([board == BLACK, board == WHITE, board == -1, to_move]).astype(np.float32)
 
     def __str__(self):
         game = self.game
