@@ -85,6 +85,17 @@ _RAISE_SIZES = (2, 4)
 _ANTE = 1
 # A public key entry back to the history entry it came from (a bet or the public card).
 _HISTORY_ENTRY = {**{name: a for a, name in enumerate(ACTION_NAMES)}, **{r: c for c, r in enumerate(RANK_NAMES)}}
+# Key steps shared by every state (keys grow by tuple concatenation): a public step by
+# its name; a private deal by receiver and rank, as (player 0's step, player 1's step).
+_PUBLIC_STEPS = {name: ((name, None),) for name in (*ACTION_NAMES, *RANK_NAMES)}
+_PUBLIC_DEAL_STEP = ("deal",)
+_DEAL_STEPS = tuple(
+    tuple(
+        tuple((("deal", RANK_NAMES[rank] if player == receiver else None),) for player in range(2))
+        for rank in range(_NUM_RANKS)
+    )
+    for receiver in range(2)
+)
 
 
 class LeducHoldemGame(Game):
@@ -221,16 +232,14 @@ class LeducHoldemState(State):
     def _apply_action(self, action):
         keys = self._information_state_keys
         if len(self.private_cards) < 2:  # a private deal: the receiver alone sees the rank
-            receiver = len(self.private_cards)
-            entry = "deal"
-            entries = [(entry, None), (entry, None)]
-            entries[receiver] = (entry, RANK_NAMES[action])
-            self._information_state_keys = (keys[0] + (entries[0],), keys[1] + (entries[1],))
+            steps = _DEAL_STEPS[len(self.private_cards)][action]
+            self._information_state_keys = (keys[0] + steps[0], keys[1] + steps[1])
+            self._public_key += _PUBLIC_DEAL_STEP
         else:  # the public card or a bet: public
-            entry = RANK_NAMES[action] if self._betting_round_over else ACTION_NAMES[action]
-            pair = ((entry, None),)
-            self._information_state_keys = (keys[0] + pair, keys[1] + pair)
-        self._public_key += (entry,)
+            names = RANK_NAMES if self._betting_round_over else ACTION_NAMES
+            step = _PUBLIC_STEPS[names[action]]
+            self._information_state_keys = (keys[0] + step, keys[1] + step)
+            self._public_key += (names[action],)
         self._apply_move(action)
         self._current_player = self._next_player()
 

@@ -122,6 +122,9 @@ class LiarsDiceGame(Game):
         )
         self.action_names = tuple(self.action_to_string(0, a) for a in range(self.num_bids + 1))
         self._action_of_name = {name: action for action, name in enumerate(self.action_names)}
+        # One key step per bid, shared by every state (keys grow by tuple concatenation).
+        self.public_steps = tuple((name,) for name in self.action_names)
+        self.key_steps = tuple(((name, None),) for name in self.action_names)
 
     def new_initial_state(self, seed=None):
         return LiarsDiceState(self)
@@ -219,12 +222,12 @@ class LiarsDiceState(State):
             if len(hand) == game.num_dice:  # the cup is lifted: the roller sees its hand
                 entries[roller] = (entry, tuple(sorted(hand)))
             self._information_state_keys = (keys[0] + (entries[0],), keys[1] + (entries[1],))
+            self._public_key += ("roll",)
         else:
             self.actions.append(action)
-            entry = game.action_names[action]
-            pair = ((entry, None),)
-            self._information_state_keys = (keys[0] + pair, keys[1] + pair)
-        self._public_key += (entry,)
+            step = game.key_steps[action]
+            self._information_state_keys = (keys[0] + step, keys[1] + step)
+            self._public_key += game.public_steps[action]
 
     def returns(self):
         if not self.is_terminal():

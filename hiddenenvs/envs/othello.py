@@ -50,8 +50,6 @@ never plays one of the opponent's moves is a clear error).
 
 from __future__ import annotations
 
-from itertools import repeat
-
 import numpy as np
 
 from hiddenenvs.beliefs import draw_weighted
@@ -84,6 +82,7 @@ class OthelloGame(Game):
         size = self.board_size = self.params["board_size"]
         self.num_squares = size * size
         self.pass_action = self.num_squares
+        self.key_steps = tuple(((action, None),) for action in range(self.num_squares + 1))
         self.full = (1 << self.num_squares) - 1
         column_0 = sum(1 << (row * size) for row in range(size))
         not_first_column = self.full & ~column_0
@@ -184,13 +183,14 @@ class OthelloGame(Game):
 
 
 class OthelloState(State):
-    __slots__ = ("discs", "to_move", "actions", "_moves", "_over", "_legal")
+    __slots__ = ("discs", "to_move", "actions", "_key", "_moves", "_over", "_legal")
 
     def __init__(self, game):
         self.game = game
         self.discs = list(game.initial_discs)  # bitboards, black then white
         self.to_move = BLACK
         self.actions: list[int] = []  # the moves so far, passes included
+        self._key: tuple = ()  # the information-state key, shared by clones
         self._update_moves()
 
     def clone(self):
@@ -199,6 +199,7 @@ class OthelloState(State):
         other.discs = self.discs[:]
         other.to_move = self.to_move
         other.actions = self.actions[:]
+        other._key = self._key
         other._moves = self._moves
         other._over = self._over
         other._legal = self._legal
@@ -238,6 +239,7 @@ class OthelloState(State):
             self.discs[player] = own | square_bit | flipped
             self.discs[1 - player] = opponent & ~flipped
         self.actions.append(action)
+        self._key += self.game.key_steps[action]
         self.to_move = 1 - player
         self._update_moves()
 
@@ -256,7 +258,7 @@ class OthelloState(State):
         return tuple(self.actions)
 
     def information_state_key(self, player):
-        return tuple(zip(self.actions, repeat(None)))
+        return self._key
 
     def board(self) -> np.ndarray:
         """``(S, S)`` int8: -1 empty, 0 black, 1 white."""
