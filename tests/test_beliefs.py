@@ -155,3 +155,53 @@ def test_inconsistent_keys_and_zero_reach_are_clear_errors():
     with pytest.raises(ValueError, match="more than 10 states"):
         consistent_histories(hiddenenvs.load_game("leduc_holdem"), 0,
                              _decision_keys(hiddenenvs.load_game("leduc_holdem"))[0][1], max_nodes=10)
+
+
+# ---- the GDL-II sampler on games too large to enumerate ---------------------------------------
+GDL_GAMES = ["meier", "blind_tictactoe"]
+
+
+@pytest.mark.parametrize("name", GDL_GAMES)
+@pytest.mark.parametrize("policy", [None, skewed_policy], ids=["uniform", "skewed"])
+def test_gdl_sampler_matches_the_exact_posterior_where_it_can_be_enumerated(name, policy):
+    """Chi-square against the pruned enumeration on the keys small enough for it."""
+    game = hiddenenvs.load_game(name)
+    wanted = 2 if policy is None else 1  # with a policy every draw runs a forward pass
+    rng = np.random.default_rng(11)
+    tested = 0
+    for player, key in sorted(_decision_keys(game, seed=1), key=lambda item: len(item[1])):
+        try:
+            enumerated = consistent_histories(game, player, key, policy, max_nodes=5_000)
+        except ValueError:  # too large to enumerate
+            continue
+        # The enumeration spells a forced move as the move itself, history() as -1.
+        exact = {game.state_from_history(h).history(): p for h, p in enumerated}
+        if len(exact) < 3:
+            continue
+        samples = 1_500 if policy is None else 1_000
+        counts = Counter(sample_history(game, player, key, rng, policy) for _ in range(samples))
+        assert set(counts) <= set(exact), "sampled a history outside the information set"
+        histories = sorted(exact, key=repr)
+        observed = np.array([counts[h] for h in histories], dtype=float)
+        expected = np.array([exact[h] for h in histories]) * samples
+        assert chisquare(observed, expected).pvalue > 1e-4, (key, dict(counts), exact)
+        tested += 1
+        if tested == wanted:
+            break
+    assert tested == wanted
+
+
+@pytest.mark.parametrize("name", GDL_GAMES)
+@pytest.mark.parametrize("policy", [None, skewed_policy], ids=["uniform", "skewed"])
+def test_gdl_sampler_follows_the_longest_keys(name, policy):
+    """Late in a game the tree is too large to enumerate; the sampler still returns
+    histories with exactly the key."""
+    game = hiddenenvs.load_game(name)
+    rng = np.random.default_rng(5)
+    keys = _decision_keys(game, episodes=4, seed=2)[:4]
+    for player, key in keys:
+        for _ in range(2):
+            state = sample_state(game, player, key, rng, policy)
+            assert state.information_state_key(player) == key
+    with pytest.raises(ValueError, match="needs more than 3 distinct states"):
+        game.sample_consistent_history(*keys[0], rng, policy, max_nodes=3)

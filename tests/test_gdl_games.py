@@ -4,7 +4,10 @@ playouts; the registered envs' game-theoretic facts (Monty Hall switches, biased
 equilibrium, blind tic-tac-toe hides the opponent's marks)."""
 
 import itertools
+import pickle
 import random
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -352,3 +355,81 @@ def test_blind_tictactoe_percepts_never_reveal_the_opponents_marks(name):
                                   second.information_state_tensor(0))
     np.testing.assert_array_equal(first.observation_tensor(0), second.observation_tensor(0))
     assert first.information_state_key(1) != second.information_state_key(1)
+
+
+# ---- public observations, identity and pickling ---------------------------------------------
+def chance_named(game, state, text: str) -> int:
+    names = game.propnet.move_names[game.random_role]
+    outcomes = [move for move, _ in state.chance_outcomes()]
+    assert text in [names[m] for m in outcomes], f"{text} is not a chance outcome here"
+    return names.index(text)
+
+
+def test_meier_shown_dice_are_public_rolls_and_claims_are_not():
+    game = hiddenenvs.load_game("meier")
+    # (sees ?p (shown ?v)) gives the dice to both players under one condition; the roll
+    # goes to the player in control only, the claim to the other player only.
+    assert len(game.public_percept_names) == 21
+    assert all(name.startswith("(shown ") for name in game.public_percept_names)
+
+    def play(roll, call):
+        state = game.new_initial_state()
+        state.apply_action(chance_named(game, state, roll))
+        state.apply_actions([action_named(game, 0, state, "(claim 63)"), -1])
+        if call:
+            state.apply_actions([-1, action_named(game, 1, state, "call")])
+        return state
+
+    truth, lie = play("(roll 6 3)", call=False), play("(roll 3 1)", call=False)
+    assert truth.public_state_key() == lie.public_state_key()
+    np.testing.assert_array_equal(truth.public_observation_tensor(), lie.public_observation_tensor())
+    assert truth.information_state_key(1) == lie.information_state_key(1)
+    assert truth.information_state_key(0) != lie.information_state_key(0)
+    truth, lie = play("(roll 6 3)", call=True), play("(roll 3 1)", call=True)
+    assert truth.is_terminal() and truth.public_state_key() != lie.public_state_key()
+    shown = [game.public_percept_names[k] for k in truth.public_state_key()[-1]]
+    assert shown == ["(shown 63)"]
+    # Each step adds one entry for random's move and one for the joint move.
+    assert len(truth.public_state_key()) == 6 and truth.public_state_key()[::2] == (None,) * 3
+    assert [type(entry) for entry in truth.history()] == [int, tuple, tuple]
+
+
+def test_one_player_percepts_are_public_and_other_players_percepts_are_not():
+    monty = hiddenenvs.load_game("monty_hall")
+    assert len(monty.public_percept_names) == 6  # (opened ?d) and (car ?d): one player
+    state = monty.new_initial_state()
+    state.apply_action(chance_named(monty, state, "(hide_car 1)"))
+    state.apply_actions([action_named(monty, 0, state, "(choose 2)")])
+    # The host's only goat door is 3: its forced move is played at once, with its entry.
+    assert state.public_state_key()[-2] is None
+    opened = [monty.public_percept_names[k] for k in state.public_state_key()[-1]]
+    assert opened == ["(opened 3)"]
+    public, (own_move, private_percepts) = state.information_state_key(0)[-1]
+    assert public == state.public_state_key()[-1] and private_percepts == ()
+    assert monty.action_to_string(0, own_move) == "noop"  # the own move stays private
+    # Biased RPS: each role sees the *other* role's throw, a different percept per role,
+    # so the sound rule keeps both private.
+    assert hiddenenvs.load_game("gdl_biased_rps").public_percept_names == ()
+
+
+def test_gdl_games_keep_the_class_name_and_pickle_as_their_spec():
+    game = hiddenenvs.load_game("gdl_biased_rps")
+    assert game.NAME == "gdl" and game.info.short_name == "biased_rps"
+    assert pickle.loads(pickle.dumps(game)).spec == game.spec
+    rules = str(GAMES_DIR / "monty_hall.gdl")
+    by_path = hiddenenvs.load_game("gdl", rules=rules)
+    state = by_path.new_initial_state()
+    state.apply_action(state.chance_outcomes()[0][0])
+    state.apply_actions([state.legal_actions(0)[1]])
+    payload = pickle.dumps(state)
+    assert len(payload) < 1_000
+    # A fresh process rebuilds the propnet from the sheet named in the spec.
+    script = (
+        "import pickle, sys; state = pickle.loads(sys.stdin.buffer.read()); "
+        "print(state.game.spec.to_dict()['params']['rules'], state.history(), "
+        "state.information_state_key(0))"
+    )
+    result = subprocess.run([sys.executable, "-c", script], input=payload, capture_output=True,
+                            cwd=Path(__file__).resolve().parent.parent, check=True)
+    assert result.stdout.decode().split() == (
+        f"{rules} {state.history()} {state.information_state_key(0)}".split())

@@ -72,7 +72,7 @@ def test_bots_read_their_history_exactly_as_the_game_keeps_it(env, spec):
                         game.action_to_string(seat, move),
                         [game.propnet.percept_names[role][k] for k in seen],
                     )
-                    for move, seen in state.information_state_key(seat)
+                    for move, seen in state.own_history(seat)
                 ]
                 assert bot.history(state.information_state_tensor(seat)) == expected
                 checked += 1

@@ -29,22 +29,70 @@ Parameters:
 - ``max_instances`` (int, default 3000000): grounding size limit (ground rule
   instances); beyond it, an error names the exploding rule.
 
-Information: ``information_state_key(p)`` is exactly ``p``'s own moves and percepts,
-step by step: a tuple of ``(own move, percepts)`` with percepts a tuple of percept
-indices (GDL-II) or the joint move as move indices per role (GDL-I).
+Steps, keys and public observations. Every model step adds one entry to
+``public_state_key()`` and to every player's ``information_state_key(p)``, each entry
+``(public, private)``; a GDL step is two model steps when the sheet has a ``random``
+role (always, even when random's move is forced, so the number of entries never tells a
+player whether random had a choice) and one otherwise:
+
+- random's move: ``(None, None)`` for everyone. Random's move is perceived only through
+  percepts, at the next entry.
+- the joint move, GDL-I (no ``sees`` rules): ``(joint, None)`` with ``joint`` the move
+  index of every role (random included): the whole joint move is public.
+- the joint move, GDL-II: ``(public percepts, (own move, private percepts))``. A percept
+  is *public* when every non-random role can get it and the folded rules give it to
+  every one of them under the same condition (the same OR of ANDs over the state and the
+  joint move, e.g. ``(<= (sees ?p (shown ?v)) (player ?p) ...)``: both players see the
+  dice). Then whenever one role gets it all do, and every role knows so; every other
+  percept is private to the role that gets it, and so is the role's own move. The public
+  part is the tuple of indices into ``game.public_percept_names`` of the public percepts
+  this step (the same for every role, and a function of each role's own percepts); the
+  private part is the move index and the indices into ``propnet.percept_names[role]`` of
+  the role's other percepts. The rule is sound, not complete: a fact that every role
+  infers from different percepts (in ``gdl_biased_rps`` each role sees the *other*
+  role's throw) stays private. With a single non-random role (Monty Hall) every percept
+  is public.
+
+Steps the game plays by itself (nobody has a real choice) add their entries as they
+happen. ``history()`` lists random's moves at chance nodes (ints) and joint moves
+(tuples, ``-1`` for roles with one legal move), as ``game.state_from_history`` replays
+them.
 
 Tensors (``A`` = most moves of a role, ``P`` = percept features: most percepts of a role
-for GDL-II, the sum of all roles' move counts for GDL-I):
+for GDL-II, the sum of all roles' move counts for GDL-I, ``Q`` = public percept
+features: the public percepts for GDL-II, ``P`` for GDL-I; tensor steps are GDL steps):
 
-| Tensor                        | Layout                                                  |
-|-------------------------------|---------------------------------------------------------|
-| ``observation_tensor(p)``     | step / max_steps, own last move one-hot (A), last       |
-|                               | percepts multi-hot (P)                                  |
-| ``information_state_tensor``  | step / max_steps, then for each of ``max_steps`` steps: |
-|                               | own move one-hot (A), percepts multi-hot (P); the steps |
-|                               | are the exact maximum game length when the search below |
-|                               | finishes, else ``max_steps``                            |
-| ``state.state_tensor()``      | the base propositions (true state; not for players)     |
+| Tensor                           | Layout                                               |
+|----------------------------------|------------------------------------------------------|
+| ``observation_tensor(p)``        | step / max_steps, own last move one-hot (A), last    |
+|                                  | percepts multi-hot (P)                               |
+| ``information_state_tensor``     | step / max_steps, then for each of ``max_steps``     |
+|                                  | steps: own move one-hot (A), percepts multi-hot (P); |
+|                                  | the steps are the exact maximum game length when the |
+|                                  | search below finishes, else ``max_steps``            |
+| ``public_observation_tensor()``  | step / max_steps, 1 if random has moved in this step,|
+|                                  | then per step the public percepts multi-hot (Q), or  |
+|                                  | for GDL-I the joint move, one-hot per role (Q)       |
+| ``state.state_tensor()``         | the base propositions (true state; not for players)  |
+
+Beliefs: ``game.sample_consistent_history(p, key, rng, policy)`` draws a history from the
+exact posterior of :mod:`hiddenenvs.beliefs` without enumerating the tree. It runs a
+forward filter over the key's steps: from every reached node it proposes random's moves
+and the other roles' moves (``p``'s own move is read from the key), keeps the children
+whose new key entries match ``p``'s key, and merges children that reach the same
+propnet state (with a ``policy``, also the same information states of the other roles,
+since the policy reads them), summing their forward weights (chance probability times
+the others' action probabilities). A history is then drawn backwards from the last
+step, each predecessor with probability proportional to its forward weight times the
+step's weight: exactly the posterior. The work grows with the distinct consistent
+states per step (hundreds in blind tic-tac-toe and Meier), not with the histories; the
+pass is kept for further draws from the same key under the uniform policy (a policy's
+probabilities may change between calls, so with a policy every draw filters anew).
+
+Pickling: a game pickles as its ``spec``; the receiving process rebuilds (and grounds)
+the sheet, once per process. With ``rules=<path>`` the spec holds the path as given, so
+the receiving process must see the same file at that path (give an absolute path when
+the working directory may differ). A state pickles as its game and ``history()``.
 
 Utility: CONSTANT_SUM (ZERO_SUM once scaled, for sums of 50 per player) when an exhaustive
 search of the reachable states (bounded) proves the goals of the players always add up to
@@ -53,10 +101,14 @@ the same value; otherwise GENERAL_SUM.
 
 from __future__ import annotations
 
+import functools
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from hiddenenvs.beliefs import action_probability_function
 from hiddenenvs.envs.gdl.ground import DEFAULT_MAX_INSTANCES
 from hiddenenvs.envs.gdl.parser import GdlPlayError, Location
 from hiddenenvs.envs.gdl.propnet import Propnet
@@ -75,8 +127,9 @@ from hiddenenvs.game import (
 )
 
 GAMES_DIR = Path(__file__).resolve().parent / "games"
-EXPLORATION_BUDGET = 20_000
-DEFAULT_SHEET = "tictactoe"  # when neither rules= nor sheet= is given  # transitions spent proving constant-sum and game length
+EXPLORATION_BUDGET = 20_000  # transitions spent proving constant-sum and game length
+DEFAULT_SHEET = "tictactoe"  # when neither rules= nor sheet= is given
+SAMPLER_MAX_NODES = 200_000  # distinct (state, step) nodes the belief sampler may keep
 
 
 def resolve_sheet(name: str) -> Path:
@@ -114,7 +167,7 @@ class GdlGame(Game):
         self.player_roles = [r for r in range(len(net.roles)) if r != self.random_role]
         if not self.player_roles:
             raise GdlPlayError(Location(str(path), 1, 1), "the sheet has no role besides random")
-        self.NAME = Path(path).stem
+        sheet_name = Path(path).stem  # the display name; the identity is self.spec
         self.max_steps = self.params["max_steps"]
         num_moves = [len(net.moves[r]) for r in self.player_roles]
         self.num_actions = max(1, max(num_moves))
@@ -124,7 +177,14 @@ class GdlGame(Game):
         else:
             self.role_offsets = np.cumsum([0] + [len(m) for m in net.moves])
             self.percept_features = int(self.role_offsets[-1])
+        self.public_percept_names, self.public_index = self._public_percepts()
+        public_features = (len(self.public_percept_names) if net.has_sees
+                           else self.percept_features)
         utility, utility_sum, depth = self._explore()
+        # The belief sampler's forward passes under the uniform policy, for repeated draws.
+        self._uniform_filter = functools.lru_cache(maxsize=16)(
+            lambda player, target, max_nodes: _ForwardFilter(self, player, target, None,
+                                                             max_nodes))
         scale = self.params["scale_returns"]
         if scale and utility is Utility.CONSTANT_SUM:
             utility_sum = utility_sum / 50 - len(self.player_roles)
@@ -134,8 +194,8 @@ class GdlGame(Game):
         self.horizon = min(steps, self.max_steps)  # information-state tensor steps
         per_step = 2 if self.random_role is not None else 1
         self.info = GameInfo(
-            short_name=self.NAME,
-            long_name=f"GDL: {self.NAME}",
+            short_name=sheet_name,
+            long_name=f"GDL: {sheet_name}",
             num_players=len(self.player_roles),
             num_distinct_actions=self.num_actions,
             max_chance_outcomes=len(net.moves[self.random_role]) if self.random_role is not None
@@ -153,7 +213,26 @@ class GdlGame(Game):
             observation_tensor_shape=(1 + self.num_actions + self.percept_features,),
             player_names=tuple(net.roles[r] for r in self.player_roles),
             utility_sum=utility_sum,
+            public_observation_tensor_shape=(2 + self.horizon * public_features,),
         )
+
+    def _public_percepts(self) -> tuple[tuple[str, ...], list[tuple[int, ...]] | None]:
+        """(public percept names, per player: percept index -> public index or -1).
+
+        Public: every non-random role can get the percept, under the same folded
+        condition (module docstring).
+        """
+        net = self.propnet
+        if not net.has_sees:
+            return (), None
+        conditions = [dict(zip(net.percept_names[r], net.percept_conditions[r]))
+                      for r in self.player_roles]
+        first, *others = conditions
+        public = sorted(name for name, condition in first.items()
+                        if all(name in other and other[name] == condition for other in others))
+        index = {name: k for k, name in enumerate(public)}
+        return tuple(public), [tuple(index.get(name, -1) for name in net.percept_names[r])
+                               for r in self.player_roles]
 
     def _explore(self):
         """(utility, sum, max depth) by exhaustive search of the reachable states, if small."""
@@ -196,19 +275,49 @@ class GdlGame(Game):
     def new_initial_state(self, seed=None):
         return GdlState(self)
 
+    def sample_consistent_history(self, player, information_state_key, rng, policy=None,
+                                  max_nodes=SAMPLER_MAX_NODES):
+        """A history drawn from the exact posterior by forward filtering and backward
+        sampling over ``player``'s key (module docstring); ``ValueError`` when no history
+        is consistent, all have zero reach, or more than ``max_nodes`` nodes are needed."""
+        target = tuple(information_state_key)
+        if policy is None:  # uniform weights are a function of the key: reuse the pass
+            forward = self._uniform_filter(player, target, max_nodes)
+        else:
+            forward = _ForwardFilter(self, player, target, policy, max_nodes)
+        return forward.draw(rng)
+
+    def step_entries(self, moves: tuple, percepts: tuple) -> tuple[Any, list]:
+        """(public entry, private entry per player) of a joint move (module docstring)."""
+        roles = self.player_roles
+        if not self.propnet.has_sees:
+            return moves, [None] * len(roles)
+        if not self.public_percept_names:
+            return (), [(moves[role], percepts[role]) for role in roles]
+        public_index = self.public_index
+        public = tuple(public_index[0][k] for k in percepts[roles[0]] if public_index[0][k] >= 0)
+        return public, [
+            (moves[role], tuple(k for k in percepts[role] if public_index[player][k] < 0))
+            for player, role in enumerate(roles)
+        ]
+
     def action_to_string(self, player, action):
         moves = self.propnet.move_names[self.player_roles[player]]
         return moves[action] if action < len(moves) else f"<no move {action}>"
 
 
 class GdlState(State):
-    __slots__ = ("_info", "_returns", "cut", "fluents", "history", "pending_random", "steps")
+    __slots__ = ("_decisions", "_info", "_keys", "_public", "_returns", "_steps", "cut",
+                 "fluents", "pending_random", "steps")
 
     def __init__(self, game: GdlGame):
         self.game = game
         self.fluents = game.propnet.initial_state
         self.steps = 0
-        self.history: list[tuple] = [[] for _ in game.player_roles]  # per player
+        self._steps = ()  # per GDL step: (move index per role, percept indices per role)
+        self._decisions = ()  # history(): chance outcomes and joint moves
+        self._public = ()  # public_state_key(), extended one entry per model step
+        self._keys = [() for _ in game.player_roles]  # information_state_key(p), likewise
         self.pending_random: int | None = None
         self.cut = False
         self._info = None
@@ -220,7 +329,10 @@ class GdlState(State):
         other.game = self.game
         other.fluents = self.fluents
         other.steps = self.steps
-        other.history = [list(h) for h in self.history]
+        other._steps = self._steps  # the tuples are never modified, only replaced
+        other._decisions = self._decisions
+        other._public = self._public
+        other._keys = list(self._keys)
         other.pending_random = self.pending_random
         other.cut = self.cut
         other._info = self._info
@@ -257,18 +369,25 @@ class GdlState(State):
                 return list(self.info().legal[self.game.random_role])
             return []
         if player is None:
-            raise ValueError(f"{self.game.NAME}: simultaneous node; name the player")
+            raise ValueError(f"{self.game.info.short_name}: simultaneous node; name the player")
         return list(self.info().legal[self.game.player_roles[player]])
 
     def chance_outcomes(self):
         if self.current_player() != CHANCE:
-            raise ValueError(f"{self.game.NAME}: chance_outcomes() called at a non-chance node")
+            raise ValueError(
+                f"{self.game.info.short_name}: chance_outcomes() called at a non-chance node")
         legal = self.info().legal[self.game.random_role]
         return [(move, 1.0 / len(legal)) for move in legal]
 
     def _apply_action(self, action):
         self.pending_random = action
+        self._decisions += (action,)
+        self._append_random_entry()
         self._advance()
+
+    def _append_random_entry(self):
+        self._public += (None,)
+        self._keys = [key + ((None, None),) for key in self._keys]
 
     def _advance(self):
         """Play steps where nobody has a real choice (chance included) automatically."""
@@ -278,6 +397,9 @@ class GdlState(State):
             self._transition([self.legal_actions(p)[0] for p in players])
 
     def _apply_actions(self, joint):
+        legal = self.info().legal
+        self._decisions += (tuple(move if len(legal[role]) > 1 else -1
+                                  for move, role in zip(joint, self.game.player_roles)),)
         self._transition(joint)
         self._advance()
 
@@ -289,18 +411,25 @@ class GdlState(State):
         for player, role in enumerate(game.player_roles):
             moves[role] = joint[player]
         if game.random_role is not None:
-            legal = info.legal[game.random_role]
-            moves[game.random_role] = (self.pending_random if self.pending_random is not None
-                                       else legal[0])
-        self.fluents, percepts = net.transition(self.fluents, tuple(moves))
-        for player, role in enumerate(game.player_roles):
-            seen = percepts[role] if net.has_sees else tuple(moves)
-            self.history[player].append((moves[role], seen))
+            if self.pending_random is None:  # forced: its entry comes with the step
+                self._append_random_entry()
+                moves[game.random_role] = info.legal[game.random_role][0]
+            else:
+                moves[game.random_role] = self.pending_random
+        moves = tuple(moves)
+        self.fluents, percepts = net.transition(self.fluents, moves)
+        self._steps += ((moves, percepts),)
+        self._append_step_entries(moves, percepts)
         self.steps += 1
         self.pending_random = None
         self._info = None
         if self.steps >= game.max_steps and not self.info().terminal:
             self.cut = True
+
+    def _append_step_entries(self, moves, percepts):
+        public, private = self.game.step_entries(moves, percepts)
+        self._public += (public,)
+        self._keys = [key + ((public, own),) for key, own in zip(self._keys, private)]
 
     # ---- outcome
     def returns(self):
@@ -326,31 +455,40 @@ class GdlState(State):
         return self._returns.copy()
 
     # ---- information
+    def history(self):
+        return self._decisions
+
     def information_state_key(self, player):
-        return tuple(self.history[player])
+        return self._keys[player]
 
     def public_state_key(self):
-        if not self.game.propnet.has_sees:
-            return tuple(seen for _, seen in self.history[0])
-        return (self.steps,)
+        return self._public
 
-    def _step_features(self, player, move, seen, out, offset):
+    def own_history(self, player) -> list[tuple[int, tuple]]:
+        """``[(own move, percepts)]`` per GDL step, as the information-state tensor holds it:
+        percept indices into ``propnet.percept_names[role]`` (GDL-II) or the joint move
+        (GDL-I)."""
+        role = self.game.player_roles[player]
+        if self.game.propnet.has_sees:
+            return [(moves[role], percepts[role]) for moves, percepts in self._steps]
+        return [(moves[role], moves) for moves, _ in self._steps]
+
+    def _step_features(self, move, seen, out, offset):
         game = self.game
         out[offset + move] = 1.0
         offset += game.num_actions
         if game.role_offsets is None:
             out[[offset + k for k in seen]] = 1.0
         else:
-            for role, role_move in enumerate(seen):
-                out[offset + game.role_offsets[role] + role_move] = 1.0
+            out[offset + game.role_offsets[:-1] + np.asarray(seen)] = 1.0
 
     def observation_tensor(self, player):
         game = self.game
         tensor = np.zeros(game.info.observation_tensor_shape, dtype=np.float32)
         tensor[0] = min(1.0, self.steps / game.max_steps)
-        if self.history[player]:
-            move, seen = self.history[player][-1]
-            self._step_features(player, move, seen, tensor, 1)
+        if self._steps:
+            move, seen = self.own_history(player)[-1]
+            self._step_features(move, seen, tensor, 1)
         return tensor
 
     def information_state_tensor(self, player):
@@ -358,8 +496,25 @@ class GdlState(State):
         tensor = np.zeros(game.info.information_state_tensor_shape, dtype=np.float32)
         tensor[0] = min(1.0, self.steps / game.max_steps)
         width = game.num_actions + game.percept_features
-        for step, (move, seen) in enumerate(self.history[player][: game.horizon]):
-            self._step_features(player, move, seen, tensor, 1 + step * width)
+        for step, (move, seen) in enumerate(self.own_history(player)[: game.horizon]):
+            self._step_features(move, seen, tensor, 1 + step * width)
+        return tensor
+
+    def public_observation_tensor(self):
+        """Module docstring; computed from ``public_state_key()`` alone."""
+        game = self.game
+        tensor = np.zeros(game.info.public_observation_tensor_shape, dtype=np.float32)
+        step_entries = [entry for entry in self._public if entry is not None]
+        tensor[0] = min(1.0, len(step_entries) / game.max_steps)
+        tensor[1] = float(bool(self._public) and self._public[-1] is None)
+        width = (len(game.public_percept_names) if game.propnet.has_sees
+                 else game.percept_features)
+        for step, entry in enumerate(step_entries[: game.horizon]):
+            offset = 2 + step * width
+            if game.role_offsets is None:
+                tensor[[offset + k for k in entry]] = 1.0
+            else:
+                tensor[offset + game.role_offsets[:-1] + np.asarray(entry)] = 1.0
         return tensor
 
     def __str__(self):
@@ -368,3 +523,140 @@ class GdlState(State):
         if self.is_terminal():
             lines.append(f"terminal, returns {self.returns().tolist()}")
         return "\n".join(lines)
+
+
+class _ForwardFilter:
+    """The belief sampler's forward pass over one player's key (module docstring).
+
+    Nodes are the distinct (propnet state, random's pending move[, the others'
+    information states]) reached at each key length; ``alpha[n]`` is the summed weight
+    of the consistent prefixes that reach node ``n`` and ``edges[n]`` its incoming steps
+    ``(parent, history entry, step weight)``.
+    """
+
+    def __init__(self, game: GdlGame, player: int, target: tuple, policy, max_nodes: int):
+        self.game, self.player, self.target = game, player, target
+        self.with_policy = policy is not None
+        self.probabilities_of = action_probability_function(policy)
+        self.max_nodes = max_nodes
+        root = game.new_initial_state()
+        self.states, self.alpha, self.edges = [root], [1.0], [[]]
+        if root.information_state_key(player) != target[: len(root.information_state_key(player))]:
+            self.final = []
+        else:
+            self.final = self._run(root)
+
+    def _run(self, root: GdlState) -> list[int]:
+        layers: dict[int, dict] = defaultdict(dict)  # key length -> {signature: node}
+        layers[len(root.information_state_key(self.player))][None] = 0
+        for length in range(len(self.target) + 1):  # children have longer keys
+            layer = layers.pop(length, None)
+            if not layer:
+                continue
+            if length == len(self.target):
+                return list(layer.values())
+            for node in layer.values():
+                for entry, weight, child in self._children(node):
+                    self._add(layers, node, entry, weight, child, length)
+        return []
+
+    def _children(self, node: int):
+        game = self.game
+        state = self.states[node]
+        current = state.current_player()
+        if current == CHANCE:
+            for outcome, probability in state.chance_outcomes():
+                child = state.clone()
+                child.apply_action(outcome)
+                yield outcome, probability, child
+            return
+        if current != SIMULTANEOUS:
+            return
+        # The key entry this joint move must produce (random's forced move, if any,
+        # adds its entry first); it also names the player's own move.
+        index = len(state.information_state_key(self.player))
+        info = state.info()
+        moves = [0] * len(game.propnet.roles)
+        if game.random_role is not None:
+            index += state.pending_random is None
+            moves[game.random_role] = (state.pending_random if state.pending_random is not None
+                                       else info.legal[game.random_role][0])
+        if index >= len(self.target) or self.target[index][0] is None:
+            return
+        expected = self.target[index]
+        own_role = game.player_roles[self.player]
+        own = expected[1][0] if game.propnet.has_sees else expected[0][own_role]
+        joints = [((), 1.0)]
+        for q, role in enumerate(game.player_roles):
+            legal = info.legal[role]
+            if len(legal) <= 1:
+                options = [(-1, 1.0)]
+            elif q == self.player:
+                if own not in legal:
+                    return
+                options = [(own, 1.0)]
+            else:
+                probabilities = self.probabilities_of(state, q)
+                options = [(a, 1.0 / len(legal) if probabilities is None
+                            else float(probabilities.get(a, 0.0))) for a in legal]
+            joints = [(joint + (a,), w * wa) for joint, w in joints for a, wa in options if wa > 0]
+        # Most proposals contradict the player's percepts: test them on the (cached)
+        # propnet transition before building a state.
+        for joint, weight in joints:
+            for q, role in enumerate(game.player_roles):
+                moves[role] = joint[q] if joint[q] >= 0 else info.legal[role][0]
+            _, percepts = game.propnet.transition(state.fluents, tuple(moves))
+            public, private = game.step_entries(tuple(moves), percepts)
+            if (public, private[self.player]) != expected:
+                continue
+            child = state.clone()
+            child.apply_actions(joint)
+            yield joint, weight, child
+
+    def _add(self, layers, parent: int, entry, weight: float, child: GdlState, known: int):
+        key = child.information_state_key(self.player)
+        if len(key) > len(self.target) or key[known:] != self.target[known:len(key)]:
+            return
+        signature = (child.fluents, child.pending_random, child.cut)
+        if self.with_policy:
+            signature += tuple(child.information_state_key(q)
+                               for q in range(self.game.info.num_players) if q != self.player)
+        layer = layers[len(key)]
+        node = layer.get(signature)
+        if node is None:
+            if len(self.states) >= self.max_nodes:
+                raise ValueError(
+                    f"{self.game.spec}: the belief sampler needs more than {self.max_nodes} "
+                    f"distinct states to follow player {self.player}'s key "
+                    f"({len(self.target)} steps); raise max_nodes")
+            node = layer[signature] = len(self.states)
+            self.states.append(child)
+            self.alpha.append(0.0)
+            self.edges.append([])
+        self.alpha[node] += self.alpha[parent] * weight
+        self.edges[node].append((parent, entry, weight))
+
+    def draw(self, rng: np.random.Generator) -> tuple:
+        game, player = self.game, self.player
+        if not self.final:
+            raise ValueError(
+                f"{game.spec}: no history is consistent with player {player}'s "
+                f"information-state key {self.target!r}")
+        if sum(self.alpha[n] for n in self.final) <= 0.0:
+            raise ValueError(
+                f"{game.spec}: the policy gives zero reach to every history consistent with "
+                f"player {player}'s key")
+        node = _pick(self.final, [self.alpha[n] for n in self.final], rng)
+        reversed_history = []
+        while self.edges[node]:
+            edges = self.edges[node]
+            parent, entry, _ = _pick(edges, [self.alpha[p] * w for p, _, w in edges], rng)
+            reversed_history.append(entry)
+            node = parent
+        return tuple(reversed(reversed_history))
+
+
+def _pick(items: list, weights: list[float], rng: np.random.Generator):
+    cumulative = np.cumsum(weights)
+    index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], "right"))
+    return items[min(index, len(items) - 1)]

@@ -16,6 +16,10 @@ Build (``Propnet.from_file(path)`` / ``Propnet.from_sheet(sheet)``):
    through the state (e.g. reachability) becomes a *loop block* that the evaluator
    iterates to its least fixpoint. Gates that depend on ``does`` form phase B.
 
+``percept_conditions[role][i]`` keeps the folded condition of each percept (an OR of
+ANDs of literals, or a constant), so a game can tell which percepts every role gets
+under the same condition.
+
 Evaluation is compiled (``_propnet.pyx``) over packed bit-vector states (``bytes``, bit
 ``i`` = base proposition ``i``). :class:`Propnet` adds LRU caches for state evaluations
 and transitions with hit statistics (``cache_info()``), on by default.
@@ -267,6 +271,20 @@ class Propnet:
 
         def intern_atom(relation, *arguments):
             return intern_structure((relation, tuple(arguments)))
+
+        # The condition of each (sees role percept) after constant folding: its OR of
+        # ANDs of literals, or its constant value. Two roles whose percept has the same
+        # condition get it in exactly the same (state, joint move)s (the game's public
+        # percepts, see hiddenenvs.envs.gdl.game).
+        def condition(atom):
+            if atom in simplified:
+                return frozenset(frozenset(conj) for conj in simplified[atom])
+            return constant.get(atom, False)
+
+        self.percept_conditions = [
+            [condition(intern_atom(SEES_KEY, role_keys[r], p)) for p in sees[r]]
+            for r in range(len(role_keys))
+        ]
 
         outputs = {
             "legal": [[intern_atom(LEGAL_KEY, role_keys[r], m) for m in moves[r]]
