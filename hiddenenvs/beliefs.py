@@ -125,9 +125,9 @@ def consistent_histories(
             if len(key) == len(target):
                 found.append((history, weight))
             continue
+        # Zero-weight children are walked too, so "no consistent history" and "zero reach
+        # under this policy" stay two different errors.
         for action, child_weight in _children(state, player, probabilities_of, num_players):
-            if child_weight <= 0.0:
-                continue
             child = state.clone()
             if isinstance(action, tuple):
                 child.apply_actions(action)
@@ -146,7 +146,7 @@ def consistent_histories(
             f"consistent with player {player}'s key"
         )
     found.sort(key=lambda item: tuple((isinstance(e, tuple), e) for e in item[0]))
-    return [(history, w / total) for history, w in found]
+    return [(history, w / total) for history, w in found if w > 0.0]
 
 
 def _children(state: State, player: int, probabilities_of, num_players: int):
@@ -159,7 +159,7 @@ def _children(state: State, player: int, probabilities_of, num_players: int):
         for q in range(num_players):
             legal = state.legal_actions(q)
             if len(legal) <= 1:  # forced or absent: not a choice, weight 1
-                options = [(legal[0] if legal else -1, 1.0)]
+                options = [(-1, 1.0)]  # as history() records it
             elif q == player:
                 options = [(a, 1.0) for a in legal]
             else:

@@ -152,9 +152,10 @@ def test_inconsistent_keys_and_zero_reach_are_clear_errors():
 
     with pytest.raises(ValueError, match="zero reach"):
         consistent_histories(game, 1, state.information_state_key(1), policy)
+    leduc = hiddenenvs.load_game("leduc_holdem")
+    leduc_player, leduc_key = _decision_keys(leduc)[0]
     with pytest.raises(ValueError, match="more than 10 states"):
-        consistent_histories(hiddenenvs.load_game("leduc_holdem"), 0,
-                             _decision_keys(hiddenenvs.load_game("leduc_holdem"))[0][1], max_nodes=10)
+        consistent_histories(leduc, leduc_player, leduc_key, max_nodes=10)
 
 
 # ---- the GDL-II sampler on games too large to enumerate ---------------------------------------
@@ -174,8 +175,7 @@ def test_gdl_sampler_matches_the_exact_posterior_where_it_can_be_enumerated(name
             enumerated = consistent_histories(game, player, key, policy, max_nodes=5_000)
         except ValueError:  # too large to enumerate
             continue
-        # The enumeration spells a forced move as the move itself, history() as -1.
-        exact = {game.state_from_history(h).history(): p for h, p in enumerated}
+        exact = dict(enumerated)
         if len(exact) < 3:
             continue
         samples = 1_500 if policy is None else 1_000
