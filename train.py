@@ -38,7 +38,10 @@ def main(argv: list[str] | None = None) -> int:
             checkpoint = Path(arguments.resume) / CHECKPOINT_NAME
             if not checkpoint.is_file():
                 raise ConfigError(f"--resume {arguments.resume}: no {CHECKPOINT_NAME} there")
-            data = load_checkpoint(checkpoint)["config"]
+            payload = load_checkpoint(checkpoint)  # data only: a hostile file runs nothing
+            if not isinstance(payload, dict) or not isinstance(payload.get("config"), dict):
+                raise ConfigError(f"--resume {arguments.resume}: {checkpoint} is not a run checkpoint")
+            data = payload["config"]
             for override in arguments.overrides:
                 apply_override(data, override)
             data["output_dir"] = str(arguments.resume)
@@ -47,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
             config = load_config(arguments.config, arguments.overrides)
     except ConfigError as error:
         print(f"train.py: config error: {error}", file=sys.stderr)
+        return 2
+    except ValueError as error:  # agents.checkpoint.UnsafeFileError: not a data-only file
+        print(f"train.py: {error}", file=sys.stderr)
         return 2
     from agents.loop import train
 

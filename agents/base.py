@@ -19,7 +19,8 @@ Method                                      Meaning
 ``views)``
 ``start_episode(id)`` / ``end_episode(id)`` episode boundaries (``id`` as in ``act_batch``)
 ``observe(transition)``                     one :class:`Transition` of this agent's experience
-``save(path)`` / ``Agent.load(path)``       a self-describing file (see :func:`load_agent_file`)
+``save(path)`` / ``Agent.load(path)``       a self-describing, data-only file (see
+                                            :func:`load_agent_file`)
 ==========================================  ====================================================
 
 Search agents. An agent whose class sets ``USES_SEAT_VIEW = True`` also receives, for
@@ -44,7 +45,6 @@ between, whoever moved. Players who never see a decision get no transitions.
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -56,7 +56,10 @@ import torch
 
 from hiddenenvs.game import Game, SeatView
 
-AGENT_FILE_FORMAT = "hiddenenvs-agent-v1"
+AGENT_FILE_FORMAT = "hiddenenvs-agent-v2"
+# v1 files named the class as "module:Class"; one that holds data only still loads when
+# "Class" is a registered agent (the module part is ignored, never imported).
+_AGENT_FILE_FORMAT_V1 = "hiddenenvs-agent-v1"
 
 
 @dataclass
@@ -99,6 +102,12 @@ class Agent(ABC):
     """
 
     USES_SEAT_VIEW: ClassVar[bool] = False  # True: every call also gets the seats' views
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        from agents.checkpoint import register_agent_class
+
+        register_agent_class(cls)  # agent files name registered classes, never modules
 
     def __init__(self, num_actions: int, seed: int | None = None):
         self.num_actions = num_actions
@@ -181,13 +190,17 @@ class Agent(ABC):
         return cls(state["num_actions"])
 
     def save(self, path: str | Path) -> None:
-        """Write a self-describing agent file (atomically) that :func:`load_agent_file` reads."""
-        from agents.checkpoint import atomic_torch_save
+        """Write a data-only agent file (atomically) that :func:`load_agent_file` reads.
+
+        The file holds ``{"format", "agent": registered class name, "state": state_dict()}``
+        as tensors, numbers and strings (:mod:`agents.checkpoint`).
+        """
+        from agents.checkpoint import atomic_torch_save, registered_agent_name
 
         atomic_torch_save(
             {
                 "format": AGENT_FILE_FORMAT,
-                "agent_class": f"{type(self).__module__}:{type(self).__qualname__}",
+                "agent": registered_agent_name(type(self)),
                 "state": self.state_dict(),
             },
             path,
@@ -202,13 +215,25 @@ class Agent(ABC):
 
 
 def load_agent_file(path: str | Path) -> Agent:
-    """The agent saved at ``path`` by :meth:`Agent.save`, whatever its class."""
-    payload = torch.load(path, map_location="cpu", weights_only=False)
-    if not isinstance(payload, dict) or payload.get("format") != AGENT_FILE_FORMAT:
-        raise ValueError(f"{path} is not an agent file written by Agent.save()")
-    module_name, class_name = payload["agent_class"].split(":")
-    agent_class = getattr(importlib.import_module(module_name), class_name)
-    return agent_class.from_state_dict(payload["state"])
+    """The agent saved at ``path`` by :meth:`Agent.save`, whatever its registered class.
+
+    The file is read as data only (``torch.load(weights_only=True)``) and its class looked
+    up in the agent registry, so a hostile file raises
+    :class:`agents.checkpoint.UnsafeFileError` (a ``ValueError``) and nothing in it runs.
+    """
+    from agents.checkpoint import UnsafeFileError, agent_class_named, load_checkpoint
+
+    payload = load_checkpoint(path)
+    version = payload.get("format") if isinstance(payload, dict) else None
+    if version == AGENT_FILE_FORMAT:
+        name = payload.get("agent")
+    elif version == _AGENT_FILE_FORMAT_V1 and isinstance(payload.get("agent_class"), str):
+        name = payload["agent_class"].rpartition(":")[2]
+    else:
+        raise UnsafeFileError(f"{path} is not an agent file written by Agent.save()")
+    if not isinstance(payload.get("state"), dict):
+        raise UnsafeFileError(f"{path}: the agent file has no state dict")
+    return agent_class_named(name, path).from_state_dict(payload["state"])
 
 
 class SearchAgent(Agent):

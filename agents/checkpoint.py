@@ -1,29 +1,173 @@
-"""Atomic checkpoint files and generator states.
+"""Data-only, atomic checkpoint and agent files; the registry of agent classes.
 
-A checkpoint is written to a temporary file in the target's directory, flushed to disk,
-then renamed over the target with ``os.replace`` (atomic on POSIX), so a process killed
-at any moment leaves either the previous checkpoint or the new one, never half a file.
+File format. Run checkpoints (``checkpoint.pt``) and agent files (``Agent.save``) are
+``torch.save`` archives that hold *data only*: tensors, Python numbers, strings, ``None``,
+and lists, tuples and dicts of those. They are read with ``torch.load(weights_only=True)``,
+whose unpickler builds nothing else, so a file can never run code or name a class to
+build; a file that tries (a pickled object, a class reference) is refused with
+:class:`UnsafeFileError` and nothing in it runs. What training state holds beyond that is
+converted on the way out and back by :func:`to_data` / :func:`from_data`:
+
+==========================  ============================================================
+In memory                   In the file
+==========================  ============================================================
+``numpy.ndarray``           ``{"__ndarray__": tensor, "dtype": "<f4"}``, bit for bit
+numpy scalar                the Python number (``.item()``)
+numpy generator state       already plain (nested dicts of ints and strings)
+``np.random.get_state()``   a tuple whose key array is stored as above
+dataclass instance          the dict of its fields (rebuilt by whoever reads it)
+==========================  ============================================================
+
+An agent file names its class by a *registered name* (:func:`register_agent_class`,
+called for every ``Agent`` subclass when it is defined); loading looks that name up in the
+registry, importing only the project's own agent modules (:data:`PROJECT_AGENT_MODULES`),
+never a module the file names.
+
+Atomic writes. A file is written to a temporary file in the target's directory, flushed
+and fsynced, renamed over the target with ``os.replace`` (atomic on POSIX), and the
+directory is fsynced so the rename itself survives a crash: a process killed at any
+moment leaves either the previous file or the new one, never half a file.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import os
+import pickle
 import random
 import tempfile
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import torch
 
+NDARRAY_TAG = "__ndarray__"
+# Imported (from this fixed list, never from a file) when a file names an agent class not
+# yet registered: the modules that define the project's saveable agents.
+PROJECT_AGENT_MODULES = ("agents.baselines", "agents.nfsp", "agents.scripted")
 
-def atomic_torch_save(payload: Any, path: str | Path) -> None:
+_AGENT_CLASSES: dict[str, type] = {}
+_AMBIGUOUS_NAMES: dict[str, set[str]] = {}
+
+
+class UnsafeFileError(ValueError):
+    """A checkpoint or agent file that is not data only (or not a torch file at all)."""
+
+
+# ---- the agent registry -------------------------------------------------------------------
+def _origin(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def register_agent_class(cls: type) -> None:
+    """Register ``cls`` under its name (``cls.AGENT_NAME`` if set, else ``cls.__name__``).
+
+    Classes defined inside functions are not registered (they cannot be found again in
+    another process). Two different classes under one name make the name ambiguous: saving
+    or loading it then fails, naming both.
+    """
+    if "<locals>" in cls.__qualname__:
+        return
+    name = cls.__dict__.get("AGENT_NAME") or cls.__name__
+    known = _AGENT_CLASSES.get(name)
+    if known is not None and _origin(known) != _origin(cls):
+        _AMBIGUOUS_NAMES.setdefault(name, {_origin(known)}).add(_origin(cls))
+    _AGENT_CLASSES[name] = cls
+
+
+def registered_agent_name(cls: type) -> str:
+    """The name an agent file stores for ``cls``; ValueError if it cannot be loaded back."""
+    name = cls.__dict__.get("AGENT_NAME") or cls.__name__
+    if _AGENT_CLASSES.get(name) is not cls or name in _AMBIGUOUS_NAMES:
+        raise ValueError(
+            f"cannot save a {cls.__qualname__}: agent files name a registered agent class, and "
+            + (f"{name!r} is ambiguous ({', '.join(sorted(_AMBIGUOUS_NAMES[name]))}); set AGENT_NAME"
+               if name in _AMBIGUOUS_NAMES else "classes defined inside functions are not registered")
+        )
+    return name
+
+
+def agent_class_named(name: Any, path: str | Path) -> type:
+    """The registered agent class ``name`` (from the file at ``path``)."""
+    if not isinstance(name, str) or not name:
+        raise UnsafeFileError(f"{path}: the agent class must be a registered name, got {name!r}")
+    if name not in _AGENT_CLASSES:
+        for module in PROJECT_AGENT_MODULES:
+            importlib.import_module(module)
+    if name in _AMBIGUOUS_NAMES:
+        raise UnsafeFileError(
+            f"{path}: agent class {name!r} is ambiguous ({', '.join(sorted(_AMBIGUOUS_NAMES[name]))})"
+        )
+    if name not in _AGENT_CLASSES:
+        raise UnsafeFileError(
+            f"{path}: no registered agent class {name!r} (registered: {', '.join(sorted(_AGENT_CLASSES))}); "
+            f"import the module that defines it before loading"
+        )
+    return _AGENT_CLASSES[name]
+
+
+# ---- data-only conversion -------------------------------------------------------------------
+def to_data(value: Any, where: str = "payload") -> Any:
+    """``value`` as tensors, numbers, strings, None, lists, tuples and dicts (module docstring)."""
+    if isinstance(value, np.generic):  # before float: np.float64 is a float subclass
+        return value.item()
+    if value is None or isinstance(value, (bool, int, float, str, torch.Tensor)):
+        return value
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject or value.dtype.kind not in "biufc":
+            raise TypeError(f"{where}: cannot store a numpy array of dtype {value.dtype} as data")
+        native = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("="))
+        return {NDARRAY_TAG: torch.from_numpy(native.copy()), "dtype": value.dtype.str}
+    if isinstance(value, dict):
+        return {to_data(key, where): to_data(item, f"{where}[{key!r}]") for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        converted = [to_data(item, f"{where}[{k}]") for k, item in enumerate(value)]
+        return converted if isinstance(value, list) else tuple(converted)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_data({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, where)
+    raise TypeError(
+        f"{where}: a {type(value).__qualname__} is not data; files hold tensors, numbers, strings, "
+        f"None, lists, tuples and dicts (numpy arrays and dataclasses are converted)"
+    )
+
+
+def from_data(value: Any) -> Any:
+    """Inverse of :func:`to_data` (dataclasses come back as dicts)."""
+    if isinstance(value, dict):
+        if NDARRAY_TAG in value:
+            tensor, dtype = value[NDARRAY_TAG], np.dtype(value.get("dtype"))
+            if not isinstance(tensor, torch.Tensor) or dtype.kind not in "biufc":
+                raise ValueError(f"a malformed array entry (dtype {dtype})")
+            return tensor.numpy().astype(dtype, copy=True)
+        return {key: from_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [from_data(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(from_data(item) for item in value)
+    return value
+
+
+# ---- files --------------------------------------------------------------------------------------
+def _fsync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
+    """Call ``write(handle)`` on a temporary file, then rename it over ``path`` atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            torch.save(payload, handle)
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
@@ -31,12 +175,40 @@ def atomic_torch_save(payload: Any, path: str | Path) -> None:
         if os.path.exists(temporary):
             os.remove(temporary)
         raise
+    _fsync_directory(path.parent)
+
+
+def atomic_torch_save(payload: Any, path: str | Path) -> None:
+    """Write ``payload`` (converted by :func:`to_data`) atomically to ``path``."""
+    data = to_data(payload)
+    atomic_write(path, lambda handle: torch.save(data, handle))
 
 
 def load_checkpoint(path: str | Path) -> Any:
-    return torch.load(path, map_location="cpu", weights_only=False)
+    """The data in a file written by :func:`atomic_torch_save`; nothing in it runs.
+
+    Raises :class:`UnsafeFileError` (a ``ValueError``) naming the file when it is not a
+    torch archive or holds anything but data.
+    """
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, zipfile.BadZipFile, EOFError, RuntimeError, AttributeError,
+            TypeError, ValueError, KeyError) as error:
+        reason = str(error).strip().splitlines()
+        detail = next((line for line in reason if "GLOBAL" in line or "Unsupported" in line),
+                      reason[0] if reason else type(error).__name__)
+        raise UnsafeFileError(
+            f"{path}: not a data-only checkpoint or agent file ({detail.strip()}); refusing to load "
+            f"it, nothing in it was run. Files written before data-only files existed must be "
+            f"re-created."
+        ) from None
+    try:
+        return from_data(data)
+    except (ValueError, TypeError, RecursionError) as error:
+        raise UnsafeFileError(f"{path}: not a checkpoint or agent file: {error}") from None
 
 
+# ---- generators ---------------------------------------------------------------------------------
 def global_rng_state() -> dict[str, Any]:
     """The process-wide generators: Python's ``random``, numpy's legacy one, torch's."""
     return {

@@ -60,6 +60,7 @@ from agents.base import Agent, Learner, Transition
 from agents.baselines import RandomAgent
 from agents.checkpoint import (
     atomic_torch_save,
+    atomic_write,
     global_rng_state,
     load_checkpoint,
     seed_everything,
@@ -233,10 +234,14 @@ class _MetricsLog:
     """``metrics.csv`` plus TensorBoard scalars; on resume, rows after the checkpoint go.
 
     Rows are ordered by ``iterations`` (every step counts at least one); TensorBoard's
-    step is the schedule's unit (``episodes`` or ``iterations``).
+    step is the schedule's unit (``episodes`` or ``iterations``). The file is never
+    rewritten in place: the rows kept on resume go to a new file that atomically replaces
+    the old one (a kill mid-resume leaves the old file whole); then rows are only appended.
     """
 
     def __init__(self, output_dir: Path, columns: list[str], unit: str, resume_iterations: int | None):
+        import io
+
         from torch.utils.tensorboard import SummaryWriter
 
         self.path = output_dir / "metrics.csv"
@@ -244,13 +249,14 @@ class _MetricsLog:
         self.unit = unit
         kept: list[dict[str, str]] = []
         if resume_iterations is not None and self.path.exists():
-            with self.path.open() as handle:
+            with self.path.open(newline="") as handle:
                 kept = [row for row in csv.DictReader(handle)
                         if int(float(row["iterations"])) <= resume_iterations]
-        with self.path.open("w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=columns)
-            writer.writeheader()
-            writer.writerows(kept)
+        text = io.StringIO(newline="")
+        writer = csv.DictWriter(text, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(kept)
+        atomic_write(self.path, lambda handle: handle.write(text.getvalue().encode()))
         self.rows = [{k: float(v) if v != "" else None for k, v in row.items()} for row in kept]
         resume_step = int(self.rows[-1][unit]) if self.rows else None
         self.writer = SummaryWriter(

@@ -31,6 +31,7 @@ nothing to decide in an episode still gets its final reward at the end.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import gymnasium
@@ -51,14 +52,17 @@ class FrozenSB3Agent(Agent):
         self.policy = type(source)(**source._get_constructor_parameters())
         self.policy.load_state_dict(source.state_dict())
         self.policy.set_training_mode(False)
+        # sb3-contrib's maskable policies take the mask; decided from the signature, never
+        # by catching a TypeError (which would hide a real error and drop the mask).
+        self.takes_masks = "action_masks" in inspect.signature(self.policy.get_distribution).parameters
 
     def policy_probabilities_batch(self, observations, action_masks, views=None):
         masks = np.asarray(action_masks, dtype=bool)
         with torch.no_grad():
             tensors = torch.as_tensor(np.asarray(observations), dtype=torch.float32)
-            try:  # sb3-contrib's maskable policies take the mask
+            if self.takes_masks:
                 distribution = self.policy.get_distribution(tensors, action_masks=masks)
-            except TypeError:
+            else:
                 distribution = self.policy.get_distribution(tensors)
             probabilities = distribution.distribution.probs.double().numpy()
         probabilities = probabilities * masks

@@ -19,7 +19,12 @@ Conventions (the same for every game):
   joint action resolves at once; a player with one legal move is not asked;
 - an illegal action raises ``ValueError`` naming the legal ones, unless the env is made
   with ``illegal_action="lose"`` (PettingZoo's ``TerminateIllegalWrapper``: the offender
-  gets the game's minimum utility, the game ends).
+  gets the game's minimum utility, the game ends);
+- bad input to the entry points raises at once, naming it: an action that is not an
+  integer (``1.7``, ``"1"``, ``True``; Python and numpy integers are accepted) a
+  ``TypeError``; a seed that is not ``None`` or a non-negative integer, an unknown agent
+  given to ``observe``, an unknown agent key in a parallel ``step``, and a parallel
+  ``step`` before ``reset`` a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -40,6 +45,18 @@ ILLEGAL_ACTION_RULES = ("raise", "lose")
 class _GameEnvBase:
     """What the AEC and the parallel adapter share: spaces, seeding, chance, rendering."""
 
+    def _checked_action(self, agent: str, action: Any) -> int:
+        """``action`` as an int; TypeError naming it unless it is an integer (not a bool)."""
+        if type(action) is int or (isinstance(action, (int, np.integer)) and not isinstance(action, bool)):
+            return int(action)
+        raise TypeError(
+            f"{self.game.NAME}: the action for {agent} must be an integer in "
+            f"0..{self.game.info.num_distinct_actions - 1}, got {action!r} ({type(action).__name__})"
+        )
+
+    def _unknown_agent(self, agent: Any) -> ValueError:
+        return ValueError(f"{self.game.NAME}: no agent named {agent!r}; agents: {self.possible_agents}")
+
     def _setup(self, game: Game, render_mode: str | None, observation_type: str) -> None:
         if observation_type not in OBSERVATION_TYPES:
             raise ValueError(
@@ -56,6 +73,7 @@ class _GameEnvBase:
         info = game.info
         self.possible_agents = list(info.player_names)
         self.agent_to_player = {agent: p for p, agent in enumerate(self.possible_agents)}
+        self._agent_names = frozenset(self.possible_agents)
         self.metadata = {
             "name": game.NAME,
             "render_modes": render_modes,
@@ -101,6 +119,12 @@ class _GameEnvBase:
 
     def _new_episode(self, seed: int | None) -> None:
         if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+                raise TypeError(f"{self.game.NAME}: reset(seed=...) takes None or a non-negative "
+                                f"integer, got {seed!r} ({type(seed).__name__})")
+            if seed < 0:
+                raise ValueError(f"{self.game.NAME}: reset(seed=...) takes None or a non-negative "
+                                 f"integer, got {seed}")
             self._rng = np.random.default_rng(seed)
         self.state = self.game.new_initial_state(seed=int(self._rng.integers(2**31)))
 
@@ -213,7 +237,10 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         return self.state.legal_actions()
 
     def observe(self, agent):
-        player = self.agent_to_player[agent]
+        try:
+            player = self.agent_to_player[agent]
+        except (KeyError, TypeError):
+            raise self._unknown_agent(agent) from None
         mask = np.zeros(self.game.info.num_distinct_actions, dtype=np.int8)
         if agent == self.agent_selection and not self.state.is_terminal():
             mask[self._legal_actions(player)] = 1
@@ -226,7 +253,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             return
         player = self.agent_to_player[agent]
         legal = self._legal_actions(player)
-        if action is None or int(action) not in legal:
+        if action is None or self._checked_action(agent, action) not in legal:
             raise self._illegal(agent, action, legal)
         action = int(action)
         self._cumulative_rewards[agent] = 0.0
@@ -289,8 +316,17 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
 
     def step(self, actions):
         state = self.state
-        if state is None or not self.agents:
+        if state is None:
+            raise ValueError(f"{self.game.NAME}: call reset() before step()")
+        if not self.agents:
             raise ValueError(f"{self.game.NAME}: the episode is over; call reset()")
+        if not isinstance(actions, dict):
+            raise TypeError(f"{self.game.NAME}: step() takes a dict {{agent: action}}, got "
+                            f"{type(actions).__name__}")
+        if not self._agent_names.issuperset(actions):
+            unknown = sorted(map(repr, set(actions) - self._agent_names))
+            raise ValueError(f"{self.game.NAME}: step() got actions for unknown agent(s) "
+                             f"{', '.join(unknown)}; agents: {self.possible_agents}")
         movers = state.movers()
         no_op = getattr(self.game, "NO_OP_ACTION", None)
         simultaneous = state.is_simultaneous_node()
@@ -300,7 +336,8 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
             if agent not in actions:
                 raise ValueError(f"{self.game.NAME}: no action given for {agent}, which must move")
             legal = state.legal_actions(player) if simultaneous else state.legal_actions()
-            if actions[agent] is None or int(actions[agent]) not in legal:
+            action = actions[agent]
+            if action is None or self._checked_action(agent, action) not in legal:
                 if no_op is None or not self._action_spaces[agent].contains(actions[agent]):
                     raise self._illegal(agent, actions[agent], legal)
                 replaced[agent] = no_op

@@ -39,6 +39,7 @@ from agents.leaderboard.report import (
 from agents.leaderboard.specs import (
     ACCEPTED_FORMS,
     AgentSpecError,
+    agent_identity,
     exploitability_of,
     resolve_agent,
 )
@@ -83,6 +84,10 @@ def evaluate(
     ``exploitability_max_nodes=0`` to skip exploitability.
     """
     variant = EnvVariant.resolve(env, params)
+    # A spec naming a file is keyed by the file's content too: a replaced file is a new agent.
+    identity = {spec: agent_identity(spec) for spec in agents}
+    agents = [identity[spec] for spec in agents]
+    anchor = identity.get(anchor, anchor)
     tasks = schedule(variant, agents, mode, games, seed, duplicate)
     # Fail before any match if a spec does not resolve; keep the agents for exploitability.
     seat_0_agents = {spec: resolve_agent(spec, variant.name, 0, variant.params) for spec in agents}

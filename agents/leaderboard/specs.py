@@ -5,10 +5,18 @@ A spec resolves through :func:`agents.load_agent` (``random``, ``cfr+:<iteration
 ``scripted:<name>``, to a scripted bot of :mod:`agents.scripted` when that module has
 bots for the env. :func:`resolve_agent` turns every failure into an
 :class:`AgentSpecError` that names the spec and lists the accepted forms.
+
+Identity. A spec that names a file (an agent file, a run checkpoint, a run directory's
+``checkpoint.pt``) is stored as ``<spec>#sha256:<16 hex digits of the file's content>``
+(:func:`agent_identity`), so replacing the file at the same path makes a new agent with
+results of its own, never the old agent's. Resolving such an identity checks the file still
+has that content.
 """
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Any
 
 
@@ -30,16 +38,52 @@ class AgentSpecError(ValueError):
 
 
 def _scripted_bots() -> dict[str, dict[str, Any]]:
-    """``{env: {bot name: factory}}`` from agents.scripted; empty while it has none."""
-    try:
-        from agents.scripted import SCRIPTED_BOTS
-    except ImportError:
-        return {}
+    """``{env: {bot name: factory}}`` from agents.scripted (a broken import is an error)."""
+    from agents.scripted import SCRIPTED_BOTS
+
     return SCRIPTED_BOTS
 
 
+HASH_MARK = "#sha256:"
+
+
+def _named_file(spec: str) -> Path | None:
+    """The file a spec names (a run directory names its checkpoint), if any."""
+    if spec.startswith("scripted:"):
+        return None
+    path = Path(spec)
+    if path.is_dir():
+        path = path / "checkpoint.pt"
+    return path if path.is_file() else None
+
+
+def _content_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def agent_identity(spec: str) -> str:
+    """``spec``, plus the content hash of the file it names (see the module docstring)."""
+    if HASH_MARK in spec:
+        return spec
+    path = _named_file(spec)
+    return spec if path is None else f"{spec}{HASH_MARK}{_content_hash(path)}"
+
+
 def resolve_agent(spec: str, env_name: str, seat: int, params: dict[str, Any]):
-    """The agent ``spec`` names, for ``seat`` of ``env_name`` with ``params``."""
+    """The agent ``spec`` (or an :func:`agent_identity`) names, for ``seat`` of ``env_name``."""
+    if HASH_MARK in spec:
+        spec, _, expected = spec.partition(HASH_MARK)
+        path = _named_file(spec)
+        found = _content_hash(path) if path is not None else "no file"
+        if found != expected:
+            raise AgentSpecError(
+                f"agent spec {spec!r} does not resolve for {env_name}: its file has changed "
+                f"(content hash {found}, stored results are for {expected})"
+            )
     if spec.startswith("scripted:"):
         bots = _scripted_bots().get(env_name, {})
         name = spec.partition(":")[2]

@@ -17,6 +17,15 @@ key                meaning
                    can send fighters
 =================  ===========================================================================
 
+Limits, checked before anything sized by the map is allocated (a :class:`MapError` names
+the file, the value and the limit): at most :data:`MAX_SIDE` (512) cells a side and
+:data:`MAX_CELLS` (65,536) cells in all (the default map has 57,600), at most
+:data:`MAX_AREAS` (1,024) areas, :data:`MAX_DESTINATIONS` (64) destinations, areas x
+destinations at most :data:`MAX_AREA_DESTINATIONS` (16,384; the commander's action count
+is ``1 + areas * destinations * team_size``), and a file of at most
+:data:`MAX_FILE_BYTES` (4 MiB). Loading a map at the limits takes well under a second:
+the distance fields are scipy's compiled breadth-first search, linear in the cells.
+
 On load a map is validated (cell codes, shape, closed border, birth points passable,
 destination areas with ground, every door and destination reachable from the attackers'
 birth point, the defenders' birth point too) and every error names the file and the place.
@@ -45,6 +54,12 @@ DIRECTIONS = ((-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 
 DIRECTION_NAMES = ("north", "south", "west", "east", "north-west", "north-east", "south-west", "south-east")
 TEAMS = ("attackers", "defenders")
 UNREACHABLE = 1 << 20
+MAX_SIDE = 512
+MAX_CELLS = 65_536
+MAX_AREAS = 1_024
+MAX_DESTINATIONS = 64
+MAX_AREA_DESTINATIONS = 16_384
+MAX_FILE_BYTES = 4 << 20
 
 
 class MapError(ValueError):
@@ -103,6 +118,12 @@ class CombatMap:
         if not isinstance(rows, list) or not rows or not all(isinstance(r, str) for r in rows):
             raise fail("'rows' must be a non-empty list of strings")
         width = len(rows[0])
+        if len(rows) > MAX_SIDE or width > MAX_SIDE or len(rows) * width > MAX_CELLS:
+            raise fail(f"{len(rows)} x {width} cells is too large: the limits are {MAX_SIDE} cells "
+                       f"a side and {MAX_CELLS:,} cells in all")
+        destinations = data["destinations"]
+        if isinstance(destinations, list) and len(destinations) > MAX_DESTINATIONS:
+            raise fail(f"{len(destinations):,} destinations; the limit is {MAX_DESTINATIONS}")
         for index, row in enumerate(rows):
             if len(row) != width:
                 raise fail(f"row {index} has {len(row)} cells, row 0 has {width}")
@@ -119,6 +140,12 @@ class CombatMap:
             raise fail(f"'area_size' must be a positive integer, got {area_size!r}")
         if height % area_size or width % area_size:
             raise fail(f"{height} x {width} cells is not a whole number of {area_size} x {area_size} areas")
+        num_areas = (height // area_size) * (width // area_size)
+        if num_areas > MAX_AREAS:
+            raise fail(f"{num_areas:,} areas of {area_size} x {area_size} cells; the limit is {MAX_AREAS:,}")
+        if isinstance(destinations, list) and num_areas * len(destinations) > MAX_AREA_DESTINATIONS:
+            raise fail(f"{num_areas:,} areas x {len(destinations)} destinations = "
+                       f"{num_areas * len(destinations):,}; the limit is {MAX_AREA_DESTINATIONS:,}")
         for key in ("door_capacity", "max_ticks"):
             if not isinstance(data[key], int) or data[key] < 1:
                 raise fail(f"{key!r} must be a positive integer, got {data[key]!r}")
@@ -136,13 +163,13 @@ class CombatMap:
             if codes[row, col] not in (GROUND, DOOR):
                 raise fail(f"birth point of the {team} {point} is not passable")
             birth_cells.append(row * width + col)
-        destinations = data["destinations"]
         if not isinstance(destinations, list) or not destinations:
             raise fail("'destinations' must be a non-empty list")
         names, areas = [], []
         for index, entry in enumerate(destinations):
             area = entry.get("area") if isinstance(entry, dict) else None
-            if not (isinstance(area, list) and len(area) == 2):
+            if not (isinstance(area, list) and len(area) == 2
+                    and all(isinstance(v, int) and not isinstance(v, bool) for v in area)):
                 raise fail(f"destination {index} needs 'area': [area_row, area_col], got {entry!r}")
             area_row, area_col = area
             if not (0 <= area_row < height // area_size and 0 <= area_col < width // area_size):
@@ -246,9 +273,12 @@ def _load_cached(name_or_path: str) -> CombatMap:
             raise MapError(
                 f"map must be one of {list(MAP_NAMES)} or a path to a .json map file, got {name_or_path!r}"
             )
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise MapError(f"map {path}: {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
     try:
         data = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
         raise MapError(f"map {path}: not valid JSON ({error})") from None
     combat_map = CombatMap.from_dict(data, source=name_or_path)
     combat_map.next_cell  # noqa: B018 - build the path tables once, on load
@@ -306,42 +336,33 @@ def _move_targets(codes: np.ndarray) -> np.ndarray:
 
 
 def _distance_fields(codes: np.ndarray, sources: np.ndarray) -> np.ndarray:
-    """Multi-source breadth-first search for many fields at once.
+    """Multi-source breadth-first search, one field per row of ``sources``.
 
-    Each field is one bit of a uint64 per cell, so one wavefront step is eight shifted
-    ORs over the grid for all fields together (moves are symmetric, so distance *from*
-    the sources equals distance *to* them).
+    The move graph (one edge per allowed king move) gets one extra node per field with an
+    edge to each of that field's source cells; scipy's compiled unweighted shortest paths
+    from those nodes, minus the extra edge, are the fields. Linear in the cells per field,
+    whatever the map's shape (a wavefront over the whole grid per step was quadratic on
+    a serpentine map). Moves are symmetric, so distance *from* the sources equals
+    distance *to* them.
     """
-    num_fields = sources.shape[0]
-    height, width = codes.shape
-    distance = np.full((num_fields, codes.size), UNREACHABLE, dtype=np.int32)
-    allowed = _move_allowed(codes)
-    bits = np.uint64(1) << np.arange(num_fields, dtype=np.uint64)
-    for start in range(0, num_fields, 64):
-        chunk = slice(start, min(num_fields, start + 64))
-        chunk_bits = bits[: chunk.stop - chunk.start]
-        frontier = (sources[chunk].astype(np.uint64) * chunk_bits[:, None]).sum(axis=0, dtype=np.uint64)
-        frontier = frontier.reshape(height, width)
-        visited = frontier.copy()
-        step = 0
-        while frontier.any():
-            field_distance = distance[chunk]
-            for offset, bit in enumerate(chunk_bits):
-                reached = (frontier.ravel() & bit) != 0
-                field_distance[offset, reached] = step
-            distance[chunk] = field_distance
-            expanded = np.zeros_like(frontier)
-            for index, (d_row, d_col) in enumerate(DIRECTIONS):
-                # a cell joins if it may step in direction d onto a frontier cell
-                rows = slice(max(0, -d_row), height - max(0, d_row))
-                cols = slice(max(0, -d_col), width - max(0, d_col))
-                target_rows = slice(rows.start + d_row, rows.stop + d_row)
-                target_cols = slice(cols.start + d_col, cols.stop + d_col)
-                mask = np.where(allowed[index, rows, cols], ~np.uint64(0), np.uint64(0))
-                expanded[rows, cols] |= frontier[target_rows, target_cols] & mask
-            frontier = expanded & ~visited
-            visited |= frontier
-            step += 1
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import shortest_path
+
+    num_fields, num_cells = sources.shape
+    targets = _move_targets(codes)
+    move_from = np.broadcast_to(np.arange(num_cells), targets.shape)[targets >= 0]
+    field_of_source, source_cell = np.nonzero(sources)
+    graph = csr_matrix(
+        (np.ones(len(move_from) + len(source_cell), dtype=np.int8),
+         (np.concatenate([move_from, num_cells + field_of_source]),
+          np.concatenate([targets[targets >= 0], source_cell]))),
+        shape=(num_cells + num_fields, num_cells + num_fields),
+    )
+    lengths = shortest_path(graph, method="D", directed=True, unweighted=True,
+                            indices=np.arange(num_cells, num_cells + num_fields))[:, :num_cells]
+    distance = np.full((num_fields, num_cells), UNREACHABLE, dtype=np.int32)
+    reached = np.isfinite(lengths)
+    distance[reached] = lengths[reached].astype(np.int32) - 1
     return distance
 
 

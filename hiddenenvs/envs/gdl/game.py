@@ -20,14 +20,16 @@ Parameters:
 
 - ``rules`` (str, default ``""``): path of a rule sheet (KIF).
 - ``sheet`` (str, default ``""``): name of a sheet shipped in ``hiddenenvs/envs/gdl/games/``
-  (file stem, ``.gdl`` or ``.kif``); give at most one of ``rules``/``sheet`` (neither:
+  (file stem, ``.gdl`` or ``.kif``; a plain name, never a path: ``../`` is refused); give at most one of ``rules``/``sheet`` (neither:
   the shipped ``tictactoe``).
 - ``scale_returns`` (bool, default False): goal ``g`` becomes ``g / 50 - 1``.
 - ``max_steps`` (int, default 200): GDL steps before the episode is cut (the cut state
   is terminal; each role's return is its goal there if it has exactly one, else 0).
   Also the horizon of the information-state tensor.
 - ``max_instances`` (int, default 3000000): grounding size limit (ground rule
-  instances); beyond it, an error names the exploding rule.
+  instances per grounding attempt); beyond it, an error names the exploding rule. The
+  refusal takes time in proportion (7-20 microseconds an instance): lower it to refuse
+  faster.
 
 Steps, keys and public observations. Every model step adds one entry to
 ``public_state_key()`` and to every player's ``information_state_key(p)``, each entry
@@ -133,11 +135,15 @@ SAMPLER_MAX_NODES = 200_000  # distinct (state, step) nodes the belief sampler m
 
 
 def resolve_sheet(name: str) -> Path:
+    """The shipped sheet ``name``; only a plain file name inside the shipped folder."""
+    known = sorted(p.stem for p in GAMES_DIR.glob("*.*") if p.suffix in (".gdl", ".kif"))
+    if Path(name).name != name or name in ("", ".", ".."):
+        raise ValueError(f"gdl: sheet= takes the name of a shipped rule sheet, not a path "
+                         f"(got {name!r}); shipped: {known}; give a path with rules=")
     for suffix in ("", ".gdl", ".kif"):
         path = GAMES_DIR / f"{name}{suffix}"
-        if path.is_file():
+        if path.is_file() and path.resolve().parent == GAMES_DIR.resolve():
             return path
-    known = sorted(p.stem for p in GAMES_DIR.glob("*.*") if p.suffix in (".gdl", ".kif"))
     raise ValueError(f"gdl: no shipped rule sheet named {name!r}; shipped: {known}")
 
 

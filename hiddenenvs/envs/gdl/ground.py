@@ -20,13 +20,24 @@ meet ASP syntax, and come back as keys.
 The result, :class:`GroundProgram`, lists ground rules as ``(head, positives, negatives)``
 over integer atom keys.
 
-A size limit (``max_instances``, ground rule instances) keeps a sheet whose grounding
-explodes from eating the memory: every rule's body calls a counter from the grounder,
-which stops grounding at the limit. The rules behind the explosion are then decomposed
+A size limit (``max_instances``, ground rule instances per attempt, default 3,000,000)
+keeps a sheet whose grounding explodes from eating the memory: every rule's body calls a
+counter from the grounder, which stops grounding at the limit. Counting costs the
+grounder's callback, 7-20 microseconds an instance (the clingo binding's own overhead),
+so the limit also sets the time to refuse: 20-60 s at the default, proportionally less
+with a lower ``max_instances``. The default cannot be lower: crisscross, which conforms,
+needs 2.2 million instances. The rules behind the explosion are then decomposed
 (:func:`_split`: a body that joins independent fluents is factored through auxiliary
 rules) and grounding starts again; when nothing more can be factored, the error names the
 rule that produced the most instances. Rules are kept whole otherwise, since whole rules
 make smaller, faster propnets.
+
+Depth. Terms reach clingo as text and come back through :class:`_Decoder`, both
+recursive in the depth of a term; the validator already bounds the sheet's own terms
+(:data:`~hiddenenvs.envs.gdl.validate.MAX_TERM_DEPTH`), and a ground term that rules nest
+deeper than Python's recursion allows is refused with a
+:class:`~hiddenenvs.envs.gdl.parser.GdlRecursionError` naming the sheet, never a bare
+``RecursionError``.
 """
 
 from __future__ import annotations
@@ -282,10 +293,11 @@ class _LimitReached(Exception):
 
 class Grounder:
     def __init__(self, rules: list[NormalRule], max_instances: int = DEFAULT_MAX_INSTANCES):
+        self.location = rules[0].source.loc if rules else None
         try:
             self.rules = [_compile_rule(rule) for rule in rules]
         except RecursionError:
-            raise GdlRecursionError(None, "terms nest too deeply to ground") from None
+            raise self._too_deep() from None
         self.max_instances = max_instances
         self.total = 0
 
@@ -342,6 +354,8 @@ class Grounder:
             control.ground([("base", [])], context=self)
         except _LimitReached:
             raise self.exceeded from None
+        except RecursionError:
+            raise self._too_deep() from None
         decode = _Decoder()
         relevant: set = set()
         instances: dict[int, list] = defaultdict(list)
@@ -354,8 +368,12 @@ class Grounder:
                     else:
                         relevant.add(decode(symbol))
         except RecursionError:
-            raise GdlRecursionError(None, "terms nest too deeply to ground") from None
+            raise self._too_deep() from None
         return relevant, instances
+
+    def _too_deep(self) -> GdlRecursionError:
+        return GdlRecursionError(self.location, "the rules build terms nested too deeply to ground "
+                                 "(Python's recursion limit); nest terms less deeply")
 
     def exact_relations(self) -> set[int]:
         """Relations the relaxed fixpoint computes exactly (no negation, no state, no move).
@@ -403,6 +421,12 @@ class Grounder:
         return decomposed
 
     def instantiate(self) -> GroundProgram:
+        try:
+            return self._instantiate()
+        except RecursionError:  # term depth, anywhere from ASP text to decoding
+            raise self._too_deep() from None
+
+    def _instantiate(self) -> GroundProgram:
         # Plain rules make the smallest propnets; only rules that explode are decomposed,
         # at most twice over, before the limit error stands.
         for attempt in range(3):

@@ -4,7 +4,14 @@
 ``not``), then checks, each failure a :class:`~hiddenenvs.envs.gdl.parser.GdlError`
 subclass located at ``file:line:column`` and naming the rule:
 
-- roles: at least one ``(role r)``, each a ground fact, no duplicates (GdlRuleError);
+- limits, checked before anything is expanded: a rule's ``or`` literals may expand into at
+  most :data:`MAX_OR_ALTERNATIVES` (4,096) rules and the whole sheet into at most
+  :data:`MAX_NORMAL_RULES` (200,000), counted before expanding (26 ``(or a b)`` literals in
+  one body would be 67 million rules); a term may nest at most :data:`MAX_TERM_DEPTH` (100)
+  levels deep (the grounder's term handling recurses) (GdlSyntaxError);
+- roles: at least one ``(role r)``, each a ground fact, no duplicates, and each with at
+  least one ``legal`` rule that can apply to it, so a role that could never move is found
+  at load time, not at play time (GdlRuleError, at the role's declaration);
 - keywords: ``true``/``does`` only in bodies; ``init``/``next``/``sees`` only in heads;
   ``legal``, ``goal``, ``terminal``, ``init`` must not depend on ``does``; ``init`` must not
   depend on ``true`` (GdlRuleError, with the chain of rules that creates the dependency);
@@ -46,6 +53,9 @@ from hiddenenvs.envs.gdl.parser import (
 )
 
 HINT_RELATIONS = ("base", "input")
+MAX_OR_ALTERNATIVES = 4_096  # rules one rule's (or ...) literals may expand into
+MAX_NORMAL_RULES = 200_000  # rules the whole sheet may expand into
+MAX_TERM_DEPTH = 100  # nesting levels of one term (a constant or variable is depth 1)
 OUTPUT_RELATIONS = ("legal", "goal", "terminal", "next", "sees", "init", "role")
 
 
@@ -79,7 +89,76 @@ def _expand(literal, positive: bool = True) -> list[list]:
     return [[(positive, literal)]]
 
 
+def _count_alternatives(literal) -> int:
+    """How many alternatives :func:`_expand` would make, without making them (iterative)."""
+    # Post-order over (literal, positive); Or nodes combine their parts' counts.
+    counts: list[int] = []
+    stack: list = [(literal, True, False)]
+    while stack:
+        node, positive, combine = stack.pop()
+        if isinstance(node, Not):
+            stack.append((node.literal, not positive, False))
+        elif isinstance(node, Or) and not combine:
+            stack.append((node, positive, True))
+            stack.extend((part, positive, False) for part in node.literals)
+        elif isinstance(node, Or):
+            parts = [counts.pop() for _ in node.literals]
+            total = 1 if not positive else 0
+            for part in parts:  # or: parts add up; not (or ...): they multiply
+                total = total + part if positive else total * part
+            counts.append(total)
+        else:
+            counts.append(1)
+    return counts[0]
+
+
+def _term_depth(term) -> int:
+    """Nesting depth of a term (iterative: the sheet may nest arbitrarily)."""
+    deepest = 0
+    stack = [(term, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(node, Compound):
+            stack.extend((arg, depth + 1) for arg in node.args)
+    return deepest
+
+
+def _check_sizes(rule: Rule) -> int:
+    """Refuse a rule past the documented limits; the number of rules it expands into."""
+    atoms = [rule.head]
+    alternatives = 1
+    literals = list(rule.body)
+    while literals:
+        literal = literals.pop()
+        if isinstance(literal, Not):
+            literals.append(literal.literal)
+        elif isinstance(literal, Or):
+            literals.extend(literal.literals)
+        elif isinstance(literal, Distinct):
+            atoms += [literal.left, literal.right]
+        else:
+            atoms.append(literal)
+    for atom in atoms:
+        if _term_depth(atom) > MAX_TERM_DEPTH:
+            raise GdlSyntaxError(_location_of(atom, rule.loc),
+                                 f"a term in the {rule.head.relation!r} rule at line {rule.loc.line} "
+                                 f"nests more than {MAX_TERM_DEPTH} levels deep (the limit)")
+    for literal in rule.body:
+        alternatives *= _count_alternatives(literal)
+        if alternatives > MAX_OR_ALTERNATIVES:
+            raise GdlSyntaxError(rule.loc, f"{rule.describe()}: its (or ...) literals expand into "
+                                 f"more than {MAX_OR_ALTERNATIVES:,} rules (the limit); split the "
+                                 f"rule or factor the disjunctions into auxiliary relations")
+    return alternatives
+
+
 def normalise(sheet: RuleSheet) -> list[NormalRule]:
+    expanded_total = sum(_check_sizes(rule) for rule in sheet.rules)
+    if expanded_total > MAX_NORMAL_RULES:
+        raise GdlSyntaxError(Location(sheet.filename, 1, 1),
+                             f"the sheet expands into {expanded_total:,} rules once (or ...) is "
+                             f"expanded, more than the limit of {MAX_NORMAL_RULES:,}")
     rules = []
     for rule in sheet.rules:
         alternatives = [[]]
@@ -168,6 +247,13 @@ def _check_keywords(sheet: RuleSheet, rules: list[NormalRule]) -> None:
                 raise GdlRuleError(atom.loc, f"'does' takes two arguments, found {atom}")
     if not roles:
         raise GdlRuleError(origin, "no roles: the rule sheet declares no (role ...) fact")
+    # A legal rule applies to a role when its first argument is that role or a variable.
+    legal_for = {head.args[0].key if not has_variables(head.args[0]) else None
+                 for head in (rule.head for rule in rules) if head.relation == "legal"}
+    for key, declaration in roles.items():
+        if key not in legal_for and None not in legal_for:
+            raise GdlRuleError(declaration.loc, f"role {declaration.args[0]} has no legal rule "
+                               f"in {sheet.filename}: it could never move")
     if not any(rule.head.relation == "terminal" for rule in rules):
         raise GdlRuleError(origin, "no terminal rule: the game could never end")
 

@@ -1,0 +1,239 @@
+"""Hard limits and bad inputs: each case a clear error naming the input and the limit."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gymnasium.spaces import Discrete
+
+import hiddenenvs
+from hiddenenvs.envs.combat.maps import (
+    MAPS_DIR,
+    MAX_CELLS,
+    MAX_DESTINATIONS,
+    CombatMap,
+    MapError,
+)
+from hiddenenvs.envs.gdl.game import GAMES_DIR
+from hiddenenvs.envs.gdl.parser import (
+    GdlGroundingLimitError,
+    GdlRecursionError,
+    GdlRuleError,
+    GdlSyntaxError,
+    parse_text,
+)
+from hiddenenvs.envs.gdl.propnet import Propnet
+from hiddenenvs.envs.gdl.validate import MAX_OR_ALTERNATIVES, MAX_TERM_DEPTH
+
+RPS = (GAMES_DIR / "biased_rps.gdl").read_text()
+
+
+def _sheet(extra: str, text: str = RPS) -> Propnet:
+    return Propnet(parse_text(text + "\n" + extra, "game.kif"), max_instances=50_000)
+
+
+# ---- GDL ---------------------------------------------------------------------------------
+def test_or_expansion_is_counted_before_it_is_done():
+    body = " ".join("(or (hand rock) (hand paper))" for _ in range(26))  # 2^26 rules
+    with pytest.raises(GdlSyntaxError, match=rf"game.kif:\d+:1: rule for foo: .* more than "
+                                             rf"{MAX_OR_ALTERNATIVES:,} rules \(the limit\)"):
+        _sheet(f"(<= foo {body})")
+    # not (or a b c) is one rule (De Morgan), so it is not counted as three.
+    negated = " ".join("(not (or (hand rock) (hand paper) (hand scissors)))" for _ in range(26))
+    _sheet(f"(<= foo (hand ?h) {negated})")
+
+
+def test_deep_terms_are_refused_at_their_line_before_grounding():
+    deep = "(g " * 330 + "a" + ")" * 330
+    with pytest.raises(GdlSyntaxError, match=rf"game.kif:\d+:\d+: a term in the 'deep' rule at line "
+                                             rf"\d+ nests more than {MAX_TERM_DEPTH} levels"):
+        _sheet(f"(deep {deep})\n(<= (legal ?r (wait)) (role ?r) (deep ?x) (true (round 1)))")
+
+
+def test_terms_nested_deep_by_rules_are_a_located_error_not_a_recursion_crash():
+    # Each rule wraps its argument 90 levels deeper: the sheet's terms stay under the limit,
+    # the ground terms reach 1,080 levels, past Python's recursion limit.
+    wrap = lambda depth, inner: "(f " * depth + inner + ")" * depth  # noqa: E731
+    chain = "\n".join(f"(<= (p{k + 1} {wrap(90, '?x')}) (p{k} ?x))" for k in range(12))
+    extra = f"(p0 a)\n{chain}\n(<= (legal ?r (wait ?x)) (role ?r) (p12 ?x) (true (round 1)))"
+    with pytest.raises(GdlRecursionError, match=r"game.kif:\d+:\d+: the rules build terms nested too deeply"):
+        _sheet(extra)
+
+
+def test_a_role_without_a_legal_rule_is_refused_at_load_time():
+    text = RPS.replace("(<= (legal ?r (throw ?h)) (role ?r) (hand ?h) (true (round 1)))",
+                       "(<= (legal row (throw ?h)) (hand ?h) (true (round 1)))")
+    with pytest.raises(GdlRuleError, match=r"game.kif:\d+:1: role column has no legal rule in game.kif"):
+        Propnet(parse_text(text, "game.kif"))
+
+
+def test_grounding_blow_up_is_refused_naming_the_rule():
+    numbers = "".join(f"(num {i})" for i in range(60))
+    blow_up = "(<= (next (big ?a ?b ?c ?d)) (num ?a) (num ?b) (num ?c) (num ?d) (true (round 1)))"
+    with pytest.raises(GdlGroundingLimitError, match=r"game.kif:\d+:1: grounding exceeds the limit of "
+                                                     r"50,000 instances; the rule for \(next \(big"):
+        _sheet(numbers + "\n" + blow_up)
+
+
+@pytest.mark.parametrize("name", ["../games/tictactoe", "../../pettingzoo_env.py", "/etc/passwd", "..", ""])
+def test_sheet_names_cannot_leave_the_shipped_folder(name):
+    if name == "":  # empty means the default sheet
+        assert hiddenenvs.load_game("gdl", sheet=name).info.short_name == "tictactoe"
+        return
+    with pytest.raises(ValueError, match="sheet= takes the name of a shipped rule sheet, not a path"):
+        hiddenenvs.load_game("gdl", sheet=name)
+
+
+# ---- combat maps ------------------------------------------------------------------------------
+def _map(rows: int, cols: int, destinations: int) -> dict:
+    data = json.loads((MAPS_DIR / "small.json").read_text())
+    data["rows"] = ["W" * cols] + ["W" + "." * (cols - 2) + "W"] * (rows - 2) + ["W" * cols]
+    data["destinations"] = [{"name": f"d{k}", "area": [0, 0]} for k in range(destinations)]
+    return data
+
+
+@pytest.mark.parametrize("rows, cols, destinations, message", [
+    (400, 400, 10_000, rf"400 x 400 cells is too large: .* {MAX_CELLS:,} cells in all"),
+    (2000, 2000, 9, "2000 x 2000 cells is too large"),
+    (16, 4096, 9, "16 x 4096 cells is too large: the limits are 512 cells a side"),
+    (48, 48, 10_000, rf"10,000 destinations; the limit is {MAX_DESTINATIONS}"),
+])
+def test_oversized_maps_are_refused_before_allocating(rows, cols, destinations, message):
+    with pytest.raises(MapError, match=message):
+        CombatMap.from_dict(_map(rows, cols, destinations), source="huge.json")
+
+
+def test_too_many_areas_and_oversized_files_are_refused(tmp_path):
+    data = _map(200, 200, 9)
+    data["area_size"] = 4  # 2,500 areas
+    with pytest.raises(MapError, match="2,500 areas of 4 x 4 cells; the limit is 1,024"):
+        CombatMap.from_dict(data, source="fine.json")
+    path = tmp_path / "big.json"
+    path.write_text(" " * (5 << 20) + "{}")
+    with pytest.raises(MapError, match=r"big.json: 5,242,882 bytes; the limit is 4,194,304"):
+        CombatMap.load(str(path))
+
+
+def test_a_serpentine_map_at_full_size_has_exact_distance_fields():
+    """A one-cell corridor winding over a 240 x 240 map: the longest shortest paths there are."""
+    from test_combat import _bfs_to_area
+
+    rows = [["W"] * 240] + [["W"] + ["."] * 238 + ["W"] for _ in range(238)] + [["W"] * 240]
+    for row in range(2, 238, 2):
+        rows[row][1:239] = ["#"] * 238
+        rows[row][238 if row % 4 == 2 else 1] = "."
+    data = _map(240, 240, 2)
+    data.update(rows=["".join(r) for r in rows], area_size=20,
+                birth_points={"attackers": [1, 1], "defenders": [237, 237]},
+                destinations=[{"name": "corner", "area": [0, 0]}, {"name": "far", "area": [11, 11]}])
+    combat_map = CombatMap.from_dict(data, source="serpentine.json")
+    for index, area in enumerate(combat_map.destination_areas):
+        assert np.array_equal(combat_map.distance_fields[index], _bfs_to_area(combat_map, area))
+    assert combat_map.distance_fields[0].max(initial=0, where=combat_map.passable) > 20_000
+
+
+# ---- env entry points --------------------------------------------------------------------------
+def test_aec_entry_points_name_bad_inputs():
+    env = hiddenenvs.make("kuhn_poker")
+    with pytest.raises(ValueError, match=r"reset\(seed=...\) takes None or a non-negative integer, got -1"):
+        env.reset(seed=-1)
+    with pytest.raises(TypeError, match=r"got 1.5 \(float\)"):
+        env.reset(seed=1.5)
+    env.reset(seed=np.int64(3))
+    with pytest.raises(ValueError, match=r"no agent named 'player_7'; agents: \['player_0', 'player_1'\]"):
+        env.observe("player_7")
+    for bad in (1.7, "1", True, [1]):
+        with pytest.raises(TypeError, match=rf"action for player_0 must be an integer in 0..1, got {re.escape(repr(bad))}"):
+            env.step(bad)
+    env.step(np.int64(1))  # numpy integers are integers
+
+
+def test_parallel_entry_points_name_bad_inputs():
+    env = hiddenenvs.make_parallel("rps")
+    with pytest.raises(ValueError, match=r"call reset\(\) before step\(\)"):
+        env.step({"player_0": 0, "player_1": 0})
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"unknown agent\(s\) 'player_9'"):
+        env.step({"player_0": 0, "player_1": 0, "player_9": 1})
+    with pytest.raises(TypeError, match=r"action for player_1 must be an integer .* got '2'"):
+        env.step({"player_0": 0, "player_1": "2"})
+    with pytest.raises(TypeError, match=r"takes a dict \{agent: action\}, got list"):
+        env.step([0, 0])
+    env.step({"player_0": 0, "player_1": np.int32(2)})
+    with pytest.raises(ValueError, match="the episode is over"):
+        env.step({"player_0": 0, "player_1": 0})
+
+
+# ---- errors that used to be swallowed ------------------------------------------------------------
+def test_a_broken_scripted_bot_import_is_an_error_not_no_bots(monkeypatch):
+    from agents.leaderboard.specs import resolve_agent
+
+    monkeypatch.setitem(sys.modules, "agents.scripted", None)  # importing it raises ImportError
+    with pytest.raises(ImportError):
+        resolve_agent("scripted:meier", "meier", 0, {})
+
+
+def test_sb3_wrapper_does_not_hide_a_type_error_behind_an_unmasked_policy():
+    from agents.sb3 import FrozenSB3Agent
+
+    class Policy:
+        def __init__(self, **_):
+            pass
+
+        def _get_constructor_parameters(self):
+            return {}
+
+        def state_dict(self):
+            return {}
+
+        def load_state_dict(self, _):
+            pass
+
+        def set_training_mode(self, _):
+            pass
+
+        def get_distribution(self, observations, action_masks=None):
+            raise TypeError("a bug inside the policy")
+
+    agent = FrozenSB3Agent(types.SimpleNamespace(action_space=Discrete(3), policy=Policy()))
+    assert agent.takes_masks
+    with pytest.raises(TypeError, match="a bug inside the policy"):
+        agent.policy_probabilities_batch(np.zeros((1, 4)), np.ones((1, 3)))
+
+
+# ---- leaderboard identity ------------------------------------------------------------------------
+def test_a_replaced_agent_file_is_a_new_agent(tmp_path):
+    from agents import TabularPolicyAgent
+    from agents.cfr import CFRSolver
+    from agents.leaderboard import AgentSpecError, evaluate, resolve_agent
+    from agents.leaderboard.specs import agent_identity
+
+    path = tmp_path / "agent.pt"
+    db = tmp_path / "board.sqlite"
+    def cfr_agent(iterations):  # one agent for both seats
+        solver = CFRSolver(hiddenenvs.load_game("kuhn_poker"), variant="cfr+")
+        solver.iterate(iterations)
+        return TabularPolicyAgent(solver.average_policy())
+
+    cfr_agent(5).save(path)
+    first = agent_identity(str(path))
+    evaluate("kuhn_poker", {}, ["random", str(path)], games=3, db_path=db, workers=1,
+             exploitability_max_nodes=0, progress=False)
+    cfr_agent(60).save(path)  # same path, new agent
+    second = agent_identity(str(path))
+    assert first != second and first.startswith(f"{path}#sha256:")
+    with pytest.raises(AgentSpecError, match="its file has changed"):
+        resolve_agent(first, "kuhn_poker", 0, {})
+    board = evaluate("kuhn_poker", {}, ["random", str(path)], games=3, db_path=db, workers=1,
+                     exploitability_max_nodes=0, progress=False)
+    assert {s.agent for s in board.standings} == {"random", first, second}
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 12
+    assert agent_identity("random") == "random" and agent_identity("cfr+:5") == "cfr+:5"
