@@ -322,20 +322,42 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
                 f"{game.NAME} is turn-based; use hiddenenvs.make({game.NAME!r}) for its AEC env"
             )
         self._setup(game, render_mode, observation_type)
+        self._masks: np.ndarray | None = None  # the current node's, see _node_masks
+
+    def _node_masks(self) -> np.ndarray:
+        """Every player's action mask at this node, (players, actions) read-only int8.
+
+        Built once per node: the observations hand out its rows and ``step`` validates
+        the joint action against it in one vectorised pass. A state may provide
+        ``legal_actions_masks()`` (all players' masks in one array, e.g. the combat sim's
+        160 fighters); otherwise the masks come from ``legal_actions`` player by player.
+        """
+        if self._masks is not None:
+            return self._masks
+        state = self.state
+        current_player = state.current_player()
+        masks_of_all = getattr(state, "legal_actions_masks", None)
+        if current_player == SIMULTANEOUS and masks_of_all is not None:
+            masks = np.array(masks_of_all(), dtype=np.int8)
+        else:
+            masks = np.zeros((self._num_players, self.game.info.num_distinct_actions), np.int8)
+            if current_player == SIMULTANEOUS:
+                for player in range(self._num_players):
+                    masks[player, state.legal_actions(player)] = 1
+            elif current_player >= 0:
+                masks[current_player, state.legal_actions()] = 1
+        masks.flags.writeable = False
+        self._masks = masks
+        return masks
 
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
-        state = self.state
+        self._masks = None  # a new node
+        masks = self._node_masks()
+        tensor_of, state, to_player = self._tensor_of, self.state, self.agent_to_player
         observations = {}
-        current_player = state.current_player()
         for agent in self.agents:
-            player = self.agent_to_player[agent]
-            if current_player == SIMULTANEOUS:
-                mask = state.legal_actions_mask(player)
-            else:
-                mask = np.zeros(self.game.info.num_distinct_actions, dtype=np.int8)
-                if current_player == player:
-                    mask[state.legal_actions()] = 1
-            observations[agent] = {"observation": self._tensor(player), "action_mask": mask}
+            player = to_player[agent]
+            observations[agent] = {"observation": tensor_of(state, player), "action_mask": masks[player]}
         return observations
 
     def reset(self, seed=None, options=None):
@@ -344,47 +366,81 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         self._resolve_automatic_nodes()
         return self._observations(), {agent: {} for agent in self.agents}
 
+    def _joint_action(self, actions: dict) -> list[int]:
+        """The validated joint action (one entry per player, forced moves filled in).
+
+        Movers are the players with two or more legal actions. The common case, every
+        mover sending an integer, is checked against the node's masks in one pass; any
+        other case (a missing agent, None, an illegal or non-integer action) goes through
+        the mover-by-mover path that names the culprit or plays the game's no-op.
+        """
+        masks = self._node_masks()
+        choices = masks.sum(axis=1)
+        movers = np.flatnonzero(choices > 1)
+        possible_agents = self.possible_agents
+        chosen = [actions.get(possible_agents[player]) for player in movers.tolist()]
+        wanted = np.asarray(chosen)
+        fast = wanted.dtype.kind in "iu" and wanted.shape == movers.shape
+        if fast:
+            in_range = (wanted >= 0) & (wanted < masks.shape[1])
+            fast = bool(in_range.all()) and bool(masks[movers, wanted].all())
+        if not fast:
+            wanted = np.array([self._checked_action(p, actions) for p in movers.tolist()], np.int64)
+        joint = np.where(choices == 1, masks.argmax(axis=1), -1)
+        joint[movers] = wanted
+        return joint.tolist()
+
+    def _checked_action(self, player: int, actions: dict) -> int:
+        """One mover's action, validated: raises naming the legal ones, or the no-op."""
+        agent = self.possible_agents[player]
+        if agent not in actions:
+            raise ValueError(f"{self.game.NAME}: no action given for {agent}, which must move")
+        action = actions[agent]
+        legal = np.flatnonzero(self._masks[player]).tolist()
+        if action is not None and int(action) in legal:
+            return int(action)
+        no_op = getattr(self.game, "NO_OP_ACTION", None)
+        if no_op is None or not self._action_spaces[agent].contains(action):
+            raise self._illegal(agent, action, legal)
+        return no_op
+
     def step(self, actions):
         state = self.state
         if state is None or not self.agents:
             raise ValueError(f"{self.game.NAME}: the episode is over; call reset()")
-        movers = state.movers()
-        no_op = getattr(self.game, "NO_OP_ACTION", None)
-        simultaneous = state.is_simultaneous_node()
-        replaced = {}
-        for player in movers:
-            agent = self.possible_agents[player]
-            if agent not in actions:
-                raise ValueError(f"{self.game.NAME}: no action given for {agent}, which must move")
-            legal = state.legal_actions(player) if simultaneous else state.legal_actions()
-            if actions[agent] is None or int(actions[agent]) not in legal:
-                if no_op is None or not self._action_spaces[agent].contains(actions[agent]):
-                    raise self._illegal(agent, actions[agent], legal)
-                replaced[agent] = no_op
-        if replaced:
-            actions = {**actions, **replaced}
-        if state.is_simultaneous_node():
-            joint = [-1] * self.game.info.num_players
-            for player in movers:
-                joint[player] = int(actions[self.possible_agents[player]])
-            state.apply_actions(joint)
+        joint = self._joint_action(actions)
+        player = state.current_player()
+        if player == SIMULTANEOUS:
+            state._apply_actions(joint)  # validated above
         else:
-            state.apply_action(int(actions[self.possible_agents[movers[0]]]))
-        step_rewards = np.zeros(self.game.info.num_players)
-        for earned in (self._add_rewards(None), self._resolve_automatic_nodes()):
-            if earned is not None:
-                step_rewards += earned
-        rewards = {agent: float(step_rewards[self.agent_to_player[agent]]) for agent in self.agents}
+            state._apply_action(joint[player])
+        step_rewards = self._add_rewards(None)
+        if state.current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
+            more_rewards = self._resolve_automatic_nodes()
+            if more_rewards is not None:
+                step_rewards = more_rewards if step_rewards is None else step_rewards + more_rewards
+        agents = self.agents
+        if step_rewards is None:
+            rewards = dict.fromkeys(agents, 0.0)
+        else:
+            to_player = self.agent_to_player
+            rewards = dict(zip(agents, step_rewards[[to_player[a] for a in agents]].tolist()))
         done = state.is_terminal()
-        finished = set() if done else {self.possible_agents[p] for p in state.finished_players()}
-        terminations = {agent: done or agent in finished for agent in self.agents}
-        truncations = dict.fromkeys(self.agents, False)
+        terminations = dict.fromkeys(agents, done)
+        finished = []
+        if not done and self._may_finish_early:
+            live = set(agents)
+            finished = [a for a in (self.possible_agents[p] for p in state.finished_players()) if a in live]
+            for agent in finished:
+                terminations[agent] = True
+        truncations = dict.fromkeys(agents, False)
         observations = self._observations()
-        infos = {agent: {} for agent in self.agents}
+        infos = {agent: {} for agent in agents}
         if done:
             self.agents = []
         elif finished:
-            self.agents = [agent for agent in self.agents if agent not in finished]
+            gone = set(finished)
+            self.agents = [agent for agent in agents if agent not in gone]
         if self.render_mode == "human":
             self.render()
         return observations, rewards, terminations, truncations, infos
