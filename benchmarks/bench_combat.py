@@ -56,7 +56,7 @@ def model_random_steps(game, rng: np.random.Generator, holder: dict, ticks: int 
         state = holder.get("state")
         if state is None or state.is_terminal():
             state = holder["state"] = game.new_initial_state(seed=int(rng.integers(2**31)))
-        masks = np.stack([state.legal_actions_mask(p) for p in range(game.info.num_players)])
+        masks = state.legal_actions_masks()  # every fighter's mask in one array
         actions = (rng.random(masks.shape) * masks).argmax(axis=1)
         done += int(masks.any(axis=1).sum())
         state.apply_actions(actions.tolist())

@@ -551,9 +551,13 @@ class Trajectory:
 
 
 def sample_chance_outcome(state: State, rng: np.random.Generator) -> int:
-    """One chance outcome, drawn by its probability (one uniform draw, no allocation)."""
+    """One chance outcome, drawn by its probability (one uniform draw, no allocation).
+
+    The probabilities sum to 1 (the model's contract); rounding short of 1 goes to the
+    last outcome. ``rng`` is anything with ``random()`` (numpy's or Python's generator).
+    """
     outcomes = state.chance_outcomes()
-    threshold = rng.random() * sum(p for _, p in outcomes)
+    threshold = rng.random()
     for action, probability in outcomes:
         threshold -= probability
         if threshold < 0:

@@ -24,28 +24,54 @@ Conventions (the same for every game):
   integer (``1.7``, ``"1"``, ``True``; Python and numpy integers are accepted) a
   ``TypeError``; a seed that is not ``None`` or a non-negative integer, an unknown agent
   given to ``observe``, an unknown agent key in a parallel ``step``, and a parallel
-  ``step`` before ``reset`` a ``ValueError``.
+  ``step`` before ``reset`` a ``ValueError``;
+- action masks are shared read-only arrays (one per distinct legal set, cached): copy one
+  before writing into it.
+
+Speed: ``make`` wraps the AEC env in :class:`FastOrderEnforcingWrapper`, a subclass of
+PettingZoo's ``OrderEnforcingWrapper`` with the same checks and errors whose per-step
+paths (``agent_iter``, ``last``, ``step`` and the attributes they read) skip its generic
+``__getattr__`` forwarding, which used to cost as much as the game itself.
 """
 
 from __future__ import annotations
 
+import operator
+import random
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import (
+    AECOrderEnforcingIterable,
+    AECOrderEnforcingIterator,
+)
 
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, Dynamics, Game, State, sample_chance_outcome
+from hiddenenvs.game import (
+    CHANCE,
+    SIMULTANEOUS,
+    TERMINAL,
+    Dynamics,
+    Game,
+    State,
+    sample_chance_outcome,
+)
 
 OBSERVATION_TYPES = ("information_state", "observation")
 ILLEGAL_ACTION_RULES = ("raise", "lose")
+# Distinct legal sets whose read-only masks an env keeps (Leduc has a handful; 8x8
+# Othello many more, so the cache is bounded).
+MASK_CACHE_SIZE = 4096
 
 
 class _GameEnvBase:
     """What the AEC and the parallel adapter share: spaces, seeding, chance, rendering."""
 
-    def _checked_action(self, agent: str, action: Any) -> int:
+    def _integer_action(self, agent: str, action: Any) -> int:
         """``action`` as an int; TypeError naming it unless it is an integer (not a bool)."""
         if type(action) is int or (isinstance(action, (int, np.integer)) and not isinstance(action, bool)):
             return int(action)
@@ -97,10 +123,26 @@ class _GameEnvBase:
         self._action_spaces = {
             agent: spaces.Discrete(info.num_distinct_actions) for agent in self.possible_agents
         }
-        self._rng = np.random.default_rng()
+        # Chance draws and episode seeds come from Python's Mersenne Twister: seeding it
+        # and drawing one number cost a fraction of numpy's Generator per call, and the
+        # envs draw one number at a time (sample_chance_outcome only calls .random()).
+        self._rng = random.Random()
         self.state: State | None = None
         state_class = type(game.new_initial_state())
         self._terminal_rewards_only = state_class.rewards is State.rewards
+        # Per-step shortcuts: the tensor method looked up once; most games never finish a
+        # player early; masks repeat.
+        self._tensor_of = getattr(state_class, f"{observation_type}_tensor")
+        self._may_finish_early = state_class.finished_players is not State.finished_players
+        self._num_players = info.num_players
+        self._no_action_mask = self._read_only_mask(())
+        self._mask_of_legal = lru_cache(maxsize=MASK_CACHE_SIZE)(self._read_only_mask)
+
+    def _read_only_mask(self, legal: tuple[int, ...]) -> np.ndarray:
+        mask = np.zeros(self.game.info.num_distinct_actions, dtype=np.int8)
+        mask[list(legal)] = 1
+        mask.flags.writeable = False
+        return mask
 
     def observation_space(self, agent):
         return self._observation_spaces[agent]
@@ -125,13 +167,11 @@ class _GameEnvBase:
             if seed < 0:
                 raise ValueError(f"{self.game.NAME}: reset(seed=...) takes None or a non-negative "
                                  f"integer, got {seed}")
-            self._rng = np.random.default_rng(seed)
-        self.state = self.game.new_initial_state(seed=int(self._rng.integers(2**31)))
+            self._rng.seed(operator.index(seed))
+        self.state = self.game.new_initial_state(seed=self._rng.getrandbits(31))
 
     def _tensor(self, player: int) -> np.ndarray:
-        if self.observation_type == "information_state":
-            return self.state.information_state_tensor(player)
-        return self.state.observation_tensor(player)
+        return self._tensor_of(self.state, player)
 
     def _resolve_automatic_nodes(self) -> np.ndarray | None:
         """Play chance nodes and simultaneous nodes where nobody has a real choice.
@@ -190,6 +230,9 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         self._setup(game, render_mode, observation_type)
         self._movers_left: list[int] = []
         self._pending_joint: list[int] = []
+        # The selected agent's legal actions at the current node: observe() and step()
+        # both need them, so they are computed once per node (None: not yet).
+        self._selection_legal: list[int] | None = None
 
     def reset(self, seed=None, options=None):
         self._new_episode(seed)
@@ -203,6 +246,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
 
     def _after_transition(self, rewards: np.ndarray | None) -> None:
         """Credit rewards, then pick the next agent to act (or end the game)."""
+        self._selection_legal = None
         if rewards is not None:
             for player, agent in enumerate(self.possible_agents):
                 if agent in self.rewards:
@@ -215,12 +259,14 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             self._movers_left = state.movers()
             self._pending_joint = [
                 (legal[0] if legal else -1)
-                for legal in (state.legal_actions(p) for p in range(self.game.info.num_players))
+                for legal in (state.legal_actions(p) for p in range(self._num_players))
             ]
             self.agent_selection = self.possible_agents[self._movers_left.pop(0)]
         else:  # terminal
             self.terminations = dict.fromkeys(self.agents, True)
             self.agent_selection = self.agents[0]
+        if not self._may_finish_early:
+            return
         finished = [
             agent
             for agent in (self.possible_agents[p] for p in state.finished_players())
@@ -236,43 +282,64 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             return self.state.legal_actions(player)
         return self.state.legal_actions()
 
+    def _legal_actions_of_selection(self) -> list[int]:
+        """The selected agent's legal actions (none once the game is over), once per node."""
+        legal = self._selection_legal
+        if legal is None:
+            state = self.state
+            player = state.current_player()
+            if player >= 0:
+                legal = state.legal_actions()
+            elif player == SIMULTANEOUS:
+                legal = state.legal_actions(self.agent_to_player[self.agent_selection])
+            else:
+                legal = []
+            self._selection_legal = legal
+        return legal
+
     def observe(self, agent):
         try:
             player = self.agent_to_player[agent]
         except (KeyError, TypeError):
             raise self._unknown_agent(agent) from None
-        mask = np.zeros(self.game.info.num_distinct_actions, dtype=np.int8)
-        if agent == self.agent_selection and not self.state.is_terminal():
-            mask[self._legal_actions(player)] = 1
+        if agent == self.agent_selection and self.state.current_player() != TERMINAL:
+            mask = self._mask_of_legal(tuple(self._legal_actions_of_selection()))
+        else:
+            mask = self._no_action_mask
         return {"observation": self._tensor(player), "action_mask": mask}
 
     def step(self, action):
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
+            self._selection_legal = None
             return
-        player = self.agent_to_player[agent]
-        legal = self._legal_actions(player)
-        if action is None or self._checked_action(agent, action) not in legal:
+        legal = self._legal_actions_of_selection()
+        if action is None or self._integer_action(agent, action) not in legal:
             raise self._illegal(agent, action, legal)
         action = int(action)
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
+        rewards = self.rewards
+        for name in rewards:
+            rewards[name] = 0.0
         state = self.state
-        if state.is_simultaneous_node():
-            self._pending_joint[player] = action
+        if state.current_player() == SIMULTANEOUS:
+            self._pending_joint[self.agent_to_player[agent]] = action
             if self._movers_left:
                 self.agent_selection = self.possible_agents[self._movers_left.pop(0)]
+                self._selection_legal = None
                 return
             state._apply_actions(self._pending_joint)
         else:
             state._apply_action(action)  # validated above
         rewards = self._add_rewards(None)
-        more_rewards = self._resolve_automatic_nodes()
-        if more_rewards is not None:
-            rewards = more_rewards if rewards is None else rewards + more_rewards
+        if state.current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
+            more_rewards = self._resolve_automatic_nodes()
+            if more_rewards is not None:
+                rewards = more_rewards if rewards is None else rewards + more_rewards
         self._after_transition(rewards)
-        self._accumulate_rewards()
+        if rewards is not None:
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
@@ -292,20 +359,42 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
                 f"{game.NAME} is turn-based; use hiddenenvs.make({game.NAME!r}) for its AEC env"
             )
         self._setup(game, render_mode, observation_type)
+        self._masks: np.ndarray | None = None  # the current node's, see _node_masks
+
+    def _node_masks(self) -> np.ndarray:
+        """Every player's action mask at this node, (players, actions) read-only int8.
+
+        Built once per node: the observations hand out its rows and ``step`` validates
+        the joint action against it in one vectorised pass. A state may provide
+        ``legal_actions_masks()`` (all players' masks in one array, e.g. the combat sim's
+        160 fighters); otherwise the masks come from ``legal_actions`` player by player.
+        """
+        if self._masks is not None:
+            return self._masks
+        state = self.state
+        current_player = state.current_player()
+        masks_of_all = getattr(state, "legal_actions_masks", None)
+        if current_player == SIMULTANEOUS and masks_of_all is not None:
+            masks = np.array(masks_of_all(), dtype=np.int8)
+        else:
+            masks = np.zeros((self._num_players, self.game.info.num_distinct_actions), np.int8)
+            if current_player == SIMULTANEOUS:
+                for player in range(self._num_players):
+                    masks[player, state.legal_actions(player)] = 1
+            elif current_player >= 0:
+                masks[current_player, state.legal_actions()] = 1
+        masks.flags.writeable = False
+        self._masks = masks
+        return masks
 
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
-        state = self.state
+        self._masks = None  # a new node
+        masks = self._node_masks()
+        tensor_of, state, to_player = self._tensor_of, self.state, self.agent_to_player
         observations = {}
-        current_player = state.current_player()
         for agent in self.agents:
-            player = self.agent_to_player[agent]
-            if current_player == SIMULTANEOUS:
-                mask = state.legal_actions_mask(player)
-            else:
-                mask = np.zeros(self.game.info.num_distinct_actions, dtype=np.int8)
-                if current_player == player:
-                    mask[state.legal_actions()] = 1
-            observations[agent] = {"observation": self._tensor(player), "action_mask": mask}
+            player = to_player[agent]
+            observations[agent] = {"observation": tensor_of(state, player), "action_mask": masks[player]}
         return observations
 
     def reset(self, seed=None, options=None):
@@ -313,6 +402,45 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         self.agents = self.possible_agents[:]
         self._resolve_automatic_nodes()
         return self._observations(), {agent: {} for agent in self.agents}
+
+    def _joint_action(self, actions: dict) -> list[int]:
+        """The validated joint action (one entry per player, forced moves filled in).
+
+        Movers are the players with two or more legal actions. The common case, every
+        mover sending an integer, is checked against the node's masks in one pass; any
+        other case (a missing agent, None, an illegal or non-integer action) goes through
+        the mover-by-mover path that names the culprit or plays the game's no-op.
+        """
+        masks = self._node_masks()
+        choices = masks.sum(axis=1)
+        movers = np.flatnonzero(choices > 1)
+        possible_agents = self.possible_agents
+        chosen = [actions.get(possible_agents[player]) for player in movers.tolist()]
+        wanted = np.asarray(chosen)
+        fast = (wanted.dtype.kind in "iu" and wanted.shape == movers.shape
+                and not any(isinstance(a, bool) for a in chosen))  # np.asarray([True, 1]) is int
+        if fast:
+            in_range = (wanted >= 0) & (wanted < masks.shape[1])
+            fast = bool(in_range.all()) and bool(masks[movers, wanted].all())
+        if not fast:
+            wanted = np.array([self._checked_mover_action(p, actions) for p in movers.tolist()], np.int64)
+        joint = np.where(choices == 1, masks.argmax(axis=1), -1)
+        joint[movers] = wanted
+        return joint.tolist()
+
+    def _checked_mover_action(self, player: int, actions: dict) -> int:
+        """One mover's action, validated: raises naming the legal ones, or the no-op."""
+        agent = self.possible_agents[player]
+        if agent not in actions:
+            raise ValueError(f"{self.game.NAME}: no action given for {agent}, which must move")
+        action = actions[agent]
+        legal = np.flatnonzero(self._masks[player]).tolist()
+        if action is not None and self._integer_action(agent, action) in legal:
+            return int(action)
+        no_op = getattr(self.game, "NO_OP_ACTION", None)
+        if no_op is None or not self._action_spaces[agent].contains(action):
+            raise self._illegal(agent, action, legal)
+        return no_op
 
     def step(self, actions):
         state = self.state
@@ -327,47 +455,125 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
             unknown = sorted(map(repr, set(actions) - self._agent_names))
             raise ValueError(f"{self.game.NAME}: step() got actions for unknown agent(s) "
                              f"{', '.join(unknown)}; agents: {self.possible_agents}")
-        movers = state.movers()
-        no_op = getattr(self.game, "NO_OP_ACTION", None)
-        simultaneous = state.is_simultaneous_node()
-        replaced = {}
-        for player in movers:
-            agent = self.possible_agents[player]
-            if agent not in actions:
-                raise ValueError(f"{self.game.NAME}: no action given for {agent}, which must move")
-            legal = state.legal_actions(player) if simultaneous else state.legal_actions()
-            action = actions[agent]
-            if action is None or self._checked_action(agent, action) not in legal:
-                if no_op is None or not self._action_spaces[agent].contains(actions[agent]):
-                    raise self._illegal(agent, actions[agent], legal)
-                replaced[agent] = no_op
-        if replaced:
-            actions = {**actions, **replaced}
-        if state.is_simultaneous_node():
-            joint = [-1] * self.game.info.num_players
-            for player in movers:
-                joint[player] = int(actions[self.possible_agents[player]])
-            state.apply_actions(joint)
+        joint = self._joint_action(actions)
+        player = state.current_player()
+        if player == SIMULTANEOUS:
+            state._apply_actions(joint)  # validated above
         else:
-            state.apply_action(int(actions[self.possible_agents[movers[0]]]))
-        step_rewards = np.zeros(self.game.info.num_players)
-        for earned in (self._add_rewards(None), self._resolve_automatic_nodes()):
-            if earned is not None:
-                step_rewards += earned
-        rewards = {agent: float(step_rewards[self.agent_to_player[agent]]) for agent in self.agents}
+            state._apply_action(joint[player])
+        step_rewards = self._add_rewards(None)
+        if state.current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
+            more_rewards = self._resolve_automatic_nodes()
+            if more_rewards is not None:
+                step_rewards = more_rewards if step_rewards is None else step_rewards + more_rewards
+        agents = self.agents
+        if step_rewards is None:
+            rewards = dict.fromkeys(agents, 0.0)
+        else:
+            to_player = self.agent_to_player
+            rewards = dict(zip(agents, step_rewards[[to_player[a] for a in agents]].tolist()))
         done = state.is_terminal()
-        finished = set() if done else {self.possible_agents[p] for p in state.finished_players()}
-        terminations = {agent: done or agent in finished for agent in self.agents}
-        truncations = dict.fromkeys(self.agents, False)
+        terminations = dict.fromkeys(agents, done)
+        finished = []
+        if not done and self._may_finish_early:
+            live = set(agents)
+            finished = [a for a in (self.possible_agents[p] for p in state.finished_players()) if a in live]
+            for agent in finished:
+                terminations[agent] = True
+        truncations = dict.fromkeys(agents, False)
         observations = self._observations()
-        infos = {agent: {} for agent in self.agents}
+        infos = {agent: {} for agent in agents}
         if done:
             self.agents = []
         elif finished:
-            self.agents = [agent for agent in self.agents if agent not in finished]
+            gone = set(finished)
+            self.agents = [agent for agent in agents if agent not in gone]
         if self.render_mode == "human":
             self.render()
         return observations, rewards, terminations, truncations, infos
+
+
+class FastOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` without its per-step attribute forwarding.
+
+    The base class reaches every attribute of the wrapped env through ``__getattr__``
+    (a name check, then ``BaseWrapper.__getattr__``, then ``getattr``), several times per
+    step. Here the attributes the AEC loop reads are properties and ``last``, ``step``,
+    ``observe`` and the ``agent_iter`` iterator read the wrapped env directly; every
+    check, error and warning of the base class is kept (before ``reset()`` the
+    properties raise the same ``AttributeError``), and so is the class itself for
+    ``isinstance`` and ``unwrapped``.
+    """
+
+    def _forwarded(name: str):  # noqa: N805 -- builds the class's properties below
+        def get(self):
+            if not self._has_reset:
+                raise AttributeError(f"{name} cannot be accessed before reset")
+            return getattr(self.env, name)
+
+        return property(get, doc=f"The wrapped env's ``{name}`` (after ``reset()``).")
+
+    agents = _forwarded("agents")
+    agent_selection = _forwarded("agent_selection")
+    rewards = _forwarded("rewards")
+    terminations = _forwarded("terminations")
+    truncations = _forwarded("truncations")
+    infos = _forwarded("infos")
+    _cumulative_rewards = _forwarded("_cumulative_rewards")
+    del _forwarded
+
+    @property
+    def num_agents(self) -> int:
+        return len(self.agents)
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            return super().last(observe)  # raises the base class's error
+        env = self.env
+        agent = env.agent_selection
+        return (
+            env.observe(agent) if observe else None,
+            env._cumulative_rewards[agent],
+            env.terminations[agent],
+            env.truncations[agent],
+            env.infos[agent],
+        )
+
+    def observe(self, agent):
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.observe(agent)
+
+    def step(self, action) -> None:
+        if self._has_reset and self.env.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)  # the base class's error or warning
+
+    def agent_iter(self, max_iter: int = 2**63):
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _FastOrderEnforcingIterable(self, max_iter)
+
+
+class _FastOrderEnforcingIterable(AECOrderEnforcingIterable):
+    def __iter__(self):
+        return _FastOrderEnforcingIterator(self.env, self.max_iter)
+
+
+class _FastOrderEnforcingIterator(AECOrderEnforcingIterator):
+    """The base iterator's checks, reading the wrapped env directly."""
+
+    def __next__(self):
+        wrapper = self.env
+        env = wrapper.env
+        if not env.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        wrapper._has_updated = False
+        return env.agent_selection
 
 
 def make(
@@ -388,7 +594,7 @@ def make(
     env = GameAECEnv(game, render_mode=render_mode, observation_type=observation_type)
     if illegal_action == "lose":
         env = wrappers.TerminateIllegalWrapper(env, illegal_reward=game.info.min_utility)
-    return wrappers.OrderEnforcingWrapper(env)
+    return FastOrderEnforcingWrapper(env)
 
 
 def make_parallel(

@@ -345,3 +345,21 @@ def test_stored_maps_are_what_the_documented_builder_writes():
 
     for recipe in RECIPES:
         assert build(recipe) == json.loads((MAPS_DIR / f"{recipe.name}.json").read_text()), recipe.name
+
+
+def test_compiled_history_hashes_equal_the_numpy_formula():
+    from hiddenenvs.envs.combat import env as combat_env
+
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 2**63, size=7, dtype=np.uint64) * np.uint64(3)  # top bits set too
+    observations = rng.random((7, 11, 11, 5), dtype=np.float32) * (rng.random((7, 11, 11, 5)) < 0.3)
+    actions = rng.integers(-1, 10, size=7)
+    # the formula written out in numpy (uint64 arithmetic wraps modulo 2**64)
+    words = observations.reshape(7, -1).view(np.uint32).astype(np.uint64)
+    observation_hash = (words * combat_env._HASH_COEFFICIENTS[: words.shape[1]]).sum(axis=1, dtype=np.uint64)
+    mixed = (keys ^ observation_hash) * combat_env._MIX_A
+    mixed ^= mixed >> np.uint64(31)
+    expected = (mixed + actions.astype(np.uint64) + np.uint64(1)) * combat_env._MIX_B
+    np.testing.assert_array_equal(combat_env._chain_hashes(keys, observations, actions), expected)
+    with pytest.raises(ValueError, match="as many"):
+        combat_env._chain_hashes(keys, observations, actions[:3])

@@ -9,7 +9,7 @@ higher-numbered one is clear when no cell strictly between blocks sight, within
 """
 
 from libc.math cimport sqrt
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
 
 
@@ -167,15 +167,28 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
     with walls; ``seen[team, k]``: team sees its enemy number k now."""
     cdef Py_ssize_t count = 2 * team_size
     cdef Py_ssize_t side = 2 * radius + 1
-    cdef Py_ssize_t viewer, other, a, b, channel
+    cdef Py_ssize_t viewer, other, a, b, channel, team
     cdef int64_t row, col, d_row, d_col
     cdef int8_t code
     cdef float own, value
     cdef bint same_team
+    # Every fighter's row and column, looked up once: the viewer x other loop below is
+    # the quadratic part (25,600 pairs at 160 fighters), so it tests the cheap window
+    # bounds first and the team and sight rules only for fighters inside the window.
+    cdef int64_t *rows = <int64_t *> calloc(count, sizeof(int64_t))
+    cdef int64_t *cols = <int64_t *> calloc(count, sizeof(int64_t))
+    if rows == NULL or cols == NULL:
+        free(rows)
+        free(cols)
+        raise MemoryError("fill_views: no memory for the fighters' coordinates")
     with nogil:
+        for other in range(count):
+            rows[other] = cell_rows[positions[other]]
+            cols[other] = cell_cols[positions[other]]
         for viewer in range(count):
-            row = cell_rows[positions[viewer]]
-            col = cell_cols[positions[viewer]]
+            row = rows[viewer]
+            col = cols[viewer]
+            team = 0 if viewer < team_size else 1
             own = <float> (health[viewer] / 100.0)
             for a in range(side):
                 for b in range(side):
@@ -184,16 +197,45 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
                     views[viewer, a, b, 1] = 1.0 if code == 3 else 0.0
                     views[viewer, a, b, 4] = own
             for other in range(count):
+                d_row = rows[other] - row + radius
+                if d_row < 0 or d_row >= side:
+                    continue
+                d_col = cols[other] - col + radius
+                if d_col < 0 or d_col >= side:
+                    continue
                 if other == viewer or not alive[other]:
                     continue
-                same_team = (viewer < team_size) == (other < team_size)
-                if not same_team and not seen[0 if viewer < team_size else 1, other % team_size]:
-                    continue
-                d_row = cell_rows[positions[other]] - row + radius
-                d_col = cell_cols[positions[other]] - col + radius
-                if d_row < 0 or d_row >= side or d_col < 0 or d_col >= side:
+                same_team = (other < team_size) == (team == 0)
+                if not same_team and not seen[team, other - team_size if other >= team_size else other]:
                     continue
                 channel = 2 if same_team else 3
                 value = <float> (health[other] / 100.0)
                 if value > views[viewer, d_row, d_col, channel]:
                     views[viewer, d_row, d_col, channel] = value
+    free(rows)
+    free(cols)
+
+def chain_hashes(const uint64_t[::1] keys, const uint32_t[:, ::1] words,
+                 const uint64_t[::1] coefficients, const int64_t[::1] actions,
+                 uint64_t mix_a, uint64_t mix_b, uint64_t[::1] out):
+    """``out[p]``: player ``p``'s history hash ``keys[p]`` extended by one step, the
+    observation's 32-bit ``words[p]`` and the action ``actions[p]``; the formula (all
+    arithmetic modulo 2**64) is ``env._chain_hashes``'s, in one pass without temporaries."""
+    cdef Py_ssize_t player, k
+    cdef uint64_t observation_hash, mixed
+    if words.shape[1] > coefficients.shape[0] or not (
+        keys.shape[0] == actions.shape[0] == out.shape[0] == words.shape[0]
+    ):
+        raise ValueError(
+            f"chain_hashes: {words.shape[0]} observations of {words.shape[1]} words need as many "
+            f"keys, actions and outputs ({keys.shape[0]}, {actions.shape[0]}, {out.shape[0]}) "
+            f"and at most {coefficients.shape[0]} words"
+        )
+    with nogil:
+        for player in range(words.shape[0]):
+            observation_hash = 0
+            for k in range(words.shape[1]):
+                observation_hash += words[player, k] * coefficients[k]
+            mixed = (keys[player] ^ observation_hash) * mix_a
+            mixed ^= mixed >> 31
+            out[player] = (mixed + <uint64_t> actions[player] + 1) * mix_b

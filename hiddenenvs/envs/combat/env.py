@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from hiddenenvs.envs.combat._tick import fill_views
+from hiddenenvs.envs.combat._tick import chain_hashes, fill_views
 from hiddenenvs.envs.combat.maps import DIRECTION_NAMES, TEAMS, WALL, CombatMap
 from hiddenenvs.envs.combat.simulation import ATTACKERS, DEFENDERS, MAX_HEALTH, Battle, Rules
 from hiddenenvs.game import (
@@ -165,14 +165,19 @@ _MIX_A, _MIX_B = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
 def _chain_hashes(keys: np.ndarray, observations: np.ndarray, actions: np.ndarray) -> np.ndarray:
     """Extend each player's 64-bit history hash by one (action, observation) step.
 
-    ``observations`` is (players, ...) float32; hashing all players in one pass keeps
-    perfect-recall keys cheap enough to maintain every tick for 160 fighters.
+    ``observations`` is (players, ...) float32; hashing all players in one compiled pass
+    keeps perfect-recall keys cheap enough to maintain every tick for 160 fighters. With
+    ``w`` the observation's float32 bits as uint32 words and all arithmetic modulo 2**64:
+    ``h = sum_k w[k] * C[k]``, ``m = (key ^ h) * A``, ``m ^= m >> 31``,
+    ``key' = (m + action + 1) * B`` (``tests/test_combat.py`` checks it against numpy).
     """
-    words = observations.reshape(len(keys), -1).view(np.uint32).astype(np.uint64)
-    observation_hash = (words * _HASH_COEFFICIENTS[: words.shape[1]]).sum(axis=1, dtype=np.uint64)
-    mixed = (keys ^ observation_hash) * _MIX_A
-    mixed ^= mixed >> np.uint64(31)
-    return (mixed + actions.astype(np.uint64) + np.uint64(1)) * _MIX_B
+    words = np.ascontiguousarray(observations).reshape(len(keys), -1).view(np.uint32)
+    out = np.empty(len(keys), dtype=np.uint64)
+    chain_hashes(
+        np.ascontiguousarray(keys, dtype=np.uint64), words, _HASH_COEFFICIENTS,
+        np.ascontiguousarray(actions, dtype=np.int64), int(_MIX_A), int(_MIX_B), out,
+    )
+    return out
 
 
 class _CombatState(State):
@@ -413,6 +418,11 @@ class FighterState(_CombatState):
         if self._winner is not None:
             return np.zeros(len(FIGHTER_ACTION_NAMES), dtype=np.int8)
         return self._masks[player].astype(np.int8)
+
+    def legal_actions_masks(self):
+        """Every fighter's action mask in one (players, actions) bool array, for the
+        parallel env (shared with clones: never modify it)."""
+        return self._masks
 
     def apply_actions(self, joint):
         """As :meth:`State.apply_actions`, validated for all fighters at once."""
