@@ -16,6 +16,9 @@ Spec                   Agent
 ``random``             :class:`RandomAgent`
 ``cfr+:<iterations>``  CFR+'s average policy after that many iterations (``cfr:<n>`` for
                        vanilla CFR); the game tree must be enumerable
+``<prefix>:<argument>`` a spec registered in :mod:`agents.search` (``es-mccfr:<iterations>``,
+                       ``os-mccfr:<iterations>``, ``oos:10000`` / ``oos:2s``,
+                       ``ismcts:1000`` / ``ismcts:1s``: iterations or seconds per move)
 ``<path>``             an agent file written by ``Agent.save``, a run checkpoint
                        (``checkpoint.pt``) or a run directory: the trainer's evaluation
                        agent for the seat (NFSP: its average policy)
@@ -145,7 +148,9 @@ def _literal(text: str):
 
 
 SPEC_HELP = (
-    "'random', 'cfr+:<iterations>' (or 'cfr:<iterations>'), an agent file written by "
+    "'random', 'cfr+:<iterations>' (or 'cfr:<iterations>'), 'es-mccfr:<iterations>', "
+    "'os-mccfr:<iterations>', 'oos:<iterations>' or 'oos:<seconds>s', 'ismcts:<iterations>' "
+    "or 'ismcts:<seconds>s', an agent file written by "
     "Agent.save(), a run checkpoint file or a run directory"
 )
 
@@ -170,6 +175,12 @@ def load_agent(spec: str, env_name: str, player: int = 0, seed: int | None = Non
         solver = CFRSolver(game, variant=variant)
         solver.iterate(int(iterations))
         return TabularPolicyAgent.from_policy(solver.average_policy(), player, seed)
+    if iterations:
+        from agents.search import spec_builder
+
+        builder = spec_builder(variant)
+        if builder is not None:
+            return builder(iterations, game, player, seed)
     path = Path(spec)
     if path.is_dir():
         path = path / "checkpoint.pt"

@@ -36,6 +36,8 @@ TRAINERS = {
     "nfsp": "agents.nfsp:NFSP",
     "cfr": "agents.cfr:CFRLearner",
     "cfr+": "agents.cfr:CFRPlusLearner",
+    "es-mccfr": "agents.search.external_sampling_mccfr:ExternalSamplingMCCFRLearner",
+    "os-mccfr": "agents.search.outcome_sampling_mccfr:OutcomeSamplingMCCFRLearner",
 }
 EXACT_CHOICES = ("auto", "yes", "no")
 

@@ -1,0 +1,69 @@
+"""Search algorithms over the game model, and the agent specs that name them.
+
+=============================================  ==================================================
+Module                                         Algorithm
+=============================================  ==================================================
+:mod:`agents.search.external_sampling_mccfr`   external-sampling MCCFR (Lanctot et al. 2009);
+                                               trainer ``es-mccfr``, spec ``es-mccfr:<iterations>``
+:mod:`agents.search.outcome_sampling_mccfr`    outcome-sampling MCCFR (Lanctot et al. 2009);
+                                               trainer ``os-mccfr``, spec ``os-mccfr:<iterations>``
+:mod:`agents.search.oos`                       Online Outcome Sampling (Lisý, Lanctot & Bowling
+                                               2015), spec ``oos:<iterations>`` or ``oos:<seconds>s``
+:mod:`agents.search.ismcts`                    information-set MCTS (Cowling, Powley & Whitehouse
+                                               2012), spec ``ismcts:<iterations>`` or ``ismcts:<s>s``
+=============================================  ==================================================
+
+Spec registry. ``agents.baselines.load_agent`` resolves ``<prefix>:<argument>`` through
+:data:`SPEC_BUILDERS`: a module registers a builder ``(argument, game, player, seed) ->
+Agent`` with ``@register_spec(prefix)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+SPEC_BUILDERS: dict[str, Callable] = {}
+
+# Modules whose import registers their specs (imported on the first lookup).
+_SPEC_MODULES = (
+    "agents.search.external_sampling_mccfr",
+    "agents.search.outcome_sampling_mccfr",
+    "agents.search.oos",
+    "agents.search.ismcts",
+)
+
+
+def register_spec(prefix: str) -> Callable[[Callable], Callable]:
+    """Register ``builder(argument, game, player, seed) -> Agent`` for ``<prefix>:<argument>``."""
+
+    def decorate(builder: Callable) -> Callable:
+        SPEC_BUILDERS[prefix] = builder
+        return builder
+
+    return decorate
+
+
+def spec_builder(prefix: str) -> Callable | None:
+    """The builder registered for ``prefix``, or None."""
+    if prefix not in SPEC_BUILDERS:
+        for module in _SPEC_MODULES:
+            importlib.import_module(module)
+    return SPEC_BUILDERS.get(prefix)
+
+
+def parse_budget(spec: str, argument: str) -> tuple[int | None, float | None]:
+    """``"10000"`` -> (10000 iterations, None); ``"2s"`` / ``"0.5s"`` -> (None, seconds)."""
+    try:
+        if argument.endswith("s"):
+            seconds = float(argument[:-1])
+            if seconds > 0:
+                return None, seconds
+        elif argument.isdigit() and int(argument) > 0:
+            return int(argument), None
+    except ValueError:
+        pass
+    raise ValueError(
+        f"agent spec {spec!r}: the budget must be a positive number of iterations ('10000') "
+        f"or of seconds per move ('2s'), got {argument!r}"
+    )

@@ -1,0 +1,110 @@
+"""What the MCCFR solvers share: tables, seeding, exact exploitability, the trainer
+(an iteration-based :class:`agents.base.Learner`, like :class:`agents.cfr.CFRLearner`)
+and the ``<name>:<iterations>`` agent specs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.base import Learner, StepReport
+from agents.search.tables import RegretTables, TablePolicyAgent
+from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
+from hiddenenvs.game import Game
+
+
+class MCCFRSolverBase:
+    """Tables, a seeded generator and an iteration counter; subclasses define ``iterate``."""
+
+    def __init__(self, game: Game, seed: int | None = 0):
+        self.game = game
+        self.num_players = game.info.num_players
+        self.rng = np.random.default_rng(seed)
+        self.tables = RegretTables(game.info.num_distinct_actions)
+        self.iteration = 0
+
+    def iterate(self, iterations: int = 1) -> None:
+        raise NotImplementedError
+
+    def average_table(self) -> dict[tuple, np.ndarray]:
+        return self.tables.average_table()
+
+    def average_policy(self, tree: GameTree | None = None) -> TabularPolicy:
+        """The average strategy on the game's enumerated tree (unvisited sets: uniform)."""
+        return self.tables.tabular_policy(tree or GameTree.build(self.game))
+
+    def exploitability(self) -> float:
+        tree = GameTree.build(self.game)
+        return float(exploitability(tree, self.average_policy(tree)))
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "iteration": self.iteration,
+            "rng": self.rng.bit_generator.state,
+            "tables": self.tables.state_dict(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.iteration = int(state["iteration"])
+        self.rng.bit_generator.state = state["rng"]
+        self.tables.load_state_dict(state["tables"])
+
+
+@dataclass
+class MCCFRConfig:
+    """MCCFR trainer settings."""
+
+    iterations_per_step: int = 100  # MCCFR iterations (one traversal per player each) per loop step
+    exploration: float = 0.6  # outcome sampling only: epsilon of the update player's sampling policy
+
+    def __post_init__(self):
+        from agents.config import ConfigError
+
+        if self.iterations_per_step < 1:
+            raise ConfigError(f"trainer.params.iterations_per_step must be >= 1, got {self.iterations_per_step}")
+        if not 0.0 < self.exploration <= 1.0:
+            raise ConfigError(f"trainer.params.exploration must be in (0, 1], got {self.exploration}")
+
+
+class MCCFRLearner(Learner):
+    """An MCCFR solver as a trainer: each loop step runs ``iterations_per_step``
+    iterations (budgets and schedules count MCCFR iterations, as for CFR); the
+    evaluation policy is the average strategy."""
+
+    CONFIG_CLASS = MCCFRConfig
+    SOLVER: type = MCCFRSolverBase
+
+    def __init__(self, game: Game, config: MCCFRConfig, seed: int):
+        super().__init__(game, config, seed)
+        self.solver = self.SOLVER(game, seed=seed, **self._solver_options(config))
+
+    def _solver_options(self, config: MCCFRConfig) -> dict[str, Any]:
+        return {}
+
+    def step(self, loop: Any) -> StepReport:
+        self.solver.iterate(self.config.iterations_per_step)
+        return StepReport(episodes=0, iterations=self.config.iterations_per_step, metrics={"infosets": float(len(self.solver.tables))})
+
+    def evaluation_agent(self, player: int) -> TablePolicyAgent:
+        return TablePolicyAgent(self.game, self.solver.average_table(), player)
+
+    def evaluation_policy(self, tree: GameTree) -> TabularPolicy:
+        return self.solver.average_policy(tree)
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.solver.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.solver.load_state_dict(state)
+
+
+def table_agent_spec(name: str, solver_class: type, argument: str, game: Game, player: int,
+                     seed: int | None) -> TablePolicyAgent:
+    """The agent of spec ``<name>:<iterations>``: the solver's average strategy for ``player``."""
+    if not argument.isdigit() or int(argument) < 1:
+        raise ValueError(f"agent spec '{name}:{argument}': iterations must be a positive integer")
+    solver = solver_class(game, seed=0)
+    solver.iterate(int(argument))
+    return TablePolicyAgent(game, solver.average_table(), player, seed)

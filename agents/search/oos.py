@@ -1,0 +1,344 @@
+"""Online Outcome Sampling (Lisý, Lanctot & Bowling 2015, "Online Monte Carlo
+Counterfactual Regret Minimization for Search in Imperfect Information Games", AAMAS;
+the search of ExIt-OOS, Kitchen & Benedetti 2018).
+
+OOS is outcome-sampling MCCFR (:mod:`agents.search.outcome_sampling_mccfr`) run during
+play, with two changes. (1) *Targeting*: with probability ``delta`` an iteration samples
+from a biased sampler that only follows actions and chance outcomes consistent with the
+target ``tau`` (the searcher's information set, IST, or its public state, PST); the
+other iterations sample as OS-MCCFR. Every sample's probability is the mixture
+``q(z) = delta * q_biased(z) + (1 - delta) * q_unbiased(z)``, so importance weights
+``1 / q(z)`` keep the sampled counterfactual values unbiased. (2) *Incremental tree*:
+the tables start empty; an iteration adds the first information set it meets that is
+not in the table, plays uniformly there, then rolls out with a rollout policy ``rho``
+(uniform in OOS, a network in ExIt-OOS) whose probabilities enter both the sample
+probability and the tail ``pi(z | h.a)``.
+
+One iteration, for each update player ``e`` (trainers.md section 1, steps 2-9)::
+
+    biased = (tau != root) and U < delta
+    walk(h = root, pi = 1, q_b = q_u = 1):
+      terminal z: return u_e(z), tail 1, q(z) = delta q_b + (1 - delta) q_u
+      h consistent with all of tau: below = True
+      chance: p_b = p_c on tau-consistent outcomes, renormalised (p_c when below or none)
+      node of a mover p, I in the table: sigma = regret matching
+         q_u = eps Unif + (1 - eps) sigma      if p = e, else sigma
+         q_b = eps Unif(A) + (1 - eps) sigma|A if p = e, else gamma Unif(A) + (1 - gamma) sigma|A,
+               A the tau-consistent actions (q_b = q_u when below or A is empty)
+         sample a from q_b if biased else q_u; recurse with q_b * q_b(a), q_u * q_u(a)
+         p = e: W = u pi_{-e}(h) / q(z), R(I, a) += W (pi(z|h.a) - pi(z|h)), R(I, b) -= W pi(z|h)
+         p != e: S(I) += sigma pi_p(h) / (delta q_b(h) + (1 - delta) q_u(h))
+      I not in the table: add it (sigma uniform), then roll out below with rho
+
+At a simultaneous node the movers sample one after another, each restricted to the
+actions that keep some joint action consistent with the target given the earlier
+movers' choices, so the joint sample probability is a product of known factors.
+
+Variants chosen where the reference codes differ (``../shared/research/trainers.md``):
+
+- *Target compensation* (the paper's eq. 3): omitted, as in OpenSpiel's ``oos.h``. The
+  mixture weights above already make every sampled value unbiased (checked by
+  ``tests/test_search_oos.py``); compensation only rescales whole iterations.
+- *Expansion step*: GT's (the original code's): the expanded node's regret uses the
+  rollout tail, ``W (c - x)`` with ``c`` the rollout's probability, not OpenSpiel's
+  ``u_h = u_ha`` shortcut that gives the sampled action zero regret.
+- *Exploration inside the target*: the biased sampler explores only over the allowed
+  actions (GT), not over banned ones as OpenSpiel's ``TargetedPolicy`` does, so a
+  biased sample never leaves the target by exploration.
+- *Chance reach*: ``pi_{-e}`` includes chance (OpenSpiel; GT leaves it out, valid only
+  for uniform chance).
+- *gamma*: the paper never defines it; here it is the probability mass of ``Unif(A)``
+  mixed into the biased sampler at other players' nodes, so that an observed action
+  the current strategy gives zero probability stays reachable.
+- *Final move*: from the *average* strategy at the searcher's information set
+  (OpenSpiel; S1: "only the average converges"); ``final_policy="current"`` plays GT's
+  current strategy. A target never reached plays uniformly.
+- *Lost targets*: OpenSpiel counts them and plays uniform, GT clears the tree. Here
+  biased iterations that miss the target are counted (``missed_targets``), and when the
+  searcher's information set is still not in the table after half the budget, the rest
+  of the budget resolves the subgame below it: each iteration starts from a history
+  drawn from the belief posterior under the current strategies
+  (:func:`hiddenenvs.beliefs.sample_history`), i.e. the posterior is the subgame's
+  chance root (``restored_searches`` counts them).
+
+Tables persist through a match and are cleared when a view's key does not extend the
+previous one (a new match). The rollout policy is a callable
+``rho(states, players, masks) -> probabilities (B, num_distinct_actions)``, batch-shaped
+for a network.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from agents.base import SearchAgent
+from agents.search import parse_budget, register_spec
+from agents.search.tables import RegretTables, apply_choices, chance_distribution, movers_and_joint, sample_index
+from hiddenenvs.beliefs import sample_history
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, SeatView, State
+
+TARGETING = ("ist", "pst")
+RolloutPolicy = Callable[[list, np.ndarray, np.ndarray], np.ndarray]
+
+
+def uniform_rollout(states: list[State], players: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The OOS rollout policy: uniform over each row's legal actions."""
+    masks = np.asarray(masks, dtype=np.float64)
+    return masks / masks.sum(axis=1, keepdims=True)
+
+
+class OOS:
+    """The OOS tables and iterations for one searcher (see the module docstring).
+
+    ``search(key, iterations=...)`` or ``search(key, seconds=...)`` runs iterations
+    targeted at the searcher's information set ``key`` (``key=()``: the root, i.e.
+    OS-MCCFR with an incremental tree and rollouts).
+    """
+
+    def __init__(self, game: Game, player: int, delta: float = 0.9, epsilon: float = 0.4,
+                 gamma: float = 0.01, targeting: str = "ist", rollout_policy: RolloutPolicy = uniform_rollout,
+                 final_policy: str = "average", seed: int | None = None):
+        if targeting not in TARGETING:
+            raise ValueError(f"OOS targeting must be one of {TARGETING}, got {targeting!r}")
+        if final_policy not in ("average", "current"):
+            raise ValueError(f"OOS final_policy must be 'average' or 'current', got {final_policy!r}")
+        for name, value in (("delta", delta), ("epsilon", epsilon), ("gamma", gamma)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"OOS {name} must be in [0, 1], got {value}")
+        self.game, self.player = game, player
+        self.num_players = game.info.num_players
+        self.num_actions = game.info.num_distinct_actions
+        self.delta, self.epsilon, self.gamma = delta, epsilon, gamma
+        self.targeting, self.rollout_policy, self.final_policy = targeting, rollout_policy, final_policy
+        self.rng = np.random.default_rng(seed)
+        self.reset()
+
+    def reset(self) -> None:
+        self.tables = RegretTables(self.num_actions)
+        self.iterations = 0
+        self.missed_targets = 0
+        self.restored_searches = 0
+        self._target: tuple = ()
+
+    # ---- the target ----------------------------------------------------------------------
+    def _target_view(self, state: State) -> tuple:
+        if self.targeting == "ist":
+            return state.information_state_key(self.player)
+        return state.public_state_key()
+
+    def _consistent(self, state: State) -> bool:
+        """``state``'s key agrees with the target on every step both have."""
+        key = self._target_view(state)
+        length = min(len(key), len(self._target))
+        return key[:length] == self._target[:length]
+
+    def _reaches_target(self, state: State) -> bool:
+        key = self._target_view(state)
+        return len(key) >= len(self._target) and key[: len(self._target)] == self._target
+
+    # ---- searching ---------------------------------------------------------------------------
+    def search(self, key: tuple, iterations: int | None = None, seconds: float | None = None) -> None:
+        """Run the budget's iterations targeted at the searcher's information set ``key``."""
+        if (iterations is None) == (seconds is None):
+            raise ValueError("OOS.search needs exactly one budget: iterations or seconds")
+        key = tuple(key)
+        self._target = key if self.targeting == "ist" else tuple(public for public, _ in key)
+        searcher_key = (self.player, key)
+        start, done, restoring = time.perf_counter(), 0, False
+        while True:
+            elapsed = time.perf_counter() - start
+            if (iterations is not None and done >= iterations) or (seconds is not None and elapsed >= seconds):
+                break
+            half_spent = done >= iterations / 2 if iterations is not None else elapsed >= seconds / 2
+            if key and not restoring and half_spent and searcher_key not in self.tables.entries:
+                restoring = True
+                self.restored_searches += 1
+            if restoring:
+                self._restored_iteration(key)
+            else:
+                self.iteration(bool(key))
+            done += 1
+
+    def iteration(self, targeted: bool = True) -> None:
+        """One OOS iteration: one sample per update player."""
+        for update in range(self.num_players):
+            biased = targeted and self.rng.random() < self.delta
+            below = not targeted
+            self._walk(self.game.new_initial_state(), update, [1.0] * (self.num_players + 1),
+                       1.0, 1.0, below, biased, True)
+            if biased and not self._reached:
+                self.missed_targets += 1
+        self.iterations += 1
+
+    def _restored_iteration(self, key: tuple) -> None:
+        """Resolve below the searcher's information set from belief samples (see the docstring)."""
+        for update in range(self.num_players):
+            history = sample_history(self.game, self.player, key, self.rng, self._strategy_of)
+            state = self.game.state_from_history(history)
+            self._walk(state, update, [1.0] * (self.num_players + 1), 1.0, 1.0, True, False, True)
+        self.iterations += 1
+
+    def _strategy_of(self, state: State, player: int) -> dict[int, float] | None:
+        entry = self.tables.entries.get((player, state.information_state_key(player)))
+        if entry is None:
+            return None
+        return dict(zip(entry.legal, entry.current_strategy()))
+
+    def policy(self, key: tuple, legal: tuple[int, ...]) -> np.ndarray:
+        """Probabilities over all actions at the searcher's information set ``key``."""
+        probabilities = np.zeros(self.num_actions)
+        entry = self.tables.entries.get((self.player, tuple(key)))
+        if entry is None:
+            probabilities[list(legal)] = 1.0 / len(legal)
+            return probabilities
+        strategy = entry.average_strategy() if self.final_policy == "average" else entry.current_strategy()
+        probabilities[entry.legal] = strategy
+        return probabilities
+
+    # ---- one sample --------------------------------------------------------------------------
+    def _walk(self, state: State, update: int, reach: list[float], biased_reach: float,
+              unbiased_reach: float, below: bool, biased: bool, in_tree: bool) -> tuple[float, float, float]:
+        """Sample to a terminal; returns ``(u_update(z), pi(z | state), q(z))``."""
+        player = state.current_player()
+        if player == TERMINAL:
+            self._reached = below
+            return (float(state.returns()[update]), 1.0,
+                    self.delta * biased_reach + (1.0 - self.delta) * unbiased_reach)
+        if not below and self._reaches_target(state):
+            below = True
+        # The biased sampler matters only while the biased sample can still be this one.
+        targeting = not below and biased_reach > 0.0
+        if player == CHANCE:
+            outcomes, probabilities = chance_distribution(state)
+            biased_probabilities = probabilities
+            if targeting:
+                allowed = np.array([self._consistent(state.child(a)) for a in outcomes], dtype=np.float64)
+                if (allowed * probabilities).sum() > 0.0:
+                    biased_probabilities = allowed * probabilities / (allowed * probabilities).sum()
+            k = sample_index(biased_probabilities if biased else probabilities, self.rng)
+            state.apply_action(outcomes[k])
+            reach = reach.copy()
+            reach[-1] *= probabilities[k]
+            utility, tail, q = self._walk(state, update, reach, biased_reach * biased_probabilities[k],
+                                          unbiased_reach * probabilities[k], below, biased, in_tree)
+            return utility, tail * probabilities[k], q
+        movers, joint = movers_and_joint(state)
+        if player == SIMULTANEOUS and not movers:
+            state.apply_actions(joint)
+            return self._walk(state, update, reach, biased_reach, unbiased_reach, below, biased, in_tree)
+        if not in_tree:
+            return self._rollout_step(state, movers, joint, update, reach, biased_reach, unbiased_reach,
+                                      below, biased)
+        expanding = any((m, state.information_state_key(m)) not in self.tables.entries for m in movers)
+        entries = [self.tables.entry(state, m) for m in movers]
+        strategies = [entry.current_strategy() for entry in entries]
+        allowed_joints = self._allowed_joints(state, joint, movers, entries) if targeting else None
+        choices, biased_factor, unbiased_factor = [], 1.0, 1.0
+        for slot, (mover, entry, strategy) in enumerate(zip(movers, entries, strategies)):
+            size = len(strategy)
+            unbiased = self.epsilon / size + (1 - self.epsilon) * strategy if mover == update else strategy
+            biased_probabilities = unbiased
+            if allowed_joints:
+                allowed = np.zeros(size)
+                allowed[sorted({j[slot] for j in allowed_joints})] = 1.0
+                restricted = strategy * allowed
+                restricted = restricted / restricted.sum() if restricted.sum() > 0 else allowed / allowed.sum()
+                mix = self.epsilon if mover == update else self.gamma
+                biased_probabilities = mix * allowed / allowed.sum() + (1 - mix) * restricted
+            k = sample_index(biased_probabilities if biased else unbiased, self.rng)
+            if allowed_joints:
+                allowed_joints = [j for j in allowed_joints if j[slot] == k]
+            choices.append(k)
+            biased_factor *= biased_probabilities[k]
+            unbiased_factor *= unbiased[k]
+        sample_here = self.delta * biased_reach + (1 - self.delta) * unbiased_reach
+        child_reach = reach.copy()
+        others_probability = 1.0
+        for mover, strategy, k in zip(movers, strategies, choices):
+            child_reach[mover] *= strategy[k]
+            if mover != update:
+                others_probability *= strategy[k]
+        apply_choices(state, joint, movers, [e.legal[k] for e, k in zip(entries, choices)])
+        utility, tail, q = self._walk(state, update, child_reach, biased_reach * biased_factor,
+                                      unbiased_reach * unbiased_factor, below, biased, not expanding)
+        for mover, entry, strategy, k in zip(movers, entries, strategies, choices):
+            if mover == update:
+                others_reach = 1.0
+                for p, r in enumerate(reach):
+                    if p != update:
+                        others_reach *= r
+                weight = utility * others_reach / q
+                tail_after = others_probability * tail
+                entry.regret -= weight * strategy[k] * tail_after
+                entry.regret[k] += weight * tail_after
+            else:
+                entry.average += strategy * (reach[mover] / sample_here)
+        for strategy, k in zip(strategies, choices):
+            tail *= strategy[k]
+        return utility, tail, q
+
+    def _allowed_joints(self, state: State, joint, movers: list[int], entries) -> list[tuple[int, ...]]:
+        """Index tuples (one per mover) of the choices whose child is target-consistent."""
+        import itertools
+
+        allowed = []
+        for combination in itertools.product(*(range(len(e.legal)) for e in entries)):
+            child = state.clone()
+            apply_choices(child, joint, movers, [e.legal[k] for e, k in zip(entries, combination)])
+            if self._consistent(child):
+                allowed.append(combination)
+        return allowed
+
+    def _rollout_step(self, state: State, movers, joint, update, reach, biased_reach, unbiased_reach,
+                      below, biased) -> tuple[float, float, float]:
+        """Below the expanded node: every mover plays ``rho``; no table is touched."""
+        masks = np.stack([state.legal_actions_mask(m if joint is not None else None) for m in movers])
+        probabilities = self.rollout_policy([state] * len(movers), np.asarray(movers), masks)
+        actions, factor = [], 1.0
+        for row in probabilities:
+            action = sample_index(row, self.rng)
+            actions.append(action)
+            factor *= row[action]
+        apply_choices(state, joint, movers, actions)
+        utility, tail, q = self._walk(state, update, reach, biased_reach * factor, unbiased_reach * factor,
+                                      below, biased, False)
+        return utility, tail * factor, q
+
+
+class OOSAgent(SearchAgent):
+    """OOS as a player: a search per decision, tables kept through the match.
+
+    Budget: ``iterations`` or ``seconds`` per move (exactly one). Other keyword arguments
+    go to :class:`OOS` (``delta``, ``epsilon``, ``gamma``, ``targeting``,
+    ``rollout_policy``, ``final_policy``).
+    """
+
+    def __init__(self, game: Game, player: int, iterations: int | None = None, seconds: float | None = None,
+                 seed: int | None = None, **options: Any):
+        super().__init__(game.info.num_distinct_actions, seed)
+        if (iterations is None) == (seconds is None):
+            raise ValueError("OOSAgent needs exactly one budget: iterations or seconds per move")
+        self.game, self.player = game, player
+        self.iterations, self.seconds = iterations, seconds
+        self.search = OOS(game, player, seed=int(self.rng.integers(2**63)), **options)
+        self._previous_key: tuple | None = None
+
+    def search_policy(self, view: SeatView) -> np.ndarray:
+        key = tuple(view.information_state_key)
+        previous = self._previous_key
+        if view.player != self.search.player or previous is None or key[: len(previous)] != previous:
+            self.search.player = view.player
+            self.search.reset()  # a new match (or seat): nothing learned applies
+        self._previous_key = key
+        self.search.search(key, iterations=self.iterations, seconds=self.seconds)
+        return self.search.policy(key, view.legal_actions)
+
+
+@register_spec("oos")
+def _build_agent(argument: str, game: Game, player: int, seed: int | None) -> OOSAgent:
+    iterations, seconds = parse_budget(f"oos:{argument}", argument)
+    return OOSAgent(game, player, iterations=iterations, seconds=seconds, seed=seed)

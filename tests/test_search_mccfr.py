@@ -1,0 +1,107 @@
+"""MCCFR, OOS and IS-MCTS (agents/search): convergence on Kuhn, unbiased targeted sampling, specs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hiddenenvs
+from agents.baselines import load_agent
+from agents.search.external_sampling_mccfr import ExternalSamplingMCCFR
+from agents.search.oos import OOS
+from agents.search.outcome_sampling_mccfr import OutcomeSamplingMCCFR
+from hiddenenvs.analysis import GameTree, exploitability
+from hiddenenvs.analysis.exploitability import (
+    counterfactual_reach,
+    edge_probabilities,
+    node_values,
+    reach_probabilities,
+)
+
+
+def test_external_sampling_converges_on_kuhn():
+    solver = ExternalSamplingMCCFR(hiddenenvs.load_game("kuhn_poker"), seed=0)
+    solver.iterate(20000)
+    assert solver.exploitability() < 0.01
+
+
+def test_outcome_sampling_converges_on_kuhn():
+    solver = OutcomeSamplingMCCFR(hiddenenvs.load_game("kuhn_poker"), seed=0)
+    solver.iterate(20000)
+    assert solver.exploitability() < 0.01
+
+
+def test_external_sampling_on_simultaneous_moves_finds_biased_rps_equilibrium():
+    solver = ExternalSamplingMCCFR(hiddenenvs.load_game("biased_rps"), seed=0)
+    solver.iterate(5000)
+    for row in solver.average_table().values():
+        np.testing.assert_allclose(row, [0.4, 0.4, 0.2], atol=0.03)
+
+
+def test_oos_with_the_root_as_target_converges_like_os_mccfr():
+    game = hiddenenvs.load_game("kuhn_poker")
+    tree = GameTree.build(game)
+    search = OOS(game, 0, epsilon=0.6, seed=0)
+    search.search((), iterations=40000)
+    assert exploitability(tree, search.tables.tabular_policy(tree)) < 0.02
+
+
+def _exact_regrets(tree, policy, player):
+    edges = edge_probabilities(tree, policy.slot_probabilities)
+    reach = reach_probabilities(tree, edges)
+    values = node_values(tree, edges)
+    children = tree.player_child_nodes[player]
+    parents = tree.parent[children]
+    return np.bincount(
+        tree.edge_slot[children],
+        weights=counterfactual_reach(reach, player)[parents] * (values[children, player] - values[parents, player]),
+        minlength=tree.num_slots,
+    )
+
+
+def test_targeted_oos_regret_samples_are_unbiased_on_kuhn():
+    """With the strategies frozen, the mean sampled regret of every infoset-action equals
+    the exact counterfactual regret within sampling error, though 90% of the samples are
+    biased towards one information set."""
+    game = hiddenenvs.load_game("kuhn_poker")
+    tree = GameTree.build(game)
+    search = OOS(game, 0, seed=1)
+    search.search((), iterations=300)  # every information set in the table, strategies not uniform
+    assert len(search.tables) == tree.num_infosets
+    target = game.state_from_history([2, 0, 0, 1]).information_state_key(0)  # K, passed, facing a bet
+    search.search(target, iterations=0)
+    frozen = search.tables.state_dict()
+    policy = search.tables.tabular_policy(tree, "current")
+    slot_of = {(key, a): tree.infoset_slot_start[i] + k
+               for i, key in enumerate(tree.infoset_keys) for k, a in enumerate(tree.infoset_legal_actions(i))}
+    samples = 6000
+    for player in range(2):
+        increments = np.zeros((samples, tree.num_slots))
+        for n in range(samples):
+            search.tables.load_state_dict(frozen)
+            biased = search.rng.random() < search.delta
+            search._walk(game.new_initial_state(), player, [1.0, 1.0, 1.0], 1.0, 1.0, False, biased, True)
+            for key, entry in search.tables.entries.items():
+                if key[0] == player:
+                    for k, action in enumerate(entry.legal):
+                        increments[n, slot_of[(key, action)]] = entry.regret[k] - frozen[key][1][k]
+        exact = _exact_regrets(tree, policy, player)
+        slots = np.flatnonzero(tree.infoset_player[tree.slot_infoset] == player)
+        mean = increments[:, slots].mean(axis=0)
+        error = increments[:, slots].std(axis=0) / np.sqrt(samples)
+        assert np.all(np.abs(mean - exact[slots]) <= 4.5 * error + 1e-9), (mean, exact[slots], error)
+
+
+@pytest.mark.parametrize("spec", ["es-mccfr:200", "os-mccfr:500", "oos:300", "oos:0.05s", "ismcts:300"])
+def test_search_specs_resolve_and_play_legal_moves(spec):
+    game = hiddenenvs.load_game("kuhn_poker")
+    agent = load_agent(spec, "kuhn_poker", player=1, seed=0)
+    state = game.state_from_history([0, 2, 1])  # player 1 holds the King, facing a bet
+    probabilities = agent.policy_probabilities(
+        state.information_state_tensor(1), state.legal_actions_mask(1), state.seat_view(1))
+    assert probabilities.sum() == pytest.approx(1.0) and probabilities[1] > 0.5  # calls with the King
+
+
+def test_bad_search_budget_is_refused_with_the_spec_named():
+    with pytest.raises(ValueError, match="oos:fast"):
+        load_agent("oos:fast", "kuhn_poker")
