@@ -220,7 +220,7 @@ def test_a_replaced_agent_file_is_a_new_agent(tmp_path):
     def cfr_agent(iterations):  # one agent for both seats
         solver = CFRSolver(hiddenenvs.load_game("kuhn_poker"), variant="cfr+")
         solver.iterate(iterations)
-        return TabularPolicyAgent(solver.average_policy())
+        return TabularPolicyAgent.from_policy(solver.average_policy())
 
     cfr_agent(5).save(path)
     first = agent_identity(str(path))

@@ -7,7 +7,7 @@ import pytest
 
 import train
 from agents import load_agent
-from agents.config import ConfigError, load_config
+from agents.config import TRAINERS, ConfigError, load_config
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
@@ -16,7 +16,7 @@ CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
 def test_shipped_configs_validate(path):
     config = load_config(path)
-    assert config.trainer.name in ("nfsp", "cfr", "cfr+")
+    assert config.trainer.name in TRAINERS
 
 
 def test_quickstart_and_issue_configs_exist():
@@ -33,7 +33,7 @@ def test_quickstart_and_issue_configs_exist():
         ("trainer.params.anticipatory=2", "anticipatory must be in [0, 1]"),
         ("seed=abc", "seed must be int, got 'abc'"),
         ("num_envs=0", "num_envs must be >= 1"),
-        ("trainer.name=ppo", "unknown trainer 'ppo'; allowed: ['cfr', 'cfr+', 'nfsp']"),
+        ("trainer.name=ppo", f"unknown trainer 'ppo'; allowed: {sorted(TRAINERS)}"),
         ("env.name=chess", "unknown env 'chess'"),
         ("evaluation.exact=maybe", "evaluation.exact must be one of"),
         ("nonsense", "must look like key=value"),
