@@ -107,21 +107,28 @@ def test_perft_6x6_matches_the_reference():
 
 
 def test_random_games_equal_openspiel():
+    """Thousands of random games move by move against OpenSpiel's ``othello``: the player
+    to move, the legal actions, the board after every move and the returns."""
     pyspiel = pytest.importorskip("pyspiel")
     spiel_game = pyspiel.load_game("othello")
     game = othello()
     assert game.info.num_distinct_actions == spiel_game.num_distinct_actions()
     rng = np.random.default_rng(0)
     passes = 0
-    for _ in range(50):
+    for _ in range(2000):
         state, spiel_state = game.new_initial_state(), spiel_game.new_initial_state()
         while not spiel_state.is_terminal():
             assert state.current_player() == spiel_state.current_player()
-            assert state.legal_actions() == spiel_state.legal_actions()
-            action = int(rng.choice(state.legal_actions()))
+            legal = state.legal_actions()
+            assert legal == spiel_state.legal_actions()
+            action = legal[rng.integers(len(legal))]
             passes += action == game.pass_action
             state.apply_action(action)
             spiel_state.apply_action(action)
+            # OpenSpiel's planes from black's side are empty, black, white: the one-hot index
+            # minus 1 is our board's code (-1 empty, 0 black, 1 white).
+            spiel_board = np.reshape(spiel_state.observation_tensor(BLACK), (3, 8, 8)).argmax(axis=0) - 1
+            assert np.array_equal(state.board(), spiel_board)
         assert state.is_terminal() and state.returns().tolist() == spiel_state.returns()
     assert passes > 0  # the games exercised passing
 

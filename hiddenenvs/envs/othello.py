@@ -53,6 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from hiddenenvs.beliefs import draw_weighted
+from hiddenenvs.envs._othello import Bitboards, squares
 from hiddenenvs.game import (
     TERMINAL,
     ChanceMode,
@@ -83,18 +84,7 @@ class OthelloGame(Game):
         self.num_squares = size * size
         self.pass_action = self.num_squares
         self.key_steps = tuple(((action, None),) for action in range(self.num_squares + 1))
-        self.full = (1 << self.num_squares) - 1
-        column_0 = sum(1 << (row * size) for row in range(size))
-        not_first_column = self.full & ~column_0
-        not_last_column = self.full & ~(column_0 << (size - 1))
-        # (shift, mask applied after shifting): a step along a row must not wrap from one
-        # edge column to the other. Left shifts go east/south, right shifts west/north.
-        self.left_directions = (
-            (1, not_first_column), (size, self.full), (size + 1, not_first_column), (size - 1, not_last_column),
-        )
-        self.right_directions = (
-            (1, not_last_column), (size, self.full), (size + 1, not_last_column), (size - 1, not_first_column),
-        )
+        self.bitboards = Bitboards(size)
         half = size // 2
         centre = [(half - 1) * size + half - 1, (half - 1) * size + half, half * size + half - 1, half * size + half]
         self.initial_discs = (1 << centre[1] | 1 << centre[2], 1 << centre[0] | 1 << centre[3])
@@ -132,55 +122,6 @@ class OthelloGame(Game):
         row, column = divmod(action, self.board_size)
         return f"{'abcdefgh'[column]}{row + 1}"
 
-    def moves(self, own: int, opponent: int) -> int:
-        """Bitboard of the squares where the owner of ``own`` may place a disc.
-
-        Per direction, grow the runs of opponent discs that start next to one's own
-        discs until they stop growing, then step once more onto an empty square.
-        """
-        empty = self.full & ~(own | opponent)
-        moves = 0
-        for shift, mask in self.left_directions:
-            stepping = mask & opponent
-            line = (own << shift) & stepping
-            while line:
-                grown = line | ((line << shift) & stepping)
-                if grown == line:
-                    moves |= (line << shift) & mask & empty
-                    break
-                line = grown
-        for shift, mask in self.right_directions:
-            stepping = mask & opponent
-            line = (own >> shift) & stepping
-            while line:
-                grown = line | ((line >> shift) & stepping)
-                if grown == line:
-                    moves |= (line >> shift) & mask & empty
-                    break
-                line = grown
-        return moves
-
-    def flips(self, square_bit: int, own: int, opponent: int) -> int:
-        """Bitboard of the opponent discs flipped by placing a disc on ``square_bit``."""
-        flipped = 0
-        for shift, mask in self.left_directions:
-            line = 0
-            cursor = (square_bit << shift) & mask
-            while cursor & opponent:
-                line |= cursor
-                cursor = (cursor << shift) & mask
-            if cursor & own:
-                flipped |= line
-        for shift, mask in self.right_directions:
-            line = 0
-            cursor = (square_bit >> shift) & mask
-            while cursor & opponent:
-                line |= cursor
-                cursor = (cursor >> shift) & mask
-            if cursor & own:
-                flipped |= line
-        return flipped
-
 
 class OthelloState(State):
     __slots__ = ("discs", "to_move", "actions", "_key", "_moves", "_over", "_legal")
@@ -206,10 +147,9 @@ class OthelloState(State):
         return other
 
     def _update_moves(self) -> None:
-        game, player = self.game, self.to_move
-        self._moves = game.moves(self.discs[player], self.discs[1 - player])
-        self._over = not self._moves and not game.moves(self.discs[1 - player], self.discs[player])
-        self._legal = None  # the sorted legal actions, listed on first use
+        player = self.to_move
+        self._moves, self._over = self.game.bitboards.moves_and_end(self.discs[player], self.discs[1 - player])
+        self._legal = None  # the sorted legal actions, listed on first use; clones share the list, callers get copies
 
     def current_player(self):
         return TERMINAL if self._over else self.to_move
@@ -218,30 +158,18 @@ class OthelloState(State):
         if self._over or (player is not None and player != self.to_move):
             return []
         if self._legal is None:
-            moves = self._moves
-            if not moves:
-                self._legal = (self.game.pass_action,)
-            else:
-                actions = []
-                while moves:
-                    lowest = moves & -moves
-                    actions.append(lowest.bit_length() - 1)
-                    moves ^= lowest
-                self._legal = tuple(actions)
-        return list(self._legal)
+            self._legal = squares(self._moves) if self._moves else [self.game.pass_action]
+        return self._legal[:]
 
     def _apply_action(self, action):
-        player = self.to_move
-        if action != self.game.pass_action:
-            square_bit = 1 << action
-            own, opponent = self.discs[player], self.discs[1 - player]
-            flipped = self.game.flips(square_bit, own, opponent)
-            self.discs[player] = own | square_bit | flipped
-            self.discs[1 - player] = opponent & ~flipped
+        player, discs = self.to_move, self.discs
+        discs[player], discs[1 - player], self._moves, self._over = self.game.bitboards.play(
+            discs[player], discs[1 - player], action
+        )
+        self._legal = None
         self.actions.append(action)
         self._key += self.game.key_steps[action]
         self.to_move = 1 - player
-        self._update_moves()
 
     def disc_counts(self) -> tuple[int, int]:
         return self.discs[BLACK].bit_count(), self.discs[WHITE].bit_count()
