@@ -86,7 +86,13 @@ def test_random_games_equal_the_reference_implementation(board_size):
         while True:
             legal = reference_legal(board, player)
             assert state.legal_actions() == legal
-            assert np.array_equal(state.board(), np.array(board))
+            squares = np.array(board)
+            assert np.array_equal(state.board(), squares)
+            planes = [squares == player, squares == 1 - player, squares == EMPTY]
+            assert np.array_equal(state.information_state_tensor(player), np.stack(planes))
+            black_to_move = np.full_like(planes[0], player == BLACK and bool(legal))
+            public = [squares == BLACK, squares == WHITE, squares == EMPTY, black_to_move]
+            assert np.array_equal(state.public_observation_tensor(), np.stack(public))
             if not legal:
                 break
             action = int(rng.choice(legal))

@@ -11,6 +11,8 @@ wrapped onto from the opposite edge column.
 
 from libc.stdint cimport uint64_t
 
+import numpy as np
+
 cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
 
@@ -97,6 +99,23 @@ cdef class Bitboards:
             opponent &= ~flipped
         moves = self._moves(opponent, own)
         return own, opponent, moves, moves == 0 and self._moves(own, opponent) == 0
+
+    def disc_planes(self, uint64_t first, uint64_t second, int num_planes=3):
+        """``(num_planes, size, size)`` float32 zeros with three planes filled: 1 where
+        ``first`` has a disc, where ``second`` has one, where the square is empty."""
+        planes = np.zeros((num_planes, self.size, self.size), dtype=np.float32)
+        cdef float[:, ::1] by_square = planes.reshape(num_planes, self.num_squares)
+        cdef uint64_t square_bit
+        cdef int square
+        for square in range(self.num_squares):
+            square_bit = (<uint64_t>1) << square
+            if first & square_bit:
+                by_square[0, square] = 1
+            elif second & square_bit:
+                by_square[1, square] = 1
+            else:
+                by_square[2, square] = 1
+        return planes
 
 
 def squares(uint64_t bits):

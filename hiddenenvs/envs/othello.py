@@ -190,24 +190,19 @@ class OthelloState(State):
 
     def board(self) -> np.ndarray:
         """``(S, S)`` int8: -1 empty, 0 black, 1 white."""
-        game = self.game
-        squares = np.full(game.num_squares, -1, dtype=np.int8)
-        for colour in (BLACK, WHITE):
-            packed = np.frombuffer(self.discs[colour].to_bytes(8, "little"), dtype=np.uint8)
-            squares[np.unpackbits(packed, bitorder="little")[: game.num_squares].astype(bool)] = colour
-        return squares.reshape(game.board_size, game.board_size)
+        _, white, empty = self.game.bitboards.disc_planes(self.discs[BLACK], self.discs[WHITE])
+        return (white - empty).astype(np.int8)
 
     def information_state_tensor(self, player):
-        board = self.board()
-        return np.stack([board == player, board == 1 - player, board == -1]).astype(np.float32)
+        return self.game.bitboards.disc_planes(self.discs[player], self.discs[1 - player])
 
     def public_state_key(self):
         return tuple(self.actions)
 
     def public_observation_tensor(self):
-        board = self.board()
-        to_move = np.full_like(board, self.to_move == BLACK and not self._over)
-        return np.stack([board == BLACK, board == WHITE, board == -1, to_move]).astype(np.float32)
+        planes = self.game.bitboards.disc_planes(self.discs[BLACK], self.discs[WHITE], num_planes=4)
+        planes[3] = self.to_move == BLACK and not self._over
+        return planes
 
     def __str__(self):
         game = self.game
