@@ -257,9 +257,10 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             self.agent_selection = self.possible_agents[player]
         elif player == SIMULTANEOUS:
             self._movers_left = state.movers()
+            # Movers fill in their entries as they act; the others play their forced move.
             self._pending_joint = [
-                (legal[0] if legal else -1)
-                for legal in (state.legal_actions(p) for p in range(self._num_players))
+                -1 if p in self._movers_left else next(iter(state.legal_actions(p)), -1)
+                for p in range(self._num_players)
             ]
             self.agent_selection = self.possible_agents[self._movers_left.pop(0)]
         else:  # terminal

@@ -224,7 +224,7 @@ class GoofspielGame(Game):
 
 
 class GoofspielState(State):
-    __slots__ = ("point_cards", "bids", "scores", "hands", "deck", "phase")
+    __slots__ = ("point_cards", "bids", "scores", "hands", "deck", "phase", "round_ones")
 
     def __init__(self, game):
         self.game = game
@@ -235,6 +235,9 @@ class GoofspielState(State):
         self.hands = (list(cards), list(cards))  # card ranks not yet bid, ascending
         self.deck = list(cards)  # point values not yet revealed, ascending
         self.phase = CHANCE  # the current player: CHANCE, SIMULTANEOUS or TERMINAL
+        # Per player, where the information-state tensor has ones for the rounds played,
+        # grown as rounds are scored so that the tensor costs no loop over past rounds.
+        self.round_ones: tuple[list[int], list[int]] = ([], [])
         self._begin_round()
 
     def clone(self):
@@ -246,6 +249,7 @@ class GoofspielState(State):
         other.hands = (self.hands[0][:], self.hands[1][:])
         other.deck = self.deck[:]
         other.phase = self.phase
+        other.round_ones = (self.round_ones[0][:], self.round_ones[1][:])
         return other
 
     # ---- rounds -------------------------------------------------------------------
@@ -271,10 +275,20 @@ class GoofspielState(State):
         self.hands[1].remove(bid_1)
         if bid_0 != bid_1:
             self.scores[0 if bid_0 > bid_1 else 1] += self.point_cards[-1]
+        game, round_index = self.game, len(self.bids[0]) - 1
+        n, base = game.num_cards, 2 + 2 * game.num_cards + round_index * game.round_block
+        for player, (mine, theirs) in enumerate(((bid_0, bid_1), (bid_1, bid_0))):
+            seen = _RESULT_INDEX[self._result(player, round_index)] if game.imp_info else theirs - 1
+            self.round_ones[player].extend((base + self.point_cards[-1] - 1, base + n + mine - 1, base + 2 * n + seen))
         self.phase = TERMINAL if len(self.bids[0]) == self.game.num_cards else CHANCE
 
     def current_player(self):
         return self.phase
+
+    def movers(self):
+        # Both players bid at every simultaneous node: the one-card last round plays
+        # itself (_begin_round), so each hand holds two cards or more here.
+        return [0, 1] if self.phase == SIMULTANEOUS else []
 
     def legal_actions(self, player=None):
         current = self.current_player()
@@ -365,21 +379,15 @@ class GoofspielState(State):
     def information_state_tensor(self, player):
         game = self.game
         n = game.num_cards
+        # The ones' indices, gathered in a list and written in one numpy call: per-element
+        # writes cost more than the rest of a step.
+        ones = [player]
+        if len(self.point_cards) > len(self.bids[0]):
+            ones.append(1 + self.point_cards[-1])
+        ones += [1 + n + card for card in self.hands[player]]
+        ones += self.round_ones[player]
         tensor = np.zeros(game.info.information_state_tensor_shape, dtype=np.float32)
-        tensor[player] = 1
-        played = len(self.bids[0])
-        if len(self.point_cards) > played:
-            tensor[1 + self.point_cards[-1]] = 1
-        for card in self.hands[player]:
-            tensor[1 + n + card] = 1
-        for round_index in range(played):
-            base = 2 + 2 * n + round_index * game.round_block
-            tensor[base + self.point_cards[round_index] - 1] = 1
-            tensor[base + n + self.bids[player][round_index] - 1] = 1
-            if game.imp_info:
-                tensor[base + 2 * n + _RESULT_INDEX[self._result(player, round_index)]] = 1
-            else:
-                tensor[base + 2 * n + self.bids[1 - player][round_index] - 1] = 1
+        tensor[ones] = 1
         return tensor
 
     def observation_tensor(self, player):
