@@ -361,12 +361,18 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
             )
         self._setup(game, render_mode, observation_type)
         self._masks: np.ndarray | None = None  # the current node's, see _node_masks
+        # Set with the node's masks: players with a choice, and the joint action with
+        # every forced move filled in (-1 for movers and players without an action).
+        self._movers: list[int] = []
+        self._forced_joint: list[int] = []
 
     def _node_masks(self) -> np.ndarray:
         """Every player's action mask at this node, (players, actions) read-only int8.
 
-        Built once per node: the observations hand out its rows and ``step`` validates
-        the joint action against it in one vectorised pass. A state may provide
+        Built once per node, with the movers and forced moves read from it: the
+        observations hand out its rows and ``step`` checks each mover's action against
+        its row (one lookup per mover, cheaper than array passes for a handful of
+        players and a small share of a 160-fighter tick). A state may provide
         ``legal_actions_masks()`` (all players' masks in one array, e.g. the combat sim's
         160 fighters); otherwise the masks come from ``legal_actions`` player by player.
         """
@@ -386,6 +392,9 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
                 masks[current_player, state.legal_actions()] = 1
         masks.flags.writeable = False
         self._masks = masks
+        choices = masks.sum(axis=1)
+        self._movers = np.flatnonzero(choices > 1).tolist()
+        self._forced_joint = np.where(choices == 1, masks.argmax(axis=1), -1).tolist()
         return masks
 
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
@@ -407,27 +416,23 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
     def _joint_action(self, actions: dict) -> list[int]:
         """The validated joint action (one entry per player, forced moves filled in).
 
-        Movers are the players with two or more legal actions. The common case, every
-        mover sending an integer, is checked against the node's masks in one pass; any
-        other case (a missing agent, None, an illegal or non-integer action) goes through
-        the mover-by-mover path that names the culprit or plays the game's no-op.
+        Movers are the players with two or more legal actions. A mover's integer action is
+        checked against its row of the node's masks; any other case (a missing agent,
+        None, an illegal or non-integer action) goes through the path that names the
+        culprit or plays the game's no-op.
         """
         masks = self._node_masks()
-        choices = masks.sum(axis=1)
-        movers = np.flatnonzero(choices > 1)
+        num_actions = masks.shape[1]
         possible_agents = self.possible_agents
-        chosen = [actions.get(possible_agents[player]) for player in movers.tolist()]
-        wanted = np.asarray(chosen)
-        fast = (wanted.dtype.kind in "iu" and wanted.shape == movers.shape
-                and not any(isinstance(a, bool) for a in chosen))  # np.asarray([True, 1]) is int
-        if fast:
-            in_range = (wanted >= 0) & (wanted < masks.shape[1])
-            fast = bool(in_range.all()) and bool(masks[movers, wanted].all())
-        if not fast:
-            wanted = np.array([self._checked_mover_action(p, actions) for p in movers.tolist()], np.int64)
-        joint = np.where(choices == 1, masks.argmax(axis=1), -1)
-        joint[movers] = wanted
-        return joint.tolist()
+        joint = self._forced_joint[:]
+        for player in self._movers:
+            action = actions.get(possible_agents[player])
+            if (isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+                    and 0 <= action < num_actions and masks[player, action]):
+                joint[player] = int(action)
+            else:
+                joint[player] = self._checked_mover_action(player, actions)
+        return joint
 
     def _checked_mover_action(self, player: int, actions: dict) -> int:
         """One mover's action, validated: raises naming the legal ones, or the no-op."""
