@@ -369,7 +369,8 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
     def _node_masks(self) -> np.ndarray:
         """Every player's action mask at this node, (players, actions) read-only int8.
 
-        Built once per node, with the movers and forced moves read from it: the
+        Built once per node, with the movers and forced moves (from the legal lists as
+        they are written in, or from a state's array in a few array passes): the
         observations hand out its rows and ``step`` checks each mover's action against
         its row (one lookup per mover, cheaper than array passes for a handful of
         players and a small share of a 160-fighter tick). A state may provide
@@ -383,18 +384,25 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         masks_of_all = getattr(state, "legal_actions_masks", None)
         if current_player == SIMULTANEOUS and masks_of_all is not None:
             masks = np.array(masks_of_all(), dtype=np.int8)
+            choices = masks.sum(axis=1)
+            self._movers = np.flatnonzero(choices > 1).tolist()
+            self._forced_joint = np.where(choices == 1, masks.argmax(axis=1), -1).tolist()
         else:
             masks = np.zeros((self._num_players, self.game.info.num_distinct_actions), np.int8)
+            self._movers, self._forced_joint = [], [-1] * self._num_players
             if current_player == SIMULTANEOUS:
-                for player in range(self._num_players):
-                    masks[player, state.legal_actions(player)] = 1
-            elif current_player >= 0:
-                masks[current_player, state.legal_actions()] = 1
+                players = range(self._num_players)
+            else:
+                players = [current_player] if current_player >= 0 else []
+            for player in players:
+                legal = state.legal_actions(player)
+                masks[player, legal] = 1
+                if len(legal) > 1:
+                    self._movers.append(player)
+                elif legal:
+                    self._forced_joint[player] = legal[0]
         masks.flags.writeable = False
         self._masks = masks
-        choices = masks.sum(axis=1)
-        self._movers = np.flatnonzero(choices > 1).tolist()
-        self._forced_joint = np.where(choices == 1, masks.argmax(axis=1), -1).tolist()
         return masks
 
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
