@@ -8,7 +8,8 @@ MAgent2's battle env (the MARL peer: C++ grid world, 162 agents) measured in the
   one vectorised draw, and through the raw game model; 20 agents (the research's 10 v 10)
   and 160 agents (80 v 80, MAgent2 battle's size);
 - MAgent2 ``battle_v4`` (``map_size=45``: 162 agents) with the same vectorised random
-  actions, and with ``action_space(agent).sample()`` per agent (the usual MAgent loop).
+  actions, and with ``action_space(agent).sample()`` per agent (the usual MAgent loop),
+  measured in turns with ours (``timing.interleaved_rates``).
 
     python benchmarks/bench_combat.py [--seconds 3]
 """
@@ -16,23 +17,14 @@ MAgent2's battle env (the MARL peer: C++ grid world, 162 agents) measured in the
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 import hiddenenvs
 from hiddenenvs.envs.combat.doctrine import play_episode
+from timing import interleaved_rates
 
 MAGENT2_QUOTED_AGENT_STEPS_PER_SECOND = 162_000  # the issue's anchor, 160 agents, this kind of machine
-
-
-def rate(run_once, seconds: float) -> float:
-    """Units per second of ``run_once() -> units done``, over about ``seconds``."""
-    run_once()  # warm-up: tables, caches
-    units, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        units += run_once()
-    return units / (time.perf_counter() - start)
 
 
 def parallel_random_steps(env, rng: np.random.Generator, holder: dict, ticks: int = 50) -> int:
@@ -86,48 +78,50 @@ def main() -> None:
 
     print("commander mode (game model, doctrine attackers vs random defenders)")
     print(f"{'map':<10}{'episodes/s':>12}{'ticks/s':>12}")
-    for map_name in ("small", "default"):
+    ticks = {map_name: [] for map_name in ("small", "default")}
+
+    def episode(game, ticks_of_map):
+        state = play_episode(game.new_initial_state(seed=int(rng.integers(2**31))), "doctrine", "random", rng)
+        ticks_of_map.append(state.battle.tick)
+
+    commander = {}
+    for map_name, ticks_of_map in ticks.items():
         game = hiddenenvs.load_game("combat", map=map_name)
-        ticks = []
+        commander[map_name] = lambda game=game, ticks_of_map=ticks_of_map: episode(game, ticks_of_map)
+    episodes_per_second = interleaved_rates(args.seconds, commander)
+    for map_name, rate in episodes_per_second.items():
+        print(f"{map_name:<10}{rate:>12.1f}{rate * np.mean(ticks[map_name]):>12.0f}")
 
-        def episode(game=game, ticks=ticks):
-            state = play_episode(game.new_initial_state(seed=int(rng.integers(2**31))), "doctrine", "random", rng)
-            ticks.append(state.battle.tick)
-            return 1
-
-        episodes_per_second = rate(episode, args.seconds)
-        print(f"{map_name:<10}{episodes_per_second:>12.1f}{episodes_per_second * np.mean(ticks):>12.0f}")
-
-    peer_vectorised = peer_sampled = None
+    contenders = {}
+    for team_size in (10, 80):
+        agents = 2 * team_size
+        env = hiddenenvs.make_parallel("combat", mode="fighter", team_size=team_size)
+        game = hiddenenvs.load_game("combat", mode="fighter", team_size=team_size)
+        env_holder, model_holder = {}, {}  # each contender's episode in progress
+        contenders[f"ours, parallel env, {agents} agents"] = (
+            lambda env=env, holder=env_holder: parallel_random_steps(env, rng, holder))
+        contenders[f"ours, game model, {agents} agents"] = (
+            lambda game=game, holder=model_holder: model_random_steps(game, rng, holder))
+    vectorised_label = sampled_label = None
     try:
         from magent2.environments import battle_v4
 
         peer_env = battle_v4.parallel_env(map_size=45, max_cycles=1000)
         peer_env.reset(seed=0)
-        peer_agents = len(peer_env.agents)
-        peer_vectorised = rate(lambda: magent2_steps(peer_env, rng, use_sample=False), args.seconds)
-        peer_sampled = rate(lambda: magent2_steps(peer_env, rng, use_sample=True), args.seconds)
+        vectorised_label = f"MAgent2 battle_v4, {len(peer_env.agents)} agents, vectorised"
+        sampled_label = f"MAgent2 battle_v4, {len(peer_env.agents)} agents, sample()"
+        contenders[vectorised_label] = lambda: magent2_steps(peer_env, rng, use_sample=False)
+        contenders[sampled_label] = lambda: magent2_steps(peer_env, rng, use_sample=True)
     except ImportError as error:
         print(f"\npeer magent2 not installed ({error}); pip install magent2 to measure it here")
+    rates = interleaved_rates(args.seconds, contenders)
 
     print("\nfighter mode (default map, random legal actions), agent-steps/s")
     print(f"{'what':<46}{'agent-steps/s':>14}{'vs MAgent2':>12}")
-    reference = peer_vectorised or MAGENT2_QUOTED_AGENT_STEPS_PER_SECOND
-    for team_size in (10, 80):
-        env = hiddenenvs.make_parallel("combat", mode="fighter", team_size=team_size)
-        env_holder = {}
-        ours_env = rate(lambda env=env, holder=env_holder: parallel_random_steps(env, rng, holder), args.seconds)
-        game = hiddenenvs.load_game("combat", mode="fighter", team_size=team_size)
-        holder = {}
-        ours_model = rate(lambda game=game, holder=holder: model_random_steps(game, rng, holder), args.seconds)
-        agents = 2 * team_size
-        print(f"{f'ours, parallel env, {agents} agents':<46}{ours_env:>14,.0f}{ours_env / reference:>11.2f}x")
-        print(f"{f'ours, game model, {agents} agents':<46}{ours_model:>14,.0f}{ours_model / reference:>11.2f}x")
-    if peer_vectorised is not None:
-        print(f"{f'MAgent2 battle_v4, {peer_agents} agents, vectorised':<46}{peer_vectorised:>14,.0f}{1:>11.2f}x")
-        print(f"{f'MAgent2 battle_v4, {peer_agents} agents, sample()':<46}{peer_sampled:>14,.0f}"
-              f"{peer_sampled / reference:>11.2f}x")
-    else:
+    reference = rates.get(vectorised_label, MAGENT2_QUOTED_AGENT_STEPS_PER_SECOND)
+    for label, rate in rates.items():
+        print(f"{label:<46}{rate:>14,.0f}{rate / reference:>11.2f}x")
+    if vectorised_label is None:
         print(f"{'MAgent2 battle, 160 agents (QUOTED, not measured)':<46}"
               f"{MAGENT2_QUOTED_AGENT_STEPS_PER_SECOND:>14,.0f}{1:>11.2f}x")
 

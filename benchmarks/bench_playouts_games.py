@@ -4,7 +4,8 @@ For each game: our raw game model (``hiddenenvs.game.random_playout``), our Pett
 AEC env (the full loop: agent_iter, last, action mask, step) and, for Goofspiel, our
 parallel env; the peer is OpenSpiel's C++ implementation of the same game driven
 through its Python bindings (pyspiel states, one Python call per move, as a Python
-search would use it), measured in the same run when open_spiel is installed.
+search would use it), measured in the same run, in turns with ours
+(timing.interleaved_rates), when open_spiel is installed.
 PettingZoo ships none of these three games. The ratio is ours / peer.
 
     python benchmarks/bench_playouts_games.py [--seconds 2]
@@ -18,7 +19,7 @@ import numpy as np
 
 import hiddenenvs
 from hiddenenvs.game import random_playout
-from timing import aec_playout, games_per_second
+from timing import aec_playout, interleaved_rates
 
 # (label, our name and parameters, OpenSpiel name and parameters)
 GAMES = [
@@ -72,25 +73,25 @@ def main() -> None:
         print("peer open_spiel not installed (pip install open_spiel); printing ours only")
 
     print(f"{'game':<30}{'what':<26}{'games/s':>12}{'vs OpenSpiel':>14}")
+    peer_label = "peer: OpenSpiel (pyspiel)"
     for label, (name, params), peer in GAMES:
-        peer_rate = None
-        if pyspiel is not None and peer is not None:
-            spiel_game = pyspiel.load_game(*peer)
-            peer_rate = games_per_second(args.seconds, spiel_playout, pyspiel, spiel_game, rng)
         game = hiddenenvs.load_game(name, **params)
         aec_env = hiddenenvs.make(name, **params)
-        rows = [
-            ("raw game model", games_per_second(args.seconds, lambda g: random_playout(g.new_initial_state(), rng), game)),
-            ("AEC env", games_per_second(args.seconds, aec_playout, aec_env, rng)),
-        ]
+        contenders = {
+            "raw game model": lambda: random_playout(game.new_initial_state(), rng),
+            "AEC env": lambda: aec_playout(aec_env, rng),
+        }
         if name == "goofspiel":
             parallel_env = hiddenenvs.make_parallel(name, **params)
-            rows.append(("parallel env", games_per_second(args.seconds, parallel_playout, parallel_env, rng)))
-        for what, rate in rows:
+            contenders["parallel env"] = lambda: parallel_playout(parallel_env, rng)
+        if pyspiel is not None and peer is not None:
+            spiel_game = pyspiel.load_game(*peer)
+            contenders[peer_label] = lambda: spiel_playout(pyspiel, spiel_game, rng)
+        rates = interleaved_rates(args.seconds, contenders)
+        peer_rate = rates.get(peer_label)
+        for what, rate in rates.items():
             ratio = f"{rate / peer_rate:.2f}x" if peer_rate else "-"
             print(f"{label:<30}{what:<26}{rate:>12,.0f}{ratio:>14}")
-        if peer_rate:
-            print(f"{label:<30}{'peer: OpenSpiel (pyspiel)':<26}{peer_rate:>12,.0f}{'1.00x':>14}")
 
 
 if __name__ == "__main__":

@@ -1,19 +1,38 @@
-"""Shared by the playout benchmarks: a rate meter and a random AEC playout."""
+"""Shared by the benchmarks: a rate meter that takes turns, and a random AEC playout."""
 
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import numpy as np
 
 
-def games_per_second(seconds: float, play_one, *args) -> float:
-    """How many ``play_one(*args)`` calls finish per second, measured for ``seconds``."""
-    games, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        play_one(*args)
-        games += 1
-    return games / (time.perf_counter() - start)
+def interleaved_rates(seconds: float, contenders: dict[str, Callable[[], object]],
+                      turns: int = 8) -> dict[str, float]:
+    """Units per second of each contender, ``name: run_once``: ``run_once()`` returns the
+    units one call did as an int; any other result (None, a playout's trajectory) counts
+    as one game.
+
+    Each contender runs about ``seconds`` in all, in ``turns`` slices taken in rotation
+    with the others, so that load from other jobs on a shared machine falls on ours and
+    the peer's alike instead of on whichever happened to run at a busy moment. Each runs
+    once untimed first (tables, caches, imports).
+    """
+    for run_once in contenders.values():
+        run_once()
+    units = dict.fromkeys(contenders, 0)
+    elapsed = dict.fromkeys(contenders, 0.0)
+    slice_seconds = seconds / turns
+    for _ in range(turns):
+        for name, run_once in contenders.items():
+            start = now = time.perf_counter()
+            while now - start < slice_seconds:
+                done = run_once()
+                units[name] += done if type(done) is int else 1
+                now = time.perf_counter()
+            elapsed[name] += now - start
+    return {name: units[name] / elapsed[name] for name in contenders}
 
 
 def aec_playout(env, rng: np.random.Generator) -> None:
