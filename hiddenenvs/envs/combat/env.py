@@ -211,7 +211,7 @@ class _Step:
         self.seed = seed  # the seed set since the step before (reseed or episode seed), or None
         self.joint = joint  # the joint action played, as history() lists it
         self.public = public  # (tick, attackers alive, defenders alive[, health balance])
-        self.private = private  # per player, a 64-bit digest of its observation and own action
+        self.private = private  # (players,) uint64: each one's digest of its observation and own action
 
 
 def _steps_after(last: _Step | None, earlier: _Step | None) -> list[_Step]:
@@ -295,7 +295,7 @@ class _CombatState(State):
         # Each step's digest stands alone (zero keys): the key's tuple chains the steps.
         zero_keys = np.zeros(len(joint), dtype=np.uint64)
         digests = _chain_hashes(zero_keys, self._all_observations(), np.asarray(joint, dtype=np.int64))
-        self._last = _Step(self._last, self._pending_seed, tuple(joint), public, digests.tolist())
+        self._last = _Step(self._last, self._pending_seed, tuple(joint), public, digests)
         self._pending_seed = None
 
     def returns(self):
@@ -323,7 +323,7 @@ class _CombatState(State):
         cached_step, key = self._information_cache.get(player, (None, ()))
         if cached_step is not self._last:
             steps = _steps_after(self._last, cached_step)
-            key += tuple((step.public, step.private[player]) for step in steps)
+            key += tuple((step.public, int(step.private[player])) for step in steps)
             self._information_cache[player] = (self._last, key)
         return key
 
@@ -383,7 +383,9 @@ class _CombatState(State):
         log = {
             "history": self.history(),
             "public": [step.public for step in steps],
-            "private": np.array([step.private for step in steps], dtype=np.uint64),
+            "private": np.array([step.private for step in steps], dtype=np.uint64).reshape(
+                len(steps), self.game.info.num_players
+            ),
         }
         data = {
             "battle": self.battle.snapshot(), "winner": self._winner, "rewards": self._rewards,
@@ -405,7 +407,7 @@ class _CombatState(State):
         self._public_cache = (None, ())
         self._information_cache = {}
         log = data["log"]
-        publics, privates = iter(log["public"]), iter(log["private"].tolist())
+        publics, privates = iter(log["public"]), iter(log["private"])
         self._last, self._pending_seed = None, None
         for entry in log["history"]:
             if isinstance(entry, tuple):
