@@ -1,6 +1,16 @@
 """The combat game model: commander mode (two team players) and fighter mode (one player
-per fighter). User documentation (rules, actions, observations, parameters):
-:mod:`hiddenenvs.envs.combat`."""
+per fighter). User documentation (rules, actions, observations, parameters, and what is
+public): :mod:`hiddenenvs.envs.combat`.
+
+For search, per step (joint move): the public observation is what both teams perceive,
+``(tick, attackers alive, defenders alive)`` plus, with ``shaped_rewards``, the step's
+health balance (both teams are paid it); each player's private observation is a 64-bit
+digest of its own observation after the step and its own action. Steps live in a chain
+of :class:`_Step` records shared by clones; keys are read back from it on demand and
+grown from the last key read. ``history()`` is the seed followed by the joint actions
+(and any later seeds), so it replays the sampled hits exactly; states pickle as the
+game's spec plus their per-episode arrays and step log.
+"""
 
 from __future__ import annotations
 
