@@ -48,9 +48,9 @@ import torch
 from torch import nn
 
 from agents.base import Agent, Learner, Transition, sample_batch
+from agents.memories import CircularBuffer, ReservoirBuffer
+from agents.networks import AveragePolicyAgent, masked_logits, mlp, network_input
 from hiddenenvs.game import Game
-
-ILLEGAL_LOGIT = -1e9
 
 
 @dataclass
@@ -86,130 +86,7 @@ class NFSPConfig:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
 
 
-def mlp(input_size: int, hidden_sizes: list[int], output_size: int) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for size in hidden_sizes:
-        layers += [nn.Linear(input_size, size), nn.ReLU()]
-        input_size = size
-    layers.append(nn.Linear(input_size, output_size))
-    return nn.Sequential(*layers)
-
-
-def masked_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    return torch.where(masks > 0, logits, torch.full_like(logits, ILLEGAL_LOGIT))
-
-
-# ---- memories ----------------------------------------------------------------------------
-class _ArrayMemory:
-    """Named numpy columns that grow by doubling up to ``capacity`` rows."""
-
-    def __init__(self, capacity: int, columns: dict[str, tuple[tuple[int, ...], Any]]):
-        self.capacity = capacity
-        self.columns = columns
-        self.data = {name: np.zeros((0, *shape), dtype) for name, (shape, dtype) in columns.items()}
-        self.size = 0
-
-    def _slot_for_append(self) -> int:
-        rows = len(self.data[next(iter(self.data))])
-        if self.size == rows:
-            grown = min(self.capacity, max(1024, 2 * rows))
-            for name, array in self.data.items():
-                bigger = np.zeros((grown, *array.shape[1:]), array.dtype)
-                bigger[:rows] = array
-                self.data[name] = bigger
-        return self.size
-
-    def write(self, slot: int, values: dict[str, Any]) -> None:
-        for name, value in values.items():
-            self.data[name][slot] = value
-
-    def sample(self, batch_size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        rows = rng.integers(self.size, size=batch_size)
-        return {name: array[rows] for name, array in self.data.items()}
-
-    def __len__(self) -> int:
-        return self.size
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"size": self.size, "data": {k: v[: self.size].copy() for k, v in self.data.items()}}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.size = int(state["size"])
-        self.data = {k: np.asarray(v).copy() for k, v in state["data"].items()}
-
-
-class CircularBuffer(_ArrayMemory):
-    """M_RL: the newest ``capacity`` transitions; the oldest is overwritten first."""
-
-    def __init__(self, capacity, columns):
-        super().__init__(capacity, columns)
-        self.added = 0
-
-    def add(self, **values) -> None:
-        slot = self._slot_for_append() if self.size < self.capacity else self.added % self.capacity
-        self.write(slot, values)
-        self.size = min(self.size + 1, self.capacity)
-        self.added += 1
-
-    def state_dict(self):
-        return {**super().state_dict(), "added": self.added}
-
-    def load_state_dict(self, state):
-        super().load_state_dict(state)
-        self.added = int(state["added"])
-
-
-class ReservoirBuffer(_ArrayMemory):
-    """M_SL: a uniform sample of everything ever added (Vitter's Algorithm R)."""
-
-    def __init__(self, capacity, columns):
-        super().__init__(capacity, columns)
-        self.seen = 0
-
-    def add(self, rng: np.random.Generator, **values) -> None:
-        if self.size < self.capacity:
-            self.write(self._slot_for_append(), values)
-            self.size += 1
-        else:
-            slot = int(rng.integers(self.seen + 1))  # uniform over 0..seen
-            if slot < self.capacity:
-                self.write(slot, values)
-        self.seen += 1
-
-    def state_dict(self):
-        return {**super().state_dict(), "seen": self.seen}
-
-    def load_state_dict(self, state):
-        super().load_state_dict(state)
-        self.seen = int(state["seen"])
-
-
 # ---- agents --------------------------------------------------------------------------------
-class AveragePolicyAgent(Agent):
-    """Plays an NFSP average-policy network Pi (the evaluation and exported agent)."""
-
-    def __init__(self, network: nn.Module, architecture: dict[str, Any], seed: int | None = None):
-        super().__init__(architecture["num_actions"], seed)
-        self.network = network
-        self.architecture = architecture
-
-    def policy_probabilities_batch(self, observations, action_masks, views=None):
-        with torch.no_grad():
-            logits = self.network(torch.as_tensor(np.asarray(observations), dtype=torch.float32))
-            masks = torch.as_tensor(np.asarray(action_masks))
-            return torch.softmax(masked_logits(logits, masks), dim=-1).double().numpy()
-
-    def state_dict(self):
-        return {"architecture": self.architecture, "network": self.network.state_dict()}
-
-    @classmethod
-    def from_state_dict(cls, state):
-        architecture = state["architecture"]
-        network = mlp(architecture["input_size"], architecture["hidden_sizes"], architecture["num_actions"])
-        network.load_state_dict(state["network"])
-        return cls(network, architecture)
-
-
 class NFSPAgent(Agent):
     """One NFSP player: Q (best response), its target, Pi (average policy), M_RL and M_SL."""
 
@@ -264,7 +141,7 @@ class NFSPAgent(Agent):
         return torch.softmax(logits, dim=-1).double().numpy()
 
     def act_batch(self, observations, action_masks, episode_ids=None, views=None):
-        observations = np.asarray(observations, dtype=np.float32)
+        observations = network_input(observations, self.architecture).numpy()
         action_masks = np.asarray(action_masks, dtype=np.int8)
         if episode_ids is None:
             episode_ids = range(len(observations))
@@ -289,15 +166,15 @@ class NFSPAgent(Agent):
     def policy_probabilities_batch(self, observations, action_masks, views=None):
         with torch.no_grad():
             return self._average_probabilities(
-                torch.as_tensor(np.asarray(observations), dtype=torch.float32),
+                network_input(observations, self.architecture),
                 np.asarray(action_masks, dtype=np.int8),
             )
 
     def observe(self, transition: Transition):
-        self.replay.add(
-            observation=transition.observation, action_mask=transition.action_mask,
+        self.replay.add(  # board-shaped tensors are stored flat, as the MLP reads them
+            observation=np.ravel(transition.observation), action_mask=transition.action_mask,
             action=transition.action, reward=transition.reward,
-            next_observation=transition.next_observation,
+            next_observation=np.ravel(transition.next_observation),
             next_action_mask=transition.next_action_mask, done=float(transition.done),
         )
         self.transitions += 1

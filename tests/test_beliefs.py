@@ -121,16 +121,21 @@ def test_game_sampler_matches_the_exact_posterior(name, params, policy):
         exact = dict(consistent_histories(game, player, key, policy))
         if len(exact) < 2:
             continue
-        counts = Counter(sample_history(game, player, key, rng, policy) for _ in range(SAMPLES))
-        assert set(counts) <= set(exact), "sampled a history outside the information set"
-        histories = sorted(exact, key=repr)
-        observed = np.array([counts[h] for h in histories], dtype=float)
-        expected = np.array([exact[h] for h in histories]) * SAMPLES
-        assert chisquare(observed, expected).pvalue > 1e-4, (key, dict(counts), exact)
+        _assert_sampler_matches(game, player, key, exact, SAMPLES, rng, policy)
         tested += 1
         if tested == 3:
             break
     assert tested >= 1
+
+
+def _assert_sampler_matches(game, player, key, exact, samples, rng, policy):
+    """The game's sampler draws inside the information set, at the exact posterior (chi-square)."""
+    counts = Counter(sample_history(game, player, key, rng, policy) for _ in range(samples))
+    assert set(counts) <= set(exact), "sampled a history outside the information set"
+    histories = sorted(exact, key=repr)
+    observed = np.array([counts[h] for h in histories], dtype=float)
+    expected = np.array([exact[h] for h in histories]) * samples
+    assert chisquare(observed, expected).pvalue > 1e-4, (key, dict(counts), exact)
 
 
 def test_sampled_states_share_the_key():
@@ -178,13 +183,7 @@ def test_gdl_sampler_matches_the_exact_posterior_where_it_can_be_enumerated(name
         exact = dict(enumerated)
         if len(exact) < 3:
             continue
-        samples = 1_500 if policy is None else 1_000
-        counts = Counter(sample_history(game, player, key, rng, policy) for _ in range(samples))
-        assert set(counts) <= set(exact), "sampled a history outside the information set"
-        histories = sorted(exact, key=repr)
-        observed = np.array([counts[h] for h in histories], dtype=float)
-        expected = np.array([exact[h] for h in histories]) * samples
-        assert chisquare(observed, expected).pvalue > 1e-4, (key, dict(counts), exact)
+        _assert_sampler_matches(game, player, key, exact, 1_500 if policy is None else 1_000, rng, policy)
         tested += 1
         if tested == wanted:
             break

@@ -101,3 +101,16 @@ def test_nfsp_learns_kuhn_poker(tmp_path):
     )
     result = train(config)
     assert result["last_evaluation"]["exploitability"] < 0.25
+
+
+def test_board_shaped_tensors_are_flattened_for_the_mlp():
+    # Othello's information-state tensor is (3, S, S); NFSP's MLP reads it flat.
+    learner = NFSP(hiddenenvs.load_game("othello", board_size=4),
+                   NFSPConfig(hidden_sizes=[8], min_buffer_size=8, learn_every=4, batch_size=8), seed=0)
+    from agents.loop import play_episodes
+
+    envs = [hiddenenvs.make("othello", board_size=4).unwrapped for _ in range(4)]
+    returns = play_episodes(envs, dict(zip(envs[0].possible_agents, learner.agents)), np.arange(4))
+    assert returns.shape == (4, 2) and np.all(returns.sum(axis=1) == 0)
+    assert learner.update()["replay_size"] > 0
+    assert learner.agents[0].replay.data["observation"].shape[1:] == (48,)
