@@ -268,33 +268,43 @@ def test_states_on_the_default_map_pickle_without_the_map_tables(mode):
     assert restored.battle.map is game.map  # loaded once per process, shared by every game
 
 
-def test_keys_are_per_step_public_observations_and_private_digests():
-    game = hiddenenvs.load_game("combat", **SMALL)
+def _public_tensor_from_key(key, team_size, max_ticks):
+    """The documented public tensor, computed from the public key alone."""
+    tick, attackers, defenders = key[-1][:3] if key else (0, team_size, team_size)
+    balance = sum(entry[3] for entry in key) if key and len(key[0]) == 4 else 0
+    attackers_won = defenders == 0 and attackers > 0
+    defenders_won = attackers == 0 and defenders > 0 or tick >= max_ticks and attackers and defenders
+    over = attackers == 0 or defenders == 0 or tick >= max_ticks
+    balance_feature = 0.5 + balance / (200 * team_size)
+    return [tick / max_ticks, attackers / team_size, defenders / team_size, balance_feature,
+            float(over), float(attackers_won), float(defenders_won)]
+
+
+@pytest.mark.parametrize("mode", ["commander", "fighter"])
+@pytest.mark.parametrize("shaped", [True, False])
+def test_public_entries_are_ticks_alive_counts_and_paid_balances(mode, shaped):
+    game = hiddenenvs.load_game("combat", mode=mode, shaped_rewards=shaped, **SMALL)
     state = game.new_initial_state(seed=4)
     rng = np.random.default_rng(4)
     assert state.public_state_key() == () and state.information_state_key(0) == ()
     steps = 0
-    while not state.is_terminal():
-        state.apply_actions([doctrine_action(state, p, rng) for p in range(2)])
-        steps += 1
-        attackers, defenders = state.battle.alive_counts()
+    while True:
         public = state.public_state_key()
-        assert len(public) == steps and public[-1][:3] == (state.battle.tick, attackers, defenders)
-        tensor = state.public_observation_tensor()
-        assert tensor.tolist()[:3] == pytest.approx(
-            [state.battle.tick / game.rules.max_ticks, attackers / 5, defenders / 5]
-        )
-    # the balances are the shaped rewards, which both teams are paid
-    shaped = sum(entry[3] for entry in state.public_state_key()) / (100 * 5)
-    won = state.returns()[ATTACKERS] - shaped
-    assert won == pytest.approx(1.0 if state._winner == ATTACKERS else -1.0)
-    assert tensor[3] == pytest.approx(0.5 + shaped / 2)
-    assert tensor[4:].tolist() == [1.0, state._winner == ATTACKERS, state._winner == DEFENDERS]
-    unshaped = hiddenenvs.load_game("combat", shaped_rewards=False, **SMALL)
-    state = unshaped.state_from_history(state.history())
-    assert len(state.public_state_key()[-1]) == 3 and state.public_observation_tensor()[3] == 0.5
-    with pytest.raises(ValueError, match="player 2 is not in 0..1"):
-        state.information_state_key(2)
+        assert len(public) == steps
+        expected = _public_tensor_from_key(public, 5, game.rules.max_ticks)
+        assert state.public_observation_tensor().tolist() == pytest.approx(expected)
+        if state.is_terminal():
+            break
+        state.apply_actions([doctrine_action(state, p, rng) for p in range(game.info.num_players)])
+        steps += 1
+        entry = state.public_state_key()[-1]
+        assert entry[:3] == (state.battle.tick, *state.battle.alive_counts())
+        assert len(entry) == (4 if shaped else 3)
+        if shaped:  # the balance is the shaped part of the reward both teams are paid
+            end = {None: 0.0, -1: 0.0, ATTACKERS: 1.0, DEFENDERS: -1.0}[state._winner]
+            assert entry[3] / 500 == pytest.approx(state.rewards()[0] - end)
+    with pytest.raises(ValueError, match=f"player {game.info.num_players} is not in 0.."):
+        state.information_state_key(game.info.num_players)
 
 
 def test_an_order_is_private_to_the_team_that_gives_it():
