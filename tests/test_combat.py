@@ -268,21 +268,25 @@ def test_states_on_the_default_map_pickle_without_the_map_tables(mode):
     assert restored.battle.map is game.map  # loaded once per process, shared by every game
 
 
-def _public_tensor_from_key(key, team_size, max_ticks):
+def _public_tensor_from_key(mode, shaped, key, team_size, max_ticks):
     """The documented public tensor, computed from the public key alone."""
+    balance = sum(entry[-1] for entry in key) if shaped else 0
+    balance_feature = 0.5 + balance / (200 * team_size)
+    if mode == "fighter":
+        tick, result = key[-1][:2] if key else (0, None)
+        results = {None: [0, 0, 0], -1: [1, 0, 0], ATTACKERS: [1, 1, 0], DEFENDERS: [1, 0, 1]}
+        return [tick / max_ticks, balance_feature, *results[result]]
     tick, attackers, defenders = key[-1][:3] if key else (0, team_size, team_size)
-    balance = sum(entry[3] for entry in key) if key and len(key[0]) == 4 else 0
     attackers_won = defenders == 0 and attackers > 0
     defenders_won = attackers == 0 and defenders > 0 or tick >= max_ticks and attackers and defenders
     over = attackers == 0 or defenders == 0 or tick >= max_ticks
-    balance_feature = 0.5 + balance / (200 * team_size)
-    return [tick / max_ticks, attackers / team_size, defenders / team_size, balance_feature,
-            float(over), float(attackers_won), float(defenders_won)]
+    return [tick / max_ticks, balance_feature, float(over), float(attackers_won),
+            float(defenders_won), attackers / team_size, defenders / team_size]
 
 
 @pytest.mark.parametrize("mode", ["commander", "fighter"])
 @pytest.mark.parametrize("shaped", [True, False])
-def test_public_entries_are_ticks_alive_counts_and_paid_balances(mode, shaped):
+def test_public_entries_are_what_every_player_perceives(mode, shaped):
     game = hiddenenvs.load_game("combat", mode=mode, shaped_rewards=shaped, **SMALL)
     state = game.new_initial_state(seed=4)
     rng = np.random.default_rng(4)
@@ -291,18 +295,21 @@ def test_public_entries_are_ticks_alive_counts_and_paid_balances(mode, shaped):
     while True:
         public = state.public_state_key()
         assert len(public) == steps
-        expected = _public_tensor_from_key(public, 5, game.rules.max_ticks)
+        expected = _public_tensor_from_key(mode, shaped, public, 5, game.rules.max_ticks)
         assert state.public_observation_tensor().tolist() == pytest.approx(expected)
         if state.is_terminal():
             break
         state.apply_actions([doctrine_action(state, p, rng) for p in range(game.info.num_players)])
         steps += 1
         entry = state.public_state_key()[-1]
-        assert entry[:3] == (state.battle.tick, *state.battle.alive_counts())
-        assert len(entry) == (4 if shaped else 3)
-        if shaped:  # the balance is the shaped part of the reward both teams are paid
+        if mode == "commander":  # both teams' observations count both teams
+            assert entry[:3] == (state.battle.tick, *state.battle.alive_counts())
+        else:  # a fighter's window shows neither count, the end shows the result
+            assert entry[:2] == (state.battle.tick, state._winner)
+        assert len(entry) == (3 if mode == "commander" else 2) + shaped
+        if shaped:  # the balance is the shaped part of the reward everyone is paid
             end = {None: 0.0, -1: 0.0, ATTACKERS: 1.0, DEFENDERS: -1.0}[state._winner]
-            assert entry[3] / 500 == pytest.approx(state.rewards()[0] - end)
+            assert entry[-1] / 500 == pytest.approx(state.rewards()[0] - end)
     with pytest.raises(ValueError, match=f"player {game.info.num_players} is not in 0.."):
         state.information_state_key(game.info.num_players)
 
@@ -321,6 +328,23 @@ def test_an_order_is_private_to_the_team_that_gives_it():
         assert np.array_equal(moved.public_observation_tensor(), held.public_observation_tensor())
         assert moved.information_state_key(1 - player) == held.information_state_key(1 - player)
         assert moved.information_state_key(player) != held.information_state_key(player)
+
+
+def test_a_fighters_move_is_private_to_those_who_see_it():
+    """Fighter mode: one attacker stepping instead of holding changes its own key, never
+    the public key or tensor, nor the key of a defender (far away, in the compound)."""
+    game = hiddenenvs.load_game("combat", mode="fighter", **SMALL)
+    root = game.new_initial_state(seed=0)
+    step = next(action for action in root.legal_actions(0) if 0 < action < 9)
+    holds = (0,) * 10
+    moved = game.state_from_history([0, (step, *holds[1:])])
+    held = game.state_from_history([0, holds])
+    assert moved.battle.positions[0] != held.battle.positions[0]
+    assert moved.public_state_key() == held.public_state_key()
+    assert np.array_equal(moved.public_observation_tensor(), held.public_observation_tensor())
+    assert moved.information_state_key(0) != held.information_state_key(0)
+    for defender in range(5, 10):
+        assert moved.information_state_key(defender) == held.information_state_key(defender)
 
 
 def test_returns_are_zero_sum_sums_of_rewards_and_shaping_switches_off():

@@ -7,7 +7,7 @@
 | Observation   | commander: ``Box(0, 1, (4 * areas + 4,), float32)`` (580 default, 148 small); fighter: ``Box(0, 1, (11, 11, 5), float32)`` |
 | Parallel API  | yes, both modes                                                                  |
 | Chance        | sampled: hit rolls come from a generator the state carries (``new_initial_state(seed)``, cloned with the state, ``reseed(seed)`` for fresh draws) |
-| Public state  | per step: ticks played, live attackers, live defenders (+ the health balance with shaped rewards); ``public_observation_tensor()`` ``(7,)`` |
+| Public state  | per step: ticks played, then live attackers and defenders (commander) or the result (fighter), + the health balance with shaped rewards; ``public_observation_tensor()`` ``(7,)`` commander, ``(5,)`` fighter |
 
 The test bed of the NFSP-extension research (MCNFSP/ANFSP, the FPS team battle): two
 teams of ``team_size`` fighters (10) on a closed map of square areas (default: 12 x 12
@@ -86,29 +86,33 @@ end pays +1 to the winner and -1 to the loser; zero-sum; ``returns()`` is the ru
 
 **Search: public and private observations, history, randomness, pickling.**
 
-What both teams perceive after every step (joint move) is its public observation, the
-entry ``(tick, attackers alive, defenders alive)`` of ``public_state_key()`` (one entry per
-step, ``()`` at the start, whose spawn is fixed by the map): time is common, and a team
-knows its own losses and its kills, so both know both counts (and hence the winner).
-With ``shaped_rewards`` both teams are also paid the step's health balance, so it is
-public too: the entry gets a fourth value, the health the attackers inflicted minus the
-health they lost in the step. Orders, moves, positions, health and what a team sees are
-private. ``information_state_key(p)`` has one ``(public, private)`` entry per step:
-``private`` is a 64-bit digest of ``p``'s observation after the step and its own action in
-it (so keys are perfect recall up to hash collisions). Keys extend by prefix; they are
-read back from a step chain that clones share, grown from the last key read, so
-stepping and cloning cost the same at any depth. ``public_observation_tensor()``
-(``PUBLIC_FEATURES``, 7 floats in [0, 1], a function of the public key):
+``public_state_key()`` has one entry per step (joint move), ``()`` at the start (whose
+spawn the map fixes): what every player perceives of the step. Time is common to all.
+In commander mode each team's observation counts its live fighters and the live
+enemies (a team knows its losses and its kills), so both counts are public: the entry is
+``(tick, attackers alive, defenders alive)``. In fighter mode a fighter sees only its
+window, so neither count is public, only the result once the battle ends: the entry is
+``(tick, result)``, ``result`` ``None`` while it goes on, then 0 (attackers won), 1
+(defenders won) or -1 (draw). With ``shaped_rewards`` everyone is paid the step's health
+balance, so it is public too: the entry ends with the health the attackers inflicted
+minus the health they lost in the step. Orders, moves, positions, health and what a
+side sees are private. ``information_state_key(p)`` has one ``(public, private)`` entry
+per step: ``private`` is a 64-bit digest of ``p``'s observation after the step and its
+own action in it (so keys are perfect recall up to hash collisions). Keys extend by
+prefix; they are read back from a step chain that clones share, grown from the last key
+read, so stepping and cloning cost the same at any depth. ``public_observation_tensor()``
+(floats in [0, 1], a function of the public key; ``PUBLIC_FEATURES``, 5 values in
+fighter mode, ``COMMANDER_PUBLIC_FEATURES``, 7, in commander mode):
 
 | index | meaning |
 |-------|---------|
 | 0 | ticks played / max_ticks |
-| 1 | live attackers / team_size |
-| 2 | live defenders / team_size |
-| 3 | 0.5 + attackers' health inflicted minus lost so far / (200 * team_size) (0.5 without ``shaped_rewards``) |
-| 4 | 1 once the episode is over |
-| 5 | 1 if the attackers won |
-| 6 | 1 if the defenders won (4 without 5 and 6: mutual elimination, a draw) |
+| 1 | 0.5 + attackers' health inflicted minus lost so far / (200 * team_size) (0.5 without ``shaped_rewards``) |
+| 2 | 1 once the episode is over |
+| 3 | 1 if the attackers won |
+| 4 | 1 if the defenders won (2 without 3 and 4: mutual elimination, a draw) |
+| 5 | commander mode: live attackers / team_size |
+| 6 | commander mode: live defenders / team_size |
 
 ``history()`` is the episode's seed (an int; an unseeded ``new_initial_state()`` draws one
 from the operating system, so every history names it) followed by one joint action (a

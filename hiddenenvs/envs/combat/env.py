@@ -2,9 +2,11 @@
 per fighter). User documentation (rules, actions, observations, parameters, and what is
 public): :mod:`hiddenenvs.envs.combat`.
 
-For search, per step (joint move): the public observation is what both teams perceive,
-``(tick, attackers alive, defenders alive)`` plus, with ``shaped_rewards``, the step's
-health balance (both teams are paid it); each player's private observation is a 64-bit
+For search, per step (joint move): the public observation is what every player
+perceives, ``(tick, attackers alive, defenders alive)`` in commander mode (each team's
+observation counts both teams) and ``(tick, result)`` in fighter mode (a fighter sees
+only its window, and the result at the end), plus, with ``shaped_rewards``, the step's
+health balance (everyone is paid it); each player's private observation is a 64-bit
 digest of its own observation after the step and its own action. Steps live in a chain
 of :class:`_Step` records shared by clones; keys are read back from it on demand and
 grown from the last key read. ``history()`` is the seed followed by the joint actions
@@ -45,10 +47,9 @@ _LEGAL_BY_MASK_CODE = [
 ]
 COMMANDER_AREA_FEATURES = ("own fighters", "believed enemies", "own health", "enemies seen now")
 COMMANDER_GLOBAL_FEATURES = ("I attack", "time used", "own fighters alive", "enemies alive")
-PUBLIC_FEATURES = (
-    "time used", "attackers alive", "defenders alive", "attackers' health balance", "over",
-    "attackers won", "defenders won",
-)
+# The public observation tensor: what both sides perceive (see the package docstring).
+PUBLIC_FEATURES = ("time used", "attackers' health balance", "over", "attackers won", "defenders won")
+COMMANDER_PUBLIC_FEATURES = (*PUBLIC_FEATURES, "attackers alive", "defenders alive")
 FIGHTER_VIEW_CHANNELS = ("blocked", "door", "friend health", "enemy health (seen)", "own health")
 
 
@@ -120,7 +121,7 @@ class CombatGame(Game):
                 information_state_tensor_shape=observation_shape,
                 observation_tensor_shape=observation_shape,
                 player_names=TEAMS,
-                public_observation_tensor_shape=(len(PUBLIC_FEATURES),),
+                public_observation_tensor_shape=(len(COMMANDER_PUBLIC_FEATURES),),
             )
         else:
             side = 2 * params["view_radius"] + 1
@@ -297,8 +298,10 @@ class _CombatState(State):
 
     def _record(self, joint: list[int], balance: np.ndarray) -> None:
         """Append the step just played: its public observation and everyone's digest."""
-        attackers, defenders = self.battle.alive_counts()
-        public = (self.battle.tick, attackers, defenders)
+        if self.game.mode == "commander":  # each team's observation counts both teams
+            public = (self.battle.tick, *self.battle.alive_counts())
+        else:  # a fighter sees only its window, and the result when the battle ends
+            public = (self.battle.tick, self._winner)
         if self.game.params["shaped_rewards"]:  # both teams are paid the balance: it is public
             self._health_balance += int(balance[ATTACKERS])
             public += (int(balance[ATTACKERS]),)
@@ -315,8 +318,9 @@ class _CombatState(State):
         return self._rewards.copy()
 
     def public_state_key(self):
-        """One ``(tick, attackers alive, defenders alive)`` entry per step, plus the step's
-        attackers' health balance with ``shaped_rewards`` (see the package docstring)."""
+        """One entry per step: commander mode ``(tick, attackers alive, defenders alive)``,
+        fighter mode ``(tick, result)``, plus the step's attackers' health balance with
+        ``shaped_rewards`` (see the package docstring)."""
         cached_step, key = self._public_cache
         if cached_step is not self._last:
             key += tuple(step.public for step in _steps_after(self._last, cached_step))
@@ -338,24 +342,22 @@ class _CombatState(State):
         return key
 
     def public_observation_tensor(self):
-        """``PUBLIC_FEATURES``, all in [0, 1]: a function of the public key (the last
-        entry and the sum of the balances), so equal public keys give equal tensors."""
+        """``PUBLIC_FEATURES`` (commander mode: ``COMMANDER_PUBLIC_FEATURES``), all in
+        [0, 1]: a function of the public key (its last entry and the sum of its balances),
+        so equal public keys give equal tensors."""
         battle = self.battle
         size = self.game.team_size
-        attackers, defenders = battle.alive_counts()
         shaped = self.game.params["shaped_rewards"]
-        return np.array(
-            [
-                min(1.0, battle.tick / battle.rules.max_ticks),
-                attackers / size,
-                defenders / size,
-                0.5 + self._health_balance / (2 * MAX_HEALTH * size) if shaped else 0.5,
-                self._winner is not None,
-                self._winner == ATTACKERS,
-                self._winner == DEFENDERS,
-            ],
-            dtype=np.float32,
-        )
+        features = [
+            min(1.0, battle.tick / battle.rules.max_ticks),
+            0.5 + self._health_balance / (2 * MAX_HEALTH * size) if shaped else 0.5,
+            self._winner is not None,
+            self._winner == ATTACKERS,
+            self._winner == DEFENDERS,
+        ]
+        if self.game.mode == "commander":
+            features += [count / size for count in battle.alive_counts()]
+        return np.array(features, dtype=np.float32)
 
     def history(self):
         """The episode seed, then one joint action per step; a :meth:`reseed` adds its
