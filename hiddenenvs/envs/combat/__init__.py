@@ -126,7 +126,7 @@ generator). Games pickle as their spec; a state pickles as the spec, its per-epi
 arrays (positions, health, beliefs, generator state, orders, rewards) and its step log,
 never the map tables, which every process loads once per map: after 20 steps on the
 default map a commander state pickles to 2.2 KB and a fighter state (20 fighters) to
-5.9 KB, a whole 600-tick fighter episode to 130 KB (the log: 8 bytes per player and step
+5.8 KB, a whole 600-tick fighter episode to 128 KB (the log: 8 bytes per player and step
 for the digests, plus the joint actions); the map tables alone are 8.7 MB.
 
 Parameters (``hiddenenvs.make("combat", **parameters)``):
