@@ -185,7 +185,8 @@ _MIX_A, _MIX_B = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
 
 
 def _chain_hashes(keys: np.ndarray, observations: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    """Extend each player's 64-bit history hash by one (action, observation) step.
+    """Extend each player's 64-bit hash ``keys[p]`` by one (action, observation) step;
+    with zero keys, each player's digest of the step alone (the private key entries).
 
     ``observations`` is (players, ...) float32; hashing all players in one compiled pass
     keeps perfect-recall keys cheap enough to maintain every tick for 160 fighters. With
@@ -305,7 +306,7 @@ class _CombatState(State):
         if self.game.params["shaped_rewards"]:  # both teams are paid the balance: it is public
             self._health_balance += int(balance[ATTACKERS])
             public += (int(balance[ATTACKERS]),)
-        # Each step's digest stands alone (zero keys): the key's tuple chains the steps.
+        # Each step's digest stands alone (zero keys): the key's tuple already chains them.
         zero_keys = np.zeros(len(joint), dtype=np.uint64)
         digests = _chain_hashes(zero_keys, self._all_observations(), np.asarray(joint, dtype=np.int64))
         self._last = _Step(self._last, self._pending_seed, tuple(joint), public, digests)
