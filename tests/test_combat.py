@@ -226,6 +226,14 @@ def test_bad_seeds_are_refused_with_the_input_named(bad):
         game.new_initial_state(seed=bad)
 
 
+def test_bad_history_entries_are_named():
+    game = hiddenenvs.load_game("combat", **SMALL)
+    with pytest.raises(ValueError, match=r"history entry 1 \(\(99999, 0\)\): .*action 99999 is illegal for player 0"):
+        game.state_from_history([0, (99999, 0)])
+    with pytest.raises(ValueError, match=r"history entry 0 \('x'\): .*reseed\(\) takes a non-negative int seed"):
+        game.state_from_history(["x"])
+
+
 @pytest.mark.parametrize("mode", ["commander", "fighter"])
 def test_history_and_pickle_rebuild_a_state_that_plays_on_identically(mode):
     game = hiddenenvs.load_game("combat", mode=mode, **SMALL)
