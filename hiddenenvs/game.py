@@ -270,15 +270,13 @@ class Game(ABC):
 
         Each entry is a chance outcome or an action (an int) or, at a simultaneous node,
         a joint action (a sequence, one entry per player); every entry is validated.
-        ``seed`` is the ``new_initial_state`` seed, for SAMPLED_STOCHASTIC games.
+        ``seed`` is the ``new_initial_state`` seed, for SAMPLED_STOCHASTIC games whose
+        history does not name its seeds (combat's does: an int entry is a seed).
         """
         state = self.new_initial_state(seed=seed)
         for step, entry in enumerate(history):
             try:
-                if isinstance(entry, (tuple, list)):
-                    state.apply_actions(entry)
-                else:
-                    state.apply_action(entry)
+                state._replay(entry)
             except ValueError as error:
                 raise ValueError(f"{self.NAME}: history entry {step} ({entry!r}): {error}") from None
         return state
@@ -421,9 +419,17 @@ class State(ABC):
         One entry per decision the caller made: a chance outcome or a single player's
         action (int), or a joint action at a simultaneous node (a tuple, one entry per
         player, ``-1`` for players without a choice). Steps a game plays by itself (forced
-        moves) are not listed.
+        moves) are not listed. A SAMPLED_STOCHASTIC game lists what determines its draws
+        (combat: the episode seed first, and every :meth:`reseed`, as int entries).
         """
         raise NotImplementedError(f"{self.game.NAME} does not record its history")
+
+    def _replay(self, entry) -> None:
+        """Apply one entry of :meth:`history` (for :meth:`Game.state_from_history`)."""
+        if isinstance(entry, (tuple, list)):
+            self.apply_actions(entry)
+        else:
+            self.apply_action(entry)
 
     def reseed(self, seed: int) -> None:
         """Give this state fresh randomness (SAMPLED_STOCHASTIC games).
@@ -439,7 +445,7 @@ class State(ABC):
 
     def __reduce__(self):
         # Small pickles: the game travels as its spec and the state as its history.
-        # SAMPLED_STOCHASTIC games override this (their draws are not in the history).
+        # Combat overrides this: it sends its arrays, cheaper than replaying a long episode.
         return (_state_from_history, (self.game, tuple(self.history()), None))
 
     def action_to_string(self, player: int, action: int) -> str:

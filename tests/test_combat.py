@@ -1,6 +1,7 @@
 """The combat sim: PettingZoo API in both modes, maps, orders, doctrine, rendering."""
 
 import json
+import pickle
 from collections import deque
 
 import numpy as np
@@ -169,6 +170,189 @@ def test_clone_is_independent_and_replays_the_same_hits():
     for _ in range(4):
         restored.apply_actions([0, 0])
     assert not np.array_equal(restored.battle.positions, copy.battle.positions)  # the copy moved on
+
+
+def _battle_in_contact(game, seed=1):
+    """A state where the teams exchange fire (some fighter has lost health)."""
+    state = game.new_initial_state(seed=seed)
+    rng = np.random.default_rng(seed)
+    while (state.battle.health == 100).all():
+        state.apply_actions([doctrine_action(state, p, rng) for p in range(game.info.num_players)])
+    assert not state.is_terminal()
+    return state
+
+
+def _trace(state, joints):
+    """Health of everyone after each joint action (fewer when the battle ends)."""
+    health = []
+    for joint in joints:
+        if state.is_terminal():
+            break
+        state.apply_actions(joint)
+        health.append(state.battle.health.copy())
+    return np.array(health)
+
+
+def test_reseeded_clones_draw_fresh_hits_and_equal_seeds_the_same():
+    game = hiddenenvs.load_game("combat", **SMALL)
+    state = _battle_in_contact(game)
+    holds = [[0, 0]] * 4  # engaged fighters keep shooting while they hold
+    same = _trace(state.clone(), holds)
+    assert np.array_equal(_trace(state.clone(), holds), same)  # clone: exact replay
+    reseeded = {}
+    for seed in (11, 11, 12):
+        copy = state.clone()
+        copy.reseed(seed)
+        reseeded.setdefault(seed, []).append(_trace(copy, holds))
+        assert game.state_from_history(copy.history()).battle.health.tolist() == copy.battle.health.tolist()
+    assert np.array_equal(*reseeded[11])
+    assert not np.array_equal(reseeded[11][0], reseeded[12][0])
+    assert not np.array_equal(reseeded[11][0], same)
+    # the generator is nobody's observation: reseeding leaves every key and the history's steps alone
+    copy = state.clone()
+    copy.reseed(5)
+    copy.reseed(6)  # no roll came from 5: the history keeps only 6
+    assert copy.history() == (*state.history(), 6)
+    assert copy.public_state_key() == state.public_state_key()
+    assert copy.information_state_key(0) == state.information_state_key(0)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "7"])
+def test_bad_seeds_are_refused_with_the_input_named(bad):
+    game = hiddenenvs.load_game("combat", **SMALL)
+    with pytest.raises(ValueError, match=r"reseed\(\) takes a non-negative int seed, got"):
+        game.new_initial_state(seed=0).reseed(bad)
+    with pytest.raises(ValueError, match="new_initial_state takes a non-negative int seed"):
+        game.new_initial_state(seed=bad)
+
+
+def test_bad_history_entries_are_named():
+    game = hiddenenvs.load_game("combat", **SMALL)
+    with pytest.raises(ValueError, match=r"history entry 1 \(\(99999, 0\)\): .*action 99999 is illegal for player 0"):
+        game.state_from_history([0, (99999, 0)])
+    with pytest.raises(ValueError, match=r"history entry 0 \('x'\): .*reseed\(\) takes a non-negative int seed"):
+        game.state_from_history(["x"])
+
+
+@pytest.mark.parametrize("mode", ["commander", "fighter"])
+def test_history_and_pickle_rebuild_a_state_that_plays_on_identically(mode):
+    game = hiddenenvs.load_game("combat", mode=mode, **SMALL)
+    unseeded = game.new_initial_state()  # still names its seed, so it replays
+    assert game.state_from_history(unseeded.history()).battle.rng.random() == unseeded.battle.rng.random()
+    state = _battle_in_contact(game)
+    rng = np.random.default_rng(2)
+    state.reseed(99)
+    health_before = state.battle.health.sum()
+    history = state.history()
+    assert history[0] == 1 and history[-1] == 99 and all(isinstance(entry, tuple) for entry in history[1:-1])
+    copies = [game.state_from_history(history), pickle.loads(pickle.dumps(state))]
+    while not state.is_terminal():
+        joint = [doctrine_action(state, p, rng) for p in range(game.info.num_players)]
+        for copy in (state, *copies):
+            copy.apply_actions(joint)
+        for copy in copies:
+            assert np.array_equal(copy.battle.health, state.battle.health)
+            assert np.array_equal(copy.battle.positions, state.battle.positions)
+            assert np.array_equal(copy.battle.belief_cells, state.battle.belief_cells)
+            assert copy.information_state_key(1) == state.information_state_key(1)
+            assert np.array_equal(copy.observation_tensor(0), state.observation_tensor(0))
+            assert np.array_equal(copy.rewards(), state.rewards())
+    for copy in copies:
+        assert copy.history() == state.history() and np.array_equal(copy.returns(), state.returns())
+    assert state.battle.health.sum() < health_before  # hits were drawn after the copies were made
+
+
+@pytest.mark.parametrize("mode", ["commander", "fighter"])
+def test_states_on_the_default_map_pickle_without_the_map_tables(mode):
+    game = hiddenenvs.load_game("combat", mode=mode)
+    state = game.new_initial_state(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        state.apply_actions([random_action(state, p, rng) for p in range(game.info.num_players)])
+    assert len(pickle.dumps(game)) < 300
+    assert len(pickle.dumps(state)) < 20_000  # the map tables alone are megabytes
+    restored = pickle.loads(pickle.dumps(state))
+    assert restored.game.spec == game.spec
+    assert restored.battle.map is game.map  # loaded once per process, shared by every game
+
+
+def _public_tensor_from_key(mode, shaped, key, team_size, max_ticks):
+    """The documented public tensor, computed from the public key alone."""
+    balance = sum(entry[-1] for entry in key) if shaped else 0
+    balance_feature = 0.5 + balance / (200 * team_size)
+    if mode == "fighter":
+        tick, result = key[-1][:2] if key else (0, None)
+        results = {None: [0, 0, 0], -1: [1, 0, 0], ATTACKERS: [1, 1, 0], DEFENDERS: [1, 0, 1]}
+        return [tick / max_ticks, balance_feature, *results[result]]
+    tick, attackers, defenders = key[-1][:3] if key else (0, team_size, team_size)
+    attackers_won = defenders == 0 and attackers > 0
+    defenders_won = attackers == 0 and defenders > 0 or tick >= max_ticks and attackers and defenders
+    over = attackers == 0 or defenders == 0 or tick >= max_ticks
+    return [tick / max_ticks, balance_feature, float(over), float(attackers_won),
+            float(defenders_won), attackers / team_size, defenders / team_size]
+
+
+@pytest.mark.parametrize("mode", ["commander", "fighter"])
+@pytest.mark.parametrize("shaped", [True, False])
+def test_public_entries_are_what_every_player_perceives(mode, shaped):
+    game = hiddenenvs.load_game("combat", mode=mode, shaped_rewards=shaped, **SMALL)
+    state = game.new_initial_state(seed=4)
+    rng = np.random.default_rng(4)
+    assert state.public_state_key() == () and state.information_state_key(0) == ()
+    steps = 0
+    while True:
+        public = state.public_state_key()
+        assert len(public) == steps
+        expected = _public_tensor_from_key(mode, shaped, public, 5, game.rules.max_ticks)
+        assert state.public_observation_tensor().tolist() == pytest.approx(expected)
+        if state.is_terminal():
+            break
+        state.apply_actions([doctrine_action(state, p, rng) for p in range(game.info.num_players)])
+        steps += 1
+        entry = state.public_state_key()[-1]
+        if mode == "commander":  # both teams' observations count both teams
+            assert entry[:3] == (state.battle.tick, *state.battle.alive_counts())
+        else:  # a fighter's window shows neither count, the end shows the result
+            assert entry[:2] == (state.battle.tick, state._winner)
+        assert len(entry) == (3 if mode == "commander" else 2) + shaped
+        if shaped:  # the balance is the shaped part of the reward everyone is paid
+            end = {None: 0.0, -1: 0.0, ATTACKERS: 1.0, DEFENDERS: -1.0}[state._winner]
+            assert entry[-1] / 500 == pytest.approx(state.rewards()[0] - end)
+    with pytest.raises(ValueError, match=f"player {game.info.num_players} is not in 0.."):
+        state.information_state_key(game.info.num_players)
+
+
+def test_an_order_is_private_to_the_team_that_gives_it():
+    """Before contact, sending fighters instead of holding changes only the sender's key."""
+    game = hiddenenvs.load_game("combat", **SMALL)
+    root = game.new_initial_state(seed=0)
+    for player in (ATTACKERS, DEFENDERS):
+        order = root.legal_actions(player)[-1]  # all of the team to the last destination
+        joint = [0, 0]
+        joint[player] = order
+        moved, held = game.state_from_history([0, tuple(joint)]), game.state_from_history([0, (0, 0)])
+        assert not np.array_equal(moved.battle.positions, held.battle.positions)
+        assert moved.public_state_key() == held.public_state_key()
+        assert np.array_equal(moved.public_observation_tensor(), held.public_observation_tensor())
+        assert moved.information_state_key(1 - player) == held.information_state_key(1 - player)
+        assert moved.information_state_key(player) != held.information_state_key(player)
+
+
+def test_a_fighters_move_is_private_to_those_who_see_it():
+    """Fighter mode: one attacker stepping instead of holding changes its own key, never
+    the public key or tensor, nor the key of a defender (far away, in the compound)."""
+    game = hiddenenvs.load_game("combat", mode="fighter", **SMALL)
+    root = game.new_initial_state(seed=0)
+    step = next(action for action in root.legal_actions(0) if 0 < action < 9)
+    holds = (0,) * 10
+    moved = game.state_from_history([0, (step, *holds[1:])])
+    held = game.state_from_history([0, holds])
+    assert moved.battle.positions[0] != held.battle.positions[0]
+    assert moved.public_state_key() == held.public_state_key()
+    assert np.array_equal(moved.public_observation_tensor(), held.public_observation_tensor())
+    assert moved.information_state_key(0) != held.information_state_key(0)
+    for defender in range(5, 10):
+        assert moved.information_state_key(defender) == held.information_state_key(defender)
 
 
 def test_returns_are_zero_sum_sums_of_rewards_and_shaping_switches_off():

@@ -91,6 +91,11 @@ def test_sheet_names_cannot_leave_the_shipped_folder(name):
         hiddenenvs.load_game("gdl", sheet=name)
 
 
+def test_sheet_text_given_as_a_path_says_so():
+    with pytest.raises(ValueError, match=r"rules= takes the path of a rule sheet file, got text"):
+        hiddenenvs.load_game("gdl", rules="(role a)\n(init (cell 1))")
+
+
 # ---- combat maps ------------------------------------------------------------------------------
 def _map(rows: int, cols: int, destinations: int) -> dict:
     data = json.loads((MAPS_DIR / "small.json").read_text())

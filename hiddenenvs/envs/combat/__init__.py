@@ -6,7 +6,8 @@
 | Actions       | commander: ``Discrete(1 + areas * destinations * T)`` masked orders (12961 on the default map); fighter: ``Discrete(10)`` |
 | Observation   | commander: ``Box(0, 1, (4 * areas + 4,), float32)`` (580 default, 148 small); fighter: ``Box(0, 1, (11, 11, 5), float32)`` |
 | Parallel API  | yes, both modes                                                                  |
-| Chance        | sampled: hit rolls come from a generator the state carries (``new_initial_state(seed)``, cloned with the state) |
+| Chance        | sampled: hit rolls come from a generator the state carries (``new_initial_state(seed)``, cloned with the state, ``reseed(seed)`` for fresh draws) |
+| Public state  | per step: ticks played, then live attackers and defenders (commander) or the result (fighter), + the health balance with shaped rewards; ``public_observation_tensor()`` ``(7,)`` commander, ``(5,)`` fighter |
 
 The test bed of the NFSP-extension research (MCNFSP/ANFSP, the FPS team battle): two
 teams of ``team_size`` fighters (10) on a closed map of square areas (default: 12 x 12
@@ -43,8 +44,8 @@ and shoots instead of walking. ``game.encode_order(area, destination, n)`` and
 0 centre, 1-4 north/south/west/east door inside, 5-8 the same doors outside.
 
 Commander observation (``4 * num_areas + 4`` floats in [0, 1]; the information-state
-tensor is the same vector, while ``information_state_key`` is a perfect-recall hash of
-the whole history of observations and own orders):
+tensor is the same vector, while ``information_state_key`` keeps the whole history of
+observations and own orders, see *Search* below):
 
 | index | meaning |
 |-------|---------|
@@ -82,6 +83,51 @@ convention). Observation: an egocentric ``(2r+1, 2r+1, 5)`` window (``r = view_r
 **Rewards** (both modes; fighters share their team's): with ``shaped_rewards`` each
 transition pays (health the team inflicted - health it lost) / (100 * team_size), and the
 end pays +1 to the winner and -1 to the loser; zero-sum; ``returns()`` is the running sum.
+
+**Search: public and private observations, history, randomness, pickling.**
+
+``public_state_key()`` has one entry per step (joint move), ``()`` at the start (whose
+spawn the map fixes): what every player perceives of the step. Time is common to all.
+In commander mode each team's observation counts its live fighters and the live
+enemies (a team knows its losses and its kills), so both counts are public: the entry is
+``(tick, attackers alive, defenders alive)``. In fighter mode a fighter sees only its
+window, so neither count is public, only the result once the battle ends: the entry is
+``(tick, result)``, ``result`` ``None`` while it goes on, then 0 (attackers won), 1
+(defenders won) or -1 (draw). With ``shaped_rewards`` everyone is paid the step's health
+balance, so it is public too: the entry ends with the health the attackers inflicted
+minus the health they lost in the step. Orders, moves, positions, health and what a
+side sees are private. ``information_state_key(p)`` has one ``(public, private)`` entry
+per step: ``private`` is a 64-bit digest of ``p``'s observation after the step and its
+own action in it (so keys are perfect recall up to hash collisions). Keys extend by
+prefix; they are read back from a step chain that clones share, grown from the last key
+read, so stepping and cloning cost the same at any depth. ``public_observation_tensor()``
+(floats in [0, 1], a function of the public key; ``PUBLIC_FEATURES``, 5 values in
+fighter mode, ``COMMANDER_PUBLIC_FEATURES``, 7, in commander mode):
+
+| index | meaning |
+|-------|---------|
+| 0 | ticks played / max_ticks |
+| 1 | 0.5 + attackers' health inflicted minus lost so far / (200 * team_size) (0.5 without ``shaped_rewards``) |
+| 2 | 1 once the episode is over |
+| 3 | 1 if the attackers won |
+| 4 | 1 if the defenders won (2 without 3 and 4: mutual elimination, a draw) |
+| 5 | commander mode: live attackers / team_size |
+| 6 | commander mode: live defenders / team_size |
+
+``history()`` is the episode's seed (an int; an unseeded ``new_initial_state()`` draws one
+from the operating system, so every history names it) followed by one joint action (a
+tuple) per step, with the seed of every ``reseed(seed)`` where it was called (a reseed
+replacing another before any step keeps only the last). ``game.state_from_history(h)``
+replays it exactly: same hits, keys, tensors and returns. ``clone()`` copies the
+generator, so a clone replays the same hits; ``state.reseed(seed)`` gives a state fresh
+draws from there on (for independent search rollouts: ``copy = state.clone();
+copy.reseed(int(rng.integers(2**63)))``); keys do not change (nobody observes the
+generator). Games pickle as their spec; a state pickles as the spec, its per-episode
+arrays (positions, health, beliefs, generator state, orders, rewards) and its step log,
+never the map tables, which every process loads once per map: after 20 steps on the
+default map a commander state pickles to 2.2 KB and a fighter state (20 fighters) to
+5.8 KB, a whole 600-tick fighter episode to 128 KB (the log: 8 bytes per player and step
+for the digests, plus the joint actions); the map tables alone are 8.7 MB.
 
 Parameters (``hiddenenvs.make("combat", **parameters)``):
 

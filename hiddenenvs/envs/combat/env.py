@@ -1,6 +1,18 @@
 """The combat game model: commander mode (two team players) and fighter mode (one player
-per fighter). User documentation (rules, actions, observations, parameters):
-:mod:`hiddenenvs.envs.combat`."""
+per fighter). User documentation (rules, actions, observations, parameters, and what is
+public): :mod:`hiddenenvs.envs.combat`.
+
+For search, per step (joint move): the public observation is what every player
+perceives, ``(tick, attackers alive, defenders alive)`` in commander mode (each team's
+observation counts both teams) and ``(tick, result)`` in fighter mode (a fighter sees
+only its window, and the result at the end), plus, with ``shaped_rewards``, the step's
+health balance (everyone is paid it); each player's private observation is a 64-bit
+digest of its own observation after the step and its own action. Steps live in a chain
+of :class:`_Step` records shared by clones; keys are read back from it on demand and
+grown from the last key read. ``history()`` is the seed followed by the joint actions
+(and any later seeds), so it replays the sampled hits exactly; states pickle as the
+game's spec plus their per-episode arrays and step log.
+"""
 
 from __future__ import annotations
 
@@ -35,6 +47,9 @@ _LEGAL_BY_MASK_CODE = [
 ]
 COMMANDER_AREA_FEATURES = ("own fighters", "believed enemies", "own health", "enemies seen now")
 COMMANDER_GLOBAL_FEATURES = ("I attack", "time used", "own fighters alive", "enemies alive")
+# The public observation tensor: what both sides perceive (see the package docstring).
+PUBLIC_FEATURES = ("time used", "attackers' health balance", "over", "attackers won", "defenders won")
+COMMANDER_PUBLIC_FEATURES = (*PUBLIC_FEATURES, "attackers alive", "defenders alive")
 FIGHTER_VIEW_CHANNELS = ("blocked", "door", "friend health", "enemy health (seen)", "own health")
 
 
@@ -106,6 +121,7 @@ class CombatGame(Game):
                 information_state_tensor_shape=observation_shape,
                 observation_tensor_shape=observation_shape,
                 player_names=TEAMS,
+                public_observation_tensor_shape=(len(COMMANDER_PUBLIC_FEATURES),),
             )
         else:
             side = 2 * params["view_radius"] + 1
@@ -128,14 +144,20 @@ class CombatGame(Game):
                 player_names=tuple(
                     f"{team[:-1]}_{index}" for team in TEAMS for index in range(self.team_size)
                 ),
+                public_observation_tensor_shape=(len(PUBLIC_FEATURES),),
             )
             self.padded_codes = np.pad(self.map.codes, params["view_radius"], constant_values=WALL)
 
     def new_initial_state(self, seed=None):
+        """The first tick. ``seed`` (a non-negative int) seeds the hit rolls; ``None``
+        draws one from the operating system, so every episode's history names its seed."""
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy)
+        seed = _checked_seed(seed, "new_initial_state")
         battle = Battle(self.map, self.rules, seed)
         if self.mode == "commander":
-            return CommanderState(self, battle)
-        return FighterState(self, battle)
+            return CommanderState(self, battle, seed)
+        return FighterState(self, battle, seed)
 
     def action_to_string(self, player, action):
         if self.mode == "fighter":
@@ -163,7 +185,8 @@ _MIX_A, _MIX_B = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
 
 
 def _chain_hashes(keys: np.ndarray, observations: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    """Extend each player's 64-bit history hash by one (action, observation) step.
+    """Extend each player's 64-bit hash ``keys[p]`` by one (action, observation) step;
+    with zero keys, each player's digest of the step alone (the private key entries).
 
     ``observations`` is (players, ...) float32; hashing all players in one compiled pass
     keeps perfect-recall keys cheap enough to maintain every tick for 160 fighters. With
@@ -180,22 +203,60 @@ def _chain_hashes(keys: np.ndarray, observations: np.ndarray, actions: np.ndarra
     return out
 
 
+def _checked_seed(seed, where: str) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(
+            f"combat: {where} takes a non-negative int seed, got {seed!r} ({type(seed).__name__})"
+        )
+    return int(seed)
+
+
+class _Step:
+    """One transition of an episode, linked to the one before: clones share these, so
+    ``apply_actions`` and ``clone`` cost the same at any depth, and keys and the history
+    are read back from the chain only when asked."""
+
+    __slots__ = ("previous", "seed", "joint", "public", "private")
+
+    def __init__(self, previous, seed, joint, public, private):
+        self.previous = previous  # the step before, None for the first
+        self.seed = seed  # the seed set since the step before (reseed or episode seed), or None
+        self.joint = joint  # the joint action played, as history() lists it
+        self.public = public  # (tick, attackers alive, defenders alive[, health balance])
+        self.private = private  # (players,) uint64: each one's digest of its observation and own action
+
+
+def _steps_after(last: _Step | None, earlier: _Step | None) -> list[_Step]:
+    """The steps after ``earlier`` (an ancestor of ``last``, or None) up to ``last``, in order."""
+    steps = []
+    while last is not earlier:
+        steps.append(last)
+        last = last.previous
+    steps.reverse()
+    return steps
+
+
 class _CombatState(State):
-    """What both modes share: the battle, rewards, terminal test, keys, rendering."""
+    """What both modes share: the battle, rewards, terminal test, keys, history, pickling."""
 
-    __slots__ = ("battle", "_winner", "_rewards", "_returns", "_information_keys", "_public_key")
+    __slots__ = (
+        "battle", "_winner", "_rewards", "_returns", "_health_balance", "_last", "_pending_seed",
+        "_public_cache", "_information_cache",
+    )
 
-    def _init_common(self, game: CombatGame, battle: Battle) -> None:
+    def _init_common(self, game: CombatGame, battle: Battle, seed: int) -> None:
         self.game = game
         self.battle = battle
         self._winner = None
         num_players = game.info.num_players
         self._rewards = np.zeros(num_players)
         self._returns = np.zeros(num_players)
-        self._public_key = ()
-        self._information_keys = _chain_hashes(
-            np.zeros(num_players, dtype=np.uint64), self._all_observations(), np.zeros(num_players, dtype=np.int64)
-        )
+        self._health_balance = 0  # attackers' health inflicted minus lost, so far
+        self._last = None
+        self._pending_seed = seed
+        # (last step, key) when last asked: a key grows from there, never rebuilt whole
+        self._public_cache = (None, ())
+        self._information_cache = {}
 
     def _copy_common(self, other: _CombatState) -> None:
         other.game = self.game
@@ -203,8 +264,11 @@ class _CombatState(State):
         other._winner = self._winner
         other._rewards = self._rewards.copy()
         other._returns = self._returns.copy()
-        other._information_keys = self._information_keys  # replaced, never modified in place
-        other._public_key = self._public_key
+        other._health_balance = self._health_balance
+        other._last = self._last
+        other._pending_seed = self._pending_seed
+        other._public_cache = self._public_cache
+        other._information_cache = dict(self._information_cache)
 
     def current_player(self):
         return TERMINAL if self._winner is not None else SIMULTANEOUS
@@ -233,12 +297,20 @@ class _CombatState(State):
             rewards[1 - self._winner] -= 1.0
         return rewards
 
-    def _record(self, joint: list[int]) -> None:
-        attackers, defenders = self.battle.alive_counts()
-        self._public_key = (*self._public_key, (self.battle.tick, attackers, defenders))
-        self._information_keys = _chain_hashes(
-            self._information_keys, self._all_observations(), np.asarray(joint, dtype=np.int64)
-        )
+    def _record(self, joint: list[int], balance: np.ndarray) -> None:
+        """Append the step just played: its public observation and everyone's digest."""
+        if self.game.mode == "commander":  # each team's observation counts both teams
+            public = (self.battle.tick, *self.battle.alive_counts())
+        else:  # a fighter sees only its window, and the result when the battle ends
+            public = (self.battle.tick, self._winner)
+        if self.game.params["shaped_rewards"]:  # both teams are paid the balance: it is public
+            self._health_balance += int(balance[ATTACKERS])
+            public += (int(balance[ATTACKERS]),)
+        # Each step's digest stands alone (zero keys): the key's tuple already chains them.
+        zero_keys = np.zeros(len(joint), dtype=np.uint64)
+        digests = _chain_hashes(zero_keys, self._all_observations(), np.asarray(joint, dtype=np.int64))
+        self._last = _Step(self._last, self._pending_seed, tuple(joint), public, digests)
+        self._pending_seed = None
 
     def returns(self):
         return self._returns.copy()
@@ -246,15 +318,116 @@ class _CombatState(State):
     def rewards(self):
         return self._rewards.copy()
 
-    def information_state_key(self, player):
-        """A 64-bit hash of the player's whole history of observations and own actions
-        (perfect recall up to hash collisions)."""
-        return int(self._information_keys[player])
-
     def public_state_key(self):
-        """The public history: (tick, live attackers, live defenders) after every
-        transition (each team knows its losses and its kills)."""
-        return self._public_key
+        """One entry per step: commander mode ``(tick, attackers alive, defenders alive)``,
+        fighter mode ``(tick, result)``, plus the step's attackers' health balance with
+        ``shaped_rewards`` (see the package docstring)."""
+        cached_step, key = self._public_cache
+        if cached_step is not self._last:
+            key += tuple(step.public for step in _steps_after(self._last, cached_step))
+            self._public_cache = (self._last, key)
+        return key
+
+    def information_state_key(self, player):
+        """One ``(public, private)`` entry per step: ``private`` is a 64-bit digest of the
+        player's observation after the step and its own action in it (perfect recall up to
+        64-bit hash collisions)."""
+        num_players = self.game.info.num_players
+        if not 0 <= player < num_players:
+            raise ValueError(f"{self.game.NAME}: player {player!r} is not in 0..{num_players - 1}")
+        cached_step, key = self._information_cache.get(player, (None, ()))
+        if cached_step is not self._last:
+            steps = _steps_after(self._last, cached_step)
+            key += tuple((step.public, int(step.private[player])) for step in steps)
+            self._information_cache[player] = (self._last, key)
+        return key
+
+    def public_observation_tensor(self):
+        """``PUBLIC_FEATURES`` (commander mode: ``COMMANDER_PUBLIC_FEATURES``), all in
+        [0, 1]: a function of the public key (its last entry and the sum of its balances),
+        so equal public keys give equal tensors."""
+        battle = self.battle
+        size = self.game.team_size
+        shaped = self.game.params["shaped_rewards"]
+        features = [
+            min(1.0, battle.tick / battle.rules.max_ticks),
+            0.5 + self._health_balance / (2 * MAX_HEALTH * size) if shaped else 0.5,
+            self._winner is not None,
+            self._winner == ATTACKERS,
+            self._winner == DEFENDERS,
+        ]
+        if self.game.mode == "commander":
+            features += [count / size for count in battle.alive_counts()]
+        return np.array(features, dtype=np.float32)
+
+    def history(self):
+        """The episode seed, then one joint action per step; a :meth:`reseed` adds its
+        seed where it was called. ``game.state_from_history`` replays it exactly."""
+        entries = []
+        for step in _steps_after(self._last, None):
+            if step.seed is not None:
+                entries.append(step.seed)
+            entries.append(step.joint)
+        if self._pending_seed is not None:
+            entries.append(self._pending_seed)
+        return tuple(entries)
+
+    def _replay(self, entry):
+        if isinstance(entry, (tuple, list)):
+            self.apply_actions(entry)
+        else:
+            self.reseed(entry)
+
+    def reseed(self, seed):
+        """Draw the hit rolls from now on from a generator seeded with ``seed``.
+
+        ``clone()`` copies the generator (the copy replays the same hits); a search gives
+        each copy fresh randomness with ``copy.reseed(int(rng.integers(2**63)))``. Keys are
+        unchanged (nobody observes the generator); ``history()`` records the seed.
+        """
+        seed = _checked_seed(seed, "reseed()")
+        self.battle.reseed(seed)
+        self._pending_seed = seed  # replaces an unused earlier seed: no roll came from it
+
+    def __reduce__(self):
+        # The game travels as its spec (its map tables stay in the receiving process); the
+        # state as its per-episode arrays and the step log, flattened.
+        steps = _steps_after(self._last, None)
+        log = {
+            "history": self.history(),
+            "public": [step.public for step in steps],
+            "private": np.array([step.private for step in steps], dtype=np.uint64).reshape(
+                len(steps), self.game.info.num_players
+            ),
+        }
+        data = {
+            "battle": self.battle.snapshot(), "winner": self._winner, "rewards": self._rewards,
+            "returns": self._returns, "health_balance": self._health_balance, "log": log,
+            **self._mode_snapshot(),
+        }
+        return (_restore_state, (self.game, type(self), data))
+
+    def _mode_snapshot(self) -> dict:
+        return {}
+
+    def _restore(self, game: CombatGame, data: dict) -> None:
+        self.game = game
+        self.battle = Battle.restore(game.map, game.rules, data["battle"])
+        self._winner = data["winner"]
+        self._rewards = data["rewards"]
+        self._returns = data["returns"]
+        self._health_balance = data["health_balance"]
+        self._public_cache = (None, ())
+        self._information_cache = {}
+        log = data["log"]
+        publics, privates = iter(log["public"]), iter(log["private"])
+        self._last, self._pending_seed = None, None
+        for entry in log["history"]:
+            if isinstance(entry, tuple):
+                self._last = _Step(self._last, self._pending_seed, entry, next(publics), next(privates))
+                self._pending_seed = None
+            else:
+                self._pending_seed = entry
 
     def information_state_tensor(self, player):
         return self.observation_tensor(player)
@@ -274,16 +447,22 @@ class _CombatState(State):
         return render_ansi(self.battle, self._winner)
 
 
+def _restore_state(game: CombatGame, state_class: type, data: dict) -> _CombatState:
+    state = state_class.__new__(state_class)
+    state._restore(game, data)
+    return state
+
+
 class CommanderState(_CombatState):
     """Two players, ``attackers`` and ``defenders``, each giving one order every K ticks."""
 
     __slots__ = ("orders", "_legal_cache")
 
-    def __init__(self, game: CombatGame, battle: Battle):
+    def __init__(self, game: CombatGame, battle: Battle, seed: int):
         # orders[f]: destination index fighter f walks to, -1 to stay
         self.orders = np.full(2 * game.team_size, -1, dtype=np.int64)
         self._legal_cache = {}
-        self._init_common(game, battle)
+        self._init_common(game, battle, seed)
 
     def clone(self):
         other = CommanderState.__new__(CommanderState)
@@ -291,6 +470,14 @@ class CommanderState(_CombatState):
         other.orders = self.orders.copy()
         other._legal_cache = self._legal_cache
         return other
+
+    def _mode_snapshot(self):
+        return {"orders": self.orders}
+
+    def _restore(self, game, data):
+        super()._restore(game, data)
+        self.orders = data["orders"]
+        self._legal_cache = {}
 
     def own_counts(self, player: int) -> np.ndarray:
         battle = self.battle
@@ -340,7 +527,7 @@ class CommanderState(_CombatState):
         self._rewards = self._team_rewards(balance)
         self._returns += self._rewards
         self._legal_cache = {}
-        self._record(joint)
+        self._record(joint, balance)
 
     def observation_tensor(self, player):
         """Per area (row-major) 4 values, then 4 global values; see the package docstring."""
@@ -379,9 +566,9 @@ class FighterState(_CombatState):
 
     __slots__ = ("_views", "_masks", "_legal_lists", "_movers")
 
-    def __init__(self, game: CombatGame, battle: Battle):
+    def __init__(self, game: CombatGame, battle: Battle, seed: int):
         self._refresh_views(game, battle)
-        self._init_common(game, battle)
+        self._init_common(game, battle, seed)
 
     def clone(self):
         other = FighterState.__new__(FighterState)
@@ -391,6 +578,10 @@ class FighterState(_CombatState):
         other._legal_lists = self._legal_lists
         other._movers = self._movers
         return other
+
+    def _restore(self, game, data):
+        super()._restore(game, data)
+        self._refresh_views(game, self.battle)
 
     def finished_players(self):
         if self._winner is not None:
@@ -464,7 +655,7 @@ class FighterState(_CombatState):
         self._rewards = np.repeat(team_rewards, game.team_size)
         self._returns += self._rewards
         self._refresh_views(game, battle)
-        self._record(list(joint))
+        self._record(joint, balance)
 
     def _refresh_views(self, game: CombatGame, battle: Battle) -> None:
         """Egocentric views and action masks of every fighter, once per tick."""

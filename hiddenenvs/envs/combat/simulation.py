@@ -89,9 +89,7 @@ class Battle:
         other.health = self.health.copy()
         other.alive = self.alive.copy()
         other.tick = self.tick
-        bit_generator = type(self.rng.bit_generator)()
-        bit_generator.state = self.rng.bit_generator.state
-        other.rng = np.random.Generator(bit_generator)
+        other.rng = _generator_from_state(self.rng.bit_generator.state)
         other.belief_cells = self.belief_cells.copy()
         # derived from positions after each tick, replaced and never modified in place
         other.sees_pair = self.sees_pair
@@ -100,6 +98,38 @@ class Battle:
         other.target_of = self.target_of
         other.damage_dealt = self.damage_dealt.copy()
         return other
+
+    def reseed(self, seed: int) -> None:
+        """Draw the hit rolls from now on from a new generator seeded with ``seed``."""
+        self.rng = np.random.default_rng(seed)
+
+    def snapshot(self) -> dict:
+        """The per-episode arrays (no map tables): what a pickled state carries."""
+        return {
+            "positions": self.positions, "health": self.health, "alive": self.alive,
+            "tick": self.tick, "rng": self.rng.bit_generator.state,
+            "belief_cells": self.belief_cells, "damage_dealt": self.damage_dealt,
+        }
+
+    @classmethod
+    def restore(cls, combat_map: CombatMap, rules: Rules, snapshot: dict) -> Battle:
+        """The battle :meth:`snapshot` saved, on the shared ``combat_map``; sight and
+        targets are recomputed from the positions."""
+        battle = cls.__new__(cls)
+        battle.map = combat_map
+        battle.rules = rules
+        battle.positions = snapshot["positions"]
+        battle.health = snapshot["health"]
+        battle.alive = snapshot["alive"]
+        battle.tick = snapshot["tick"]
+        battle.rng = _generator_from_state(snapshot["rng"])
+        battle.damage_dealt = snapshot["damage_dealt"]
+        # the sight pass also applies the belief rule, which the saved beliefs already
+        # include: it runs on a scratch copy, then the saved beliefs are put back
+        battle.belief_cells = snapshot["belief_cells"].copy()
+        battle._update_sight()
+        battle.belief_cells = snapshot["belief_cells"].copy()
+        return battle
 
     # ---- queries (``alive``: (2T,) bool, health above 0) -------------------------------
     def team_slice(self, team: int) -> slice:
@@ -186,3 +216,10 @@ class Battle:
             self.sees_pair.view(np.uint8), self.distance_pair, seen.view(np.uint8), self.target_of,
         )
         self.seen = (seen[0], seen[1])  # enemies the attackers / defenders see
+
+
+def _generator_from_state(state: dict) -> np.random.Generator:
+    """A new generator in exactly the bit-generator ``state`` given (clones, unpickling)."""
+    bit_generator = getattr(np.random, state["bit_generator"])()
+    bit_generator.state = state
+    return np.random.Generator(bit_generator)

@@ -165,6 +165,9 @@ class GdlGame(Game):
                              "not both")
         if not rules and not sheet:
             sheet = DEFAULT_SHEET
+        if "(" in rules or "\n" in rules:  # a sheet's text where its path belongs
+            raise ValueError("gdl: rules= takes the path of a rule sheet file, got text starting "
+                             f"{rules[:40]!r}; write the sheet to a .gdl/.kif file and pass its path")
         path = Path(rules) if rules else resolve_sheet(sheet)
         self.propnet = Propnet.from_file(path, max_instances=self.params["max_instances"])
         net = self.propnet
