@@ -10,7 +10,7 @@ from agents.baselines import load_agent
 from agents.search.external_sampling_mccfr import ExternalSamplingMCCFR
 from agents.search.oos import OOS
 from agents.search.outcome_sampling_mccfr import OutcomeSamplingMCCFR
-from hiddenenvs.analysis import GameTree, exploitability
+from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 from hiddenenvs.analysis.exploitability import (
     counterfactual_reach,
     edge_probabilities,
@@ -19,23 +19,71 @@ from hiddenenvs.analysis.exploitability import (
 )
 
 
-def test_external_sampling_converges_on_kuhn():
-    solver = ExternalSamplingMCCFR(hiddenenvs.load_game("kuhn_poker"), seed=0)
+@pytest.mark.parametrize("backend", ["tree", "model"])
+@pytest.mark.parametrize("solver_class", [ExternalSamplingMCCFR, OutcomeSamplingMCCFR])
+def test_mccfr_converges_on_kuhn(solver_class, backend):
+    solver = solver_class(hiddenenvs.load_game("kuhn_poker"), seed=0, backend=backend)
+    assert solver.backend == backend
     solver.iterate(20000)
     assert solver.exploitability() < 0.01
 
 
-def test_outcome_sampling_converges_on_kuhn():
-    solver = OutcomeSamplingMCCFR(hiddenenvs.load_game("kuhn_poker"), seed=0)
-    solver.iterate(20000)
-    assert solver.exploitability() < 0.01
-
-
-def test_external_sampling_on_simultaneous_moves_finds_biased_rps_equilibrium():
-    solver = ExternalSamplingMCCFR(hiddenenvs.load_game("biased_rps"), seed=0)
+@pytest.mark.parametrize("backend", ["tree", "model"])
+def test_external_sampling_on_simultaneous_moves_finds_biased_rps_equilibrium(backend):
+    solver = ExternalSamplingMCCFR(hiddenenvs.load_game("biased_rps"), seed=0, backend=backend)
     solver.iterate(5000)
     for row in solver.average_table().values():
         np.testing.assert_allclose(row, [0.4, 0.4, 0.2], atol=0.03)
+
+
+@pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_holdem"])
+@pytest.mark.parametrize("solver_class", [ExternalSamplingMCCFR, OutcomeSamplingMCCFR])
+def test_compiled_tree_path_draws_the_samples_of_the_model_path(solver_class, game_name):
+    """On a turn-based game both backends consume the generator in the same order, so
+    one seed gives the same regrets and averages: the compiled traversal computes the
+    module docstring's updates, not an approximation of them."""
+    game = hiddenenvs.load_game(game_name)
+    tree_solver = solver_class(game, seed=7, backend="tree")
+    model_solver = solver_class(game, seed=7, backend="model")
+    tree_solver.iterate(300)
+    model_solver.iterate(300)
+    tree = GameTree.build(game)
+    for strategy in ("average", "current"):
+        np.testing.assert_allclose(
+            tree_solver.tables.tabular_policy(tree, strategy).slot_probabilities,
+            model_solver.tables.tabular_policy(tree, strategy).slot_probabilities, rtol=1e-9, atol=1e-12)
+    assert not np.allclose(tree_solver.tables.tabular_policy(tree).slot_probabilities,
+                           TabularPolicy.uniform(tree).slot_probabilities)  # the runs did learn
+
+
+def test_outcome_sampling_on_leduc_below_a_tenth_within_a_million_iterations():
+    solver = OutcomeSamplingMCCFR(hiddenenvs.load_game("leduc_holdem"), seed=0)
+    assert solver.backend == "tree"
+    solver.iterate(1_000_000)
+    assert solver.exploitability() < 0.1
+
+
+def test_tree_backend_checkpoint_resumes_to_the_same_tables():
+    game = hiddenenvs.load_game("leduc_holdem")
+    straight = OutcomeSamplingMCCFR(game, seed=3, backend="tree")
+    straight.iterate(2000)
+    first = OutcomeSamplingMCCFR(game, seed=3, backend="tree")
+    first.iterate(1000)
+    resumed = OutcomeSamplingMCCFR(game, seed=99, backend="tree")
+    resumed.load_state_dict(first.state_dict())
+    resumed.iterate(1000)
+    np.testing.assert_array_equal(resumed.tables.regret, straight.tables.regret)
+    np.testing.assert_array_equal(resumed.tables.average, straight.tables.average)
+    with pytest.raises(ValueError, match="'tree' MCCFR backend"):
+        OutcomeSamplingMCCFR(game, seed=3, backend="model").load_state_dict(first.state_dict())
+
+
+def test_bad_backend_and_exploration_are_refused():
+    game = hiddenenvs.load_game("kuhn_poker")
+    with pytest.raises(ValueError, match="backend must be one of"):
+        ExternalSamplingMCCFR(game, backend="cython")
+    with pytest.raises(ValueError, match="exploration"):
+        OutcomeSamplingMCCFR(game, exploration=0.0)
 
 
 def test_oos_with_the_root_as_target_converges_like_os_mccfr():
