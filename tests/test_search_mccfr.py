@@ -153,3 +153,30 @@ def test_search_specs_resolve_and_play_legal_moves(spec):
 def test_bad_search_budget_is_refused_with_the_spec_named():
     with pytest.raises(ValueError, match="oos:fast"):
         load_agent("oos:fast", "kuhn_poker")
+
+
+def test_oos_restores_a_lost_target_from_the_belief_sampler():
+    """Untargeted (delta 0) with a two-iteration budget, the incremental tree cannot have
+    grown down to a second-round information set by half the budget: the search counts
+    a restoration, and the restored iteration, started from a belief-sampled history,
+    puts the searcher's information set in the table."""
+    game = hiddenenvs.load_game("leduc_holdem")
+    key = game.state_from_history([1, 2, 1, 1, 2, 2]).information_state_key(1)  # K, board K, facing a raise
+    search = OOS(game, 1, delta=0.0, seed=0)
+    search.search(key, iterations=2)
+    assert search.restored_searches == 1
+    assert (1, key) in search.tables.entries
+    search.search(key, iterations=2)  # the target is in the table now: nothing to restore
+    assert search.restored_searches == 1
+
+
+@pytest.mark.parametrize("history, best_action", [([0, 2, 1], 1), ([2, 0, 1], 0)])
+def test_restored_iterations_solve_the_subgame_below_the_target(history, best_action):
+    """Iterations started from belief samples at Kuhn's player 1 facing a bet: call with
+    the King (it always wins), fold with the Jack (it always loses)."""
+    game = hiddenenvs.load_game("kuhn_poker")
+    key = game.state_from_history(history).information_state_key(1)
+    search = OOS(game, 1, seed=0)
+    for _ in range(300):
+        search._restored_iteration(key)
+    assert search.policy(key, (0, 1))[best_action] > 0.9

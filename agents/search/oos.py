@@ -77,7 +77,14 @@ import numpy as np
 
 from agents.base import SearchAgent
 from agents.search import parse_budget, register_spec
-from agents.search.tables import RegretTables, apply_choices, chance_distribution, movers_and_joint, sample_index
+from agents.search.tables import (
+    RegretTables,
+    apply_choices,
+    chance_distribution,
+    legal_actions_of,
+    movers_and_joint,
+    sample_index,
+)
 from hiddenenvs.beliefs import sample_history
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, SeatView, State
 
@@ -182,10 +189,13 @@ class OOS:
             self._walk(state, update, [1.0] * (self.num_players + 1), 1.0, 1.0, True, False, True)
         self.iterations += 1
 
-    def _strategy_of(self, state: State, player: int) -> dict[int, float] | None:
+    def _strategy_of(self, state: State, player: int) -> dict[int, float]:
+        """The current strategy, uniform where the table has no entry yet (the belief
+        sampler's policy contract: probabilities for every information set)."""
         entry = self.tables.entries.get((player, state.information_state_key(player)))
         if entry is None:
-            return None
+            legal = legal_actions_of(state, player)
+            return {action: 1.0 / len(legal) for action in legal}
         return dict(zip(entry.legal, entry.current_strategy()))
 
     def policy(self, key: tuple, legal: tuple[int, ...]) -> np.ndarray:
