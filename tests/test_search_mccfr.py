@@ -180,3 +180,17 @@ def test_restored_iterations_solve_the_subgame_below_the_target(history, best_ac
     for _ in range(300):
         search._restored_iteration(key)
     assert search.policy(key, (0, 1))[best_action] > 0.9
+
+
+def test_restoration_survives_an_observed_move_the_current_strategy_never_plays():
+    """Player 0's current strategy never bets (all regret on passing), yet player 1 has
+    seen a bet: the belief sampler's model mixes in gamma of uniform, so the true
+    histories keep positive reach and the restored iteration runs."""
+    game = hiddenenvs.load_game("kuhn_poker")
+    search = OOS(game, 1, seed=0)
+    for card in (0, 1):  # player 0 holding J or Q, first decision
+        state = game.state_from_history([card, 2])
+        search.tables.entry(state, 0).regret[:] = [1.0, -1.0]
+    key = game.state_from_history([0, 2, 1]).information_state_key(1)  # K, facing a bet
+    search._restored_iteration(key)
+    assert (1, key) in search.tables.entries
