@@ -7,6 +7,8 @@ import pytest
 
 import hiddenenvs
 from agents.baselines import load_agent
+from agents.config import ConfigError
+from agents.search.mccfr_trainer import MCCFRConfig
 from agents.search.external_sampling_mccfr import ExternalSamplingMCCFR
 from agents.search.oos import OOS
 from agents.search.outcome_sampling_mccfr import OutcomeSamplingMCCFR
@@ -84,6 +86,8 @@ def test_bad_backend_and_exploration_are_refused():
         ExternalSamplingMCCFR(game, backend="cython")
     with pytest.raises(ValueError, match="exploration"):
         OutcomeSamplingMCCFR(game, exploration=0.0)
+    with pytest.raises(ConfigError, match="trainer.params.backend"):
+        MCCFRConfig(backend="cython")
 
 
 def test_oos_with_the_root_as_target_converges_like_os_mccfr():
