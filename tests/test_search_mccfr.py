@@ -8,6 +8,7 @@ import pytest
 import hiddenenvs
 from agents.baselines import load_agent
 from agents.config import ConfigError
+from agents.search._tree_mccfr import CompiledTree
 from agents.search.mccfr_trainer import MCCFRConfig
 from agents.search.external_sampling_mccfr import ExternalSamplingMCCFR
 from agents.search.oos import OOS
@@ -88,6 +89,8 @@ def test_bad_backend_and_exploration_are_refused():
         OutcomeSamplingMCCFR(game, exploration=0.0)
     with pytest.raises(ConfigError, match="trainer.params.backend"):
         MCCFRConfig(backend="cython")
+    with pytest.raises(ValueError, match="24 infoset-action slots"):  # arrays that do not fit the tree
+        CompiledTree(GameTree.build(game), np.zeros(3), np.zeros(3), np.random.default_rng(0))
 
 
 def test_oos_with_the_root_as_target_converges_like_os_mccfr():

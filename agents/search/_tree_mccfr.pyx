@@ -73,6 +73,9 @@ cdef class CompiledTree:
     cdef bitgen_t* bitgen
 
     def __init__(self, tree, double[::1] regret, double[::1] average, generator):
+        if tree.num_slots == 0 or len(regret) != tree.num_slots or len(average) != tree.num_slots:
+            raise ValueError(f"{tree}: MCCFR needs regret and average arrays over its "
+                             f"{tree.num_slots} infoset-action slots (and at least one decision)")
         parent = np.ascontiguousarray(tree.parent, dtype=np.int64)
         num_nodes = len(parent)
         nodes = np.arange(num_nodes)
