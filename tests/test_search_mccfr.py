@@ -7,10 +7,13 @@ import pytest
 
 import hiddenenvs
 from agents.baselines import load_agent
+from agents.config import ConfigError
+from agents.search._tree_mccfr import CompiledTree
+from agents.search.mccfr_trainer import MCCFRConfig
 from agents.search.external_sampling_mccfr import ExternalSamplingMCCFR
 from agents.search.oos import OOS
 from agents.search.outcome_sampling_mccfr import OutcomeSamplingMCCFR
-from hiddenenvs.analysis import GameTree, exploitability
+from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 from hiddenenvs.analysis.exploitability import (
     counterfactual_reach,
     edge_probabilities,
@@ -19,23 +22,75 @@ from hiddenenvs.analysis.exploitability import (
 )
 
 
-def test_external_sampling_converges_on_kuhn():
-    solver = ExternalSamplingMCCFR(hiddenenvs.load_game("kuhn_poker"), seed=0)
+@pytest.mark.parametrize("backend", ["tree", "model"])
+@pytest.mark.parametrize("solver_class", [ExternalSamplingMCCFR, OutcomeSamplingMCCFR])
+def test_mccfr_converges_on_kuhn(solver_class, backend):
+    solver = solver_class(hiddenenvs.load_game("kuhn_poker"), seed=0, backend=backend)
+    assert solver.backend == backend
     solver.iterate(20000)
     assert solver.exploitability() < 0.01
 
 
-def test_outcome_sampling_converges_on_kuhn():
-    solver = OutcomeSamplingMCCFR(hiddenenvs.load_game("kuhn_poker"), seed=0)
-    solver.iterate(20000)
-    assert solver.exploitability() < 0.01
-
-
-def test_external_sampling_on_simultaneous_moves_finds_biased_rps_equilibrium():
-    solver = ExternalSamplingMCCFR(hiddenenvs.load_game("biased_rps"), seed=0)
+@pytest.mark.parametrize("backend", ["tree", "model"])
+def test_external_sampling_on_simultaneous_moves_finds_biased_rps_equilibrium(backend):
+    solver = ExternalSamplingMCCFR(hiddenenvs.load_game("biased_rps"), seed=0, backend=backend)
     solver.iterate(5000)
     for row in solver.average_table().values():
         np.testing.assert_allclose(row, [0.4, 0.4, 0.2], atol=0.03)
+
+
+@pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_holdem"])
+@pytest.mark.parametrize("solver_class", [ExternalSamplingMCCFR, OutcomeSamplingMCCFR])
+def test_compiled_tree_path_draws_the_samples_of_the_model_path(solver_class, game_name):
+    """On a turn-based game both backends consume the generator in the same order, so
+    one seed gives the same regrets and averages: the compiled traversal computes the
+    module docstring's updates, not an approximation of them."""
+    game = hiddenenvs.load_game(game_name)
+    tree_solver = solver_class(game, seed=7, backend="tree")
+    model_solver = solver_class(game, seed=7, backend="model")
+    tree_solver.iterate(300)
+    model_solver.iterate(300)
+    tree = GameTree.build(game)
+    for strategy in ("average", "current"):
+        np.testing.assert_allclose(
+            tree_solver.tables.tabular_policy(tree, strategy).slot_probabilities,
+            model_solver.tables.tabular_policy(tree, strategy).slot_probabilities, rtol=1e-9, atol=1e-12)
+    assert not np.allclose(tree_solver.tables.tabular_policy(tree).slot_probabilities,
+                           TabularPolicy.uniform(tree).slot_probabilities)  # the runs did learn
+
+
+def test_outcome_sampling_on_leduc_below_a_tenth_within_a_million_iterations():
+    solver = OutcomeSamplingMCCFR(hiddenenvs.load_game("leduc_holdem"), seed=0)
+    assert solver.backend == "tree"
+    solver.iterate(1_000_000)
+    assert solver.exploitability() < 0.1
+
+
+def test_tree_backend_checkpoint_resumes_to_the_same_tables():
+    game = hiddenenvs.load_game("leduc_holdem")
+    straight = OutcomeSamplingMCCFR(game, seed=3, backend="tree")
+    straight.iterate(2000)
+    first = OutcomeSamplingMCCFR(game, seed=3, backend="tree")
+    first.iterate(1000)
+    resumed = OutcomeSamplingMCCFR(game, seed=99, backend="tree")
+    resumed.load_state_dict(first.state_dict())
+    resumed.iterate(1000)
+    np.testing.assert_array_equal(resumed.tables.regret, straight.tables.regret)
+    np.testing.assert_array_equal(resumed.tables.average, straight.tables.average)
+    with pytest.raises(ValueError, match="'tree' MCCFR backend"):
+        OutcomeSamplingMCCFR(game, seed=3, backend="model").load_state_dict(first.state_dict())
+
+
+def test_bad_backend_and_exploration_are_refused():
+    game = hiddenenvs.load_game("kuhn_poker")
+    with pytest.raises(ValueError, match="backend must be one of"):
+        ExternalSamplingMCCFR(game, backend="cython")
+    with pytest.raises(ValueError, match="exploration"):
+        OutcomeSamplingMCCFR(game, exploration=0.0)
+    with pytest.raises(ConfigError, match="trainer.params.backend"):
+        MCCFRConfig(backend="cython")
+    with pytest.raises(ValueError, match="24 infoset-action slots"):  # arrays that do not fit the tree
+        CompiledTree(GameTree.build(game), np.zeros(3), np.zeros(3), np.random.default_rng(0))
 
 
 def test_oos_with_the_root_as_target_converges_like_os_mccfr():
@@ -105,3 +160,44 @@ def test_search_specs_resolve_and_play_legal_moves(spec):
 def test_bad_search_budget_is_refused_with_the_spec_named():
     with pytest.raises(ValueError, match="oos:fast"):
         load_agent("oos:fast", "kuhn_poker")
+
+
+def test_oos_restores_a_lost_target_from_the_belief_sampler():
+    """Untargeted (delta 0) with a two-iteration budget, the incremental tree cannot have
+    grown down to a second-round information set by half the budget: the search counts
+    a restoration, and the restored iteration, started from a belief-sampled history,
+    puts the searcher's information set in the table."""
+    game = hiddenenvs.load_game("leduc_holdem")
+    key = game.state_from_history([1, 2, 1, 1, 2, 2]).information_state_key(1)  # K, board K, facing a raise
+    search = OOS(game, 1, delta=0.0, seed=0)
+    search.search(key, iterations=2)
+    assert search.restored_searches == 1
+    assert (1, key) in search.tables.entries
+    search.search(key, iterations=2)  # the target is in the table now: nothing to restore
+    assert search.restored_searches == 1
+
+
+@pytest.mark.parametrize("history, best_action", [([0, 2, 1], 1), ([2, 0, 1], 0)])
+def test_restored_iterations_solve_the_subgame_below_the_target(history, best_action):
+    """Iterations started from belief samples at Kuhn's player 1 facing a bet: call with
+    the King (it always wins), fold with the Jack (it always loses)."""
+    game = hiddenenvs.load_game("kuhn_poker")
+    key = game.state_from_history(history).information_state_key(1)
+    search = OOS(game, 1, seed=0)
+    for _ in range(300):
+        search._restored_iteration(key)
+    assert search.policy(key, (0, 1))[best_action] > 0.9
+
+
+def test_restoration_survives_an_observed_move_the_current_strategy_never_plays():
+    """Player 0's current strategy never bets (all regret on passing), yet player 1 has
+    seen a bet: the belief sampler's model mixes in gamma of uniform, so the true
+    histories keep positive reach and the restored iteration runs."""
+    game = hiddenenvs.load_game("kuhn_poker")
+    search = OOS(game, 1, seed=0)
+    for card in (0, 1):  # player 0 holding J or Q, first decision
+        state = game.state_from_history([card, 2])
+        search.tables.entry(state, 0).regret[:] = [1.0, -1.0]
+    key = game.state_from_history([0, 2, 1]).information_state_key(1)  # K, facing a bet
+    search._restored_iteration(key)
+    assert (1, key) in search.tables.entries

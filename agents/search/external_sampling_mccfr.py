@@ -46,6 +46,10 @@ class ExternalSamplingMCCFR(MCCFRSolverBase):
     """External-sampling MCCFR on any game of the model (see the module docstring)."""
 
     def iterate(self, iterations: int = 1) -> None:
+        if self.compiled is not None:
+            self.compiled.external_sampling(iterations)
+            self.iteration += iterations
+            return
         for _ in range(iterations):
             for traverser in range(self.num_players):
                 self._traverse(self.game.new_initial_state(), traverser)

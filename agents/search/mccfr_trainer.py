@@ -1,6 +1,7 @@
-"""What the MCCFR solvers share: tables, seeding, exact exploitability, the trainer
-(an iteration-based :class:`agents.base.Learner`, like :class:`agents.cfr.CFRLearner`)
-and the ``<name>:<iterations>`` agent specs."""
+"""What the MCCFR solvers share: tables, seeding, the backend choice (the compiled tree
+path of :mod:`agents.search.tree_mccfr` or the generic model-driven one), exact
+exploitability, the trainer (an iteration-based :class:`agents.base.Learner`, like
+:class:`agents.cfr.CFRLearner`) and the ``<name>:<iterations>`` agent specs."""
 
 from __future__ import annotations
 
@@ -11,19 +12,35 @@ import numpy as np
 
 from agents.base import Learner, StepReport
 from agents.search.tables import RegretTables, TablePolicyAgent
+from agents.search.tree_mccfr import BACKENDS, TreeTables, use_tree
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 from hiddenenvs.game import Game
 
 
 class MCCFRSolverBase:
-    """Tables, a seeded generator and an iteration counter; subclasses define ``iterate``."""
+    """Tables, a seeded generator and an iteration counter; subclasses define ``iterate``.
 
-    def __init__(self, game: Game, seed: int | None = 0):
+    ``backend``: ``"tree"`` builds the game tree once and iterates in compiled code over
+    array tables (:mod:`agents.search.tree_mccfr`); ``"model"`` walks the game model with
+    tables keyed by information state (any game, however large); ``"auto"`` (default)
+    takes the tree where :func:`agents.search.tree_mccfr.use_tree` finds it enumerable.
+    """
+
+    def __init__(self, game: Game, seed: int | None = 0, backend: str = "auto"):
         self.game = game
         self.num_players = game.info.num_players
         self.rng = np.random.default_rng(seed)
-        self.tables = RegretTables(game.info.num_distinct_actions)
         self.iteration = 0
+        self.compiled = None  # the compiled traversals on the tree backend
+        if use_tree(game, backend):
+            self.tables = TreeTables(GameTree.build(game))
+            self.compiled = self.tables.compile(self.rng)
+        else:
+            self.tables = RegretTables(game.info.num_distinct_actions)
+
+    @property
+    def backend(self) -> str:
+        return "tree" if self.compiled is not None else "model"
 
     def iterate(self, iterations: int = 1) -> None:
         raise NotImplementedError
@@ -41,12 +58,18 @@ class MCCFRSolverBase:
 
     def state_dict(self) -> dict[str, Any]:
         return {
+            "backend": self.backend,
             "iteration": self.iteration,
             "rng": self.rng.bit_generator.state,
             "tables": self.tables.state_dict(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state.get("backend", "model") != self.backend:
+            raise ValueError(
+                f"checkpoint was written by the {state.get('backend', 'model')!r} MCCFR backend; "
+                f"this solver runs {self.backend!r} (set trainer.params.backend to match)"
+            )
         self.iteration = int(state["iteration"])
         self.rng.bit_generator.state = state["rng"]
         self.tables.load_state_dict(state["tables"])
@@ -58,6 +81,7 @@ class MCCFRConfig:
 
     iterations_per_step: int = 100  # MCCFR iterations (one traversal per player each) per loop step
     exploration: float = 0.6  # outcome sampling only: epsilon of the update player's sampling policy
+    backend: str = "auto"  # "tree" (compiled, enumerable games), "model" (any game) or "auto"
 
     def __post_init__(self):
         from agents.config import ConfigError
@@ -66,6 +90,8 @@ class MCCFRConfig:
             raise ConfigError(f"trainer.params.iterations_per_step must be >= 1, got {self.iterations_per_step}")
         if not 0.0 < self.exploration <= 1.0:
             raise ConfigError(f"trainer.params.exploration must be in (0, 1], got {self.exploration}")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"trainer.params.backend must be one of {BACKENDS}, got {self.backend!r}")
 
 
 class MCCFRLearner(Learner):
@@ -81,7 +107,7 @@ class MCCFRLearner(Learner):
         self.solver = self.SOLVER(game, seed=seed, **self._solver_options(config))
 
     def _solver_options(self, config: MCCFRConfig) -> dict[str, Any]:
-        return {}
+        return {"backend": config.backend}
 
     def step(self, loop: Any) -> StepReport:
         self.solver.iterate(self.config.iterations_per_step)

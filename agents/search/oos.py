@@ -57,9 +57,10 @@ Variants chosen where the reference codes differ (``../shared/research/trainers.
   biased iterations that miss the target are counted (``missed_targets``), and when the
   searcher's information set is still not in the table after half the budget, the rest
   of the budget resolves the subgame below it: each iteration starts from a history
-  drawn from the belief posterior under the current strategies
-  (:func:`hiddenenvs.beliefs.sample_history`), i.e. the posterior is the subgame's
-  chance root (``restored_searches`` counts them).
+  drawn from the belief posterior under the current strategies mixed with gamma of
+  uniform (:func:`hiddenenvs.beliefs.sample_history`; the mix keeps the true history at
+  positive reach), i.e. the posterior is the subgame's chance root
+  (``restored_searches`` counts them).
 
 Tables persist through a match and are cleared when a view's key does not extend the
 previous one (a new match). The rollout policy is a callable
@@ -77,7 +78,14 @@ import numpy as np
 
 from agents.base import SearchAgent
 from agents.search import parse_budget, register_spec
-from agents.search.tables import RegretTables, apply_choices, chance_distribution, movers_and_joint, sample_index
+from agents.search.tables import (
+    RegretTables,
+    apply_choices,
+    chance_distribution,
+    legal_actions_of,
+    movers_and_joint,
+    sample_index,
+)
 from hiddenenvs.beliefs import sample_history
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, SeatView, State
 
@@ -182,11 +190,18 @@ class OOS:
             self._walk(state, update, [1.0] * (self.num_players + 1), 1.0, 1.0, True, False, True)
         self.iterations += 1
 
-    def _strategy_of(self, state: State, player: int) -> dict[int, float] | None:
+    def _strategy_of(self, state: State, player: int) -> dict[int, float]:
+        """The belief sampler's model of ``player``: ``gamma Unif + (1 - gamma) sigma``,
+        uniform where the table has no entry yet. The gamma share keeps every history
+        consistent with the searcher's key at positive reach even when regret matching
+        gives an action the opponent actually played probability zero (as in the biased
+        sampler); with ``gamma = 0`` such a key makes the sampler raise."""
         entry = self.tables.entries.get((player, state.information_state_key(player)))
         if entry is None:
-            return None
-        return dict(zip(entry.legal, entry.current_strategy()))
+            legal = legal_actions_of(state, player)
+            return {action: 1.0 / len(legal) for action in legal}
+        strategy = self.gamma / len(entry.legal) + (1.0 - self.gamma) * entry.current_strategy()
+        return dict(zip(entry.legal, strategy))
 
     def policy(self, key: tuple, legal: tuple[int, ...]) -> np.ndarray:
         """Probabilities over all actions at the searcher's information set ``key``."""

@@ -43,14 +43,21 @@ from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, State
 class OutcomeSamplingMCCFR(MCCFRSolverBase):
     """Outcome-sampling MCCFR on any game of the model (see the module docstring).
 
-    ``exploration`` is epsilon (0.6 as OpenSpiel's ``outcome_sampling_mccfr``).
+    ``exploration`` is epsilon (0.6 as OpenSpiel's ``outcome_sampling_mccfr``);
+    ``backend`` as in :class:`agents.search.mccfr_trainer.MCCFRSolverBase`.
     """
 
-    def __init__(self, game: Game, seed: int | None = 0, exploration: float = 0.6):
-        super().__init__(game, seed)
+    def __init__(self, game: Game, seed: int | None = 0, exploration: float = 0.6, backend: str = "auto"):
+        if not 0.0 < exploration <= 1.0:
+            raise ValueError(f"exploration (epsilon) must be in (0, 1], got {exploration}")
+        super().__init__(game, seed, backend)
         self.exploration = exploration
 
     def iterate(self, iterations: int = 1) -> None:
+        if self.compiled is not None:
+            self.compiled.outcome_sampling(iterations, self.exploration)
+            self.iteration += iterations
+            return
         for _ in range(iterations):
             for player in range(self.num_players):
                 self._walk(self.game.new_initial_state(), player, [1.0] * (self.num_players + 1), 1.0)
@@ -122,7 +129,7 @@ class OutcomeSamplingMCCFRLearner(MCCFRLearner):
     SOLVER = OutcomeSamplingMCCFR
 
     def _solver_options(self, config: MCCFRConfig) -> dict[str, Any]:
-        return {"exploration": config.exploration}
+        return {**super()._solver_options(config), "exploration": config.exploration}
 
 
 @register_spec("os-mccfr")

@@ -57,7 +57,7 @@ class RegretTables:
         key = (player, state.information_state_key(player))
         found = self.entries.get(key)
         if found is None:
-            found = self.entries[key] = InfosetEntry(_legal(state, player))
+            found = self.entries[key] = InfosetEntry(legal_actions_of(state, player))
         return found
 
     def _rows(self, strategy: str) -> dict[tuple, np.ndarray]:
@@ -113,7 +113,8 @@ class TablePolicyAgent(TabularPolicyAgent):
         return np.stack(rows)
 
 
-def _legal(state: State, player: int) -> list[int]:
+def legal_actions_of(state: State, player: int) -> list[int]:
+    """``player``'s legal actions at ``state``, a decision or a simultaneous node."""
     return list(state.legal_actions(player) if state.current_player() == SIMULTANEOUS else state.legal_actions())
 
 

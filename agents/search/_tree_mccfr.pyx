@@ -1,0 +1,262 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False, language_level=3
+"""Compiled ES- and OS-MCCFR traversals over an enumerated game tree (the fast path of
+:mod:`agents.search.tree_mccfr`; the equations are those of
+:mod:`agents.search.external_sampling_mccfr` and :mod:`agents.search.outcome_sampling_mccfr`).
+
+The tree is the flat layout of :class:`hiddenenvs.analysis.GameTree` (children of a node
+contiguous, simultaneous moves sequentialised); regrets and average weights are arrays
+over its infoset-action slots. Random numbers come from the solver's numpy
+``Generator`` through its bit generator's C interface, so a seed gives the same run and
+the generator's state checkpoints as usual.
+"""
+
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.stdint cimport int64_t
+from numpy.random cimport bitgen_t
+
+import numpy as np
+
+cdef int64_t CHANCE = -1
+cdef int64_t TERMINAL = -4
+
+
+cdef inline void regret_matching(const double* regret, int64_t count, double* strategy) noexcept nogil:
+    """sigma(I, a) = R+(I, a) / sum_b R+(I, b), uniform when no regret is positive."""
+    cdef double total = 0.0, positive
+    cdef int64_t k
+    for k in range(count):
+        positive = regret[k] if regret[k] > 0.0 else 0.0
+        strategy[k] = positive
+        total += positive
+    if total > 0.0:
+        for k in range(count):
+            strategy[k] /= total
+    else:
+        for k in range(count):
+            strategy[k] = 1.0 / count
+
+
+cdef inline int64_t sample_index(const double* probabilities, int64_t count, double uniform) noexcept nogil:
+    cdef double cumulative = 0.0
+    cdef int64_t k
+    for k in range(count):
+        cumulative += probabilities[k]
+        if uniform < cumulative:
+            return k
+    return count - 1
+
+
+cdef class CompiledTree:
+    """The arrays one traversal reads, as C pointers, plus the regret and average tables.
+
+    ``regret`` and ``average`` are float64 arrays over the tree's slots, updated in place.
+    """
+
+    cdef object _keep  # the numpy arrays behind the pointers
+    cdef const int64_t* child_start
+    cdef const int64_t* child_count
+    cdef const int64_t* actor
+    cdef const int64_t* slot_start_of_node  # first slot of a decision node's infoset, -1 elsewhere
+    cdef const int64_t* edge_slot
+    cdef const double* chance_probability
+    cdef const double* returns
+    cdef double* regret
+    cdef double* average
+    cdef double* strategies  # per depth: the strategy of the node on the current path
+    cdef double* values  # per depth: the traverser's child values (external sampling)
+    cdef int64_t* path_node
+    cdef int64_t* path_child
+    cdef double* path_probability  # sigma(I, a) or the chance probability of the sampled edge
+    cdef double* path_others_reach  # pi_{-i}(h) at the update player's nodes
+    cdef double* reach  # per player, chance last
+    cdef int64_t num_players, max_actions
+    cdef bitgen_t* bitgen
+
+    def __init__(self, tree, double[::1] regret, double[::1] average, generator):
+        if tree.num_slots == 0 or len(regret) != tree.num_slots or len(average) != tree.num_slots:
+            raise ValueError(f"{tree}: MCCFR needs regret and average arrays over its "
+                             f"{tree.num_slots} infoset-action slots (and at least one decision)")
+        parent = np.ascontiguousarray(tree.parent, dtype=np.int64)
+        num_nodes = len(parent)
+        nodes = np.arange(num_nodes)
+        # Parents are non-decreasing in the level-by-level layout, so children are a range.
+        child_start = np.ascontiguousarray(np.searchsorted(parent, nodes, side="left"), dtype=np.int64)
+        child_count = np.ascontiguousarray(np.searchsorted(parent, nodes, side="right") - child_start, dtype=np.int64)
+        infoset = np.asarray(tree.infoset, dtype=np.int64)
+        slot_start_of_node = np.ascontiguousarray(
+            np.where(infoset >= 0, tree.infoset_slot_start[np.maximum(infoset, 0)], -1), dtype=np.int64)
+        actor = np.ascontiguousarray(tree.actor, dtype=np.int64)
+        edge_slot = np.ascontiguousarray(tree.edge_slot, dtype=np.int64)
+        chance_probability = np.ascontiguousarray(tree.chance_probability, dtype=np.float64)
+        returns = np.ascontiguousarray(tree.terminal_returns, dtype=np.float64).reshape(-1)
+        self.num_players = tree.num_players
+        self.max_actions = max(1, int(child_count.max()) if num_nodes else 1)
+        depth = int(tree.depth.max()) + 2 if num_nodes else 2
+        strategies = np.zeros(depth * self.max_actions)
+        values = np.zeros(depth * self.max_actions)
+        path_node = np.zeros(depth, dtype=np.int64)
+        path_child = np.zeros(depth, dtype=np.int64)
+        path_probability = np.zeros(depth)
+        path_others_reach = np.zeros(depth)
+        reach = np.zeros(self.num_players + 1)
+        capsule = generator.bit_generator.capsule
+        self.bitgen = <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
+        self._keep = (child_start, child_count, slot_start_of_node, actor, edge_slot, chance_probability,
+                      returns, regret, average, strategies, values, path_node, path_child,
+                      path_probability, path_others_reach, reach, generator, capsule)
+        cdef int64_t[::1] view_int
+        cdef double[::1] view_double
+        view_int = child_start; self.child_start = &view_int[0]
+        view_int = child_count; self.child_count = &view_int[0]
+        view_int = actor; self.actor = &view_int[0]
+        view_int = slot_start_of_node; self.slot_start_of_node = &view_int[0]
+        view_int = edge_slot; self.edge_slot = &view_int[0]
+        view_double = chance_probability; self.chance_probability = &view_double[0]
+        view_double = returns; self.returns = &view_double[0]
+        self.regret = &regret[0]
+        self.average = &average[0]
+        view_double = strategies; self.strategies = &view_double[0]
+        view_double = values; self.values = &view_double[0]
+        view_int = path_node; self.path_node = &view_int[0]
+        view_int = path_child; self.path_child = &view_int[0]
+        view_double = path_probability; self.path_probability = &view_double[0]
+        view_double = path_others_reach; self.path_others_reach = &view_double[0]
+        view_double = reach; self.reach = &view_double[0]
+
+    cdef inline double uniform(self) noexcept:
+        return self.bitgen.next_double(self.bitgen.state)
+
+    cdef inline int64_t sample_chance(self, int64_t node) noexcept:
+        cdef int64_t first = self.child_start[node]
+        return sample_index(&self.chance_probability[first], self.child_count[node], self.uniform())
+
+    cdef inline double* strategy_at(self, int64_t node, int64_t depth) noexcept:
+        """The current strategy of ``node``'s information set, in slot order, written at ``depth``."""
+        cdef double* strategy = &self.strategies[depth * self.max_actions]
+        regret_matching(&self.regret[self.slot_start_of_node[node]], self.child_count[node], strategy)
+        return strategy
+
+    cdef inline int64_t slot_index(self, int64_t node, int64_t child) noexcept:
+        """Index of ``child``'s edge among the slots of its parent ``node``'s information set."""
+        return self.edge_slot[child] - self.slot_start_of_node[node]
+
+    # ---- external sampling -------------------------------------------------------------------
+    def external_sampling(self, int64_t iterations):
+        """``iterations`` ES-MCCFR iterations, one traversal per player each."""
+        cdef int64_t t, traverser
+        for t in range(iterations):
+            for traverser in range(self.num_players):
+                self.external_traverse(0, traverser, 0)
+
+    cdef double external_traverse(self, int64_t node, int64_t traverser, int64_t depth) noexcept:
+        cdef int64_t player, first, count, k, j, child, slot
+        cdef double* strategy
+        cdef double* values
+        cdef double value
+        while True:  # chance and the other players sample one child: follow it without recursion
+            player = self.actor[node]
+            if player == TERMINAL:
+                return self.returns[node * self.num_players + traverser]
+            first = self.child_start[node]
+            if player == CHANCE:
+                node = first + self.sample_chance(node)
+                continue
+            count = self.child_count[node]
+            strategy = self.strategy_at(node, depth)
+            slot = self.slot_start_of_node[node]
+            if player != traverser:
+                for k in range(count):
+                    self.average[slot + k] += strategy[k]
+                k = sample_index(strategy, count, self.uniform())
+                for j in range(count):  # the child whose edge is slot k
+                    if self.slot_index(node, first + j) == k:
+                        node = first + j
+                        break
+                continue
+            values = &self.values[depth * self.max_actions]
+            for j in range(count):
+                child = first + j
+                values[self.slot_index(node, child)] = self.external_traverse(child, traverser, depth + 1)
+            # The children overwrote deeper workspace rows only; this row's strategy is intact.
+            value = 0.0
+            for k in range(count):
+                value += strategy[k] * values[k]
+            for k in range(count):
+                self.regret[slot + k] += values[k] - value
+            return value
+
+    # ---- outcome sampling --------------------------------------------------------------------
+    def outcome_sampling(self, int64_t iterations, double exploration):
+        """``iterations`` OS-MCCFR iterations (one sampled history per update player each)
+        with ``exploration`` = epsilon of the update player's sampling policy."""
+        cdef int64_t t, update
+        for t in range(iterations):
+            for update in range(self.num_players):
+                self.outcome_sample(update, exploration)
+
+    cdef void outcome_sample(self, int64_t update, double exploration) noexcept:
+        cdef int64_t node = 0, depth = 0, player, first, count, slot, k, j, chosen, p
+        cdef double sample_reach = 1.0, sampling, others, utility, weight, tail, x, threshold, cumulative
+        cdef double* strategy
+        for p in range(self.num_players + 1):
+            self.reach[p] = 1.0
+        # Forward: sample one terminal history, recording the path.
+        while self.actor[node] != TERMINAL:
+            player = self.actor[node]
+            first = self.child_start[node]
+            count = self.child_count[node]
+            self.path_node[depth] = node
+            if player == CHANCE:
+                chosen = first + self.sample_chance(node)
+                self.path_probability[depth] = self.chance_probability[chosen]
+                self.reach[self.num_players] *= self.chance_probability[chosen]
+                sample_reach *= self.chance_probability[chosen]
+            else:
+                strategy = self.strategy_at(node, depth)
+                slot = self.slot_start_of_node[node]
+                if player == update:
+                    others = 1.0
+                    for p in range(self.num_players + 1):
+                        if p != update:
+                            others *= self.reach[p]
+                    self.path_others_reach[depth] = others
+                    threshold = self.uniform()
+                    cumulative = 0.0
+                    k = count - 1
+                    for j in range(count):  # sample from exploration * uniform + (1 - exploration) * sigma
+                        cumulative += exploration / count + (1.0 - exploration) * strategy[j]
+                        if threshold < cumulative:
+                            k = j
+                            break
+                    sampling = exploration / count + (1.0 - exploration) * strategy[k]
+                else:
+                    # Stochastically weighted averaging: sigma * pi_p(h) / q(h).
+                    for j in range(count):
+                        self.average[slot + j] += strategy[j] * self.reach[player] / sample_reach
+                    k = sample_index(strategy, count, self.uniform())
+                    sampling = strategy[k]
+                chosen = first
+                for j in range(count):
+                    if self.slot_index(node, first + j) == k:
+                        chosen = first + j
+                        break
+                self.path_probability[depth] = strategy[k]
+                self.reach[player] *= strategy[k]
+                sample_reach *= sampling
+            self.path_child[depth] = chosen
+            node = chosen
+            depth += 1
+        utility = self.returns[node * self.num_players + update]
+        # Backward: tail = pi(z | h.a); the update player's sampled regrets (eq. 10).
+        tail = 1.0
+        while depth > 0:
+            depth -= 1
+            node = self.path_node[depth]
+            if self.actor[node] == update:
+                weight = utility * self.path_others_reach[depth] / sample_reach
+                x = self.path_probability[depth] * tail
+                slot = self.slot_start_of_node[node]
+                for j in range(self.child_count[node]):
+                    self.regret[slot + j] -= weight * x
+                self.regret[self.edge_slot[self.path_child[depth]]] += weight * tail
+            tail *= self.path_probability[depth]
