@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, ChanceMode, Game, State
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, ChanceMode, Game, State, draw_index
 
 DEFAULT_MAX_NODES = 2_000_000
 
@@ -215,13 +215,7 @@ def draw_weighted(
             f"{game.spec}: no history consistent with player {player}'s key has positive "
             f"reach ({len(candidates)} candidates)"
         )
-    return tuple(candidates[_draw_index(weights, rng)])
-
-
-def _draw_index(weights: np.ndarray, rng: np.random.Generator) -> int:
-    """An index drawn in proportion to ``weights`` (one uniform draw)."""
-    index = int(np.searchsorted(np.cumsum(weights), rng.random() * weights.sum(), "right"))
-    return min(index, len(weights) - 1)
+    return tuple(candidates[draw_index(weights, rng)])
 
 
 def sample_from_posterior(
@@ -234,7 +228,7 @@ def sample_from_posterior(
     """One history drawn from the exact posterior (see :func:`consistent_histories`)."""
     histories = consistent_histories(game, player, information_state_key, policy)
     probabilities = np.fromiter((p for _, p in histories), dtype=np.float64, count=len(histories))
-    return histories[_draw_index(probabilities, rng)][0]
+    return histories[draw_index(probabilities, rng)][0]
 
 
 def sample_history(

@@ -556,6 +556,20 @@ class Trajectory:
     returns: np.ndarray | None = None
 
 
+def draw_index(weights: Sequence[float], rng: np.random.Generator) -> int:
+    """An index drawn in proportion to ``weights`` (non-negative, not all zero; one uniform draw).
+
+    Rounding short of the total goes to the last index.
+    """
+    threshold = rng.random() * sum(weights)
+    cumulative = 0.0
+    for index, weight in enumerate(weights):
+        cumulative += weight
+        if threshold < cumulative:
+            return index
+    return len(weights) - 1
+
+
 def sample_chance_outcome(state: State, rng: np.random.Generator) -> int:
     """One chance outcome, drawn by its probability (one uniform draw, no allocation).
 

@@ -278,11 +278,6 @@ class GameAECEnv(_GameEnvBase, AECEnv):
                 self.terminations[agent] = True
             self._deads_step_first()
 
-    def _legal_actions(self, player: int) -> list[int]:
-        if self.state.is_simultaneous_node():
-            return self.state.legal_actions(player)
-        return self.state.legal_actions()
-
     def _legal_actions_of_selection(self) -> list[int]:
         """The selected agent's legal actions (none once the game is over), once per node."""
         legal = self._selection_legal

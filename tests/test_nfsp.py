@@ -5,7 +5,6 @@ import pytest
 import torch
 
 import hiddenenvs
-from agents.config import config_from_dict
 from agents.loop import train
 from agents.nfsp import NFSP, CircularBuffer, NFSPAgent, NFSPConfig, ReservoirBuffer
 

@@ -2,9 +2,6 @@
 
 import csv
 import os
-import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np

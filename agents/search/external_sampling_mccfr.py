@@ -38,8 +38,8 @@ import numpy as np
 
 from agents.search import register_spec
 from agents.search.mccfr_trainer import MCCFRLearner, MCCFRSolverBase, table_agent_spec
-from agents.search.tables import apply_choices, movers_and_joint, sample_index
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, State, sample_chance_outcome
+from agents.search.tables import apply_choices, movers_and_joint
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, State, draw_index, sample_chance_outcome
 
 
 class ExternalSamplingMCCFR(MCCFRSolverBase):
@@ -77,7 +77,7 @@ class ExternalSamplingMCCFR(MCCFRSolverBase):
                 entry = self.tables.entry(state, mover)
                 strategy = entry.current_strategy()
                 entry.average += strategy
-                actions.append(entry.legal[sample_index(strategy, rng)])
+                actions.append(entry.legal[draw_index(strategy, rng)])
             if traverser not in movers:
                 apply_choices(state, joint, movers, actions)
                 continue

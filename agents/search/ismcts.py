@@ -33,7 +33,7 @@ from agents.base import SearchAgent
 from agents.search import parse_budget, register_spec
 from agents.search.tables import apply_choices, movers_and_joint
 from hiddenenvs.beliefs import sample_history
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, SeatView, State, random_playout, sample_chance_outcome
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, Game, SeatView, State, random_playout, sample_chance_outcome
 
 
 class _Node:

@@ -84,10 +84,9 @@ from agents.search.tables import (
     chance_distribution,
     legal_actions_of,
     movers_and_joint,
-    sample_index,
 )
 from hiddenenvs.beliefs import sample_history
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, SeatView, State
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, SeatView, State, draw_index
 
 TARGETING = ("ist", "pst")
 RolloutPolicy = Callable[[list, np.ndarray, np.ndarray], np.ndarray]
@@ -234,7 +233,7 @@ class OOS:
                 allowed = np.array([self._consistent(state.child(a)) for a in outcomes], dtype=np.float64)
                 if (allowed * probabilities).sum() > 0.0:
                     biased_probabilities = allowed * probabilities / (allowed * probabilities).sum()
-            k = sample_index(biased_probabilities if biased else probabilities, self.rng)
+            k = draw_index(biased_probabilities if biased else probabilities, self.rng)
             state.apply_action(outcomes[k])
             reach = reach.copy()
             reach[-1] *= probabilities[k]
@@ -264,7 +263,7 @@ class OOS:
                 restricted = restricted / restricted.sum() if restricted.sum() > 0 else allowed / allowed.sum()
                 mix = self.epsilon if mover == update else self.gamma
                 biased_probabilities = mix * allowed / allowed.sum() + (1 - mix) * restricted
-            k = sample_index(biased_probabilities if biased else unbiased, self.rng)
+            k = draw_index(biased_probabilities if biased else unbiased, self.rng)
             if allowed_joints:
                 allowed_joints = [j for j in allowed_joints if j[slot] == k]
             choices.append(k)
@@ -315,7 +314,7 @@ class OOS:
         probabilities = self.rollout_policy([state] * len(movers), np.asarray(movers), masks)
         actions, factor = [], 1.0
         for row in probabilities:
-            action = sample_index(row, self.rng)
+            action = draw_index(row, self.rng)
             actions.append(action)
             factor *= row[action]
         apply_choices(state, joint, movers, actions)

@@ -36,8 +36,8 @@ import numpy as np
 
 from agents.search import register_spec
 from agents.search.mccfr_trainer import MCCFRConfig, MCCFRLearner, MCCFRSolverBase, table_agent_spec
-from agents.search.tables import apply_choices, chance_distribution, movers_and_joint, sample_index
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, State
+from agents.search.tables import apply_choices, chance_distribution, movers_and_joint
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, State, draw_index
 
 
 class OutcomeSamplingMCCFR(MCCFRSolverBase):
@@ -74,7 +74,7 @@ class OutcomeSamplingMCCFR(MCCFRSolverBase):
             return float(state.returns()[update]), 1.0, sample_reach
         if player == CHANCE:
             outcomes, probabilities = chance_distribution(state)
-            k = sample_index(probabilities, self.rng)
+            k = draw_index(probabilities, self.rng)
             state.apply_action(outcomes[k])
             reach = reach.copy()
             reach[-1] *= probabilities[k]
@@ -93,7 +93,7 @@ class OutcomeSamplingMCCFR(MCCFRSolverBase):
             sampling = strategy
             if mover == update:
                 sampling = self.exploration / len(strategy) + (1.0 - self.exploration) * strategy
-            k = sample_index(sampling, self.rng)
+            k = draw_index(sampling, self.rng)
             probability_sampled *= sampling[k]
             entries.append(entry)
             strategies.append(strategy)

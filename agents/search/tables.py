@@ -118,17 +118,6 @@ def legal_actions_of(state: State, player: int) -> list[int]:
     return list(state.legal_actions(player) if state.current_player() == SIMULTANEOUS else state.legal_actions())
 
 
-def sample_index(probabilities: np.ndarray, rng: np.random.Generator) -> int:
-    """An index drawn from ``probabilities`` (one uniform draw)."""
-    threshold = rng.random() * probabilities.sum()
-    cumulative = 0.0
-    for index, probability in enumerate(probabilities):
-        cumulative += probability
-        if threshold < cumulative:
-            return index
-    return len(probabilities) - 1
-
-
 def movers_and_joint(state: State) -> tuple[list[int], list[int] | None]:
     """The players who choose at ``state`` and, at a simultaneous node, a joint action
     holding every forced entry (movers' entries to be filled in); None at a decision node."""
