@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
+import subprocess
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +24,7 @@ from hiddenenvs.envs.combat.maps import (
     MapError,
 )
 from hiddenenvs.envs.gdl.game import GAMES_DIR
+from hiddenenvs.envs.gdl.ground import DEFAULT_MAX_INSTANCES
 from hiddenenvs.envs.gdl.parser import (
     GdlGroundingLimitError,
     GdlRecursionError,
@@ -32,6 +36,7 @@ from hiddenenvs.envs.gdl.propnet import Propnet
 from hiddenenvs.envs.gdl.validate import MAX_OR_ALTERNATIVES, MAX_TERM_DEPTH
 
 RPS = (GAMES_DIR / "biased_rps.gdl").read_text()
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _sheet(extra: str, text: str = RPS) -> Propnet:
@@ -79,6 +84,33 @@ def test_grounding_blow_up_is_refused_naming_the_rule():
     with pytest.raises(GdlGroundingLimitError, match=r"game.kif:\d+:1: grounding exceeds the limit of "
                                                      r"50,000 instances; the rule for \(next \(big"):
         _sheet(numbers + "\n" + blow_up)
+
+
+DEFAULT_LIMIT_WORKER = r"""
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]),) * 2)
+from hiddenenvs.envs.gdl.parser import GdlGroundingLimitError, parse_text
+from hiddenenvs.envs.gdl.propnet import Propnet
+try:
+    Propnet(parse_text(sys.stdin.read(), "game.kif"))
+except GdlGroundingLimitError as error:
+    print(error)
+"""
+
+
+def test_grounding_blow_up_is_refused_at_the_default_limit_in_bounded_memory():
+    # 13 million instances; the default limit stops it after 5-10 s of CPU
+    # (benchmarks/bench_gdl_refusal.py), in well under the 1.5 GiB of address space the
+    # worker gets (the old default, 3,000,000, needed about 2 GiB and 20-60 s).
+    numbers = "".join(f"(num {i})" for i in range(60))
+    blow_up = "(<= (next (big ?a ?b ?c ?d)) (num ?a) (num ?b) (num ?c) (num ?d) (true (round 1)))"
+    worker = subprocess.run(
+        [sys.executable, "-c", DEFAULT_LIMIT_WORKER, str(3 << 29)],
+        input=f"{RPS}\n{numbers}\n{blow_up}", capture_output=True, text=True, timeout=300,
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert worker.returncode == 0, worker.stderr[-2000:]
+    assert re.match(rf"game.kif:\d+:1: grounding exceeds the limit of {DEFAULT_MAX_INSTANCES:,} "
+                    r"instances; the rule for \(next \(big", worker.stdout), worker.stdout
 
 
 @pytest.mark.parametrize("name", ["../games/tictactoe", "../../pettingzoo_env.py", "/etc/passwd", "..", ""])

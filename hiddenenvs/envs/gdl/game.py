@@ -26,10 +26,11 @@ Parameters:
 - ``max_steps`` (int, default 200): GDL steps before the episode is cut (the cut state
   is terminal; each role's return is its goal there if it has exactly one, else 0).
   Also the horizon of the information-state tensor.
-- ``max_instances`` (int, default 3000000): grounding size limit (ground rule
+- ``max_instances`` (int, default 500000): grounding size limit (ground rule
   instances per grounding attempt); beyond it, an error names the exploding rule. The
-  refusal takes time in proportion (7-20 microseconds an instance): lower it to refuse
-  faster.
+  refusal takes time in proportion (13-20 microseconds an instance, 4-7 s of CPU at
+  the default). Raise it for a game that really is larger (racer and crisscross load with
+  3000000).
 
 Steps, keys and public observations. Every model step adds one entry to
 ``public_state_key()`` and to every player's ``information_state_key(p)``, each entry

@@ -20,17 +20,21 @@ meet ASP syntax, and come back as keys.
 The result, :class:`GroundProgram`, lists ground rules as ``(head, positives, negatives)``
 over integer atom keys.
 
-A size limit (``max_instances``, ground rule instances per attempt, default 3,000,000)
-keeps a sheet whose grounding explodes from eating the memory: every rule's body calls a
-counter from the grounder, which stops grounding at the limit. Counting costs the
-grounder's callback, 7-20 microseconds an instance (the clingo binding's own overhead),
-so the limit also sets the time to refuse: 20-60 s at the default, proportionally less
-with a lower ``max_instances``. The default cannot be lower: crisscross, which conforms,
-needs 2.2 million instances. The rules behind the explosion are then decomposed
-(:func:`_split`: a body that joins independent fluents is factored through auxiliary
-rules) and grounding starts again; when nothing more can be factored, the error names the
-rule that produced the most instances. Rules are kept whole otherwise, since whole rules
-make smaller, faster propnets.
+A size limit (``max_instances``, ground rule instances per attempt, default 500,000)
+keeps a sheet whose grounding explodes from eating the memory and the user's time: every
+rule's body calls a counter from the grounder, which stops grounding at the limit. An
+instance costs about 6 microseconds of grounding (clingo, C++) plus 7-14 of the counter
+callback (the clingo binding's own overhead), so the default refuses a blow-up after 4-7 s
+of CPU and at most about 250 MB (``benchmarks/bench_gdl_refusal.py``; the old default,
+3,000,000, took 38 s and 990 MB). Of the shipped and ggp-base sheets, only racer (0.76
+million instances once decomposed) and crisscross (2.2 million) need more; they load with
+``max_instances=3_000_000``, and the error says to raise it. Counting cannot be skipped to
+go faster: uncounted grounding cannot be stopped, and grounding to the limit uncounted in a
+child process would only about halve the per-instance cost. The rules behind the
+explosion are then decomposed (:func:`_split`: a body that joins independent fluents is
+factored through auxiliary rules) and grounding starts again; when nothing more can be
+factored, the error names the rule that produced the most instances. Rules are kept whole
+otherwise, since whole rules make smaller, faster propnets.
 
 Depth. Terms reach clingo as text and come back through :class:`_Decoder`, both
 recursive in the depth of a term; the validator already bounds the sheet's own terms
@@ -59,7 +63,7 @@ from hiddenenvs.envs.gdl.parser import (
 )
 from hiddenenvs.envs.gdl.validate import NormalRule
 
-DEFAULT_MAX_INSTANCES = 3_000_000
+DEFAULT_MAX_INSTANCES = 500_000
 
 
 def constant_key(name: str) -> int:
@@ -316,13 +320,14 @@ class Grounder:
             raise _LimitReached()
         return rule_number
 
-    def _program(self, exact: set) -> str:
+    def _program(self, exact: set, counted: bool = True) -> str:
         """The relaxed rules, the instance rules and the keyword closure, as ASP text.
 
         Rule ``n``'s instances are atoms ``i<n>(head, positives..., negatives...)`` of ground
         terms (positives over exact relations left out) and its relaxed head is read off
         them; rules of exact relations have only the relaxed rule. Either way the body
-        calls the counter once per instance.
+        calls the counter once per instance (unless not ``counted``: benchmarks/
+        bench_gdl_refusal.py measures clingo's grounding alone with it).
         """
         lines = [f"k{TRUE_KEY}(X) :- k{INIT_KEY}(X).", f"k{TRUE_KEY}(X) :- k{NEXT_KEY}(X).",
                  f"k{DOES_KEY}(R,M) :- k{LEGAL_KEY}(R,M)."]
@@ -330,17 +335,18 @@ class Grounder:
             # The grounder calls the counter once per binding of its arguments, so it gets
             # every variable, packed in one term (one symbol to convert, not one each).
             variables = ",".join(f"X{i}" for i in rule.variables)
-            counter = (f"@count({number},v({variables}))={number}" if variables
-                       else f"@count({number})={number}")
-            counted = ",".join(part for part in (rule.asp_body, counter) if part)
+            counter = ("" if not counted else f"@count({number},v({variables}))={number}"
+                       if variables else f"@count({number})={number}")
+            body = ",".join(part for part in (rule.asp_body, counter) if part)
+            rule_end = f" :- {body}." if body else "."
             if rule.head.relation in exact:
-                lines.append(f"{_asp_atom(rule.head)} :- {counted}.")
+                lines.append(_asp_atom(rule.head) + rule_end)
                 continue
             terms = [_asp_atom(rule.head)]
             terms += [_asp_atom(atom) for atom in rule.positives if atom.relation not in exact]
             terms += [_asp_atom(atom) for atom in rule.negatives]
             instance = f"i{number}({','.join(terms)})"
-            lines.append(f"{instance} :- {counted}.")
+            lines.append(instance + rule_end)
             # The relaxed head projects the instance, so the body is joined (and counted) once.
             lines.append(f"{terms[0]} :- {instance}.")
         return "\n".join(lines)
