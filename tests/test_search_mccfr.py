@@ -120,7 +120,7 @@ def test_targeted_oos_regret_samples_are_unbiased_on_kuhn():
     biased towards one information set."""
     game = hiddenenvs.load_game("kuhn_poker")
     tree = GameTree.build(game)
-    search = OOS(game, 0, seed=1)
+    search = OOS(game, 0, seed=1, backend="model")
     search.search((), iterations=300)  # every information set in the table, strategies not uniform
     assert len(search.tables) == tree.num_infosets
     target = game.state_from_history([2, 0, 0, 1]).information_state_key(0)  # K, passed, facing a bet
@@ -162,28 +162,30 @@ def test_bad_search_budget_is_refused_with_the_spec_named():
         load_agent("oos:fast", "kuhn_poker")
 
 
-def test_oos_restores_a_lost_target_from_the_belief_sampler():
+@pytest.mark.parametrize("backend", ["tree", "model"])
+def test_oos_restores_a_lost_target_from_the_belief_sampler(backend):
     """Untargeted (delta 0) with a two-iteration budget, the incremental tree cannot have
     grown down to a second-round information set by half the budget: the search counts
     a restoration, and the restored iteration, started from a belief-sampled history,
     puts the searcher's information set in the table."""
     game = hiddenenvs.load_game("leduc_holdem")
     key = game.state_from_history([1, 2, 1, 1, 2, 2]).information_state_key(1)  # K, board K, facing a raise
-    search = OOS(game, 1, delta=0.0, seed=0)
+    search = OOS(game, 1, delta=0.0, seed=0, backend=backend)
     search.search(key, iterations=2)
     assert search.restored_searches == 1
-    assert (1, key) in search.tables.entries
+    assert search.in_tables(1, key)
     search.search(key, iterations=2)  # the target is in the table now: nothing to restore
     assert search.restored_searches == 1
 
 
+@pytest.mark.parametrize("backend", ["tree", "model"])
 @pytest.mark.parametrize("history, best_action", [([0, 2, 1], 1), ([2, 0, 1], 0)])
-def test_restored_iterations_solve_the_subgame_below_the_target(history, best_action):
+def test_restored_iterations_solve_the_subgame_below_the_target(history, best_action, backend):
     """Iterations started from belief samples at Kuhn's player 1 facing a bet: call with
     the King (it always wins), fold with the Jack (it always loses)."""
     game = hiddenenvs.load_game("kuhn_poker")
     key = game.state_from_history(history).information_state_key(1)
-    search = OOS(game, 1, seed=0)
+    search = OOS(game, 1, seed=0, backend=backend)
     for _ in range(300):
         search._restored_iteration(key)
     assert search.policy(key, (0, 1))[best_action] > 0.9
@@ -194,7 +196,7 @@ def test_restoration_survives_an_observed_move_the_current_strategy_never_plays(
     seen a bet: the belief sampler's model mixes in gamma of uniform, so the true
     histories keep positive reach and the restored iteration runs."""
     game = hiddenenvs.load_game("kuhn_poker")
-    search = OOS(game, 1, seed=0)
+    search = OOS(game, 1, seed=0, backend="model")
     for card in (0, 1):  # player 0 holding J or Q, first decision
         state = game.state_from_history([card, 2])
         search.tables.entry(state, 0).regret[:] = [1.0, -1.0]
