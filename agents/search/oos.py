@@ -147,6 +147,11 @@ class OOS:
             self._target_mark = np.zeros(self.tree.num_nodes, dtype=np.int8)
             self.compiled.set_oos_arrays(self._target_mark, self.in_table)
             self._child_start: np.ndarray | None = None  # built on the first restoration
+            self._public_states: dict | None = None  # (player, public key) -> infosets, for PST
+            # The nodes of information set i: _nodes_by_infoset[_infoset_bounds[i]:_infoset_bounds[i + 1]].
+            self._nodes_by_infoset = np.argsort(self.tree.infoset, kind="stable")
+            self._infoset_bounds = np.searchsorted(self.tree.infoset[self._nodes_by_infoset],
+                                                   np.arange(self.tree.num_infosets + 1))
         self.reset()
 
     @property
@@ -201,13 +206,18 @@ class OOS:
                 raise ValueError(f"OOS: {key!r} is not an information set of player {self.player} in {tree}")
             targets = [infoset]
         else:
-            public = tuple(public for public, _ in key)
-            targets = [i for i, (player, other) in enumerate(tree.infoset_keys)
-                       if player == self.player and len(other) == len(key)
-                       and tuple(entry for entry, _ in other) == public]
+            if self._public_states is None:
+                self._public_states = {}
+                for i, (player, other) in enumerate(tree.infoset_keys):
+                    self._public_states.setdefault((player, tuple(public for public, _ in other)), []).append(i)
+            targets = self._public_states.get((self.player, tuple(public for public, _ in key)))
+            if targets is None:
+                raise ValueError(f"OOS: no information set of player {self.player} in {tree} has the public "
+                                 f"state of {key!r}")
         mark = self._target_mark
         mark[:] = 0
-        nodes = np.flatnonzero(np.isin(tree.infoset, targets))
+        nodes = np.concatenate([self._nodes_by_infoset[self._infoset_bounds[i]:self._infoset_bounds[i + 1]]
+                                for i in targets] or [np.zeros(0, dtype=np.int64)])
         mark[nodes] = 2
         while len(nodes):
             nodes = np.unique(tree.parent[nodes])
