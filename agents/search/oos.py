@@ -38,7 +38,7 @@ Variants chosen where the reference codes differ (``../shared/research/trainers.
 
 - *Target compensation* (the paper's eq. 3): omitted, as in OpenSpiel's ``oos.h``. The
   mixture weights above already make every sampled value unbiased (checked by
-  ``tests/test_search_oos.py``); compensation only rescales whole iterations.
+  ``tests/test_search_mccfr.py``); compensation only rescales whole iterations.
 - *Expansion step*: GT's (the original code's): the expanded node's regret uses the
   rollout tail, ``W (c - x)`` with ``c`` the rollout's probability, not OpenSpiel's
   ``u_h = u_ha`` shortcut that gives the sampled action zero regret.
@@ -50,6 +50,10 @@ Variants chosen where the reference codes differ (``../shared/research/trainers.
 - *gamma*: the paper never defines it; here it is the probability mass of ``Unif(A)``
   mixed into the biased sampler at other players' nodes, so that an observed action
   the current strategy gives zero probability stays reachable.
+- *Rollouts*: below the node a sample adds, every player follows ``rho``, biased
+  samples too (``rho`` is then the biased sampler's probability as well), so a biased
+  sample that expands a node above the target rolls out past it and counts as missed;
+  the incremental tree reaches the target after about as many samples as it is deep.
 - *Final move*: from the *average* strategy at the searcher's information set
   (OpenSpiel; S1: "only the average converges"); ``final_policy="current"`` plays GT's
   current strategy. A target never reached plays uniformly.
@@ -61,6 +65,23 @@ Variants chosen where the reference codes differ (``../shared/research/trainers.
   uniform (:func:`hiddenenvs.beliefs.sample_history`; the mix keeps the true history at
   positive reach), i.e. the posterior is the subgame's chance root
   (``restored_searches`` counts them).
+
+Two backends, one algorithm. ``backend="tree"`` (what ``"auto"`` picks for a game of at
+most a million histories with the uniform rollout: Kuhn, Leduc, Liar's Dice(1),
+II-Goofspiel(6)) runs the iterations in compiled code on the enumerated tree
+(``_tree_mccfr.pyx``, ``oos_iterations``): the tables are the regret and average arrays
+of :class:`agents.search.tree_mccfr.TreeTables` plus a per-information-set flag for the
+incremental tree, and the target is a per-node mark (in the target, above it, neither)
+set once per move, so the targeting test costs nothing and is exact: a prefix from
+which the target cannot be reached (an opponent dealt the card the searcher holds; in
+II-Goofspiel, bids the later round winners contradict, the paper's "constraint
+solving") is not targeted, where the model path's key-prefix test follows it and
+misses. ``backend="model"`` walks the game model (any game, any rollout policy). On a
+turn-based game where no target-consistent prefix is a dead end both consume the
+generator identically, so one seed gives the same tables (``tests/test_search_mccfr.py``);
+at a simultaneous node the tree's sequentialised movers sample one after another, as
+above, and a sample adds one mover's information set (the model path adds all movers'). About 500,000 iterations/s on Liar's Dice(1) against 1,500 on the model path
+(``benchmarks/bench_oos.py``).
 
 Tables persist through a match and are cleared when a view's key does not extend the
 previous one (a new match). The rollout policy is a callable
