@@ -80,8 +80,9 @@ misses. ``backend="model"`` walks the game model (any game, any rollout policy).
 turn-based game where no target-consistent prefix is a dead end both consume the
 generator identically, so one seed gives the same tables (``tests/test_search_mccfr.py``);
 at a simultaneous node the tree's sequentialised movers sample one after another, as
-above, and a sample adds one mover's information set (the model path adds all movers'). About 500,000 iterations/s on Liar's Dice(1) against 1,500 on the model path
-(``benchmarks/bench_oos.py``).
+above, and a sample adds one mover's information set (the model path adds all movers').
+About 500,000 iterations/s on Liar's Dice(1) against 1,500 on the model path on an idle
+core (``benchmarks/bench_oos.py``).
 
 Tables persist through a match and are cleared when a view's key does not extend the
 previous one (a new match). The rollout policy is a callable
