@@ -116,6 +116,8 @@ from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, SeatView, Stat
 TARGETING = ("ist", "pst")
 # "auto" enumerates a game for the compiled path up to this many histories: OOS searches
 # every move of a match, so a tree build of seconds (Liar's Dice(1): 0.3M nodes) pays.
+# The count walks Python states, so a larger game without its own tree builder spends
+# about 10 s per agent before falling back to the model path (backend="model" skips it).
 OOS_AUTO_TREE_MAX_NODES = 1_000_000
 # Compiled iterations run in chunks of this many between clock checks of a time budget.
 CHUNK = 64
