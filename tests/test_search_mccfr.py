@@ -101,6 +101,74 @@ def test_oos_with_the_root_as_target_converges_like_os_mccfr():
     assert exploitability(tree, search.tables.tabular_policy(tree)) < 0.02
 
 
+@pytest.mark.parametrize("game_name, searches, targeting", [
+    ("kuhn_poker", [((), 0, 300), ([2, 0], 0, 200), ([2, 0, 0, 1], 0, 200)], "ist"),
+    ("kuhn_poker", [((), 0, 300), ([2, 0], 0, 200), ([2, 0, 0, 1], 0, 200)], "pst"),
+    ("leduc_holdem", [((), 0, 200), ([1, 2], 0, 200), ([1, 2, 1, 1, 2], 0, 300)], "ist"),
+    ("leduc_holdem", [((), 0, 200), ([1, 2], 0, 200), ([1, 2, 1, 2], 0, 300)], "pst"),
+])
+def test_oos_tree_backend_draws_the_samples_of_the_model_path(game_name, searches, targeting):
+    """On turn-based games where no target-consistent prefix is a dead end (the
+    searcher dealt first; no public board card under PST), the compiled OOS consumes
+    the generator as the model path does: one seed, a match's sequence of searches, the
+    same regrets, averages and target misses."""
+    game = hiddenenvs.load_game(game_name)
+    tree = GameTree.build(game)
+    runs = [OOS(game, 0, seed=5, targeting=targeting, backend=backend) for backend in ("tree", "model")]
+    for history, player, iterations in searches:
+        key = game.state_from_history(history).information_state_key(player) if history else ()
+        for search in runs:
+            search.search(key, iterations=iterations)
+    compiled, model = runs
+    for strategy in ("average", "current"):
+        np.testing.assert_allclose(compiled.tables.tabular_policy(tree, strategy).slot_probabilities,
+                                   model.tables.tabular_policy(tree, strategy).slot_probabilities, atol=1e-12)
+    assert compiled.missed_targets == model.missed_targets
+    assert int(compiled.in_table.sum()) == len(model.tables)
+    key = game.state_from_history(searches[-1][0]).information_state_key(0)
+    np.testing.assert_allclose(compiled.policy(key, (0, 1, 2)), model.policy(key, (0, 1, 2)), atol=1e-12)
+
+
+def test_oos_tree_restoration_matches_the_model_path():
+    game = hiddenenvs.load_game("leduc_holdem")
+    tree = GameTree.build(game)
+    key = game.state_from_history([1, 2, 1, 1, 2, 2]).information_state_key(1)  # K, board K, facing a raise
+    runs = [OOS(game, 1, delta=0.0, seed=0, backend=backend) for backend in ("tree", "model")]
+    for search in runs:
+        search.search(key, iterations=2)
+        search.search(key, iterations=60)
+    assert [search.restored_searches for search in runs] == [1, 1]
+    np.testing.assert_allclose(runs[0].tables.tabular_policy(tree).slot_probabilities,
+                               runs[1].tables.tabular_policy(tree).slot_probabilities, atol=1e-12)
+
+
+def test_oos_tree_target_marks_are_exact():
+    """Kuhn, player 1 holding the King and facing a bet: the target's histories are J-K
+    and Q-K after a bet; every marked node lies on a path to one of them, so a deal of
+    the King to player 0 (consistent with player 1's key so far, a dead end for the
+    model path's key-prefix test) is not marked."""
+    game = hiddenenvs.load_game("kuhn_poker")
+    search = OOS(game, 1, seed=0, backend="tree")
+    tree = search.tree
+    search._mark_target(game.state_from_history([0, 2, 1]).information_state_key(1))
+    mark = search._target_mark
+    targets = np.flatnonzero(mark == 2)
+    assert sorted(tuple(tree.edge_action[tree.path(n)[1:]]) for n in targets) == [(0, 2, 1), (1, 2, 1)]
+    above = {node for target in targets for node in tree.path(target)[:-1]}
+    assert set(np.flatnonzero(mark == 1)) == above
+    king_to_player_0 = tree.path(int(targets[0]))[1] + 2 - int(tree.edge_action[tree.path(int(targets[0]))[1]])
+    assert tree.edge_action[king_to_player_0] == 2 and mark[king_to_player_0] == 0
+
+
+def test_oos_refuses_what_its_backend_cannot_do():
+    game = hiddenenvs.load_game("kuhn_poker")
+    with pytest.raises(ValueError, match="rollout policy needs backend 'model'"):
+        OOS(game, 0, backend="tree", rollout_policy=lambda states, players, masks: masks / masks.sum(1, keepdims=True))
+    search = OOS(game, 0, backend="tree")
+    with pytest.raises(ValueError, match="not an information set of player 0"):
+        search.search(game.state_from_history([0, 2, 1]).information_state_key(1), iterations=10)
+
+
 def _exact_regrets(tree, policy, player):
     edges = edge_probabilities(tree, policy.slot_probabilities)
     reach = reach_probabilities(tree, edges)
@@ -120,7 +188,7 @@ def test_targeted_oos_regret_samples_are_unbiased_on_kuhn():
     biased towards one information set."""
     game = hiddenenvs.load_game("kuhn_poker")
     tree = GameTree.build(game)
-    search = OOS(game, 0, seed=1)
+    search = OOS(game, 0, seed=1, backend="model")
     search.search((), iterations=300)  # every information set in the table, strategies not uniform
     assert len(search.tables) == tree.num_infosets
     target = game.state_from_history([2, 0, 0, 1]).information_state_key(0)  # K, passed, facing a bet
@@ -162,28 +230,30 @@ def test_bad_search_budget_is_refused_with_the_spec_named():
         load_agent("oos:fast", "kuhn_poker")
 
 
-def test_oos_restores_a_lost_target_from_the_belief_sampler():
+@pytest.mark.parametrize("backend", ["tree", "model"])
+def test_oos_restores_a_lost_target_from_the_belief_sampler(backend):
     """Untargeted (delta 0) with a two-iteration budget, the incremental tree cannot have
     grown down to a second-round information set by half the budget: the search counts
     a restoration, and the restored iteration, started from a belief-sampled history,
     puts the searcher's information set in the table."""
     game = hiddenenvs.load_game("leduc_holdem")
     key = game.state_from_history([1, 2, 1, 1, 2, 2]).information_state_key(1)  # K, board K, facing a raise
-    search = OOS(game, 1, delta=0.0, seed=0)
+    search = OOS(game, 1, delta=0.0, seed=0, backend=backend)
     search.search(key, iterations=2)
     assert search.restored_searches == 1
-    assert (1, key) in search.tables.entries
+    assert search.in_tables(1, key)
     search.search(key, iterations=2)  # the target is in the table now: nothing to restore
     assert search.restored_searches == 1
 
 
+@pytest.mark.parametrize("backend", ["tree", "model"])
 @pytest.mark.parametrize("history, best_action", [([0, 2, 1], 1), ([2, 0, 1], 0)])
-def test_restored_iterations_solve_the_subgame_below_the_target(history, best_action):
+def test_restored_iterations_solve_the_subgame_below_the_target(history, best_action, backend):
     """Iterations started from belief samples at Kuhn's player 1 facing a bet: call with
     the King (it always wins), fold with the Jack (it always loses)."""
     game = hiddenenvs.load_game("kuhn_poker")
     key = game.state_from_history(history).information_state_key(1)
-    search = OOS(game, 1, seed=0)
+    search = OOS(game, 1, seed=0, backend=backend)
     for _ in range(300):
         search._restored_iteration(key)
     assert search.policy(key, (0, 1))[best_action] > 0.9
@@ -194,7 +264,7 @@ def test_restoration_survives_an_observed_move_the_current_strategy_never_plays(
     seen a bet: the belief sampler's model mixes in gamma of uniform, so the true
     histories keep positive reach and the restored iteration runs."""
     game = hiddenenvs.load_game("kuhn_poker")
-    search = OOS(game, 1, seed=0)
+    search = OOS(game, 1, seed=0, backend="model")
     for card in (0, 1):  # player 0 holding J or Q, first decision
         state = game.state_from_history([card, 2])
         search.tables.entry(state, 0).regret[:] = [1.0, -1.0]

@@ -7,8 +7,9 @@ Module                                         Algorithm
                                                trainer ``es-mccfr``, spec ``es-mccfr:<iterations>``
 :mod:`agents.search.outcome_sampling_mccfr`    outcome-sampling MCCFR (Lanctot et al. 2009);
                                                trainer ``os-mccfr``, spec ``os-mccfr:<iterations>``
-:mod:`agents.search.tree_mccfr`                their fast path: array tables on the enumerated
-                                               tree, compiled traversals (``_tree_mccfr.pyx``)
+:mod:`agents.search.tree_mccfr`                their fast path and OOS's: array tables on the
+                                               enumerated tree, compiled traversals
+                                               (``_tree_mccfr.pyx``)
 :mod:`agents.search.oos`                       Online Outcome Sampling (Lisý, Lanctot & Bowling
                                                2015), spec ``oos:<iterations>`` or ``oos:<seconds>s``
 :mod:`agents.search.ismcts`                    information-set MCTS (Cowling, Powley & Whitehouse

@@ -1,7 +1,8 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False, language_level=3
-"""Compiled ES- and OS-MCCFR traversals over an enumerated game tree (the fast path of
-:mod:`agents.search.tree_mccfr`; the equations are those of
-:mod:`agents.search.external_sampling_mccfr` and :mod:`agents.search.outcome_sampling_mccfr`).
+"""Compiled ES-, OS-MCCFR and OOS traversals over an enumerated game tree (the fast path of
+:mod:`agents.search.tree_mccfr` and :mod:`agents.search.oos`; the equations are those of
+:mod:`agents.search.external_sampling_mccfr`, :mod:`agents.search.outcome_sampling_mccfr`
+and :mod:`agents.search.oos`).
 
 The tree is the flat layout of :class:`hiddenenvs.analysis.GameTree` (children of a node
 contiguous, simultaneous moves sequentialised); regrets and average weights are arrays
@@ -46,6 +47,28 @@ cdef inline int64_t sample_index(const double* probabilities, int64_t count, dou
     return count - 1
 
 
+cdef inline int64_t draw_index(const double* weights, int64_t count, double uniform) noexcept nogil:
+    """:func:`hiddenenvs.game.draw_index`: proportional to ``weights`` (not normalised),
+    summed in the same order, so the model path and this one draw the same index."""
+    cdef double total = 0.0, cumulative = 0.0
+    cdef int64_t k
+    for k in range(count):
+        total += weights[k]
+    uniform *= total
+    for k in range(count):
+        cumulative += weights[k]
+        if uniform < cumulative:
+            return k
+    return count - 1
+
+
+# OOS node kinds on the sampled path (what the backward pass does there).
+cdef enum:
+    OOS_CHANCE = 0
+    OOS_ROLLOUT = 1
+    OOS_TABLE = 2
+
+
 cdef class CompiledTree:
     """The arrays one traversal reads, as C pointers, plus the regret and average tables.
 
@@ -71,6 +94,17 @@ cdef class CompiledTree:
     cdef double* reach  # per player, chance last
     cdef int64_t num_players, max_actions
     cdef bitgen_t* bitgen
+    # OOS: the node's information set, what the path did at each depth, and the tables'
+    # membership and target marks (set_oos_target).
+    cdef const int64_t* infoset_of_node
+    cdef int64_t* path_kind
+    cdef double* path_own_reach  # pi_p(h) of the mover p at other players' table nodes
+    cdef double* path_sample_reach  # delta q_b(h) + (1 - delta) q_u(h)
+    cdef double* scratch  # 3 rows of max_actions: allowed, unbiased and biased sampling
+    cdef const signed char* target_mark  # 2 in the target, 1 above it, 0 elsewhere
+    cdef unsigned char* in_table  # per information set: added to the OOS tree
+    cdef object _oos_keep
+    cdef int64_t num_nodes, num_infosets
 
     def __init__(self, tree, double[::1] regret, double[::1] average, generator):
         if tree.num_slots == 0 or len(regret) != tree.num_slots or len(average) != tree.num_slots:
@@ -90,6 +124,8 @@ cdef class CompiledTree:
         chance_probability = np.ascontiguousarray(tree.chance_probability, dtype=np.float64)
         returns = np.ascontiguousarray(tree.terminal_returns, dtype=np.float64).reshape(-1)
         self.num_players = tree.num_players
+        self.num_nodes = num_nodes
+        self.num_infosets = len(tree.infoset_player)
         self.max_actions = max(1, int(child_count.max()) if num_nodes else 1)
         depth = int(tree.depth.max()) + 2 if num_nodes else 2
         strategies = np.zeros(depth * self.max_actions)
@@ -99,11 +135,17 @@ cdef class CompiledTree:
         path_probability = np.zeros(depth)
         path_others_reach = np.zeros(depth)
         reach = np.zeros(self.num_players + 1)
+        infoset_of_node = np.ascontiguousarray(infoset, dtype=np.int64)
+        path_kind = np.zeros(depth, dtype=np.int64)
+        path_own_reach = np.zeros(depth)
+        path_sample_reach = np.zeros(depth)
+        scratch = np.zeros(3 * self.max_actions)
         capsule = generator.bit_generator.capsule
         self.bitgen = <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
         self._keep = (child_start, child_count, slot_start_of_node, actor, edge_slot, chance_probability,
                       returns, regret, average, strategies, values, path_node, path_child,
-                      path_probability, path_others_reach, reach, generator, capsule)
+                      path_probability, path_others_reach, reach, generator, capsule,
+                      infoset_of_node, path_kind, path_own_reach, path_sample_reach, scratch)
         cdef int64_t[::1] view_int
         cdef double[::1] view_double
         view_int = child_start; self.child_start = &view_int[0]
@@ -122,6 +164,13 @@ cdef class CompiledTree:
         view_double = path_probability; self.path_probability = &view_double[0]
         view_double = path_others_reach; self.path_others_reach = &view_double[0]
         view_double = reach; self.reach = &view_double[0]
+        view_int = infoset_of_node; self.infoset_of_node = &view_int[0]
+        view_int = path_kind; self.path_kind = &view_int[0]
+        view_double = path_own_reach; self.path_own_reach = &view_double[0]
+        view_double = path_sample_reach; self.path_sample_reach = &view_double[0]
+        view_double = scratch; self.scratch = &view_double[0]
+        self.target_mark = NULL
+        self.in_table = NULL
 
     cdef inline double uniform(self) noexcept:
         return self.bitgen.next_double(self.bitgen.state)
@@ -260,3 +309,167 @@ cdef class CompiledTree:
                     self.regret[slot + j] -= weight * x
                 self.regret[self.edge_slot[self.path_child[depth]]] += weight * tail
             tail *= self.path_probability[depth]
+
+    # ---- online outcome sampling (agents.search.oos) -------------------------------------------
+    def set_oos_arrays(self, const signed char[::1] target_mark, unsigned char[::1] in_table):
+        """The arrays OOS shares with its Python side: per node the target mark (2 in the
+        target, 1 on a path to it, 0 elsewhere), per information set whether the
+        incremental tree holds it. Both are read (and ``in_table`` written) in place."""
+        if len(target_mark) != self.num_nodes or len(in_table) != self.num_infosets:
+            raise ValueError(f"OOS needs a target mark per node ({self.num_nodes}) and a table flag "
+                             f"per information set ({self.num_infosets}), got {len(target_mark)} and {len(in_table)}")
+        self._oos_keep = (target_mark, in_table)
+        self.target_mark = &target_mark[0]
+        self.in_table = &in_table[0]
+
+    def oos_iterations(self, int64_t iterations, bint targeted, double delta, double epsilon, double gamma):
+        """``iterations`` OOS iterations from the root, one sample per update player each;
+        returns how many biased samples missed the target."""
+        if self.target_mark == NULL:
+            raise ValueError("call set_oos_arrays before running OOS iterations")
+        cdef int64_t t, update, missed = 0
+        cdef bint biased
+        for t in range(iterations):
+            for update in range(self.num_players):
+                biased = False
+                if targeted:  # the draw happens only for a target, as on the model path
+                    biased = self.uniform() < delta
+                if not self.oos_sample(update, 0, biased, not targeted, delta, epsilon, gamma) and biased:
+                    missed += 1
+        return missed
+
+    def oos_walk(self, int64_t update, int64_t start, double delta, double epsilon, double gamma):
+        """One unbiased OOS sample for ``update`` from node ``start`` taken as the root of the
+        subgame below the target (a restored search); returns whether it reached the target."""
+        if self.target_mark == NULL:
+            raise ValueError("call set_oos_arrays before running OOS iterations")
+        if not 0 <= start < self.num_nodes:
+            raise ValueError(f"start node {start} is not in the tree ({self.num_nodes} nodes)")
+        return self.oos_sample(update, start, False, True, delta, epsilon, gamma)
+
+    cdef bint oos_sample(self, int64_t update, int64_t node, bint biased, bint below,
+                         double delta, double epsilon, double gamma) noexcept:
+        """One OOS sample (the walk of agents.search.oos.OOS._walk on the tree's arrays)."""
+        cdef int64_t depth = 0, player, first, count, slot, k, j, p, infoset, allowed_count, chosen
+        cdef double biased_reach = 1.0, unbiased_reach = 1.0, total, mix, restricted, others
+        cdef double utility, q, weight, x, tail, share
+        cdef bint in_tree = True, targeting, restrict
+        cdef double* strategy
+        cdef double* allowed = self.scratch
+        cdef double* unbiased = &self.scratch[self.max_actions]
+        cdef double* biased_probabilities = &self.scratch[2 * self.max_actions]
+        cdef const double* drawn_from
+        for p in range(self.num_players + 1):
+            self.reach[p] = 1.0
+        # Forward: sample one terminal history, recording what to update on the way back.
+        while self.actor[node] != TERMINAL:
+            if not below and self.target_mark[node] == 2:
+                below = True
+            targeting = (not below) and biased_reach > 0.0
+            player = self.actor[node]
+            first = self.child_start[node]
+            count = self.child_count[node]
+            self.path_node[depth] = node
+            if player == CHANCE:
+                # p_b: chance restricted to the outcomes on a path to the target, renormalised.
+                restrict = False
+                if targeting:
+                    total = 0.0
+                    for j in range(count):
+                        allowed[j] = self.chance_probability[first + j] if self.target_mark[first + j] > 0 else 0.0
+                        total += allowed[j]
+                    if total > 0.0:
+                        restrict = True
+                        for j in range(count):
+                            biased_probabilities[j] = allowed[j] / total
+                drawn_from = biased_probabilities if (biased and restrict) else &self.chance_probability[first]
+                k = draw_index(drawn_from, count, self.uniform())
+                chosen = first + k
+                self.path_kind[depth] = OOS_CHANCE
+                self.path_probability[depth] = self.chance_probability[chosen]
+                self.reach[self.num_players] *= self.chance_probability[chosen]
+                biased_reach *= biased_probabilities[k] if restrict else self.chance_probability[chosen]
+                unbiased_reach *= self.chance_probability[chosen]
+            else:
+                if not in_tree:  # below the node this sample added: the rollout policy (uniform)
+                    for j in range(count):
+                        unbiased[j] = 1.0 / count
+                    k = draw_index(unbiased, count, self.uniform())
+                    self.path_kind[depth] = OOS_ROLLOUT
+                    self.path_probability[depth] = unbiased[k]
+                    biased_reach *= unbiased[k]
+                    unbiased_reach *= unbiased[k]
+                else:
+                    infoset = self.infoset_of_node[node]
+                    if not self.in_table[infoset]:  # expand: one new information set per sample
+                        self.in_table[infoset] = 1
+                        in_tree = False
+                    strategy = self.strategy_at(node, depth)
+                    for j in range(count):
+                        unbiased[j] = epsilon / count + (1.0 - epsilon) * strategy[j] if player == update else strategy[j]
+                    restrict = False
+                    if targeting:
+                        allowed_count = 0
+                        for j in range(count):
+                            k = self.slot_index(node, first + j)
+                            allowed[k] = 1.0 if self.target_mark[first + j] > 0 else 0.0
+                            allowed_count += self.target_mark[first + j] > 0
+                        if allowed_count > 0:
+                            restrict = True
+                            total = 0.0
+                            for j in range(count):
+                                total += strategy[j] * allowed[j]
+                            mix = epsilon if player == update else gamma
+                            for j in range(count):
+                                restricted = strategy[j] * allowed[j] / total if total > 0.0 else allowed[j] / allowed_count
+                                biased_probabilities[j] = mix * allowed[j] / allowed_count + (1.0 - mix) * restricted
+                    if not restrict:
+                        for j in range(count):
+                            biased_probabilities[j] = unbiased[j]
+                    k = draw_index(biased_probabilities if biased else unbiased, count, self.uniform())
+                    self.path_sample_reach[depth] = delta * biased_reach + (1.0 - delta) * unbiased_reach
+                    if player == update:
+                        others = 1.0
+                        for p in range(self.num_players + 1):
+                            if p != update:
+                                others *= self.reach[p]
+                        self.path_others_reach[depth] = others
+                    else:
+                        self.path_own_reach[depth] = self.reach[player]
+                    self.path_kind[depth] = OOS_TABLE
+                    self.path_probability[depth] = strategy[k]
+                    self.reach[player] *= strategy[k]
+                    biased_reach *= biased_probabilities[k]
+                    unbiased_reach *= unbiased[k]
+                chosen = first
+                for j in range(count):  # the child whose edge is slot k
+                    if self.slot_index(node, first + j) == k:
+                        chosen = first + j
+                        break
+            self.path_child[depth] = chosen
+            node = chosen
+            depth += 1
+        utility = self.returns[node * self.num_players + update]
+        q = delta * biased_reach + (1.0 - delta) * unbiased_reach
+        # Backward: tail = pi(z | h.a) (rollout and chance included); regrets of the update
+        # player, average weights of the others, at the table's nodes only.
+        tail = 1.0
+        while depth > 0:
+            depth -= 1
+            if self.path_kind[depth] == OOS_TABLE:
+                node = self.path_node[depth]
+                count = self.child_count[node]
+                slot = self.slot_start_of_node[node]
+                strategy = &self.strategies[depth * self.max_actions]
+                if self.actor[node] == update:
+                    weight = utility * self.path_others_reach[depth] / q
+                    x = weight * self.path_probability[depth] * tail
+                    for j in range(count):
+                        self.regret[slot + j] -= x
+                    self.regret[self.edge_slot[self.path_child[depth]]] += weight * tail
+                else:
+                    share = self.path_own_reach[depth] / self.path_sample_reach[depth]
+                    for j in range(count):
+                        self.average[slot + j] += strategy[j] * share
+            tail *= self.path_probability[depth]
+        return below

@@ -38,7 +38,7 @@ Variants chosen where the reference codes differ (``../shared/research/trainers.
 
 - *Target compensation* (the paper's eq. 3): omitted, as in OpenSpiel's ``oos.h``. The
   mixture weights above already make every sampled value unbiased (checked by
-  ``tests/test_search_oos.py``); compensation only rescales whole iterations.
+  ``tests/test_search_mccfr.py``); compensation only rescales whole iterations.
 - *Expansion step*: GT's (the original code's): the expanded node's regret uses the
   rollout tail, ``W (c - x)`` with ``c`` the rollout's probability, not OpenSpiel's
   ``u_h = u_ha`` shortcut that gives the sampled action zero regret.
@@ -50,6 +50,10 @@ Variants chosen where the reference codes differ (``../shared/research/trainers.
 - *gamma*: the paper never defines it; here it is the probability mass of ``Unif(A)``
   mixed into the biased sampler at other players' nodes, so that an observed action
   the current strategy gives zero probability stays reachable.
+- *Rollouts*: below the node a sample adds, every player follows ``rho``, biased
+  samples too (``rho`` is then the biased sampler's probability as well), so a biased
+  sample that expands a node above the target rolls out past it and counts as missed;
+  the incremental tree reaches the target after about as many samples as it is deep.
 - *Final move*: from the *average* strategy at the searcher's information set
   (OpenSpiel; S1: "only the average converges"); ``final_policy="current"`` plays GT's
   current strategy. A target never reached plays uniformly.
@@ -61,6 +65,24 @@ Variants chosen where the reference codes differ (``../shared/research/trainers.
   uniform (:func:`hiddenenvs.beliefs.sample_history`; the mix keeps the true history at
   positive reach), i.e. the posterior is the subgame's chance root
   (``restored_searches`` counts them).
+
+Two backends, one algorithm. ``backend="tree"`` (what ``"auto"`` picks for a game of at
+most a million histories with the uniform rollout: Kuhn, Leduc, Liar's Dice(1),
+II-Goofspiel(6)) runs the iterations in compiled code on the enumerated tree
+(``_tree_mccfr.pyx``, ``oos_iterations``): the tables are the regret and average arrays
+of :class:`agents.search.tree_mccfr.TreeTables` plus a per-information-set flag for the
+incremental tree, and the target is a per-node mark (in the target, above it, neither)
+set once per move, so the targeting test costs nothing and is exact: a prefix from
+which the target cannot be reached (an opponent dealt the card the searcher holds; in
+II-Goofspiel, bids the later round winners contradict, the paper's "constraint
+solving") is not targeted, where the model path's key-prefix test follows it and
+misses. ``backend="model"`` walks the game model (any game, any rollout policy). On a
+turn-based game where no target-consistent prefix is a dead end both consume the
+generator identically, so one seed gives the same tables (``tests/test_search_mccfr.py``);
+at a simultaneous node the tree's sequentialised movers sample one after another, as
+above, and a sample adds one mover's information set (the model path adds all movers').
+About 500,000 iterations/s on Liar's Dice(1) against 1,500 on the model path on an idle
+core (``benchmarks/bench_oos.py``).
 
 Tables persist through a match and are cleared when a view's key does not extend the
 previous one (a new match). The rollout policy is a callable
@@ -85,10 +107,20 @@ from agents.search.tables import (
     legal_actions_of,
     movers_and_joint,
 )
+from agents.search.tree_mccfr import TreeTables, use_tree
+from hiddenenvs.analysis import GameTree
+from hiddenenvs.analysis.tree import _skip_forced_simultaneous
 from hiddenenvs.beliefs import sample_history
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, SeatView, State, draw_index
 
 TARGETING = ("ist", "pst")
+# "auto" enumerates a game for the compiled path up to this many histories: OOS searches
+# every move of a match, so a tree build of seconds (Liar's Dice(1): 0.3M nodes) pays.
+# The count walks Python states, so a larger game without its own tree builder spends
+# about 10 s per agent before falling back to the model path (backend="model" skips it).
+OOS_AUTO_TREE_MAX_NODES = 1_000_000
+# Compiled iterations run in chunks of this many between clock checks of a time budget.
+CHUNK = 64
 RolloutPolicy = Callable[[list, np.ndarray, np.ndarray], np.ndarray]
 
 
@@ -104,11 +136,17 @@ class OOS:
     ``search(key, iterations=...)`` or ``search(key, seconds=...)`` runs iterations
     targeted at the searcher's information set ``key`` (``key=()``: the root, i.e.
     OS-MCCFR with an incremental tree and rollouts).
+
+    ``backend``: ``"tree"`` runs the iterations in compiled code on the enumerated game
+    tree (``_tree_mccfr.pyx``; uniform rollouts only); ``"model"`` walks the game model
+    (any game, any rollout policy); ``"auto"`` (default) takes the tree when
+    :func:`agents.search.tree_mccfr.use_tree` finds at most
+    :data:`OOS_AUTO_TREE_MAX_NODES` histories and the rollout policy is uniform.
     """
 
     def __init__(self, game: Game, player: int, delta: float = 0.9, epsilon: float = 0.4,
                  gamma: float = 0.01, targeting: str = "ist", rollout_policy: RolloutPolicy = uniform_rollout,
-                 final_policy: str = "average", seed: int | None = None):
+                 final_policy: str = "average", seed: int | None = None, backend: str = "auto"):
         if targeting not in TARGETING:
             raise ValueError(f"OOS targeting must be one of {TARGETING}, got {targeting!r}")
         if final_policy not in ("average", "current"):
@@ -116,20 +154,52 @@ class OOS:
         for name, value in (("delta", delta), ("epsilon", epsilon), ("gamma", gamma)):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"OOS {name} must be in [0, 1], got {value}")
+        if backend == "tree" and rollout_policy is not uniform_rollout:
+            raise ValueError("OOS backend 'tree' rolls out uniformly; a rollout policy needs backend 'model'")
         self.game, self.player = game, player
         self.num_players = game.info.num_players
         self.num_actions = game.info.num_distinct_actions
         self.delta, self.epsilon, self.gamma = delta, epsilon, gamma
         self.targeting, self.rollout_policy, self.final_policy = targeting, rollout_policy, final_policy
         self.rng = np.random.default_rng(seed)
+        self.tree = None
+        if rollout_policy is uniform_rollout and use_tree(game, backend, OOS_AUTO_TREE_MAX_NODES):
+            self.tree = GameTree.build(game)
+            self.tables = TreeTables(self.tree)
+            self.compiled = self.tables.compile(self.rng)
+            self.in_table = np.zeros(self.tree.num_infosets, dtype=np.uint8)
+            self._target_mark = np.zeros(self.tree.num_nodes, dtype=np.int8)
+            self.compiled.set_oos_arrays(self._target_mark, self.in_table)
+            self._child_start: np.ndarray | None = None  # built on the first restoration
+            self._public_states: dict | None = None  # (player, public key) -> infosets, for PST
+            # The nodes of information set i: _nodes_by_infoset[_infoset_bounds[i]:_infoset_bounds[i + 1]].
+            self._nodes_by_infoset = np.argsort(self.tree.infoset, kind="stable")
+            self._infoset_bounds = np.searchsorted(self.tree.infoset[self._nodes_by_infoset],
+                                                   np.arange(self.tree.num_infosets + 1))
         self.reset()
 
+    @property
+    def backend(self) -> str:
+        return "model" if self.tree is None else "tree"
+
     def reset(self) -> None:
-        self.tables = RegretTables(self.num_actions)
+        if self.tree is None:
+            self.tables = RegretTables(self.num_actions)
+        else:  # in place: the compiled traversal holds pointers to these arrays
+            self.tables.regret[:] = 0.0
+            self.tables.average[:] = 0.0
+            self.in_table[:] = 0
         self.iterations = 0
         self.missed_targets = 0
         self.restored_searches = 0
         self._target: tuple = ()
+
+    def in_tables(self, player: int, key: tuple) -> bool:
+        """Whether ``player``'s information set ``key`` is in the incremental tree."""
+        if self.tree is None:
+            return (player, tuple(key)) in self.tables.entries
+        infoset = self.tree.infoset_index.get((player, tuple(key)))
+        return infoset is not None and bool(self.in_table[infoset])
 
     # ---- the target ----------------------------------------------------------------------
     def _target_view(self, state: State) -> tuple:
@@ -147,6 +217,38 @@ class OOS:
         key = self._target_view(state)
         return len(key) >= len(self._target) and key[: len(self._target)] == self._target
 
+    def _mark_target(self, key: tuple) -> None:
+        """Tree backend: mark the target's nodes 2 and every node above one of them 1.
+
+        The marks are exact: a node is on a path to the target only if some history
+        through it reaches the target (the model path's key-prefix test also admits dead
+        ends, e.g. an opponent dealt the card the searcher holds)."""
+        tree = self.tree
+        if self.targeting == "ist":
+            infoset = tree.infoset_index.get((self.player, key))
+            if infoset is None:
+                raise ValueError(f"OOS: {key!r} is not an information set of player {self.player} in {tree}")
+            targets = [infoset]
+        else:
+            if self._public_states is None:
+                self._public_states = {}
+                for i, (player, other) in enumerate(tree.infoset_keys):
+                    self._public_states.setdefault((player, tuple(public for public, _ in other)), []).append(i)
+            targets = self._public_states.get((self.player, tuple(public for public, _ in key)))
+            if targets is None:
+                raise ValueError(f"OOS: no information set of player {self.player} in {tree} has the public "
+                                 f"state of {key!r}")
+        mark = self._target_mark
+        mark[:] = 0
+        nodes = np.concatenate([self._nodes_by_infoset[self._infoset_bounds[i]:self._infoset_bounds[i + 1]]
+                                for i in targets] or [np.zeros(0, dtype=np.int64)])
+        mark[nodes] = 2
+        while len(nodes):
+            nodes = np.unique(tree.parent[nodes])
+            nodes = nodes[(nodes >= 0)]
+            nodes = nodes[mark[nodes] == 0]
+            mark[nodes] = 1
+
     # ---- searching ---------------------------------------------------------------------------
     def search(self, key: tuple, iterations: int | None = None, seconds: float | None = None) -> None:
         """Run the budget's iterations targeted at the searcher's information set ``key``."""
@@ -154,24 +256,33 @@ class OOS:
             raise ValueError("OOS.search needs exactly one budget: iterations or seconds")
         key = tuple(key)
         self._target = key if self.targeting == "ist" else tuple(public for public, _ in key)
-        searcher_key = (self.player, key)
+        if self.tree is not None and key:
+            self._mark_target(key)
         start, done, restoring = time.perf_counter(), 0, False
         while True:
             elapsed = time.perf_counter() - start
             if (iterations is not None and done >= iterations) or (seconds is not None and elapsed >= seconds):
                 break
             half_spent = done >= iterations / 2 if iterations is not None else elapsed >= seconds / 2
-            if key and not restoring and half_spent and searcher_key not in self.tables.entries:
+            if key and not restoring and half_spent and not self.in_tables(self.player, key):
                 restoring = True
                 self.restored_searches += 1
             if restoring:
                 self._restored_iteration(key)
-            else:
+                done += 1
+            elif self.tree is None:
                 self.iteration(bool(key))
-            done += 1
+                done += 1
+            else:  # compiled: a chunk, ending at the half-budget check and the budget
+                chunk = CHUNK if seconds is not None else (
+                    -(-iterations // 2) - done if done < iterations / 2 else iterations - done)
+                self.missed_targets += self.compiled.oos_iterations(
+                    chunk, bool(key), self.delta, self.epsilon, self.gamma)
+                self.iterations += chunk
+                done += chunk
 
     def iteration(self, targeted: bool = True) -> None:
-        """One OOS iteration: one sample per update player."""
+        """One OOS iteration: one sample per update player (model backend)."""
         for update in range(self.num_players):
             biased = targeted and self.rng.random() < self.delta
             below = not targeted
@@ -185,9 +296,49 @@ class OOS:
         """Resolve below the searcher's information set from belief samples (see the docstring)."""
         for update in range(self.num_players):
             history = sample_history(self.game, self.player, key, self.rng, self._strategy_of)
-            state = self.game.state_from_history(history)
-            self._walk(state, update, [1.0] * (self.num_players + 1), 1.0, 1.0, True, False, True)
+            if self.tree is None:
+                state = self.game.state_from_history(history)
+                self._walk(state, update, [1.0] * (self.num_players + 1), 1.0, 1.0, True, False, True)
+            else:
+                self.compiled.oos_walk(update, self._node_of_history(history), self.delta, self.epsilon, self.gamma)
         self.iterations += 1
+
+    def _node_of_history(self, history) -> int:
+        """The tree node a history leads to (simultaneous moves: one edge per mover)."""
+        tree = self.tree
+        if self._child_start is None:
+            self._child_start = np.searchsorted(tree.parent, np.arange(tree.num_nodes + 1))
+
+        def child(node: int, action: int) -> int:
+            first, stop = self._child_start[node], self._child_start[node + 1]
+            return int(first + np.flatnonzero(tree.edge_action[first:stop] == action)[0])
+
+        state, node = self.game.new_initial_state(), 0
+        for action in history:
+            if state.current_player() == SIMULTANEOUS:
+                for mover in state.movers():
+                    node = child(node, action[mover])
+                state.apply_actions(list(action))
+            else:
+                node = child(node, action)
+                state.apply_action(action)
+            _skip_forced_simultaneous(state)
+        return node
+
+    def _current_strategy(self, player: int, state: State) -> tuple[list[int], np.ndarray] | None:
+        """Legal actions and regret-matching strategy of ``player``'s set at ``state``, None if not in the tables."""
+        key = state.information_state_key(player)
+        if self.tree is None:
+            entry = self.tables.entries.get((player, key))
+            return None if entry is None else (entry.legal, entry.current_strategy())
+        infoset = self.tree.infoset_index[(player, key)]
+        if not self.in_table[infoset]:
+            return None
+        slots = slice(self.tree.infoset_slot_start[infoset], self.tree.infoset_slot_start[infoset + 1])
+        positive = np.maximum(self.tables.regret[slots], 0.0)
+        total = positive.sum()
+        strategy = positive / total if total > 0.0 else np.full(len(positive), 1.0 / len(positive))
+        return list(self.tree.slot_action[slots]), strategy
 
     def _strategy_of(self, state: State, player: int) -> dict[int, float]:
         """The belief sampler's model of ``player``: ``gamma Unif + (1 - gamma) sigma``,
@@ -195,22 +346,31 @@ class OOS:
         consistent with the searcher's key at positive reach even when regret matching
         gives an action the opponent actually played probability zero (as in the biased
         sampler); with ``gamma = 0`` such a key makes the sampler raise."""
-        entry = self.tables.entries.get((player, state.information_state_key(player)))
-        if entry is None:
+        found = self._current_strategy(player, state)
+        if found is None:
             legal = legal_actions_of(state, player)
             return {action: 1.0 / len(legal) for action in legal}
-        strategy = self.gamma / len(entry.legal) + (1.0 - self.gamma) * entry.current_strategy()
-        return dict(zip(entry.legal, strategy))
+        legal, current = found
+        strategy = self.gamma / len(legal) + (1.0 - self.gamma) * current
+        return dict(zip(legal, strategy))
 
     def policy(self, key: tuple, legal: tuple[int, ...]) -> np.ndarray:
         """Probabilities over all actions at the searcher's information set ``key``."""
         probabilities = np.zeros(self.num_actions)
-        entry = self.tables.entries.get((self.player, tuple(key)))
-        if entry is None:
+        key = tuple(key)
+        if not self.in_tables(self.player, key):
             probabilities[list(legal)] = 1.0 / len(legal)
             return probabilities
-        strategy = entry.average_strategy() if self.final_policy == "average" else entry.current_strategy()
-        probabilities[entry.legal] = strategy
+        if self.tree is None:
+            entry = self.tables.entries[(self.player, key)]
+            average, regret, actions = entry.average, entry.regret, entry.legal
+        else:
+            infoset = self.tree.infoset_index[(self.player, key)]
+            slots = slice(self.tree.infoset_slot_start[infoset], self.tree.infoset_slot_start[infoset + 1])
+            average, regret, actions = self.tables.average[slots], self.tables.regret[slots], self.tree.slot_action[slots]
+        weights = average if self.final_policy == "average" else np.maximum(regret, 0.0)
+        total = weights.sum()
+        probabilities[actions] = weights / total if total > 0.0 else 1.0 / len(weights)
         return probabilities
 
     # ---- one sample --------------------------------------------------------------------------

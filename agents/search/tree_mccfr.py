@@ -37,12 +37,13 @@ BACKENDS = ("auto", "tree", "model")
 AUTO_TREE_MAX_NODES = 200_000
 
 
-def use_tree(game: Game, backend: str) -> bool:
+def use_tree(game: Game, backend: str, max_nodes: int = AUTO_TREE_MAX_NODES) -> bool:
     """Whether ``backend`` means the compiled tree path for ``game``.
 
     ``"auto"``: the tree when it is already built, when the game has its own fast
-    builder (``build_game_tree``), or when it has at most :data:`AUTO_TREE_MAX_NODES`
-    histories; ``"tree"`` insists (an error for a sampled-chance game); ``"model"`` never.
+    builder (``build_game_tree``), or when it has at most ``max_nodes`` (default
+    :data:`AUTO_TREE_MAX_NODES`) histories; ``"tree"`` insists (an error for a
+    sampled-chance game); ``"model"`` never.
     """
     if backend not in BACKENDS:
         raise ValueError(f"MCCFR backend must be one of {BACKENDS}, got {backend!r}")
@@ -53,7 +54,7 @@ def use_tree(game: Game, backend: str) -> bool:
     return (
         getattr(game, "_hiddenenvs_game_tree", None) is not None
         or hasattr(game, "build_game_tree")
-        or tree_is_small(game, AUTO_TREE_MAX_NODES)
+        or tree_is_small(game, max_nodes)
     )
 
 
