@@ -370,7 +370,7 @@ class ANFSP(Learner):
 
     def close(self) -> None:
         """Stop the actors, and the local Ray if this learner started it."""
-        if not self._actors:
+        if not self._actors and not self._started_ray:
             return
         ray = _import_ray()
         for actor in self._actors:
@@ -385,12 +385,19 @@ class ANFSP(Learner):
     def step(self, loop) -> StepReport:
         ray = _import_ray()
         self._ensure_running()
+        failures_in_a_row = 0
         while True:
             (reference,), _ = ray.wait(list(self._in_flight), num_returns=1)
             slot, started_at = self._in_flight.pop(reference)
             try:
                 window = ray.get(reference)
-            except ray.exceptions.RayActorError:  # killed, crashed or its node lost
+            except ray.exceptions.RayActorError as error:  # killed, crashed or its node lost
+                failures_in_a_row += 1
+                if failures_in_a_row > 2 * self.config.num_actors:  # not a fault: a broken set-up
+                    raise RuntimeError(
+                        f"ANFSP actors keep dying ({failures_in_a_row} in a row without a window; "
+                        f"is this package installed on every Ray node?); last error: {error}"
+                    ) from None
                 self.actor_replacements += 1
                 self._start_actor(slot)
                 continue
