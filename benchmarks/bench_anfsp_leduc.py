@@ -3,6 +3,7 @@
     python benchmarks/bench_anfsp_leduc.py                       # 30 minutes each (the budget)
     python benchmarks/bench_anfsp_leduc.py --seconds 300         # a short version, 5 minutes each
     python benchmarks/bench_anfsp_leduc.py --seconds 0 --throughput-seconds 30   # throughput only
+    python benchmarks/bench_anfsp_leduc.py --trainers anfsp --throughput-seconds 0   # one curve
     python benchmarks/bench_anfsp_leduc.py trainer.params.optimizer=adam          # an ANFSP variant
 
 1. Exact exploitability (the average policy, NashConv / 2) against wall time: ANFSP
@@ -92,6 +93,8 @@ def plot(curves: dict[str, list[dict]], path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=1800.0, help="wall time of each trainer (0: skip)")
+    parser.add_argument("--trainers", choices=("both", "anfsp", "nfsp"), default="both",
+                        help="which exploitability curves to run")
     parser.add_argument("--cores", type=int, default=2, help="CPUs of the local Ray: one actor each")
     parser.add_argument("--every", type=int, default=20_000, help="episodes between evaluations")
     parser.add_argument("--throughput-seconds", type=float, default=30.0, help="per actor count (0: skip)")
@@ -104,14 +107,15 @@ def main() -> None:
     print(f"load average at start: {os.getloadavg()}; cores given: {arguments.cores}")
 
     if arguments.seconds > 0:
-        curves = {
-            f"ANFSP, {arguments.cores} actors": exploitability_curve(
+        curves = {}
+        if arguments.trainers in ("both", "anfsp"):
+            curves[f"ANFSP, {arguments.cores} actors"] = exploitability_curve(
                 "anfsp_leduc.yaml", arguments.seconds, output / "anfsp", arguments.every, arguments.seed,
                 [f"trainer.params.num_actors={arguments.cores}", f"trainer.params.num_cpus={arguments.cores}",
-                 *arguments.overrides]),
-            "NFSP, 1 process": exploitability_curve(
-                "nfsp_leduc.yaml", arguments.seconds, output / "nfsp", arguments.every, arguments.seed, []),
-        }
+                 *arguments.overrides])
+        if arguments.trainers in ("both", "nfsp"):
+            curves["NFSP, 1 process"] = exploitability_curve(
+                "nfsp_leduc.yaml", arguments.seconds, output / "nfsp", arguments.every, arguments.seed, [])
         for name, rows in curves.items():
             print(f"\n{name}, {arguments.seconds:.0f} s:")
             print(f"{'episodes':>10} {'wall s':>8} {'episodes/s':>11} {'exploitability':>15}")
