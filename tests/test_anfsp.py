@@ -153,7 +153,7 @@ def test_kuhn_on_a_local_ray_through_train_py(tmp_path):
     assert state["slots"]["generations"] == [1, 1] and state["counters"]["actor_replacements"] == 0
 
 
-@pytest.mark.slow  # two local Ray start-ups: about 2 minutes on the shared 2-core machine
+@pytest.mark.slow  # two local Ray start-ups: 0.5-2 minutes on the shared 2-core machine
 def test_sigkill_then_resume_continues_from_the_checkpoint(tmp_path):
     run_dir = tmp_path / "killed"
     config_path = tmp_path / "run.yaml"
