@@ -4,6 +4,7 @@
     python train.py --config configs/nfsp_kuhn.yaml budget.episodes=5000 seed=3
     python train.py --resume runs/nfsp_kuhn                              # continue it
     python train.py --resume runs/nfsp_kuhn budget.episodes=400000       # ... for longer
+    python train.py --config configs/anfsp_leduc.yaml --address auto      # ANFSP on a Ray cluster
 
 Overrides are dotted ``key=value`` pairs with YAML values; ``agents/config.py`` documents
 every key. A run writes checkpoint.pt, metrics.csv, tensorboard/, metrics.png and
@@ -13,6 +14,7 @@ policy_player<p>.pt (loadable with ``agents.load_agent``) into ``output_dir``.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -24,8 +26,28 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--config", help="YAML run config (see configs/)")
     source.add_argument("--resume", metavar="DIR", help="run directory to continue from its checkpoint")
+    parser.add_argument(
+        "--address", metavar="ADDRESS",
+        help="Ray cluster of a distributed trainer (anfsp): 'auto' or the host:port `ray start --head` "
+             "printed; the same as trainer.params.address=ADDRESS (without it, a local Ray is started)",
+    )
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     return parser.parse_args(argv)
+
+
+def _address_override(data: dict, address: str) -> str:
+    """``--address`` as an override; only distributed trainers take one."""
+    from agents.config import trainer_class
+
+    trainer = (data.get("trainer") or {}).get("name", "nfsp")
+    try:
+        fields = trainer_class(trainer).CONFIG_CLASS.__dataclass_fields__
+    except (KeyError, AttributeError):
+        fields = {}
+    if "address" not in fields:
+        raise ConfigError(f"--address {address}: trainer {trainer!r} does not run on Ray; "
+                          f"only distributed trainers (anfsp) take a cluster address")
+    return f"trainer.params.address={json.dumps(address)}"  # quoted: YAML would read 1:30 as 90
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,9 +67,15 @@ def main(argv: list[str] | None = None) -> int:
             for override in arguments.overrides:
                 apply_override(data, override)
             data["output_dir"] = str(arguments.resume)
+            if arguments.address is not None:
+                apply_override(data, _address_override(data, arguments.address))
             config = config_from_dict(data)
         else:
-            config = load_config(arguments.config, arguments.overrides)
+            overrides = list(arguments.overrides)
+            if arguments.address is not None:
+                probe = load_config(arguments.config, overrides).to_dict()
+                overrides.append(_address_override(probe, arguments.address))
+            config = load_config(arguments.config, overrides)
     except ConfigError as error:
         print(f"train.py: config error: {error}", file=sys.stderr)
         return 2

@@ -309,6 +309,10 @@ class Learner(ABC):
         """Learn from the experience gathered so far; return scalars worth logging."""
         return {}
 
+    def close(self) -> None:
+        """Release what the learner holds outside this process (a distributed learner's actors);
+        the loop calls it when the run ends, however it ends."""
+
     @abstractmethod
     def evaluation_agent(self, player: int) -> Agent:
         """The agent to evaluate and export for ``player`` (e.g. NFSP's average policy)."""

@@ -411,39 +411,42 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
         last_row = log.rows[-1] if log.rows else {}
     update_metrics: dict[str, float] = {}
     window_start, window_counters = time.perf_counter(), dict(counters)
-    while not finished():
-        # Self-play steps end exactly on evaluation and checkpoint episodes (and the budget).
-        caps = [config.num_envs, evaluation_schedule.episodes_left(counters),
-                checkpoint_schedule.episodes_left(counters),
-                None if budget.episodes is None else budget.episodes - counters["episodes"]]
-        context.max_episodes = max(1, min(c for c in caps if c is not None))
-        report = learner.step(context)
-        if report.episodes < 0 or report.iterations < 1:
-            raise ValueError(
-                f"{type(learner).__name__}.step() must count at least one iteration and no "
-                f"negative episodes, got {report}"
-            )
-        counters["episodes"] += report.episodes
-        counters["iterations"] += report.iterations
-        update_metrics = report.metrics or update_metrics
-        if progress is not None:
-            progress.update(report.episodes if progress.unit == "ep" else report.iterations)
-        if evaluation_schedule.due(counters) or finished():
-            elapsed = max(time.perf_counter() - window_start, 1e-9)
-            rates = tuple((counters[u] - window_counters[u]) / elapsed for u in ("episodes", "iterations"))
-            last_row = evaluate(update_metrics, rates)
-            window_start, window_counters = time.perf_counter(), dict(counters)
-            evaluation_schedule.advance(counters)
+    try:  # a distributed learner's actors go, however the run ends
+        while not finished():
+            # Self-play steps end exactly on evaluation and checkpoint episodes (and the budget).
+            caps = [config.num_envs, evaluation_schedule.episodes_left(counters),
+                    checkpoint_schedule.episodes_left(counters),
+                    None if budget.episodes is None else budget.episodes - counters["episodes"]]
+            context.max_episodes = max(1, min(c for c in caps if c is not None))
+            report = learner.step(context)
+            if report.episodes < 0 or report.iterations < 1:
+                raise ValueError(
+                    f"{type(learner).__name__}.step() must count at least one iteration and no "
+                    f"negative episodes, got {report}"
+                )
+            counters["episodes"] += report.episodes
+            counters["iterations"] += report.iterations
+            update_metrics = report.metrics or update_metrics
             if progress is not None:
-                metric = "exploitability" if tree is not None else "return_vs_random"
-                if last_row.get(metric) is not None:
-                    progress.set_postfix({metric: f"{last_row[metric]:.4f}"})
-        if checkpoint_schedule.due(counters):
-            save_checkpoint()
-            checkpoint_schedule.advance(counters)
-    if progress is not None:
-        progress.close()
-    save_checkpoint()  # the final state, wherever the budget ended
+                progress.update(report.episodes if progress.unit == "ep" else report.iterations)
+            if evaluation_schedule.due(counters) or finished():
+                elapsed = max(time.perf_counter() - window_start, 1e-9)
+                rates = tuple((counters[u] - window_counters[u]) / elapsed for u in ("episodes", "iterations"))
+                last_row = evaluate(update_metrics, rates)
+                window_start, window_counters = time.perf_counter(), dict(counters)
+                evaluation_schedule.advance(counters)
+                if progress is not None:
+                    metric = "exploitability" if tree is not None else "return_vs_random"
+                    if last_row.get(metric) is not None:
+                        progress.set_postfix({metric: f"{last_row[metric]:.4f}"})
+            if checkpoint_schedule.due(counters):
+                save_checkpoint()
+                checkpoint_schedule.advance(counters)
+        if progress is not None:
+            progress.close()
+        save_checkpoint()  # the final state, wherever the budget ended
+    finally:
+        learner.close()
     for player in range(game.info.num_players):
         learner.evaluation_agent(player).save(output_dir / f"policy_player{player}.pt")
     log.close()

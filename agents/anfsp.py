@@ -1,0 +1,494 @@
+"""Asynchronous Neural Fictitious Self-Play on Ray (ANFSP; the NFSP-extensions paper, §4,
+"Asynchronous Neural Fictitious Self Play", Algorithm 2; summary in trainers.md §5).
+
+NFSP (:mod:`agents.nfsp`) learns, per player, a best response ``Q(s, a | theta^Q)`` by DQN
+and an average policy ``Pi(s, a | theta^Pi)`` by supervised learning on the best
+response's own play. ANFSP keeps the two networks and the anticipatory dynamics but
+replaces DQN's replay with A3C-style asynchronous actor-learners (Mnih et al. 2016,
+"Asynchronous Methods for Deep Reinforcement Learning", asynchronous one-step Q-learning):
+
+- **Actor-learners** (Ray actors, one per core or spread over a cluster), each with its
+  own env and its own exploration rate ``epsilon_0`` drawn from ``epsilon_choices`` (the
+  paper's set is lost in its text), decaying like ``1 / sqrt(t)``:
+  ``epsilon_t = epsilon_0 / sqrt(1 + t / epsilon_decay_transitions)``, ``t`` the actor
+  slot's transitions so far. Per episode and player: epsilon-greedy ``Q`` with
+  probability eta (``anticipatory``), otherwise ``Pi`` (as in NFSP).
+- **No RL replay.** Each transition contributes the gradient of the one-step TD error
+
+      L(theta^Q) = (r + gamma * max_{a' legal} Q(s', a' | theta^-) - Q(s, a | theta^Q))^2
+
+  taken at the actor's copy of the shared parameters; gradients are accumulated over
+  ``gradient_every`` (32) steps and then applied to the shared ``theta^Q`` by the
+  parameter server (the driver), asynchronously: other actors keep playing with the
+  weights they hold, so a gradient may be a few updates stale (``staleness`` metric).
+  The actor computes its window's accumulated gradient in one batched backward pass:
+  its weights do not change within a window, so this equals the sum of the per-step
+  gradients; the server applies the window's mean (the paper: "similar to minibatches").
+- **Shared supervised reservoir** M_SL (:class:`agents.memories.ReservoirBuffer`, per
+  player, held by the server): actors ship the ``(s, a)`` pairs their best response
+  played; with every applied gradient the server takes one SL step on a minibatch of
+  ``batch_size`` (128), minimising ``-log Pi(s, a | theta^Pi)``.
+- **Target network** ``theta^-`` refreshed from ``theta^Q`` every
+  ``target_update_every_actions`` (50,000) actions counted over all actors.
+- SGD with learning rates 0.01 (RL) and 0.005 (SL), the paper's settings.
+
+Running. With ``address: null`` (the default) the first step starts a local Ray with
+``num_cpus`` CPUs (default ``ceil(num_actors * actor_num_cpus)``) and stops it at the
+end of the run; with ``address`` (``"auto"`` or ``"host:port"`` of ``ray start --head``;
+``train.py --address``) it joins that cluster and leaves it running. Every node needs
+this package installed (``pip install -e ".[distributed]"``).
+
+Fault tolerance. An actor that dies (``ray.kill``, a lost node) is replaced by a fresh
+one in its slot with the current weights; the work of its unfinished window is lost and
+the run goes on (``actor_replacements`` counts them).
+
+Checkpoints hold the server's state: the networks, optimisers, reservoirs, the
+server's generator, each slot's ``epsilon_0``, transition count and generation. Windows
+in flight when a checkpoint is written are not in it (a resumed run drops them).
+Determinism: seeds fix every actor's episodes and choices, but the order in which the
+server applies asynchronous gradients depends on timing, so runs are *not*
+bit-reproducible (use NFSP for that). The loop's evaluation and checkpoint episodes fall
+on the first step at or past their schedule (a step applies one window, a few episodes),
+not exactly on it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+import hiddenenvs
+from agents.base import Agent, Learner, StepReport, Transition, sample_batch
+from agents.memories import ReservoirBuffer
+from agents.networks import AveragePolicyAgent, masked_logits, mlp, network_input
+from hiddenenvs.game import Game
+
+RAY_MISSING = 'trainer anfsp needs Ray: pip install -e ".[distributed]" (ray>=2.9)'
+
+
+@dataclass
+class ANFSPConfig:
+    """ANFSP hyperparameters (defaults: the paper's Leduc settings where it gives them)."""
+
+    hidden_sizes: list[int] = field(default_factory=lambda: [128])
+    anticipatory: float = 0.1  # eta
+    num_actors: int = 2  # actor-learners (the paper: 4 threads)
+    actor_num_cpus: float = 1.0  # Ray CPUs each actor reserves (below 1: oversubscription)
+    envs_per_actor: int = 1  # episodes an actor plays in lockstep (1: the paper's one env)
+    epsilon_choices: list[float] = field(default_factory=lambda: [0.06, 0.1, 0.2])
+    epsilon_decay_transitions: int = 100_000  # epsilon_0 / sqrt(1 + t / this)
+    gradient_every: int = 32  # actor steps per accumulated gradient
+    target_update_every_actions: int = 50_000
+    reservoir_capacity: int = 2_000_000
+    batch_size: int = 128  # SL minibatch
+    min_reservoir_size: int = 1_000  # no SL step before the reservoir holds this many
+    rl_learning_rate: float = 0.01
+    sl_learning_rate: float = 0.005
+    optimizer: str = "sgd"  # "sgd" (the paper) or "adam"
+    discount: float = 1.0
+    address: str | None = None  # a Ray cluster ("auto", "host:port"); None: start a local Ray
+    num_cpus: int | None = None  # CPUs of the local Ray (None: what the actors reserve)
+
+    def __post_init__(self):
+        from agents.config import ConfigError
+
+        if not 0.0 <= self.anticipatory <= 1.0:
+            raise ConfigError(f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}")
+        if self.optimizer not in ("adam", "sgd"):
+            raise ConfigError(f"trainer.params.optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
+        for name in ("num_actors", "envs_per_actor", "epsilon_decay_transitions", "gradient_every",
+                     "target_update_every_actions", "reservoir_capacity", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
+        if not self.hidden_sizes or min(self.hidden_sizes) < 1:
+            raise ConfigError(f"trainer.params.hidden_sizes must be positive sizes, got {self.hidden_sizes}")
+        if not self.epsilon_choices or not all(0.0 <= e <= 1.0 for e in self.epsilon_choices):
+            raise ConfigError(
+                f"trainer.params.epsilon_choices must be a non-empty list of rates in [0, 1], "
+                f"got {self.epsilon_choices}"
+            )
+        if not self.actor_num_cpus > 0:
+            raise ConfigError(f"trainer.params.actor_num_cpus must be > 0, got {self.actor_num_cpus}")
+        if self.address is not None:
+            if not self.address.strip():
+                raise ConfigError("trainer.params.address must be 'auto' or host:port, got an empty string")
+            if self.num_cpus is not None:
+                raise ConfigError(
+                    "trainer.params.num_cpus sizes the local Ray; with an address the cluster's CPUs "
+                    "are what `ray start --num-cpus` gave each node: drop num_cpus"
+                )
+        elif self.num_cpus is not None:
+            if self.num_cpus < 1:
+                raise ConfigError(f"trainer.params.num_cpus must be >= 1, got {self.num_cpus}")
+            needed = self.num_actors * self.actor_num_cpus
+            if needed > self.num_cpus + 1e-9:
+                raise ConfigError(
+                    f"trainer.params: {self.num_actors} actors x actor_num_cpus {self.actor_num_cpus} "
+                    f"need {needed:g} CPUs but num_cpus is {self.num_cpus}; raise num_cpus or lower "
+                    f"actor_num_cpus (e.g. {self.num_cpus / self.num_actors:g} to oversubscribe)"
+                )
+
+    def local_num_cpus(self) -> int:
+        return self.num_cpus or max(1, math.ceil(self.num_actors * self.actor_num_cpus - 1e-9))
+
+
+def epsilon_at(epsilon_start: float, transitions: int, decay_transitions: int) -> float:
+    """``epsilon_0 / sqrt(1 + t / decay)``: 1/sqrt(t) decay towards 0 (the paper, §4.2.1)."""
+    return epsilon_start / math.sqrt(1.0 + transitions / decay_transitions)
+
+
+# ---- the actor side ----------------------------------------------------------------------------
+class _ActorAgent(Agent):
+    """One player inside an actor: plays Q (epsilon-greedy) or Pi per episode, records
+    its transitions and its best-response (s, a) pairs for the server."""
+
+    def __init__(self, architecture: dict[str, Any], anticipatory: float, seed: int):
+        super().__init__(architecture["num_actions"], seed)
+        self.architecture = architecture
+        sizes = (architecture["input_size"], architecture["hidden_sizes"], architecture["num_actions"])
+        self.q_network, self.target_network, self.policy_network = mlp(*sizes), mlp(*sizes), mlp(*sizes)
+        self.anticipatory = anticipatory
+        self.epsilon = 0.0
+        self.best_response_mode: dict[int, bool] = {}
+        self.transitions: list[Transition] = []
+        self.best_response_play: list[tuple[np.ndarray, np.ndarray, int]] = []
+
+    def start_episode(self, episode_id=0):
+        self.best_response_mode[episode_id] = bool(self.rng.random() < self.anticipatory)
+
+    def policy_probabilities_batch(self, observations, action_masks, views=None):
+        with torch.no_grad():
+            logits = self.policy_network(network_input(observations, self.architecture))
+            return torch.softmax(masked_logits(logits, torch.as_tensor(np.asarray(action_masks))), -1).double().numpy()
+
+    def act_batch(self, observations, action_masks, episode_ids=None, views=None):
+        observations = network_input(observations, self.architecture).numpy()
+        masks = np.asarray(action_masks, dtype=np.int8)
+        best_response = np.array([self.best_response_mode.get(i, False)
+                                  for i in (episode_ids if episode_ids is not None else range(len(masks)))])
+        probabilities = self.policy_probabilities_batch(observations, masks)
+        if best_response.any():
+            with torch.no_grad():
+                q_values = masked_logits(self.q_network(torch.from_numpy(observations[best_response])),
+                                         torch.from_numpy(masks[best_response]))
+            greedy = q_values.argmax(dim=-1).numpy()
+            legal = masks[best_response].astype(np.float64)
+            explore = self.epsilon * legal / legal.sum(axis=1, keepdims=True)
+            explore[np.arange(len(greedy)), greedy] += 1.0 - self.epsilon
+            probabilities[best_response] = explore
+        actions = sample_batch(probabilities, self.rng)
+        for row in np.flatnonzero(best_response):
+            self.best_response_play.append((observations[row], masks[row], int(actions[row])))
+        return actions, probabilities
+
+    def observe(self, transition: Transition):
+        self.transitions.append(transition)
+
+    def td_gradient(self, discount: float) -> tuple[list[np.ndarray], float]:
+        """The sum over this window's transitions of the squared-TD-error gradients (at
+        the fixed window weights, so one batched backward pass), and the mean loss."""
+        batch = self.transitions
+        observations = network_input(np.stack([np.ravel(t.observation) for t in batch]), self.architecture)
+        next_observations = network_input(np.stack([np.ravel(t.next_observation) for t in batch]), self.architecture)
+        next_masks = torch.from_numpy(np.stack([t.next_action_mask for t in batch]).astype(np.int8))
+        rewards = torch.tensor([t.reward for t in batch], dtype=torch.float32)
+        done = torch.tensor([t.done for t in batch])
+        actions = torch.tensor([t.action for t in batch], dtype=torch.int64)
+        with torch.no_grad():
+            next_value = masked_logits(self.target_network(next_observations), next_masks).max(dim=-1).values
+            target = rewards + discount * torch.where(done, torch.zeros_like(rewards), next_value)
+        q = self.q_network(observations).gather(1, actions[:, None]).squeeze(1)
+        loss = ((target - q) ** 2).sum()
+        self.q_network.zero_grad()
+        loss.backward()
+        return [p.grad.numpy().copy() for p in self.q_network.parameters()], loss.item() / len(batch)
+
+
+class ActorLearner:
+    """A Ray actor: its own env(s), local copies of every player's networks; one call of
+    :meth:`play_window` plays until ``gradient_every`` steps and returns their gradients."""
+
+    def __init__(self, game_spec: dict[str, Any], architecture: dict[str, Any], anticipatory: float,
+                 discount: float, envs_per_actor: int, seed_entropy: tuple[int, ...]):
+        torch.set_num_threads(1)  # tiny networks; the core belongs to this actor alone
+        self.envs = [hiddenenvs.make(game_spec["name"], **game_spec["params"]).unwrapped
+                     for _ in range(envs_per_actor)]
+        seeds = np.random.SeedSequence(list(seed_entropy)).spawn(1 + len(self.envs[0].possible_agents))
+        self.rng = np.random.default_rng(seeds[0])
+        self.agents = [_ActorAgent(architecture, anticipatory, seed=s) for s in seeds[1:]]
+        self.seat_agents = dict(zip(self.envs[0].possible_agents, self.agents))
+        self.discount = discount
+
+    def play_window(self, weights: dict[str, list], epsilon: float, gradient_every: int) -> dict[str, Any]:
+        import ray
+
+        from agents.loop import play_episodes
+
+        for agent, q, target, policy in zip(self.agents, weights["q"], weights["target"], weights["policy"]):
+            agent.q_network.load_state_dict(q)
+            agent.target_network.load_state_dict(target)
+            agent.policy_network.load_state_dict(policy)
+            agent.epsilon = epsilon
+            agent.transitions, agent.best_response_play = [], []
+        episodes = 0
+        while sum(len(agent.transitions) for agent in self.agents) < gradient_every:
+            play_episodes(self.envs, self.seat_agents, self.rng.integers(2**31, size=len(self.envs)))
+            episodes += len(self.envs)
+        gradients, losses, reservoir = [], [], []
+        for agent in self.agents:
+            if agent.transitions:
+                gradient, loss = agent.td_gradient(self.discount)
+                gradients.append(gradient)
+                losses.append(loss)
+            else:
+                gradients.append(None)
+            play = agent.best_response_play
+            reservoir.append({
+                "observation": np.stack([o for o, _, _ in play]) if play else None,
+                "action_mask": np.stack([m for _, m, _ in play]) if play else None,
+                "action": np.array([a for _, _, a in play], dtype=np.int64),
+            })
+        return {
+            "episodes": episodes, "transitions": [len(agent.transitions) for agent in self.agents],
+            "gradients": gradients, "td_loss": float(np.mean(losses)) if losses else None,
+            "reservoir": reservoir, "node": ray.get_runtime_context().get_node_id(),
+        }
+
+
+# ---- the server side (the driver) -------------------------------------------------------------
+def _import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise ImportError(RAY_MISSING) from None
+    return ray
+
+
+class ANFSP(Learner):
+    """ANFSP through the common loop: one :meth:`step` applies one actor's window."""
+
+    CONFIG_CLASS = ANFSPConfig
+    METRICS = ("td_loss", "sl_loss", "epsilon", "reservoir_size", "actions", "staleness",
+               "actor_replacements", "actor_nodes")
+
+    def __init__(self, game: Game, config: ANFSPConfig, seed: int):
+        super().__init__(game, config, seed)
+        _import_ray()  # fail at construction, not at the first step, when Ray is absent
+        info = game.info
+        self.architecture = {"input_size": int(np.prod(info.information_state_tensor_shape)),
+                             "hidden_sizes": list(config.hidden_sizes),
+                             "num_actions": info.num_distinct_actions}
+        torch.manual_seed(seed)
+        sizes = (self.architecture["input_size"], config.hidden_sizes, info.num_distinct_actions)
+        players = range(info.num_players)
+        self.q_networks = [mlp(*sizes) for _ in players]
+        self.target_networks = [mlp(*sizes) for _ in players]
+        self.policy_networks = [mlp(*sizes) for _ in players]
+        for q, target in zip(self.q_networks, self.target_networks):
+            target.load_state_dict(q.state_dict())
+        optimizer = torch.optim.Adam if config.optimizer == "adam" else torch.optim.SGD
+        self.q_optimizers = [optimizer(n.parameters(), lr=config.rl_learning_rate) for n in self.q_networks]
+        self.policy_optimizers = [optimizer(n.parameters(), lr=config.sl_learning_rate)
+                                  for n in self.policy_networks]
+        observation_column = ((self.architecture["input_size"],), np.float32)
+        self.reservoirs = [ReservoirBuffer(config.reservoir_capacity, {
+            "observation": observation_column, "action_mask": ((info.num_distinct_actions,), np.int8),
+            "action": ((), np.int64)}) for _ in players]
+        self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(16,)))
+        self.epsilon_starts = [float(self.rng.choice(config.epsilon_choices)) for _ in range(config.num_actors)]
+        self.slot_transitions = [0] * config.num_actors
+        self.slot_generations = [0] * config.num_actors  # actors started in each slot, ever
+        self.actions = 0
+        self.updates = 0
+        self.target_updates = 0
+        self.actor_replacements = 0
+        # Runtime only (not checkpointed): the actors, their windows in flight, Ray ownership.
+        self._actors: list[Any] = []
+        self._in_flight: dict[Any, tuple[int, int]] = {}  # object ref -> (slot, update it started at)
+        self._started_ray = False
+        self.actor_nodes: set[str] = set()
+
+    # ---- Ray: start, connect, actors ----------------------------------------------------------
+    def _ensure_running(self) -> None:
+        if self._actors:
+            return
+        ray = _import_ray()
+        config = self.config
+        if not ray.is_initialized():
+            if config.address is None:
+                ray.init(num_cpus=config.local_num_cpus(), include_dashboard=False,
+                         object_store_memory=200 * 1024**2, log_to_driver=False)
+            else:
+                try:
+                    ray.init(address=config.address, log_to_driver=False)
+                except (ConnectionError, RuntimeError, ValueError) as error:
+                    raise RuntimeError(
+                        f"trainer.params.address={config.address!r}: no Ray cluster there ({error}); "
+                        f"start one with `ray start --head` and pass its address"
+                    ) from None
+            self._started_ray = True
+        available = ray.cluster_resources().get("CPU", 0.0)
+        needed = config.num_actors * config.actor_num_cpus
+        if available + 1e-9 < needed:
+            raise RuntimeError(
+                f"the Ray cluster has {available:g} CPUs, the {config.num_actors} actors need {needed:g} "
+                f"(actor_num_cpus {config.actor_num_cpus}); add nodes or lower actor_num_cpus"
+            )
+        self._actors = [None] * config.num_actors
+        for slot in range(config.num_actors):
+            self._start_actor(slot)
+
+    def _start_actor(self, slot: int) -> None:
+        ray = _import_ray()
+        generation = self.slot_generations[slot]
+        self.slot_generations[slot] += 1
+        actor = ray.remote(ActorLearner).options(
+            num_cpus=self.config.actor_num_cpus, name=f"anfsp-actor-{slot}-{generation}",
+        ).remote(self.game.spec.to_dict(), self.architecture, self.config.anticipatory,
+                 self.config.discount, self.config.envs_per_actor, (self.seed, slot, generation))
+        self._actors[slot] = actor
+        self._submit(slot)
+
+    def _weights(self) -> dict[str, list]:
+        return {"q": [n.state_dict() for n in self.q_networks],
+                "target": [n.state_dict() for n in self.target_networks],
+                "policy": [n.state_dict() for n in self.policy_networks]}
+
+    def slot_epsilon(self, slot: int) -> float:
+        return epsilon_at(self.epsilon_starts[slot], self.slot_transitions[slot],
+                          self.config.epsilon_decay_transitions)
+
+    def _submit(self, slot: int) -> None:
+        reference = self._actors[slot].play_window.remote(
+            self._weights(), self.slot_epsilon(slot), self.config.gradient_every)
+        self._in_flight[reference] = (slot, self.updates)
+
+    def close(self) -> None:
+        """Stop the actors, and the local Ray if this learner started it."""
+        if not self._actors and not self._started_ray:
+            return
+        ray = _import_ray()
+        for actor in self._actors:
+            if actor is not None:
+                ray.kill(actor, no_restart=True)
+        self._actors, self._in_flight = [], {}
+        if self._started_ray:
+            ray.shutdown()
+            self._started_ray = False
+
+    # ---- one step: wait for any actor's window, apply it, send that actor new weights -----
+    def step(self, loop) -> StepReport:
+        ray = _import_ray()
+        self._ensure_running()
+        failures_in_a_row = 0
+        while True:
+            (reference,), _ = ray.wait(list(self._in_flight), num_returns=1)
+            slot, started_at = self._in_flight.pop(reference)
+            try:
+                window = ray.get(reference)
+            except ray.exceptions.RayActorError as error:  # killed, crashed or its node lost
+                failures_in_a_row += 1
+                if failures_in_a_row > 2 * self.config.num_actors:  # not a fault: a broken set-up
+                    raise RuntimeError(
+                        f"ANFSP actors keep dying ({failures_in_a_row} in a row without a window; "
+                        f"is this package installed on every Ray node?); last error: {error}"
+                    ) from None
+                self.actor_replacements += 1
+                self._start_actor(slot)
+                continue
+            break
+        self.actor_nodes.add(window["node"])
+        metrics = self._apply(slot, window)
+        metrics["staleness"] = float(self.updates - 1 - started_at)
+        metrics["actor_nodes"] = float(len(self.actor_nodes))  # Ray nodes the actors ran on
+        self._submit(slot)
+        return StepReport(episodes=window["episodes"], iterations=1, metrics=metrics)
+
+    def _apply(self, slot: int, window: dict[str, Any]) -> dict[str, float]:
+        steps = sum(window["transitions"])
+        sl_losses = []
+        for player, (gradient, count) in enumerate(zip(window["gradients"], window["transitions"])):
+            if gradient is not None:  # the window's mean gradient on the shared theta^Q
+                for parameter, summed in zip(self.q_networks[player].parameters(), gradient):
+                    parameter.grad = torch.from_numpy(summed / count)
+                self.q_optimizers[player].step()
+            play = window["reservoir"][player]
+            reservoir = self.reservoirs[player]
+            for row in range(len(play["action"])):
+                reservoir.add(self.rng, observation=play["observation"][row],
+                              action_mask=play["action_mask"][row], action=play["action"][row])
+            if len(reservoir) >= max(1, self.config.min_reservoir_size):
+                sl_losses.append(self._sl_step(player))
+        self.updates += 1
+        self.slot_transitions[slot] += steps
+        self.actions += steps
+        if self.actions // self.config.target_update_every_actions > self.target_updates:
+            self.target_updates = self.actions // self.config.target_update_every_actions
+            for q, target in zip(self.q_networks, self.target_networks):
+                target.load_state_dict(q.state_dict())
+        metrics = {
+            "epsilon": float(np.mean([self.slot_epsilon(s) for s in range(self.config.num_actors)])),
+            "reservoir_size": float(sum(len(r) for r in self.reservoirs)),
+            "actions": float(self.actions), "actor_replacements": float(self.actor_replacements),
+        }
+        if window["td_loss"] is not None:
+            metrics["td_loss"] = window["td_loss"]
+        if sl_losses:
+            metrics["sl_loss"] = float(np.mean(sl_losses))
+        return metrics
+
+    def _sl_step(self, player: int) -> float:
+        batch = {k: torch.from_numpy(v) for k, v in
+                 self.reservoirs[player].sample(self.config.batch_size, self.rng).items()}
+        logits = masked_logits(self.policy_networks[player](batch["observation"]), batch["action_mask"])
+        loss = nn.functional.cross_entropy(logits, batch["action"])
+        self.policy_optimizers[player].zero_grad()
+        loss.backward()
+        self.policy_optimizers[player].step()
+        return loss.item()
+
+    # ---- evaluation and checkpoints ---------------------------------------------------------
+    def evaluation_agent(self, player: int) -> AveragePolicyAgent:
+        return AveragePolicyAgent(self.policy_networks[player], self.architecture)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "q_networks": [n.state_dict() for n in self.q_networks],
+            "target_networks": [n.state_dict() for n in self.target_networks],
+            "policy_networks": [n.state_dict() for n in self.policy_networks],
+            "q_optimizers": [o.state_dict() for o in self.q_optimizers],
+            "policy_optimizers": [o.state_dict() for o in self.policy_optimizers],
+            "reservoirs": [r.state_dict() for r in self.reservoirs],
+            "rng": self.rng.bit_generator.state,
+            "slots": {"epsilon_starts": list(self.epsilon_starts), "transitions": list(self.slot_transitions),
+                      "generations": list(self.slot_generations)},
+            "counters": {"actions": self.actions, "updates": self.updates,
+                         "target_updates": self.target_updates, "actor_replacements": self.actor_replacements},
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if len(state["q_networks"]) != len(self.q_networks):
+            raise ValueError(f"checkpoint has {len(state['q_networks'])} ANFSP players, this game "
+                             f"has {len(self.q_networks)}")
+        slots = state["slots"]
+        if len(slots["epsilon_starts"]) != self.config.num_actors:
+            raise ValueError(f"checkpoint has {len(slots['epsilon_starts'])} actor slots, the config "
+                             f"asks for num_actors={self.config.num_actors}; resume with the same number")
+        for name in ("q_networks", "target_networks", "policy_networks", "q_optimizers", "policy_optimizers"):
+            for item, item_state in zip(getattr(self, name), state[name]):
+                item.load_state_dict(item_state)
+        for reservoir, reservoir_state in zip(self.reservoirs, state["reservoirs"]):
+            reservoir.load_state_dict(reservoir_state)
+        self.rng.bit_generator.state = state["rng"]
+        self.epsilon_starts = [float(e) for e in slots["epsilon_starts"]]
+        self.slot_transitions = [int(t) for t in slots["transitions"]]
+        self.slot_generations = [int(g) for g in slots["generations"]]
+        counters = state["counters"]
+        self.actions, self.updates = int(counters["actions"]), int(counters["updates"])
+        self.target_updates = int(counters["target_updates"])
+        self.actor_replacements = int(counters["actor_replacements"])

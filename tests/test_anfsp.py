@@ -1,0 +1,252 @@
+"""ANFSP (agents/anfsp.py): its config, its accumulated gradients, and runs on Ray.
+
+The Ray runs skip cleanly when Ray is absent (`pip install -e ".[distributed]"`). Every
+test that starts Ray stops it (the learner shuts down the local Ray it started; the
+cluster fixture shuts its cluster down), with at most 2 CPUs.
+"""
+
+import csv
+import math
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+import train as train_cli
+from agents.anfsp import ANFSPConfig, _ActorAgent, epsilon_at
+from agents.base import Transition
+from agents.checkpoint import load_checkpoint
+from agents.config import ConfigError, config_from_dict
+from agents.networks import AveragePolicyAgent
+
+REPO = Path(__file__).resolve().parent.parent
+KUHN_UNIFORM_EXPLOITABILITY = 0.4583333  # 11/24: the exploitability of uniform play
+
+RUN = {
+    "env": {"name": "kuhn_poker"},
+    "trainer": {"name": "anfsp", "params": {
+        "hidden_sizes": [16], "num_actors": 2, "num_cpus": 2, "min_reservoir_size": 100,
+        "batch_size": 32, "optimizer": "adam", "rl_learning_rate": 0.01, "sl_learning_rate": 0.01,
+        "envs_per_actor": 4, "target_update_every_actions": 2000,
+    }},
+    "seed": 3,
+    "budget": {"episodes": 3000},
+    "evaluation": {"every_episodes": 1000},
+    "checkpoint_every_episodes": 500,
+    "progress_bar": False,
+}
+
+
+def _run(output_dir, **changes):
+    data = yaml.safe_load(yaml.safe_dump(RUN))
+    data["output_dir"] = str(output_dir)
+    for dotted, value in changes.items():
+        node = data
+        *parents, last = dotted.split("__")
+        for part in parents:
+            node = node[part]
+        node[last] = value
+    return data
+
+
+def _rows(run_dir):
+    with (Path(run_dir) / "metrics.csv").open() as handle:
+        return list(csv.DictReader(handle))
+
+
+# ---- no Ray needed ---------------------------------------------------------------------------
+@pytest.mark.parametrize("params, message", [
+    ({"num_actors": 0}, "num_actors must be >= 1"),
+    ({"gradient_every": 0}, "gradient_every must be >= 1"),
+    ({"epsilon_choices": []}, "epsilon_choices must be a non-empty list"),
+    ({"epsilon_choices": [0.1, 1.5]}, "epsilon_choices must be a non-empty list of rates in [0, 1]"),
+    ({"anticipatory": 2.0}, "anticipatory must be in [0, 1]"),
+    ({"optimizer": "rmsprop"}, "optimizer must be 'adam' or 'sgd'"),
+    ({"actor_num_cpus": 0}, "actor_num_cpus must be > 0"),
+    ({"num_actors": 4, "num_cpus": 2}, "need 4 CPUs but num_cpus is 2"),
+    ({"address": "auto", "num_cpus": 2}, "drop num_cpus"),
+    ({"address": " "}, "address must be 'auto' or host:port"),
+    ({"num_actor": 2}, "unknown key(s) ['trainer.params.num_actor']"),
+    ({"num_actors": "two"}, "trainer.params.num_actors must be int"),
+])
+def test_config_errors_name_the_key(params, message):
+    with pytest.raises(ConfigError) as error:
+        config_from_dict({"trainer": {"name": "anfsp", "params": params}})
+    assert message in str(error.value)
+
+
+def test_oversubscription_is_allowed_when_asked_for():
+    config = ANFSPConfig(num_actors=4, actor_num_cpus=0.5, num_cpus=2)
+    assert config.local_num_cpus() == 2
+    assert ANFSPConfig(num_actors=3).local_num_cpus() == 3
+
+
+def test_address_option_only_for_distributed_trainers(capsys):
+    code = train_cli.main(["--config", str(REPO / "configs" / "nfsp_kuhn.yaml"), "--address", "auto"])
+    assert code == 2 and "does not run on Ray" in capsys.readouterr().err
+    arguments = train_cli.parse_arguments(["--config", "x.yaml", "--address", "10.0.0.1:6379"])
+    assert train_cli._address_override({"trainer": {"name": "anfsp"}}, arguments.address) \
+        == 'trainer.params.address="10.0.0.1:6379"'
+
+
+def test_epsilon_decays_like_one_over_square_root():
+    assert epsilon_at(0.2, 0, 1000) == 0.2
+    assert math.isclose(epsilon_at(0.2, 3000, 1000), 0.1)  # 4x the steps: half the rate
+    assert math.isclose(epsilon_at(0.2, 99_000, 1000) / epsilon_at(0.2, 399_000, 1000), 2.0, rel_tol=1e-3)
+
+
+def test_window_gradient_is_the_sum_of_per_step_td_gradients():
+    architecture = {"input_size": 3, "hidden_sizes": [8], "num_actions": 2}
+    agent = _ActorAgent(architecture, anticipatory=1.0, seed=0)
+    rng = np.random.default_rng(1)
+    for step in range(7):
+        done = step % 3 == 2
+        agent.observe(Transition(
+            rng.random(3, dtype=np.float32), np.array([1, 1], np.int8), int(rng.integers(2)),
+            float(rng.normal()), rng.random(3, dtype=np.float32),
+            np.zeros(2, np.int8) if done else np.array([1, step % 2], np.int8), done))
+    batched, _ = agent.td_gradient(discount=0.9)
+    expected = [np.zeros_like(g) for g in batched]
+    for transition in list(agent.transitions):  # one step at a time, as in the paper
+        agent.transitions = [transition]
+        with torch.no_grad():
+            next_q = agent.target_network(torch.from_numpy(transition.next_observation[None]))[0]
+            legal = transition.next_action_mask > 0
+            bootstrap = 0.0 if transition.done else float(next_q[torch.from_numpy(legal)].max())
+        q = agent.q_network(torch.from_numpy(transition.observation[None]))[0, transition.action]
+        agent.q_network.zero_grad()
+        ((transition.reward + 0.9 * bootstrap - q) ** 2).backward()
+        for total, parameter in zip(expected, agent.q_network.parameters()):
+            total += parameter.grad.numpy()
+    for got, want in zip(batched, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+# ---- on Ray ----------------------------------------------------------------------------------------
+ray = pytest.importorskip("ray", reason='ANFSP runs need Ray: pip install -e ".[distributed]"')
+
+
+def test_kuhn_on_a_local_ray_through_train_py(tmp_path):
+    from agents.loop import train
+
+    result = train(config_from_dict(_run(tmp_path / "run")))
+    assert not ray.is_initialized(), "the run must stop the local Ray it started"
+    rows = _rows(tmp_path / "run")
+    episodes = [int(r["episodes"]) for r in rows]
+    exploitability = [float(r["exploitability"]) for r in rows]
+    assert episodes[0] == 0 and episodes == sorted(set(episodes)) and len(rows) >= 4
+    assert episodes[-1] == result["episodes"] >= 3000
+    assert all(0.0 <= e <= 1.0 for e in exploitability)
+    assert exploitability[-1] < KUHN_UNIFORM_EXPLOITABILITY  # better than uniform play
+    assert float(rows[-1]["actions"]) > 0 and float(rows[-1]["reservoir_size"]) > 0
+    agent = AveragePolicyAgent.load(tmp_path / "run" / "policy_player0.pt")
+    probabilities = agent.policy_probabilities(np.zeros(11, np.float32), np.array([1, 1], np.int8))
+    assert math.isclose(probabilities.sum(), 1.0, rel_tol=1e-6)
+    state = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["learner"]
+    assert state["slots"]["generations"] == [1, 1] and state["counters"]["actor_replacements"] == 0
+
+
+@pytest.mark.slow  # two local Ray start-ups: 0.5-2 minutes on the shared 2-core machine
+def test_sigkill_then_resume_continues_from_the_checkpoint(tmp_path):
+    run_dir = tmp_path / "killed"
+    config_path = tmp_path / "run.yaml"
+    config_path.write_text(yaml.safe_dump(_run(run_dir, budget={"episodes": 4000})))
+    process = subprocess.Popen([sys.executable, "train.py", "--config", str(config_path)], cwd=REPO,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    checkpoint = run_dir / "checkpoint.pt"
+    try:
+        deadline = time.monotonic() + 180
+        while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # somewhere between two checkpoints
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    finally:  # the killed driver's own local Ray (its session's processes) goes with it
+        _kill_session(process.pid)
+    assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()[-2000:]
+    interrupted_at = load_checkpoint(checkpoint)["loop"]["episodes"]
+    assert 0 < interrupted_at < 4000
+
+    resumed = subprocess.run([sys.executable, "train.py", "--resume", str(run_dir)], cwd=REPO,
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    final = load_checkpoint(checkpoint)
+    assert final["loop"]["episodes"] >= 4000
+    generations = final["learner"]["slots"]["generations"]
+    assert generations == [2, 2], "the resumed run starts a fresh actor in every slot"
+    episodes = [int(r["episodes"]) for r in _rows(run_dir)]
+    assert episodes == sorted(set(episodes)) and episodes[-1] == final["loop"]["episodes"]
+
+
+def _kill_session(session_id):
+    """SIGKILL whatever is left of a process group (a killed driver's raylet and workers)."""
+    import os
+
+    try:
+        os.killpg(session_id, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@pytest.fixture
+def two_node_cluster():
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "include_dashboard": False, "object_store_memory": 100 * 1024**2})
+    cluster.add_node(num_cpus=1, object_store_memory=100 * 1024**2)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        yield cluster
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
+@pytest.mark.slow
+def test_two_node_cluster_trains_replaces_a_killed_actor_and_resumes(tmp_path, two_node_cluster):
+    from agents.loop import train
+
+    assert len([n for n in ray.nodes() if n["Alive"]]) == 2  # two raylets
+    run_dir = tmp_path / "cluster"
+    config = _run(run_dir, budget={"episodes": 4000})
+    del config["trainer"]["params"]["num_cpus"]
+    config["trainer"]["params"]["address"] = two_node_cluster.address
+    killed = []
+
+    def kill_one_actor_mid_run():
+        deadline = time.monotonic() + 240
+        while not (run_dir / "checkpoint.pt").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        names = [n for n in ray.util.list_named_actors() if n.startswith("anfsp-actor-0-")]
+        if names:
+            ray.kill(ray.get_actor(names[0]), no_restart=True)
+            killed.append(names[0])
+
+    killer = threading.Thread(target=kill_one_actor_mid_run, daemon=True)
+    killer.start()
+    first = train(config_from_dict(config))
+    killer.join(timeout=10)
+    assert killed == ["anfsp-actor-0-0"]
+    state = load_checkpoint(run_dir / "checkpoint.pt")
+    assert state["learner"]["counters"]["actor_replacements"] >= 1
+    assert state["learner"]["slots"]["generations"][0] >= 2  # slot 0 got a new actor
+    assert first["episodes"] >= 4000
+    assert float(_rows(run_dir)[-1]["actor_nodes"]) == 2  # the actors ran on both raylets
+    assert ray.is_initialized(), "a run on a cluster leaves the cluster alone"
+
+    config["budget"]["episodes"] = 6000
+    resumed = train(config_from_dict(config), resume=True)
+    rows = _rows(run_dir)
+    episodes = [int(r["episodes"]) for r in rows]
+    assert episodes == sorted(set(episodes)) and resumed["episodes"] >= 6000
+    assert rows[-1]["exploitability"] != "" and float(rows[-1]["exploitability"]) < KUHN_UNIFORM_EXPLOITABILITY
+    assert first["episodes"] < min(e for e in episodes if e > first["episodes"])
