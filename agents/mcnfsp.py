@@ -50,7 +50,9 @@ Two changes from the paper make the search a best response, as fictitious play n
   A perfect-information game (Othello) has one consistent history. A game without a
   belief sampler (combat: chance sampled inside the state) can only be searched from a
   state the caller holds (:meth:`BestResponseSearch.policy` with ``root=``), each
-  simulation on a reseeded copy; :func:`train_against_fixed_policy` does that.
+  simulation on a reseeded copy; :func:`play_against_policy` does that, playing
+  episodes on the game model against a fixed opponent (the paper's combat setting:
+  MCNFSP attackers trained against scripted defenders).
 
 Settings (paper, Othello, section 3.3.1): M_RL 4M, M_SL 400K, Adam with learning rates
 0.01 (RL) and 0.005 (SL), an update every 100 episodes, two convolutional layers
@@ -233,8 +235,8 @@ class BestResponseSearch:
         actions = np.asarray(state.legal_actions(self.player), dtype=np.int64)
         tensor = network_input(state.information_state_tensor(self.player)[None], self.architecture)
         with torch.no_grad():
-            logits, value = self.network(tensor)
-        prior = torch.softmax(logits[0, torch.from_numpy(actions)], dim=0).double().numpy()
+            logits, value = self.network.legal_logits_and_value(tensor, torch.from_numpy(actions))
+        prior = torch.softmax(logits[0], dim=0).double().numpy()
         return _Node(actions, prior, float(value[0]))
 
     def _sample_policy(self, state: State, player: int, legal: list[int]) -> int:
@@ -576,3 +578,55 @@ class MCNFSP(Learner):
             agent.load_state_dict(agent_state)
         self.episodes, self.learned_at = state["episodes"], state["learned_at"]
         self._average_cache.clear()
+
+
+# ---- against a fixed opponent, on the game model ------------------------------------------------
+def play_against_policy(agent: Agent, player: int, opponent_policy: OpponentPolicy, state: State,
+                        rng: np.random.Generator, learn: bool = True, episode_id: int = 0) -> State:
+    """Play ``state`` to the end: ``agent`` in seat ``player``, every other seat drawn from
+    ``opponent_policy(state, q)`` with ``rng``, chance by its probabilities.
+
+    With ``learn`` the agent gets its episode boundaries and transitions, as in the loop.
+    An :class:`MCNFSPAgent` searches from the true state (``roots=``): the way to search a
+    game without a belief sampler (combat), at the price of seeing what its seat does not.
+    """
+    if learn:
+        agent.start_episode(episode_id)
+    search_from_state = isinstance(agent, MCNFSPAgent)
+    num_players = state.game.info.num_players
+    previous: tuple[np.ndarray, np.ndarray, int] | None = None
+    earned = 0.0
+
+    def transition(next_observation, next_mask, done):
+        agent.observe(Transition(previous[0], previous[1], previous[2], earned, next_observation, next_mask,
+                                 done, episode_id))
+
+    while not state.is_terminal():
+        current = state.current_player()
+        if current == CHANCE:
+            state.apply_action(sample_chance_outcome(state, rng))
+        else:
+            joint = [-1] * num_players
+            for q in state.movers():
+                if q != player:
+                    joint[q] = int(state.legal_actions(q)[draw_index(
+                        np.asarray(opponent_policy(state, q))[state.legal_actions(q)], rng)])
+            if player in state.movers():
+                observation = state.information_state_tensor(player)
+                mask = state.legal_actions_mask(player)
+                if learn and previous is not None:
+                    transition(observation, mask, False)
+                actions, _ = agent.act_batch(observation[None], mask[None], [episode_id],
+                                             **({"roots": [state]} if search_from_state else {}))
+                previous, earned = (observation, mask, int(actions[0])), 0.0
+                joint[player] = previous[2]
+            if current == SIMULTANEOUS:
+                state.apply_actions(joint)
+            else:
+                state.apply_action(joint[current])
+        earned += float(state.rewards()[player])
+    if learn:
+        if previous is not None:
+            transition(np.zeros_like(previous[0]), np.zeros_like(previous[1]), True)
+        agent.end_episode(episode_id)
+    return state

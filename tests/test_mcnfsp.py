@@ -145,3 +145,43 @@ def test_bad_parameters_are_named():
         load_config(None, ["trainer.name=mcnfsp", "trainer.params.num_simulations=0"])
     with pytest.raises(ConfigError, match="trainer.params.network"):
         load_config(None, ["trainer.name=mcnfsp", "trainer.params.network=resnet"])
+
+
+def test_legal_logits_equal_the_full_heads_rows():
+    game = hiddenenvs.load_game("combat", map="small")
+    architecture = architecture_for(game, MCNFSPConfig(network="mlp", hidden_sizes=[8]))
+    network = PolicyValueNetwork(architecture)
+    inputs, actions = torch.randn(1, *architecture["input_shape"]), torch.tensor([0, 7, 100, 1000])
+    logits, value = network(inputs)
+    legal_logits, legal_value = network.legal_logits_and_value(inputs, actions)
+    torch.testing.assert_close(legal_logits[0], logits[0, actions])
+    torch.testing.assert_close(legal_value, value)
+
+
+def test_mcnfsp_attackers_train_against_the_doctrine_and_replay_by_seed():
+    from agents.mcnfsp import MCNFSPAgent, play_against_policy
+    from hiddenenvs.envs.combat.doctrine import doctrine_action
+
+    game = hiddenenvs.load_game("combat", map="small")
+
+    def doctrine(state, player):
+        probabilities = np.zeros(game.info.num_distinct_actions)
+        probabilities[doctrine_action(state, player, None)] = 1.0
+        return probabilities
+
+    def run():
+        torch.manual_seed(0)
+        config = MCNFSPConfig(network="mlp", hidden_sizes=[16], anticipatory=0.5, num_simulations=4,
+                              rl_steps=1, sl_steps=1, batch_size=8, min_buffer_size=1)
+        agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, doctrine, seed=0)
+        rng = np.random.default_rng(0)
+        returns = [play_against_policy(agent, 0, doctrine, game.new_initial_state(seed=s), rng).returns()
+                   for s in range(2)]
+        losses = agent.learn()
+        return agent, np.array(returns), losses
+
+    agent, returns, losses = run()
+    assert len(agent.replay) == len(agent.reservoir) == agent.searches > 0
+    assert losses["rl_loss"] and losses["sl_loss"]
+    assert np.all(returns.sum(axis=1) == 0)
+    np.testing.assert_array_equal(run()[1], returns)
