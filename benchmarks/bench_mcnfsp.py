@@ -19,7 +19,8 @@ with the shipped configs, ``configs/mcnfsp_<game>.yaml`` and ``configs/nfsp_<gam
   episodes of 5 games"); the search starts from the true state (combat has no belief
   sampler). Then the average policy Pi plays 200 seeded episodes against the doctrine;
   the win rate has a 95% Wilson interval, beside random and doctrine attackers on the same
-  seeds and NFSP attackers trained for the same wall time with the same play loop.
+  seeds and (unless ``--combat-without-nfsp``) NFSP attackers trained for the same wall
+  time with the same play loop.
 
 Prints one table per part and writes ``<output>/results.json`` and
 ``<output>/mcnfsp_vs_nfsp.png`` (the curves). The peer is NFSP, measured in the same run.
@@ -115,7 +116,7 @@ def iterations_to_target(game: str, seconds: float, output: Path) -> dict:
     return results
 
 
-def combat(updates: int, games_per_update: int, evaluation_episodes: int, output: Path) -> dict:
+def combat(updates: int, games_per_update: int, evaluation_episodes: int, simulations: int, with_nfsp: bool) -> dict:
     """MCNFSP (and NFSP, same wall time) attackers against doctrine defenders."""
     import hiddenenvs
     from agents.mcnfsp import MCNFSPAgent, MCNFSPConfig, architecture_for, play_against_policy
@@ -133,8 +134,9 @@ def combat(updates: int, games_per_update: int, evaluation_episodes: int, output
         probabilities[doctrine_action(state, player, doctrine_rng)] = 1.0
         return probabilities
 
-    config = MCNFSPConfig(network="mlp", hidden_sizes=[128], anticipatory=0.1, num_simulations=16,
-                          learn_every_episodes=games_per_update, rl_steps=16, sl_steps=16, batch_size=128,
+    # Few, small gradient steps: every step runs the 12,961-wide policy heads over the batch.
+    config = MCNFSPConfig(network="mlp", hidden_sizes=[128], anticipatory=0.1, num_simulations=simulations,
+                          learn_every_episodes=games_per_update, rl_steps=4, sl_steps=4, batch_size=64,
                           min_buffer_size=64)
     mcnfsp = MCNFSPAgent(game, attackers, architecture_for(game, config), config, doctrine, seed=0)
     input_size = int(np.prod(game.info.information_state_tensor_shape))
@@ -156,7 +158,7 @@ def combat(updates: int, games_per_update: int, evaluation_episodes: int, output
                   f"{time.perf_counter() - started:.0f} s, {mcnfsp.searches} searches", flush=True)
     mcnfsp_seconds = time.perf_counter() - started
     started, nfsp_games = time.perf_counter(), 0
-    while time.perf_counter() - started < mcnfsp_seconds:
+    while with_nfsp and time.perf_counter() - started < mcnfsp_seconds:
         play_against_policy(nfsp, attackers, doctrine, game.new_initial_state(seed=nfsp_games), rng)
         nfsp.learn()
         nfsp_games += 1
@@ -177,9 +179,10 @@ def combat(updates: int, games_per_update: int, evaluation_episodes: int, output
         "mcnfsp_average_policy": {**wins_of(network_play(mcnfsp.evaluation_agent())),
                                   "training_games": updates * games_per_update,
                                   "training_seconds": round(mcnfsp_seconds, 1), "searches": mcnfsp.searches},
-        "nfsp_average_policy": {**wins_of(network_play(nfsp.evaluation_agent())), "training_games": nfsp_games,
-                                "training_seconds": round(mcnfsp_seconds, 1)},
     }
+    if with_nfsp:
+        results["nfsp_average_policy"] = {**wins_of(network_play(nfsp.evaluation_agent())),
+                                          "training_games": nfsp_games, "training_seconds": round(mcnfsp_seconds, 1)}
     for name in ("random", "doctrine"):
         results[f"{name}_attackers"] = wins_of(
             lambda seed, name=name: play_episode(game.new_initial_state(seed=seed), name, "doctrine",
@@ -227,6 +230,8 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=5, help="turns per trainer in the curve parts")
     parser.add_argument("--combat-updates", type=int, default=150)
     parser.add_argument("--combat-evaluation-episodes", type=int, default=200)
+    parser.add_argument("--combat-simulations", type=int, default=4, help="PUCT simulations per combat search")
+    parser.add_argument("--combat-without-nfsp", action="store_true", help="skip the NFSP attackers (halves the time)")
     parser.add_argument("--output", type=Path, default=Path("runs/bench_mcnfsp"))
     arguments = parser.parse_args()
     torch.set_num_threads(1)
@@ -240,7 +245,8 @@ def main() -> None:
         elif part in THRESHOLDS:
             results[part] = iterations_to_target(part, THRESHOLDS[part] * arguments.scale, arguments.output / "runs")
         else:
-            results[part] = combat(arguments.combat_updates, 5, arguments.combat_evaluation_episodes, arguments.output)
+            results[part] = combat(arguments.combat_updates, 5, arguments.combat_evaluation_episodes,
+                                   arguments.combat_simulations, not arguments.combat_without_nfsp)
         results.setdefault("part_seconds", {})[part] = round(time.perf_counter() - started, 1)
         arguments.output.mkdir(parents=True, exist_ok=True)
         atomic_write(results_path, lambda handle: handle.write(json.dumps(results, indent=1).encode()))
