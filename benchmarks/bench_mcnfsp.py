@@ -126,7 +126,7 @@ def combat(updates: int, games_per_update: int, evaluation_episodes: int, simula
     torch.set_num_threads(1)
     torch.manual_seed(0)
     game = hiddenenvs.load_game("combat", mode="commander")
-    attackers, defenders = 0, 1
+    attackers = 0  # the doctrine plays the defenders, seat 1
     doctrine_rng = np.random.default_rng(0)  # the doctrine is deterministic; the signature wants one
 
     def doctrine(state, player):
