@@ -35,6 +35,7 @@ import yaml
 TRAINERS = {
     "nfsp": "agents.nfsp:NFSP",
     "anfsp": "agents.anfsp:ANFSP",
+    "mcnfsp": "agents.mcnfsp:MCNFSP",
     "cfr": "agents.cfr:CFRLearner",
     "cfr+": "agents.cfr:CFRPlusLearner",
     "es-mccfr": "agents.search.external_sampling_mccfr:ExternalSamplingMCCFRLearner",

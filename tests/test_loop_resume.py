@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 import yaml
 
@@ -29,6 +30,11 @@ RUN = {
     "num_envs": 16,
     "progress_bar": False,
 }
+# MCNFSP: searches, belief samples and the opponents' average policies inside the tree.
+MCNFSP_RUN = {**RUN, "trainer": {"name": "mcnfsp", "params": {
+    "network": "mlp", "hidden_sizes": [16], "num_simulations": 8, "anticipatory": 0.2,
+    "learn_every_episodes": 64, "rl_steps": 2, "sl_steps": 2, "batch_size": 32, "min_buffer_size": 32,
+}}}
 
 
 def _flatten(value, prefix=""):
@@ -64,13 +70,14 @@ def _exploitabilities(run_dir):
         return [(int(row["episodes"]), float(row["exploitability"])) for row in csv.DictReader(handle)]
 
 
-def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
+@pytest.mark.parametrize("run", [RUN, MCNFSP_RUN], ids=["nfsp", "mcnfsp"])
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, run):
     straight = tmp_path / "straight"
-    train(config_from_dict({**RUN, "output_dir": str(straight)}))
+    train(config_from_dict({**run, "output_dir": str(straight)}))
 
     killed = tmp_path / "killed"
     config_path = tmp_path / "run.yaml"
-    config_path.write_text(yaml.safe_dump({**RUN, "output_dir": str(killed)}))
+    config_path.write_text(yaml.safe_dump({**run, "output_dir": str(killed)}))
     process = subprocess.Popen(
         [sys.executable, "train.py", "--config", str(config_path)], cwd=REPO,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -84,7 +91,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     process.wait()
     assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()[-2000:]
     interrupted_at = load_checkpoint(checkpoint)["loop"]["episodes"]
-    assert 0 < interrupted_at < RUN["budget"]["episodes"]
+    assert 0 < interrupted_at < run["budget"]["episodes"]
 
     resumed = subprocess.run(
         [sys.executable, "train.py", "--resume", str(killed)], cwd=REPO,

@@ -1,0 +1,632 @@
+"""Monte Carlo Neural Fictitious Self-Play (MCNFSP): NFSP with a tree-search best response.
+
+Zhang et al. 2019, "Monte Carlo Neural Fictitious Self-Play: Approach to Approximate Nash
+Equilibrium of Imperfect-Information Games" (arXiv:1903.09569), section 3 and Algorithm 1.
+Fictitious play lets every player best-respond to the average of its opponents' past
+strategies; NFSP (:mod:`agents.nfsp`) learns that best response with DQN. MCNFSP
+replaces DQN by a Monte Carlo tree search guided by a policy-value network. Per player i:
+
+- a best-response network ``f_BR(s) = (p, v)`` (policy logits, value in [-1, 1]) trained
+  on a circular memory M_RL of search results ``(s, pi, z)`` with the AlphaZero loss (the
+  paper's formula was lost in conversion; ``trainers.md`` section 4 reconstructs it)
+
+      L(theta_BR) = (z - v)^2 - pi^T log p,
+
+  ``pi`` the search's visit distribution at ``s``, ``z`` the return the player went on to
+  earn from ``s`` divided by the game's utility bound;
+- an average-policy network ``Pi(s)`` trained by classifying the search's own actions,
+  kept in a reservoir memory M_SL (a uniform sample of all best-response play):
+
+      L(theta_Pi) = E_{(s, a) ~ M_SL}[ -log Pi(a | s) ];
+
+- anticipatory dynamics, per *action* (NFSP draws per episode): the player acts with the
+  search with probability eta (``anticipatory``), otherwise samples Pi; ``(s, a)`` enters
+  M_SL only when the search acted.
+
+The search is PUCT (AlphaGo Zero). Each simulation descends from the root by
+
+    a* = argmax_a  Q(s, a) + c_puct * P(s, a) * sqrt(N(s)) / (1 + N(s, a)),
+
+``P`` f_BR's policy at the node, ``N`` visit counts, ``Q`` the mean return scaled to
+[-1, 1] (an unvisited action takes the node's network value). A new node is expanded
+with f_BR's ``(p, v)`` and ``v`` is backed up; a terminal backs up the returns earned on
+the way. After ``num_simulations`` simulations ``pi(a) ∝ N(root, a)^(1 / temperature)``
+and the action is sampled from ``pi`` (the paper's choice).
+
+Two changes from the paper make the search a best response, as fictitious play needs
+(``trainers.md`` section 4, "Flaws"):
+
+- **Opponents play their average policy, sampled like chance.** The paper lets the
+  opponent choose by PUCT on f_BR too, which searches for a minimax value, not a best
+  response to the opponents' average strategy. Here only the searcher's own decisions
+  are tree nodes; every other player's move is drawn from its current Pi (at
+  simultaneous nodes too), chance from its probabilities.
+- **Hidden information.** A node is the searcher's information set (its key), not a
+  state (single-observer information-set MCTS), and every simulation starts from a
+  history drawn from the game's belief sampler (:mod:`hiddenenvs.beliefs`), weighted by
+  the opponents' reach under their Pi. Values at a node then average over the histories
+  it may hide, as the opponents' policies make them likely: with opponents and chance
+  sampled, the search solves the searcher's one-player decision problem against Pi.
+  A perfect-information game (Othello) has one consistent history. A game without a
+  belief sampler (combat: chance sampled inside the state) can only be searched from a
+  state the caller holds (:meth:`BestResponseSearch.policy` with ``root=``), each
+  simulation on a reseeded copy; :func:`play_against_policy` does that, playing
+  episodes on the game model against a fixed opponent (the paper's combat setting:
+  MCNFSP attackers trained against scripted defenders).
+
+Settings (paper, Othello, section 3.3.1): M_RL 4M, M_SL 400K, Adam with learning rates
+0.01 (RL) and 0.005 (SL), an update every 100 episodes, two convolutional layers
+flattened to a 120-d vector then fully connected layers for boards (``network: auto``
+picks it for ``(C, H, W)`` tensors; :mod:`agents.networks`), an MLP otherwise; the
+paper's dropout is left out. The paper's eta, c_puct, simulation count and gradient
+steps per update were lost or never given: eta 0.1 is OpenSpiel's NFSP default, the
+others are ours (``configs/mcnfsp_*.yaml``). The evaluated and exported policy is Pi.
+
+    python train.py --config configs/mcnfsp_kuhn.yaml
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.base import Agent, Learner, StepReport, Transition, sample_batch
+from agents.memories import CircularBuffer, ReservoirBuffer
+from agents.networks import AveragePolicyAgent, PolicyNetwork, PolicyValueNetwork, masked_logits, network_input
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, ChanceMode, Game, Information, SeatView, State, draw_index
+from hiddenenvs.game import sample_chance_outcome
+
+# fn(state, player) -> probabilities over num_distinct_actions (a hiddenenvs.beliefs policy)
+OpponentPolicy = Callable[[State, int], np.ndarray]
+
+
+@dataclass
+class MCNFSPConfig:
+    """MCNFSP hyperparameters (defaults: the paper's Othello settings where it gives them)."""
+
+    network: str = "auto"  # "mlp", "conv", or "auto": conv for (C, H, W) tensors (boards)
+    conv_channels: list[int] = field(default_factory=lambda: [32, 32])
+    flatten_size: int = 120  # the paper's 120-d vector after the convolutions
+    hidden_sizes: list[int] = field(default_factory=lambda: [128])
+    anticipatory: float = 0.1  # eta: probability of acting with the search, per action
+    num_simulations: int = 50  # PUCT simulations per search
+    c_puct: float = 1.5
+    temperature: float = 1.0  # pi ∝ N^(1/temperature)
+    replay_capacity: int = 4_000_000  # M_RL, circular: (s, pi, z)
+    reservoir_capacity: int = 400_000  # M_SL, reservoir: (s, a) of the search's actions
+    learn_every_episodes: int = 100  # episodes between gradient updates
+    rl_steps: int = 20  # f_BR gradient steps per update
+    sl_steps: int = 20  # Pi gradient steps per update
+    batch_size: int = 256
+    min_buffer_size: int = 256  # no learning from a memory holding fewer
+    rl_learning_rate: float = 0.01
+    sl_learning_rate: float = 0.005
+
+    def __post_init__(self):
+        from agents.config import ConfigError
+
+        if self.network not in ("auto", "mlp", "conv"):
+            raise ConfigError(f"trainer.params.network must be 'auto', 'mlp' or 'conv', got {self.network!r}")
+        if not 0.0 <= self.anticipatory <= 1.0:
+            raise ConfigError(f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}")
+        for name in ("c_puct", "temperature", "rl_learning_rate", "sl_learning_rate"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"trainer.params.{name} must be > 0, got {getattr(self, name)}")
+        for name in ("num_simulations", "replay_capacity", "reservoir_capacity", "learn_every_episodes",
+                     "batch_size", "flatten_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("rl_steps", "sl_steps", "min_buffer_size"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"trainer.params.{name} must be >= 0, got {getattr(self, name)}")
+
+
+def architecture_for(game: Game, config: MCNFSPConfig) -> dict[str, Any]:
+    """The networks' architecture for ``game`` (conv when ``auto`` sees a board tensor)."""
+    shape = list(game.info.information_state_tensor_shape)
+    kind = config.network
+    if kind == "auto":
+        kind = "conv" if len(shape) == 3 else "mlp"
+    return {
+        "kind": kind, "input_shape": shape, "num_actions": game.info.num_distinct_actions,
+        "conv_channels": list(config.conv_channels), "flatten_size": config.flatten_size,
+        "hidden_sizes": list(config.hidden_sizes),
+    }
+
+
+def utility_scale(game: Game) -> float:
+    """The largest absolute return: values and targets are divided by it (into [-1, 1])."""
+    return max(abs(game.info.min_utility), abs(game.info.max_utility), 1e-9)
+
+
+def average_probabilities(network: nn.Module, tensors: torch.Tensor, masks: np.ndarray) -> np.ndarray:
+    """Pi's probabilities ``(B, A)``, zero on illegal actions."""
+    logits = masked_logits(network(tensors), torch.as_tensor(masks))
+    return torch.softmax(logits, dim=-1).double().numpy()
+
+
+# ---- the search -----------------------------------------------------------------------------
+class _Node:
+    """One of the searcher's information sets: priors, visit counts, summed returns."""
+
+    __slots__ = ("actions", "prior", "visits", "return_sum", "value")
+
+    def __init__(self, actions: np.ndarray, prior: np.ndarray, value: float):
+        self.actions = actions
+        self.prior = prior
+        self.visits = np.zeros(len(actions))
+        self.return_sum = np.zeros(len(actions))
+        self.value = value  # f_BR's value here, in [-1, 1]: Q of unvisited actions
+
+    def select(self, c_puct: float, scale: float) -> int:
+        """The PUCT choice (an index into ``actions``; ties to the first)."""
+        q = np.where(self.visits > 0, self.return_sum / np.maximum(self.visits, 1) / scale, self.value)
+        exploration = c_puct * self.prior * math.sqrt(self.visits.sum()) / (1.0 + self.visits)
+        return int(np.argmax(q + exploration))
+
+
+def searcher_decides(state: State, player: int) -> bool:
+    """Whether ``player`` has a real choice (two or more legal actions) at ``state``."""
+    current = state.current_player()
+    if current == player or current == SIMULTANEOUS:
+        return len(state.legal_actions(player)) > 1
+    return False
+
+
+class BestResponseSearch:
+    """PUCT search for ``player``'s best response to the others' policies (module docstring).
+
+    ``network`` is f_BR; ``opponent_policy(state, q)`` gives player q's probabilities (Pi_q
+    in MCNFSP, or any fixed policy); ``rng`` draws histories, the others' actions, chance
+    outcomes and reseeds.
+    """
+
+    def __init__(self, game: Game, player: int, network: PolicyValueNetwork, architecture: dict[str, Any],
+                 opponent_policy: OpponentPolicy, config: MCNFSPConfig, rng: np.random.Generator):
+        self.game = game
+        self.player = player
+        self.network = network
+        self.architecture = architecture
+        self.opponent_policy = opponent_policy
+        self.config = config
+        self.rng = rng
+        self.scale = utility_scale(game)
+        self.sampled_chance = game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC
+
+    def _root_sampler(self, view: SeatView, root: State | None) -> Callable[[], State]:
+        """A function returning a fresh copy of a root state for each simulation."""
+        game, player, rng = self.game, self.player, self.rng
+        if root is not None:
+            fixed = root
+        elif game.info.information is Information.PERFECT:
+            # One consistent history: the true one (no opponent weights needed).
+            fixed = game.state_from_history(game.sample_consistent_history(player, view.information_state_key, rng))
+        elif self.sampled_chance:
+            raise ValueError(
+                f"MCNFSP search on {game.spec}: chance is sampled inside the state, so the game has no "
+                f"belief sampler; pass the state to search from (BestResponseSearch.policy(view, root=state))"
+            )
+        else:
+            fixed = None
+            states: dict[tuple, State] = {}
+
+        def fresh_root() -> State:
+            if fixed is not None:
+                state = fixed.clone()
+            else:
+                history = game.sample_consistent_history(player, view.information_state_key, rng,
+                                                         self.opponent_policy)
+                if history not in states:
+                    states[history] = game.state_from_history(history)
+                state = states[history].clone()
+            if self.sampled_chance:
+                state.reseed(int(rng.integers(2**63)))
+            return state
+
+        return fresh_root
+
+    def _expand(self, state: State) -> _Node:
+        actions = np.asarray(state.legal_actions(self.player), dtype=np.int64)
+        tensor = network_input(state.information_state_tensor(self.player)[None], self.architecture)
+        with torch.no_grad():
+            logits, value = self.network.legal_logits_and_value(tensor, torch.from_numpy(actions))
+        prior = torch.softmax(logits[0], dim=0).double().numpy()
+        return _Node(actions, prior, float(value[0]))
+
+    def _sample_policy(self, state: State, player: int, legal: list[int]) -> int:
+        probabilities = np.asarray(self.opponent_policy(state, player), dtype=np.float64)[legal]
+        if not probabilities.sum() > 0:
+            raise ValueError(
+                f"MCNFSP search: player {player}'s policy gives no probability to its legal actions "
+                f"{legal} at {state.information_state_key(player)!r}"
+            )
+        return int(legal[draw_index(probabilities, self.rng)])
+
+    def _joint(self, state: State, own_action: int | None) -> list[int]:
+        """A joint action: ``own_action`` for the searcher, the others sampled."""
+        joint = []
+        for q in range(self.game.info.num_players):
+            legal = state.legal_actions(q)
+            if len(legal) <= 1:
+                joint.append(legal[0] if legal else -1)
+            else:
+                joint.append(own_action if q == self.player else self._sample_policy(state, q, legal))
+        return joint
+
+    def _advance(self, state: State) -> float:
+        """Play chance and the others (and the searcher's forced moves) until the searcher
+        decides or the game ends; the searcher's rewards on the way."""
+        earned = 0.0
+        while not state.is_terminal() and not searcher_decides(state, self.player):
+            current = state.current_player()
+            if current == CHANCE:
+                state.apply_action(sample_chance_outcome(state, self.rng))
+            elif current == SIMULTANEOUS:
+                state.apply_actions(self._joint(state, None))
+            else:
+                legal = state.legal_actions()
+                state.apply_action(legal[0] if len(legal) == 1 else self._sample_policy(state, current, legal))
+            earned += float(state.rewards()[self.player])
+        return earned
+
+    def visit_counts(self, view: SeatView, root: State | None = None) -> np.ndarray:
+        """``N(root, a)`` over ``num_distinct_actions`` after ``num_simulations`` simulations."""
+        legal = list(view.legal_actions)
+        if len(legal) < 2:
+            raise ValueError(f"MCNFSP search: player {self.player} has {len(legal)} legal actions; nothing to search")
+        fresh_root = self._root_sampler(view, root)
+        nodes: dict[tuple, _Node] = {}
+        key = tuple(view.information_state_key)
+        for _ in range(self.config.num_simulations):
+            self._simulate(fresh_root(), nodes, key)
+        counts = np.zeros(self.game.info.num_distinct_actions)
+        root_node = nodes[key]
+        counts[root_node.actions] = root_node.visits
+        return counts
+
+    def policy(self, view: SeatView, root: State | None = None) -> np.ndarray:
+        """The search policy ``pi ∝ N^(1/temperature)`` at the view, over ``num_distinct_actions``.
+
+        ``root``: a state to search from instead of belief samples (games without a sampler).
+        """
+        pi = np.zeros(self.game.info.num_distinct_actions)
+        if len(view.legal_actions) == 1:
+            pi[view.legal_actions[0]] = 1.0
+            return pi
+        counts = self.visit_counts(view, root) ** (1.0 / self.config.temperature)
+        return counts / counts.sum()
+
+    def _simulate(self, state: State, nodes: dict[tuple, _Node], root_key: tuple) -> None:
+        """One descent from ``state`` (the searcher decides there), then the backup."""
+        node = nodes.get(root_key)
+        if node is None:
+            node = nodes[root_key] = self._expand(state)
+        path: list[tuple[_Node, int, float]] = []  # (node, action index, returns earned before it)
+        earned, leaf_value = 0.0, 0.0
+        while True:
+            index = node.select(self.config.c_puct, self.scale)
+            path.append((node, index, earned))
+            action = int(node.actions[index])
+            if state.current_player() == SIMULTANEOUS:
+                state.apply_actions(self._joint(state, action))
+            else:
+                state.apply_action(action)
+            earned += float(state.rewards()[self.player]) + self._advance(state)
+            if state.is_terminal():
+                break
+            key = state.information_state_key(self.player)
+            child = nodes.get(key)
+            if child is None:
+                child = nodes[key] = self._expand(state)
+                leaf_value = child.value * self.scale
+                break
+            node = child
+        total = earned + leaf_value
+        for visited, index, before in path:
+            visited.visits[index] += 1
+            visited.return_sum[index] += total - before
+
+
+# ---- the player -------------------------------------------------------------------------------
+class MCNFSPAgent(Agent):
+    """One MCNFSP player: f_BR and its search, Pi, M_RL and M_SL (a search agent in self-play)."""
+
+    USES_SEAT_VIEW = True
+
+    def __init__(self, game: Game, player: int, architecture: dict[str, Any], config: MCNFSPConfig,
+                 opponent_policy: OpponentPolicy, seed: int):
+        super().__init__(game.info.num_distinct_actions, seed)
+        self.game = game
+        self.player = player
+        self.config = config
+        self.architecture = architecture
+        self.best_response_network = PolicyValueNetwork(architecture)
+        self.policy_network = PolicyNetwork(architecture)
+        self.rl_optimizer = torch.optim.Adam(self.best_response_network.parameters(), lr=config.rl_learning_rate)
+        self.sl_optimizer = torch.optim.Adam(self.policy_network.parameters(), lr=config.sl_learning_rate)
+        self.search = BestResponseSearch(game, player, self.best_response_network, architecture,
+                                         opponent_policy, config, self.rng)
+        self.scale = utility_scale(game)
+        observation_column = ((int(np.prod(architecture["input_shape"])),), np.float32)
+        mask_column = ((math.ceil(self.num_actions / 8),), np.uint8)  # packed bits: combat has 12,961 actions
+        # A search visits at most num_simulations actions at its root: pi is stored sparse.
+        self.policy_width = min(self.num_actions, config.num_simulations)
+        self.replay = CircularBuffer(config.replay_capacity, {
+            "observation": observation_column, "action_mask": mask_column,
+            "policy_actions": ((self.policy_width,), np.int64),
+            "policy_probabilities": ((self.policy_width,), np.float32),
+            "value_target": ((), np.float32),
+        })
+        self.reservoir = ReservoirBuffer(config.reservoir_capacity, {
+            "observation": observation_column, "action_mask": mask_column, "action": ((), np.int64),
+        })
+        # Per episode in flight: the rewards so far, and the searches waiting for their z.
+        self._episode_rewards: dict[int, list[float]] = {}
+        self._episode_searches: dict[int, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self.searches = 0
+        self.rl_steps = 0
+        self.sl_steps = 0
+
+    # ---- acting ------------------------------------------------------------------------------
+    def start_episode(self, episode_id=0):
+        self._episode_rewards[episode_id] = []
+        self._episode_searches[episode_id] = []
+
+    def act_batch(self, observations, action_masks, episode_ids=None, views=None, roots=None):
+        """Search with probability eta per decision (from ``views``, or ``roots`` states), else Pi."""
+        if views is None and roots is None:
+            raise ValueError("MCNFSPAgent searches from the seat's view: call act_batch with views=")
+        tensors = network_input(observations, self.architecture)
+        flat = tensors.reshape(len(tensors), -1).numpy()
+        action_masks = np.asarray(action_masks, dtype=np.int8)
+        episode_ids = range(len(flat)) if episode_ids is None else episode_ids
+        searching = self.rng.random(len(flat)) < self.config.anticipatory
+        probabilities = np.zeros((len(flat), self.num_actions))
+        if (~searching).any():
+            with torch.no_grad():
+                probabilities[~searching] = average_probabilities(
+                    self.policy_network, tensors[torch.from_numpy(~searching)], action_masks[~searching])
+        for row in np.flatnonzero(searching):
+            root = None if roots is None else roots[row]
+            view = root.seat_view(self.player) if views is None else views[row]
+            probabilities[row] = self.search.policy(view, root)
+            self.searches += 1
+        actions = sample_batch(probabilities, self.rng)
+        for row, episode_id in zip(np.flatnonzero(searching), np.asarray(list(episode_ids))[searching]):
+            packed = np.packbits(action_masks[row])
+            self.reservoir.add(self.rng, observation=flat[row], action_mask=packed, action=actions[row])
+            if episode_id in self._episode_searches:  # learning: z comes at the episode's end
+                self._episode_searches[episode_id].append(
+                    (len(self._episode_rewards[episode_id]), flat[row], packed, probabilities[row]))
+        return actions, probabilities
+
+    def policy_probabilities_batch(self, observations, action_masks, views=None):
+        """The average policy Pi (what is evaluated), as NFSP's agents."""
+        with torch.no_grad():
+            return average_probabilities(self.policy_network, network_input(observations, self.architecture),
+                                         np.asarray(action_masks, dtype=np.int8))
+
+    def observe(self, transition: Transition):
+        if transition.episode_id in self._episode_rewards:
+            self._episode_rewards[transition.episode_id].append(transition.reward)
+
+    def end_episode(self, episode_id=0):
+        """Store each search of the episode in M_RL with z, the return earned from it on."""
+        rewards = np.asarray(self._episode_rewards.pop(episode_id, []), dtype=np.float64)
+        returns_to_go = np.append(np.cumsum(rewards[::-1])[::-1], 0.0)
+        for decision, observation, packed, pi in self._episode_searches.pop(episode_id, []):
+            support = np.flatnonzero(pi)
+            actions = np.zeros(self.policy_width, dtype=np.int64)
+            weights = np.zeros(self.policy_width, dtype=np.float32)
+            actions[: len(support)] = support
+            weights[: len(support)] = pi[support]
+            self.replay.add(observation=observation, action_mask=packed, policy_actions=actions,
+                            policy_probabilities=weights,
+                            value_target=float(np.clip(returns_to_go[decision] / self.scale, -1.0, 1.0)))
+
+    # ---- learning ------------------------------------------------------------------------------
+    def _batch(self, memory, size: int) -> dict[str, torch.Tensor]:
+        batch = memory.sample(size, self.rng)
+        batch["action_mask"] = np.unpackbits(batch["action_mask"], axis=1, count=self.num_actions)
+        batch["observation"] = network_input(batch["observation"], self.architecture).numpy()
+        return {k: torch.from_numpy(v) for k, v in batch.items()}
+
+    def rl_step(self) -> tuple[float, float]:
+        """One f_BR step, (z - v)^2 - pi^T log p on a minibatch of M_RL; (policy, value) losses."""
+        batch = self._batch(self.replay, self.config.batch_size)
+        logits, values = self.best_response_network(batch["observation"])
+        log_p = torch.log_softmax(masked_logits(logits, batch["action_mask"]), dim=-1)
+        targets = torch.zeros_like(log_p).scatter_add_(1, batch["policy_actions"], batch["policy_probabilities"])
+        policy_loss = -(targets * log_p).sum(dim=-1).mean()
+        value_loss = nn.functional.mse_loss(values, batch["value_target"])
+        self.rl_optimizer.zero_grad()
+        (policy_loss + value_loss).backward()
+        self.rl_optimizer.step()
+        self.rl_steps += 1
+        return policy_loss.item(), value_loss.item()
+
+    def sl_step(self) -> float:
+        """One Pi step: cross-entropy of the search's actions on a minibatch of M_SL."""
+        batch = self._batch(self.reservoir, self.config.batch_size)
+        logits = masked_logits(self.policy_network(batch["observation"]), batch["action_mask"])
+        loss = nn.functional.cross_entropy(logits, batch["action"])
+        self.sl_optimizer.zero_grad()
+        loss.backward()
+        self.sl_optimizer.step()
+        self.sl_steps += 1
+        return loss.item()
+
+    def learn(self) -> dict[str, list[float]]:
+        """``rl_steps`` and ``sl_steps`` gradient steps, each once its memory is big enough."""
+        losses: dict[str, list[float]] = {"rl_loss": [], "value_loss": [], "sl_loss": []}
+        minimum = max(self.config.min_buffer_size, 1)
+        if len(self.replay) >= minimum:
+            for _ in range(self.config.rl_steps):
+                policy_loss, value_loss = self.rl_step()
+                losses["rl_loss"].append(policy_loss)
+                losses["value_loss"].append(value_loss)
+        if len(self.reservoir) >= minimum:
+            for _ in range(self.config.sl_steps):
+                losses["sl_loss"].append(self.sl_step())
+        return losses
+
+    def evaluation_agent(self) -> AveragePolicyAgent:
+        return AveragePolicyAgent(self.policy_network, self.architecture)
+
+    # ---- checkpoints -----------------------------------------------------------------------------
+    def state_dict(self):
+        return {
+            "best_response_network": self.best_response_network.state_dict(),
+            "policy_network": self.policy_network.state_dict(),
+            "rl_optimizer": self.rl_optimizer.state_dict(),
+            "sl_optimizer": self.sl_optimizer.state_dict(),
+            "replay": self.replay.state_dict(),
+            "reservoir": self.reservoir.state_dict(),
+            "rng": self.rng.bit_generator.state,
+            "counters": {"searches": self.searches, "rl_steps": self.rl_steps, "sl_steps": self.sl_steps},
+        }
+
+    def load_state_dict(self, state):
+        for name in ("best_response_network", "policy_network", "rl_optimizer", "sl_optimizer"):
+            getattr(self, name).load_state_dict(state[name])
+        self.replay.load_state_dict(state["replay"])
+        self.reservoir.load_state_dict(state["reservoir"])
+        self.rng.bit_generator.state = state["rng"]
+        counters = state["counters"]
+        self.searches, self.rl_steps, self.sl_steps = counters["searches"], counters["rl_steps"], counters["sl_steps"]
+
+
+class MCNFSP(Learner):
+    """MCNFSP self-play: one :class:`MCNFSPAgent` per player; evaluation = average policies.
+
+    A step plays a batch of self-play episodes through the loop; every
+    ``learn_every_episodes`` episodes each player takes ``rl_steps`` and ``sl_steps``
+    gradient steps. Each player's search samples the others' moves (and weighs its
+    beliefs) by their current average policies, memoised per information set until the
+    next update.
+    """
+
+    CONFIG_CLASS = MCNFSPConfig
+    METRICS = ("rl_loss", "value_loss", "sl_loss", "replay_size", "reservoir_size", "searches")
+
+    def __init__(self, game: Game, config: MCNFSPConfig, seed: int):
+        super().__init__(game, config, seed)
+        self.architecture = architecture_for(game, config)
+        self._average_cache: dict[tuple[int, Any], np.ndarray] = {}
+        self._agents = [
+            MCNFSPAgent(game, player, self.architecture, config, self.average_policy, seed=seed * 1000 + player)
+            for player in range(game.info.num_players)
+        ]
+        self.episodes = 0
+        self.learned_at = 0  # episodes at the last update
+
+    @property
+    def agents(self) -> list[Agent]:
+        return self._agents
+
+    def average_policy(self, state: State, player: int) -> np.ndarray:
+        """Pi_player's probabilities at ``state`` (memoised until the next update)."""
+        key = (player, state.information_state_key(player))
+        probabilities = self._average_cache.get(key)
+        if probabilities is None:
+            tensor = network_input(state.information_state_tensor(player)[None], self.architecture)
+            with torch.no_grad():
+                probabilities = average_probabilities(self._agents[player].policy_network, tensor,
+                                                      state.legal_actions_mask(player)[None])[0]
+            self._average_cache[key] = probabilities
+        return probabilities
+
+    def step(self, loop) -> StepReport:
+        played = len(loop.self_play(loop.max_episodes))
+        self.episodes += played
+        return StepReport(episodes=played, iterations=1, metrics=self.update())
+
+    def update(self) -> dict[str, float]:
+        if self.episodes - self.learned_at < self.config.learn_every_episodes:
+            return {}
+        self.learned_at = self.episodes
+        losses: dict[str, list[float]] = {"rl_loss": [], "value_loss": [], "sl_loss": []}
+        for agent in self._agents:
+            for name, values in agent.learn().items():
+                losses[name] += values
+        self._average_cache.clear()  # Pi changed
+        metrics = {name: float(np.mean(values)) for name, values in losses.items() if values}
+        metrics.update({
+            "replay_size": float(sum(len(a.replay) for a in self._agents)),
+            "reservoir_size": float(sum(len(a.reservoir) for a in self._agents)),
+            "searches": float(sum(a.searches for a in self._agents)),
+        })
+        return metrics
+
+    def evaluation_agent(self, player: int) -> AveragePolicyAgent:
+        return self._agents[player].evaluation_agent()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"agents": [agent.state_dict() for agent in self._agents],
+                "episodes": self.episodes, "learned_at": self.learned_at}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if len(state["agents"]) != len(self._agents):
+            raise ValueError(f"checkpoint has {len(state['agents'])} MCNFSP players, this game has {len(self._agents)}")
+        for agent, agent_state in zip(self._agents, state["agents"]):
+            agent.load_state_dict(agent_state)
+        self.episodes, self.learned_at = state["episodes"], state["learned_at"]
+        self._average_cache.clear()
+
+
+# ---- against a fixed opponent, on the game model ------------------------------------------------
+def play_against_policy(agent: Agent, player: int, opponent_policy: OpponentPolicy, state: State,
+                        rng: np.random.Generator, learn: bool = True, episode_id: int = 0) -> State:
+    """Play ``state`` to the end: ``agent`` in seat ``player``, every other seat drawn from
+    ``opponent_policy(state, q)`` with ``rng``, chance by its probabilities.
+
+    With ``learn`` the agent gets its episode boundaries and transitions, as in the loop.
+    An :class:`MCNFSPAgent` searches from the true state (``roots=``): the way to search a
+    game without a belief sampler (combat), at the price of seeing what its seat does not.
+    """
+    if learn:
+        agent.start_episode(episode_id)
+    search_from_state = isinstance(agent, MCNFSPAgent)
+    num_players = state.game.info.num_players
+    previous: tuple[np.ndarray, np.ndarray, int] | None = None
+    earned = 0.0
+
+    def transition(next_observation, next_mask, done):
+        agent.observe(Transition(previous[0], previous[1], previous[2], earned, next_observation, next_mask,
+                                 done, episode_id))
+
+    while not state.is_terminal():
+        current = state.current_player()
+        if current == CHANCE:
+            state.apply_action(sample_chance_outcome(state, rng))
+        else:
+            joint = [-1] * num_players
+            for q in state.movers():
+                if q != player:
+                    joint[q] = int(state.legal_actions(q)[draw_index(
+                        np.asarray(opponent_policy(state, q))[state.legal_actions(q)], rng)])
+            if player in state.movers():
+                observation = state.information_state_tensor(player)
+                mask = state.legal_actions_mask(player)
+                if learn and previous is not None:
+                    transition(observation, mask, False)
+                actions, _ = agent.act_batch(observation[None], mask[None], [episode_id],
+                                             **({"roots": [state]} if search_from_state else {}))
+                previous, earned = (observation, mask, int(actions[0])), 0.0
+                joint[player] = previous[2]
+            if current == SIMULTANEOUS:
+                state.apply_actions(joint)
+            else:
+                state.apply_action(joint[current])
+        earned += float(state.rewards()[player])
+    if learn:
+        if previous is not None:
+            transition(np.zeros_like(previous[0]), np.zeros_like(previous[1]), True)
+        agent.end_episode(episode_id)
+    return state

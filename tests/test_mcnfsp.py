@@ -1,0 +1,187 @@
+"""MCNFSP: the search is a best response to a fixed opponent policy; tiny training; errors."""
+
+import numpy as np
+import pytest
+import torch
+
+import hiddenenvs
+from agents.config import ConfigError, load_config
+from agents.loop import train
+from agents.mcnfsp import MCNFSP, BestResponseSearch, MCNFSPConfig, architecture_for
+from agents.networks import PolicyValueNetwork
+from hiddenenvs.analysis import GameTree, TabularPolicy, best_response
+from hiddenenvs.beliefs import consistent_histories
+from hiddenenvs.game import CHANCE
+
+
+def _search(game, player, opponent_policy, simulations, seed=0):
+    config = MCNFSPConfig(network="mlp", hidden_sizes=[16], num_simulations=simulations)
+    architecture = architecture_for(game, config)
+    torch.manual_seed(seed)
+    return BestResponseSearch(game, player, PolicyValueNetwork(architecture), architecture, opponent_policy,
+                              config, np.random.default_rng(seed))
+
+
+def test_search_best_responds_to_a_fixed_policy_in_rps():
+    # Opponent plays rock 60%: paper earns 0.4, rock 0, scissors -0.4 (the untrained
+    # network's prior and value know nothing of this).
+    game = hiddenenvs.load_game("rps")
+    fixed = np.array([0.6, 0.2, 0.2])
+    for player in (0, 1):
+        search = _search(game, player, lambda state, q: fixed, simulations=400, seed=player)
+        counts = search.visit_counts(game.new_initial_state().seat_view(player))
+        assert counts.argmax() == 1 and counts[1] > 0.6 * counts.sum(), counts
+
+
+def _exact_action_values(game, tree, player, key, opponent, response):
+    """Value of each legal action at ``player``'s information set ``key``: the belief
+    posterior over its histories (opponent reach under ``opponent``), then ``response``
+    for ``player`` and ``opponent`` for the other, by exact recursion."""
+
+    def value(state):
+        if state.is_terminal():
+            return state.returns()[player]
+        mover = state.current_player()
+        if mover == CHANCE:
+            outcomes = state.chance_outcomes()
+        else:
+            policy = response if mover == player else opponent
+            outcomes = list(policy(state, mover).items())
+        return sum(p * value(state.child(a)) for a, p in outcomes if p > 0)
+
+    histories = consistent_histories(game, player, key, opponent)
+    legal = game.state_from_history(histories[0][0]).legal_actions()
+    return {a: sum(w * value(game.state_from_history(h).child(a)) for h, w in histories) for a in legal}
+
+
+@pytest.mark.parametrize("player", [0, 1])
+def test_search_picks_the_exact_best_response_in_kuhn(player):
+    # A fixed, mixed opponent; at every information set of the searcher whose best action
+    # is better by a clear margin, the most visited action is the exact best response's
+    # (computed on the enumerated tree: analysis.best_response, and the action values).
+    game = hiddenenvs.load_game("kuhn_poker")
+    tree = GameTree.build(game)
+    rng = np.random.default_rng(7)
+    slots = np.zeros(tree.num_slots)
+    for infoset in range(tree.num_infosets):
+        start, end = tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1]
+        slots[start:end] = rng.dirichlet(np.ones(end - start))
+    opponent = TabularPolicy(tree, slots)
+    _, response = best_response(tree, opponent, player)
+    search = _search(game, player, lambda state, q: _dense(opponent(state, q), game), simulations=1500)
+    checked = 0
+    for infoset in np.flatnonzero(tree.infoset_player == player):
+        state = tree.representative_states()[infoset]
+        key = state.information_state_key(player)
+        values = _exact_action_values(game, tree, player, key, opponent, response)
+        best = max(values, key=values.get)
+        assert response(state, player)[best] == 1.0  # the tree's best response agrees
+        if max(values.values()) - sorted(values.values())[-2] < 0.05:
+            continue
+        counts = search.visit_counts(state.seat_view(player))
+        assert counts.argmax() == best, (key, values, counts)
+        checked += 1
+    assert checked >= 4
+
+
+def _dense(probabilities, game):
+    dense = np.zeros(game.info.num_distinct_actions)
+    for action, p in probabilities.items():
+        dense[action] = p
+    return dense
+
+
+def test_mcnfsp_learns_kuhn(tmp_path):
+    # Uniform play is 0.458 exploitable, the untrained average network about 0.42.
+    config = load_config(None, [
+        "env.name=kuhn_poker", "trainer.name=mcnfsp", "trainer.params.network=mlp",
+        "trainer.params.hidden_sizes=[32]", "trainer.params.num_simulations=25",
+        "trainer.params.learn_every_episodes=128", "trainer.params.rl_steps=8", "trainer.params.sl_steps=8",
+        "trainer.params.batch_size=128", "trainer.params.min_buffer_size=128",
+        "budget.episodes=6000", "evaluation.every_episodes=3000", "num_envs=64",
+        f"output_dir={tmp_path}", "progress_bar=false",
+    ])
+    result = train(config)
+    assert result["last_evaluation"]["exploitability"] < 0.25
+    assert result["last_evaluation"]["searches"] > 0
+
+
+def test_board_games_get_the_papers_convolutional_trunk():
+    learner = MCNFSP(hiddenenvs.load_game("othello", board_size=4),
+                     MCNFSPConfig(num_simulations=4, learn_every_episodes=2, min_buffer_size=1, batch_size=4,
+                                  rl_steps=1, sl_steps=1, anticipatory=0.5), seed=0)
+    assert learner.architecture["kind"] == "conv"
+    from agents.loop import play_episodes
+
+    envs = [hiddenenvs.make("othello", board_size=4).unwrapped for _ in range(2)]
+    returns = play_episodes(envs, dict(zip(envs[0].possible_agents, learner.agents)), np.arange(2))
+    learner.episodes = 2
+    metrics = learner.update()
+    assert returns.shape == (2, 2) and metrics["searches"] > 0
+    assert {"rl_loss", "value_loss", "sl_loss"} <= metrics.keys()
+
+
+def test_combat_needs_a_root_state_and_searches_from_one():
+    from hiddenenvs.envs.combat.doctrine import doctrine_action
+
+    game = hiddenenvs.load_game("combat", map="small")
+    state = game.new_initial_state(seed=3)
+    doctrine = np.random.default_rng(0)
+
+    def doctrine_policy(s, q):
+        probabilities = np.zeros(game.info.num_distinct_actions)
+        probabilities[doctrine_action(s, q, doctrine)] = 1.0
+        return probabilities
+
+    search = _search(game, 0, doctrine_policy, simulations=8)
+    with pytest.raises(ValueError, match="no belief sampler"):
+        search.policy(state.seat_view(0))
+    pi = search.policy(state.seat_view(0), root=state)
+    assert pi.sum() == pytest.approx(1.0) and set(np.flatnonzero(pi)) <= set(state.legal_actions(0))
+
+
+def test_bad_parameters_are_named():
+    with pytest.raises(ConfigError, match="trainer.params.num_simulations"):
+        load_config(None, ["trainer.name=mcnfsp", "trainer.params.num_simulations=0"])
+    with pytest.raises(ConfigError, match="trainer.params.network"):
+        load_config(None, ["trainer.name=mcnfsp", "trainer.params.network=resnet"])
+
+
+def test_legal_logits_equal_the_full_heads_rows():
+    game = hiddenenvs.load_game("combat", map="small")
+    architecture = architecture_for(game, MCNFSPConfig(network="mlp", hidden_sizes=[8]))
+    network = PolicyValueNetwork(architecture)
+    inputs, actions = torch.randn(1, *architecture["input_shape"]), torch.tensor([0, 7, 100, 1000])
+    logits, value = network(inputs)
+    legal_logits, legal_value = network.legal_logits_and_value(inputs, actions)
+    torch.testing.assert_close(legal_logits[0], logits[0, actions])
+    torch.testing.assert_close(legal_value, value)
+
+
+def test_mcnfsp_attackers_train_against_the_doctrine_and_replay_by_seed():
+    from agents.mcnfsp import MCNFSPAgent, play_against_policy
+    from hiddenenvs.envs.combat.doctrine import doctrine_action
+
+    game = hiddenenvs.load_game("combat", map="small")
+
+    def doctrine(state, player):
+        probabilities = np.zeros(game.info.num_distinct_actions)
+        probabilities[doctrine_action(state, player, None)] = 1.0
+        return probabilities
+
+    def run():
+        torch.manual_seed(0)
+        config = MCNFSPConfig(network="mlp", hidden_sizes=[16], anticipatory=0.5, num_simulations=4,
+                              rl_steps=1, sl_steps=1, batch_size=8, min_buffer_size=1)
+        agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, doctrine, seed=0)
+        rng = np.random.default_rng(0)
+        returns = [play_against_policy(agent, 0, doctrine, game.new_initial_state(seed=s), rng).returns()
+                   for s in range(2)]
+        losses = agent.learn()
+        return agent, np.array(returns), losses
+
+    agent, returns, losses = run()
+    assert len(agent.replay) == len(agent.reservoir) == agent.searches > 0
+    assert losses["rl_loss"] and losses["sl_loss"]
+    assert np.all(returns.sum(axis=1) == 0)
+    np.testing.assert_array_equal(run()[1], returns)
