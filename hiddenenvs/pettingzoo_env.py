@@ -315,7 +315,8 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         self._setup(game, render_mode, observation_type, observation_layout, illegal_action)
         # Players still to act at the current node, in order (the selected one first, unless
         # a finished agent's step(None) comes first): the player to move at a decision node,
-        # every live player at a simultaneous node. _waiting is the same as a set, for masks.
+        # every live player at a simultaneous node; _waiting holds them as a set at a
+        # simultaneous node (empty at a decision node), for masks.
         self._to_act: list[int] = []
         self._waiting: frozenset[int] = frozenset()
         self._pending_joint: list[int] = []

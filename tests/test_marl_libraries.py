@@ -69,3 +69,8 @@ def test_torchrl_collector_draws_only_legal_actions():
     pytest.importorskip("torchrl")
     frames, illegal = example("torchrl_collector_leduc").main(["--frames", "1000"])
     assert frames == 1000 and illegal == 0
+
+
+def test_rllib_ppo_with_action_masking():
+    pytest.importorskip("ray.rllib")
+    assert example("rllib_ppo_masked").main(["--steps", "500"]) >= 500
