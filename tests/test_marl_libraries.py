@@ -74,3 +74,26 @@ def test_torchrl_collector_draws_only_legal_actions():
 def test_rllib_ppo_with_action_masking():
     pytest.importorskip("ray.rllib")
     assert example("rllib_ppo_masked").main(["--steps", "500"]) >= 500
+
+
+def test_supersuit_observation_wrappers_take_the_flat_layout():
+    """The wrappers the issue found failing on the dict observation, each on flat Goofspiel
+    (parallel) and Leduc (AEC), checked by PettingZoo's own API tests."""
+    supersuit = pytest.importorskip("supersuit")
+    from pettingzoo.test import api_test, parallel_api_test
+
+    wrappers = {
+        "pad_observations": supersuit.pad_observations_v0,
+        "flatten": supersuit.flatten_v0,
+        "dtype": lambda env: supersuit.dtype_v0(env, np.float64),
+        "normalize_obs": lambda env: supersuit.normalize_obs_v0(env, env_min=-1.0, env_max=1.0),
+        "frame_stack": lambda env: supersuit.frame_stack_v1(env, 3),
+        "agent_indicator": lambda env: supersuit.agent_indicator_v0(env, type_only=False),
+    }
+    for name, wrap in wrappers.items():
+        parallel = wrap(hiddenenvs.make_parallel("goofspiel", observation_layout="flat", illegal_action="lose"))
+        parallel_api_test(parallel, num_cycles=50)
+        observations, infos = parallel.reset(seed=0)
+        assert all(parallel.observation_space(a).contains(o) for a, o in observations.items()), name
+        assert all("action_mask" in info for info in infos.values()), name
+        api_test(wrap(hiddenenvs.make("leduc_holdem", observation_layout="flat")), num_cycles=50)
