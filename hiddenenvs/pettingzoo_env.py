@@ -3,10 +3,22 @@
 Conventions (the same for every game):
 
 - agents are the game's ``player_names`` (``player_0``, ``player_1`` ... by default);
-- ``observation_space(agent)`` is ``Dict(observation=Box(float32), action_mask=Box(int8))``;
-  the observation is the agent's information-state tensor (perfect recall) by default, or
-  its observation tensor with ``observation_type="observation"``; the mask is non-zero only
-  for the agent that must act;
+- the observation is the agent's information-state tensor (perfect recall) by default, or
+  its observation tensor with ``observation_type="observation"``, laid out as
+  ``observation_layout`` says:
+
+  ==========  ============================================================================
+  layout      ``observation_space(agent)`` and where the action mask is
+  ==========  ============================================================================
+  ``"dict"``  (default, PettingZoo classic) ``Dict(observation=Box(float32),
+              action_mask=Box(int8))``
+  ``"flat"``  ``Box(float32)`` of one dimension (the tensor flattened); the mask is in
+              ``infos[agent]["action_mask"]`` (what SuperSuit's observation wrappers,
+              SB3's ``MlpPolicy``, RLlib's default encoder and AgileRL take)
+  ==========  ============================================================================
+
+- the mask is non-zero exactly for the agents that act at this node and have not acted
+  yet: the player to move at a decision node, every live player at a simultaneous node;
 - ``action_space(agent)`` is ``Discrete(num_distinct_actions)``;
 - chance is resolved inside the env from a generator seeded by ``reset(seed=...)``;
 - rewards follow the game's transitions (terminal utilities, or shaped rewards where a
@@ -14,24 +26,43 @@ Conventions (the same for every game):
   terminated and must ``step(None)`` once; an agent whose player the state lists in
   ``finished_players()`` (e.g. a dead fighter) is terminated at once, MAgent-style, and
   leaves ``agents`` (AEC: after its ``step(None)``; parallel: after that step);
-- at a simultaneous node of the AEC env each mover acts in turn, without seeing the
-  others' choices (the state does not change until the last mover has acted), and the
-  joint action resolves at once; a player with one legal move is not asked;
-- an illegal action raises ``ValueError`` naming the legal ones, unless the env is made
-  with ``illegal_action="lose"`` (PettingZoo's ``TerminateIllegalWrapper``: the offender
-  gets the game's minimum utility, the game ends);
-- bad input to the entry points raises at once, naming it: an action that is not an
-  integer (``1.7``, ``"1"``, ``True``; Python and numpy integers are accepted) a
-  ``TypeError``; a seed that is not ``None`` or a non-negative integer, an unknown agent
-  given to ``observe``, an unknown agent key in a parallel ``step``, and a parallel
-  ``step`` before ``reset`` a ``ValueError``;
+- at a simultaneous node of the AEC env every live agent acts in turn, in ``agents``
+  order, without seeing the others' choices (the state does not change until the last
+  one has acted), and the joint action resolves at once. A player without a real choice
+  is asked too (its mask holds its one legal action), so every live agent acts once per
+  node, as PettingZoo's ``aec_to_parallel`` expects: ``aec_to_parallel(make(name))``
+  plays like ``make_parallel(name)``. A player with no legal action at all gets an
+  all-zero mask and whatever it sends is ignored. Nodes where nobody has a real choice
+  are played by the env;
+- an action outside the agent's mask follows ``illegal_action``:
+
+  ============  ==========================================================================
+  rule          what happens
+  ============  ==========================================================================
+  ``"raise"``   (default) ``ValueError`` naming the legal actions
+  ``"lose"``    PettingZoo's terminate-illegal rule: the offender gets the game's minimum
+                utility, everyone else 0, the game ends (AEC: ``TerminateIllegalWrapper``;
+                parallel: every offender of the step loses)
+  ``"no_op"``   the game's declared no-op (``Game.NO_OP_ACTION``, e.g. combat's "hold")
+                is played instead, and ``infos[agent]`` says so:
+                ``{"illegal_action": sent, "played_action": no_op}`` (parallel: in that
+                step's infos; AEC: until the agent acts legally again)
+  ============  ==========================================================================
+
+- bad input to the entry points raises at once, naming it, whatever the rule: an action
+  that is not an integer (``1.7``, ``"1"``, ``True``; Python and numpy integers are
+  accepted) a ``TypeError``; an integer outside the action space, a seed that is not
+  ``None`` or a non-negative integer, an unknown agent given to ``observe``, an unknown
+  agent key in a parallel ``step``, a missing action of an agent that must act, and a
+  parallel ``step`` before ``reset`` a ``ValueError``;
 - action masks are shared read-only arrays (one per distinct legal set, cached): copy one
   before writing into it.
 
 Speed: ``make`` wraps the AEC env in :class:`FastOrderEnforcingWrapper`, a subclass of
 PettingZoo's ``OrderEnforcingWrapper`` with the same checks and errors whose per-step
 paths (``agent_iter``, ``last``, ``step`` and the attributes they read) skip its generic
-``__getattr__`` forwarding, which used to cost as much as the game itself.
+``__getattr__`` forwarding, which used to cost as much as the game itself. With the
+default layout and rule the infos stay empty dicts, untouched from step to step.
 """
 
 from __future__ import annotations
@@ -62,7 +93,8 @@ from hiddenenvs.game import (
 )
 
 OBSERVATION_TYPES = ("information_state", "observation")
-ILLEGAL_ACTION_RULES = ("raise", "lose")
+OBSERVATION_LAYOUTS = ("dict", "flat")
+ILLEGAL_ACTION_RULES = ("raise", "lose", "no_op")
 # Distinct legal sets whose read-only masks an env keeps (Leduc has a handful; 8x8
 # Othello many more, so the cache is bounded).
 MASK_CACHE_SIZE = 4096
@@ -83,11 +115,17 @@ class _GameEnvBase:
     def _unknown_agent(self, agent: Any) -> ValueError:
         return ValueError(f"{self.game.NAME}: no agent named {agent!r}; agents: {self.possible_agents}")
 
-    def _setup(self, game: Game, render_mode: str | None, observation_type: str) -> None:
+    def _setup(self, game: Game, render_mode: str | None, observation_type: str,
+               observation_layout: str, illegal_action: str) -> None:
         if observation_type not in OBSERVATION_TYPES:
             raise ValueError(
                 f"observation_type must be one of {OBSERVATION_TYPES}, got {observation_type!r}"
             )
+        if observation_layout not in OBSERVATION_LAYOUTS:
+            raise ValueError(
+                f"observation_layout must be one of {OBSERVATION_LAYOUTS}, got {observation_layout!r}"
+            )
+        check_illegal_action_rule(illegal_action, game)
         render_modes = list(getattr(game, "RENDER_MODES", ("ansi", "human")))
         if render_mode is not None and render_mode not in render_modes:
             raise ValueError(
@@ -96,6 +134,11 @@ class _GameEnvBase:
         self.game = game
         self.render_mode = render_mode
         self.observation_type = observation_type
+        self.observation_layout = observation_layout
+        self.illegal_action = illegal_action
+        self._flat = observation_layout == "flat"
+        # Infos carry masks (flat layout) or no-op reports; otherwise they stay empty.
+        self._infos_in_use = self._flat or illegal_action == "no_op"
         info = game.info
         self.possible_agents = list(info.player_names)
         self.agent_to_player = {agent: p for p, agent in enumerate(self.possible_agents)}
@@ -111,15 +154,21 @@ class _GameEnvBase:
             else info.observation_tensor_shape
         )
         low, high = getattr(game, "TENSOR_BOUNDS", (0.0, 1.0))
-        self._observation_spaces = {
-            agent: spaces.Dict(
-                {
-                    "observation": spaces.Box(low, high, shape, dtype=np.float32),
-                    "action_mask": spaces.Box(0, 1, (info.num_distinct_actions,), dtype=np.int8),
-                }
-            )
-            for agent in self.possible_agents
-        }
+        if self._flat:
+            size = int(np.prod(shape))
+            self._observation_spaces = {
+                agent: spaces.Box(low, high, (size,), dtype=np.float32) for agent in self.possible_agents
+            }
+        else:
+            self._observation_spaces = {
+                agent: spaces.Dict(
+                    {
+                        "observation": spaces.Box(low, high, shape, dtype=np.float32),
+                        "action_mask": spaces.Box(0, 1, (info.num_distinct_actions,), dtype=np.int8),
+                    }
+                )
+                for agent in self.possible_agents
+            }
         self._action_spaces = {
             agent: spaces.Discrete(info.num_distinct_actions) for agent in self.possible_agents
         }
@@ -136,6 +185,17 @@ class _GameEnvBase:
         self._may_finish_early = state_class.finished_players is not State.finished_players
         self._num_players = info.num_players
         self._no_action_mask = self._read_only_mask(())
+        self._mask_of_legal = lru_cache(maxsize=MASK_CACHE_SIZE)(self._read_only_mask)
+
+    def __getstate__(self) -> dict:
+        # Vector-env constructors (SuperSuit's concat_vec_envs, Gymnasium's async envs)
+        # pickle envs; the per-env mask cache is rebuilt rather than carried.
+        state = self.__dict__.copy()
+        del state["_mask_of_legal"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
         self._mask_of_legal = lru_cache(maxsize=MASK_CACHE_SIZE)(self._read_only_mask)
 
     def _read_only_mask(self, legal: tuple[int, ...]) -> np.ndarray:
@@ -205,6 +265,27 @@ class _GameEnvBase:
             f"{described or 'none (this agent does not act now)'}"
         )
 
+    def _observation(self, player: int, mask: np.ndarray):
+        """One agent's observation in this env's layout (the mask goes to infos when flat)."""
+        tensor = self._tensor_of(self.state, player)
+        if self._flat:
+            return tensor.reshape(-1)
+        return {"observation": tensor, "action_mask": mask}
+
+    def _played_for_illegal(self, agent: str, action: Any, legal: list[int], report: dict) -> int:
+        """The action to play for ``agent``'s ``action``, which is not in ``legal``.
+
+        ``"no_op"`` plays the game's no-op and records ``report[agent]``; anything else (and
+        an action that is not an integer of the action space, under any rule) raises.
+        """
+        if (self.illegal_action == "no_op" and action is not None
+                and 0 <= self._integer_action(agent, action) < self.game.info.num_distinct_actions):
+            no_op = self.game.NO_OP_ACTION
+            if no_op in legal:
+                report[agent] = {"illegal_action": int(action), "played_action": no_op}
+                return no_op
+        raise self._illegal(agent, action, legal)
+
     def render(self):
         if self.render_mode is None:
             return None
@@ -225,14 +306,24 @@ class _GameEnvBase:
 class GameAECEnv(_GameEnvBase, AECEnv):
     """A hiddenenvs game as a PettingZoo AEC env (see the module docstring)."""
 
-    def __init__(self, game: Game, render_mode=None, observation_type="information_state"):
+    def __init__(self, game: Game, render_mode=None, observation_type="information_state",
+                 observation_layout="dict", illegal_action="raise"):
         super().__init__()
-        self._setup(game, render_mode, observation_type)
-        self._movers_left: list[int] = []
+        if illegal_action == "lose":
+            raise ValueError('GameAECEnv takes "raise" or "no_op"; hiddenenvs.make(..., '
+                             'illegal_action="lose") adds PettingZoo\'s TerminateIllegalWrapper')
+        self._setup(game, render_mode, observation_type, observation_layout, illegal_action)
+        # Players still to act at the current node, in order (the selected one first, unless
+        # a finished agent's step(None) comes first): the player to move at a decision node,
+        # every live player at a simultaneous node; _waiting holds them as a set at a
+        # simultaneous node (empty at a decision node), for masks.
+        self._to_act: list[int] = []
+        self._waiting: frozenset[int] = frozenset()
         self._pending_joint: list[int] = []
         # The selected agent's legal actions at the current node: observe() and step()
         # both need them, so they are computed once per node (None: not yet).
         self._selection_legal: list[int] | None = None
+        self._illegal_reports: dict[str, dict] = {}  # "no_op": agent -> its last report
 
     def reset(self, seed=None, options=None):
         self._new_episode(seed)
@@ -242,7 +333,10 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {agent: {} for agent in self.agents}
+        self._illegal_reports = {}
         self._after_transition(self._resolve_automatic_nodes())
+        if self._infos_in_use:
+            self._refresh_infos()
 
     def _after_transition(self, rewards: np.ndarray | None) -> None:
         """Credit rewards, then pick the next agent to act (or end the game)."""
@@ -253,30 +347,32 @@ class GameAECEnv(_GameEnvBase, AECEnv):
                     self.rewards[agent] += float(rewards[player])
         state = self.state
         player = state.current_player()
+        out = set(state.finished_players()) if self._may_finish_early else ()
         if player >= 0:
+            self._to_act = [player]
+            self._waiting = frozenset()
             self.agent_selection = self.possible_agents[player]
         elif player == SIMULTANEOUS:
-            self._movers_left = state.movers()
-            # Movers fill in their entries as they act; the others play their forced move.
-            self._pending_joint = [
-                -1 if p in self._movers_left else next(iter(state.legal_actions(p)), -1)
-                for p in range(self._num_players)
-            ]
-            self.agent_selection = self.possible_agents[self._movers_left.pop(0)]
+            # Every live player acts in turn; the joint action collects their choices.
+            self._to_act = [p for p in range(self._num_players) if p not in out]
+            self._waiting = frozenset(self._to_act)
+            self._pending_joint = [-1] * self._num_players
+            self.agent_selection = self.possible_agents[self._to_act[0]]
         else:  # terminal
+            self._to_act = []
+            self._waiting = frozenset()
             self.terminations = dict.fromkeys(self.agents, True)
             self.agent_selection = self.agents[0]
-        if not self._may_finish_early:
-            return
-        finished = [
-            agent
-            for agent in (self.possible_agents[p] for p in state.finished_players())
-            if agent in self.terminations and not self.terminations[agent]
-        ]
-        if finished:  # players out before the end step(None) once, first (PettingZoo rule)
-            for agent in finished:
-                self.terminations[agent] = True
-            self._deads_step_first()
+        if out:
+            finished = [
+                agent
+                for agent in (self.possible_agents[p] for p in out)
+                if agent in self.terminations and not self.terminations[agent]
+            ]
+            if finished:  # players out before the end step(None) once, first (PettingZoo rule)
+                for agent in finished:
+                    self.terminations[agent] = True
+                self._deads_step_first()
 
     def _legal_actions_of_selection(self) -> list[int]:
         """The selected agent's legal actions (none once the game is over), once per node."""
@@ -293,16 +389,32 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             self._selection_legal = legal
         return legal
 
+    def _mask(self, agent: str, player: int) -> np.ndarray:
+        if agent == self.agent_selection and self.state.current_player() != TERMINAL:
+            return self._mask_of_legal(tuple(self._legal_actions_of_selection()))
+        if player in self._waiting:  # a simultaneous node: a later mover's turn is coming
+            return self._mask_of_legal(tuple(self.state.legal_actions(player)))
+        return self._no_action_mask
+
     def observe(self, agent):
         try:
             player = self.agent_to_player[agent]
         except (KeyError, TypeError):
             raise self._unknown_agent(agent) from None
-        if agent == self.agent_selection and self.state.current_player() != TERMINAL:
-            mask = self._mask_of_legal(tuple(self._legal_actions_of_selection()))
-        else:
-            mask = self._no_action_mask
-        return {"observation": self._tensor(player), "action_mask": mask}
+        if self._flat:
+            return self._tensor(player).reshape(-1)
+        return {"observation": self._tensor(player), "action_mask": self._mask(agent, player)}
+
+    def _refresh_infos(self) -> None:
+        """New info dicts (callers may keep the old ones): masks when flat, no-op reports."""
+        reports, flat, to_player = self._illegal_reports, self._flat, self.agent_to_player
+        infos = {}
+        for agent in self.agents:
+            info = dict(reports.get(agent, ()))
+            if flat:
+                info["action_mask"] = self._mask(agent, to_player[agent])
+            infos[agent] = info
+        self.infos = infos
 
     def step(self, action):
         agent = self.agent_selection
@@ -312,7 +424,12 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             return
         legal = self._legal_actions_of_selection()
         if action is None or self._integer_action(agent, action) not in legal:
-            raise self._illegal(agent, action, legal)
+            if legal or self.state.current_player() != SIMULTANEOUS:
+                action = self._played_for_illegal(agent, action, legal, self._illegal_reports)
+            else:  # no legal action at a simultaneous node: asked for the cycle, ignored
+                action = -1
+        elif self._illegal_reports:
+            self._illegal_reports.pop(agent, None)
         action = int(action)
         self._cumulative_rewards[agent] = 0.0
         rewards = self.rewards
@@ -320,10 +437,14 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             rewards[name] = 0.0
         state = self.state
         if state.current_player() == SIMULTANEOUS:
-            self._pending_joint[self.agent_to_player[agent]] = action
-            if self._movers_left:
-                self.agent_selection = self.possible_agents[self._movers_left.pop(0)]
+            player = self._to_act.pop(0)
+            self._pending_joint[player] = action
+            self._waiting = frozenset(self._to_act)
+            if self._to_act:
+                self.agent_selection = self.possible_agents[self._to_act[0]]
                 self._selection_legal = None
+                if self._infos_in_use:
+                    self._refresh_infos()
                 return
             state._apply_actions(self._pending_joint)
         else:
@@ -336,6 +457,8 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         self._after_transition(rewards)
         if rewards is not None:
             self._accumulate_rewards()
+        if self._infos_in_use:
+            self._refresh_infos()
         if self.render_mode == "human":
             self.render()
 
@@ -343,34 +466,31 @@ class GameAECEnv(_GameEnvBase, AECEnv):
 class GameParallelEnv(_GameEnvBase, ParallelEnv):
     """A game with simultaneous moves as a PettingZoo parallel env.
 
-    Every live agent sends an action each step; agents without a real choice at this
-    node (mask with one entry, or all zeros) may send anything and it is ignored. A game
-    whose class sets ``NO_OP_ACTION`` (MAgent's convention, e.g. the combat sim's "hold")
-    has an illegal action from the action space played as that no-op instead of raising.
+    Every live agent with a legal action sends one each step (one with no legal action
+    may send anything, or nothing: it is ignored); an action outside the agent's mask
+    follows ``illegal_action`` (module docstring).
     """
 
-    def __init__(self, game: Game, render_mode=None, observation_type="information_state"):
+    def __init__(self, game: Game, render_mode=None, observation_type="information_state",
+                 observation_layout="dict", illegal_action="raise"):
         if game.info.dynamics is not Dynamics.SIMULTANEOUS:
             raise ValueError(
                 f"{game.NAME} is turn-based; use hiddenenvs.make({game.NAME!r}) for its AEC env"
             )
-        self._setup(game, render_mode, observation_type)
+        self._setup(game, render_mode, observation_type, observation_layout, illegal_action)
         self._masks: np.ndarray | None = None  # the current node's, see _node_masks
-        # Set with the node's masks: players with a choice, and the joint action with
-        # every forced move filled in (-1 for movers and players without an action).
-        self._movers: list[int] = []
-        self._forced_joint: list[int] = []
+        self._actors: list[int] = []  # players with at least one legal action at this node
 
     def _node_masks(self) -> np.ndarray:
         """Every player's action mask at this node, (players, actions) read-only int8.
 
-        Built once per node, with the movers and forced moves (from the legal lists as
-        they are written in, or from a state's array in a few array passes): the
-        observations hand out its rows and ``step`` checks each mover's action against
-        its row (one lookup per mover, cheaper than array passes for a handful of
-        players and a small share of a 160-fighter tick). A state may provide
-        ``legal_actions_masks()`` (all players' masks in one array, e.g. the combat sim's
-        160 fighters); otherwise the masks come from ``legal_actions`` player by player.
+        Built once per node, with the players who act (from the legal lists as they are
+        written in, or from a state's array in a few array passes): the observations hand
+        out its rows and ``step`` checks each actor's action against its row (one lookup
+        per actor, cheaper than array passes for a handful of players and a small share
+        of a 160-fighter tick). A state may provide ``legal_actions_masks()`` (all
+        players' masks in one array, e.g. the combat sim's 160 fighters); otherwise the
+        masks come from ``legal_actions`` player by player.
         """
         if self._masks is not None:
             return self._masks
@@ -379,66 +499,70 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         masks_of_all = getattr(state, "legal_actions_masks", None)
         if current_player == SIMULTANEOUS and masks_of_all is not None:
             masks = np.array(masks_of_all(), dtype=np.int8)
-            choices = masks.sum(axis=1)
-            self._movers = np.flatnonzero(choices > 1).tolist()
-            self._forced_joint = np.where(choices == 1, masks.argmax(axis=1), -1).tolist()
+            self._actors = np.flatnonzero(masks.any(axis=1)).tolist()
         else:
             masks = np.zeros((self._num_players, self.game.info.num_distinct_actions), np.int8)
-            self._movers, self._forced_joint = [], [-1] * self._num_players
             if current_player == SIMULTANEOUS:
                 players = range(self._num_players)
             else:
                 players = [current_player] if current_player >= 0 else []
+            self._actors = []
             for player in players:
                 legal = state.legal_actions(player)
-                masks[player, legal] = 1
-                if len(legal) > 1:
-                    self._movers.append(player)
-                elif legal:
-                    self._forced_joint[player] = legal[0]
+                if legal:
+                    masks[player, legal] = 1
+                    self._actors.append(player)
         masks.flags.writeable = False
         self._masks = masks
         return masks
 
-    def _observations(self) -> dict[str, dict[str, np.ndarray]]:
+    def _observations(self) -> dict:
         self._masks = None  # a new node
         masks = self._node_masks()
-        tensor_of, state, to_player = self._tensor_of, self.state, self.agent_to_player
-        observations = {}
-        for agent in self.agents:
-            player = to_player[agent]
-            observations[agent] = {"observation": tensor_of(state, player), "action_mask": masks[player]}
-        return observations
+        to_player = self.agent_to_player
+        return {agent: self._observation(to_player[agent], masks[to_player[agent]]) for agent in self.agents}
+
+    def _infos(self, agents: list[str], reports: dict[str, dict]) -> dict[str, dict]:
+        """Fresh info dicts: each agent's mask when flat, and no-op or "lose" reports."""
+        if not self._flat:
+            return {agent: dict(reports.get(agent, ())) for agent in agents}
+        masks, to_player = self._node_masks(), self.agent_to_player
+        return {agent: {**reports.get(agent, {}), "action_mask": masks[to_player[agent]]} for agent in agents}
 
     def reset(self, seed=None, options=None):
         self._new_episode(seed)
         self.agents = self.possible_agents[:]
         self._resolve_automatic_nodes()
-        return self._observations(), {agent: {} for agent in self.agents}
+        observations = self._observations()
+        return observations, self._infos(self.agents, {})
 
-    def _joint_action(self, actions: dict) -> list[int]:
-        """The validated joint action (one entry per player, forced moves filled in).
+    def _joint_action(self, actions: dict, reports: dict[str, dict]) -> list[int] | None:
+        """The validated joint action (one entry per player, -1 where nobody acts), or None
+        when an action lost the game (``"lose"``: the offenders are in ``reports``).
 
-        Movers are the players with two or more legal actions. A mover's integer action is
-        checked against its row of the node's masks; any other case (a missing agent,
-        None, an illegal or non-integer action) goes through the path that names the
-        culprit or plays the game's no-op.
+        An actor's integer action is checked against its row of the node's masks; any
+        other case (a missing agent, None, an illegal or non-integer action) goes through
+        the path that names the culprit, plays the no-op or records the loss.
         """
         masks = self._node_masks()
         num_actions = masks.shape[1]
         possible_agents = self.possible_agents
-        joint = self._forced_joint[:]
-        for player in self._movers:
+        joint = [-1] * self._num_players
+        lost = False
+        for player in self._actors:
             action = actions.get(possible_agents[player])
             if (isinstance(action, (int, np.integer)) and not isinstance(action, bool)
                     and 0 <= action < num_actions and masks[player, action]):
                 joint[player] = int(action)
             else:
-                joint[player] = self._checked_mover_action(player, actions)
-        return joint
+                checked = self._checked_action(player, actions, reports)
+                lost |= checked is None
+                joint[player] = checked
+        return None if lost else joint
 
-    def _checked_mover_action(self, player: int, actions: dict) -> int:
-        """One mover's action, validated: raises naming the legal ones, or the no-op."""
+    def _checked_action(self, player: int, actions: dict, reports: dict[str, dict]) -> int | None:
+        """One actor's action, validated: raises naming the legal ones, or the no-op, or
+        None when ``"lose"`` applies (recorded in ``reports``)."""
         agent = self.possible_agents[player]
         if agent not in actions:
             raise ValueError(f"{self.game.NAME}: no action given for {agent}, which must move")
@@ -446,10 +570,23 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         legal = np.flatnonzero(self._masks[player]).tolist()
         if action is not None and self._integer_action(agent, action) in legal:
             return int(action)
-        no_op = getattr(self.game, "NO_OP_ACTION", None)
-        if no_op is None or not self._action_spaces[agent].contains(action):
-            raise self._illegal(agent, action, legal)
-        return no_op
+        if (self.illegal_action == "lose" and action is not None
+                and 0 <= action < self.game.info.num_distinct_actions):
+            reports[agent] = {"illegal_action": int(action)}
+            return None
+        return self._played_for_illegal(agent, action, legal, reports)
+
+    def _lost_by_illegal_actions(self, reports: dict[str, dict]):
+        """End the episode: every offender gets the game's minimum utility, the others 0."""
+        agents = self.agents
+        penalty = float(self.game.info.min_utility)
+        rewards = {agent: penalty if agent in reports else 0.0 for agent in agents}
+        terminations = dict.fromkeys(agents, True)
+        truncations = dict.fromkeys(agents, False)
+        observations = self._observations()
+        infos = self._infos(agents, reports)
+        self.agents = []
+        return observations, rewards, terminations, truncations, infos
 
     def step(self, actions):
         state = self.state
@@ -464,7 +601,10 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
             unknown = sorted(map(repr, set(actions) - self._agent_names))
             raise ValueError(f"{self.game.NAME}: step() got actions for unknown agent(s) "
                              f"{', '.join(unknown)}; agents: {self.possible_agents}")
-        joint = self._joint_action(actions)
+        reports: dict[str, dict] = {}
+        joint = self._joint_action(actions, reports)
+        if joint is None:
+            return self._lost_by_illegal_actions(reports)
         player = state.current_player()
         if player == SIMULTANEOUS:
             state._apply_actions(joint)  # validated above
@@ -491,7 +631,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
                 terminations[agent] = True
         truncations = dict.fromkeys(agents, False)
         observations = self._observations()
-        infos = {agent: {} for agent in agents}
+        infos = self._infos(agents, reports) if self._infos_in_use or reports else {agent: {} for agent in agents}
         if done:
             self.agents = []
         elif finished:
@@ -585,22 +725,36 @@ class _FastOrderEnforcingIterator(AECOrderEnforcingIterator):
         return env.agent_selection
 
 
+def check_illegal_action_rule(illegal_action: str, game: Game | None = None) -> None:
+    """Refuse an unknown rule, and ``"no_op"`` for a game that declares no no-op."""
+    if illegal_action not in ILLEGAL_ACTION_RULES:
+        raise ValueError(
+            f"illegal_action must be one of {ILLEGAL_ACTION_RULES}, got {illegal_action!r}"
+        )
+    if game is not None and illegal_action == "no_op" and getattr(game, "NO_OP_ACTION", None) is None:
+        raise ValueError(
+            f"{game.NAME}: illegal_action='no_op' needs a game with a no-op action "
+            f"(Game.NO_OP_ACTION, e.g. combat's hold); {game.NAME} has none: use 'raise' or 'lose'"
+        )
+
+
 def make(
     name: str,
     render_mode: str | None = None,
     observation_type: str = "information_state",
+    observation_layout: str = "dict",
     illegal_action: str = "raise",
     **params: Any,
 ) -> AECEnv:
     """A registered game as a PettingZoo AEC env (``params`` are the game's parameters)."""
     from hiddenenvs.registry import load_game
 
-    if illegal_action not in ILLEGAL_ACTION_RULES:
-        raise ValueError(
-            f"illegal_action must be one of {ILLEGAL_ACTION_RULES}, got {illegal_action!r}"
-        )
+    check_illegal_action_rule(illegal_action)  # before a game that may take a while to load
     game = load_game(name, **params)
-    env = GameAECEnv(game, render_mode=render_mode, observation_type=observation_type)
+    # The "lose" rule is PettingZoo's wrapper around an env that would raise.
+    env = GameAECEnv(game, render_mode=render_mode, observation_type=observation_type,
+                     observation_layout=observation_layout,
+                     illegal_action="raise" if illegal_action == "lose" else illegal_action)
     if illegal_action == "lose":
         env = wrappers.TerminateIllegalWrapper(env, illegal_reward=game.info.min_utility)
     return FastOrderEnforcingWrapper(env)
@@ -610,10 +764,14 @@ def make_parallel(
     name: str,
     render_mode: str | None = None,
     observation_type: str = "information_state",
+    observation_layout: str = "dict",
+    illegal_action: str = "raise",
     **params: Any,
 ) -> ParallelEnv:
     """A registered game with simultaneous moves as a PettingZoo parallel env."""
     from hiddenenvs.registry import load_game
 
+    check_illegal_action_rule(illegal_action)
     game = load_game(name, **params)
-    return GameParallelEnv(game, render_mode=render_mode, observation_type=observation_type)
+    return GameParallelEnv(game, render_mode=render_mode, observation_type=observation_type,
+                           observation_layout=observation_layout, illegal_action=illegal_action)

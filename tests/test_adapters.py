@@ -1,7 +1,10 @@
 """Behaviour of the generic PettingZoo adapters beyond PettingZoo's own API tests."""
 
+import pickle
+
 import numpy as np
 import pytest
+from pettingzoo.utils.conversions import aec_to_parallel
 
 import hiddenenvs
 from hiddenenvs.registry import REGISTRY
@@ -98,3 +101,247 @@ def test_same_seed_same_deal_different_seed_different_deals():
 
     assert deal(3) == deal(3)
     assert len({tuple(deal(seed)) for seed in range(30)}) > 3
+
+
+PARALLEL_VARIANTS = {  # every parallel-capable env, combat on its small map
+    name: ({"map": "small", "team_size": 3} if name == "combat" else {})
+    for name in sorted(REGISTRY)
+    if hiddenenvs.load_game(name).info.dynamics is hiddenenvs.Dynamics.SIMULTANEOUS
+}
+PARALLEL_VARIANTS["combat_fighter"] = {"mode": "fighter", "map": "small", "team_size": 3}
+
+
+def _variant(key):
+    return ("combat" if key.startswith("combat") else key), PARALLEL_VARIANTS[key]
+
+
+@pytest.mark.parametrize("key", sorted(PARALLEL_VARIANTS))
+def test_every_mover_at_a_simultaneous_node_sees_its_mask_until_it_has_acted(key):
+    """AEC env: the masks equal the game's own legal sets for every live player still to
+    act at the node, and are zero for those who have acted (the issue: later movers got
+    all-zero masks)."""
+    name, params = _variant(key)
+    env = hiddenenvs.make(name, **params)
+    rng = np.random.default_rng(0)
+    for seed in range(3):
+        env.reset(seed=seed)
+        acted = set()
+        for agent in env.agent_iter(max_iter=400):
+            _, _, termination, truncation, _ = env.last()
+            state = env.unwrapped.state
+            if termination or truncation:
+                env.step(None)
+                continue
+            if not acted:  # the first mover of a node: every live player must see its legal set
+                for other in env.agents:
+                    player = env.unwrapped.agent_to_player[other]
+                    expected = np.zeros(env.action_space(other).n, np.int8)
+                    expected[state.legal_actions(player)] = 1
+                    assert np.array_equal(env.observe(other)["action_mask"], expected), (other, seed)
+            for other in acted:
+                assert not env.observe(other)["action_mask"].any(), (other, "has acted")
+            mask = env.observe(agent)["action_mask"]
+            acted.add(agent)
+            before = state.history()
+            env.step(int(rng.choice(np.flatnonzero(mask))))
+            if env.agents and env.unwrapped.state.history() != before:  # the node resolved
+                acted = set()
+
+
+def _masked_random(mask, rng):
+    return int(rng.choice(np.flatnonzero(mask)))
+
+
+@pytest.mark.parametrize("key", sorted(PARALLEL_VARIANTS))
+@pytest.mark.parametrize("layout", ["dict", "flat"])
+def test_aec_to_parallel_plays_like_the_parallel_env(key, layout):
+    """PettingZoo's converter on the AEC env and the native parallel env, same seeds and
+    actions: the same observations, masks, rewards and terminations at every step."""
+    name, params = _variant(key)
+    native = hiddenenvs.make_parallel(name, observation_layout=layout, **params)
+    converted = aec_to_parallel(hiddenenvs.make(name, observation_layout=layout, **params))
+
+    def mask_of(observations, infos, agent):
+        return observations[agent]["action_mask"] if layout == "dict" else infos[agent]["action_mask"]
+
+    rng = np.random.default_rng(1)
+    for seed in range(3):
+        native_obs, native_infos = native.reset(seed=seed)
+        converted_obs, converted_infos = converted.reset(seed=seed)
+        while native.agents:
+            assert converted.agents == native.agents
+            for agent in native.agents:
+                assert np.array_equal(mask_of(native_obs, native_infos, agent),
+                                      mask_of(converted_obs, converted_infos, agent))
+                if layout == "flat":
+                    assert native_obs[agent].ndim == 1
+                    assert np.array_equal(native_obs[agent], converted_obs[agent])
+                else:
+                    assert np.array_equal(native_obs[agent]["observation"], converted_obs[agent]["observation"])
+            actions = {a: _masked_random(mask_of(native_obs, native_infos, a), rng) for a in native.agents}
+            native_obs, native_rewards, native_terms, _, native_infos = native.step(actions)
+            converted_obs, converted_rewards, converted_terms, _, converted_infos = converted.step(actions)
+            assert dict(converted_rewards) == pytest.approx(native_rewards)
+            assert converted_terms == native_terms
+        assert not converted.agents
+
+
+def test_flat_layout_is_the_dict_observation_flattened_with_the_mask_in_infos():
+    dict_env = hiddenenvs.make("leduc_holdem")
+    flat_env = hiddenenvs.make("leduc_holdem", observation_layout="flat")
+    assert flat_env.observation_space("player_0").shape == (32,)
+    rng = np.random.default_rng(0)
+    dict_env.reset(seed=5)
+    flat_env.reset(seed=5)
+    for agent, flat_agent in zip(dict_env.agent_iter(), flat_env.agent_iter()):
+        observation, reward, termination, _, _ = dict_env.last()
+        flat_observation, flat_reward, flat_termination, _, info = flat_env.last()
+        assert agent == flat_agent and reward == flat_reward and termination == flat_termination
+        assert np.array_equal(flat_observation, observation["observation"].reshape(-1))
+        assert np.array_equal(info["action_mask"], observation["action_mask"])
+        action = None if termination else _masked_random(observation["action_mask"], rng)
+        dict_env.step(action)
+        flat_env.step(action)
+
+    fighters = hiddenenvs.make_parallel("combat", mode="fighter", map="small", observation_layout="flat")
+    observations, infos = fighters.reset(seed=0)
+    assert observations["attacker_0"].shape == (11 * 11 * 5,)
+    assert infos["attacker_0"]["action_mask"].shape == (10,)
+
+
+def test_parallel_illegal_action_raises_by_default():
+    env = hiddenenvs.make_parallel("goofspiel")
+    env.reset(seed=0)
+    env.step({"player_0": 0, "player_1": 0})
+    with pytest.raises(ValueError, match=r"action 0 is illegal for player_1; legal actions: 1 \(bid 2\), 2 \(bid 3\)"):
+        env.step({"player_0": 1, "player_1": 0})
+    combat = hiddenenvs.make_parallel("combat", mode="fighter", map="small")
+    observations, _ = combat.reset(seed=0)
+    agent, action = _an_illegal_choice(observations)
+    actions = {a: 0 for a in combat.agents} | {agent: action}
+    with pytest.raises(ValueError, match=f"action {action} is illegal for {agent}"):
+        combat.step(actions)
+
+
+def _an_illegal_choice(observations):
+    for agent, observation in observations.items():
+        illegal = np.flatnonzero(observation["action_mask"] == 0)
+        if illegal.size:
+            return agent, int(illegal[0])
+    raise AssertionError("every action is legal for every fighter")
+
+
+def test_players_without_a_real_choice_must_send_their_one_legal_action():
+    env = hiddenenvs.make_parallel("gdl_tictactoe")
+    observations, _ = env.reset(seed=0)
+    waiting = next(a for a in env.agents if observations[a]["action_mask"].sum() == 1)
+    mover = next(a for a in env.agents if a != waiting)
+    noop = int(np.flatnonzero(observations[waiting]["action_mask"])[0])
+    with pytest.raises(ValueError, match=f"illegal for {waiting}"):
+        env.step({mover: 0, waiting: 0 if noop else 1})
+    with pytest.raises(ValueError, match=f"no action given for {waiting}"):
+        env.step({mover: 0})
+    env.step({mover: 0, waiting: noop})
+
+
+def test_parallel_illegal_action_can_lose_the_game():
+    env = hiddenenvs.make_parallel("goofspiel", illegal_action="lose")
+    env.reset(seed=0)
+    env.step({"player_0": 0, "player_1": 0})
+    _, rewards, terminations, truncations, infos = env.step({"player_0": 1, "player_1": 0})
+    minimum = hiddenenvs.load_game("goofspiel").info.min_utility
+    assert rewards == {"player_0": 0.0, "player_1": minimum}
+    assert all(terminations.values()) and not any(truncations.values()) and env.agents == []
+    assert infos == {"player_0": {}, "player_1": {"illegal_action": 0}}
+    env.reset(seed=0)
+    _, rewards, *_ = env.step({"player_0": 0, "player_1": 0})  # legal: the game goes on
+    _, rewards, *_ = env.step({"player_0": 0, "player_1": 0})  # both illegal: both lose
+    assert rewards == {"player_0": minimum, "player_1": minimum}
+
+
+def test_parallel_no_op_rule_plays_hold_and_says_so_in_infos():
+    parameters = {"mode": "fighter", "map": "small", "team_size": 3}
+    env = hiddenenvs.make_parallel("combat", illegal_action="no_op", **parameters)
+    twin = hiddenenvs.make_parallel("combat", **parameters)  # told to hold explicitly
+    observations, _ = env.reset(seed=2)
+    twin.reset(seed=2)
+    rng = np.random.default_rng(0)
+    reported = 0
+    for _ in range(30):
+        if not env.agents:
+            break
+        actions = {a: int(rng.integers(10)) for a in env.agents}  # unmasked, like PPO
+        legal_actions = {a: (action if observations[a]["action_mask"][action] else 0) for a, action in actions.items()}
+        observations, rewards, terminations, _, infos = env.step(actions)
+        twin_observations, twin_rewards, twin_terminations, _, _ = twin.step(legal_actions)
+        assert rewards == twin_rewards and terminations == twin_terminations
+        for agent in observations:
+            assert np.array_equal(observations[agent]["observation"], twin_observations[agent]["observation"])
+            if actions[agent] != legal_actions[agent]:
+                assert infos[agent] == {"illegal_action": actions[agent], "played_action": 0}
+                reported += 1
+            else:
+                assert infos[agent] == {}
+    assert reported > 0
+
+
+def test_no_op_rule_needs_a_game_with_a_no_op_and_bad_actions_raise_under_every_rule():
+    with pytest.raises(ValueError, match="goofspiel has none: use 'raise' or 'lose'"):
+        hiddenenvs.make_parallel("goofspiel", illegal_action="no_op")
+    with pytest.raises(ValueError, match="goofspiel has none"):
+        hiddenenvs.make("goofspiel", illegal_action="no_op")
+    with pytest.raises(ValueError, match="observation_layout must be one of"):
+        hiddenenvs.make_parallel("rps", observation_layout="image")
+    for rule in ("raise", "lose"):
+        env = hiddenenvs.make_parallel("rps", illegal_action=rule)
+        env.reset(seed=0)
+        with pytest.raises(ValueError, match="action 7 is illegal for player_1"):
+            env.step({"player_0": 0, "player_1": 7})
+        with pytest.raises(TypeError, match="must be an integer"):
+            env.step({"player_0": 0, "player_1": 1.0})
+    combat = hiddenenvs.make_parallel("combat", mode="fighter", map="small", illegal_action="no_op")
+    combat.reset(seed=0)
+    with pytest.raises(ValueError, match="action 10 is illegal for attacker_0"):
+        combat.step(dict.fromkeys(combat.agents, 0) | {"attacker_0": 10})
+
+
+def test_aec_no_op_rule_reports_until_the_agent_acts_legally_again():
+    env = hiddenenvs.make("combat", mode="fighter", map="small", illegal_action="no_op", observation_layout="flat")
+    env.reset(seed=0)
+    reported = None
+    for agent in env.agent_iter(max_iter=200):
+        _, _, termination, _, info = env.last()
+        if termination:
+            env.step(None)
+            continue
+        mask = info["action_mask"]
+        if reported is None and not mask.all():
+            reported = agent
+            illegal = int(np.flatnonzero(mask == 0)[0])
+            env.step(illegal)
+            assert env.infos[agent]["illegal_action"] == illegal and env.infos[agent]["played_action"] == 0
+            continue
+        if agent == reported:
+            assert env.infos[agent]["illegal_action"] == illegal  # seen at its next turn
+            env.step(int(np.flatnonzero(mask)[0]))
+            assert "illegal_action" not in env.infos[agent]
+            return
+        env.step(int(np.flatnonzero(mask)[0]))
+    raise AssertionError("no fighter ever had an illegal action")
+
+
+def test_aec_flat_layout_can_lose_the_game():
+    env = hiddenenvs.make("leduc_holdem", observation_layout="flat", illegal_action="lose")
+    env.reset(seed=0)
+    env.step(0)  # fold is illegal before a bet
+    assert env.rewards["player_0"] == hiddenenvs.load_game("leduc_holdem").info.min_utility
+    assert all(env.terminations.values())
+
+
+def test_parallel_envs_pickle_for_vector_env_constructors():
+    env = hiddenenvs.make_parallel("combat", mode="fighter", map="small", observation_layout="flat")
+    env.reset(seed=3)
+    copy = pickle.loads(pickle.dumps(env))
+    actions = dict.fromkeys(env.agents, 0)
+    first, second = env.step(actions), copy.step(actions)
+    assert all(np.array_equal(first[0][a], second[0][a]) for a in first[0])

@@ -16,7 +16,7 @@ SECTIONS = [
     "Set-up on a fresh machine", "Envs", "The game model", "Exact analysis", "Benchmarks",
     "Goofspiel, Liar's Dice and Othello", "Leaderboard", "Combat simulator",
     "GDL rule sheets we ship", "GDL-II env", "Training", "Stable-Baselines3 on any env",
-    "Safety and limits",
+    "MARL libraries and playing yourself", "Play against an agent yourself", "Safety and limits",
 ]
 
 

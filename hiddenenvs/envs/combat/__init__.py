@@ -68,9 +68,11 @@ is the number of remembered cells in it.
 south-east, 9 shoot (at the target). The mask allows hold always, a move onto a
 passable cell (not into a full door), and shoot when the fighter has a target. Dead
 fighters are terminated at once (``finished_players()``; the AEC env asks them for one
-``step(None)``, the parallel env drops them from ``agents`` after that step). In the
-parallel env an illegal action from the action space is played as *hold* (MAgent's
-convention). Observation: an egocentric ``(2r+1, 2r+1, 5)`` window (``r = view_radius``):
+``step(None)``, the parallel env drops them from ``agents`` after that step). With
+``illegal_action="no_op"`` an illegal action from the action space is played as *hold*
+(MAgent's convention) and reported in ``infos`` (the default raises); with
+``observation_layout="flat"`` and ``hiddenenvs.marl.black_death`` the fighters take
+SuperSuit's vector envs. Observation: an egocentric ``(2r+1, 2r+1, 5)`` window (``r = view_radius``):
 
 | channel | meaning |
 |---------|---------|

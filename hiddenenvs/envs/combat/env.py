@@ -75,7 +75,7 @@ class CombatGame(Game):
         ),
     )
     TENSOR_BOUNDS = (0.0, 1.0)
-    NO_OP_ACTION = HOLD  # the parallel env plays an illegal action as "hold" (MAgent convention)
+    NO_OP_ACTION = HOLD  # illegal_action="no_op" plays an illegal action as "hold" (MAgent convention)
 
     def __init__(self, **params):
         super().__init__(**params)
