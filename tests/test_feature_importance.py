@@ -20,17 +20,23 @@ def tree4():
     return GameTree.build(study.load_goofspiel(4))
 
 
+@pytest.fixture(scope="module")
+def states4(tree4):
+    """Per player, its information sets of Goofspiel(4) and a state replayed into each."""
+    infosets = [np.flatnonzero(tree4.infoset_player == player) for player in range(2)]
+    return [(sets, [tree4.replay(tree4.infoset_node[infoset]) for infoset in sets]) for sets in infosets]
+
+
 def _bits(cards) -> int:
     return sum(1 << card for card in cards)
 
 
-def test_features_are_read_off_the_game_state(tree4):
+def test_features_are_read_off_the_game_state(tree4, states4):
     """Every player-0 information set of Goofspiel(4), replayed to a state: its own hand,
     the current card, the opponent's hand, the deck and the score difference."""
     infosets, columns = study.feature_columns(tree4, 0)
-    assert len(infosets) == int((tree4.infoset_player == 0).sum())
-    for infoset, row in zip(infosets, columns):
-        state = tree4.replay(tree4.infoset_node[infoset])
+    np.testing.assert_array_equal(infosets, states4[0][0])
+    for infoset, row, state in zip(infosets, columns, states4[0][1]):
         expected = (_bits(state.hands[0]), state.point_cards[-1], _bits(state.hands[1]), _bits(state.deck),
                     state.scores[0] - state.scores[1])
         assert tuple(row) == expected, tree4.infoset_keys[infoset]
@@ -51,13 +57,12 @@ def test_abstract_set_counts_are_the_combinatorial_ones(tree4, label, per_round)
     assert abstraction.counts_by_player() == [expected, int((tree4.infoset_player == 1).sum())]
 
 
-def test_all_four_features_merge_sets_that_differ_only_in_round_order(tree4):
+def test_all_four_features_merge_sets_that_differ_only_in_round_order(tree4, states4):
     """On Goofspiel(4) C+O+D+P still merges (which card won which round is forgotten); the
     count is that of distinct feature tuples over the replayed states."""
     abstraction = study.StudyAbstractions(tree4, "perfect_recall").abstraction("C+O+D+P")
     tuples = set()
-    for infoset in np.flatnonzero(tree4.infoset_player == 0):
-        state = tree4.replay(tree4.infoset_node[infoset])
+    for state in states4[0][1]:
         tuples.add((tuple(state.hands[0]), state.point_cards[-1], tuple(state.hands[1]), tuple(state.deck),
                     state.scores[0] - state.scores[1]))
     count = abstraction.counts_by_player()[0]
@@ -78,16 +83,16 @@ def test_all_features_on_goofspiel3_are_the_unabstracted_run_exactly():
     np.testing.assert_array_equal(abstracted.tables.average[abstraction.slot_table_slot], plain.tables.average)
 
 
-def test_the_openspiel_baseline_is_openspiels_goofspiel_information_state(tree4):
+def test_the_openspiel_baseline_is_openspiels_goofspiel_information_state(tree4, states4):
     """Player 1's sets under ``--baseline openspiel`` are exactly the classes of OpenSpiel's
     ``information_state_string`` over the same histories (checked through pyspiel)."""
     pyspiel = pytest.importorskip("pyspiel")
     game = pyspiel.load_game("goofspiel(num_cards=4,points_order=random,returns_type=win_loss)")
     abstraction = study.StudyAbstractions(tree4, "openspiel").abstraction("C+O+D+P")
     ours_to_theirs, theirs_to_ours = {}, {}
-    for infoset in np.flatnonzero(tree4.infoset_player == 1):
+    for infoset, ours_state in zip(*states4[1]):
         state = game.new_initial_state()
-        for entry in tree4.replay(tree4.infoset_node[infoset]).history():
+        for entry in ours_state.history():
             state.apply_actions(list(entry)) if isinstance(entry, tuple) else state.apply_action(entry)
         theirs, ours = state.information_state_string(1), int(abstraction.abstract_infoset[infoset])
         assert ours_to_theirs.setdefault(ours, theirs) == theirs
