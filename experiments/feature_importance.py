@@ -19,9 +19,12 @@ For a subset S of {C, O, D, P}, player 0's information sets with equal (V0, S) a
 abstract set, knowing only its hand and the features in S. Player 1 is not abstracted.
 Both learn together with external-sampling MCCFR (Lanctot et al. 2009; the compiled tree
 path of :mod:`agents.search.external_sampling_mccfr`), and the importance of S is read off
-how close the result gets to the unabstracted game's equilibrium. Abstracting only one
-player makes the learned profile converge to the abstract strategy closest to equilibrium
-in exploitability (Waugh et al. 2009, cited by Fujii, section 2.5).
+how close the result gets to the unabstracted game's equilibrium. With one player
+abstracted, CFR converges to that player's least exploitable abstract strategy (Waugh et
+al. 2009 and Johanson et al. 2012, cited by Fujii, section 2.5) when the abstraction has
+perfect recall; these abstractions forget (a merged set joins histories with different
+own bids), so here that is an empirical question, which the abstracted player's own
+exploitability answers.
 
 The game (section 4.1): Goofspiel with N = 5 cards, a shuffled point deck, both bids
 revealed after each round, +1 / -1 / 0 for a win / loss / tie (``goofspiel(num_cards=5,
