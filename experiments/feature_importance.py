@@ -30,7 +30,9 @@ The game (section 4.1): Goofspiel with N = 5 cards, a shuffled point deck, both 
 revealed after each round, +1 / -1 / 0 for a win / loss / tie (``goofspiel(num_cards=5,
 points_order="random", returns="win_loss")``). Even all four features do not identify
 an information set: they forget which card won which round (Fujii's footnote 2: such
-sets are "essentially the same game state"), so C+O+D+P is still an abstraction.
+sets are "essentially the same game state"), so C+O+D+P is still an abstraction. The
+control ``unabstracted`` (run by default beside the 16 subsets) leaves player 0 its whole
+information state: plain ES-MCCFR, the "unabstracted player" the paper compares against.
 
 The unabstracted baseline, player 1, has perfect recall: our Goofspiel's information
 state lists every point card and both bids, round by round. OpenSpiel's Goofspiel (the
@@ -76,6 +78,7 @@ import numpy as np
 
 FEATURES = ("C", "O", "D", "P")
 NO_FEATURES = "none"  # the label of the empty subset: the hand alone
+UNABSTRACTED = "unabstracted"  # the control: player 0 keeps its whole information state too
 BASELINES = ("perfect_recall", "openspiel")
 RESULT_COLUMNS = (
     "features", "seed", "iterations", "exploitability", "abstracted_exploitability",
@@ -96,15 +99,23 @@ def all_subsets() -> list[str]:
             for combo in itertools.combinations(FEATURES, size)]
 
 
+def study_labels() -> list[str]:
+    """What the study runs by default: the 16 subsets and the unabstracted control."""
+    return [*all_subsets(), UNABSTRACTED]
+
+
 def parse_subset(label: str) -> tuple[str, ...]:
-    """``"C+O"`` -> ``("C", "O")`` in canonical order; a clear error for unknown features."""
+    """``"C+O"`` -> ``("C", "O")`` in canonical order (the control ``"unabstracted"`` -> all
+    four, for grouping); a clear error for unknown features."""
     if label == NO_FEATURES:
         return ()
+    if label == UNABSTRACTED:
+        return FEATURES
     parts = label.split("+")
     unknown = [part for part in parts if part not in FEATURES]
     if unknown or len(set(parts)) != len(parts):
         raise ValueError(f"feature subset {label!r}: use features from {FEATURES} joined by '+', "
-                         f"each at most once, or {NO_FEATURES!r}")
+                         f"each at most once, or {NO_FEATURES!r} or {UNABSTRACTED!r}")
     return tuple(feature for feature in FEATURES if feature in parts)
 
 
@@ -198,9 +209,12 @@ class StudyAbstractions:
                 self.other_ids[infoset] = ids.setdefault(key, infoset)
 
     def abstraction(self, label: str):
-        """The :class:`InfosetAbstraction` keeping the own hand and the features of ``label``."""
+        """The :class:`InfosetAbstraction` keeping the own hand and the features of ``label``
+        (nothing merged for player 0 with ``"unabstracted"``)."""
         from agents.search.tree_mccfr import InfosetAbstraction
 
+        if label == UNABSTRACTED:
+            return InfosetAbstraction(self.tree, self.other_ids)  # player 0's sets are their own ids there
         kept = [0] + [FEATURE_COLUMN[feature] for feature in parse_subset(label)]
         _, ids = np.unique(self.columns[:, kept], axis=0, return_inverse=True)
         abstract = self.other_ids.copy()
@@ -399,14 +413,14 @@ def markdown_table(summary: Sequence[dict]) -> str:
 
 # ---- figures ---------------------------------------------------------------------------------------
 # The paper's figure groups: the richest subsets (figs. 1-2), single features (3-4), pairs (5-6).
+# C+O+D+P and the unabstracted control are drawn in every group, for reference.
 def figure_groups(subsets: Sequence[str]) -> list[tuple[str, list[str]]]:
-    full = subset_label(FEATURES)
-    sizes = {label: len(parse_subset(label)) for label in subsets}
-    groups = [("three or four features", [s for s in subsets if sizes[s] >= 3]),
-              ("one feature or none", [s for s in subsets if sizes[s] <= 1]),
-              ("two features", [s for s in subsets if sizes[s] == 2])]
-    return [(title, members + ([full] if full in subsets and full not in members else []))
-            for title, members in groups if members]
+    references = [label for label in (subset_label(FEATURES), UNABSTRACTED) if label in subsets]
+    sizes = {label: len(parse_subset(label)) for label in subsets if label not in references}
+    groups = [("three or four features", [s for s in sizes if sizes[s] >= 3]),
+              ("one feature or none", [s for s in sizes if sizes[s] <= 1]),
+              ("two features", [s for s in sizes if sizes[s] == 2])]
+    return [(title, members + references) for title, members in groups if members]
 
 
 MEASURE_TITLES = {
@@ -429,7 +443,7 @@ def plot_study(rows: Sequence[dict], subsets: Sequence[str], output: Path) -> No
     last = max(row["iterations"] for row in rows)
     summary = summarise(rows, subsets, last)
     groups = figure_groups(subsets)
-    colours = {label: plt.cm.tab20(index % 20) for index, label in enumerate(all_subsets())}
+    colours = {label: plt.cm.tab20(index % 20) for index, label in enumerate(study_labels())}
     for name in MEASURES:
         figure, axes = plt.subplots(1, len(groups), figsize=(5.2 * len(groups), 4.2), squeeze=False)
         for axis, (title, members) in zip(axes[0], groups):
@@ -494,8 +508,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--baseline", choices=BASELINES, default=defaults.baseline,
                         help="player 1's information state: perfect recall (default) or OpenSpiel's")
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..K-1 per subset (default 5)")
-    parser.add_argument("--subsets", default=",".join(all_subsets()),
-                        help="comma-separated subsets such as C+O,none (default: all 16)")
+    parser.add_argument("--subsets", default=",".join(study_labels()),
+                        help="comma-separated subsets such as C+O,none,unabstracted (default: all 16 and the "
+                             "unabstracted control)")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                         help="processes, one cell each at a time (default 2; each holds the tree, 2 GB for N=5)")
     parser.add_argument("--output", type=Path, default=Path("results/feature_importance"),

@@ -83,6 +83,16 @@ def test_all_features_on_goofspiel3_are_the_unabstracted_run_exactly():
     np.testing.assert_array_equal(abstracted.tables.average[abstraction.slot_table_slot], plain.tables.average)
 
 
+def test_the_unabstracted_control_is_plain_es_mccfr(tree4):
+    control = study.StudyAbstractions(tree4, "perfect_recall").abstraction(study.UNABSTRACTED)
+    assert control.num_abstract_infosets == tree4.num_infosets
+    plain = ExternalSamplingMCCFR(tree4.game, seed=2, backend="tree")
+    controlled = ExternalSamplingMCCFR(tree4.game, seed=2, abstraction=control)
+    plain.iterate(200)
+    controlled.iterate(200)
+    np.testing.assert_array_equal(controlled.tables.regret[control.slot_table_slot], plain.tables.regret)
+
+
 def test_the_openspiel_baseline_is_openspiels_goofspiel_information_state(tree4, states4):
     """Player 1's sets under ``--baseline openspiel`` are exactly the classes of OpenSpiel's
     ``information_state_string`` over the same histories (checked through pyspiel)."""
@@ -114,8 +124,8 @@ def test_a_tiny_study_runs_end_to_end_and_resumes_only_unfinished_cells(tmp_path
                 "--output", str(tmp_path)])
     assert "| C+O+D+P |" in capsys.readouterr().out  # the README's table
     config = study.StudyConfig(num_cards=3, iterations=300, checkpoints=3)
-    subsets = study.all_subsets()
-    assert len(subsets) == 16 and len(_read(tmp_path / "results.csv")) == 16 * 2 * 3
+    subsets = study.study_labels()
+    assert len(study.all_subsets()) == 16 and len(_read(tmp_path / "results.csv")) == 17 * 2 * 3
     for name in ("results.csv", "summary.csv", "config.json", "final.png", *(f"{m}.png" for m in study.MEASURES)):
         assert (tmp_path / name).stat().st_size > 0, name
     first = _read(tmp_path / "results.csv")
