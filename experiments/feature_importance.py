@@ -2,7 +2,7 @@
 Importance in Game States"; ``trainers.md`` section 7), with the measures the paper leaves out.
 
     python -m experiments.feature_importance                        # the full study: 85 cells, 8-10 min on 2 idle cores
-    python -m experiments.feature_importance --num-cards 4 --iterations 20000   # a minute
+    python -m experiments.feature_importance --num-cards 4 --iterations 20000   # about 20 s
 
 The method (Fujii, section 3). Player 0's information sets are described by features:
 V0, its own remaining hand (what its legal actions are; always kept), and
