@@ -6,9 +6,11 @@ and :mod:`agents.search.oos`).
 
 The tree is the flat layout of :class:`hiddenenvs.analysis.GameTree` (children of a node
 contiguous, simultaneous moves sequentialised); regrets and average weights are arrays
-over its infoset-action slots. Random numbers come from the solver's numpy
-``Generator`` through its bit generator's C interface, so a seed gives the same run and
-the generator's state checkpoints as usual.
+over its infoset-action slots, or over the slots of an abstraction's abstract information
+sets (``infoset_slot_start``: a node reads and updates the slots of its infoset's abstract
+set, so merged information sets share one regret and average table). Random numbers come
+from the solver's numpy ``Generator`` through its bit generator's C interface, so a seed
+gives the same run and the generator's state checkpoints as usual.
 """
 
 from cpython.pycapsule cimport PyCapsule_GetPointer
@@ -73,14 +75,18 @@ cdef class CompiledTree:
     """The arrays one traversal reads, as C pointers, plus the regret and average tables.
 
     ``regret`` and ``average`` are float64 arrays over the tree's slots, updated in place.
+    ``infoset_slot_start`` (default the tree's own) gives, per information set, the first
+    of its slots in those arrays: an abstraction points several information sets with the
+    same legal actions at the same slots (:class:`agents.search.tree_mccfr.InfosetAbstraction`);
+    the arrays then have one entry per abstract slot.
     """
 
     cdef object _keep  # the numpy arrays behind the pointers
     cdef const int64_t* child_start
     cdef const int64_t* child_count
     cdef const int64_t* actor
-    cdef const int64_t* slot_start_of_node  # first slot of a decision node's infoset, -1 elsewhere
-    cdef const int64_t* edge_slot
+    cdef const int64_t* slot_start_of_node  # first table slot of a decision node's infoset, -1 elsewhere
+    cdef const int64_t* edge_index  # position of a node's edge among its parent's slots, -1 after chance
     cdef const double* chance_probability
     cdef const double* returns
     cdef double* regret
@@ -106,10 +112,18 @@ cdef class CompiledTree:
     cdef object _oos_keep
     cdef int64_t num_nodes, num_infosets
 
-    def __init__(self, tree, double[::1] regret, double[::1] average, generator):
-        if tree.num_slots == 0 or len(regret) != tree.num_slots or len(average) != tree.num_slots:
+    def __init__(self, tree, double[::1] regret, double[::1] average, generator, infoset_slot_start=None):
+        table_start = np.asarray(tree.infoset_slot_start if infoset_slot_start is None else infoset_slot_start,
+                                 dtype=np.int64)
+        if len(table_start) < tree.num_infosets:
+            raise ValueError(f"{tree}: infoset_slot_start needs one entry per information set "
+                             f"({tree.num_infosets}), got {len(table_start)}")
+        own_counts = np.diff(tree.infoset_slot_start)
+        num_table_slots = int((table_start[:tree.num_infosets] + own_counts).max(initial=0))
+        if (tree.num_slots == 0 or (table_start[:tree.num_infosets] < 0).any()
+                or len(regret) != num_table_slots or len(average) != num_table_slots):
             raise ValueError(f"{tree}: MCCFR needs regret and average arrays over its "
-                             f"{tree.num_slots} infoset-action slots (and at least one decision)")
+                             f"{num_table_slots} infoset-action slots (and at least one decision)")
         parent = np.ascontiguousarray(tree.parent, dtype=np.int64)
         num_nodes = len(parent)
         nodes = np.arange(num_nodes)
@@ -118,9 +132,12 @@ cdef class CompiledTree:
         child_count = np.ascontiguousarray(np.searchsorted(parent, nodes, side="right") - child_start, dtype=np.int64)
         infoset = np.asarray(tree.infoset, dtype=np.int64)
         slot_start_of_node = np.ascontiguousarray(
-            np.where(infoset >= 0, tree.infoset_slot_start[np.maximum(infoset, 0)], -1), dtype=np.int64)
+            np.where(infoset >= 0, table_start[np.maximum(infoset, 0)], -1), dtype=np.int64)
         actor = np.ascontiguousarray(tree.actor, dtype=np.int64)
-        edge_slot = np.ascontiguousarray(tree.edge_slot, dtype=np.int64)
+        parent_infoset = np.where(parent >= 0, infoset[np.maximum(parent, 0)], -1)
+        edge_index = np.ascontiguousarray(
+            np.where(tree.edge_slot >= 0, tree.edge_slot - tree.infoset_slot_start[np.maximum(parent_infoset, 0)], -1),
+            dtype=np.int64)
         chance_probability = np.ascontiguousarray(tree.chance_probability, dtype=np.float64)
         returns = np.ascontiguousarray(tree.terminal_returns, dtype=np.float64).reshape(-1)
         self.num_players = tree.num_players
@@ -142,7 +159,7 @@ cdef class CompiledTree:
         scratch = np.zeros(3 * self.max_actions)
         capsule = generator.bit_generator.capsule
         self.bitgen = <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
-        self._keep = (child_start, child_count, slot_start_of_node, actor, edge_slot, chance_probability,
+        self._keep = (child_start, child_count, slot_start_of_node, actor, edge_index, chance_probability,
                       returns, regret, average, strategies, values, path_node, path_child,
                       path_probability, path_others_reach, reach, generator, capsule,
                       infoset_of_node, path_kind, path_own_reach, path_sample_reach, scratch)
@@ -152,7 +169,7 @@ cdef class CompiledTree:
         view_int = child_count; self.child_count = &view_int[0]
         view_int = actor; self.actor = &view_int[0]
         view_int = slot_start_of_node; self.slot_start_of_node = &view_int[0]
-        view_int = edge_slot; self.edge_slot = &view_int[0]
+        view_int = edge_index; self.edge_index = &view_int[0]
         view_double = chance_probability; self.chance_probability = &view_double[0]
         view_double = returns; self.returns = &view_double[0]
         self.regret = &regret[0]
@@ -185,10 +202,6 @@ cdef class CompiledTree:
         regret_matching(&self.regret[self.slot_start_of_node[node]], self.child_count[node], strategy)
         return strategy
 
-    cdef inline int64_t slot_index(self, int64_t node, int64_t child) noexcept:
-        """Index of ``child``'s edge among the slots of its parent ``node``'s information set."""
-        return self.edge_slot[child] - self.slot_start_of_node[node]
-
     # ---- external sampling -------------------------------------------------------------------
     def external_sampling(self, int64_t iterations):
         """``iterations`` ES-MCCFR iterations, one traversal per player each."""
@@ -218,14 +231,14 @@ cdef class CompiledTree:
                     self.average[slot + k] += strategy[k]
                 k = sample_index(strategy, count, self.uniform())
                 for j in range(count):  # the child whose edge is slot k
-                    if self.slot_index(node, first + j) == k:
+                    if self.edge_index[first + j] == k:
                         node = first + j
                         break
                 continue
             values = &self.values[depth * self.max_actions]
             for j in range(count):
                 child = first + j
-                values[self.slot_index(node, child)] = self.external_traverse(child, traverser, depth + 1)
+                values[self.edge_index[child]] = self.external_traverse(child, traverser, depth + 1)
             # The children overwrote deeper workspace rows only; this row's strategy is intact.
             value = 0.0
             for k in range(count):
@@ -286,7 +299,7 @@ cdef class CompiledTree:
                     sampling = strategy[k]
                 chosen = first
                 for j in range(count):
-                    if self.slot_index(node, first + j) == k:
+                    if self.edge_index[first + j] == k:
                         chosen = first + j
                         break
                 self.path_probability[depth] = strategy[k]
@@ -307,7 +320,7 @@ cdef class CompiledTree:
                 slot = self.slot_start_of_node[node]
                 for j in range(self.child_count[node]):
                     self.regret[slot + j] -= weight * x
-                self.regret[self.edge_slot[self.path_child[depth]]] += weight * tail
+                self.regret[slot + self.edge_index[self.path_child[depth]]] += weight * tail
             tail *= self.path_probability[depth]
 
     # ---- online outcome sampling (agents.search.oos) -------------------------------------------

@@ -12,7 +12,7 @@ import numpy as np
 
 from agents.base import Learner, StepReport
 from agents.search.tables import RegretTables, TablePolicyAgent
-from agents.search.tree_mccfr import BACKENDS, TreeTables, use_tree
+from agents.search.tree_mccfr import BACKENDS, InfosetAbstraction, TreeTables, use_tree
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 from hiddenenvs.game import Game
 
@@ -24,16 +24,21 @@ class MCCFRSolverBase:
     array tables (:mod:`agents.search.tree_mccfr`); ``"model"`` walks the game model with
     tables keyed by information state (any game, however large); ``"auto"`` (default)
     takes the tree where :func:`agents.search.tree_mccfr.use_tree` finds it enumerable.
+    ``abstraction``: an :class:`agents.search.tree_mccfr.InfosetAbstraction` of the game's
+    tree (tree backend only): merged information sets share their tables.
     """
 
-    def __init__(self, game: Game, seed: int | None = 0, backend: str = "auto"):
+    def __init__(self, game: Game, seed: int | None = 0, backend: str = "auto",
+                 abstraction: InfosetAbstraction | None = None):
         self.game = game
         self.num_players = game.info.num_players
         self.rng = np.random.default_rng(seed)
         self.iteration = 0
         self.compiled = None  # the compiled traversals on the tree backend
-        if use_tree(game, backend):
-            self.tables = TreeTables(GameTree.build(game))
+        if abstraction is not None and backend == "model":
+            raise ValueError("an information-set abstraction needs the tree backend (backend='tree' or 'auto')")
+        if abstraction is not None or use_tree(game, backend):
+            self.tables = TreeTables(GameTree.build(game), abstraction)
             self.compiled = self.tables.compile(self.rng)
         else:
             self.tables = RegretTables(game.info.num_distinct_actions)

@@ -44,13 +44,14 @@ class OutcomeSamplingMCCFR(MCCFRSolverBase):
     """Outcome-sampling MCCFR on any game of the model (see the module docstring).
 
     ``exploration`` is epsilon (0.6 as OpenSpiel's ``outcome_sampling_mccfr``);
-    ``backend`` as in :class:`agents.search.mccfr_trainer.MCCFRSolverBase`.
+    ``backend`` and ``abstraction`` as in :class:`agents.search.mccfr_trainer.MCCFRSolverBase`.
     """
 
-    def __init__(self, game: Game, seed: int | None = 0, exploration: float = 0.6, backend: str = "auto"):
+    def __init__(self, game: Game, seed: int | None = 0, exploration: float = 0.6, backend: str = "auto",
+                 abstraction=None):
         if not 0.0 < exploration <= 1.0:
             raise ValueError(f"exploration (epsilon) must be in (0, 1], got {exploration}")
-        super().__init__(game, seed, backend)
+        super().__init__(game, seed, backend, abstraction)
         self.exploration = exploration
 
     def iterate(self, iterations: int = 1) -> None:
