@@ -424,7 +424,7 @@ cdef class CompiledTree:
                     if targeting:
                         allowed_count = 0
                         for j in range(count):
-                            k = self.slot_index(node, first + j)
+                            k = self.edge_index[first + j]
                             allowed[k] = 1.0 if self.target_mark[first + j] > 0 else 0.0
                             allowed_count += self.target_mark[first + j] > 0
                         if allowed_count > 0:
@@ -456,7 +456,7 @@ cdef class CompiledTree:
                     unbiased_reach *= unbiased[k]
                 chosen = first
                 for j in range(count):  # the child whose edge is slot k
-                    if self.slot_index(node, first + j) == k:
+                    if self.edge_index[first + j] == k:
                         chosen = first + j
                         break
             self.path_child[depth] = chosen
@@ -479,7 +479,7 @@ cdef class CompiledTree:
                     x = weight * self.path_probability[depth] * tail
                     for j in range(count):
                         self.regret[slot + j] -= x
-                    self.regret[self.edge_slot[self.path_child[depth]]] += weight * tail
+                    self.regret[slot + self.edge_index[self.path_child[depth]]] += weight * tail
                 else:
                     share = self.path_own_reach[depth] / self.path_sample_reach[depth]
                     for j in range(count):
