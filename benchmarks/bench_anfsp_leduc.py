@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agents.config import load_config  # noqa: E402
 from agents.loop import LoopContext, train  # noqa: E402
 from agents.runs import build_learner  # noqa: E402
+from timing import print_exploitability_rows  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -118,11 +119,7 @@ def main() -> None:
                 "nfsp_leduc.yaml", arguments.seconds, output / "nfsp", arguments.every, arguments.seed, [])
         for name, rows in curves.items():
             print(f"\n{name}, {arguments.seconds:.0f} s:")
-            print(f"{'episodes':>10} {'wall s':>8} {'episodes/s':>11} {'exploitability':>15}")
-            for row in rows:
-                print(f"{int(row['episodes']):>10} {float(row['wall_seconds']):>8.0f} "
-                      f"{float(row['episodes_per_second']):>11.0f} {float(row['exploitability']):>15.4f}")
-            best = min(rows, key=lambda row: float(row["exploitability"]))
+            best = print_exploitability_rows(rows)
             print(f"last {float(rows[-1]['exploitability']):.4f}; best {float(best['exploitability']):.4f} "
                   f"at {float(best['wall_seconds']):.0f} s")
         plot(curves, output / "anfsp_vs_nfsp.png")

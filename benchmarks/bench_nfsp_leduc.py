@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.config import load_config  # noqa: E402
 from agents.loop import train  # noqa: E402
+from timing import print_exploitability_rows  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 # OpenSpiel torch NFSP on this kind of machine (issue 6): exploitability ~1.9
@@ -104,11 +105,7 @@ def main() -> None:
     with (Path(arguments.output) / "metrics.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     print(f"\nNFSP (ours) on leduc_holdem, seed {arguments.seed}:")
-    print(f"{'episodes':>10} {'wall s':>8} {'episodes/s':>11} {'exploitability':>15}")
-    for row in rows:
-        print(f"{int(row['episodes']):>10} {float(row['wall_seconds']):>8.0f} "
-              f"{float(row['episodes_per_second']):>11.0f} {float(row['exploitability']):>15.4f}")
-    best = min(rows, key=lambda row: float(row["exploitability"]))
+    best = print_exploitability_rows(rows)
     print(f"best: {float(best['exploitability']):.4f} at {int(best['episodes'])} episodes, "
           f"{float(best['wall_seconds']):.0f} s; plot: {result['plot']}")
 

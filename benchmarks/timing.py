@@ -1,4 +1,5 @@
-"""Shared by the benchmarks: a rate meter that takes turns, and a random AEC playout."""
+"""Shared by the benchmarks: a rate meter that takes turns, a random AEC playout, and the
+table of a training run's metrics.csv rows."""
 
 from __future__ import annotations
 
@@ -44,3 +45,13 @@ def aec_playout(env, rng: np.random.Generator) -> None:
             continue
         legal = np.flatnonzero(observation["action_mask"])
         env.step(int(legal[rng.integers(len(legal))]))
+
+
+def print_exploitability_rows(rows: list[dict]) -> dict:
+    """Print a training run's ``metrics.csv`` rows (episodes, wall time, episodes/s,
+    exploitability) as a table; return the row with the lowest exploitability."""
+    print(f"{'episodes':>10} {'wall s':>8} {'episodes/s':>11} {'exploitability':>15}")
+    for row in rows:
+        print(f"{int(row['episodes']):>10} {float(row['wall_seconds']):>8.0f} "
+              f"{float(row['episodes_per_second']):>11.0f} {float(row['exploitability']):>15.4f}")
+    return min(rows, key=lambda row: float(row["exploitability"]))

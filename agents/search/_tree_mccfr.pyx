@@ -202,6 +202,15 @@ cdef class CompiledTree:
         regret_matching(&self.regret[self.slot_start_of_node[node]], self.child_count[node], strategy)
         return strategy
 
+    cdef inline double others_reach(self, int64_t player) noexcept:
+        """The product of every other player's (chance included) reach probability."""
+        cdef double others = 1.0
+        cdef int64_t p
+        for p in range(self.num_players + 1):
+            if p != player:
+                others *= self.reach[p]
+        return others
+
     # ---- external sampling -------------------------------------------------------------------
     def external_sampling(self, int64_t iterations):
         """``iterations`` ES-MCCFR iterations, one traversal per player each."""
@@ -258,7 +267,7 @@ cdef class CompiledTree:
 
     cdef void outcome_sample(self, int64_t update, double exploration) noexcept:
         cdef int64_t node = 0, depth = 0, player, first, count, slot, k, j, chosen, p
-        cdef double sample_reach = 1.0, sampling, others, utility, weight, tail, x, threshold, cumulative
+        cdef double sample_reach = 1.0, sampling, utility, weight, tail, x, threshold, cumulative
         cdef double* strategy
         for p in range(self.num_players + 1):
             self.reach[p] = 1.0
@@ -277,11 +286,7 @@ cdef class CompiledTree:
                 strategy = self.strategy_at(node, depth)
                 slot = self.slot_start_of_node[node]
                 if player == update:
-                    others = 1.0
-                    for p in range(self.num_players + 1):
-                        if p != update:
-                            others *= self.reach[p]
-                    self.path_others_reach[depth] = others
+                    self.path_others_reach[depth] = self.others_reach(update)
                     threshold = self.uniform()
                     cumulative = 0.0
                     k = count - 1
@@ -364,7 +369,7 @@ cdef class CompiledTree:
                          double delta, double epsilon, double gamma) noexcept:
         """One OOS sample (the walk of agents.search.oos.OOS._walk on the tree's arrays)."""
         cdef int64_t depth = 0, player, first, count, slot, k, j, p, infoset, allowed_count, chosen
-        cdef double biased_reach = 1.0, unbiased_reach = 1.0, total, mix, restricted, others
+        cdef double biased_reach = 1.0, unbiased_reach = 1.0, total, mix, restricted
         cdef double utility, q, weight, x, tail, share
         cdef bint in_tree = True, targeting, restrict
         cdef double* strategy
@@ -442,11 +447,7 @@ cdef class CompiledTree:
                     k = draw_index(biased_probabilities if biased else unbiased, count, self.uniform())
                     self.path_sample_reach[depth] = delta * biased_reach + (1.0 - delta) * unbiased_reach
                     if player == update:
-                        others = 1.0
-                        for p in range(self.num_players + 1):
-                            if p != update:
-                                others *= self.reach[p]
-                        self.path_others_reach[depth] = others
+                        self.path_others_reach[depth] = self.others_reach(update)
                     else:
                         self.path_own_reach[depth] = self.reach[player]
                     self.path_kind[depth] = OOS_TABLE
