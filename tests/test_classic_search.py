@@ -150,6 +150,14 @@ def test_maxn_breaks_ties_to_the_first_child_and_soft_maxn_keeps_both(tmp_path):
     assert action == 1 and value == frozenset({(40.0, 50.0, 10.0)})
 
 
+def test_every_minimax_method_searches_for_the_second_mover_of_a_simultaneous_move(shared_dir):
+    game = sheet(shared_dir, "roshambo2")
+    root = game.new_initial_state()
+    for method in ("minimax", "alphabeta", "maxn", "softmaxn"):
+        action, value, _ = MinimaxSearch(game, 1, method, max_depth=2).search(root)
+        assert action in root.legal_actions(1), method
+
+
 def test_paranoid_alpha_beta_on_three_players(shared_dir):
     game = sheet(shared_dir, "3pttc")
     searcher = MinimaxSearch(game, 0, "alphabeta", max_depth=3)

@@ -23,10 +23,9 @@ goal scale 0..100 (:func:`agents.search.common.goal_values`):
   (``s1`` strongly dominates ``s2`` for ``i`` iff ``v1[i] > v2[i]`` for all ``v1 ∈ s1,
   v2 ∈ s2``). At the root the player takes the non-dominated move with the best worst case.
 
-Simultaneous moves are sequentialised: in the paranoid searches the searching player moves
-first and the others answer knowing its move (the lecture's pessimistic view, Schiffel &
-Thielscher 2007, which rock-paper-scissors punishes); in max^n the movers choose in seat
-order. Chance nodes (GDL's ``random``) back up the expectation (expectimax; soft-max^n
+Simultaneous moves are sequentialised: the searching player moves first and the others
+answer knowing its move, in seat order (the lecture's pessimistic view, Schiffel &
+Thielscher 2007, which rock-paper-scissors punishes). Chance nodes (GDL's ``random``) back up the expectation (expectimax; soft-max^n
 refuses them). Depth counts decisions of this sequentialised tree; a non-terminal leaf at
 the depth limit is worth 50 to everyone, or the mean of ``playouts`` random playouts.
 Iterative deepening (uniform) deepens until the deadline, the depth limit or a search that
@@ -153,7 +152,6 @@ class MinimaxSearch:
         self.playouts = playouts
         self.pruning = pruning
         self.sum_bound = sum_bound
-        self.first = None if method in ("maxn", "softmaxn") else player  # who moves first
         self.rng = np.random.default_rng(seed)
         self.deadline = math.inf
         self.nodes = 0
@@ -164,7 +162,7 @@ class MinimaxSearch:
     def search(self, state: State, deadline: float = math.inf):
         """Iterative deepening from ``state`` (``player`` must have a choice there)."""
         self.deadline = deadline
-        root = Ply(state, self.first)
+        root = Ply(state, self.player)
         if root.to_move() != self.player:
             raise ValueError(f"{self.game.NAME}: player {self.player} is not to move here")
         best, value, completed = root.state.legal_actions(self.player)[0], None, 0
@@ -182,7 +180,7 @@ class MinimaxSearch:
         return best, value, completed
 
     def _root(self, root: Ply, depth: int, preferred: int):
-        children = {action: child for action, _, child in root.children(self.first)}
+        children = {action: child for action, _, child in root.children(self.player)}
         order = [preferred] + [a for a in children if a != preferred]
         player = self.player
         if self.method == "softmaxn":
@@ -319,9 +317,9 @@ class MinimaxSearch:
             return self._leaf(ply)
         if mover == CHANCE:  # no pruning through chance: every outcome's value is needed
             return sum(p * self.maxn(child, depth, self.sum_bound)
-                       for _, p, child in ply.children(None))
+                       for _, p, child in ply.children(self.player))
         best = None
-        for _, _, child in ply.children(None):
+        for _, _, child in ply.children(self.player):
             if best is not None and self.pruning and best[mover] >= bound:
                 self.pruned += 1  # the parent's player gets at most S - bound from here
                 break
@@ -342,7 +340,7 @@ class MinimaxSearch:
             raise ValueError(f"{self.game.NAME}: soft-max^n has no rule for chance nodes; "
                              f"use maxn or alphabeta")
         return soft_maxn_union([self.soft_maxn(child, depth - 1)
-                                for _, _, child in ply.children(None)], mover)
+                                for _, _, child in ply.children(self.player)], mover)
 
 
 class MinimaxAgent(ClassicSearchAgent):
@@ -361,7 +359,6 @@ class MinimaxAgent(ClassicSearchAgent):
 
     def choose(self, state: State, player: int) -> int:
         self.searcher.player = player
-        self.searcher.first = None if self.searcher.method in ("maxn", "softmaxn") else player
         self.searcher.rng = self.rng  # playouts draw from the agent's stream
         return self.searcher.search(state, deadline_of(self.seconds, self.deadline))[0]
 
