@@ -86,8 +86,6 @@ class MonteCarloSearch:
         while not _out_of_budget(done, iterations, deadline):
             k = done % len(legal)
             child = state.clone()
-            if child.current_player() == CHANCE:
-                child.apply_action(sample_chance_outcome(child, self.rng))
             choices = {p: self._random(child.legal_actions(p)) for p in child.movers()}
             choices[self.player] = legal[k]
             apply_choices(child, choices)

@@ -64,6 +64,8 @@ def post(url: str, message: str, timeout: float) -> tuple[str | None, float, str
         response = connection.getresponse()
         text = response.read(1_000_000).decode("utf-8", errors="replace")
         seconds = time.monotonic() - start
+        if seconds > timeout:  # the socket timeout bounds each read, not the whole exchange
+            return text, seconds, f"answered after {seconds:.3f} s, later than {timeout:.2f} s"
         if response.status != 200:
             return text, seconds, f"HTTP {response.status}: {text[:200]}"
         return text, seconds, None
@@ -127,7 +129,7 @@ class Manager:
                   "players": {names[r]: url for r, url in self.players.items()},
                   "start_clock": self.start_clock, "play_clock": self.play_clock,
                   "grace": self.grace, "seed": self.seed, "fallback": FALLBACK, "steps": []}
-        rules = " ".join(to_kif(sentence) for sentence in read_message(f"({self.rules_text})"))
+        rules = " ".join(to_kif(sentence) for sentence in read_message(f"(\n{self.rules_text}\n)"))
         starts = self._broadcast({r: f"(start {self.match_id} {names[r]} ({rules}) "
                                      f"{self.start_clock:g} {self.play_clock:g})"
                                   for r in self.players}, self.start_clock + self.grace)

@@ -53,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hiddenenvs.envs.gdl import GdlError
 from hiddenenvs.game import CHANCE, sample_chance_outcome
 from hiddenenvs.ggp.kif import MAX_MESSAGE_BYTES, MessageError, is_nil, read_message, to_kif
 from hiddenenvs.ggp.rules import Codec, load_sheet_game, own_step_entry, write_sheet
@@ -142,6 +143,8 @@ class Match:
             state = self.game.state_from_history(history)
         else:
             state = self.state.clone()
+        if state.is_terminal():
+            raise ProtocolError("play: the game is over (a terminal state); expected stop")
         if state.current_player() == CHANCE:  # random moves with us: its entry carries nothing
             state.apply_action(sample_chance_outcome(state, self.rng))
         if state.steps > self.steps:  # nobody chooses in this step: the model played it already
@@ -289,8 +292,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(200, self.player.handle(text, received))
         except (UnicodeDecodeError, MessageError, ProtocolError) as error:
             self._answer(400, str(error))
-        except Exception as error:  # a GDL error in a sheet, or a search that failed
-            self._answer(400 if _is_gdl_error(error) else 500, f"{type(error).__name__}: {error}")
+        except (GdlError, ValueError) as error:  # a bad sheet, move or percept
+            self._answer(400, f"{type(error).__name__}: {error}")
+        except Exception as error:  # a search that failed: the manager plays for us
+            self._answer(500, f"{type(error).__name__}: {error}")
 
     def _answer(self, status: int, body: str) -> None:
         data = body.encode("utf-8")
@@ -303,12 +308,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):  # noqa: A002 (the http.server API): quiet
         pass
-
-
-def _is_gdl_error(error: Exception) -> bool:
-    from hiddenenvs.envs.gdl import GdlError
-
-    return isinstance(error, (GdlError, ValueError))
 
 
 def serve(player: GgpPlayer, host: str = "127.0.0.1", port: int = 9147) -> ThreadingHTTPServer:
