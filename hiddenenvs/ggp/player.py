@@ -143,12 +143,12 @@ class Match:
             state = self.game.state_from_history(history)
         else:
             state = self.state.clone()
-        if state.is_terminal():
-            raise ProtocolError("play: the game is over (a terminal state); expected stop")
         if state.current_player() == CHANCE:  # random moves with us: its entry carries nothing
             state.apply_action(sample_chance_outcome(state, self.rng))
         if state.steps > self.steps:  # nobody chooses in this step: the model played it already
             return self.codec.move_text(self.role, state.own_history(self.player)[self.steps][0])
+        if state.is_terminal():
+            raise ProtocolError("play: the game is over (a terminal state); expected stop")
         legal = state.legal_actions(self.player)
         if len(legal) == 1:
             return self.codec.move_text(self.role, legal[0])
