@@ -166,14 +166,16 @@ def test_paranoid_alpha_beta_on_three_players(shared_dir):
 
 
 # ---- simulation family ----------------------------------------------------------------------
-def test_uct_beats_random_at_connect_four(shared_dir):
-    game = sheet(shared_dir, "connectFour")
+@pytest.mark.parametrize("name, games", [("connectFour", 8), ("breakthroughSmall", 4)])
+def test_uct_beats_random(shared_dir, name, games):
+    # the 200-game version with Wilson intervals: benchmarks/bench_ggp_uct.py (README)
+    game = sheet(shared_dir, name)
     results = []
-    for seed in range(8):
+    for seed in range(games):
         seat = seed % 2
         agent = load_agent("uct:150", "gdl", player=seat, seed=seed, rules=game.params["rules"])
         results.append(play(game, {seat: agent}, seed)[seat])
-    assert sum(r == 100.0 for r in results) >= 7, results
+    assert sum(r == 100.0 for r in results) >= games - 1, results
 
 
 def test_monte_carlo_and_memory_beat_random_at_tic_tac_toe():
