@@ -219,9 +219,28 @@ def test_memory_reuses_the_subtree_of_the_reached_state():
 
 def test_single_player_uct_stops_at_100_and_follows_its_path(shared_dir):
     game = sheet(shared_dir, "maze")
+    searcher = TreeSearch(game, 0, seed=0)
+    root = game.new_initial_state()
+    searcher.search(root, iterations=5000)
+    assert searcher.best_score == 100.0
+    path = searcher.best_path
+    runs = searcher.root_statistics(0, root)[1].sum()
+    assert runs < 5000  # stopped at 100
+    final = game.state_from_history(path)
+    assert final.is_terminal() and final.returns()[0] == 100.0
+    # the agent follows the stored path without searching again
     agent = load_agent("uct:5000", "gdl", player=0, seed=0, rules=game.params["rules"])
-    assert play(game, {0: agent}, 0)[0] == 100.0
-    assert agent.searcher.best_score == 100.0
+    state = game.new_initial_state()
+    followed = 0
+    while not state.is_terminal():
+        nodes = agent.searcher.nodes
+        if len(state.legal_actions(0)) > 1:
+            action = int(np.argmax(agent.search_policy(state.seat_view(0))))
+            followed += agent.searcher.nodes == nodes
+        else:
+            action = state.legal_actions(0)[0]
+        apply_choices(state, {0: action})
+    assert state.returns()[0] == 100.0 and followed >= 1
 
 
 def test_uct_answers_by_the_deadline():

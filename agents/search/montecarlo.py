@@ -236,17 +236,19 @@ class TreeSearch:
                 goals = self._playout(state, entries)
                 break
             node = child
+        if self.single_player and goals[0] > self.best_score:  # the best full path so far
+            self.best_score, self.best_path = float(goals[0]), tuple(entries)
         for stats, k, mover in path:
             stats.visits[k] += 1
             stats.total[k] += goals[mover]
             stats.best[k] = max(stats.best[k], goals[mover])
 
     def _playout(self, state: State, entries: list) -> np.ndarray:
+        """Goals of a random playout from ``state``; with one player, its moves are added to
+        ``entries`` (the run's path, kept when it is the best so far)."""
         if not self.single_player:
             return playout_goals(state, self.rng)
-        # One player: the whole path is kept when it is the best so far (module docstring).
         state = state.clone()
-        entries = list(entries)
         while not state.is_terminal():
             if state.current_player() == CHANCE:
                 entry = sample_chance_outcome(state, self.rng)
@@ -255,10 +257,7 @@ class TreeSearch:
                 legal = state.legal_actions(0)
                 entry = apply_choices(state, {0: legal[int(self.rng.integers(len(legal)))]})
             entries.append(entry)
-        goals = goal_values(state)
-        if goals[0] > self.best_score:
-            self.best_score, self.best_path = float(goals[0]), tuple(entries)
-        return goals
+        return goal_values(state)
 
     def _stats(self, node: _Node, state: State, mover: int) -> _Stats:
         if self.simultaneous == "trees":  # the mover's own tree, keyed by its information state
