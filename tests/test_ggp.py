@@ -122,6 +122,7 @@ def test_the_player_answers_bad_messages_with_what_is_wrong():
     with pytest.raises(GdlError, match="unsafe|not bound|safety"):
         player.handle("(start m r ((role r) (<= (legal r ?m) (true (x))) (<= terminal (true (x)))"
                       " (<= (goal r 100) (true (x))) (init (x)) (<= (next (x)) (true (x)))) 10 1)")
+    assert not player.matches and not any(player.directory.iterdir())  # nothing left behind
     with pytest.raises(ValueError, match="unknown agent spec"):
         GgpPlayer("nonsense")
     player.close()

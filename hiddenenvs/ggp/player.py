@@ -72,8 +72,12 @@ class Match:
                  spec: str, seed: int | None, margin: float, max_instances: int, directory: Path):
         self.match_id = match_id
         self.directory = Path(tempfile.mkdtemp(prefix="match-", dir=directory))
-        path = write_sheet(rules_text, self.directory, match_id)
-        self.game = load_sheet_game(path, max_instances)
+        try:
+            self.game = load_sheet_game(write_sheet(rules_text, self.directory, match_id),
+                                        max_instances)
+        except BaseException:
+            self.close()  # a refused sheet leaves nothing behind
+            raise
         self.codec = Codec(self.game)
         self.role = self.codec.role_index(role_name)
         if self.role == self.game.random_role:
