@@ -256,6 +256,10 @@ def test_specs_parse_options_and_refuse_bad_ones():
     agent = load_agent("uct:1s,c=10,simultaneous=trees", "gdl_tictactoe")
     assert agent.seconds == 1.0 and agent.searcher.exploration == 10.0
     assert load_agent("alphabeta:6", "gdl_tictactoe").searcher.max_depth == 6
+    with_playouts = load_agent("alphabeta:2,playouts=4", "gdl_tictactoe", seed=0)
+    root = hiddenenvs.load_game("gdl_tictactoe").new_initial_state()
+    assert with_playouts.search_policy(root.seat_view(0)).sum() == 1.0
+    assert with_playouts.searcher.playouts == 4
     with pytest.raises(ValueError, match="unknown option 'k=3'"):
         load_agent("uct:1s,k=3", "gdl_tictactoe")
     with pytest.raises(ValueError, match="needs a budget"):

@@ -2,7 +2,7 @@
 alpha-beta, max^n with shallow pruning and soft-max^n, all with iterative deepening.
 
 Following the lecture "Spielen allgemeiner Spiele" (Kissmann; ``trainers.md`` §6), on GDL's
-goal scale 0..100 (:func:`agents.search.common.goal_values`):
+goal scale 0..100 (:func:`agents.search.classic.goal_values`):
 
 - **Minimax** (paranoid view, Korf 1989): the searching player maximises its goal and every
   other player minimises it. For two players whose goals sum to 100 this is exact minimax;
@@ -31,6 +31,11 @@ the depth limit is worth 50 to everyone, or the mean of ``playouts`` random play
 Iterative deepening (uniform) deepens until the deadline, the depth limit or a search that
 reached no depth-limited leaf (then the value is exact); the previous best move is searched
 first.
+
+Specs (:func:`agents.baselines.load_agent`, ``evaluate.py``, the GGP player): the method
+name, then a depth or a time: ``alphabeta:6``, ``maxn:1s``, ``minimax`` (to the end of the
+game or the GGP deadline); option ``playouts=<n>`` values depth-limited leaves by ``n``
+random playouts (``alphabeta:4,playouts=8``).
 
 >>> import hiddenenvs
 >>> game = hiddenenvs.load_game("gdl_tictactoe")
