@@ -179,6 +179,13 @@ def test_the_manager_survives_players_that_time_out_answer_garbage_or_are_dead(t
             server.server_close()
 
 
+def test_the_manager_refuses_bad_urls_and_role_counts():
+    with pytest.raises(ValueError, match="expected http://host:port/"):
+        Manager(TICTACTOE, ["localhost:9147", "http://127.0.0.1:9148/"])
+    with pytest.raises(ValueError, match="has 2 roles"):
+        Manager(TICTACTOE, ["http://127.0.0.1:9148/"])
+
+
 def test_an_illegal_move_is_replaced_and_recorded(start_player):
     stubborn, url = fake_player(lambda message: "(mark 1 1)")  # legal once, then never
     try:

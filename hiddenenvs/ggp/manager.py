@@ -53,8 +53,6 @@ FALLBACK = "random legal move (manager's seeded generator)"
 def post(url: str, message: str, timeout: float) -> tuple[str | None, float, str | None]:
     """(reply, seconds, error): POST ``message`` to ``url``, waiting at most ``timeout`` s."""
     parts = urlsplit(url)
-    if parts.scheme != "http" or not parts.hostname:
-        return None, 0.0, f"not an http:// URL: {url!r}"
     start = time.monotonic()
     connection = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
     try:
@@ -94,6 +92,10 @@ class Manager:
         if len(players) != len(roles):
             raise ValueError(f"{self.rules_path.name} has {len(roles)} roles for players "
                              f"({[self.codec.role_names[r] for r in roles]}), got {len(players)} URLs")
+        for url in players:
+            parts = urlsplit(url)
+            if parts.scheme != "http" or not parts.hostname:
+                raise ValueError(f"player URL {url!r}: expected http://host:port/")
         self.players = dict(zip(roles, players))
         self.start_clock, self.play_clock, self.grace = start_clock, play_clock, grace
         self.max_steps = max_steps
