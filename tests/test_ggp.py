@@ -14,6 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hiddenenvs
 from hiddenenvs.envs.gdl.game import GAMES_DIR
@@ -84,6 +86,25 @@ def test_messages_read_and_write_kif_with_limits():
                       ("a b", "expected one KIF term"), ("(" * (MAX_MESSAGE_DEPTH + 1), "nests deeper")):
         with pytest.raises(MessageError, match=what):
             read_message(bad)
+
+
+MESSAGE_PIECES = st.sampled_from(["(", ")", " ", "play", "start", "stop", "abort", "info", "m",
+                                  "nil", "xplayer", "(mark 1 1)", "noop", "7", "?x", ";c\n", "\x00",
+                                  "(role xplayer)", "é"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(MESSAGE_PIECES, max_size=30).map("".join))
+def test_any_message_gets_an_answer_or_an_error_naming_it(text):
+    player = GgpPlayer("random", seed=0)
+    from hiddenenvs.envs.gdl import GdlError
+
+    try:
+        player.handle(text)
+    except (ValueError, GdlError) as error:  # MessageError, ProtocolError, a bad sheet's error
+        assert str(error)
+    finally:
+        player.close()
 
 
 def test_the_player_rebuilds_the_models_key_from_its_own_moves_and_percepts():
