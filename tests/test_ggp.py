@@ -179,6 +179,40 @@ def test_oos_and_ismcts_play_a_gdl_ii_match_through_the_same_server(start_player
             assert move["seconds"] <= play_clock + 0.2
 
 
+COIN_SHEET = """
+(role alice) (role bob) (role random)
+(player alice) (player bob) (coin heads) (coin tails)
+(init (phase 0))
+(<= (legal random (flip ?c)) (true (phase 0)) (coin ?c))
+(<= (legal random noop) (not (true (phase 0))))
+(<= (legal ?p noop) (player ?p) (not (true (phase 2))))
+(<= (legal ?p (guess ?c)) (player ?p) (true (phase 2)) (coin ?c))
+(<= (next (phase 1)) (true (phase 0)))
+(<= (next (phase 2)) (true (phase 1)))
+(<= (next (phase 3)) (true (phase 2)))
+(<= (next (side ?c)) (does random (flip ?c)))
+(<= (next (side ?c)) (true (side ?c)))
+(<= (next (said ?p ?c)) (does ?p (guess ?c)))
+(<= (sees alice (side ?c)) (true (phase 1)) (true (side ?c)))
+(<= terminal (true (phase 3)))
+(<= (goal ?p 100) (player ?p) (true (said ?p ?c)) (true (side ?c)))
+(<= (goal ?p 0) (player ?p) (true (said ?p ?c)) (not (true (side ?c))))
+"""
+
+
+def test_a_gdl_ii_step_nobody_chooses_in_is_answered_and_its_percepts_used(start_player, tmp_path):
+    # Step 1 is forced for everyone (random included): the model plays it by itself, and
+    # alice sees the coin only then. She must answer it and then guess right.
+    path = tmp_path / "coin.gdl"
+    path.write_text(COIN_SHEET)
+    for seed in range(4):
+        urls = [start_player("uct", seed=seed, margin=0.7), start_player("random", seed=seed)]
+        record = Manager(path, urls, start_clock=10, play_clock=1.0, seed=seed).run()
+        assert [m["fallback"] for step in record["steps"] for role, m in step["moves"].items()
+                if role != "random"] == [None] * 6
+        assert record["goals"]["alice"] == 100
+
+
 def test_the_manager_survives_players_that_time_out_answer_garbage_or_are_dead(tmp_path):
     garbage, garbage_url = fake_player(lambda message: "((( not a move")
     slow, slow_url = fake_player(lambda message: None)

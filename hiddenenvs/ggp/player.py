@@ -89,6 +89,7 @@ class Match:
         self.state = self.game.new_initial_state()  # GDL-I: the true state
         self.key = self.state.information_state_key(self.player)  # GDL-II: what we know
         self.steps = 0  # GDL steps played so far
+        self.previous_key, self.last_move = None, None  # GDL-II: before the last step
         self.rng = np.random.default_rng(seed)
         self.agent = self._agent(spec, seed)
         self.lock = threading.Lock()
@@ -134,6 +135,7 @@ class Match:
             raise ProtocolError(f"percepts must be a list or nil, got {seen!r}")
         indices = tuple(self.codec.percept_index(self.role, to_kif(p)) for p in seen)
         entries = ((None, None),) if self.game.random_role is not None else ()
+        self.previous_key, self.last_move = self.key, move
         self.key += entries + (own_step_entry(self.game, self.player, move, indices),)
         self.steps += 1
 
@@ -141,10 +143,7 @@ class Match:
     def choose(self, received: float) -> str:
         """Our move in KIF, decided by ``received + play clock - margin``."""
         if self.gdl_ii:
-            from hiddenenvs.beliefs import sample_history
-
-            history = sample_history(self.game, self.player, self.key, self.rng)
-            state = self.game.state_from_history(history)
+            state = self._sampled_state()
         else:
             state = self.state.clone()
         if state.current_player() == CHANCE:  # random moves with us: its entry carries nothing
@@ -163,6 +162,36 @@ class Match:
         action, _ = self.agent.act(np.zeros(1, dtype=np.float32),
                                    state.legal_actions_mask(self.player), view)
         return self.codec.move_text(self.role, int(action))
+
+    def _sampled_state(self):
+        """A state consistent with our GDL-II key, drawn from the belief posterior.
+
+        The model plays a step in which nobody (``random`` included) has a choice by itself,
+        so after such a step's predecessor no state has our key: then the state is rebuilt
+        from the previous key, our last move and any moves of the others, which plays the
+        forced step too; our move in it is forced, the same in every consistent state (a
+        GDL-II player knows its legal moves).
+        """
+        from hiddenenvs.beliefs import sample_history
+
+        try:
+            return self.game.state_from_history(
+                sample_history(self.game, self.player, self.key, self.rng))
+        except ValueError as error:
+            if self.previous_key is None:
+                raise
+            no_state = error
+        state = self.game.state_from_history(
+            sample_history(self.game, self.player, self.previous_key, self.rng))
+        if state.current_player() == CHANCE:
+            state.apply_action(sample_chance_outcome(state, self.rng))
+        if state.steps < self.steps:  # the previous step: play our move in it
+            state.apply_actions([self.last_move if p == self.player
+                                 else int(self.rng.choice(legal)) if (legal := state.legal_actions(p))
+                                 else -1 for p in range(self.game.info.num_players)])
+        if state.steps <= self.steps:  # this step is not forced: our key is inconsistent
+            raise no_state
+        return state
 
     def close(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
