@@ -150,6 +150,22 @@ def test_maxn_breaks_ties_to_the_first_child_and_soft_maxn_keeps_both(tmp_path):
     assert action == 1 and value == frozenset({(40.0, 50.0, 10.0)})
 
 
+def test_random_opponents_back_up_the_expectation_where_paranoia_assumes_the_worst():
+    # biased RPS, goals 50 + 25 * payoff: rock scores 0 / -1 / +2 against rock / paper /
+    # scissors, a mean of +1/3 against a uniform opponent, and -1 against one who knows it
+    game = hiddenenvs.load_game("gdl_biased_rps")
+    root = game.new_initial_state()
+    names = {game.action_to_string(0, a): a for a in root.legal_actions(0)}
+    rock = next(a for name, a in names.items() if "rock" in name)
+    for method in ("minimax", "alphabeta", "maxn"):
+        action, value, _ = MinimaxSearch(game, 0, method, simultaneous="random").search(root)
+        value = value[0] if method == "maxn" else value
+        assert action == rock and value == pytest.approx(50 + 25 / 3), method
+    assert MinimaxSearch(game, 0, "alphabeta").search(root)[1] == 25.0
+    with pytest.raises(ValueError, match="simultaneous='random' works with"):
+        MinimaxSearch(game, 0, "negamax", simultaneous="random")
+
+
 def test_every_minimax_method_searches_for_the_second_mover_of_a_simultaneous_move(shared_dir):
     game = sheet(shared_dir, "roshambo2")
     root = game.new_initial_state()

@@ -25,7 +25,9 @@ goal scale 0..100 (:func:`agents.search.classic.goal_values`):
 
 Simultaneous moves are sequentialised: the searching player moves first and the others
 answer knowing its move, in seat order (the lecture's pessimistic view, Schiffel &
-Thielscher 2007, which rock-paper-scissors punishes). Chance nodes (GDL's ``random``) back up the expectation (expectimax; soft-max^n
+Thielscher 2007, which rock-paper-scissors punishes), or, with ``simultaneous="random"``
+(minimax, alpha-beta, max^n), the others choose uniformly at random and their moves back
+up expectations like chance (the random-opponent model of Kuhlmann, Dresner & Stone 2006). Chance nodes (GDL's ``random``) back up the expectation (expectimax; soft-max^n
 refuses them). Depth counts decisions of this sequentialised tree; a non-terminal leaf at
 the depth limit is worth 50 to everyone, or the mean of ``playouts`` random playouts.
 Iterative deepening (uniform) deepens until the deadline, the depth limit or a search that
@@ -34,8 +36,8 @@ first.
 
 Specs (:func:`agents.baselines.load_agent`, ``evaluate.py``, the GGP player): the method
 name, then a depth or a time: ``alphabeta:6``, ``maxn:1s``, ``minimax`` (to the end of the
-game or the GGP deadline); option ``playouts=<n>`` values depth-limited leaves by ``n``
-random playouts (``alphabeta:4,playouts=8``).
+game or the GGP deadline); options ``playouts=<n>`` values depth-limited leaves by ``n``
+random playouts (``alphabeta:4,playouts=8``), ``simultaneous=random`` the model above.
 
 >>> import hiddenenvs
 >>> game = hiddenenvs.load_game("gdl_tictactoe")
@@ -101,14 +103,15 @@ class Ply:
                 child.apply_action(action)
                 yield action, probability, Ply(child, first)
             return
-        for action in state.legal_actions(mover):
+        legal = state.legal_actions(mover)
+        for action in legal:  # probability: a uniformly random mover's (random opponents)
             chosen = self.chosen + (action,)
             if len(chosen) < len(self.order):
-                yield action, 1.0, Ply(state, first, chosen, self.order)
+                yield action, 1.0 / len(legal), Ply(state, first, chosen, self.order)
             else:
                 child = state.clone()
                 apply_choices(child, dict(zip(self.order, chosen)))
-                yield action, 1.0, Ply(child, first)
+                yield action, 1.0 / len(legal), Ply(child, first)
 
 
 def strongly_dominates(first: frozenset, second: frozenset, player: int) -> bool:
@@ -139,9 +142,15 @@ class MinimaxSearch:
 
     def __init__(self, game: Game, player: int, method: str = "alphabeta",
                  max_depth: int | None = None, playouts: int = 0, pruning: bool = True,
-                 seed: int | None = None):
+                 simultaneous: str = "paranoid", seed: int | None = None):
         if method not in METHODS:
             raise ValueError(f"minimax search: method must be one of {METHODS}, got {method!r}")
+        if simultaneous not in ("paranoid", "random"):
+            raise ValueError(f"minimax search: simultaneous must be 'paranoid' or 'random', "
+                             f"got {simultaneous!r}")
+        if simultaneous == "random" and method not in ("minimax", "alphabeta", "maxn"):
+            raise ValueError(f"minimax search: simultaneous='random' works with minimax, "
+                             f"alphabeta and maxn, not {method}")
         if max_depth is not None and max_depth < 1:
             raise ValueError(f"minimax search: max_depth must be >= 1, got {max_depth}")
         sum_bound = goal_sum_bound(game)
@@ -156,6 +165,7 @@ class MinimaxSearch:
         self.max_depth = max_depth
         self.playouts = playouts
         self.pruning = pruning
+        self.random_opponents = simultaneous == "random"
         self.sum_bound = sum_bound
         self.rng = np.random.default_rng(seed)
         self.deadline = math.inf
@@ -221,6 +231,10 @@ class MinimaxSearch:
         return order[index], values[index]
 
     # ---- shared pieces ---------------------------------------------------------------
+    def _random_opponent(self, ply: Ply, mover: int) -> bool:
+        """Another mover of a simultaneous move, modelled as choosing uniformly at random."""
+        return self.random_opponents and len(ply.order) > 1 and mover != self.player
+
     def _tick(self) -> None:
         self.nodes += 1
         if not self.nodes & 63 and time.monotonic() > self.deadline:
@@ -241,7 +255,7 @@ class MinimaxSearch:
             return float(goal_values(ply.state)[self.player])
         if depth == 0:
             return float(self._leaf(ply)[self.player])
-        if mover == CHANCE:
+        if mover == CHANCE or self._random_opponent(ply, mover):
             return sum(p * self.minimax(child, depth) for _, p, child in ply.children(self.player))
         values = [self.minimax(child, depth - 1) for _, _, child in ply.children(self.player)]
         return max(values) if mover == self.player else min(values)
@@ -253,7 +267,7 @@ class MinimaxSearch:
             return float(goal_values(ply.state)[self.player])
         if depth == 0:
             return float(self._leaf(ply)[self.player])
-        if mover == CHANCE:  # exact expectation, then clamped to the window (fail-hard)
+        if mover == CHANCE or self._random_opponent(ply, mover):  # expectation, clamped (fail-hard)
             value = sum(p * self.alphabeta(child, depth, 0.0, GOAL_MAX)
                         for _, p, child in ply.children(self.player))
             return min(max(value, alpha), beta)
@@ -320,7 +334,7 @@ class MinimaxSearch:
             return goal_values(ply.state)
         if depth == 0:
             return self._leaf(ply)
-        if mover == CHANCE:  # no pruning through chance: every outcome's value is needed
+        if mover == CHANCE or self._random_opponent(ply, mover):  # every outcome counts: no pruning
             return sum(p * self.maxn(child, depth, self.sum_bound)
                        for _, p, child in ply.children(self.player))
         best = None
@@ -357,9 +371,10 @@ class MinimaxAgent(ClassicSearchAgent):
 
     def __init__(self, game: Game, player: int, method: str = "alphabeta",
                  max_depth: int | None = None, seconds: float | None = None,
-                 playouts: int = 0, seed: int | None = None):
+                 playouts: int = 0, simultaneous: str = "paranoid", seed: int | None = None):
         super().__init__(game, player, seed)
-        self.searcher = MinimaxSearch(game, player, method, max_depth, playouts)
+        self.searcher = MinimaxSearch(game, player, method, max_depth, playouts,
+                                      simultaneous=simultaneous)
         self.seconds = seconds
 
     def choose(self, state: State, player: int) -> int:
@@ -370,7 +385,7 @@ class MinimaxAgent(ClassicSearchAgent):
 
 def _builder(method: str):
     def build(argument: str, game: Game, player: int, seed: int | None) -> MinimaxAgent:
-        depth, seconds, options = parse_spec(method, argument, {"playouts": int})
+        depth, seconds, options = parse_spec(method, argument, {"playouts": int, "simultaneous": str})
         return MinimaxAgent(game, player, method, max_depth=depth, seconds=seconds, seed=seed,
                             **options)
 
