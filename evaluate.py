@@ -6,7 +6,9 @@
     python evaluate.py --env kuhn_poker --agents cfr+:500 random cfr:50 --mode gauntlet
 
 Agent specs: 'random'; 'cfr+:<iterations>' / 'cfr:<iterations>'; a path to an agent file,
-run checkpoint or run directory; 'scripted:<name>' for a scripted bot. ``--games`` is
+run checkpoint or run directory; 'scripted:<name>' for a scripted bot; the search specs of
+``agents.search`` ('oos:2s', 'ismcts:1000', 'alphabeta:6', 'minimax', 'maxn:1s', 'mc:1s',
+'mc-memory:1s', 'uct:1s,c=40', ...: see agents/baselines.py). ``--games`` is
 per seat order: a two-player pairing plays each agent in each seat ``--games`` times.
 Every match goes to the SQLite database as it ends; re-running the same command skips
 the stored matches, so an interrupted evaluation resumes where it stopped. Outputs in

@@ -18,7 +18,9 @@ Spec                   Agent
                        vanilla CFR); the game tree must be enumerable
 ``<prefix>:<argument>`` a spec registered in :mod:`agents.search` (``es-mccfr:<iterations>``,
                        ``os-mccfr:<iterations>``, ``oos:10000`` / ``oos:2s``,
-                       ``ismcts:1000`` / ``ismcts:1s``: iterations or seconds per move)
+                       ``ismcts:1000`` / ``ismcts:1s``: iterations or seconds per move;
+                       the classic GGP searchers ``alphabeta:6`` (a depth), ``minimax``,
+                       ``maxn:1s``, ``mc:1s``, ``mc-memory:1s``, ``uct:1s,c=40``)
 ``<path>``             an agent file written by ``Agent.save``, a run checkpoint
                        (``checkpoint.pt``) or a run directory: the trainer's evaluation
                        agent for the seat (NFSP: its average policy)
@@ -150,7 +152,8 @@ def _literal(text: str):
 SPEC_HELP = (
     "'random', 'cfr+:<iterations>' (or 'cfr:<iterations>'), 'es-mccfr:<iterations>', "
     "'os-mccfr:<iterations>', 'oos:<iterations>' or 'oos:<seconds>s', 'ismcts:<iterations>' "
-    "or 'ismcts:<seconds>s', an agent file written by "
+    "or 'ismcts:<seconds>s', 'alphabeta:<depth>' / 'minimax' / 'negamax' / 'maxn:<seconds>s' / "
+    "'softmaxn', 'mc:<seconds>s', 'mc-memory:<playouts>', 'uct:<seconds>s[,c=40]', an agent file written by "
     "Agent.save(), a run checkpoint file or a run directory"
 )
 
@@ -175,12 +178,11 @@ def load_agent(spec: str, env_name: str, player: int = 0, seed: int | None = Non
         solver = CFRSolver(game, variant=variant)
         solver.iterate(int(iterations))
         return TabularPolicyAgent.from_policy(solver.average_policy(), player, seed)
-    if iterations:
-        from agents.search import spec_builder
+    from agents.search import spec_builder
 
-        builder = spec_builder(variant)
-        if builder is not None:
-            return builder(iterations, game, player, seed)
+    builder = spec_builder(variant) if iterations or ":" not in spec else None
+    if builder is not None:  # a bare prefix (``minimax``, ``uct``) gets an empty argument
+        return builder(iterations, game, player, seed)
     path = Path(spec)
     if path.is_dir():
         path = path / "checkpoint.pt"

@@ -15,8 +15,9 @@ README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 SECTIONS = [
     "Set-up on a fresh machine", "Envs", "The game model", "Exact analysis", "Benchmarks",
     "Goofspiel, Liar's Dice and Othello", "Leaderboard", "Combat simulator",
-    "GDL rule sheets we ship", "GDL-II env", "Training", "Stable-Baselines3 on any env",
-    "MARL libraries and playing yourself", "Play against an agent yourself", "Safety and limits",
+    "GDL rule sheets we ship", "GDL-II env", "Classic GGP players and the GGP match protocol",
+    "Training", "Stable-Baselines3 on any env", "MARL libraries and playing yourself",
+    "Play against an agent yourself", "Safety and limits",
 ]
 
 

@@ -14,6 +14,15 @@ Module                                         Algorithm
                                                2015), spec ``oos:<iterations>`` or ``oos:<seconds>s``
 :mod:`agents.search.ismcts`                    information-set MCTS (Cowling, Powley & Whitehouse
                                                2012), spec ``ismcts:<iterations>`` or ``ismcts:<s>s``
+:mod:`agents.search.minimax`                   classic GGP search: minimax, negamax, alpha-beta
+                                               (paranoid for > 2 players), max^n with shallow
+                                               pruning, soft-max^n; specs ``alphabeta:6``,
+                                               ``minimax``, ``negamax``, ``negamax-alphabeta``,
+                                               ``maxn:1s``, ``softmaxn``
+:mod:`agents.search.montecarlo`                Monte Carlo, Monte Carlo with memory, UCT;
+                                               specs ``mc:1s``, ``mc-memory:1s``, ``uct:1s,c=40``
+:mod:`agents.search.classic`                   what those two share: goals 0..100, deadlines,
+                                               compiled GDL playouts, the determinising agent
 =============================================  ==================================================
 
 Spec registry. ``agents.baselines.load_agent`` resolves ``<prefix>:<argument>`` through
@@ -34,6 +43,8 @@ _SPEC_MODULES = (
     "agents.search.outcome_sampling_mccfr",
     "agents.search.oos",
     "agents.search.ismcts",
+    "agents.search.minimax",
+    "agents.search.montecarlo",
 )
 
 

@@ -1,0 +1,383 @@
+"""A general game player over HTTP: any agent spec of this repository plays any GDL or
+GDL-II rule sheet a game manager sends it.
+
+    python -m hiddenenvs.ggp.player --port 9147 --player uct
+    python -m hiddenenvs.ggp.player --port 9148 --player alphabeta --seed 1
+    python -m hiddenenvs.ggp.player --port 9149 --player ismcts      # GDL-II matches too
+
+The player answers HTTP POSTs whose body is one KIF message (content type ``text/acl``):
+
+=============================================================  ===========================
+message                                                        answer
+=============================================================  ===========================
+``(info)``                                                     ``((name <name>) (status available))``
+``(start <id> <role> (<rules>) <startclock> <playclock>)``     ``ready`` once the sheet is
+                                                               read and grounded
+``(play <id> nil)``, ``(play <id> (<move> ...))``              a move, e.g. ``(mark 1 1)``
+GDL-II: ``(play <id> <turn> <lastmove> <percepts>)``           a move
+``(stop <id> ...)`` (either form)                              ``done``
+``(abort <id>)``                                               ``aborted``
+=============================================================  ===========================
+
+GDL-I PLAY messages carry every role's previous move (``nil`` on the first); GDL-II ones
+(the GDL-II protocol of the Dresden GGP server, Thielscher 2010) carry the turn (0 for
+the first PLAY, then +1), the move the manager executed for this player last turn, and
+this player's percepts from the ``sees`` rules (``nil`` on the first). The player keeps
+the true state of a GDL-I match and, for GDL-II, its information-state key
+(:mod:`hiddenenvs.envs.gdl.game`), and gives its agent the seat's
+:class:`~hiddenenvs.game.SeatView`, as in ``evaluate.py``.
+
+``--player`` takes the specs of :func:`agents.baselines.load_agent`: ``random``,
+``alphabeta:6``, ``minimax``, ``maxn``, ``mc``, ``mc-memory``, ``uct:1s,c=40``, ``oos``,
+``ismcts``, ... A spec without a budget searches for the play clock minus ``--margin``
+(default 0.5 s, the lecture's Monte Carlo deadline: time to send the move). Classic
+searchers (:mod:`agents.search.classic`) also stop at that deadline when their own budget
+is longer; OOS and IS-MCTS run the budget they are given.
+
+Rule sheets arrive as user input: the START message's sheet is read, validated and
+grounded with the same limits as any sheet (``--max-instances``); a sheet that fails
+is answered with HTTP 400 and the GDL error, and the match is not started. Messages larger
+than :data:`hiddenenvs.ggp.kif.MAX_MESSAGE_BYTES` are refused (413).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+
+from hiddenenvs.envs.gdl import GdlError
+from hiddenenvs.game import CHANCE, sample_chance_outcome
+from hiddenenvs.ggp.kif import MAX_MESSAGE_BYTES, MessageError, is_nil, read_message, to_kif
+from hiddenenvs.ggp.rules import Codec, load_sheet_game, own_step_entry, write_sheet
+
+DEFAULT_MARGIN_SECONDS = 0.5
+
+
+class ProtocolError(ValueError):
+    """A message this player cannot act on (answered with HTTP 400 and the reason)."""
+
+
+class Match:
+    """One match in progress: the game, this player's seat and what it knows so far."""
+
+    def __init__(self, match_id: str, role_name: str, rules_text: str, play_clock: float,
+                 spec: str, seed: int | None, margin: float, max_instances: int, directory: Path):
+        self.match_id = match_id
+        self.directory = Path(tempfile.mkdtemp(prefix="match-", dir=directory))
+        try:
+            self.game = load_sheet_game(write_sheet(rules_text, self.directory, match_id),
+                                        max_instances)
+        except BaseException:
+            self.close()  # a refused sheet leaves nothing behind
+            raise
+        self.codec = Codec(self.game)
+        self.role = self.codec.role_index(role_name)
+        if self.role == self.game.random_role:
+            raise ProtocolError("the role 'random' is played by the game manager, not by a player")
+        self.player = self.game.player_roles.index(self.role)
+        self.play_clock = play_clock
+        self.margin = margin
+        self.gdl_ii = self.game.propnet.has_sees
+        self.state = self.game.new_initial_state()  # GDL-I: the true state
+        self.key = self.state.information_state_key(self.player)  # GDL-II: what we know
+        self.steps = 0  # GDL steps played so far
+        self.previous_key, self.last_move = None, None  # GDL-II: before the last step
+        self.rng = np.random.default_rng(seed)
+        self.agent = self._agent(spec, seed)
+        self.lock = threading.Lock()
+
+    def _agent(self, spec: str, seed: int | None):
+        from agents.baselines import RandomAgent
+        from agents.search import spec_builder
+
+        if spec == "random":
+            return RandomAgent(self.game.info.num_distinct_actions, seed)
+        prefix, separator, argument = spec.partition(":")
+        builder = spec_builder(prefix)
+        if builder is None:
+            raise ProtocolError(f"unknown agent spec {spec!r}")
+        if not separator:  # no budget: the play clock's
+            argument = f"{max(0.05, self.play_clock - self.margin):g}s"
+        return builder(argument, self.game, self.player, seed)
+
+    # ---- what the manager tells us -------------------------------------------------------
+    def observe_joint_move(self, moves: list) -> None:
+        """GDL-I: every role's move of the last step, in role order."""
+        net = self.game.propnet
+        if len(moves) != len(net.roles):
+            raise ProtocolError(f"expected {len(net.roles)} moves (one per role), got {len(moves)}")
+        indices = [self.codec.move_index(role, to_kif(move)) for role, move in enumerate(moves)]
+        state = self.state
+        if state.steps > self.steps:  # the model played this step by itself (nobody chose)
+            self.steps += 1
+            return
+        if self.game.random_role is not None and state.current_player() == CHANCE:
+            state.apply_action(indices[self.game.random_role])
+        if state.steps == self.steps:
+            state.apply_actions([indices[role] for role in self.game.player_roles])
+        self.steps += 1
+
+    def observe_percepts(self, last_move, percepts) -> None:
+        """GDL-II: our move of the last step and our percepts."""
+        if is_nil(last_move):
+            raise ProtocolError("a PLAY after the first must name this player's last move")
+        move = self.codec.move_index(self.role, to_kif(last_move))
+        seen = () if is_nil(percepts) else percepts
+        if isinstance(seen, str):
+            raise ProtocolError(f"percepts must be a list or nil, got {seen!r}")
+        indices = tuple(self.codec.percept_index(self.role, to_kif(p)) for p in seen)
+        entries = ((None, None),) if self.game.random_role is not None else ()
+        self.previous_key, self.last_move = self.key, move
+        self.key += entries + (own_step_entry(self.game, self.player, move, indices),)
+        self.steps += 1
+
+    # ---- our move -------------------------------------------------------------------------
+    def choose(self, received: float) -> str:
+        """Our move in KIF, decided by ``received + play clock - margin``."""
+        if self.gdl_ii:
+            state = self._sampled_state()
+        else:
+            state = self.state.clone()
+        if state.current_player() == CHANCE:  # random moves with us: its entry carries nothing
+            state.apply_action(sample_chance_outcome(state, self.rng))
+        if state.steps > self.steps:  # nobody chooses in this step: the model played it already
+            return self.codec.move_text(self.role, state.own_history(self.player)[self.steps][0])
+        if state.is_terminal():
+            raise ProtocolError("play: the game is over (a terminal state); expected stop")
+        legal = state.legal_actions(self.player)
+        if len(legal) == 1:
+            return self.codec.move_text(self.role, legal[0])
+        view = state.seat_view(self.player)
+        if hasattr(self.agent, "deadline"):
+            self.agent.deadline = received + self.play_clock - self.margin
+        # The agents here read the view (search) or the mask (random), never the tensor.
+        action, _ = self.agent.act(np.zeros(1, dtype=np.float32),
+                                   state.legal_actions_mask(self.player), view)
+        return self.codec.move_text(self.role, int(action))
+
+    def _sampled_state(self):
+        """A state consistent with our GDL-II key, drawn from the belief posterior.
+
+        The model plays a step in which nobody (``random`` included) has a choice by itself,
+        so after such a step's predecessor no state has our key: then the state is rebuilt
+        from the previous key, our last move and any moves of the others, which plays the
+        forced step too; our move in it is forced, the same in every consistent state (a
+        GDL-II player knows its legal moves).
+        """
+        from hiddenenvs.beliefs import sample_history
+
+        try:
+            return self.game.state_from_history(
+                sample_history(self.game, self.player, self.key, self.rng))
+        except ValueError as error:
+            if self.previous_key is None:
+                raise
+            no_state = error
+        state = self.game.state_from_history(
+            sample_history(self.game, self.player, self.previous_key, self.rng))
+        if state.current_player() == CHANCE:
+            state.apply_action(sample_chance_outcome(state, self.rng))
+        if state.steps < self.steps:  # the previous step: play our move in it
+            state.apply_actions([self.last_move if p == self.player
+                                 else int(self.rng.choice(legal)) if (legal := state.legal_actions(p))
+                                 else -1 for p in range(self.game.info.num_players)])
+        if state.steps <= self.steps:  # this step is not forced: our key is inconsistent
+            raise no_state
+        return state
+
+    def close(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class GgpPlayer:
+    """The player's matches and the answer to each message (transport-free, for tests)."""
+
+    def __init__(self, spec: str = "uct", seed: int | None = None,
+                 margin: float = DEFAULT_MARGIN_SECONDS, max_instances: int | None = None,
+                 name: str | None = None):
+        from hiddenenvs.envs.gdl.ground import DEFAULT_MAX_INSTANCES
+
+        from agents.search import spec_builder
+
+        if spec != "random" and spec_builder(spec.partition(":")[0]) is None:
+            raise ValueError(f"unknown agent spec {spec!r}: expected 'random' or a search spec "
+                             f"(alphabeta:6, minimax, maxn, mc, mc-memory, uct, oos, ismcts, ...)")
+        self.spec = spec
+        self.seed = seed
+        self.margin = margin
+        self.max_instances = max_instances or DEFAULT_MAX_INSTANCES
+        self.name = name or f"hiddenenvs-{spec.partition(':')[0]}"
+        self.matches: dict[str, Match] = {}
+        self.directory = Path(tempfile.mkdtemp(prefix="hiddenenvs-ggp-"))
+        self.lock = threading.Lock()
+
+    def handle(self, text: str, received: float | None = None) -> str:
+        """The answer to one message; ProtocolError / MessageError / GdlError when it is bad."""
+        received = time.monotonic() if received is None else received
+        message = read_message(text)
+        if isinstance(message, str):
+            message = [message]
+        if not message or not isinstance(message[0], str):
+            raise ProtocolError(f"a message starts with its name (info, start, play, stop, "
+                                f"abort): {text[:80]!r}")
+        kind, arguments = message[0].lower(), message[1:]
+        if kind == "info":
+            return f"((name {self.name}) (status available))"
+        if kind == "start":
+            return self._start(arguments)
+        if kind in ("play", "stop", "abort"):
+            if not arguments or not isinstance(arguments[0], str):
+                raise ProtocolError(f"{kind}: expected a match id, got {to_kif(message)[:80]!r}")
+            with self.lock:
+                match = self.matches.get(arguments[0])
+            if match is None:
+                raise ProtocolError(f"{kind}: no match {arguments[0]!r} here (started: "
+                                    f"{sorted(self.matches)})")
+            if kind == "abort":
+                self._end(match)
+                return "aborted"
+            with match.lock:
+                self._update(match, kind, arguments[1:])
+                if kind == "stop":
+                    self._end(match)
+                    return "done"
+                return match.choose(received)
+        raise ProtocolError(f"unknown message {kind!r} (expected info, start, play, stop, abort)")
+
+    def _start(self, arguments) -> str:
+        if len(arguments) != 5 or not all(isinstance(a, str) for a in (arguments[0], arguments[1],
+                                                                        arguments[3], arguments[4])):
+            raise ProtocolError("start: expected (start <id> <role> (<rules>) <startclock> <playclock>)")
+        match_id, role, rules, start_clock, play_clock = arguments
+        try:
+            play_seconds = float(play_clock)
+            float(start_clock)
+        except ValueError:
+            raise ProtocolError(f"start: the clocks must be numbers, got {start_clock!r} and "
+                                f"{play_clock!r}") from None
+        if not play_seconds > 0:
+            raise ProtocolError(f"start: the play clock must be positive, got {play_clock!r}")
+        if isinstance(rules, str):
+            raise ProtocolError("start: the rules must be a list of sentences")
+        rules_text = "\n".join(to_kif(sentence) for sentence in rules)
+        match = Match(match_id, role, rules_text, play_seconds, self.spec, self.seed, self.margin,
+                      self.max_instances, self.directory)
+        with self.lock:
+            previous = self.matches.pop(match_id, None)
+            self.matches[match_id] = match
+        if previous is not None:
+            previous.close()
+        return "ready"
+
+    def _update(self, match: Match, kind: str, arguments: list) -> None:
+        if match.gdl_ii and len(arguments) == 3:  # <turn> <lastmove> <percepts>
+            turn = arguments[0]
+            if not (isinstance(turn, str) and turn.isdigit()):
+                raise ProtocolError(f"{kind}: the turn must be a number, got {to_kif(turn)!r}")
+            if int(turn) == match.steps + 1:
+                match.observe_percepts(arguments[1], arguments[2])
+            elif int(turn) != 0 or match.steps != 0:
+                raise ProtocolError(f"{kind}: turn {turn}, but this player has seen {match.steps} "
+                                    f"turns")
+            return
+        if len(arguments) != 1:
+            raise ProtocolError(f"{kind}: expected ({kind} <id> <moves>)"
+                                + (" or (<id> <turn> <lastmove> <percepts>)" if match.gdl_ii else ""))
+        if match.gdl_ii:
+            if not is_nil(arguments[0]):
+                raise ProtocolError(f"{kind}: a GDL-II match sends (<id> <turn> <lastmove> <percepts>)")
+            return
+        if not is_nil(arguments[0]):
+            if isinstance(arguments[0], str):
+                raise ProtocolError(f"{kind}: the moves must be a list, got {arguments[0]!r}")
+            match.observe_joint_move(arguments[0])
+
+    def _end(self, match: Match) -> None:
+        with self.lock:
+            self.matches.pop(match.match_id, None)
+        match.close()
+
+    def close(self) -> None:
+        for match in list(self.matches.values()):
+            self._end(match)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    player: GgpPlayer
+
+    def do_POST(self):  # noqa: N802 (the http.server API)
+        received = time.monotonic()
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_MESSAGE_BYTES:
+            self._answer(413, f"message of {length:,} bytes; the limit is {MAX_MESSAGE_BYTES:,}")
+            return
+        try:
+            text = self.rfile.read(length).decode("utf-8")
+            self._answer(200, self.player.handle(text, received))
+        except (UnicodeDecodeError, MessageError, ProtocolError) as error:
+            self._answer(400, str(error))
+        except (GdlError, ValueError) as error:  # a bad sheet, move or percept
+            self._answer(400, f"{type(error).__name__}: {error}")
+        except Exception as error:  # a search that failed: the manager plays for us
+            self._answer(500, f"{type(error).__name__}: {error}")
+
+    def _answer(self, status: int, body: str) -> None:
+        data = body.encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "text/acl")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Access-Control-Allow-Origin", "*")
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the manager stopped waiting for this answer (past the clock)
+
+    def log_message(self, format, *args):  # noqa: A002 (the http.server API): quiet
+        pass
+
+
+def serve(player: GgpPlayer, host: str = "127.0.0.1", port: int = 9147) -> ThreadingHTTPServer:
+    """An HTTP server for ``player`` (``port=0``: a free port, ``server.server_address``)."""
+    handler = type("Handler", (_Handler,), {"player": player})
+    server = ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    return server
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=9147, help="port to listen on (0: any free one)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--player", default="uct", help="agent spec (default uct: UCT for the play clock)")
+    parser.add_argument("--seed", type=int, default=None, help="the agent's seed (default: fresh)")
+    parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN_SECONDS,
+                        help="seconds kept from the play clock to send the move (default 0.5)")
+    parser.add_argument("--max-instances", type=int, default=None,
+                        help="grounding limit for received sheets (default the GDL reader's)")
+    args = parser.parse_args(argv)
+    player = GgpPlayer(args.player, args.seed, args.margin, args.max_instances)
+    server = serve(player, args.host, args.port)
+    host, port = server.server_address[:2]
+    print(f"{player.name} listening on http://{host}:{port}/", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        player.close()
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
