@@ -59,6 +59,7 @@ from hiddenenvs.ggp.kif import MAX_MESSAGE_BYTES, MessageError, is_nil, read_mes
 from hiddenenvs.ggp.rules import Codec, load_sheet_game, own_step_entry, write_sheet
 
 DEFAULT_MARGIN_SECONDS = 0.5
+LIVE_STATE_ATTEMPTS = 100  # posterior draws tried before a PLAY is taken to follow the end
 
 
 class ProtocolError(ValueError):
@@ -142,16 +143,9 @@ class Match:
     # ---- our move -------------------------------------------------------------------------
     def choose(self, received: float) -> str:
         """Our move in KIF, decided by ``received + play clock - margin``."""
-        if self.gdl_ii:
-            state = self._sampled_state()
-        else:
-            state = self.state.clone()
-        if state.current_player() == CHANCE:  # random moves with us: its entry carries nothing
-            state.apply_action(sample_chance_outcome(state, self.rng))
+        state = self._live_state()
         if state.steps > self.steps:  # nobody chooses in this step: the model played it already
             return self.codec.move_text(self.role, state.own_history(self.player)[self.steps][0])
-        if state.is_terminal():
-            raise ProtocolError("play: the game is over (a terminal state); expected stop")
         legal = state.legal_actions(self.player)
         if len(legal) == 1:
             return self.codec.move_text(self.role, legal[0])
@@ -162,6 +156,22 @@ class Match:
         action, _ = self.agent.act(np.zeros(1, dtype=np.float32),
                                    state.legal_actions_mask(self.player), view)
         return self.codec.move_text(self.role, int(action))
+
+    def _live_state(self):
+        """The state to search from for this PLAY.
+
+        A PLAY says the game is not over, which a GDL-II key alone may not tell (in blind
+        tic-tac-toe the opponent can complete a line unseen), so sampled states that are
+        terminal are rejected: a draw from the posterior given the key and "not over".
+        """
+        for _ in range(LIVE_STATE_ATTEMPTS if self.gdl_ii else 1):
+            state = self._sampled_state() if self.gdl_ii else self.state.clone()
+            if state.current_player() == CHANCE:  # random moves with us: its entry carries nothing
+                state.apply_action(sample_chance_outcome(state, self.rng))
+            if state.steps > self.steps or not state.is_terminal():
+                return state
+        raise ProtocolError("play: the game is over (every state consistent with our moves and "
+                            "percepts is terminal); expected stop")
 
     def _sampled_state(self):
         """A state consistent with our GDL-II key, drawn from the belief posterior.
