@@ -169,7 +169,7 @@ def test_a_match_over_http_between_two_of_our_players_within_the_clock(start_pla
 def test_oos_and_ismcts_play_a_gdl_ii_match_through_the_same_server(start_player):
     urls = [start_player("oos", seed=0, margin=0.7), start_player("ismcts", seed=1, margin=0.7)]
     play_clock = 1.0
-    record = Manager(GAMES_DIR / "blind_tictactoe.gdl", urls, start_clock=10, play_clock=play_clock,
+    record = Manager(GAMES_DIR / "blind_tictactoe.gdl", urls, start_clock=60, play_clock=play_clock,
                      seed=0).run()
     assert record["gdl_ii"] and record["terminal"]
     assert set(record["steps"][0]["moves"]) == {"xplayer", "oplayer", "random"}
