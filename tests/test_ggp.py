@@ -200,6 +200,36 @@ COIN_SHEET = """
 """
 
 
+def blind_tictactoe_after(player: GgpPlayer, xplayer_tries: list[str]):
+    """A blind tic-tac-toe match played as xplayer, told that ``xplayer_tries`` all succeeded
+    (the last one observed without asking for a move)."""
+    rules = (GAMES_DIR / "blind_tictactoe.gdl").read_text()
+    assert player.handle(f"(start m xplayer ({rules}) 60 1)") == "ready"
+    player.handle("(play m 0 nil nil)")
+    for turn, cell in enumerate(xplayer_tries[:-1], start=1):
+        player.handle(f"(play m {turn} (mark {cell}) (ok))")
+    match = player.matches["m"]
+    match.observe_percepts(read_message(f"(mark {xplayer_tries[-1]})"), read_message("(ok)"))
+    return match
+
+
+def test_a_gdl_ii_play_is_searched_from_a_state_that_is_not_over():
+    # After x's three successful tries, o's three marks may have completed a line unseen in
+    # half the consistent states; a PLAY says the match goes on, so those are not searched.
+    player = GgpPlayer("random", seed=0)
+    try:
+        match = blind_tictactoe_after(player, ["1 1", "1 2", "2 1"])
+        sampled = [match._sampled_state() for _ in range(200)]
+        assert any(state.is_terminal() for state in sampled)  # the case arises
+        assert not any(match._live_state().is_terminal() for _ in range(200))
+        # x completed a line itself: every consistent state is over, and a PLAY is an error.
+        match = blind_tictactoe_after(player, ["1 1", "1 2", "1 3"])
+        with pytest.raises(ProtocolError, match="the game is over"):
+            match._live_state()
+    finally:
+        player.close()
+
+
 def test_a_gdl_ii_step_nobody_chooses_in_is_answered_and_its_percepts_used(start_player, tmp_path):
     # Step 1 is forced for everyone (random included): the model plays it by itself, and
     # alice sees the coin only then. She must answer it and then guess right.
