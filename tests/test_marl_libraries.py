@@ -76,6 +76,12 @@ def test_rllib_ppo_with_action_masking():
     assert example("rllib_ppo_masked").main(["--steps", "500"]) >= 500
 
 
+def test_agilerl_ippo_with_action_masking():
+    # The env raises on an illegal action, so finishing means every action was masked.
+    pytest.importorskip("agilerl")
+    assert example("agilerl_ippo").main(["--steps", "500"]) >= 500
+
+
 def test_supersuit_observation_wrappers_take_the_flat_layout():
     """The wrappers the issue found failing on the dict observation, each on flat Goofspiel
     (parallel) and Leduc (AEC), checked by PettingZoo's own API tests."""
