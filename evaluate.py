@@ -81,6 +81,14 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         help="processes playing matches (default: all cores)",
     )
     parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=None,
+        help="play the matches on --workers Ray actors: 'local' starts a Ray on this machine, "
+        "'auto' or host:port joins a cluster (`ray start --head`); a match whose actor dies is "
+        "replayed (needs the distributed extra)",
+    )
+    parser.add_argument(
         "--db", default=None, help="SQLite results file (default: OUT/leaderboard.sqlite)"
     )
     parser.add_argument("--out", default="results", help="output directory (default results/)")
@@ -155,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             seed=arguments.seed,
             duplicate=not arguments.no_duplicate,
             workers=arguments.workers,
+            ray_address=arguments.ray,
             exploitability_max_nodes=arguments.exploitability_max_nodes,
             anchor=arguments.anchor,
             rank_by=arguments.rank_by,

@@ -63,13 +63,11 @@ import torch
 from torch import nn
 
 import hiddenenvs
+from agents.actor_pool import ActorPool, Lost, import_ray
 from agents.base import Agent, Learner, StepReport, Transition, sample_batch
 from agents.memories import ReservoirBuffer
 from agents.networks import AveragePolicyAgent, masked_logits, mlp, network_input
 from hiddenenvs.game import Game
-
-RAY_MISSING = 'trainer anfsp needs Ray: pip install -e ".[distributed]" (ray>=2.9)'
-
 
 @dataclass
 class ANFSPConfig:
@@ -261,14 +259,6 @@ class ActorLearner:
 
 
 # ---- the server side (the driver) -------------------------------------------------------------
-def _import_ray():
-    try:
-        import ray
-    except ImportError:
-        raise ImportError(RAY_MISSING) from None
-    return ray
-
-
 class ANFSP(Learner):
     """ANFSP through the common loop: one :meth:`step` applies one actor's window."""
 
@@ -278,7 +268,7 @@ class ANFSP(Learner):
 
     def __init__(self, game: Game, config: ANFSPConfig, seed: int):
         super().__init__(game, config, seed)
-        _import_ray()  # fail at construction, not at the first step, when Ray is absent
+        import_ray()  # fail at construction, not at the first step, when Ray is absent
         info = game.info
         self.architecture = {"input_size": int(np.prod(info.information_state_tensor_shape)),
                              "hidden_sizes": list(config.hidden_sizes),
@@ -302,57 +292,30 @@ class ANFSP(Learner):
         self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(16,)))
         self.epsilon_starts = [float(self.rng.choice(config.epsilon_choices)) for _ in range(config.num_actors)]
         self.slot_transitions = [0] * config.num_actors
-        self.slot_generations = [0] * config.num_actors  # actors started in each slot, ever
         self.actions = 0
         self.updates = 0
         self.target_updates = 0
-        self.actor_replacements = 0
-        # Runtime only (not checkpointed): the actors, their windows in flight, Ray ownership.
-        self._actors: list[Any] = []
-        self._in_flight: dict[Any, tuple[int, int]] = {}  # object ref -> (slot, update it started at)
-        self._started_ray = False
+        # Runtime only (not checkpointed): the actors and Ray ownership.
+        self.pool = ActorPool(ActorLearner, self._actor_arguments, config.num_actors, config.actor_num_cpus,
+                              config.address, config.local_num_cpus(), name="anfsp-actor",
+                              where="trainer.params.address")
+        self.earlier_replacements = 0  # actors replaced before this process (a resumed run)
         self.actor_nodes: set[str] = set()
 
-    # ---- Ray: start, connect, actors ----------------------------------------------------------
-    def _ensure_running(self) -> None:
-        if self._actors:
-            return
-        ray = _import_ray()
-        config = self.config
-        if not ray.is_initialized():
-            if config.address is None:
-                ray.init(num_cpus=config.local_num_cpus(), include_dashboard=False,
-                         object_store_memory=200 * 1024**2, log_to_driver=False)
-            else:
-                try:
-                    ray.init(address=config.address, log_to_driver=False)
-                except (ConnectionError, RuntimeError, ValueError) as error:
-                    raise RuntimeError(
-                        f"trainer.params.address={config.address!r}: no Ray cluster there ({error}); "
-                        f"start one with `ray start --head` and pass its address"
-                    ) from None
-            self._started_ray = True
-        available = ray.cluster_resources().get("CPU", 0.0)
-        needed = config.num_actors * config.actor_num_cpus
-        if available + 1e-9 < needed:
-            raise RuntimeError(
-                f"the Ray cluster has {available:g} CPUs, the {config.num_actors} actors need {needed:g} "
-                f"(actor_num_cpus {config.actor_num_cpus}); add nodes or lower actor_num_cpus"
-            )
-        self._actors = [None] * config.num_actors
-        for slot in range(config.num_actors):
-            self._start_actor(slot)
+    @property
+    def actor_replacements(self) -> int:
+        return self.earlier_replacements + self.pool.replacements
 
-    def _start_actor(self, slot: int) -> None:
-        ray = _import_ray()
-        generation = self.slot_generations[slot]
-        self.slot_generations[slot] += 1
-        actor = ray.remote(ActorLearner).options(
-            num_cpus=self.config.actor_num_cpus, name=f"anfsp-actor-{slot}-{generation}",
-        ).remote(self.game.spec.to_dict(), self.architecture, self.config.anticipatory,
-                 self.config.discount, self.config.envs_per_actor, (self.seed, slot, generation))
-        self._actors[slot] = actor
-        self._submit(slot)
+    # ---- Ray actors ---------------------------------------------------------------------------
+    def _actor_arguments(self, slot: int, generation: int) -> tuple:
+        return (self.game.spec.to_dict(), self.architecture, self.config.anticipatory,
+                self.config.discount, self.config.envs_per_actor, (self.seed, slot, generation))
+
+    def _ensure_running(self) -> None:
+        if not self.pool.running:
+            self.pool.start()
+            for slot in range(self.config.num_actors):
+                self._submit(slot)
 
     def _weights(self) -> dict[str, list]:
         return {"q": [n.state_dict() for n in self.q_networks],
@@ -364,47 +327,22 @@ class ANFSP(Learner):
                           self.config.epsilon_decay_transitions)
 
     def _submit(self, slot: int) -> None:
-        reference = self._actors[slot].play_window.remote(
-            self._weights(), self.slot_epsilon(slot), self.config.gradient_every)
-        self._in_flight[reference] = (slot, self.updates)
+        self.pool.submit(slot, "play_window", self._weights(), self.slot_epsilon(slot),
+                         self.config.gradient_every, tag=self.updates)
 
     def close(self) -> None:
         """Stop the actors, and the local Ray if this learner started it."""
-        if not self._actors and not self._started_ray:
-            return
-        ray = _import_ray()
-        for actor in self._actors:
-            if actor is not None:
-                ray.kill(actor, no_restart=True)
-        self._actors, self._in_flight = [], {}
-        if self._started_ray:
-            ray.shutdown()
-            self._started_ray = False
+        self.pool.close()
 
     # ---- one step: wait for any actor's window, apply it, send that actor new weights -----
     def step(self, loop) -> StepReport:
-        ray = _import_ray()
         self._ensure_running()
-        failures_in_a_row = 0
-        while True:
-            (reference,), _ = ray.wait(list(self._in_flight), num_returns=1)
-            slot, started_at = self._in_flight.pop(reference)
-            try:
-                window = ray.get(reference)
-            except ray.exceptions.RayActorError as error:  # killed, crashed or its node lost
-                failures_in_a_row += 1
-                if failures_in_a_row > 2 * self.config.num_actors:  # not a fault: a broken set-up
-                    raise RuntimeError(
-                        f"ANFSP actors keep dying ({failures_in_a_row} in a row without a window; "
-                        f"is this package installed on every Ray node?); last error: {error}"
-                    ) from None
-                self.actor_replacements += 1
-                self._start_actor(slot)
-                continue
-            break
+        while isinstance(result := self.pool.next(), Lost):  # a fresh actor took the slot
+            self._submit(result.slot)
+        slot, window = result.slot, result.value
         self.actor_nodes.add(window["node"])
         metrics = self._apply(slot, window)
-        metrics["staleness"] = float(self.updates - 1 - started_at)
+        metrics["staleness"] = float(self.updates - 1 - result.tag)
         metrics["actor_nodes"] = float(len(self.actor_nodes))  # Ray nodes the actors ran on
         self._submit(slot)
         return StepReport(episodes=window["episodes"], iterations=1, metrics=metrics)
@@ -466,7 +404,7 @@ class ANFSP(Learner):
             "reservoirs": [r.state_dict() for r in self.reservoirs],
             "rng": self.rng.bit_generator.state,
             "slots": {"epsilon_starts": list(self.epsilon_starts), "transitions": list(self.slot_transitions),
-                      "generations": list(self.slot_generations)},
+                      "generations": list(self.pool.generations)},
             "counters": {"actions": self.actions, "updates": self.updates,
                          "target_updates": self.target_updates, "actor_replacements": self.actor_replacements},
         }
@@ -487,8 +425,8 @@ class ANFSP(Learner):
         self.rng.bit_generator.state = state["rng"]
         self.epsilon_starts = [float(e) for e in slots["epsilon_starts"]]
         self.slot_transitions = [int(t) for t in slots["transitions"]]
-        self.slot_generations = [int(g) for g in slots["generations"]]
+        self.pool.generations = [int(g) for g in slots["generations"]]
         counters = state["counters"]
         self.actions, self.updates = int(counters["actions"]), int(counters["updates"])
         self.target_updates = int(counters["target_updates"])
-        self.actor_replacements = int(counters["actor_replacements"])
+        self.earlier_replacements = int(counters["actor_replacements"])

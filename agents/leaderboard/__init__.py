@@ -73,6 +73,7 @@ def evaluate(
     seed: int = 0,
     duplicate: bool = True,
     workers: int = 1,
+    ray_address: str | None = None,
     exploitability_max_nodes: int = DEFAULT_EXPLOITABILITY_MAX_NODES,
     anchor: str | None = None,
     rank_by: str = "elo",
@@ -81,7 +82,9 @@ def evaluate(
     """Play what the store lacks of this evaluation, then build its leaderboard.
 
     ``games`` is per seat order (a two-player pairing plays ``2 * games`` matches). Set
-    ``exploitability_max_nodes=0`` to skip exploitability.
+    ``exploitability_max_nodes=0`` to skip exploitability. ``ray_address`` plays the
+    matches on ``workers`` Ray actors (``"local"``, ``"auto"`` or ``host:port``; see
+    :func:`agents.leaderboard.matches.play_all`) instead of local processes.
     """
     variant = EnvVariant.resolve(env, params)
     # A spec naming a file is keyed by the file's content too: a replaced file is a new agent.
@@ -94,7 +97,7 @@ def evaluate(
     with ResultStore(db_path) as store:
         stored = store.stored_keys(variant.name, variant.params_json)
         todo = [task for task in tasks if task[0] not in stored]
-        results = play_all(variant, todo, resolve_agent, workers)
+        results = play_all(variant, todo, resolve_agent, workers, ray_address)
         if progress and todo:
             from tqdm import tqdm
 

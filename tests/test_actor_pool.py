@@ -1,0 +1,50 @@
+"""The Ray actor pool (agents/actor_pool.py) serving evaluate.py: the same results as
+in-process play, a killed actor's match replayed, errors that say what is wrong. Skips
+without Ray (`pip install -e ".[distributed]"`); every test stops the Ray it starts."""
+
+import pytest
+
+import evaluate as evaluate_cli
+from agents.leaderboard import ResultStore, resolve_agent
+from agents.leaderboard.matches import EnvVariant, play_all, schedule
+
+ray = pytest.importorskip("ray", reason='the actor pool needs Ray: pip install -e ".[distributed]"')
+
+
+def kuhn_tasks(games: int):
+    variant = EnvVariant.resolve("kuhn_poker", {})
+    return variant, schedule(variant, ["random", "cfr+:30"], "round-robin", games, series_seed=5)
+
+
+def test_ray_actors_play_the_same_matches_and_replay_one_whose_actor_died():
+    variant, tasks = kuhn_tasks(games=30)
+    in_process = {r.key: r.returns for r in play_all(variant, tasks, resolve_agent, workers=1)}
+    on_ray, killed, replaced = {}, [], []
+    for result in play_all(variant, tasks, resolve_agent, workers=2, ray_address="local"):
+        on_ray[result.key] = result.returns
+        names = ray.util.list_named_actors()
+        if not killed:
+            ray.kill(ray.get_actor("match-player-0-0"), no_restart=True)
+            killed.append(True)
+        elif "match-player-0-1" in names:
+            replaced.append(True)
+    assert not ray.is_initialized(), "the pool stops the local Ray it started"
+    assert replaced, "slot 0 got a fresh actor after the kill"
+    assert on_ray == in_process and len(on_ray) == len(tasks)
+
+
+def test_evaluate_py_on_local_ray_stores_every_match(tmp_path):
+    db = tmp_path / "board.sqlite"
+    code = evaluate_cli.main(["--env", "kuhn_poker", "--agents", "random", "cfr+:30", "--games", "10",
+                              "--workers", "2", "--ray", "local", "--db", str(db), "--out", str(tmp_path),
+                              "--quiet"])
+    assert code == 0
+    with ResultStore(db) as store:
+        assert len(store.stored_keys("kuhn_poker", EnvVariant.resolve("kuhn_poker", {}).params_json)) == 20
+
+
+def test_a_ray_address_without_a_cluster_says_so():
+    variant, tasks = kuhn_tasks(games=1)
+    with pytest.raises(RuntimeError, match="--ray='127.0.0.1:1'.*no Ray cluster there"):
+        list(play_all(variant, tasks, resolve_agent, workers=1, ray_address="127.0.0.1:1"))
+    assert not ray.is_initialized()
