@@ -239,3 +239,72 @@ def chain_hashes(const uint64_t[::1] keys, const uint32_t[:, ::1] words,
             mixed = (keys[player] ^ observation_hash) * mix_a
             mixed ^= mixed >> 31
             out[player] = (mixed + <uint64_t> actions[player] + 1) * mix_b
+
+
+def fighter_intents(const int64_t[::1] actions, const int32_t[::1] positions,
+                    const int32_t[:, ::1] move_target, int32_t[::1] wanted_cells, uint8_t[::1] fires):
+    """Fighter mode's joint action as the tick's inputs: ``fires[k]`` for "shoot" (the
+    last action), ``wanted_cells[k]`` the cell a move (actions 1..8, ``move_target[action
+    - 1]``) reaches, or the fighter's own cell for anything else or a blocked move."""
+    cdef Py_ssize_t count = positions.shape[0]
+    cdef Py_ssize_t shoot = move_target.shape[0] + 1
+    cdef Py_ssize_t k
+    cdef int64_t action
+    cdef int32_t target
+    if not (actions.shape[0] == wanted_cells.shape[0] == fires.shape[0] == count):
+        raise ValueError(
+            f"fighter_intents: {count} fighters need as many actions, wanted cells and fire "
+            f"flags ({actions.shape[0]}, {wanted_cells.shape[0]}, {fires.shape[0]})"
+        )
+    with nogil:
+        for k in range(count):
+            action = actions[k]
+            fires[k] = action == shoot
+            wanted_cells[k] = positions[k]
+            if 0 < action < shoot:
+                target = move_target[action - 1, positions[k]]
+                if target >= 0:
+                    wanted_cells[k] = target
+
+
+def fighter_masks(uint8_t[:, ::1] masks, const int32_t[::1] positions, const uint8_t[::1] alive,
+                  const int32_t[:, ::1] move_target, const int8_t[::1] door_of_cell, int num_doors,
+                  int door_capacity, const int64_t[::1] target_of):
+    """Every fighter's action mask, written into ``masks`` (fighters, 1 + directions + 1):
+    a live fighter may hold; move where ``move_target`` allows, unless that enters a door
+    other than its own that already holds ``door_capacity`` live fighters; shoot when it
+    has a target. A dead fighter's row is all zero."""
+    cdef Py_ssize_t count = positions.shape[0]
+    cdef Py_ssize_t directions = move_target.shape[0]
+    cdef Py_ssize_t k, d
+    cdef int32_t target
+    cdef int8_t door, own_door
+    if masks.shape[0] != count or masks.shape[1] != directions + 2 or target_of.shape[0] != count:
+        raise ValueError(
+            f"fighter_masks: {count} fighters need a ({count}, {directions + 2}) mask array and "
+            f"{count} targets, got ({masks.shape[0]}, {masks.shape[1]}) and {target_of.shape[0]}"
+        )
+    cdef int64_t *occupancy = <int64_t *> calloc(num_doors if num_doors > 0 else 1, sizeof(int64_t))
+    if occupancy == NULL:
+        raise MemoryError("fighter_masks: no memory for the door counts")
+    with nogil:
+        for k in range(count):
+            door = door_of_cell[positions[k]]
+            if alive[k] and door >= 0:
+                occupancy[door] += 1
+        for k in range(count):
+            if not alive[k]:
+                for d in range(directions + 2):
+                    masks[k, d] = 0
+                continue
+            masks[k, 0] = 1
+            own_door = door_of_cell[positions[k]]
+            for d in range(directions):
+                target = move_target[d, positions[k]]
+                if target < 0:
+                    masks[k, 1 + d] = 0
+                    continue
+                door = door_of_cell[target]
+                masks[k, 1 + d] = not (door >= 0 and door != own_door and occupancy[door] >= door_capacity)
+            masks[k, directions + 1] = target_of[k] >= 0
+    free(occupancy)
