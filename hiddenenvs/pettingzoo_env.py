@@ -82,6 +82,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
     AECOrderEnforcingIterator,
 )
 
+from hiddenenvs._adapters import accept_legal_actions
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
@@ -182,6 +183,10 @@ class _GameEnvBase:
         # Per-step shortcuts: the tensor method looked up once; most games never finish a
         # player early; masks repeat.
         self._tensor_of = getattr(state_class, f"{observation_type}_tensor")
+        # A state may hand out every player's tensor as one (players, ...) array, e.g. the
+        # combat sim's fighter views: the parallel env then slices rows instead of asking
+        # player by player.
+        self._tensors_of_all = getattr(state_class, f"{observation_type}_tensors", None)
         self._may_finish_early = state_class.finished_players is not State.finished_players
         self._num_players = info.num_players
         self._no_action_mask = self._read_only_mask(())
@@ -520,7 +525,17 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         self._masks = None  # a new node
         masks = self._node_masks()
         to_player = self.agent_to_player
-        return {agent: self._observation(to_player[agent], masks[to_player[agent]]) for agent in self.agents}
+        if self._tensors_of_all is None:
+            return {agent: self._observation(to_player[agent], masks[to_player[agent]]) for agent in self.agents}
+        tensors = self._tensors_of_all(self.state)
+        if self._flat:
+            rows = list(tensors.reshape(len(tensors), -1))
+            return {agent: rows[to_player[agent]] for agent in self.agents}
+        rows, mask_rows = list(tensors), list(masks)
+        return {
+            agent: {"observation": rows[to_player[agent]], "action_mask": mask_rows[to_player[agent]]}
+            for agent in self.agents
+        }
 
     def _infos(self, agents: list[str], reports: dict[str, dict]) -> dict[str, dict]:
         """Fresh info dicts: each agent's mask when flat, and no-op or "lose" reports."""
@@ -540,24 +555,19 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         """The validated joint action (one entry per player, -1 where nobody acts), or None
         when an action lost the game (``"lose"``: the offenders are in ``reports``).
 
-        An actor's integer action is checked against its row of the node's masks; any
-        other case (a missing agent, None, an illegal or non-integer action) goes through
-        the path that names the culprit, plays the no-op or records the loss.
+        The actors' integer actions are checked against their rows of the node's masks in
+        one compiled loop (``_adapters.accept_legal_actions``); any other case (a missing
+        agent, None, an illegal or non-integer action) goes through the path that names
+        the culprit, plays the no-op or records the loss.
         """
-        masks = self._node_masks()
-        num_actions = masks.shape[1]
-        possible_agents = self.possible_agents
         joint = [-1] * self._num_players
+        masks = self._node_masks()  # before reading the actors it sets
+        unchecked = accept_legal_actions(self._actors, actions, self.possible_agents, masks, joint)
         lost = False
-        for player in self._actors:
-            action = actions.get(possible_agents[player])
-            if (isinstance(action, (int, np.integer)) and not isinstance(action, bool)
-                    and 0 <= action < num_actions and masks[player, action]):
-                joint[player] = int(action)
-            else:
-                checked = self._checked_action(player, actions, reports)
-                lost |= checked is None
-                joint[player] = checked
+        for player in unchecked:
+            checked = self._checked_action(player, actions, reports)
+            lost |= checked is None
+            joint[player] = checked
         return None if lost else joint
 
     def _checked_action(self, player: int, actions: dict, reports: dict[str, dict]) -> int | None:

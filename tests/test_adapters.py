@@ -345,3 +345,32 @@ def test_parallel_envs_pickle_for_vector_env_constructors():
     actions = dict.fromkeys(env.agents, 0)
     first, second = env.step(actions), copy.step(actions)
     assert all(np.array_equal(first[0][a], second[0][a]) for a in first[0])
+
+
+@pytest.mark.parametrize("rule", ["raise", "no_op"])
+def test_parallel_actions_may_be_numpy_integers_and_odd_ones_are_refused_by_name(rule):
+    parameters = {"mode": "fighter", "map": "small", "team_size": 3, "illegal_action": rule}
+    env, twin = hiddenenvs.make_parallel("combat", **parameters), hiddenenvs.make_parallel("combat", **parameters)
+    observations, _ = env.reset(seed=4)
+    twin.reset(seed=4)
+    rng = np.random.default_rng(1)
+    kinds = (int, np.int64, np.int32, np.uint8)
+    for tick in range(12):
+        masks = np.stack([observations[agent]["action_mask"] for agent in env.agents])
+        chosen = (rng.random(masks.shape) * masks).argmax(axis=1)
+        actions = {agent: kinds[(tick + k) % 4](action) for k, (agent, action) in enumerate(zip(env.agents, chosen))}
+        observations, rewards, *_ = env.step(actions)
+        twin_observations, twin_rewards, *_ = twin.step(dict(zip(twin.agents, chosen.tolist())))
+        assert rewards == twin_rewards
+        assert all(np.array_equal(observations[a]["observation"], twin_observations[a]["observation"]) for a in observations)
+    legal = {agent: int(np.flatnonzero(observations[agent]["action_mask"])[0]) for agent in env.agents}
+    agent = env.agents[0]
+    with pytest.raises(TypeError, match=f"the action for {agent} must be an integer.*True"):
+        env.step(legal | {agent: True})
+    with pytest.raises(TypeError, match=f"the action for {agent} must be an integer.*'1'"):
+        env.step(legal | {agent: "1"})
+    with pytest.raises(ValueError, match=f"action {2**70} is illegal for {agent}"):
+        env.step(legal | {agent: 2**70})
+    with pytest.raises(ValueError, match=rf"action np.int64\(-1\) is illegal for {agent}"):
+        env.step(legal | {agent: np.int64(-1)})
+    env.step(legal)  # the refused steps changed nothing: the episode goes on

@@ -686,3 +686,10 @@ class FighterState(_CombatState):
     def observation_tensor(self, player):
         """The fighter's (side, side, 5) egocentric view; see the package docstring."""
         return self._views[player]
+
+    def observation_tensors(self):
+        """Every fighter's view in one (players, side, side, 5) array, for the parallel env
+        (shared with clones and with the rows handed out: never modify it)."""
+        return self._views
+
+    information_state_tensors = observation_tensors  # a fighter's information state is its view
