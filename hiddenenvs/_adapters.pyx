@@ -44,3 +44,17 @@ def accept_legal_actions(list actors, dict actions, list possible_agents,
         else:
             unchecked.append(player)
     return unchecked
+
+
+def observation_dicts(list agents, dict agent_to_player, tensors, masks):
+    """``{agent: {"observation": tensors[p], "action_mask": masks[p]}}`` for the agents,
+    ``p`` their players: PettingZoo's classic dict layout built from all players' tensors
+    and masks as two arrays, their rows as views (no copy)."""
+    cdef list rows = list(tensors)
+    cdef list mask_rows = list(masks)
+    cdef dict observations = {}
+    cdef Py_ssize_t player
+    for agent in agents:
+        player = agent_to_player[agent]
+        observations[agent] = {"observation": rows[player], "action_mask": mask_rows[player]}
+    return observations

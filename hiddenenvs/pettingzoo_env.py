@@ -82,7 +82,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
     AECOrderEnforcingIterator,
 )
 
-from hiddenenvs._adapters import accept_legal_actions
+from hiddenenvs._adapters import accept_legal_actions, observation_dicts
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
@@ -531,11 +531,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         if self._flat:
             rows = list(tensors.reshape(len(tensors), -1))
             return {agent: rows[to_player[agent]] for agent in self.agents}
-        rows, mask_rows = list(tensors), list(masks)
-        return {
-            agent: {"observation": rows[to_player[agent]], "action_mask": mask_rows[to_player[agent]]}
-            for agent in self.agents
-        }
+        return observation_dicts(self.agents, to_player, tensors, masks)
 
     def _infos(self, agents: list[str], reports: dict[str, dict]) -> dict[str, dict]:
         """Fresh info dicts: each agent's mask when flat, and no-op or "lose" reports."""

@@ -161,8 +161,8 @@ def advance(int32_t[::1] positions, int32_t[::1] health, uint8_t[::1] alive,
 def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const int32_t[::1] health,
                const uint8_t[::1] alive, const uint8_t[:, ::1] seen, const int8_t[:, ::1] padded_codes,
                const int64_t[::1] cell_rows, const int64_t[::1] cell_cols, int radius, int team_size):
-    """Write every fighter's egocentric view into the zeroed ``views`` (fighters, side,
-    side, 5): blocked, door, friends' health, seen enemies' health, own health (the
+    """Write every fighter's egocentric view into ``views`` (fighters, side, side, 5;
+    every value is written, so it may come from ``np.empty``): blocked, door, friends' health, seen enemies' health, own health (the
     channels of the package docstring). ``padded_codes`` is the map padded by ``radius``
     with walls; ``seen[team, k]``: team sees its enemy number k now."""
     cdef Py_ssize_t count = 2 * team_size
@@ -195,6 +195,8 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
                     code = padded_codes[row + a, col + b]
                     views[viewer, a, b, 0] = 1.0 if (code == 1 or code == 2) else 0.0
                     views[viewer, a, b, 1] = 1.0 if code == 3 else 0.0
+                    views[viewer, a, b, 2] = 0.0
+                    views[viewer, a, b, 3] = 0.0
                     views[viewer, a, b, 4] = own
             for other in range(count):
                 d_row = rows[other] - row + radius

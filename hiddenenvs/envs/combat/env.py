@@ -663,7 +663,7 @@ class FighterState(_CombatState):
         count = 2 * game.team_size
         positions = battle.positions
         alive = battle.alive
-        views = np.zeros((count, side, side, len(FIGHTER_VIEW_CHANNELS)), dtype=np.float32)
+        views = np.empty((count, side, side, len(FIGHTER_VIEW_CHANNELS)), dtype=np.float32)
         seen = np.stack(battle.seen).view(np.uint8)
         fill_views(
             views, positions, battle.health, alive.view(np.uint8), seen, game.padded_codes,
