@@ -96,6 +96,7 @@ from hiddenenvs.game import (
 OBSERVATION_TYPES = ("information_state", "observation")
 OBSERVATION_LAYOUTS = ("dict", "flat")
 ILLEGAL_ACTION_RULES = ("raise", "lose", "no_op")
+_NOBODY: frozenset[int] = frozenset()  # no player waits to act at a simultaneous node
 # Distinct legal sets whose read-only masks an env keeps (Leduc has a handful; 8x8
 # Othello many more, so the cache is bounded).
 MASK_CACHE_SIZE = 4096
@@ -323,11 +324,12 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         # every live player at a simultaneous node; _waiting holds them as a set at a
         # simultaneous node (empty at a decision node), for masks.
         self._to_act: list[int] = []
-        self._waiting: frozenset[int] = frozenset()
+        self._waiting: frozenset[int] = _NOBODY
         self._pending_joint: list[int] = []
-        # The selected agent's legal actions at the current node: observe() and step()
-        # both need them, so they are computed once per node (None: not yet).
+        # The selected agent's legal actions and mask at the current node: observe() and
+        # step() both need them, so they are computed once per selection (None: not yet).
         self._selection_legal: list[int] | None = None
+        self._selection_mask: np.ndarray | None = None
         self._illegal_reports: dict[str, dict] = {}  # "no_op": agent -> its last report
 
     def reset(self, seed=None, options=None):
@@ -345,7 +347,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
 
     def _after_transition(self, rewards: np.ndarray | None) -> None:
         """Credit rewards, then pick the next agent to act (or end the game)."""
-        self._selection_legal = None
+        self._selection_legal = self._selection_mask = None
         if rewards is not None:
             for player, agent in enumerate(self.possible_agents):
                 if agent in self.rewards:
@@ -355,7 +357,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         out = set(state.finished_players()) if self._may_finish_early else ()
         if player >= 0:
             self._to_act = [player]
-            self._waiting = frozenset()
+            self._waiting = _NOBODY
             self.agent_selection = self.possible_agents[player]
         elif player == SIMULTANEOUS:
             # Every live player acts in turn; the joint action collects their choices.
@@ -365,7 +367,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             self.agent_selection = self.possible_agents[self._to_act[0]]
         else:  # terminal
             self._to_act = []
-            self._waiting = frozenset()
+            self._waiting = _NOBODY
             self.terminations = dict.fromkeys(self.agents, True)
             self.agent_selection = self.agents[0]
         if out:
@@ -395,8 +397,14 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         return legal
 
     def _mask(self, agent: str, player: int) -> np.ndarray:
-        if agent == self.agent_selection and self.state.current_player() != TERMINAL:
-            return self._mask_of_legal(tuple(self._legal_actions_of_selection()))
+        if agent == self.agent_selection:
+            mask = self._selection_mask
+            if mask is None:
+                mask = self._selection_mask = (
+                    self._no_action_mask if self.state.current_player() == TERMINAL
+                    else self._mask_of_legal(tuple(self._legal_actions_of_selection()))
+                )
+            return mask
         if player in self._waiting:  # a simultaneous node: a later mover's turn is coming
             return self._mask_of_legal(tuple(self.state.legal_actions(player)))
         return self._no_action_mask
@@ -425,10 +433,15 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
-            self._selection_legal = None
+            self._selection_legal = self._selection_mask = None
             return
-        legal = self._legal_actions_of_selection()
-        if action is None or self._integer_action(agent, action) not in legal:
+        legal = self._selection_legal
+        if legal is None:
+            legal = self._legal_actions_of_selection()
+        if type(action) is int and action in legal:  # the usual case, checked first
+            if self._illegal_reports:
+                self._illegal_reports.pop(agent, None)
+        elif action is None or self._integer_action(agent, action) not in legal:
             if legal or self.state.current_player() != SIMULTANEOUS:
                 action = self._played_for_illegal(agent, action, legal, self._illegal_reports)
             else:  # no legal action at a simultaneous node: asked for the cycle, ignored
@@ -447,15 +460,28 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             self._waiting = frozenset(self._to_act)
             if self._to_act:
                 self.agent_selection = self.possible_agents[self._to_act[0]]
-                self._selection_legal = None
+                self._selection_legal = self._selection_mask = None
                 if self._infos_in_use:
                     self._refresh_infos()
                 return
             state._apply_actions(self._pending_joint)
         else:
             state._apply_action(action)  # validated above
+        player = state.current_player()
+        if player >= 0 and self._terminal_rewards_only and not self._may_finish_early:
+            # Decision node to decision node, nothing paid, nobody out: what
+            # _after_transition(None) does in that case, without its general tests.
+            self._selection_legal = self._selection_mask = None
+            self._to_act = [player]
+            self._waiting = _NOBODY
+            self.agent_selection = self.possible_agents[player]
+            if self._infos_in_use:
+                self._refresh_infos()
+            if self.render_mode == "human":
+                self.render()
+            return
         rewards = self._add_rewards(None)
-        if state.current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
+        if player < 0:  # chance, simultaneous or terminal: maybe automatic
             more_rewards = self._resolve_automatic_nodes()
             if more_rewards is not None:
                 rewards = more_rewards if rewards is None else rewards + more_rewards

@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hiddenenvs._encoding import float32_ones_at
 from hiddenenvs.beliefs import draw_weighted
 from hiddenenvs.game import (
     CHANCE,
@@ -296,28 +297,29 @@ class LeducHoldemState(State):
         return self._public_key
 
     def public_observation_tensor(self):
-        tensor = np.zeros(self.game.info.public_observation_tensor_shape, dtype=np.float32)
-        tensor[: len(self.private_cards)] = 1
+        ones = list(range(len(self.private_cards)))
         if self.public_card >= 0:
-            tensor[2 + self.public_card] = 1
-        self._betting_features(tensor, 5)
-        return tensor
+            ones.append(2 + self.public_card)
+        self._add_betting_ones(ones, 5)
+        return float32_ones_at(self.game.info.public_observation_tensor_shape, ones)
 
-    def _betting_features(self, tensor: np.ndarray, offset: int) -> None:
+    def _add_betting_ones(self, ones: list[int], offset: int) -> None:
+        """Append the places of the betting features (one-hot action per turn and round)."""
         for actions in self.round_actions:
             for turn, action in enumerate(actions):
-                tensor[offset + 3 * turn + action] = 1
+                ones.append(offset + 3 * turn + action)
             offset += 3 * self.game.turns_per_round
 
     def information_state_tensor(self, player):
-        tensor = np.zeros(self.game.info.information_state_tensor_shape, dtype=np.float32)
-        tensor[player] = 1
+        # The ones' places gathered, then written in one compiled call (numpy's
+        # per-element writes cost more than the rest of an env step).
+        ones = [player]
         if len(self.private_cards) > player:
-            tensor[2 + self.private_cards[player]] = 1
+            ones.append(2 + self.private_cards[player])
         if self.public_card >= 0:
-            tensor[5 + self.public_card] = 1
-        self._betting_features(tensor, 8)
-        return tensor
+            ones.append(5 + self.public_card)
+        self._add_betting_ones(ones, 8)
+        return float32_ones_at(self.game.info.information_state_tensor_shape, ones)
 
     def observation_tensor(self, player):
         tensor = np.zeros(10, dtype=np.float32)
