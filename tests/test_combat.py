@@ -585,9 +585,10 @@ def test_compiled_fighter_masks_and_intents_equal_the_numpy_formulas():
         expected[~alive] = False
         blocked_by_a_full_door += int(entering_full_door[alive].sum())
         masks = np.empty((count, SHOOT + 1), dtype=bool)
-        fighter_masks(masks.view(np.uint8), positions, alive.view(np.uint8), combat_map.move_target,
-                      combat_map.door_of_cell, combat_map.num_doors, capacity, target_of)
+        movers = fighter_masks(masks.view(np.uint8), positions, alive.view(np.uint8), combat_map.move_target,
+                               combat_map.door_of_cell, combat_map.num_doors, capacity, target_of)
         np.testing.assert_array_equal(masks, expected, err_msg=f"trial {trial}")
+        assert movers == np.flatnonzero(expected.sum(axis=1) > 1).tolist()
 
         actions = rng.integers(-1, SHOOT + 1, count)
         moves = (actions > HOLD) & (actions < SHOOT)

@@ -275,12 +275,15 @@ def fighter_masks(uint8_t[:, ::1] masks, const int32_t[::1] positions, const uin
     """Every fighter's action mask, written into ``masks`` (fighters, 1 + directions + 1):
     a live fighter may hold; move where ``move_target`` allows, unless that enters a door
     other than its own that already holds ``door_capacity`` live fighters; shoot when it
-    has a target. A dead fighter's row is all zero."""
+    has a target. A dead fighter's row is all zero. Returns the movers: the fighters with
+    two legal actions or more (live ones that may do more than hold), ascending."""
     cdef Py_ssize_t count = positions.shape[0]
     cdef Py_ssize_t directions = move_target.shape[0]
     cdef Py_ssize_t k, d
     cdef int32_t target
     cdef int8_t door, own_door
+    cdef uint8_t legal_count
+    cdef list movers = []
     if masks.shape[0] != count or masks.shape[1] != directions + 2 or target_of.shape[0] != count:
         raise ValueError(
             f"fighter_masks: {count} fighters need a ({count}, {directions + 2}) mask array and "
@@ -310,3 +313,10 @@ def fighter_masks(uint8_t[:, ::1] masks, const int32_t[::1] positions, const uin
                 masks[k, 1 + d] = not (door >= 0 and door != own_door and occupancy[door] >= door_capacity)
             masks[k, directions + 1] = target_of[k] >= 0
     free(occupancy)
+    for k in range(count):
+        legal_count = 0
+        for d in range(directions + 2):
+            legal_count += masks[k, d]
+        if legal_count > 1:
+            movers.append(k)
+    return movers

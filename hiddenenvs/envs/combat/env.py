@@ -601,8 +601,6 @@ class FighterState(_CombatState):
     def movers(self):
         if self._winner is not None:
             return []
-        if self._movers is None:
-            self._movers = np.flatnonzero(self._masks.sum(axis=1) > 1).tolist()
         return self._movers
 
     def legal_actions_mask(self, player=None):
@@ -672,13 +670,12 @@ class FighterState(_CombatState):
         self._views = views
 
         masks = np.empty((count, len(FIGHTER_ACTION_NAMES)), dtype=bool)
-        fighter_masks(
+        self._movers = fighter_masks(
             masks.view(np.uint8), positions, alive.view(np.uint8), combat_map.move_target,
             combat_map.door_of_cell, combat_map.num_doors, battle.rules.door_capacity, battle.targets(),
         )
         self._masks = masks
         self._legal_lists = None
-        self._movers = None
 
     def _all_observations(self):
         return self._views
