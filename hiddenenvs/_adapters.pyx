@@ -58,3 +58,11 @@ def observation_dicts(list agents, dict agent_to_player, tensors, masks):
         player = agent_to_player[agent]
         observations[agent] = {"observation": rows[player], "action_mask": mask_rows[player]}
     return observations
+
+
+def values_by_agent(list agents, dict agent_to_player, list values):
+    """``{agent: values[p]}`` for the agents, ``p`` their players (e.g. a step's rewards)."""
+    cdef dict out = {}
+    for agent in agents:
+        out[agent] = values[<Py_ssize_t> agent_to_player[agent]]
+    return out

@@ -82,7 +82,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
     AECOrderEnforcingIterator,
 )
 
-from hiddenenvs._adapters import accept_legal_actions, observation_dicts
+from hiddenenvs._adapters import accept_legal_actions, observation_dicts, values_by_agent
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
@@ -651,14 +651,13 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         if step_rewards is None:
             rewards = dict.fromkeys(agents, 0.0)
         else:
-            to_player = self.agent_to_player
-            rewards = dict(zip(agents, step_rewards[[to_player[a] for a in agents]].tolist()))
+            rewards = values_by_agent(agents, self.agent_to_player, step_rewards.tolist())
         done = state.is_terminal()
-        terminations = dict.fromkeys(agents, done)
+        terminations = dict.fromkeys(agents, done)  # its keys: the live agents
         finished = []
         if not done and self._may_finish_early:
-            live = set(agents)
-            finished = [a for a in (self.possible_agents[p] for p in state.finished_players()) if a in live]
+            possible_agents = self.possible_agents
+            finished = [possible_agents[p] for p in state.finished_players() if possible_agents[p] in terminations]
             for agent in finished:
                 terminations[agent] = True
         truncations = dict.fromkeys(agents, False)
