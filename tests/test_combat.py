@@ -605,3 +605,14 @@ def test_compiled_fighter_masks_and_intents_equal_the_numpy_formulas():
                       combat_map.door_of_cell, combat_map.num_doors, 1, target_of)
     with pytest.raises(ValueError, match="as many"):
         fighter_intents(actions[:3], positions, combat_map.move_target, wanted, fires.view(np.uint8))
+
+
+def test_the_view_kernel_refuses_a_views_array_of_the_wrong_shape():
+    from hiddenenvs.envs.combat._tick import fill_views
+
+    game = hiddenenvs.load_game("combat", mode="fighter", map="small", team_size=3)
+    battle, combat_map = game.new_initial_state(seed=0).battle, game.map
+    with pytest.raises(ValueError, match=r"need a \(6, 11, 11, 5\) array, got \(6, 11, 11, 4\)"):
+        fill_views(np.empty((6, 11, 11, 4), np.float32), battle.positions, battle.health,
+                   battle.alive.view(np.uint8), np.stack(battle.seen).view(np.uint8), game.padded_codes,
+                   combat_map.cell_rows, combat_map.cell_cols, 5, 3)

@@ -175,6 +175,9 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
     # Every fighter's row and column, looked up once: the viewer x other loop below is
     # the quadratic part (25,600 pairs at 160 fighters), so it tests the cheap window
     # bounds first and the team and sight rules only for fighters inside the window.
+    if views.shape[0] != count or views.shape[1] != side or views.shape[2] != side or views.shape[3] != 5:
+        raise ValueError(f"fill_views: {count} fighters with view radius {radius} need a "
+                         f"({count}, {side}, {side}, 5) array, got {tuple(views.shape)[:4]}")
     cdef int64_t *rows = <int64_t *> calloc(count, sizeof(int64_t))
     cdef int64_t *cols = <int64_t *> calloc(count, sizeof(int64_t))
     if rows == NULL or cols == NULL:
