@@ -62,7 +62,13 @@ Speed: ``make`` wraps the AEC env in :class:`FastOrderEnforcingWrapper`, a subcl
 PettingZoo's ``OrderEnforcingWrapper`` with the same checks and errors whose per-step
 paths (``agent_iter``, ``last``, ``step`` and the attributes they read) skip its generic
 ``__getattr__`` forwarding, which used to cost as much as the game itself. With the
-default layout and rule the infos stay empty dicts, untouched from step to step.
+default layout and rule the infos stay empty dicts, untouched from step to step. The
+parallel env checks the actors' actions and builds the observation and reward dicts in
+compiled loops (``hiddenenvs/_adapters.pyx``), one pass over the agents each. A state may
+offer every player's data as one array, which the parallel env then slices instead of
+asking player by player: ``legal_actions_masks()`` (players, actions) and
+``information_state_tensors()`` / ``observation_tensors()`` (players, ...), e.g. the
+combat sim's fighters.
 """
 
 from __future__ import annotations
@@ -235,9 +241,6 @@ class _GameEnvBase:
                                  f"integer, got {seed}")
             self._rng.seed(operator.index(seed))
         self.state = self.game.new_initial_state(seed=self._rng.getrandbits(31))
-
-    def _tensor(self, player: int) -> np.ndarray:
-        return self._tensor_of(self.state, player)
 
     def _resolve_automatic_nodes(self) -> np.ndarray | None:
         """Play chance nodes and simultaneous nodes where nobody has a real choice.
@@ -414,9 +417,10 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             player = self.agent_to_player[agent]
         except (KeyError, TypeError):
             raise self._unknown_agent(agent) from None
+        tensor = self._tensor_of(self.state, player)
         if self._flat:
-            return self._tensor(player).reshape(-1)
-        return {"observation": self._tensor(player), "action_mask": self._mask(agent, player)}
+            return tensor.reshape(-1)
+        return {"observation": tensor, "action_mask": self._mask(agent, player)}
 
     def _refresh_infos(self) -> None:
         """New info dicts (callers may keep the old ones): masks when flat, no-op reports."""

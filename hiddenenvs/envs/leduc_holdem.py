@@ -205,14 +205,15 @@ class LeducHoldemState(State):
             return TERMINAL if self.public_card >= 0 else CHANCE
         return len(self.round_actions[-1]) % 2
 
-    def _remaining(self, rank: int) -> int:
-        used = self.private_cards.count(rank) + (self.public_card == rank)
-        return _CARDS_PER_RANK - used
+    def _remaining_counts(self) -> list[int]:
+        """Cards left in the deck per rank (one pass: the env deals three times a game)."""
+        private_cards, public_card = self.private_cards, self.public_card
+        return [_CARDS_PER_RANK - private_cards.count(rank) - (public_card == rank) for rank in range(_NUM_RANKS)]
 
     def chance_outcomes(self):
         if self.current_player() != CHANCE:
             return super().chance_outcomes()
-        counts = [self._remaining(rank) for rank in range(_NUM_RANKS)]
+        counts = self._remaining_counts()
         total = sum(counts)
         return [(rank, count / total) for rank, count in enumerate(counts) if count]
 
@@ -221,7 +222,7 @@ class LeducHoldemState(State):
         if player is not None and player != current:
             return []
         if current == CHANCE:
-            return [rank for rank in range(_NUM_RANKS) if self._remaining(rank)]
+            return [rank for rank, count in enumerate(self._remaining_counts()) if count]
         if current == TERMINAL:
             return []
         facing_raise = self.contributions[current] < self.contributions[1 - current]
