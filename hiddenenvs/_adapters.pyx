@@ -54,6 +54,9 @@ def observation_dicts(list agents, dict agent_to_player, tensors, masks):
     cdef list mask_rows = list(masks)
     cdef dict observations = {}
     cdef Py_ssize_t player
+    if len(rows) != len(agent_to_player) or len(mask_rows) != len(agent_to_player):
+        raise ValueError(f"observation_dicts: {len(agent_to_player)} players need as many tensors "
+                         f"and masks, got {len(rows)} and {len(mask_rows)}")
     for agent in agents:
         player = agent_to_player[agent]
         observations[agent] = {"observation": rows[player], "action_mask": mask_rows[player]}
@@ -63,6 +66,9 @@ def observation_dicts(list agents, dict agent_to_player, tensors, masks):
 def values_by_agent(list agents, dict agent_to_player, list values):
     """``{agent: values[p]}`` for the agents, ``p`` their players (e.g. a step's rewards)."""
     cdef dict out = {}
+    if len(values) != len(agent_to_player):
+        raise ValueError(f"values_by_agent: {len(agent_to_player)} players need as many values, "
+                         f"got {len(values)}")
     for agent in agents:
         out[agent] = values[<Py_ssize_t> agent_to_player[agent]]
     return out

@@ -374,3 +374,25 @@ def test_parallel_actions_may_be_numpy_integers_and_odd_ones_are_refused_by_name
     with pytest.raises(ValueError, match=rf"action np.int64\(-1\) is illegal for {agent}"):
         env.step(legal | {agent: np.int64(-1)})
     env.step(legal)  # the refused steps changed nothing: the episode goes on
+
+
+def test_the_compiled_adapter_loops_refuse_arrays_that_do_not_match_the_players():
+    from hiddenenvs._adapters import accept_legal_actions, observation_dicts, values_by_agent
+
+    agents = ["player_0", "player_1"]
+    to_player = {agent: p for p, agent in enumerate(agents)}
+    masks = np.array([[1, 0], [0, 1]], dtype=np.int8)
+    joint = [-1, -1]
+    unchecked = accept_legal_actions([0, 1], {"player_0": 0, "player_1": 0}, agents, masks, joint)
+    assert joint == [0, -1] and unchecked == [1]
+    with pytest.raises(ValueError, match="2 mask rows need as many agents"):
+        accept_legal_actions([0], {}, agents[:1], masks, joint)
+    with pytest.raises(IndexError, match="player 2 has no row"):
+        accept_legal_actions([2], {}, agents, masks, joint)
+    observations = observation_dicts(agents, to_player, np.zeros((2, 3), np.float32), masks)
+    assert observations["player_1"]["action_mask"].tolist() == [0, 1]
+    with pytest.raises(ValueError, match="2 players need as many tensors and masks, got 1 and 2"):
+        observation_dicts(agents, to_player, np.zeros((1, 3), np.float32), masks)
+    assert values_by_agent(agents[::-1], to_player, [1.5, -1.5]) == {"player_1": -1.5, "player_0": 1.5}
+    with pytest.raises(ValueError, match="2 players need as many values, got 1"):
+        values_by_agent(agents, to_player, [1.0])
