@@ -396,3 +396,32 @@ def test_the_compiled_adapter_loops_refuse_arrays_that_do_not_match_the_players(
     assert values_by_agent(agents[::-1], to_player, [1.5, -1.5]) == {"player_1": -1.5, "player_0": 1.5}
     with pytest.raises(ValueError, match="2 players need as many values, got 1"):
         values_by_agent(agents, to_player, [1.0])
+
+
+@pytest.mark.parametrize("layout", ["dict", "flat"])
+@pytest.mark.parametrize("observation_type", ["information_state", "observation"])
+def test_observations_sliced_from_all_players_tensors_equal_the_per_player_ones(layout, observation_type):
+    parameters = {"mode": "fighter", "map": "small", "team_size": 4}
+    bulk = hiddenenvs.make_parallel("combat", observation_type=observation_type, observation_layout=layout, **parameters)
+    per_player = hiddenenvs.make_parallel("combat", observation_type=observation_type, observation_layout=layout,
+                                          **parameters)
+    assert bulk._tensors_of_all is not None
+    per_player._tensors_of_all = None  # the generic path: one tensor method call per agent
+    observations, infos = bulk.reset(seed=5)
+    twin_observations, twin_infos = per_player.reset(seed=5)
+    rng = np.random.default_rng(2)
+    for _ in range(25):
+        assert observations.keys() == twin_observations.keys()
+        for agent in observations:
+            mine, theirs = observations[agent], twin_observations[agent]
+            if layout == "dict":
+                assert np.array_equal(mine["action_mask"], theirs["action_mask"])
+                mine, theirs = mine["observation"], theirs["observation"]
+            assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs)
+        if not bulk.agents:
+            break
+        masks = infos if layout == "flat" else {a: o for a, o in observations.items()}
+        actions = {a: int(rng.choice(np.flatnonzero(masks[a]["action_mask"]))) for a in bulk.agents}
+        observations, rewards, *_, infos = bulk.step(actions)
+        twin_observations, twin_rewards, *_, twin_infos = per_player.step(actions)
+        assert rewards == twin_rewards
