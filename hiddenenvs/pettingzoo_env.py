@@ -62,7 +62,13 @@ Speed: ``make`` wraps the AEC env in :class:`FastOrderEnforcingWrapper`, a subcl
 PettingZoo's ``OrderEnforcingWrapper`` with the same checks and errors whose per-step
 paths (``agent_iter``, ``last``, ``step`` and the attributes they read) skip its generic
 ``__getattr__`` forwarding, which used to cost as much as the game itself. With the
-default layout and rule the infos stay empty dicts, untouched from step to step.
+default layout and rule the infos stay empty dicts, untouched from step to step. The
+parallel env checks the actors' actions and builds the observation and reward dicts in
+compiled loops (``hiddenenvs/_adapters.pyx``), one pass over the agents each. A state may
+offer every player's data as one array, which the parallel env then slices instead of
+asking player by player: ``legal_actions_masks()`` (players, actions) and
+``information_state_tensors()`` / ``observation_tensors()`` (players, ...), e.g. the
+combat sim's fighters.
 """
 
 from __future__ import annotations
@@ -82,6 +88,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
     AECOrderEnforcingIterator,
 )
 
+from hiddenenvs._adapters import accept_legal_actions, observation_dicts, values_by_agent
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
@@ -95,6 +102,7 @@ from hiddenenvs.game import (
 OBSERVATION_TYPES = ("information_state", "observation")
 OBSERVATION_LAYOUTS = ("dict", "flat")
 ILLEGAL_ACTION_RULES = ("raise", "lose", "no_op")
+_NOBODY: frozenset[int] = frozenset()  # no player waits to act at a simultaneous node
 # Distinct legal sets whose read-only masks an env keeps (Leduc has a handful; 8x8
 # Othello many more, so the cache is bounded).
 MASK_CACHE_SIZE = 4096
@@ -182,6 +190,10 @@ class _GameEnvBase:
         # Per-step shortcuts: the tensor method looked up once; most games never finish a
         # player early; masks repeat.
         self._tensor_of = getattr(state_class, f"{observation_type}_tensor")
+        # A state may hand out every player's tensor as one (players, ...) array, e.g. the
+        # combat sim's fighter views: the parallel env then slices rows instead of asking
+        # player by player.
+        self._tensors_of_all = getattr(state_class, f"{observation_type}_tensors", None)
         self._may_finish_early = state_class.finished_players is not State.finished_players
         self._num_players = info.num_players
         self._no_action_mask = self._read_only_mask(())
@@ -229,9 +241,6 @@ class _GameEnvBase:
                                  f"integer, got {seed}")
             self._rng.seed(operator.index(seed))
         self.state = self.game.new_initial_state(seed=self._rng.getrandbits(31))
-
-    def _tensor(self, player: int) -> np.ndarray:
-        return self._tensor_of(self.state, player)
 
     def _resolve_automatic_nodes(self) -> np.ndarray | None:
         """Play chance nodes and simultaneous nodes where nobody has a real choice.
@@ -318,11 +327,12 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         # every live player at a simultaneous node; _waiting holds them as a set at a
         # simultaneous node (empty at a decision node), for masks.
         self._to_act: list[int] = []
-        self._waiting: frozenset[int] = frozenset()
+        self._waiting: frozenset[int] = _NOBODY
         self._pending_joint: list[int] = []
-        # The selected agent's legal actions at the current node: observe() and step()
-        # both need them, so they are computed once per node (None: not yet).
+        # The selected agent's legal actions and mask at the current node: observe() and
+        # step() both need them, so they are computed once per selection (None: not yet).
         self._selection_legal: list[int] | None = None
+        self._selection_mask: np.ndarray | None = None
         self._illegal_reports: dict[str, dict] = {}  # "no_op": agent -> its last report
 
     def reset(self, seed=None, options=None):
@@ -340,7 +350,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
 
     def _after_transition(self, rewards: np.ndarray | None) -> None:
         """Credit rewards, then pick the next agent to act (or end the game)."""
-        self._selection_legal = None
+        self._selection_legal = self._selection_mask = None
         if rewards is not None:
             for player, agent in enumerate(self.possible_agents):
                 if agent in self.rewards:
@@ -350,7 +360,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         out = set(state.finished_players()) if self._may_finish_early else ()
         if player >= 0:
             self._to_act = [player]
-            self._waiting = frozenset()
+            self._waiting = _NOBODY
             self.agent_selection = self.possible_agents[player]
         elif player == SIMULTANEOUS:
             # Every live player acts in turn; the joint action collects their choices.
@@ -360,7 +370,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             self.agent_selection = self.possible_agents[self._to_act[0]]
         else:  # terminal
             self._to_act = []
-            self._waiting = frozenset()
+            self._waiting = _NOBODY
             self.terminations = dict.fromkeys(self.agents, True)
             self.agent_selection = self.agents[0]
         if out:
@@ -390,8 +400,14 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         return legal
 
     def _mask(self, agent: str, player: int) -> np.ndarray:
-        if agent == self.agent_selection and self.state.current_player() != TERMINAL:
-            return self._mask_of_legal(tuple(self._legal_actions_of_selection()))
+        if agent == self.agent_selection:
+            mask = self._selection_mask
+            if mask is None:
+                mask = self._selection_mask = (
+                    self._no_action_mask if self.state.current_player() == TERMINAL
+                    else self._mask_of_legal(tuple(self._legal_actions_of_selection()))
+                )
+            return mask
         if player in self._waiting:  # a simultaneous node: a later mover's turn is coming
             return self._mask_of_legal(tuple(self.state.legal_actions(player)))
         return self._no_action_mask
@@ -401,9 +417,10 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             player = self.agent_to_player[agent]
         except (KeyError, TypeError):
             raise self._unknown_agent(agent) from None
+        tensor = self._tensor_of(self.state, player)
         if self._flat:
-            return self._tensor(player).reshape(-1)
-        return {"observation": self._tensor(player), "action_mask": self._mask(agent, player)}
+            return tensor.reshape(-1)
+        return {"observation": tensor, "action_mask": self._mask(agent, player)}
 
     def _refresh_infos(self) -> None:
         """New info dicts (callers may keep the old ones): masks when flat, no-op reports."""
@@ -420,10 +437,15 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
-            self._selection_legal = None
+            self._selection_legal = self._selection_mask = None
             return
-        legal = self._legal_actions_of_selection()
-        if action is None or self._integer_action(agent, action) not in legal:
+        legal = self._selection_legal
+        if legal is None:
+            legal = self._legal_actions_of_selection()
+        if type(action) is int and action in legal:  # the usual case, checked first
+            if self._illegal_reports:
+                self._illegal_reports.pop(agent, None)
+        elif action is None or self._integer_action(agent, action) not in legal:
             if legal or self.state.current_player() != SIMULTANEOUS:
                 action = self._played_for_illegal(agent, action, legal, self._illegal_reports)
             else:  # no legal action at a simultaneous node: asked for the cycle, ignored
@@ -442,15 +464,28 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             self._waiting = frozenset(self._to_act)
             if self._to_act:
                 self.agent_selection = self.possible_agents[self._to_act[0]]
-                self._selection_legal = None
+                self._selection_legal = self._selection_mask = None
                 if self._infos_in_use:
                     self._refresh_infos()
                 return
             state._apply_actions(self._pending_joint)
         else:
             state._apply_action(action)  # validated above
+        player = state.current_player()
+        if player >= 0 and self._terminal_rewards_only and not self._may_finish_early:
+            # Decision node to decision node, nothing paid, nobody out: what
+            # _after_transition(None) does in that case, without its general tests.
+            self._selection_legal = self._selection_mask = None
+            self._to_act = [player]
+            self._waiting = _NOBODY
+            self.agent_selection = self.possible_agents[player]
+            if self._infos_in_use:
+                self._refresh_infos()
+            if self.render_mode == "human":
+                self.render()
+            return
         rewards = self._add_rewards(None)
-        if state.current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
+        if player < 0:  # chance, simultaneous or terminal: maybe automatic
             more_rewards = self._resolve_automatic_nodes()
             if more_rewards is not None:
                 rewards = more_rewards if rewards is None else rewards + more_rewards
@@ -520,7 +555,13 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         self._masks = None  # a new node
         masks = self._node_masks()
         to_player = self.agent_to_player
-        return {agent: self._observation(to_player[agent], masks[to_player[agent]]) for agent in self.agents}
+        if self._tensors_of_all is None:
+            return {agent: self._observation(to_player[agent], masks[to_player[agent]]) for agent in self.agents}
+        tensors = self._tensors_of_all(self.state)
+        if self._flat:
+            rows = list(tensors.reshape(len(tensors), -1))
+            return {agent: rows[to_player[agent]] for agent in self.agents}
+        return observation_dicts(self.agents, to_player, tensors, masks)
 
     def _infos(self, agents: list[str], reports: dict[str, dict]) -> dict[str, dict]:
         """Fresh info dicts: each agent's mask when flat, and no-op or "lose" reports."""
@@ -540,24 +581,19 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         """The validated joint action (one entry per player, -1 where nobody acts), or None
         when an action lost the game (``"lose"``: the offenders are in ``reports``).
 
-        An actor's integer action is checked against its row of the node's masks; any
-        other case (a missing agent, None, an illegal or non-integer action) goes through
-        the path that names the culprit, plays the no-op or records the loss.
+        The actors' integer actions are checked against their rows of the node's masks in
+        one compiled loop (``_adapters.accept_legal_actions``); any other case (a missing
+        agent, None, an illegal or non-integer action) goes through the path that names
+        the culprit, plays the no-op or records the loss.
         """
-        masks = self._node_masks()
-        num_actions = masks.shape[1]
-        possible_agents = self.possible_agents
         joint = [-1] * self._num_players
+        masks = self._node_masks()  # before reading the actors it sets
+        unchecked = accept_legal_actions(self._actors, actions, self.possible_agents, masks, joint)
         lost = False
-        for player in self._actors:
-            action = actions.get(possible_agents[player])
-            if (isinstance(action, (int, np.integer)) and not isinstance(action, bool)
-                    and 0 <= action < num_actions and masks[player, action]):
-                joint[player] = int(action)
-            else:
-                checked = self._checked_action(player, actions, reports)
-                lost |= checked is None
-                joint[player] = checked
+        for player in unchecked:
+            checked = self._checked_action(player, actions, reports)
+            lost |= checked is None
+            joint[player] = checked
         return None if lost else joint
 
     def _checked_action(self, player: int, actions: dict, reports: dict[str, dict]) -> int | None:
@@ -619,14 +655,13 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         if step_rewards is None:
             rewards = dict.fromkeys(agents, 0.0)
         else:
-            to_player = self.agent_to_player
-            rewards = dict(zip(agents, step_rewards[[to_player[a] for a in agents]].tolist()))
+            rewards = values_by_agent(agents, self.agent_to_player, step_rewards.tolist())
         done = state.is_terminal()
-        terminations = dict.fromkeys(agents, done)
+        terminations = dict.fromkeys(agents, done)  # its keys: the live agents
         finished = []
         if not done and self._may_finish_early:
-            live = set(agents)
-            finished = [a for a in (self.possible_agents[p] for p in state.finished_players()) if a in live]
+            possible_agents = self.possible_agents
+            finished = [possible_agents[p] for p in state.finished_players() if possible_agents[p] in terminations]
             for agent in finished:
                 terminations[agent] = True
         truncations = dict.fromkeys(agents, False)

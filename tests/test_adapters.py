@@ -345,3 +345,83 @@ def test_parallel_envs_pickle_for_vector_env_constructors():
     actions = dict.fromkeys(env.agents, 0)
     first, second = env.step(actions), copy.step(actions)
     assert all(np.array_equal(first[0][a], second[0][a]) for a in first[0])
+
+
+@pytest.mark.parametrize("rule", ["raise", "no_op"])
+def test_parallel_actions_may_be_numpy_integers_and_odd_ones_are_refused_by_name(rule):
+    parameters = {"mode": "fighter", "map": "small", "team_size": 3, "illegal_action": rule}
+    env, twin = hiddenenvs.make_parallel("combat", **parameters), hiddenenvs.make_parallel("combat", **parameters)
+    observations, _ = env.reset(seed=4)
+    twin.reset(seed=4)
+    rng = np.random.default_rng(1)
+    kinds = (int, np.int64, np.int32, np.uint8)
+    for tick in range(12):
+        masks = np.stack([observations[agent]["action_mask"] for agent in env.agents])
+        chosen = (rng.random(masks.shape) * masks).argmax(axis=1)
+        actions = {agent: kinds[(tick + k) % 4](action) for k, (agent, action) in enumerate(zip(env.agents, chosen))}
+        observations, rewards, *_ = env.step(actions)
+        twin_observations, twin_rewards, *_ = twin.step(dict(zip(twin.agents, chosen.tolist())))
+        assert rewards == twin_rewards
+        assert all(np.array_equal(observations[a]["observation"], twin_observations[a]["observation"]) for a in observations)
+    legal = {agent: int(np.flatnonzero(observations[agent]["action_mask"])[0]) for agent in env.agents}
+    agent = env.agents[0]
+    with pytest.raises(TypeError, match=f"the action for {agent} must be an integer.*True"):
+        env.step(legal | {agent: True})
+    with pytest.raises(TypeError, match=f"the action for {agent} must be an integer.*'1'"):
+        env.step(legal | {agent: "1"})
+    with pytest.raises(ValueError, match=f"action {2**70} is illegal for {agent}"):
+        env.step(legal | {agent: 2**70})
+    with pytest.raises(ValueError, match=rf"action np.int64\(-1\) is illegal for {agent}"):
+        env.step(legal | {agent: np.int64(-1)})
+    env.step(legal)  # the refused steps changed nothing: the episode goes on
+
+
+def test_the_compiled_adapter_loops_refuse_arrays_that_do_not_match_the_players():
+    from hiddenenvs._adapters import accept_legal_actions, observation_dicts, values_by_agent
+
+    agents = ["player_0", "player_1"]
+    to_player = {agent: p for p, agent in enumerate(agents)}
+    masks = np.array([[1, 0], [0, 1]], dtype=np.int8)
+    joint = [-1, -1]
+    unchecked = accept_legal_actions([0, 1], {"player_0": 0, "player_1": 0}, agents, masks, joint)
+    assert joint == [0, -1] and unchecked == [1]
+    with pytest.raises(ValueError, match="2 mask rows need as many agents"):
+        accept_legal_actions([0], {}, agents[:1], masks, joint)
+    with pytest.raises(IndexError, match="player 2 has no row"):
+        accept_legal_actions([2], {}, agents, masks, joint)
+    observations = observation_dicts(agents, to_player, np.zeros((2, 3), np.float32), masks)
+    assert observations["player_1"]["action_mask"].tolist() == [0, 1]
+    with pytest.raises(ValueError, match="2 players need as many tensors and masks, got 1 and 2"):
+        observation_dicts(agents, to_player, np.zeros((1, 3), np.float32), masks)
+    assert values_by_agent(agents[::-1], to_player, [1.5, -1.5]) == {"player_1": -1.5, "player_0": 1.5}
+    with pytest.raises(ValueError, match="2 players need as many values, got 1"):
+        values_by_agent(agents, to_player, [1.0])
+
+
+@pytest.mark.parametrize("layout", ["dict", "flat"])
+@pytest.mark.parametrize("observation_type", ["information_state", "observation"])
+def test_observations_sliced_from_all_players_tensors_equal_the_per_player_ones(layout, observation_type):
+    parameters = {"mode": "fighter", "map": "small", "team_size": 4}
+    bulk = hiddenenvs.make_parallel("combat", observation_type=observation_type, observation_layout=layout, **parameters)
+    per_player = hiddenenvs.make_parallel("combat", observation_type=observation_type, observation_layout=layout,
+                                          **parameters)
+    assert bulk._tensors_of_all is not None
+    per_player._tensors_of_all = None  # the generic path: one tensor method call per agent
+    observations, infos = bulk.reset(seed=5)
+    twin_observations, twin_infos = per_player.reset(seed=5)
+    rng = np.random.default_rng(2)
+    for _ in range(25):
+        assert observations.keys() == twin_observations.keys()
+        for agent in observations:
+            mine, theirs = observations[agent], twin_observations[agent]
+            if layout == "dict":
+                assert np.array_equal(mine["action_mask"], theirs["action_mask"])
+                mine, theirs = mine["observation"], theirs["observation"]
+            assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs)
+        if not bulk.agents:
+            break
+        masks = infos if layout == "flat" else {a: o for a, o in observations.items()}
+        actions = {a: int(rng.choice(np.flatnonzero(masks[a]["action_mask"]))) for a in bulk.agents}
+        observations, rewards, *_, infos = bulk.step(actions)
+        twin_observations, twin_rewards, *_, twin_infos = per_player.step(actions)
+        assert rewards == twin_rewards

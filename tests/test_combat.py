@@ -549,3 +549,70 @@ def test_compiled_history_hashes_equal_the_numpy_formula():
     np.testing.assert_array_equal(combat_env._chain_hashes(keys, observations, actions), expected)
     with pytest.raises(ValueError, match="as many"):
         combat_env._chain_hashes(keys, observations, actions[:3])
+
+
+def test_compiled_fighter_masks_and_intents_equal_the_numpy_formulas():
+    from hiddenenvs.envs.combat._tick import fighter_intents, fighter_masks
+    from hiddenenvs.envs.combat.env import HOLD, SHOOT
+
+    combat_map = hiddenenvs.load_game("combat", map="small", mode="fighter", team_size=12).map
+    rng = np.random.default_rng(11)
+    doors = np.flatnonzero(combat_map.door_of_cell >= 0)
+    cells = np.flatnonzero(combat_map.passable)
+    assert len(doors) and combat_map.num_doors > 1
+    blocked_by_a_full_door = 0
+    for trial in range(40):
+        count = 24
+        # a third of the fighters crowd the doorways, so some doors are full
+        positions = np.where(rng.random(count) < 0.35, rng.choice(doors, count), rng.choice(cells, count))
+        positions = positions.astype(np.int32)
+        alive = rng.random(count) < 0.8
+        target_of = np.where(rng.random(count) < 0.4, rng.integers(0, count, count), -1).astype(np.int64)
+        capacity = int(rng.integers(1, 4))
+        # the numpy formula the kernel replaced
+        occupancy = np.bincount(combat_map.door_of_cell[positions[alive]][combat_map.door_of_cell[positions[alive]] >= 0],
+                                minlength=combat_map.num_doors)
+        move_targets = combat_map.move_target[:, positions].T
+        target_doors = combat_map.door_of_cell[np.maximum(move_targets, 0)]
+        entering_full_door = (
+            (target_doors >= 0) & (target_doors != combat_map.door_of_cell[positions][:, None])
+            & (occupancy >= capacity)[np.maximum(target_doors, 0)]
+        )
+        expected = np.zeros((count, SHOOT + 1), dtype=bool)
+        expected[:, HOLD] = True
+        expected[:, 1:SHOOT] = (move_targets >= 0) & ~entering_full_door
+        expected[:, SHOOT] = target_of >= 0
+        expected[~alive] = False
+        blocked_by_a_full_door += int(entering_full_door[alive].sum())
+        masks = np.empty((count, SHOOT + 1), dtype=bool)
+        movers = fighter_masks(masks.view(np.uint8), positions, alive.view(np.uint8), combat_map.move_target,
+                               combat_map.door_of_cell, combat_map.num_doors, capacity, target_of)
+        np.testing.assert_array_equal(masks, expected, err_msg=f"trial {trial}")
+        assert movers == np.flatnonzero(expected.sum(axis=1) > 1).tolist()
+
+        actions = rng.integers(-1, SHOOT + 1, count)
+        moves = (actions > HOLD) & (actions < SHOOT)
+        targets = combat_map.move_target[actions[moves] - 1, positions[moves]]
+        expected_cells = positions.copy()
+        expected_cells[moves] = np.where(targets >= 0, targets, positions[moves])
+        wanted, fires = np.empty(count, dtype=np.int32), np.empty(count, dtype=bool)
+        fighter_intents(actions, positions, combat_map.move_target, wanted, fires.view(np.uint8))
+        np.testing.assert_array_equal(wanted, expected_cells)
+        np.testing.assert_array_equal(fires, actions == SHOOT)
+    assert blocked_by_a_full_door > 0  # the door rule was exercised
+    with pytest.raises(ValueError, match="need a"):
+        fighter_masks(masks[:3].view(np.uint8), positions, alive.view(np.uint8), combat_map.move_target,
+                      combat_map.door_of_cell, combat_map.num_doors, 1, target_of)
+    with pytest.raises(ValueError, match="as many"):
+        fighter_intents(actions[:3], positions, combat_map.move_target, wanted, fires.view(np.uint8))
+
+
+def test_the_view_kernel_refuses_a_views_array_of_the_wrong_shape():
+    from hiddenenvs.envs.combat._tick import fill_views
+
+    game = hiddenenvs.load_game("combat", mode="fighter", map="small", team_size=3)
+    battle, combat_map = game.new_initial_state(seed=0).battle, game.map
+    with pytest.raises(ValueError, match=r"need a \(6, 11, 11, 5\) array, got \(6, 11, 11, 4\)"):
+        fill_views(np.empty((6, 11, 11, 4), np.float32), battle.positions, battle.health,
+                   battle.alive.view(np.uint8), np.stack(battle.seen).view(np.uint8), game.padded_codes,
+                   combat_map.cell_rows, combat_map.cell_cols, 5, 3)

@@ -132,3 +132,22 @@ def test_leduc_max_raises_changes_the_game():
 def test_chance_and_simultaneous_constants(name):
     state = hiddenenvs.load_game(name).new_initial_state()
     assert state.current_player() in (CHANCE, SIMULTANEOUS)
+
+
+def test_float32_ones_at_is_numpys_zeros_with_ones_written_and_refuses_bad_places():
+    from hiddenenvs._encoding import float32_ones_at
+
+    for shape, ones in (((7,), [0, 3, 3, 6]), ((2, 3, 4), [0, 23, 5, 11]), ((4,), []), ((0,), [])):
+        expected = np.zeros(shape, dtype=np.float32)
+        expected.reshape(-1)[ones] = 1
+        tensor = float32_ones_at(shape, ones)
+        assert tensor.dtype == np.float32 and tensor.shape == shape and tensor.flags.c_contiguous
+        np.testing.assert_array_equal(tensor, expected)
+    with pytest.raises(IndexError, match="index 7 is outside a tensor of shape"):
+        float32_ones_at((7,), [1, 7])
+    with pytest.raises(IndexError, match="index -1 is outside"):
+        float32_ones_at((7,), [-1])
+    with pytest.raises(ValueError, match="negative dimension"):
+        float32_ones_at((-1,), [])
+    with pytest.raises(TypeError):
+        float32_ones_at((3,), [1.5])

@@ -88,6 +88,7 @@ import itertools
 
 import numpy as np
 
+from hiddenenvs._encoding import float32_ones_at
 from hiddenenvs.beliefs import action_probability_function
 from hiddenenvs.game import (
     CHANCE,
@@ -379,16 +380,15 @@ class GoofspielState(State):
     def information_state_tensor(self, player):
         game = self.game
         n = game.num_cards
-        # The ones' indices, gathered in a list and written in one numpy call: per-element
-        # writes cost more than the rest of a step.
+        # The ones' indices, gathered in a list and written in one compiled call: numpy's
+        # per-element writes, or its fancy indexing with a list, cost more than the rest of
+        # a step.
         ones = [player]
         if len(self.point_cards) > len(self.bids[0]):
             ones.append(1 + self.point_cards[-1])
         ones += [1 + n + card for card in self.hands[player]]
         ones += self.round_ones[player]
-        tensor = np.zeros(game.info.information_state_tensor_shape, dtype=np.float32)
-        tensor[ones] = 1
-        return tensor
+        return float32_ones_at(game.info.information_state_tensor_shape, ones)
 
     def observation_tensor(self, player):
         game = self.game

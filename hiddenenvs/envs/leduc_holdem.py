@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hiddenenvs._encoding import float32_ones_at
 from hiddenenvs.beliefs import draw_weighted
 from hiddenenvs.game import (
     CHANCE,
@@ -204,14 +205,15 @@ class LeducHoldemState(State):
             return TERMINAL if self.public_card >= 0 else CHANCE
         return len(self.round_actions[-1]) % 2
 
-    def _remaining(self, rank: int) -> int:
-        used = self.private_cards.count(rank) + (self.public_card == rank)
-        return _CARDS_PER_RANK - used
+    def _remaining_counts(self) -> list[int]:
+        """Cards left in the deck per rank (one pass: the env deals three times a game)."""
+        private_cards, public_card = self.private_cards, self.public_card
+        return [_CARDS_PER_RANK - private_cards.count(rank) - (public_card == rank) for rank in range(_NUM_RANKS)]
 
     def chance_outcomes(self):
         if self.current_player() != CHANCE:
             return super().chance_outcomes()
-        counts = [self._remaining(rank) for rank in range(_NUM_RANKS)]
+        counts = self._remaining_counts()
         total = sum(counts)
         return [(rank, count / total) for rank, count in enumerate(counts) if count]
 
@@ -220,7 +222,7 @@ class LeducHoldemState(State):
         if player is not None and player != current:
             return []
         if current == CHANCE:
-            return [rank for rank in range(_NUM_RANKS) if self._remaining(rank)]
+            return [rank for rank, count in enumerate(self._remaining_counts()) if count]
         if current == TERMINAL:
             return []
         facing_raise = self.contributions[current] < self.contributions[1 - current]
@@ -296,28 +298,29 @@ class LeducHoldemState(State):
         return self._public_key
 
     def public_observation_tensor(self):
-        tensor = np.zeros(self.game.info.public_observation_tensor_shape, dtype=np.float32)
-        tensor[: len(self.private_cards)] = 1
+        ones = list(range(len(self.private_cards)))
         if self.public_card >= 0:
-            tensor[2 + self.public_card] = 1
-        self._betting_features(tensor, 5)
-        return tensor
+            ones.append(2 + self.public_card)
+        self._add_betting_ones(ones, 5)
+        return float32_ones_at(self.game.info.public_observation_tensor_shape, ones)
 
-    def _betting_features(self, tensor: np.ndarray, offset: int) -> None:
+    def _add_betting_ones(self, ones: list[int], offset: int) -> None:
+        """Append the places of the betting features (one-hot action per turn and round)."""
         for actions in self.round_actions:
             for turn, action in enumerate(actions):
-                tensor[offset + 3 * turn + action] = 1
+                ones.append(offset + 3 * turn + action)
             offset += 3 * self.game.turns_per_round
 
     def information_state_tensor(self, player):
-        tensor = np.zeros(self.game.info.information_state_tensor_shape, dtype=np.float32)
-        tensor[player] = 1
+        # The ones' places gathered, then written in one compiled call (numpy's
+        # per-element writes cost more than the rest of an env step).
+        ones = [player]
         if len(self.private_cards) > player:
-            tensor[2 + self.private_cards[player]] = 1
+            ones.append(2 + self.private_cards[player])
         if self.public_card >= 0:
-            tensor[5 + self.public_card] = 1
-        self._betting_features(tensor, 8)
-        return tensor
+            ones.append(5 + self.public_card)
+        self._add_betting_ones(ones, 8)
+        return float32_ones_at(self.game.info.information_state_tensor_shape, ones)
 
     def observation_tensor(self, player):
         tensor = np.zeros(10, dtype=np.float32)

@@ -161,8 +161,8 @@ def advance(int32_t[::1] positions, int32_t[::1] health, uint8_t[::1] alive,
 def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const int32_t[::1] health,
                const uint8_t[::1] alive, const uint8_t[:, ::1] seen, const int8_t[:, ::1] padded_codes,
                const int64_t[::1] cell_rows, const int64_t[::1] cell_cols, int radius, int team_size):
-    """Write every fighter's egocentric view into the zeroed ``views`` (fighters, side,
-    side, 5): blocked, door, friends' health, seen enemies' health, own health (the
+    """Write every fighter's egocentric view into ``views`` (fighters, side, side, 5;
+    every value is written, so it may come from ``np.empty``): blocked, door, friends' health, seen enemies' health, own health (the
     channels of the package docstring). ``padded_codes`` is the map padded by ``radius``
     with walls; ``seen[team, k]``: team sees its enemy number k now."""
     cdef Py_ssize_t count = 2 * team_size
@@ -175,6 +175,9 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
     # Every fighter's row and column, looked up once: the viewer x other loop below is
     # the quadratic part (25,600 pairs at 160 fighters), so it tests the cheap window
     # bounds first and the team and sight rules only for fighters inside the window.
+    if views.shape[0] != count or views.shape[1] != side or views.shape[2] != side or views.shape[3] != 5:
+        raise ValueError(f"fill_views: {count} fighters with view radius {radius} need a "
+                         f"({count}, {side}, {side}, 5) array, got {tuple(views.shape)[:4]}")
     cdef int64_t *rows = <int64_t *> calloc(count, sizeof(int64_t))
     cdef int64_t *cols = <int64_t *> calloc(count, sizeof(int64_t))
     if rows == NULL or cols == NULL:
@@ -195,6 +198,8 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
                     code = padded_codes[row + a, col + b]
                     views[viewer, a, b, 0] = 1.0 if (code == 1 or code == 2) else 0.0
                     views[viewer, a, b, 1] = 1.0 if code == 3 else 0.0
+                    views[viewer, a, b, 2] = 0.0
+                    views[viewer, a, b, 3] = 0.0
                     views[viewer, a, b, 4] = own
             for other in range(count):
                 d_row = rows[other] - row + radius
@@ -239,3 +244,82 @@ def chain_hashes(const uint64_t[::1] keys, const uint32_t[:, ::1] words,
             mixed = (keys[player] ^ observation_hash) * mix_a
             mixed ^= mixed >> 31
             out[player] = (mixed + <uint64_t> actions[player] + 1) * mix_b
+
+
+def fighter_intents(const int64_t[::1] actions, const int32_t[::1] positions,
+                    const int32_t[:, ::1] move_target, int32_t[::1] wanted_cells, uint8_t[::1] fires):
+    """Fighter mode's joint action as the tick's inputs: ``fires[k]`` for "shoot" (the
+    last action), ``wanted_cells[k]`` the cell a move (actions 1..8, ``move_target[action
+    - 1]``) reaches, or the fighter's own cell for anything else or a blocked move."""
+    cdef Py_ssize_t count = positions.shape[0]
+    cdef Py_ssize_t shoot = move_target.shape[0] + 1
+    cdef Py_ssize_t k
+    cdef int64_t action
+    cdef int32_t target
+    if not (actions.shape[0] == wanted_cells.shape[0] == fires.shape[0] == count):
+        raise ValueError(
+            f"fighter_intents: {count} fighters need as many actions, wanted cells and fire "
+            f"flags ({actions.shape[0]}, {wanted_cells.shape[0]}, {fires.shape[0]})"
+        )
+    with nogil:
+        for k in range(count):
+            action = actions[k]
+            fires[k] = action == shoot
+            wanted_cells[k] = positions[k]
+            if 0 < action < shoot:
+                target = move_target[action - 1, positions[k]]
+                if target >= 0:
+                    wanted_cells[k] = target
+
+
+def fighter_masks(uint8_t[:, ::1] masks, const int32_t[::1] positions, const uint8_t[::1] alive,
+                  const int32_t[:, ::1] move_target, const int8_t[::1] door_of_cell, int num_doors,
+                  int door_capacity, const int64_t[::1] target_of):
+    """Every fighter's action mask, written into ``masks`` (fighters, 1 + directions + 1):
+    a live fighter may hold; move where ``move_target`` allows, unless that enters a door
+    other than its own that already holds ``door_capacity`` live fighters; shoot when it
+    has a target. A dead fighter's row is all zero. Returns the movers: the fighters with
+    two legal actions or more (live ones that may do more than hold), ascending."""
+    cdef Py_ssize_t count = positions.shape[0]
+    cdef Py_ssize_t directions = move_target.shape[0]
+    cdef Py_ssize_t k, d
+    cdef int32_t target
+    cdef int8_t door, own_door
+    cdef uint8_t legal_count
+    cdef list movers = []
+    if masks.shape[0] != count or masks.shape[1] != directions + 2 or target_of.shape[0] != count:
+        raise ValueError(
+            f"fighter_masks: {count} fighters need a ({count}, {directions + 2}) mask array and "
+            f"{count} targets, got ({masks.shape[0]}, {masks.shape[1]}) and {target_of.shape[0]}"
+        )
+    cdef int64_t *occupancy = <int64_t *> calloc(num_doors if num_doors > 0 else 1, sizeof(int64_t))
+    if occupancy == NULL:
+        raise MemoryError("fighter_masks: no memory for the door counts")
+    with nogil:
+        for k in range(count):
+            door = door_of_cell[positions[k]]
+            if alive[k] and door >= 0:
+                occupancy[door] += 1
+        for k in range(count):
+            if not alive[k]:
+                for d in range(directions + 2):
+                    masks[k, d] = 0
+                continue
+            masks[k, 0] = 1
+            own_door = door_of_cell[positions[k]]
+            for d in range(directions):
+                target = move_target[d, positions[k]]
+                if target < 0:
+                    masks[k, 1 + d] = 0
+                    continue
+                door = door_of_cell[target]
+                masks[k, 1 + d] = not (door >= 0 and door != own_door and occupancy[door] >= door_capacity)
+            masks[k, directions + 1] = target_of[k] >= 0
+    free(occupancy)
+    for k in range(count):
+        legal_count = 0
+        for d in range(directions + 2):
+            legal_count += masks[k, d]
+        if legal_count > 1:
+            movers.append(k)
+    return movers

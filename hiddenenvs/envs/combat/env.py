@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from hiddenenvs.envs.combat._tick import chain_hashes, fill_views
+from hiddenenvs.envs.combat._tick import chain_hashes, fighter_intents, fighter_masks, fill_views
 from hiddenenvs.envs.combat.maps import DIRECTION_NAMES, TEAMS, WALL, CombatMap
 from hiddenenvs.envs.combat.simulation import ATTACKERS, DEFENDERS, MAX_HEALTH, Battle, Rules
 from hiddenenvs.game import (
@@ -601,8 +601,6 @@ class FighterState(_CombatState):
     def movers(self):
         if self._winner is not None:
             return []
-        if self._movers is None:
-            self._movers = np.flatnonzero(self._masks.sum(axis=1) > 1).tolist()
         return self._movers
 
     def legal_actions_mask(self, player=None):
@@ -643,14 +641,12 @@ class FighterState(_CombatState):
     def _apply_actions(self, joint):
         game = self.game
         battle = self.battle
-        actions = np.asarray(joint, dtype=np.int64)
-        actions[actions < 0] = HOLD
-        positions = battle.positions
-        moves = (actions > HOLD) & (actions < SHOOT)
-        wanted = positions.copy()
-        targets = game.map.move_target[actions[moves] - 1, positions[moves]]
-        wanted[moves] = np.where(targets >= 0, targets, positions[moves])
-        balance = self._run_ticks(actions == SHOOT, wanted, engage=False, ticks=1)
+        count = len(joint)
+        wanted = np.empty(count, dtype=np.int32)
+        fires = np.empty(count, dtype=bool)
+        fighter_intents(np.asarray(joint, dtype=np.int64), battle.positions, game.map.move_target,
+                        wanted, fires.view(np.uint8))
+        balance = self._run_ticks(fires, wanted, engage=False, ticks=1)
         team_rewards = self._team_rewards(balance)
         self._rewards = np.repeat(team_rewards, game.team_size)
         self._returns += self._rewards
@@ -665,7 +661,7 @@ class FighterState(_CombatState):
         count = 2 * game.team_size
         positions = battle.positions
         alive = battle.alive
-        views = np.zeros((count, side, side, len(FIGHTER_VIEW_CHANNELS)), dtype=np.float32)
+        views = np.empty((count, side, side, len(FIGHTER_VIEW_CHANNELS)), dtype=np.float32)
         seen = np.stack(battle.seen).view(np.uint8)
         fill_views(
             views, positions, battle.health, alive.view(np.uint8), seen, game.padded_codes,
@@ -673,22 +669,13 @@ class FighterState(_CombatState):
         )
         self._views = views
 
-        masks = np.zeros((count, len(FIGHTER_ACTION_NAMES)), dtype=bool)
-        masks[:, HOLD] = True
-        move_targets = combat_map.move_target[:, positions].T  # (count, 8)
-        door_full = battle.door_occupancy() >= battle.rules.door_capacity
-        target_doors = combat_map.door_of_cell[np.maximum(move_targets, 0)]
-        entering_full_door = (
-            (target_doors >= 0)
-            & (target_doors != combat_map.door_of_cell[positions][:, None])
-            & door_full[np.maximum(target_doors, 0)]
+        masks = np.empty((count, len(FIGHTER_ACTION_NAMES)), dtype=bool)
+        self._movers = fighter_masks(
+            masks.view(np.uint8), positions, alive.view(np.uint8), combat_map.move_target,
+            combat_map.door_of_cell, combat_map.num_doors, battle.rules.door_capacity, battle.targets(),
         )
-        masks[:, 1:SHOOT] = (move_targets >= 0) & ~entering_full_door
-        masks[:, SHOOT] = battle.targets() >= 0
-        masks[~alive] = False
         self._masks = masks
         self._legal_lists = None
-        self._movers = None
 
     def _all_observations(self):
         return self._views
@@ -696,3 +683,10 @@ class FighterState(_CombatState):
     def observation_tensor(self, player):
         """The fighter's (side, side, 5) egocentric view; see the package docstring."""
         return self._views[player]
+
+    def observation_tensors(self):
+        """Every fighter's view in one (players, side, side, 5) array, for the parallel env
+        (shared with clones and with the rows handed out: never modify it)."""
+        return self._views
+
+    information_state_tensors = observation_tensors  # a fighter's information state is its view

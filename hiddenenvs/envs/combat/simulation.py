@@ -139,7 +139,7 @@ class Battle:
     def alive_counts(self) -> tuple[int, int]:
         alive = self.alive
         size = self.rules.team_size
-        return int(alive[:size].sum()), int(alive[size:].sum())
+        return int(np.count_nonzero(alive[:size])), int(np.count_nonzero(alive[size:]))
 
     def winner(self) -> int | None:
         """ATTACKERS or DEFENDERS once decided, -1 for mutual elimination, None while it goes on."""
