@@ -52,6 +52,7 @@ Design choices (the paper's engineering, on this code base):
 from __future__ import annotations
 
 import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -229,11 +230,11 @@ class ExItOOS(Learner):
                 self._local = SelfPlayer(*game_args)
             self._local.set_network(network_state)
             return [self._local.play(seed) for seed in seeds]
-        if self._pool is None:
-            context = multiprocessing.get_context("spawn")  # no forked torch or Cython state
-            self._pool = context.Pool(self.config.workers, initializer=_start_worker, initargs=game_args)
-        chunks = [list(chunk) for chunk in np.array_split(seeds, self.config.workers) if len(chunk)]
-        results = self._pool.starmap(_play_games, [(network_state, chunk) for chunk in chunks])
+        if self._pool is None:  # a worker that fails to start raises BrokenProcessPool here, no hang
+            self._pool = ProcessPoolExecutor(self.config.workers, initializer=_start_worker, initargs=game_args,
+                                             mp_context=multiprocessing.get_context("spawn"))  # no forked torch
+        chunks = [[int(s) for s in chunk] for chunk in np.array_split(seeds, self.config.workers) if len(chunk)]
+        results = self._pool.map(_play_games, [network_state] * len(chunks), chunks)
         return [game for chunk in results for game in chunk]
 
     def step(self, loop: Any) -> StepReport:
@@ -271,8 +272,7 @@ class ExItOOS(Learner):
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
+            self._pool.shutdown(cancel_futures=True)
             self._pool = None
 
     # ---- checkpoints ---------------------------------------------------------------------------
