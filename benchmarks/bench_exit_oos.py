@@ -3,6 +3,7 @@ against NFSP at equal wall time, and its matches on Liar's Dice(1) / II-Goofspie
 
     python benchmarks/bench_exit_oos.py leduc --seconds 300 --output runs/bench_exit_oos
     python benchmarks/bench_exit_oos.py matches --run runs/exit_oos_liars_dice --games 1000
+    python benchmarks/bench_exit_oos.py elo --config configs/exit_oos_liars_dice.yaml --iterations 10 30 60
 
 ``leduc`` trains ``configs/exit_oos_leduc.yaml`` for ``--seconds`` of wall time, then the
 peer, NFSP (``configs/nfsp_leduc.yaml``), for the same time in the same process, and
@@ -15,12 +16,19 @@ every seat) against uniform random and against OOS at the teacher's budget (the 
 ``evaluate.py`` in gauntlet mode: ``--games`` per seat order, so 2 x ``--games`` games per
 pairing, every match stored in ``<output>/leaderboard.sqlite``; the leaderboard it prints
 has Wilson 95% intervals and Elo. The paper's figures are printed beside ours.
+
+``elo`` rates training checkpoints, as the paper's Goofspiel(13) table: the config is
+trained to each of ``--iterations`` in turn (resuming the same run, which is bit for bit
+the uninterrupted run, and copying the run directory at each stop), then the
+checkpoints, uniform random and OOS at the teacher's budget play a round robin through
+``evaluate.py`` (``--games`` per seat order and pairing), Elo anchored at random = 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import shutil
 import subprocess
 import sys
 import time
@@ -108,6 +116,32 @@ def matches(arguments: argparse.Namespace) -> None:
           f"{PAPER.get(env, 'no figure')}")
 
 
+def elo(arguments: argparse.Namespace) -> None:
+    output = Path(arguments.output)
+    run = output / "run"
+    snapshots, started = [], time.perf_counter()
+    for stop in arguments.iterations:
+        overrides = [f"budget.iterations={stop}", "budget.seconds=null", "budget.episodes=null",
+                     f"output_dir={run}", "progress_bar=false"]
+        config = load_config(REPO / arguments.config, overrides)
+        train(config, resume=(run / "checkpoint.pt").exists())
+        snapshot = output / f"iteration_{stop}"
+        shutil.rmtree(snapshot, ignore_errors=True)
+        shutil.copytree(run, snapshot, ignore=shutil.ignore_patterns("tensorboard"))
+        snapshots.append(snapshot)
+        print(f"trained to iteration {stop}: {time.perf_counter() - started:.0f} s")
+    env, params = config.env.name, config.env.params
+    budget = config.trainer.params.get("simulations_per_move", 1000)
+    command = [sys.executable, str(REPO / "evaluate.py"), "--env", env, "--agents", *map(str, snapshots), "random",
+               f"oos:{budget}", "--mode", "round-robin", "--games", str(arguments.games),
+               "--db", str(output / "leaderboard.sqlite"), "--out", str(output), "--seed", "0", "--quiet"]
+    for key, value in params.items():
+        command += ["--param", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+    started = time.perf_counter()
+    subprocess.run(command, check=True)
+    print(f"\n{env}: {time.perf_counter() - started:.0f} s for the round robin")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -118,8 +152,13 @@ def main() -> None:
     matches_parser.add_argument("--run", required=True, help="run directory of an exit_oos run")
     matches_parser.add_argument("--games", type=int, default=1000, help="games per seat order and pairing")
     matches_parser.add_argument("--output", default="runs/bench_exit_oos_matches")
+    elo_parser = commands.add_parser("elo", help="Elo of training checkpoints, random and OOS")
+    elo_parser.add_argument("--config", required=True, help="an exit_oos config")
+    elo_parser.add_argument("--iterations", type=int, nargs="+", required=True, help="checkpoint iterations")
+    elo_parser.add_argument("--games", type=int, default=200, help="games per seat order and pairing")
+    elo_parser.add_argument("--output", default="runs/bench_exit_oos_elo")
     arguments = parser.parse_args()
-    leduc(arguments) if arguments.command == "leduc" else matches(arguments)
+    {"leduc": leduc, "matches": matches, "elo": elo}[arguments.command](arguments)
 
 
 if __name__ == "__main__":

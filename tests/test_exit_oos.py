@@ -165,29 +165,32 @@ def test_worker_processes_store_the_games_of_the_single_process_run(tmp_path):
 
 
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
+    # Long enough (about 0.1 s an iteration) for the kill to land between checkpoints.
+    run = {**RUN, "budget": {"iterations": 40}, "evaluation": {"every_iterations": 10},
+           "trainer": {"name": "exit_oos", "params": {**RUN["trainer"]["params"], "simulations_per_move": 400}}}
     straight = tmp_path / "straight"
-    train(config_from_dict({**RUN, "output_dir": str(straight)}))
+    train(config_from_dict({**run, "output_dir": str(straight)}))
     killed = tmp_path / "killed"
     config_path = tmp_path / "run.yaml"
-    config_path.write_text(yaml.safe_dump({**RUN, "output_dir": str(killed)}))
+    config_path.write_text(yaml.safe_dump({**run, "output_dir": str(killed)}))
     process = subprocess.Popen([sys.executable, "train.py", "--config", str(config_path)], cwd=REPO,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     checkpoint = killed / "checkpoint.pt"
     deadline = time.monotonic() + 120
     while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
-    time.sleep(0.3)  # somewhere between two checkpoints
+    time.sleep(0.5)  # somewhere between two checkpoints
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()[-2000:]
     interrupted_at = load_checkpoint(checkpoint)["loop"]["iterations"]
-    assert 0 < interrupted_at < RUN["budget"]["iterations"]
+    assert 0 < interrupted_at < run["budget"]["iterations"]
     resumed = subprocess.run([sys.executable, "train.py", "--resume", str(killed)], cwd=REPO,
                              capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     final_straight = load_checkpoint(straight / "checkpoint.pt")
     final_resumed = load_checkpoint(killed / "checkpoint.pt")
-    assert final_resumed["loop"]["iterations"] == final_straight["loop"]["iterations"] == 12
+    assert final_resumed["loop"]["iterations"] == final_straight["loop"]["iterations"] == 40
     _assert_same_state(final_straight["learner"], final_resumed["learner"])
     _assert_same_state(final_straight["loop"]["rng"], final_resumed["loop"]["rng"])
 
