@@ -151,7 +151,8 @@ class OOS:
     OS-MCCFR with an incremental tree and rollouts).
 
     ``backend``: ``"tree"`` runs the iterations in compiled code on the enumerated game
-    tree (``_tree_mccfr.pyx``; uniform rollouts only); ``"model"`` walks the game model
+    tree (``_tree_mccfr.pyx``; uniform rollouts, or a fixed policy's per-infoset table
+    through :meth:`set_rollout_policy`); ``"model"`` walks the game model
     (any game, any rollout policy); ``"auto"`` (default) takes the tree when
     :func:`agents.search.tree_mccfr.use_tree` finds at most
     :data:`OOS_AUTO_TREE_MAX_NODES` histories and the rollout policy is uniform.
@@ -171,7 +172,8 @@ class OOS:
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"OOS {name} must be in [0, 1], got {value}")
         if backend == "tree" and rollout_policy is not uniform_rollout:
-            raise ValueError("OOS backend 'tree' rolls out uniformly; a rollout policy needs backend 'model'")
+            raise ValueError("OOS backend 'tree' starts with uniform rollouts; a rollout policy needs backend 'model' "
+                             "here, or OOS.set_rollout_policy after construction (a per-infoset table)")
         self.game, self.player = game, player
         self.num_players = game.info.num_players
         self.num_actions = game.info.num_distinct_actions
