@@ -36,6 +36,7 @@ TRAINERS = {
     "nfsp": "agents.nfsp:NFSP",
     "anfsp": "agents.anfsp:ANFSP",
     "mcnfsp": "agents.mcnfsp:MCNFSP",
+    "exit_oos": "agents.exit_oos:ExItOOS",
     "cfr": "agents.cfr:CFRLearner",
     "cfr+": "agents.cfr:CFRPlusLearner",
     "es-mccfr": "agents.search.external_sampling_mccfr:ExternalSamplingMCCFRLearner",

@@ -3,7 +3,10 @@
 - :class:`CircularBuffer`: M_RL, the newest ``capacity`` items (oldest overwritten first);
 - :class:`ReservoirBuffer`: M_SL, a uniform sample of everything ever added (Vitter 1985,
   "Random Sampling with a Reservoir", Algorithm R: the n-th item replaces a uniformly
-  chosen slot with probability capacity / n).
+  chosen slot with probability capacity / n);
+- :class:`GameReservoir`: ExIt-OOS's memory of whole games with a "decay ratio" beta:
+  the n-th game replaces a random stored game with probability min(1, beta capacity / n)
+  (beta = 1 is Algorithm R; beta > 1 keeps more recent games, trainers.md section 2.6).
 
 Both store named numpy columns that grow by doubling up to ``capacity`` rows, so a
 memory sized as in the papers (millions of rows) costs only what it holds, and both
@@ -99,3 +102,48 @@ class ReservoirBuffer(_ArrayMemory):
     def load_state_dict(self, state):
         super().load_state_dict(state)
         self.seen = int(state["seen"])
+
+
+class GameReservoir:
+    """Whole games (each a dict of equally long numpy columns, one row per move), at most
+    ``capacity`` of them, the n-th replacing a random one with probability
+    ``min(1, decay * capacity / n)``; minibatches are uniform over the stored moves."""
+
+    def __init__(self, capacity: int, decay: float):
+        if capacity < 1 or decay <= 0.0:
+            raise ValueError(f"GameReservoir needs capacity >= 1 and decay > 0, got {capacity} and {decay}")
+        self.capacity, self.decay = capacity, decay
+        self.games: list[dict[str, np.ndarray]] = []
+        self.seen = 0
+        self._rows: dict[str, np.ndarray] | None = None  # the stored moves concatenated, until the next add
+
+    def add(self, rng: np.random.Generator, game: dict[str, np.ndarray]) -> None:
+        self.seen += 1
+        if len(self.games) < self.capacity:
+            self.games.append(game)
+        elif rng.random() < min(1.0, self.decay * self.capacity / self.seen):
+            self.games[int(rng.integers(self.capacity))] = game
+        else:
+            return
+        self._rows = None
+
+    def sample(self, batch_size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        if self._rows is None:
+            self._rows = {name: np.concatenate([g[name] for g in self.games]) for name in self.games[0]}
+        picks = rng.integers(self.num_moves, size=batch_size)
+        return {name: column[picks] for name, column in self._rows.items()}
+
+    @property
+    def num_moves(self) -> int:
+        return sum(len(next(iter(g.values()))) for g in self.games)
+
+    def __len__(self) -> int:
+        return len(self.games)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"seen": self.seen, "games": [dict(g) for g in self.games]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.seen = int(state["seen"])
+        self.games = [{k: np.asarray(v) for k, v in g.items()} for g in state["games"]]
+        self._rows = None

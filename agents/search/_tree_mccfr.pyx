@@ -20,6 +20,7 @@ from numpy.random cimport bitgen_t
 import numpy as np
 
 cdef int64_t CHANCE = -1
+cdef double EMA_DECAY = 0.99  # ExIt-OOS (Kitchen & Benedetti 2018): r <- 0.99 r + 0.01 q / q_u
 cdef int64_t TERMINAL = -4
 
 
@@ -106,11 +107,18 @@ cdef class CompiledTree:
     cdef int64_t* path_kind
     cdef double* path_own_reach  # pi_p(h) of the mover p at other players' table nodes
     cdef double* path_sample_reach  # delta q_b(h) + (1 - delta) q_u(h)
+    cdef double* path_unbiased_reach  # q_u(h), for the "ema" weight
     cdef double* scratch  # 3 rows of max_actions: allowed, unbiased and biased sampling
     cdef const signed char* target_mark  # 2 in the target, 1 above it, 0 elsewhere
     cdef unsigned char* in_table  # per information set: added to the OOS tree
     cdef object _oos_keep
-    cdef int64_t num_nodes, num_infosets
+    cdef int64_t num_nodes, num_infosets, num_table_slots
+    # ExIt-OOS: the rollout policy per table slot (NULL: uniform), and the switch to the
+    # moving-average importance weight (ema_ratio: r, the running mean of q(z) / q_u(z)).
+    cdef const double* rollout
+    cdef object _rollout_keep
+    cdef bint ema
+    cdef public double ema_ratio
 
     def __init__(self, tree, double[::1] regret, double[::1] average, generator, infoset_slot_start=None):
         table_start = np.asarray(tree.infoset_slot_start if infoset_slot_start is None else infoset_slot_start,
@@ -143,6 +151,7 @@ cdef class CompiledTree:
         self.num_players = tree.num_players
         self.num_nodes = num_nodes
         self.num_infosets = len(tree.infoset_player)
+        self.num_table_slots = num_table_slots
         self.max_actions = max(1, int(child_count.max()) if num_nodes else 1)
         depth = int(tree.depth.max()) + 2 if num_nodes else 2
         strategies = np.zeros(depth * self.max_actions)
@@ -156,13 +165,14 @@ cdef class CompiledTree:
         path_kind = np.zeros(depth, dtype=np.int64)
         path_own_reach = np.zeros(depth)
         path_sample_reach = np.zeros(depth)
+        path_unbiased_reach = np.zeros(depth)
         scratch = np.zeros(3 * self.max_actions)
         capsule = generator.bit_generator.capsule
         self.bitgen = <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
         self._keep = (child_start, child_count, slot_start_of_node, actor, edge_index, chance_probability,
                       returns, regret, average, strategies, values, path_node, path_child,
                       path_probability, path_others_reach, reach, generator, capsule,
-                      infoset_of_node, path_kind, path_own_reach, path_sample_reach, scratch)
+                      infoset_of_node, path_kind, path_own_reach, path_sample_reach, path_unbiased_reach, scratch)
         cdef int64_t[::1] view_int
         cdef double[::1] view_double
         view_int = child_start; self.child_start = &view_int[0]
@@ -185,9 +195,13 @@ cdef class CompiledTree:
         view_int = path_kind; self.path_kind = &view_int[0]
         view_double = path_own_reach; self.path_own_reach = &view_double[0]
         view_double = path_sample_reach; self.path_sample_reach = &view_double[0]
+        view_double = path_unbiased_reach; self.path_unbiased_reach = &view_double[0]
         view_double = scratch; self.scratch = &view_double[0]
         self.target_mark = NULL
         self.in_table = NULL
+        self.rollout = NULL
+        self.ema = False
+        self.ema_ratio = 1.0
 
     cdef inline double uniform(self) noexcept:
         return self.bitgen.next_double(self.bitgen.state)
@@ -340,6 +354,27 @@ cdef class CompiledTree:
         self.target_mark = &target_mark[0]
         self.in_table = &in_table[0]
 
+    def set_oos_rollout(self, probabilities):
+        """The rollout policy rho as a probability per table slot (the layout of ``regret``),
+        read in place; ``None`` rolls out uniformly."""
+        cdef const double[::1] view
+        if probabilities is None:
+            self.rollout, self._rollout_keep = NULL, None
+            return
+        view = probabilities
+        if len(view) != self.num_table_slots:
+            raise ValueError(f"OOS rollout table needs a probability per slot ({self.num_table_slots}), "
+                             f"got {len(view)}")
+        self._rollout_keep = probabilities
+        self.rollout = &view[0]
+
+    def set_oos_reweighting(self, bint ema):
+        """False: OOS's mixture weight 1 / (delta q_b + (1 - delta) q_u); True: ExIt-OOS's
+        1 / (q_u r), r the exponential moving average of q(z) / q_u(z) (``ema_ratio``). A
+        biased sample the unbiased sampler could not draw (q_u = 0: an action the current
+        strategy gives zero probability) keeps the mixture weight and leaves r alone."""
+        self.ema = ema
+
     def oos_iterations(self, int64_t iterations, bint targeted, double delta, double epsilon, double gamma):
         """``iterations`` OOS iterations from the root, one sample per update player each;
         returns how many biased samples missed the target."""
@@ -409,9 +444,10 @@ cdef class CompiledTree:
                 biased_reach *= biased_probabilities[k] if restrict else self.chance_probability[chosen]
                 unbiased_reach *= self.chance_probability[chosen]
             else:
-                if not in_tree:  # below the node this sample added: the rollout policy (uniform)
+                if not in_tree:  # below the node this sample added: the rollout policy
+                    slot = self.slot_start_of_node[node]
                     for j in range(count):
-                        unbiased[j] = 1.0 / count
+                        unbiased[j] = 1.0 / count if self.rollout == NULL else self.rollout[slot + j]
                     k = draw_index(unbiased, count, self.uniform())
                     self.path_kind[depth] = OOS_ROLLOUT
                     self.path_probability[depth] = unbiased[k]
@@ -446,6 +482,7 @@ cdef class CompiledTree:
                             biased_probabilities[j] = unbiased[j]
                     k = draw_index(biased_probabilities if biased else unbiased, count, self.uniform())
                     self.path_sample_reach[depth] = delta * biased_reach + (1.0 - delta) * unbiased_reach
+                    self.path_unbiased_reach[depth] = unbiased_reach
                     if player == update:
                         self.path_others_reach[depth] = self.others_reach(update)
                     else:
@@ -465,6 +502,9 @@ cdef class CompiledTree:
             depth += 1
         utility = self.returns[node * self.num_players + update]
         q = delta * biased_reach + (1.0 - delta) * unbiased_reach
+        if self.ema and unbiased_reach > 0.0:  # S1's weight: q_u(z) times the running mean of q / q_u
+            self.ema_ratio = EMA_DECAY * self.ema_ratio + (1.0 - EMA_DECAY) * q / unbiased_reach
+            q = unbiased_reach * self.ema_ratio
         # Backward: tail = pi(z | h.a) (rollout and chance included); regrets of the update
         # player, average weights of the others, at the table's nodes only.
         tail = 1.0
@@ -482,7 +522,10 @@ cdef class CompiledTree:
                         self.regret[slot + j] -= x
                     self.regret[slot + self.edge_index[self.path_child[depth]]] += weight * tail
                 else:
-                    share = self.path_own_reach[depth] / self.path_sample_reach[depth]
+                    if self.ema and self.path_unbiased_reach[depth] > 0.0:
+                        share = self.path_own_reach[depth] / (self.path_unbiased_reach[depth] * self.ema_ratio)
+                    else:
+                        share = self.path_own_reach[depth] / self.path_sample_reach[depth]
                     for j in range(count):
                         self.average[slot + j] += strategy[j] * share
             tail *= self.path_probability[depth]

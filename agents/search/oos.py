@@ -84,6 +84,17 @@ above, and a sample adds one mover's information set (the model path adds all mo
 About 500,000 iterations/s on Liar's Dice(1) against 1,500 on the model path on an idle
 core (``benchmarks/bench_oos.py``).
 
+ExIt-OOS (:mod:`agents.exit_oos`) adds two things, both backends. (1) A network rollout
+policy: on the tree backend :meth:`OOS.set_rollout_policy` evaluates ``rho`` once for
+every information set of the tree (one batched call, at a representative state) and
+hands the compiled walk a per-slot probability table; while ``rho`` is fixed this is the
+same as calling it at every rollout step, as the model path does. (2) ``reweighting=
+"ema"`` (S1, trainers.md section 2.4): the importance weight ``1 / q(z)`` becomes
+``1 / (q_u(z) r)``, with ``r <- 0.99 r + 0.01 q(z) / q_u(z)`` updated after each sample
+(``ema_ratio``), and the average-strategy weight ``1 / q(h)`` likewise ``1 / (q_u(h) r)``
+(where ``q_u = 0``, a biased sample the unbiased sampler cannot draw, the mixture weight
+stays and ``r`` is not updated); ``"none"`` (default) keeps OOS's mixture weight.
+
 Tables persist through a match and are cleared when a view's key does not extend the
 previous one (a new match). The rollout policy is a callable
 ``rho(states, players, masks) -> probabilities (B, num_distinct_actions)``, batch-shaped
@@ -114,6 +125,8 @@ from hiddenenvs.beliefs import sample_history
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, SeatView, State, draw_index
 
 TARGETING = ("ist", "pst")
+REWEIGHTING = ("none", "ema")
+EMA_DECAY = 0.99  # as _tree_mccfr.pyx: r <- 0.99 r + 0.01 q(z) / q_u(z)
 # "auto" enumerates a game for the compiled path up to this many histories: OOS searches
 # every move of a match, so a tree build of seconds (Liar's Dice(1): 0.3M nodes) pays.
 # The count walks Python states, so a larger game without its own tree builder spends
@@ -138,7 +151,8 @@ class OOS:
     OS-MCCFR with an incremental tree and rollouts).
 
     ``backend``: ``"tree"`` runs the iterations in compiled code on the enumerated game
-    tree (``_tree_mccfr.pyx``; uniform rollouts only); ``"model"`` walks the game model
+    tree (``_tree_mccfr.pyx``; uniform rollouts, or a fixed policy's per-infoset table
+    through :meth:`set_rollout_policy`); ``"model"`` walks the game model
     (any game, any rollout policy); ``"auto"`` (default) takes the tree when
     :func:`agents.search.tree_mccfr.use_tree` finds at most
     :data:`OOS_AUTO_TREE_MAX_NODES` histories and the rollout policy is uniform.
@@ -146,21 +160,27 @@ class OOS:
 
     def __init__(self, game: Game, player: int, delta: float = 0.9, epsilon: float = 0.4,
                  gamma: float = 0.01, targeting: str = "ist", rollout_policy: RolloutPolicy = uniform_rollout,
-                 final_policy: str = "average", seed: int | None = None, backend: str = "auto"):
+                 final_policy: str = "average", seed: int | None = None, backend: str = "auto",
+                 reweighting: str = "none"):
         if targeting not in TARGETING:
             raise ValueError(f"OOS targeting must be one of {TARGETING}, got {targeting!r}")
+        if reweighting not in REWEIGHTING:
+            raise ValueError(f"OOS reweighting must be one of {REWEIGHTING}, got {reweighting!r}")
         if final_policy not in ("average", "current"):
             raise ValueError(f"OOS final_policy must be 'average' or 'current', got {final_policy!r}")
         for name, value in (("delta", delta), ("epsilon", epsilon), ("gamma", gamma)):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"OOS {name} must be in [0, 1], got {value}")
         if backend == "tree" and rollout_policy is not uniform_rollout:
-            raise ValueError("OOS backend 'tree' rolls out uniformly; a rollout policy needs backend 'model'")
+            raise ValueError("OOS backend 'tree' starts with uniform rollouts; a rollout policy needs backend 'model' "
+                             "here, or OOS.set_rollout_policy after construction (a per-infoset table)")
         self.game, self.player = game, player
         self.num_players = game.info.num_players
         self.num_actions = game.info.num_distinct_actions
         self.delta, self.epsilon, self.gamma = delta, epsilon, gamma
         self.targeting, self.rollout_policy, self.final_policy = targeting, rollout_policy, final_policy
+        self.reweighting = reweighting
+        self._ema_ratio = 1.0  # the model path's r (the tree backend keeps it in compiled code)
         self.rng = np.random.default_rng(seed)
         self.tree = None
         if rollout_policy is uniform_rollout and use_tree(game, backend, OOS_AUTO_TREE_MAX_NODES):
@@ -170,6 +190,8 @@ class OOS:
             self.in_table = np.zeros(self.tree.num_infosets, dtype=np.uint8)
             self._target_mark = np.zeros(self.tree.num_nodes, dtype=np.int8)
             self.compiled.set_oos_arrays(self._target_mark, self.in_table)
+            self.compiled.set_oos_reweighting(reweighting == "ema")
+            self._rollout_table: np.ndarray | None = None
             self._child_start: np.ndarray | None = None  # built on the first restoration
             self._public_states: dict | None = None  # (player, public key) -> infosets, for PST
             # The nodes of information set i: _nodes_by_infoset[_infoset_bounds[i]:_infoset_bounds[i + 1]].
@@ -189,10 +211,36 @@ class OOS:
             self.tables.regret[:] = 0.0
             self.tables.average[:] = 0.0
             self.in_table[:] = 0
+        self.ema_ratio = 1.0
         self.iterations = 0
         self.missed_targets = 0
         self.restored_searches = 0
         self._target: tuple = ()
+
+    @property
+    def ema_ratio(self) -> float:
+        """``r`` of ``reweighting="ema"``: the running mean of ``q(z) / q_u(z)``."""
+        return self._ema_ratio if self.tree is None else self.compiled.ema_ratio
+
+    @ema_ratio.setter
+    def ema_ratio(self, value: float) -> None:
+        if self.tree is None:
+            self._ema_ratio = value
+        else:
+            self.compiled.ema_ratio = value
+
+    def set_rollout_policy(self, rollout_policy: RolloutPolicy) -> None:
+        """Roll out with ``rollout_policy`` from now on. Tree backend: one batched call over
+        a representative state of every information set gives the per-slot table the
+        compiled walk reads (exact while ``rollout_policy`` does not change)."""
+        self.rollout_policy = rollout_policy
+        if self.tree is None:
+            return
+        if rollout_policy is uniform_rollout:
+            self._rollout_table = None
+        else:
+            self._rollout_table = rollout_table(self.tree, rollout_policy)
+        self.compiled.set_oos_rollout(self._rollout_table)
 
     def in_tables(self, player: int, key: tuple) -> bool:
         """Whether ``player``'s information set ``key`` is in the incremental tree."""
@@ -380,8 +428,11 @@ class OOS:
         player = state.current_player()
         if player == TERMINAL:
             self._reached = below
-            return (float(state.returns()[update]), 1.0,
-                    self.delta * biased_reach + (1.0 - self.delta) * unbiased_reach)
+            q = self.delta * biased_reach + (1.0 - self.delta) * unbiased_reach
+            if self.reweighting == "ema" and unbiased_reach > 0.0:
+                self._ema_ratio = EMA_DECAY * self._ema_ratio + (1.0 - EMA_DECAY) * q / unbiased_reach
+                q = unbiased_reach * self._ema_ratio
+            return float(state.returns()[update]), 1.0, q
         if not below and self._reaches_target(state):
             below = True
         # The biased sampler matters only while the biased sample can still be this one.
@@ -429,7 +480,6 @@ class OOS:
             choices.append(k)
             biased_factor *= biased_probabilities[k]
             unbiased_factor *= unbiased[k]
-        sample_here = self.delta * biased_reach + (1 - self.delta) * unbiased_reach
         child_reach = reach.copy()
         others_probability = 1.0
         for mover, strategy, k in zip(movers, strategies, choices):
@@ -439,6 +489,9 @@ class OOS:
         apply_choices(state, joint, movers, [e.legal[k] for e, k in zip(entries, choices)])
         utility, tail, q = self._walk(state, update, child_reach, biased_reach * biased_factor,
                                       unbiased_reach * unbiased_factor, below, biased, not expanding)
+        # q(h), after the sample: "ema" weighs with the r this sample updated, as the tree backend.
+        sample_here = (unbiased_reach * self._ema_ratio if self.reweighting == "ema" and unbiased_reach > 0.0
+                       else self.delta * biased_reach + (1 - self.delta) * unbiased_reach)
         for mover, entry, strategy, k in zip(movers, entries, strategies, choices):
             if mover == update:
                 others_reach = 1.0
@@ -481,6 +534,20 @@ class OOS:
         utility, tail, q = self._walk(state, update, reach, biased_reach * factor, unbiased_reach * factor,
                                       below, biased, False)
         return utility, tail * factor, q
+
+
+def rollout_table(tree: GameTree, rollout_policy: RolloutPolicy) -> np.ndarray:
+    """``rollout_policy``'s probability of every slot of ``tree`` (the layout of the
+    regret table), from one batched call at a representative state of each information set."""
+    infosets = np.arange(tree.num_infosets)
+    masks = np.zeros((tree.num_infosets, tree.game.info.num_distinct_actions), dtype=np.int8)
+    slot_infoset = np.repeat(infosets, np.diff(tree.infoset_slot_start))
+    masks[slot_infoset, tree.slot_action] = 1
+    probabilities = np.asarray(rollout_policy(tree.representative_states(), tree.infoset_player, masks),
+                               dtype=np.float64)
+    if probabilities.shape != masks.shape:
+        raise ValueError(f"rollout policy returned shape {probabilities.shape}, expected {masks.shape}")
+    return np.ascontiguousarray(probabilities[slot_infoset, tree.slot_action])
 
 
 class OOSAgent(SearchAgent):

@@ -1,0 +1,287 @@
+"""ExIt-OOS: expert iteration with an Online Outcome Sampling expert and a neural
+apprentice (Kitchen & Benedetti 2018, "ExIt-OOS: Towards Learning from Planning in
+Imperfect Information Games", arXiv:1808.10120; ``../shared/research/trainers.md`` section 2).
+
+Expert iteration (Anthony et al. 2017) alternates two steps. The *expert* is a search,
+here OOS (:mod:`agents.search.oos`), whose rollout policy ``rho`` is the apprentice
+``f_theta``; the *apprentice* is a network trained to imitate the expert. One iteration:
+
+1. **Self-play.** ``games_per_iteration`` games (paper: 32, one per core), each move
+   chosen by a fresh OOS search of ``simulations_per_move`` iterations (paper: 10,000)
+   targeted at the mover's information set (``targeting``: PST for Leduc and Liar's Dice,
+   IST for Goofspiel, as the paper), rolling out with ``rho = f_theta``. The move is
+   drawn from OOS's average strategy ``sigma_oos`` at ``I_cur`` (S1: "only the average
+   converges"), and ``(tensor(I_cur), mask, sigma_oos)`` is stored.
+2. **Memory.** The game's moves go into a reservoir of 32,000 games with the paper's
+   "decay ratio" 2 (:class:`agents.memories.GameReservoir`: the n-th game is kept with
+   probability ``min(1, 2 K / n)``, replacing a random one).
+3. **Training.** ``train_steps`` (paper: 128) Adam steps (lr 1e-3) on minibatches of the
+   reservoir, minimising ``KL(sigma_oos || f_theta) = sum_legal sigma (log sigma - log p)``.
+
+The apprentice is an MLP with ReLUs and a softmax over the legal actions (illegal logits
+masked): Leduc [128], II-Goofspiel(6) [128, 64] (the paper's sizes); Liar's Dice, where
+the paper is silent, [128, 64] like Goofspiel(6), a game of similar size. It is what the
+loop evaluates and exports (``policy_player<p>.pt``; one network plays every seat, its
+input being the seat's information-state tensor).
+
+Importance weights: ``reweighting`` is ``"ema"`` (the paper: OOS's weight replaced by
+``1 / (q_u(z) r)`` with ``r`` an exponential moving average of ``q(z) / q_u(z)``) or
+``"none"`` (OOS's mixture weight); both backends implement both.
+
+Design choices (the paper's engineering, on this code base):
+
+- *The apprentice is fixed during an iteration's self-play*, so on an enumerable game
+  (Kuhn, Leduc, II-Goofspiel(6), Liar's Dice(1): OOS's compiled ``tree`` backend) ``rho``
+  is evaluated for every information set in ONE batched forward per iteration
+  (:meth:`agents.search.oos.OOS.set_rollout_policy`) and the compiled walk reads the
+  table: the same probabilities as a forward at every rollout step (tested), without a
+  network call inside the search. This replaces the paper's state-machine batching of
+  concurrent simulations, which exists to amortise exactly those per-step calls.
+- On the ``model`` backend (games too large to enumerate) ``rho`` is the network called
+  at each rollout step (one state per call). The paper's batching of K concurrent
+  searches through one forward is NOT implemented here (see README, Trainers).
+- *Workers.* Self-play games run in ``workers`` processes (``spawn``; the pool lives as
+  long as the learner), each with its own OOS per seat; every game's OOS generators are
+  seeded from the game's seed, which the loop's generator draws, so the stored games do
+  not depend on the number of workers or on which worker plays which game, and a run
+  resumed after SIGKILL produces the same networks as an uninterrupted one.
+- *Budget.* ``simulations_per_move`` is the knob scaled down from the paper's 10,000 on
+  this 2-core machine (configs use 1,000-2,000; README states each run's budget).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.base import Learner, StepReport
+from agents.memories import GameReservoir
+from agents.networks import AveragePolicyAgent, masked_logits, mlp
+from agents.search.oos import OOS, REWEIGHTING, TARGETING
+from agents.search.tables import apply_choices, chance_distribution, movers_and_joint
+from hiddenenvs.game import CHANCE, TERMINAL, Game, draw_index
+
+
+@dataclass
+class ExItOOSConfig:
+    """ExIt-OOS hyperparameters (defaults: the paper's Leduc settings, the search scaled down)."""
+
+    hidden_sizes: list[int] = field(default_factory=lambda: [128])
+    games_per_iteration: int = 32
+    simulations_per_move: int = 1_000  # the paper: 10,000
+    delta: float = 0.9  # OOS targeting probability (trainers.md section 1)
+    epsilon: float = 0.4  # OOS exploration of the update player
+    gamma: float = 0.01  # uniform share of the biased sampler at others' nodes
+    targeting: str = "pst"
+    reweighting: str = "ema"
+    backend: str = "auto"  # OOS backend: "tree" (compiled, enumerable games), "model" or "auto"
+    reservoir_games: int = 32_000
+    reservoir_decay: float = 2.0
+    train_steps: int = 128  # Adam steps per iteration
+    batch_size: int = 128  # the paper does not say
+    learning_rate: float = 1e-3
+    workers: int = 2  # self-play processes; 0 plays in the training process
+
+    def __post_init__(self):
+        from agents.config import ConfigError
+
+        if self.targeting not in TARGETING:
+            raise ConfigError(f"trainer.params.targeting must be one of {TARGETING}, got {self.targeting!r}")
+        if self.reweighting not in REWEIGHTING:
+            raise ConfigError(f"trainer.params.reweighting must be one of {REWEIGHTING}, got {self.reweighting!r}")
+        if self.backend not in ("auto", "tree", "model"):
+            raise ConfigError(f"trainer.params.backend must be 'auto', 'tree' or 'model', got {self.backend!r}")
+        for name in ("delta", "epsilon", "gamma"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"trainer.params.{name} must be in [0, 1], got {getattr(self, name)}")
+        for name in ("games_per_iteration", "simulations_per_move", "reservoir_games", "train_steps",
+                     "batch_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
+        if self.workers < 0:
+            raise ConfigError(f"trainer.params.workers must be >= 0, got {self.workers}")
+        if self.reservoir_decay <= 0.0 or self.learning_rate <= 0.0:
+            raise ConfigError("trainer.params.reservoir_decay and learning_rate must be > 0")
+
+
+class ApprenticeRollout:
+    """``rho = f_theta`` as an OOS rollout policy: ``(states, players, masks) -> probabilities``."""
+
+    def __init__(self, agent: AveragePolicyAgent):
+        self.agent = agent
+
+    def __call__(self, states, players, masks) -> np.ndarray:
+        tensors = np.stack([np.ravel(s.information_state_tensor(int(p))) for s, p in zip(states, players)])
+        return self.agent.policy_probabilities_batch(tensors.astype(np.float32), masks)
+
+
+# ---- self-play (in worker processes, or in the trainer's process with workers=0) -----------------
+class SelfPlayer:
+    """One OOS per seat, reused from game to game (the tree backend builds its tree once)."""
+
+    def __init__(self, game: Game, config: ExItOOSConfig, architecture: dict):
+        torch.set_num_threads(1)
+        self.game = game
+        self.config = config
+        self.agent = AveragePolicyAgent(mlp(architecture["input_size"], architecture["hidden_sizes"],
+                                            architecture["num_actions"]), architecture)
+        self.rollout = ApprenticeRollout(self.agent)
+        options = dict(delta=config.delta, epsilon=config.epsilon, gamma=config.gamma, targeting=config.targeting,
+                       reweighting=config.reweighting)
+        if config.backend == "model":
+            self.searches = [OOS(self.game, p, backend="model", rollout_policy=self.rollout, **options)
+                             for p in range(self.game.info.num_players)]
+        else:  # the tree when the game enumerates ("auto"), the rollout a table set per iteration
+            self.searches = [OOS(self.game, p, backend=config.backend, **options)
+                             for p in range(self.game.info.num_players)]
+            if any(s.backend == "model" for s in self.searches):
+                self.searches = [OOS(self.game, p, backend="model", rollout_policy=self.rollout, **options)
+                                 for p in range(self.game.info.num_players)]
+
+    def set_network(self, network_state: dict) -> None:
+        """A new apprentice: on the tree backend one batched forward per search's table."""
+        self.agent.network.load_state_dict(network_state)
+        for search in self.searches:
+            search.set_rollout_policy(self.rollout)
+
+    def play(self, seed: int) -> dict[str, Any]:
+        """One self-play game; every decision's (tensor, mask, sigma_oos) and search counters."""
+        rng = np.random.default_rng(seed)
+        for player, search in enumerate(self.searches):
+            search.reset()
+            # In place: the compiled walk holds a pointer to this generator.
+            search.rng.bit_generator.state = np.random.default_rng([seed, player]).bit_generator.state
+        tensors, masks, targets = [], [], []
+        missed = restored = 0
+        state = self.game.new_initial_state()
+        while state.current_player() != TERMINAL:
+            if state.current_player() == CHANCE:
+                outcomes, probabilities = chance_distribution(state)
+                state.apply_action(outcomes[draw_index(probabilities, rng)])
+                continue
+            movers, joint = movers_and_joint(state)
+            actions = []
+            for mover in movers:
+                search = self.searches[mover]
+                key = state.information_state_key(mover)
+                mask = state.legal_actions_mask(mover if joint is not None else None)
+                before = (search.missed_targets, search.restored_searches)
+                search.search(key, iterations=self.config.simulations_per_move)
+                missed += search.missed_targets - before[0]
+                restored += search.restored_searches - before[1]
+                sigma = search.policy(key, tuple(np.flatnonzero(mask)))
+                tensors.append(np.ravel(state.information_state_tensor(mover)).astype(np.float32))
+                masks.append(np.asarray(mask, dtype=np.int8))
+                targets.append(sigma.astype(np.float32))
+                actions.append(draw_index(sigma, rng))
+            apply_choices(state, joint, movers, actions)
+        return {
+            "game": {"observation": np.stack(tensors), "action_mask": np.stack(masks), "target": np.stack(targets)},
+            "returns": np.asarray(state.returns(), dtype=np.float64),
+            "missed_targets": missed, "restored_searches": restored,
+            "ema_ratio": float(np.mean([s.ema_ratio for s in self.searches])),
+        }
+
+
+_WORKER: SelfPlayer | None = None  # this worker process's self-player
+
+
+def _start_worker(game: Game, config: ExItOOSConfig, architecture: dict) -> None:
+    global _WORKER
+    _WORKER = SelfPlayer(game, config, architecture)
+
+
+def _play_games(network_state: dict, seeds: list[int]) -> list[dict[str, Any]]:
+    _WORKER.set_network(network_state)
+    return [_WORKER.play(seed) for seed in seeds]
+
+
+# ---- the trainer ---------------------------------------------------------------------------------
+class ExItOOS(Learner):
+    """ExIt-OOS through the common loop: one :meth:`step` is one expert iteration."""
+
+    CONFIG_CLASS = ExItOOSConfig
+    METRICS = ("kl_loss", "reservoir_games", "reservoir_moves", "missed_target_rate", "restored_searches",
+               "ema_ratio", "mean_first_player_return")
+
+    def __init__(self, game: Game, config: ExItOOSConfig, seed: int):
+        super().__init__(game, config, seed)
+        info = game.info
+        self.architecture = {"input_size": int(np.prod(info.information_state_tensor_shape)),
+                             "hidden_sizes": list(config.hidden_sizes), "num_actions": info.num_distinct_actions}
+        self.network = mlp(self.architecture["input_size"], config.hidden_sizes, info.num_distinct_actions)
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
+        self.reservoir = GameReservoir(config.reservoir_games, config.reservoir_decay)
+        self.rng = np.random.default_rng(seed)
+        self._pool = None
+        self._local: SelfPlayer | None = None
+
+    # ---- self-play -------------------------------------------------------------------------
+    def _self_play(self, seeds: list[int]) -> list[dict[str, Any]]:
+        network_state = {k: v.clone() for k, v in self.network.state_dict().items()}
+        game_args = (self.game, self.config, self.architecture)
+        if self.config.workers == 0:
+            if self._local is None:
+                self._local = SelfPlayer(*game_args)
+            self._local.set_network(network_state)
+            return [self._local.play(seed) for seed in seeds]
+        if self._pool is None:  # a worker that fails to start raises BrokenProcessPool here, no hang
+            self._pool = ProcessPoolExecutor(self.config.workers, initializer=_start_worker, initargs=game_args,
+                                             mp_context=multiprocessing.get_context("spawn"))  # no forked torch
+        chunks = [[int(s) for s in chunk] for chunk in np.array_split(seeds, self.config.workers) if len(chunk)]
+        results = self._pool.map(_play_games, [network_state] * len(chunks), chunks)
+        return [game for chunk in results for game in chunk]
+
+    def step(self, loop: Any) -> StepReport:
+        seeds = [int(s) for s in loop.rng.integers(2**63, size=self.config.games_per_iteration)]
+        games = self._self_play(seeds)
+        for game in games:
+            self.reservoir.add(self.rng, game["game"])
+        decisions = sum(len(g["game"]["target"]) for g in games)
+        losses = [self.train_step() for _ in range(self.config.train_steps)]
+        biased_searches = max(1, decisions * self.config.simulations_per_move * self.game.info.num_players)
+        return StepReport(episodes=len(games), iterations=1, metrics={
+            "kl_loss": float(np.mean(losses)),
+            "reservoir_games": float(len(self.reservoir)),
+            "reservoir_moves": float(self.reservoir.num_moves),
+            "missed_target_rate": sum(g["missed_targets"] for g in games) / biased_searches,
+            "restored_searches": float(sum(g["restored_searches"] for g in games)),
+            "ema_ratio": float(np.mean([g["ema_ratio"] for g in games])),
+            "mean_first_player_return": float(np.mean([g["returns"][0] for g in games])),
+        })
+
+    # ---- learning ------------------------------------------------------------------------------
+    def train_step(self) -> float:
+        """One Adam step on KL(sigma_oos || f_theta) over the legal actions of a minibatch."""
+        batch = {k: torch.from_numpy(v) for k, v in self.reservoir.sample(self.config.batch_size, self.rng).items()}
+        log_p = torch.log_softmax(masked_logits(self.network(batch["observation"]), batch["action_mask"]), dim=-1)
+        sigma = batch["target"]
+        loss = (torch.xlogy(sigma, sigma) - sigma * log_p).sum(dim=-1).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    def evaluation_agent(self, player: int) -> AveragePolicyAgent:
+        return AveragePolicyAgent(self.network, self.architecture)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+    # ---- checkpoints ---------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {"network": self.network.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "reservoir": self.reservoir.state_dict(), "rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.network.load_state_dict(state["network"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.reservoir.load_state_dict(state["reservoir"])
+        self.rng.bit_generator.state = state["rng"]

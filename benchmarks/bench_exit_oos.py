@@ -1,0 +1,165 @@
+"""ExIt-OOS (Kitchen & Benedetti 2018): the apprentice's exact exploitability on Leduc
+against NFSP at equal wall time, and its matches on Liar's Dice(1) / II-Goofspiel(6).
+
+    python benchmarks/bench_exit_oos.py leduc --seconds 300 --output runs/bench_exit_oos
+    python benchmarks/bench_exit_oos.py matches --run runs/exit_oos_liars_dice --games 1000
+    python benchmarks/bench_exit_oos.py elo --config configs/exit_oos_liars_dice.yaml --iterations 10 30 60
+
+``leduc`` trains ``configs/exit_oos_leduc.yaml`` for ``--seconds`` of wall time, then the
+peer, NFSP (``configs/nfsp_leduc.yaml``), for the same time in the same process, and
+prints both exploitability tables, the ratio at the end and ``leduc_curves.png``
+(exploitability against wall time, both trainers).
+
+``matches`` plays the run's apprentice (its ``policy_player<p>.pt``, one network for
+every seat) against uniform random and against OOS at the teacher's budget (the run's
+``simulations_per_move`` OOS iterations per move, uniform rollouts) through
+``evaluate.py`` in gauntlet mode: ``--games`` per seat order, so 2 x ``--games`` games per
+pairing, every match stored in ``<output>/leaderboard.sqlite``; the leaderboard it prints
+has Wilson 95% intervals and Elo. The paper's figures are printed beside ours.
+
+``elo`` rates training checkpoints, as the paper's Goofspiel(13) table: the config is
+trained to each of ``--iterations`` in turn (resuming the same run, which is bit for bit
+the uninterrupted run, and copying the run directory at each stop), then the
+checkpoints, uniform random and OOS at the teacher's budget play a round robin through
+``evaluate.py`` (``--games`` per seat order and pairing), Elo anchored at random = 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agents.checkpoint import load_checkpoint  # noqa: E402
+from agents.config import load_config  # noqa: E402
+from agents.loop import train  # noqa: E402
+from timing import print_exploitability_rows  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+# Kitchen & Benedetti 2018, Table 1 (network alone, 5,000 games, OOS at 10,000 simulations).
+PAPER = {
+    "liars_dice": "vs random 65/65/66%, vs OOS(10k) 53/53/51% (iterations 100/500/1000)",
+    "goofspiel": "vs random 66/63/69/68/67%, vs OOS(10k) 30/34/26/27/25% (iterations 100/200/1000/2000/2500)",
+}
+
+
+def _rows(run_dir: Path) -> list[dict]:
+    with (run_dir / "metrics.csv").open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def leduc(arguments: argparse.Namespace) -> None:
+    output = Path(arguments.output)
+    runs = {
+        "ExIt-OOS": load_config(REPO / "configs" / "exit_oos_leduc.yaml", [
+            f"budget.seconds={arguments.seconds}", f"output_dir={output / 'exit_oos'}", "progress_bar=false"]),
+        "NFSP": load_config(REPO / "configs" / "nfsp_leduc.yaml", [
+            f"budget.seconds={arguments.seconds}", "budget.episodes=null", f"output_dir={output / 'nfsp'}",
+            "evaluation.every_episodes=10000", "progress_bar=false"]),
+    }
+    curves = {}
+    for name, config in runs.items():
+        started = time.perf_counter()
+        train(config)
+        rows = _rows(Path(config.output_dir))
+        curves[name] = rows
+        print(f"\n{name} on leduc_holdem ({time.perf_counter() - started:.0f} s):")
+        if name == "ExIt-OOS":
+            print(f"{'iteration':>10} {'games':>8} {'wall s':>8} {'exploitability':>15}")
+            for row in rows:
+                print(f"{int(row['iterations']):>10} {int(row['episodes']):>8} {float(row['wall_seconds']):>8.0f} "
+                      f"{float(row['exploitability']):>15.4f}")
+        else:
+            print_exploitability_rows(rows)
+    ours, peer = (float(curves[name][-1]["exploitability"]) for name in ("ExIt-OOS", "NFSP"))
+    print(f"\nafter {arguments.seconds:.0f} s each: ExIt-OOS apprentice {ours:.4f}, NFSP average policy {peer:.4f}; "
+          f"ratio ExIt-OOS / NFSP = {ours / peer:.2f}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for name, rows in curves.items():
+        axis.plot([float(r["wall_seconds"]) for r in rows], [float(r["exploitability"]) for r in rows],
+                  marker=".", label=name)
+    axis.set_xlabel("wall time (s), 2 shared cores")
+    axis.set_ylabel("exact exploitability (chips)")
+    axis.set_yscale("log")
+    axis.set_title("Leduc hold'em: ExIt-OOS apprentice vs NFSP")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(output / "leduc_curves.png", dpi=100)
+    print(f"plot: {output / 'leduc_curves.png'}")
+
+
+def matches(arguments: argparse.Namespace) -> None:
+    run = Path(arguments.run)
+    config = load_checkpoint(run / "checkpoint.pt")["config"]
+    env, params = config["env"]["name"], config["env"].get("params", {})
+    budget = config["trainer"]["params"].get("simulations_per_move", 1000)
+    output = Path(arguments.output)
+    command = [sys.executable, str(REPO / "evaluate.py"), "--env", env, "--agents", str(run), "random",
+               f"oos:{budget}", "--mode", "gauntlet", "--games", str(arguments.games),
+               "--db", str(output / "leaderboard.sqlite"), "--out", str(output), "--seed", "0", "--quiet"]
+    for key, value in params.items():
+        command += ["--param", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+    started = time.perf_counter()
+    subprocess.run(command, check=True)
+    print(f"\n{env}: {time.perf_counter() - started:.0f} s for the gauntlet; the paper (network alone): "
+          f"{PAPER.get(env, 'no figure')}")
+
+
+def elo(arguments: argparse.Namespace) -> None:
+    output = Path(arguments.output)
+    run = output / "run"
+    snapshots, started = [], time.perf_counter()
+    for stop in arguments.iterations:
+        overrides = [f"budget.iterations={stop}", "budget.seconds=null", "budget.episodes=null",
+                     f"output_dir={run}", "progress_bar=false"]
+        config = load_config(REPO / arguments.config, overrides)
+        train(config, resume=(run / "checkpoint.pt").exists())
+        snapshot = output / f"iteration_{stop}"
+        shutil.rmtree(snapshot, ignore_errors=True)
+        shutil.copytree(run, snapshot, ignore=shutil.ignore_patterns("tensorboard"))
+        snapshots.append(snapshot)
+        print(f"trained to iteration {stop}: {time.perf_counter() - started:.0f} s")
+    env, params = config.env.name, config.env.params
+    budget = config.trainer.params.get("simulations_per_move", 1000)
+    command = [sys.executable, str(REPO / "evaluate.py"), "--env", env, "--agents", *map(str, snapshots), "random",
+               f"oos:{budget}", "--mode", "round-robin", "--games", str(arguments.games),
+               "--db", str(output / "leaderboard.sqlite"), "--out", str(output), "--seed", "0", "--quiet"]
+    for key, value in params.items():
+        command += ["--param", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+    started = time.perf_counter()
+    subprocess.run(command, check=True)
+    print(f"\n{env}: {time.perf_counter() - started:.0f} s for the round robin")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    leduc_parser = commands.add_parser("leduc", help="exploitability curves, ExIt-OOS and NFSP")
+    leduc_parser.add_argument("--seconds", type=float, default=300.0, help="wall time of each trainer")
+    leduc_parser.add_argument("--output", default="runs/bench_exit_oos")
+    matches_parser = commands.add_parser("matches", help="a run's apprentice vs random and OOS")
+    matches_parser.add_argument("--run", required=True, help="run directory of an exit_oos run")
+    matches_parser.add_argument("--games", type=int, default=1000, help="games per seat order and pairing")
+    matches_parser.add_argument("--output", default="runs/bench_exit_oos_matches")
+    elo_parser = commands.add_parser("elo", help="Elo of training checkpoints, random and OOS")
+    elo_parser.add_argument("--config", required=True, help="an exit_oos config")
+    elo_parser.add_argument("--iterations", type=int, nargs="+", required=True, help="checkpoint iterations")
+    elo_parser.add_argument("--games", type=int, default=200, help="games per seat order and pairing")
+    elo_parser.add_argument("--output", default="runs/bench_exit_oos_elo")
+    arguments = parser.parse_args()
+    {"leduc": leduc, "matches": matches, "elo": elo}[arguments.command](arguments)
+
+
+if __name__ == "__main__":
+    main()
