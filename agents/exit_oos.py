@@ -44,7 +44,10 @@ Design choices (the paper's engineering, on this code base):
   long as the learner), each with its own OOS per seat; every game's OOS generators are
   seeded from the game's seed, which the loop's generator draws, so the stored games do
   not depend on the number of workers or on which worker plays which game, and a run
-  resumed after SIGKILL produces the same networks as an uninterrupted one.
+  resumed after SIGKILL produces the same networks as an uninterrupted one. With
+  ``ray_address`` (``"local"``, ``"auto"`` or ``host:port``) the workers are Ray actors of
+  the pool ANFSP and ``evaluate.py --ray`` use (:mod:`agents.actor_pool`), on one machine
+  or a cluster, with the same games; a chunk whose actor dies is replayed.
 - *Budget.* ``simulations_per_move`` is the knob scaled down from the paper's 10,000 on
   this 2-core machine (configs use 1,000-2,000; README states each run's budget).
 """
@@ -86,6 +89,7 @@ class ExItOOSConfig:
     batch_size: int = 128  # the paper does not say
     learning_rate: float = 1e-3
     workers: int = 2  # self-play processes; 0 plays in the training process
+    ray_address: str | None = None  # "local" or a cluster ("auto", host:port): workers are Ray actors
 
     def __post_init__(self):
         from agents.config import ConfigError
@@ -105,6 +109,8 @@ class ExItOOSConfig:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         if self.workers < 0:
             raise ConfigError(f"trainer.params.workers must be >= 0, got {self.workers}")
+        if self.ray_address is not None and self.workers < 1:
+            raise ConfigError("trainer.params.ray_address plays on `workers` Ray actors: workers must be >= 1")
         if self.reservoir_decay <= 0.0 or self.learning_rate <= 0.0:
             raise ConfigError("trainer.params.reservoir_decay and learning_rate must be > 0")
 
@@ -201,6 +207,16 @@ def _play_games(network_state: dict, seeds: list[int]) -> list[dict[str, Any]]:
     return [_WORKER.play(seed) for seed in seeds]
 
 
+class SelfPlayActor:
+    """A Ray actor of :class:`agents.actor_pool.ActorPool` playing self-play games."""
+
+    def __init__(self, game: Game, config: ExItOOSConfig, architecture: dict):
+        _start_worker(game, config, architecture)
+
+    def play_games(self, network_state: dict, seeds: list[int]) -> list[dict[str, Any]]:
+        return _play_games(network_state, seeds)
+
+
 # ---- the trainer ---------------------------------------------------------------------------------
 class ExItOOS(Learner):
     """ExIt-OOS through the common loop: one :meth:`step` is one expert iteration."""
@@ -230,12 +246,36 @@ class ExItOOS(Learner):
                 self._local = SelfPlayer(*game_args)
             self._local.set_network(network_state)
             return [self._local.play(seed) for seed in seeds]
+        chunks = [[int(s) for s in chunk] for chunk in np.array_split(seeds, self.config.workers) if len(chunk)]
+        if self.config.ray_address is not None:
+            return self._self_play_on_ray(network_state, chunks, game_args)
         if self._pool is None:  # a worker that fails to start raises BrokenProcessPool here, no hang
             self._pool = ProcessPoolExecutor(self.config.workers, initializer=_start_worker, initargs=game_args,
                                              mp_context=multiprocessing.get_context("spawn"))  # no forked torch
-        chunks = [[int(s) for s in chunk] for chunk in np.array_split(seeds, self.config.workers) if len(chunk)]
         results = self._pool.map(_play_games, [network_state] * len(chunks), chunks)
         return [game for chunk in results for game in chunk]
+
+    def _self_play_on_ray(self, network_state: dict, chunks: list[list[int]], game_args: tuple) -> list:
+        """The chunks on ANFSP's actor pool; a chunk whose actor died is replayed by its
+        replacement (the games are seeded, so with the same result)."""
+        from agents.actor_pool import ActorPool, Finished
+
+        if self._pool is None:
+            address = self.config.ray_address
+            self._pool = ActorPool(SelfPlayActor, lambda slot, generation: game_args, self.config.workers,
+                                   address=None if address == "local" else address,
+                                   name="exit-oos-self-play", where="trainer.params.ray_address")
+            self._pool.start()
+        results: dict[int, list] = {}
+        for slot, chunk in enumerate(chunks):
+            self._pool.submit(slot, "play_games", network_state, chunk, tag=slot)
+        while self._pool.in_flight:
+            result = self._pool.next()
+            if isinstance(result, Finished):
+                results[result.tag] = result.value
+            else:
+                self._pool.submit(result.slot, "play_games", network_state, chunks[result.tag], tag=result.tag)
+        return [game for index in range(len(chunks)) for game in results[index]]
 
     def step(self, loop: Any) -> StepReport:
         seeds = [int(s) for s in loop.rng.integers(2**63, size=self.config.games_per_iteration)]
@@ -272,7 +312,10 @@ class ExItOOS(Learner):
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+            if self.config.ray_address is None:
+                self._pool.shutdown(cancel_futures=True)
+            else:
+                self._pool.close()
             self._pool = None
 
     # ---- checkpoints ---------------------------------------------------------------------------

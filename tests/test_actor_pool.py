@@ -48,3 +48,19 @@ def test_a_ray_address_without_a_cluster_says_so():
     with pytest.raises(RuntimeError, match="--ray='127.0.0.1:1'.*no Ray cluster there"):
         list(play_all(variant, tasks, resolve_agent, workers=1, ray_address="127.0.0.1:1"))
     assert not ray.is_initialized()
+
+
+def test_exit_oos_self_play_on_ray_actors_stores_the_games_of_the_single_process_run(tmp_path):
+    from agents.checkpoint import load_checkpoint
+    from agents.config import config_from_dict
+    from agents.loop import train
+    from tests.test_exit_oos import RUN, _assert_same_state
+
+    states = []
+    for name, extra in (("local", {"workers": 0}), ("ray", {"workers": 2, "ray_address": "local"})):
+        params = {**RUN["trainer"]["params"], **extra}
+        train(config_from_dict({**RUN, "trainer": {"name": "exit_oos", "params": params},
+                                "budget": {"iterations": 2}, "output_dir": str(tmp_path / name)}))
+        states.append(load_checkpoint(tmp_path / name / "checkpoint.pt")["learner"])
+    assert not ray.is_initialized(), "the trainer stops the local Ray its pool started"
+    _assert_same_state(*states)
