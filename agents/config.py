@@ -38,6 +38,7 @@ TRAINERS = {
     "mcnfsp": "agents.mcnfsp:MCNFSP",
     "cfr": "agents.cfr:CFRLearner",
     "cfr+": "agents.cfr:CFRPlusLearner",
+    "rebel": "agents.rebel:ReBeLLearner",
     "es-mccfr": "agents.search.external_sampling_mccfr:ExternalSamplingMCCFRLearner",
     "os-mccfr": "agents.search.outcome_sampling_mccfr:OutcomeSamplingMCCFRLearner",
 }

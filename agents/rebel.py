@@ -60,25 +60,34 @@ gadget (Brown et al. 2020; Burch, Johanson & Bowling 2014).
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
+from torch import nn
 
-from agents.base import SearchAgent
+from agents.base import Learner, SearchAgent, StepReport
 from agents.cfr import CFRSolver
+from agents.memories import CircularBuffer
+from agents.networks import mlp
 from agents.search import parse_budget, register_spec
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
+from hiddenenvs.analysis.exploitability import edge_probabilities, node_values
 from hiddenenvs.analysis.tree import build_subgame_tree
 from hiddenenvs.beliefs import _children, action_probability_function, sample_history
-from hiddenenvs.game import Game, SeatView, State, random_playout
+from hiddenenvs.game import CHANCE, Game, GameSpec, SeatView, State, draw_index, random_playout
+from hiddenenvs.registry import load_game
 
 LeafValue = Callable[[list[State]], np.ndarray]
 Prior = Callable[[State, int], Any]
 RESOLVE_MODES = ("frontier", "decision")
-# A finished solve: subgame tree, σ per infoset-action slot, depth, the public states cut.
-Solved = tuple[GameTree, np.ndarray, int, frozenset]
+# A finished solve: subgame tree, σ per infoset-action slot, depth, the public states cut,
+# the root histories with their beliefs.
+Solved = tuple[GameTree, np.ndarray, int, frozenset, list]
 
 
 def rollout_values(rollouts: int, seed: int) -> LeafValue:
@@ -166,11 +175,7 @@ class ReBeLSearch:
         seat is given to sample for (beliefs then fall back to the prior)."""
         solved = self._subgame_of(tuple(public_key))
         if solved is None and view is not None:
-            # Sampled beliefs depend on the seat's own information: cached per information set.
-            sampled_key = ("sampled", player, key)
-            if sampled_key not in self._solved:
-                self._solved[sampled_key] = self._solve(public_key, self.sampled_beliefs(view))
-            solved = self._solved[sampled_key]
+            solved = self.subgame(view)
         if solved is None:
             return {}
         tree, slots = solved[0], solved[1]
@@ -179,6 +184,17 @@ class ReBeLSearch:
             return {}
         start, stop = tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1]
         return {int(a): float(p) for a, p in zip(tree.slot_action[start:stop], slots[start:stop])}
+
+    def subgame(self, view: SeatView) -> Solved:
+        """The solved subgame that answers at the seat's information set (solving it)."""
+        solved = self._subgame_of(tuple(view.public_state_key))
+        if solved is None:
+            # Sampled beliefs depend on the seat's own information: cached per information set.
+            sampled_key = ("sampled", view.player, tuple(view.information_state_key))
+            if sampled_key not in self._solved:
+                self._solved[sampled_key] = self._solve(view.public_state_key, self.sampled_beliefs(view))
+            solved = self._solved[sampled_key]
+        return solved
 
     def _subgame_of(self, public_key: tuple) -> Solved | None:
         """The solved subgame whose σ answers at ``public_key`` (solving what is missing).
@@ -292,7 +308,7 @@ class ReBeLSearch:
                 if best is None:
                     raise
                 break
-            best = (tree, self._cfr(tree), depth, frozenset(frontier_keys))
+            best = (tree, self._cfr(tree), depth, frozenset(frontier_keys), roots)
             complete = tree.num_frontier == 0
             if complete or (deadline is not None and time.perf_counter() >= deadline):
                 break
@@ -311,6 +327,220 @@ class ReBeLSearch:
                     solver.cumulative_regret[slot] = scale * probabilities.get(int(tree.slot_action[slot]), 0.0)
         solver.iterate(self.iterations)
         return solver.average_policy().slot_probabilities
+
+
+# ---- the paper's network and training loop ------------------------------------------------------
+def state_features(state: State) -> np.ndarray:
+    """The network's input: the propnet's base propositions for GDL-II states (the paper's
+    grounded state), else every player's information-state tensor, concatenated (a full
+    state for the native games, whose hidden information is the players' private parts)."""
+    if hasattr(state, "state_tensor"):
+        return np.asarray(state.state_tensor(), dtype=np.float32).ravel()
+    return np.concatenate([
+        np.asarray(state.information_state_tensor(p), dtype=np.float32).ravel()
+        for p in range(state.game.info.num_players)
+    ])
+
+
+class ReBeLNetwork(nn.Module):
+    """The paper's shared-trunk network: grounded state -> trunk -> a value head (one linear
+    layer, every role) and one policy head per role (one more hidden layer, then logits)."""
+
+    def __init__(self, input_size: int, num_players: int, num_actions: int, hidden_size: int):
+        super().__init__()
+        self.architecture = {"input_size": input_size, "num_players": num_players,
+                             "num_actions": num_actions, "hidden_size": hidden_size}
+        self.trunk = nn.Sequential(nn.Linear(input_size, hidden_size), nn.ReLU())
+        self.value = nn.Linear(hidden_size, num_players)
+        self.policy = nn.ModuleList(
+            mlp(hidden_size, [hidden_size], num_actions) for _ in range(num_players)
+        )
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Values ``(B, players)`` and logits ``(B, players, actions)``."""
+        hidden = self.trunk(features)
+        return self.value(hidden), torch.stack([head(hidden) for head in self.policy], dim=1)
+
+    @classmethod
+    def from_state_dict(cls, architecture: dict[str, int], weights: dict) -> ReBeLNetwork:
+        network = cls(**{k: int(v) for k, v in architecture.items()})
+        network.load_state_dict(weights)
+        return network
+
+
+class NetworkGuide:
+    """A :class:`ReBeLNetwork` as the search's frontier value and CFR's starting policy.
+
+    The value head works in [-1, 1]: utilities are scaled by the game's bounds (GDL goals
+    are 0..100), and :meth:`leaf_value` scales back.
+    """
+
+    def __init__(self, network: ReBeLNetwork, game: Game):
+        self.network = network
+        info = game.info
+        self.value_offset = (info.max_utility + info.min_utility) / 2
+        self.value_scale = max((info.max_utility - info.min_utility) / 2, 1e-9)
+
+    def value_target(self, returns: np.ndarray) -> np.ndarray:
+        return (returns - self.value_offset) / self.value_scale
+
+    @torch.no_grad()
+    def leaf_value(self, states: list[State]) -> np.ndarray:
+        features = torch.from_numpy(np.stack([state_features(state) for state in states]))
+        values = self.network(features)[0].numpy().astype(np.float64)
+        return values * self.value_scale + self.value_offset
+
+    @torch.no_grad()
+    def prior(self, state: State, player: int) -> dict[int, float]:
+        legal = state.legal_actions(player)
+        logits = self.network(torch.from_numpy(state_features(state)[None]))[1][0, player].numpy()
+        chosen = logits[legal] - logits[legal].max()
+        probabilities = np.exp(chosen) / np.exp(chosen).sum()
+        return dict(zip(legal, probabilities.tolist()))
+
+    def search_options(self) -> dict[str, Any]:
+        return {"leaf_value": self.leaf_value, "prior": self.prior}
+
+
+@dataclass
+class ReBeLConfig:
+    """ReBeL trainer settings (the paper's Alg. 1 at a small scale)."""
+
+    hidden_size: int = 64  # trunk and policy-head width (the paper: 199 for blind tic-tac-toe)
+    iterations: int = 50  # CFR+ iterations per subgame solve
+    max_depth: int = 2  # public steps per subgame (the value network beyond)
+    exploration: float = 0.1  # self-play moves: uniform with this probability, else σ
+    batches_per_episode: int = 20  # the paper's 20 minibatches per game
+    batch_size: int = 64
+    buffer_size: int = 20_000  # newest training examples kept
+    learning_rate: float = 1e-3
+
+    def __post_init__(self):
+        from agents.config import ConfigError
+
+        for name in ("hidden_size", "iterations", "max_depth", "batches_per_episode", "batch_size", "buffer_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
+        if not 0.0 <= self.exploration < 1.0:
+            raise ConfigError(f"trainer.params.exploration must be in [0, 1), got {self.exploration}")
+        if self.learning_rate <= 0:
+            raise ConfigError(f"trainer.params.learning_rate must be positive, got {self.learning_rate}")
+
+
+class ReBeLLearner(Learner):
+    """The training loop (the paper's Alg. 1): self-play on the game model where every
+    decision is a subgame solve guided by the network; each solve adds, for every root
+    history h, the example (features(h), v(h) under σ for every role, σ at each mover's
+    information set); then ``batches_per_episode`` minibatches of squared value error plus
+    policy cross-entropy. One loop step is one self-play game.
+    """
+
+    CONFIG_CLASS = ReBeLConfig
+
+    def __init__(self, game: Game, config: ReBeLConfig, seed: int):
+        super().__init__(game, config, seed)
+        torch.manual_seed(seed)
+        info = game.info
+        self.num_players, self.num_actions = info.num_players, info.num_distinct_actions
+        input_size = len(state_features(game.new_initial_state()))
+        self.network = ReBeLNetwork(input_size, self.num_players, self.num_actions, config.hidden_size)
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
+        self.buffer = CircularBuffer(config.buffer_size, {
+            "features": ((input_size,), np.float32),
+            "value": ((self.num_players,), np.float32),
+            "policy": ((self.num_players, self.num_actions), np.float32),
+            "has_policy": ((self.num_players,), np.float32),
+        })
+        self.guide = NetworkGuide(self.network, game)
+        self.rng = np.random.default_rng(seed)
+        self.episodes = 0
+
+    @property
+    def search_options(self) -> dict[str, Any]:
+        return {"iterations": self.config.iterations, "max_depth": self.config.max_depth}
+
+    def search(self, seed: int) -> ReBeLSearch:
+        return ReBeLSearch(self.game, seed=seed, **self.search_options, **self.guide.search_options())
+
+    def step(self, loop: Any) -> StepReport:
+        search = self.search(int(self.rng.integers(2**31)))
+        state = self.game.new_initial_state()
+        examples = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[draw_index([p for _, p in outcomes], self.rng)][0])
+                continue
+            joint = [-1] * self.num_players
+            for player in state.movers():
+                view = state.seat_view(player)
+                examples += self._add_examples(search.subgame(view))
+                probabilities = search.policy(view)[list(view.legal_actions)]
+                if self.rng.random() < self.config.exploration:
+                    probabilities = np.full(len(probabilities), 1.0 / len(probabilities))
+                joint[player] = view.legal_actions[draw_index(probabilities, self.rng)]
+            if state.is_simultaneous_node():
+                state.apply_actions(joint)
+            else:
+                state.apply_action(joint[state.current_player()])
+        losses = [self._train_batch() for _ in range(self.config.batches_per_episode)]
+        self.episodes += 1
+        return StepReport(episodes=1, iterations=1, metrics={
+            "loss": float(np.mean(losses)), "examples": float(examples), "buffer": float(len(self.buffer))})
+
+    def _add_examples(self, solved: Solved) -> int:
+        tree, slots, _, _, roots = solved
+        values = node_values(tree, edge_probabilities(tree, slots))
+        root_nodes = [0] if tree.actor[0] != CHANCE or len(roots) == 1 else np.flatnonzero(tree.parent == 0)
+        for node, (state, _) in zip(root_nodes, roots):
+            policy = np.zeros((self.num_players, self.num_actions), dtype=np.float32)
+            has_policy = np.zeros(self.num_players, dtype=np.float32)
+            for player in state.movers():
+                infoset = tree.infoset_index.get((player, state.information_state_key(player)))
+                if infoset is not None:
+                    start, stop = tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1]
+                    policy[player, tree.slot_action[start:stop]] = slots[start:stop]
+                    has_policy[player] = 1.0
+            self.buffer.add(features=state_features(state),
+                            value=self.guide.value_target(values[node]),
+                            policy=policy, has_policy=has_policy)
+        return len(roots)
+
+    def _train_batch(self) -> float:
+        batch = {k: torch.from_numpy(v) for k, v in
+                 self.buffer.sample(self.config.batch_size, self.rng).items()}
+        values, logits = self.network(batch["features"])
+        value_loss = ((values - batch["value"]) ** 2).mean()
+        # Cross-entropy against σ where a role moved (σ is 0 on illegal actions; the prior
+        # renormalises over the legal ones).
+        log_probabilities = torch.log_softmax(logits, -1)
+        policy_loss = -(batch["policy"] * log_probabilities).sum(-1)
+        policy_loss = (policy_loss * batch["has_policy"]).sum() / batch["has_policy"].sum().clamp(min=1.0)
+        loss = value_loss + policy_loss
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    # ---- evaluation and checkpoints -------------------------------------------------------------
+    def evaluation_agent(self, player: int) -> ReBeLAgent:
+        return ReBeLAgent(self.game, player, seed=self.seed, network=copy.deepcopy(self.network),
+                          **self.search_options)
+
+    def evaluation_policy(self, tree: GameTree) -> TabularPolicy:
+        return rebel_policy(self.search(self.seed), tree)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"network": self.network.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "buffer": self.buffer.state_dict(), "rng": self.rng.bit_generator.state,
+                "episodes": self.episodes}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.network.load_state_dict(state["network"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.buffer.load_state_dict(state["buffer"])
+        self.rng.bit_generator.state = state["rng"]
+        self.episodes = int(state["episodes"])
 
 
 def rebel_policy(search: ReBeLSearch, tree: GameTree | None = None) -> TabularPolicy:
@@ -333,16 +563,40 @@ def rebel_exploitability(search: ReBeLSearch) -> float:
 
 
 class ReBeLAgent(SearchAgent):
-    """ReBeL search as a player. Solves are kept across decisions and matches: with
-    enumerated beliefs σ is a fixed function of the public state, so they stay valid."""
+    """ReBeL search as a player, guided by a :class:`ReBeLNetwork` when given one.
 
-    def __init__(self, game: Game, player: int, seed: int | None = None, **options: Any):
+    Solves are kept across decisions and matches: with enumerated beliefs σ is a fixed
+    function of the public state, so they stay valid. ``options`` are numbers for
+    :class:`ReBeLSearch` (``iterations``, ``seconds``, ``max_depth``, ...); the agent file
+    holds them, the game's spec and the network's weights.
+    """
+
+    def __init__(self, game: Game, player: int, seed: int | None = None,
+                 network: ReBeLNetwork | None = None, **options: Any):
         super().__init__(game.info.num_distinct_actions, seed)
-        self.game, self.player = game, player
-        self.search = ReBeLSearch(game, seed=int(self.rng.integers(2**31)), **options)
+        self.game, self.player, self.network, self.options = game, player, network, options
+        self.seed = seed
+        guided = NetworkGuide(network, game).search_options() if network is not None else {}
+        self.search = ReBeLSearch(game, seed=int(self.rng.integers(2**31)), **options, **guided)
 
     def search_policy(self, view: SeatView) -> np.ndarray:
         return self.search.policy(view)
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {"num_actions": self.num_actions, "game": self.game.spec.to_dict(), "player": self.player,
+                 "seed": self.seed, "options": dict(self.options)}
+        if self.network is not None:
+            state["architecture"] = dict(self.network.architecture)
+            state["weights"] = self.network.state_dict()
+        return state
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> ReBeLAgent:
+        network = None
+        if "weights" in state:
+            network = ReBeLNetwork.from_state_dict(state["architecture"], state["weights"])
+        game = load_game(GameSpec.from_dict(state["game"]))
+        return cls(game, int(state["player"]), seed=state["seed"], network=network, **state["options"])
 
 
 @register_spec("rebel")

@@ -8,26 +8,42 @@ Monty Hall and Liar's Dice with one four-faced die.
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
+import yaml
+from test_loop_resume import _assert_same_state, _exploitabilities
 
 import hiddenenvs
 from agents.baselines import load_agent
-from agents.rebel import ReBeLAgent, ReBeLSearch, rebel_exploitability, rebel_policy
+from agents.checkpoint import load_checkpoint
+from agents.config import config_from_dict
+from agents.loop import train
+from agents.rebel import NetworkGuide, ReBeLAgent, ReBeLSearch, rebel_exploitability, rebel_policy
 from hiddenenvs.analysis import GameTree
 from hiddenenvs.analysis.tree import build_subgame_tree
 
-SWITCH, STAY = 5, 4
+REPO = Path(__file__).resolve().parent.parent
+SWITCH = 5
 
 
-def _monty_switch_view(game):
+def _switch_history(game):
     """The car is behind door 3, the candidate chose door 1 and the host opened door 2."""
     state = game.new_initial_state()
     state.apply_action(2)
     state.apply_actions([0])
     while state.is_chance_node():
         state.apply_action(state.legal_actions()[0])
-    return state.seat_view(0)
+    return state.history()
+
+
+def _monty_switch_view(game):
+    return game.state_from_history(_switch_history(game)).seat_view(0)
 
 
 def normalised_exploitability(search: ReBeLSearch) -> float:
@@ -81,7 +97,7 @@ def test_depth_limited_subgames_use_the_leaf_values():
     state = game.state_from_history([0, 1])
     policy = search.policy(state.seat_view(0))
     assert policy.sum() == pytest.approx(1.0)
-    tree, _, depth, frontier_keys = search._solved[()]
+    tree, _, depth, frontier_keys, _ = search._solved[()]
     seen = calls[-1]
     assert depth == 3 and tree.num_frontier == len(seen) > 0
     cut = tree.terminal_returns[tree.terminal_nodes]
@@ -143,3 +159,65 @@ def test_rebel_policy_covers_every_information_set():
     policy = rebel_policy(search)
     assert policy.tree.num_infosets == GameTree.build(game).num_infosets
     assert rebel_exploitability(search) < 0.01
+
+
+# ---- the trainer through the common loop --------------------------------------------------------
+MONTY_RUN = {
+    "env": {"name": "monty_hall"},
+    "trainer": {"name": "rebel", "params": {"hidden_size": 16, "iterations": 30, "max_depth": 1,
+                                            "batches_per_episode": 4, "batch_size": 16}},
+    "seed": 2,
+    "budget": {"episodes": 40},
+    "evaluation": {"every_episodes": 20},
+    "checkpoint_every_episodes": 5,
+    "num_envs": 1,
+    "progress_bar": False,
+}
+
+
+def test_training_learns_monty_hall_and_saves_a_playing_agent(tmp_path):
+    """The network's policy head learns to switch from the searches' σ; the saved agent
+    reloads as a ReBeL agent guided by it (depth 1: the value head at the frontier)."""
+    result = train(config_from_dict({**MONTY_RUN, "output_dir": str(tmp_path)}))
+    assert result["last_evaluation"]["exploitability"] < 0.5  # goals 0..100
+    agent = load_agent(str(tmp_path / "policy_player0.pt"), "monty_hall")
+    assert isinstance(agent, ReBeLAgent) and agent.network is not None
+    game = hiddenenvs.load_game("monty_hall")
+    view = _monty_switch_view(game)
+    assert agent.search_policy(view)[SWITCH] >= 0.99
+    prior = NetworkGuide(agent.network, game).prior(game.state_from_history(_switch_history(game)), 0)
+    assert prior[SWITCH] > 0.9, prior
+
+
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
+    straight = tmp_path / "straight"
+    train(config_from_dict({**MONTY_RUN, "output_dir": str(straight)}))
+    killed = tmp_path / "killed"
+    config_path = tmp_path / "run.yaml"
+    config_path.write_text(yaml.safe_dump({**MONTY_RUN, "output_dir": str(killed)}))
+    process = subprocess.Popen([sys.executable, "train.py", "--config", str(config_path)], cwd=REPO,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    checkpoint = killed / "checkpoint.pt"
+    deadline = time.monotonic() + 120
+    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)  # somewhere between two checkpoints
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()[-2000:]
+    interrupted_at = load_checkpoint(checkpoint)["loop"]["episodes"]
+    assert 0 < interrupted_at < MONTY_RUN["budget"]["episodes"]
+    resumed = subprocess.run([sys.executable, "train.py", "--resume", str(killed)], cwd=REPO,
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    final_straight = load_checkpoint(straight / "checkpoint.pt")
+    final_resumed = load_checkpoint(checkpoint)
+    assert final_resumed["loop"]["episodes"] == 40
+    _assert_same_state(final_straight["learner"], final_resumed["learner"])
+    assert _exploitabilities(killed) == _exploitabilities(straight)
+
+
+@pytest.mark.parametrize("params, message", [({"max_depth": 0}, "max_depth"), ({"exploration": 1.0}, "exploration")])
+def test_bad_trainer_settings_name_the_key(params, message):
+    with pytest.raises(ValueError, match=f"trainer.params.{message}"):
+        config_from_dict({**MONTY_RUN, "trainer": {"name": "rebel", "params": params}, "output_dir": "unused"})
