@@ -74,12 +74,13 @@ from agents.base import Learner, SearchAgent, StepReport
 from agents.cfr import CFRSolver
 from agents.memories import CircularBuffer
 from agents.networks import mlp
-from agents.search import parse_budget, register_spec
+from agents.search import register_spec
+from agents.search.classic import GOAL_MAX, parse_spec, playout_goals
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 from hiddenenvs.analysis.exploitability import edge_probabilities, node_values
 from hiddenenvs.analysis.tree import build_subgame_tree
 from hiddenenvs.beliefs import _children, action_probability_function, sample_history
-from hiddenenvs.game import CHANCE, Game, GameSpec, SeatView, State, draw_index, random_playout
+from hiddenenvs.game import CHANCE, Game, GameSpec, SeatView, State, draw_index
 from hiddenenvs.registry import load_game
 
 LeafValue = Callable[[list[State]], np.ndarray]
@@ -90,20 +91,18 @@ RESOLVE_MODES = ("frontier", "decision")
 Solved = tuple[GameTree, np.ndarray, int, frozenset, list]
 
 
-def rollout_values(rollouts: int, seed: int) -> LeafValue:
-    """A frontier value without a network: the mean returns of uniform random playouts.
-
-    Seeded per call from ``seed`` so a search is reproducible.
-    """
+def rollout_values(game: Game, rollouts: int, seed: int) -> LeafValue:
+    """A frontier value without a network: the mean returns of uniform random playouts
+    (GDL: the propnet's compiled depth charge), seeded per call so a search is reproducible."""
     if rollouts < 1:
         raise ValueError(f"rollouts must be >= 1, got {rollouts}")
+    info = game.info
+    span = (info.max_utility - info.min_utility) / GOAL_MAX
 
     def values(states: list[State]) -> np.ndarray:
         rng = np.random.default_rng(seed)
-        return np.array([
-            np.mean([random_playout(state.clone(), rng).returns for _ in range(rollouts)], axis=0)
-            for state in states
-        ])
+        goals = [np.mean([playout_goals(state, rng) for _ in range(rollouts)], axis=0) for state in states]
+        return info.min_utility + span * np.array(goals)
 
     return values
 
@@ -126,7 +125,7 @@ class ReBeLSearch:
         prior: Prior | None = None,
         rollouts: int = 8,
         tremble: float = 1e-6,
-        max_root_nodes: int = 50_000,
+        max_root_nodes: int = 10_000,
         max_subgame_nodes: int = 20_000,
         samples: int = 64,
         resolve: str = "frontier",
@@ -144,7 +143,7 @@ class ReBeLSearch:
             raise ValueError(f"tremble must be in (0, 1), got {tremble}")
         self.game = game
         self.iterations, self.seconds, self.max_depth = iterations, seconds, max_depth
-        self.leaf_value = leaf_value or rollout_values(rollouts, seed)
+        self.leaf_value = leaf_value or rollout_values(game, rollouts, seed)
         self.prior = prior
         self.tremble = tremble
         self.max_root_nodes, self.max_subgame_nodes = max_root_nodes, max_subgame_nodes
@@ -194,6 +193,11 @@ class ReBeLSearch:
             if sampled_key not in self._solved:
                 self._solved[sampled_key] = self._solve(view.public_state_key, self.sampled_beliefs(view))
             solved = self._solved[sampled_key]
+            if solved is None:
+                raise ValueError(
+                    f"{self.game.spec}: a depth-1 subgame over {self.samples} sampled histories has "
+                    f"more than {self.max_subgame_nodes} nodes; raise max_subgame_nodes or lower samples"
+                )
         return solved
 
     def _subgame_of(self, public_key: tuple) -> Solved | None:
@@ -280,7 +284,8 @@ class ReBeLSearch:
     def _solve(
         self, public_key: tuple, roots: list[tuple[State, float]] | None
     ) -> Solved | None:
-        """Iterative deepening from ``roots``: the deepest finished solve."""
+        """Iterative deepening from ``roots``: the deepest finished solve (None when not
+        even depth 1 fits in ``max_subgame_nodes``)."""
         if roots is None:
             return None
         length = len(public_key)
@@ -304,9 +309,7 @@ class ReBeLSearch:
                     self.game, [(s.clone(), w) for s, w in roots], frontier, self.leaf_value,
                     max_nodes=self.max_subgame_nodes,
                 )
-            except ValueError:
-                if best is None:
-                    raise
+            except ValueError:  # over max_subgame_nodes: the last depth that fitted answers
                 break
             best = (tree, self._cfr(tree), depth, frozenset(frontier_keys), roots)
             complete = tree.num_frontier == 0
@@ -599,9 +602,20 @@ class ReBeLAgent(SearchAgent):
         return cls(game, int(state["player"]), seed=state["seed"], network=network, **state["options"])
 
 
+SPEC_OPTIONS = {"iterations": int, "depth": int, "rollouts": int, "samples": int}
+
+
 @register_spec("rebel")
 def _build_agent(argument: str, game: Game, player: int, seed: int | None) -> ReBeLAgent:
-    iterations, seconds = parse_budget(f"rebel:{argument}", argument)
-    if seconds is not None:
-        return ReBeLAgent(game, player, seed=seed, seconds=seconds)
-    return ReBeLAgent(game, player, seed=seed, iterations=iterations)
+    """``rebel:<iterations>`` (CFR+ iterations per solve, deepening to the node cap) or
+    ``rebel:<seconds>s`` (deepening per move), with options ``iterations=``, ``depth=``
+    (max_depth), ``rollouts=``, ``samples=``: ``rebel:1s,depth=2,rollouts=2,samples=16``.
+    A trained agent is its file: ``runs/rebel_liars_dice/policy_player0.pt``."""
+    iterations, seconds, options = parse_spec("rebel", argument, SPEC_OPTIONS)
+    if iterations is None and seconds is None:
+        raise ValueError(f"agent spec 'rebel:{argument}': give a budget, e.g. rebel:200 or rebel:1s")
+    if iterations is not None:
+        options["iterations"] = iterations
+    if "depth" in options:
+        options["max_depth"] = options.pop("depth")
+    return ReBeLAgent(game, player, seed=seed, seconds=seconds, **options)
