@@ -83,6 +83,19 @@ def test_exact_exploitability_of_the_search_policy(name, params):
     assert len(search._solved) == 1
 
 
+def test_full_depth_liars_dice_matches_openspiel_cfr_plus():
+    """An independent reference: with the whole game in one subgame, 200 CFR+ iterations
+    give OpenSpiel's C++ CFRPlusSolver's exploitability (alternating, linear averaging)."""
+    pyspiel = pytest.importorskip("pyspiel")
+    reference = pyspiel.load_game("liars_dice", {"numdice": 1, "dice_sides": 4})
+    solver = pyspiel.CFRPlusSolver(reference)
+    for _ in range(200):
+        solver.evaluate_and_update_policy()
+    search = ReBeLSearch(hiddenenvs.load_game("liars_dice", faces=4), iterations=200)
+    assert rebel_exploitability(search) == pytest.approx(
+        pyspiel.exploitability(reference, solver.average_policy()), abs=1e-9)
+
+
 def test_depth_limited_subgames_use_the_leaf_values():
     """A frontier leaf takes leaf_value's row, a terminal its returns: a value of +-7 that
     no Liar's Dice terminal has shows up at exactly the cut nodes."""
