@@ -21,10 +21,11 @@ instead (the issue's "beyond the paper (a)"):
   ``P(h | I)`` of :mod:`hiddenenvs.beliefs`. Reach under σ is mixed with ``tremble``
   uniform so public states that σ never reaches still get a belief (the limit of
   trembling beliefs). When the exact walk is too large, the root holds ``samples``
-  histories drawn from the searcher's posterior by the game's own sampler
-  (``game.sample_consistent_history``, exact for the GDL-II forward filter/backward
-  sampler, so the importance weight p_model/q_proposal is 1 and a history's weight is
-  its count).
+  histories for the searcher's information set: from the game's exact posterior sampler
+  (``sampler="posterior"``; GDL-II: forward filter, backward sampling; weight = count),
+  or from the paper's own forward sampler with its invalid-state cache and policy-biased
+  normalised proposals (``sampler="proposal"``, :class:`ProposalSampler`), each weighted
+  by p_model / q_proposal.
 - **One information set per role over them.** Every node of the subgame keeps the
   players' real ``information_state_key``, so the searcher's decision is a single
   information set spanning all root histories: the policy is a best response to the
@@ -46,10 +47,12 @@ exactly what the searcher computed (or would have computed) there, so the policy
 deterministic function of the public state: :func:`rebel_policy` runs the search at every
 information set of a small game for exact exploitability (``hiddenenvs.analysis``).
 
-Not here yet (see the README, Trainers, ReBeL): the paper's training loop (Alg. 1) with a
-shared-trunk value/policy network, the policy-biased proposal sampler with the invalid-
-state cache, value networks over public belief states and CFR-D with a safe re-solving
-gadget (Brown et al. 2020; Burch, Johanson & Bowling 2014).
+The paper's training loop (Alg. 1) is :class:`ReBeLLearner` (trainer ``rebel``): a
+shared-trunk value/policy network (:class:`ReBeLNetwork`) over the propnet state.
+Not here yet (see the README, Trainers, ReBeL): the paper's evaluation-mode sampler
+(shuffled joint-move lists with stored reach probabilities), value networks over public
+belief states and CFR-D with a safe re-solving gadget (Brown et al. 2020; Burch,
+Johanson & Bowling 2014).
 
 >>> import hiddenenvs
 >>> game = hiddenenvs.load_game("monty_hall")
@@ -79,13 +82,14 @@ from agents.search.classic import GOAL_MAX, parse_spec, playout_goals
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 from hiddenenvs.analysis.exploitability import edge_probabilities, node_values
 from hiddenenvs.analysis.tree import build_subgame_tree
-from hiddenenvs.beliefs import _children, action_probability_function, sample_history
-from hiddenenvs.game import CHANCE, Game, GameSpec, SeatView, State, draw_index
+from hiddenenvs.beliefs import _action_weight, _children, action_probability_function, sample_history
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, Game, GameSpec, SeatView, State, draw_index
 from hiddenenvs.registry import load_game
 
 LeafValue = Callable[[list[State]], np.ndarray]
 Prior = Callable[[State, int], Any]
 RESOLVE_MODES = ("frontier", "decision")
+SAMPLERS = ("posterior", "proposal")
 # A finished solve: subgame tree, σ per infoset-action slot, depth, the public states cut,
 # the root histories with their beliefs.
 Solved = tuple[GameTree, np.ndarray, int, frozenset, list]
@@ -105,6 +109,108 @@ def rollout_values(game: Game, rollouts: int, seed: int) -> LeafValue:
         return info.min_utility + span * np.array(goals)
 
     return values
+
+
+class ProposalSampler:
+    """The GDL-II paper's state sampler, with the importance weights it lacked.
+
+    A pass plays forward from the root: chance by its probabilities, the seat's own
+    moves and every other player's by the proposal ``q(a) = (f(s, i, a) + 1/|A|) / 2``
+    (the paper's policy-biased proposal, normalised; uniform without a policy ``f``), and
+    restarts from the root when the seat's information-state key stops matching (a
+    percept mismatch). An *invalid-state cache* remembers every history found
+    inconsistent, and a history all of whose children are invalid is invalid itself,
+    so passes never re-enter a dead end; the proposal is renormalised over the children
+    not known invalid. A consistent history ``h`` comes back with weight
+    ``p_model(h) / q(h)``: ``p_model`` the chance probabilities times the other players'
+    ``model`` policy (uniform when None; the seat's own moves count 1 in both, perfect
+    recall makes them the same in every consistent history), ``q`` the product of the
+    probabilities the pass drew with. Self-normalised, the weighted draws estimate the
+    posterior of :mod:`hiddenenvs.beliefs`; restarts condition on success, which the
+    weights do not undo exactly while the cache is still learning (it only grows).
+    """
+
+    def __init__(self, game: Game, player: int, information_state_key: tuple,
+                 proposal: Prior | None = None, model: Prior | None = None, max_passes: int = 100_000):
+        self.game, self.player = game, player
+        self.target = tuple(information_state_key)
+        self.proposal = action_probability_function(proposal)
+        self.model = action_probability_function(model)
+        self.max_passes = max_passes
+        self.invalid: set[tuple] = set()
+
+    def sample(self, count: int, rng: np.random.Generator) -> list[tuple[tuple, float]]:
+        """``count`` consistent histories with their importance weights (unnormalised)."""
+        draws = []
+        passes = 0
+        while len(draws) < count:
+            passes += 1
+            if passes > self.max_passes or () in self.invalid:
+                raise ValueError(
+                    f"{self.game.spec}: no history consistent with player {self.player}'s key found in "
+                    f"{passes - 1} passes ({len(draws)} of {count} drawn)"
+                )
+            draw = self._pass(rng)
+            if draw is not None:
+                draws.append(draw)
+        return draws
+
+    def _pass(self, rng: np.random.Generator) -> tuple[tuple, float] | None:
+        state, history, weight, known = self.game.new_initial_state(), (), 1.0, 0
+        while True:
+            key = state.information_state_key(self.player)
+            if key[known:] != self.target[known:len(key)]:
+                self._mark_invalid(history)
+                return None
+            if len(key) >= len(self.target):
+                if len(key) > len(self.target):
+                    self._mark_invalid(history)
+                    return None
+                return history, weight
+            options = [(a, p, q) for a, p, q in self._children(state) if history + (a,) not in self.invalid]
+            if not options:
+                self._mark_invalid(history)
+                return None
+            proposal = np.array([q for _, _, q in options])
+            index = draw_index(proposal, rng)
+            action, model_probability, proposal_probability = options[index]
+            weight *= model_probability / (proposal_probability / proposal.sum())
+            state.apply_actions(action) if isinstance(action, tuple) else state.apply_action(action)
+            history, known = history + (action,), len(key)
+
+    def _mark_invalid(self, history: tuple) -> None:
+        """Invalidate ``history``, and each ancestor whose children are now all invalid."""
+        self.invalid.add(history)
+        while history:
+            history = history[:-1]
+            state = self.game.state_from_history(history)
+            if any(history + (a,) not in self.invalid for a, _, _ in self._children(state)):
+                return
+            self.invalid.add(history)
+
+    def _children(self, state: State) -> list[tuple[Any, float, float]]:
+        """``(action or joint, p_model, q_proposal)`` for every child of ``state``."""
+        current = state.current_player()
+        if current == CHANCE:
+            return [(a, p, p) for a, p in state.chance_outcomes()]
+        movers = state.movers() if current == SIMULTANEOUS else [current]
+        joints: list[tuple[tuple, float, float]] = [((), 1.0, 1.0)]
+        for q in range(self.game.info.num_players):
+            legal = state.legal_actions(q) if current == SIMULTANEOUS or q == current else []
+            if q not in movers:
+                options = [(legal[0] if len(legal) == 1 and current != SIMULTANEOUS else -1, 1.0, 1.0)]
+            else:
+                f = self.proposal(state, q)
+                model = self.model(state, q) if q != self.player else None
+                options = [
+                    (a, 1.0 if q == self.player else _action_weight(model, a, legal),
+                     (_action_weight(f, a, legal) + 1.0 / len(legal)) / 2 if f is not None else 1.0 / len(legal))
+                    for a in legal
+                ]
+            joints = [(j + (a,), p * pa, w * qa) for j, p, w in joints for a, pa, qa in options]
+        if current != SIMULTANEOUS:
+            return [(joint[current], p, q) for joint, p, q in joints]
+        return joints
 
 
 class ReBeLSearch:
@@ -129,6 +235,7 @@ class ReBeLSearch:
         max_subgame_nodes: int = 20_000,
         samples: int = 64,
         resolve: str = "frontier",
+        sampler: str = "posterior",
         seed: int = 0,
     ):
         if iterations < 1:
@@ -137,6 +244,8 @@ class ReBeLSearch:
             raise ValueError(f"seconds must be positive, got {seconds}")
         if max_depth is not None and max_depth < 1:
             raise ValueError(f"max_depth must be >= 1, got {max_depth}")
+        if sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
         if resolve not in RESOLVE_MODES:
             raise ValueError(f"resolve must be one of {RESOLVE_MODES}, got {resolve!r}")
         if not 0.0 < tremble < 1.0:
@@ -149,6 +258,7 @@ class ReBeLSearch:
         self.max_root_nodes, self.max_subgame_nodes = max_root_nodes, max_subgame_nodes
         self.samples = samples
         self.resolve = resolve
+        self.sampler = sampler
         self.rng = np.random.default_rng(seed)
         self._prior_probabilities = action_probability_function(prior)
         # public state key (or ("sampled", player, key)) -> (subgame tree, σ per slot, depth),
@@ -273,12 +383,23 @@ class ReBeLSearch:
         return [(state, w / total) for state, w in found]
 
     def sampled_beliefs(self, view: SeatView) -> list[tuple[State, float]]:
-        """``samples`` histories from the seat's posterior (the game's sampler), by count."""
-        counts: dict[tuple, int] = {}
-        for _ in range(self.samples):
-            history = sample_history(self.game, view.player, view.information_state_key, self.rng, self.prior)
-            counts[history] = counts.get(history, 0) + 1
-        return [(self.game.state_from_history(h), n / self.samples) for h, n in sorted(counts.items(), key=str)]
+        """``samples`` histories for the seat's information set, with their weights.
+
+        ``sampler="posterior"``: the game's exact posterior sampler, weighted by count.
+        ``sampler="proposal"``: the paper's forward sampler (:class:`ProposalSampler`),
+        weighted by p_model / q_proposal.
+        """
+        if self.sampler == "proposal":
+            draws = ProposalSampler(self.game, view.player, view.information_state_key, self.prior,
+                                    self.prior).sample(self.samples, self.rng)
+        else:
+            draws = [(sample_history(self.game, view.player, view.information_state_key, self.rng, self.prior), 1.0)
+                     for _ in range(self.samples)]
+        weights: dict[tuple, float] = {}
+        for history, weight in draws:
+            weights[history] = weights.get(history, 0.0) + weight
+        total = sum(weights.values())
+        return [(self.game.state_from_history(h), w / total) for h, w in sorted(weights.items(), key=str)]
 
     # ---- solving ------------------------------------------------------------------------
     def _solve(

@@ -24,9 +24,17 @@ from agents.baselines import load_agent
 from agents.checkpoint import load_checkpoint
 from agents.config import config_from_dict
 from agents.loop import train
-from agents.rebel import NetworkGuide, ReBeLAgent, ReBeLSearch, rebel_exploitability, rebel_policy
+from agents.rebel import (
+    NetworkGuide,
+    ProposalSampler,
+    ReBeLAgent,
+    ReBeLSearch,
+    rebel_exploitability,
+    rebel_policy,
+)
 from hiddenenvs.analysis import GameTree
 from hiddenenvs.analysis.tree import build_subgame_tree
+from hiddenenvs.beliefs import consistent_histories
 
 REPO = Path(__file__).resolve().parent.parent
 SWITCH = 5
@@ -51,17 +59,56 @@ def normalised_exploitability(search: ReBeLSearch) -> float:
     return rebel_exploitability(search) / (info.max_utility - info.min_utility)
 
 
-@pytest.mark.parametrize("options", [{}, {"max_depth": 1}, {"resolve": "decision"}, {"max_root_nodes": 1}])
+@pytest.mark.parametrize("options", [{}, {"max_depth": 1}, {"resolve": "decision"}, {"max_root_nodes": 1},
+                                     {"max_root_nodes": 1, "sampler": "proposal"}])
 def test_monty_hall_switches(options):
     """Every mode: one information set over the posterior (car 1/3 here, 2/3 there).
 
-    ``max_root_nodes=1`` forces the sampled root (64 draws from the posterior).
+    ``max_root_nodes=1`` forces the sampled root (64 draws from the posterior, or from the
+    paper's proposal sampler with importance weights).
     """
     game = hiddenenvs.load_game("monty_hall")
     view = _monty_switch_view(game)
     assert SWITCH in view.legal_actions
     policy = ReBeLSearch(game, iterations=100, **options).policy(view)
     assert policy[SWITCH] >= 0.99
+
+
+def _biased_towards_the_first_action(state, player):
+    legal = state.legal_actions(player)
+    return {a: 0.9 if a == legal[0] else 0.1 / (len(legal) - 1) for a in legal}
+
+
+@pytest.mark.parametrize("name, params, history, player", [
+    ("monty_hall", {}, None, 0),
+    ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 0),
+    ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 1),
+    ("kuhn_poker", {}, [0, 2, 1, 1], 0),
+])
+def test_proposal_sampler_weights_recover_the_exact_posterior(name, params, history, player):
+    """Biased proposals (0.9 on one action), importance-weighted: the self-normalised
+    estimate of every consistent history's posterior is within 0.05 of the enumeration."""
+    game = hiddenenvs.load_game(name, **params)
+    state = game.state_from_history(history or _switch_history(game))
+    key = state.information_state_key(player)
+    sampler = ProposalSampler(game, player, key, proposal=_biased_towards_the_first_action)
+    draws = sampler.sample(1500, np.random.default_rng(0))
+    estimate: dict[tuple, float] = {}
+    for drawn, weight in draws:
+        assert game.state_from_history(drawn).information_state_key(player) == key
+        estimate[drawn] = estimate.get(drawn, 0.0) + weight
+    total = sum(estimate.values())
+    exact = dict(consistent_histories(game, player, key))
+    assert set(estimate) <= set(exact)
+    assert max(abs(estimate.get(h, 0.0) / total - p) for h, p in exact.items()) < 0.05
+    assert sampler.invalid  # the percept mismatches it met are cached
+
+
+def test_proposal_sampler_refuses_an_impossible_key():
+    game = hiddenenvs.load_game("kuhn_poker")
+    impossible = game.state_from_history([0, 1]).information_state_key(0) + (("bet", "nothing"),)
+    with pytest.raises(ValueError, match="no history consistent"):
+        ProposalSampler(game, 0, impossible, max_passes=50).sample(1, np.random.default_rng(0))
 
 
 def test_biased_rps_plays_its_equilibrium():
@@ -155,6 +202,7 @@ def test_spec_plays_liars_dice_through_load_agent():
 @pytest.mark.parametrize("options, message", [
     ({"iterations": 0}, "iterations"), ({"resolve": "sometimes"}, "resolve"),
     ({"max_depth": 0}, "max_depth"), ({"tremble": 0.0}, "tremble"), ({"seconds": -1.0}, "seconds"),
+    ({"sampler": "psychic"}, "sampler"),
 ])
 def test_bad_settings_are_refused(options, message):
     with pytest.raises(ValueError, match=message):
