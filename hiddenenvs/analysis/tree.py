@@ -298,6 +298,10 @@ def _skip_forced_simultaneous(state: State) -> None:
         state.apply_actions([-1] * state.game.info.num_players)
 
 
+class SubgameTooLarge(ValueError):
+    """A subgame over its node budget (a search then keeps a shallower one)."""
+
+
 def _build_generic(game: Game) -> GameTree:
     """Enumerate ``game`` depth-first through its State API (iterative: no recursion limit)."""
     return build_subgame_tree(game, [(game.new_initial_state(), 1.0)])
@@ -316,7 +320,7 @@ def build_subgame_tree(
     with those probabilities (a belief over histories), edge action ``i`` for root ``i``.
     Decision nodes where ``is_frontier(state)`` holds become leaves (actor ``TERMINAL``)
     valued by ``leaf_values(states)`` (one row of returns per state, called once). More
-    than ``max_nodes`` nodes raise ``ValueError``. Information sets are the players'
+    than ``max_nodes`` nodes raise :class:`SubgameTooLarge` (a ``ValueError``). Information sets are the players'
     ``information_state_key`` as in the whole tree, so a subgame is solved with the same
     CFR and best-response passes.
     """
@@ -347,7 +351,7 @@ def build_subgame_tree(
         state, parent_node, action, probability, movers, joint = stack.pop()
         node = len(parent)
         if max_nodes is not None and node >= max_nodes:
-            raise ValueError(f"{game.NAME}: the subgame has more than {max_nodes} nodes")
+            raise SubgameTooLarge(f"{game.NAME}: the subgame has more than {max_nodes} nodes")
         parent.append(parent_node)
         edge_action.append(action)
         chance_probability.append(probability)
