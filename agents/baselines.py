@@ -153,7 +153,8 @@ SPEC_HELP = (
     "'random', 'cfr+:<iterations>' (or 'cfr:<iterations>'), 'es-mccfr:<iterations>', "
     "'os-mccfr:<iterations>', 'oos:<iterations>' or 'oos:<seconds>s', 'ismcts:<iterations>' "
     "or 'ismcts:<seconds>s', 'alphabeta:<depth>' / 'minimax' / 'negamax' / 'maxn:<seconds>s' / "
-    "'softmaxn', 'mc:<seconds>s', 'mc-memory:<playouts>', 'uct:<seconds>s[,c=40]', an agent file written by "
+    "'softmaxn', 'mc:<seconds>s', 'mc-memory:<playouts>', 'uct:<seconds>s[,c=40]', "
+    "'rebel:<iterations>' or 'rebel:<seconds>s[,depth=2]', an agent file written by "
     "Agent.save(), a run checkpoint file or a run directory"
 )
 

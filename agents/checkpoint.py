@@ -48,7 +48,7 @@ import torch
 NDARRAY_TAG = "__ndarray__"
 # Imported (from this fixed list, never from a file) when a file names an agent class not
 # yet registered: the modules that define the project's saveable agents.
-PROJECT_AGENT_MODULES = ("agents.baselines", "agents.nfsp", "agents.scripted")
+PROJECT_AGENT_MODULES = ("agents.baselines", "agents.nfsp", "agents.scripted", "agents.rebel")
 
 _AGENT_CLASSES: dict[str, type] = {}
 _AMBIGUOUS_NAMES: dict[str, set[str]] = {}

@@ -39,6 +39,7 @@ TRAINERS = {
     "exit_oos": "agents.exit_oos:ExItOOS",
     "cfr": "agents.cfr:CFRLearner",
     "cfr+": "agents.cfr:CFRPlusLearner",
+    "rebel": "agents.rebel:ReBeLLearner",
     "es-mccfr": "agents.search.external_sampling_mccfr:ExternalSamplingMCCFRLearner",
     "os-mccfr": "agents.search.outcome_sampling_mccfr:OutcomeSamplingMCCFRLearner",
 }

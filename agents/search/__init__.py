@@ -23,6 +23,8 @@ Module                                         Algorithm
                                                specs ``mc:1s``, ``mc-memory:1s``, ``uct:1s,c=40``
 :mod:`agents.search.classic`                   what those two share: goals 0..100, deadlines,
                                                compiled GDL playouts, the determinising agent
+:mod:`agents.rebel`                            ReBeL-style belief-weighted subgame solving;
+                                               spec ``rebel:<iterations>`` or ``rebel:<s>s``
 =============================================  ==================================================
 
 Spec registry. ``agents.baselines.load_agent`` resolves ``<prefix>:<argument>`` through
@@ -45,6 +47,7 @@ _SPEC_MODULES = (
     "agents.search.ismcts",
     "agents.search.minimax",
     "agents.search.montecarlo",
+    "agents.rebel",
 )
 
 

@@ -42,7 +42,7 @@ that breaks either gets an error naming the information set.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -298,8 +298,32 @@ def _skip_forced_simultaneous(state: State) -> None:
         state.apply_actions([-1] * state.game.info.num_players)
 
 
+class SubgameTooLarge(ValueError):
+    """A subgame over its node budget (a search then keeps a shallower one)."""
+
+
 def _build_generic(game: Game) -> GameTree:
     """Enumerate ``game`` depth-first through its State API (iterative: no recursion limit)."""
+    return build_subgame_tree(game, [(game.new_initial_state(), 1.0)])
+
+
+def build_subgame_tree(
+    game: Game,
+    roots: list[tuple[State, float]],
+    is_frontier: Callable[[State], bool] | None = None,
+    leaf_values: Callable[[list[State]], np.ndarray] | None = None,
+    max_nodes: int | None = None,
+) -> GameTree:
+    """The tree below ``roots``, cut at a frontier: a search's subgame.
+
+    ``roots`` are ``(state, probability)`` pairs; several roots hang below a chance node
+    with those probabilities (a belief over histories), edge action ``i`` for root ``i``.
+    Decision nodes where ``is_frontier(state)`` holds become leaves (actor ``TERMINAL``)
+    valued by ``leaf_values(states)`` (one row of returns per state, called once). More
+    than ``max_nodes`` nodes raise :class:`SubgameTooLarge` (a ``ValueError``). Information sets are the players'
+    ``information_state_key`` as in the whole tree, so a subgame is solved with the same
+    CFR and best-response passes.
+    """
     num_players = game.info.num_players
     parent, actor, infoset, edge_action, chance_probability = [], [], [], [], []
     returns_rows: dict[int, np.ndarray] = {}
@@ -309,17 +333,35 @@ def _build_generic(game: Game) -> GameTree:
     infoset_legal: list[np.ndarray] = []
     representatives: list[State] = []
 
-    root = game.new_initial_state()
-    _skip_forced_simultaneous(root)
+    frontier_nodes: list[int] = []
+    frontier_states: list[State] = []
+    for root, _ in roots:
+        _skip_forced_simultaneous(root)
     # Frame: (state, parent node, edge action, edge chance probability, pending movers, joint).
-    stack = [(root, -1, -1, 1.0, None, None)]
+    if len(roots) == 1 and roots[0][1] == 1.0:
+        stack = [(roots[0][0], -1, -1, 1.0, None, None)]
+    else:
+        parent.append(-1)
+        edge_action.append(-1)
+        chance_probability.append(1.0)
+        actor.append(CHANCE)
+        infoset.append(-1)
+        stack = [(root, 0, index, float(weight), None, None) for index, (root, weight) in enumerate(roots)][::-1]
     while stack:
         state, parent_node, action, probability, movers, joint = stack.pop()
         node = len(parent)
+        if max_nodes is not None and node >= max_nodes:
+            raise SubgameTooLarge(f"{game.NAME}: the subgame has more than {max_nodes} nodes")
         parent.append(parent_node)
         edge_action.append(action)
         chance_probability.append(probability)
         player = state.current_player()
+        if movers is None and player not in (CHANCE, TERMINAL) and is_frontier is not None and is_frontier(state):
+            actor.append(TERMINAL)
+            infoset.append(-1)
+            frontier_nodes.append(node)
+            frontier_states.append(state)
+            continue
         if player == SIMULTANEOUS and movers is None:
             movers = state.movers()
             joint = [(legal[0] if legal else -1) for legal in (state.legal_actions(p) for p in range(num_players))]
@@ -381,7 +423,9 @@ def _build_generic(game: Game) -> GameTree:
     terminal_returns = np.zeros((len(parent), num_players))
     for node, row in returns_rows.items():
         terminal_returns[node] = row
-    return GameTree.from_arrays(
+    if frontier_nodes:
+        terminal_returns[frontier_nodes] = np.asarray(leaf_values(frontier_states), dtype=np.float64)
+    tree = GameTree.from_arrays(
         game,
         parent=np.asarray(parent),
         actor=np.asarray(actor),
@@ -394,6 +438,8 @@ def _build_generic(game: Game) -> GameTree:
         infoset_legal_actions=infoset_legal,
         representative_states=representatives,
     )
+    tree.num_frontier = len(frontier_nodes)  # leaves valued by leaf_values, not by the game
+    return tree
 
 
 def tree_is_small(game: Game, max_nodes: int) -> bool:

@@ -1,0 +1,284 @@
+"""ReBeL search (agents/rebel.py): belief-weighted subgames, checked against exact facts.
+
+Monty Hall must switch (p >= 0.99: strategy fusion would give 2/3), biased RPS must play
+its equilibrium (0.4, 0.4, 0.2), and the policy the search plays at every information set
+must have exact exploitability below 0.05 (per unit of utility range) on biased RPS,
+Monty Hall and Liar's Dice with one four-faced die.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from test_loop_resume import _assert_same_state, _exploitabilities
+
+import hiddenenvs
+from agents.baselines import load_agent
+from agents.checkpoint import load_checkpoint
+from agents.config import config_from_dict
+from agents.loop import train
+from agents.rebel import (
+    NetworkGuide,
+    ProposalSampler,
+    ReBeLAgent,
+    ReBeLSearch,
+    rebel_exploitability,
+    rebel_policy,
+)
+from hiddenenvs.analysis import GameTree
+from hiddenenvs.analysis.tree import build_subgame_tree
+from hiddenenvs.beliefs import consistent_histories
+
+REPO = Path(__file__).resolve().parent.parent
+SWITCH = 5
+
+
+def _switch_history(game):
+    """The car is behind door 3, the candidate chose door 1 and the host opened door 2."""
+    state = game.new_initial_state()
+    state.apply_action(2)
+    state.apply_actions([0])
+    while state.is_chance_node():
+        state.apply_action(state.legal_actions()[0])
+    return state.history()
+
+
+def _monty_switch_view(game):
+    return game.state_from_history(_switch_history(game)).seat_view(0)
+
+
+def normalised_exploitability(search: ReBeLSearch) -> float:
+    info = search.game.info
+    return rebel_exploitability(search) / (info.max_utility - info.min_utility)
+
+
+@pytest.mark.parametrize("options", [{}, {"max_depth": 1}, {"resolve": "decision"}, {"max_root_nodes": 1},
+                                     {"max_root_nodes": 1, "sampler": "proposal"}])
+def test_monty_hall_switches(options):
+    """Every mode: one information set over the posterior (car 1/3 here, 2/3 there).
+
+    ``max_root_nodes=1`` forces the sampled root (64 draws from the posterior, or from the
+    paper's proposal sampler with importance weights).
+    """
+    game = hiddenenvs.load_game("monty_hall")
+    view = _monty_switch_view(game)
+    assert SWITCH in view.legal_actions
+    policy = ReBeLSearch(game, iterations=100, **options).policy(view)
+    assert policy[SWITCH] >= 0.99
+
+
+def _biased_towards_the_first_action(state, player):
+    legal = state.legal_actions(player)
+    return {a: 0.9 if a == legal[0] else 0.1 / (len(legal) - 1) for a in legal}
+
+
+@pytest.mark.parametrize("name, params, history, player", [
+    ("monty_hall", {}, None, 0),
+    ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 0),
+    ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 1),
+    ("kuhn_poker", {}, [0, 2, 1, 1], 0),
+])
+def test_proposal_sampler_weights_recover_the_exact_posterior(name, params, history, player):
+    """Biased proposals (0.9 on one action), importance-weighted: the self-normalised
+    estimate of every consistent history's posterior is within 0.05 of the enumeration."""
+    game = hiddenenvs.load_game(name, **params)
+    state = game.state_from_history(history or _switch_history(game))
+    key = state.information_state_key(player)
+    sampler = ProposalSampler(game, player, key, proposal=_biased_towards_the_first_action)
+    draws = sampler.sample(1500, np.random.default_rng(0))
+    estimate: dict[tuple, float] = {}
+    for drawn, weight in draws:
+        assert game.state_from_history(drawn).information_state_key(player) == key
+        estimate[drawn] = estimate.get(drawn, 0.0) + weight
+    total = sum(estimate.values())
+    exact = dict(consistent_histories(game, player, key))
+    assert set(estimate) <= set(exact)
+    assert max(abs(estimate.get(h, 0.0) / total - p) for h, p in exact.items()) < 0.05
+    assert sampler.invalid  # the percept mismatches it met are cached
+
+
+def test_proposal_sampler_refuses_an_impossible_key():
+    game = hiddenenvs.load_game("kuhn_poker")
+    impossible = game.state_from_history([0, 1]).information_state_key(0) + (("bet", "nothing"),)
+    with pytest.raises(ValueError, match="no history consistent"):
+        ProposalSampler(game, 0, impossible, max_passes=50).sample(1, np.random.default_rng(0))
+
+
+def test_biased_rps_plays_its_equilibrium():
+    game = hiddenenvs.load_game("gdl_biased_rps")
+    search = ReBeLSearch(game, iterations=300)
+    state = game.new_initial_state()
+    for player in (0, 1):
+        view = state.seat_view(player)
+        policy = search.policy(view)[list(view.legal_actions)]
+        assert np.abs(policy - [0.4, 0.4, 0.2]).max() < 0.02, policy
+
+
+@pytest.mark.parametrize("name, params", [("gdl_biased_rps", {}), ("monty_hall", {}), ("liars_dice", {"faces": 4})])
+def test_exact_exploitability_of_the_search_policy(name, params):
+    """Full depth: the first subgame holds the whole game and answers every later decision
+    (no re-solving), so the policy is CFR+'s and far below the goal."""
+    search = ReBeLSearch(hiddenenvs.load_game(name, **params), iterations=200)
+    assert normalised_exploitability(search) < 0.01
+    assert len(search._solved) == 1
+
+
+def test_full_depth_liars_dice_matches_openspiel_cfr_plus():
+    """An independent reference: with the whole game in one subgame, 200 CFR+ iterations
+    give OpenSpiel's C++ CFRPlusSolver's exploitability (alternating, linear averaging)."""
+    pyspiel = pytest.importorskip("pyspiel")
+    reference = pyspiel.load_game("liars_dice", {"numdice": 1, "dice_sides": 4})
+    solver = pyspiel.CFRPlusSolver(reference)
+    for _ in range(200):
+        solver.evaluate_and_update_policy()
+    search = ReBeLSearch(hiddenenvs.load_game("liars_dice", faces=4), iterations=200)
+    assert rebel_exploitability(search) == pytest.approx(
+        pyspiel.exploitability(reference, solver.average_policy()), abs=1e-9)
+
+
+def test_depth_limited_subgames_use_the_leaf_values():
+    """A frontier leaf takes leaf_value's row, a terminal its returns: a value of +-7 that
+    no Liar's Dice terminal has shows up at exactly the cut nodes."""
+    game = hiddenenvs.load_game("liars_dice", faces=4)
+    calls = []  # one batch per deepening step
+
+    def leaf_value(states):
+        calls.append(states)
+        return np.tile([7.0, -7.0], (len(states), 1))
+
+    search = ReBeLSearch(game, iterations=20, max_depth=3, leaf_value=leaf_value)
+    state = game.state_from_history([0, 1])
+    policy = search.policy(state.seat_view(0))
+    assert policy.sum() == pytest.approx(1.0)
+    tree, _, depth, frontier_keys, _ = search._solved[()]
+    seen = calls[-1]
+    assert depth == 3 and tree.num_frontier == len(seen) > 0
+    cut = tree.terminal_returns[tree.terminal_nodes]
+    assert (np.abs(cut[:, 0]) == 7.0).sum() == tree.num_frontier
+    assert all(s.public_state_key() in frontier_keys and not s.is_terminal() for s in seen)
+
+
+def test_subgame_tree_hangs_roots_below_a_weighted_chance_node():
+    game = hiddenenvs.load_game("kuhn_poker")
+    roots = [(game.state_from_history([0, 1]), 0.25), (game.state_from_history([0, 2]), 0.75)]
+    tree = build_subgame_tree(game, roots)
+    assert tree.actor[0] == -1 and tree.num_frontier == 0
+    children = np.flatnonzero(tree.parent == 0)
+    assert tree.chance_probability[children].tolist() == [0.25, 0.75]
+    whole = GameTree.build(game)
+    # Player 0 holding the Jack: one information set over both roots, as in the whole game.
+    assert (0, game.state_from_history([0, 1]).information_state_key(0)) in tree.infoset_index
+    assert tree.num_terminals == 2 * whole.num_terminals // 6
+    with pytest.raises(ValueError, match="more than 5 nodes"):
+        build_subgame_tree(game, roots, max_nodes=5)
+
+
+def test_same_seed_same_policy_and_the_sampled_root_is_seeded():
+    game = hiddenenvs.load_game("monty_hall")
+    view = _monty_switch_view(game)
+    first = ReBeLSearch(game, iterations=30, max_root_nodes=1, samples=8, seed=3).policy(view)
+    again = ReBeLSearch(game, iterations=30, max_root_nodes=1, samples=8, seed=3).policy(view)
+    np.testing.assert_array_equal(first, again)
+
+
+def test_spec_plays_liars_dice_through_load_agent():
+    game = hiddenenvs.load_game("liars_dice", faces=4)
+    agent = load_agent("rebel:100", "liars_dice", player=1, seed=0, faces=4)
+    assert isinstance(agent, ReBeLAgent)
+    state = game.state_from_history([3, 0, 0])  # player 1 holds a 1 and faces the bid "1 one"
+    probabilities = agent.policy_probabilities(
+        state.information_state_tensor(1), state.legal_actions_mask(1), state.seat_view(1))
+    assert probabilities.sum() == pytest.approx(1.0)
+    assert set(np.flatnonzero(probabilities)) <= set(state.legal_actions(1))
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"iterations": 0}, "iterations"), ({"resolve": "sometimes"}, "resolve"),
+    ({"max_depth": 0}, "max_depth"), ({"tremble": 0.0}, "tremble"), ({"seconds": -1.0}, "seconds"),
+    ({"sampler": "psychic"}, "sampler"),
+])
+def test_bad_settings_are_refused(options, message):
+    with pytest.raises(ValueError, match=message):
+        ReBeLSearch(hiddenenvs.load_game("kuhn_poker"), **options)
+
+
+def test_bad_spec_budget_names_the_spec():
+    with pytest.raises(ValueError, match="rebel:fast"):
+        load_agent("rebel:fast", "kuhn_poker")
+
+
+def test_rebel_policy_covers_every_information_set():
+    game = hiddenenvs.load_game("kuhn_poker")
+    search = ReBeLSearch(game, iterations=200)
+    policy = rebel_policy(search)
+    assert policy.tree.num_infosets == GameTree.build(game).num_infosets
+    assert rebel_exploitability(search) < 0.01
+
+
+# ---- the trainer through the common loop --------------------------------------------------------
+MONTY_RUN = {
+    "env": {"name": "monty_hall"},
+    "trainer": {"name": "rebel", "params": {"hidden_size": 16, "iterations": 30, "max_depth": 1,
+                                            "batches_per_episode": 4, "batch_size": 16}},
+    "seed": 2,
+    "budget": {"episodes": 40},
+    "evaluation": {"every_episodes": 20},
+    "checkpoint_every_episodes": 5,
+    "num_envs": 1,
+    "progress_bar": False,
+}
+
+
+def test_training_learns_monty_hall_and_saves_a_playing_agent(tmp_path):
+    """The network's policy head learns to switch from the searches' σ; the saved agent
+    reloads as a ReBeL agent guided by it (depth 1: the value head at the frontier)."""
+    result = train(config_from_dict({**MONTY_RUN, "output_dir": str(tmp_path)}))
+    assert result["last_evaluation"]["exploitability"] < 0.5  # goals 0..100
+    agent = load_agent(str(tmp_path / "policy_player0.pt"), "monty_hall")
+    assert isinstance(agent, ReBeLAgent) and agent.network is not None
+    game = hiddenenvs.load_game("monty_hall")
+    view = _monty_switch_view(game)
+    assert agent.search_policy(view)[SWITCH] >= 0.99
+    prior = NetworkGuide(agent.network, game).prior(game.state_from_history(_switch_history(game)), 0)
+    assert prior[SWITCH] > 0.9, prior
+
+
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
+    straight = tmp_path / "straight"
+    train(config_from_dict({**MONTY_RUN, "output_dir": str(straight)}))
+    killed = tmp_path / "killed"
+    config_path = tmp_path / "run.yaml"
+    config_path.write_text(yaml.safe_dump({**MONTY_RUN, "output_dir": str(killed)}))
+    process = subprocess.Popen([sys.executable, "train.py", "--config", str(config_path)], cwd=REPO,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    checkpoint = killed / "checkpoint.pt"
+    deadline = time.monotonic() + 120
+    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)  # somewhere between two checkpoints
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()[-2000:]
+    interrupted_at = load_checkpoint(checkpoint)["loop"]["episodes"]
+    assert 0 < interrupted_at < MONTY_RUN["budget"]["episodes"]
+    resumed = subprocess.run([sys.executable, "train.py", "--resume", str(killed)], cwd=REPO,
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    final_straight = load_checkpoint(straight / "checkpoint.pt")
+    final_resumed = load_checkpoint(checkpoint)
+    assert final_resumed["loop"]["episodes"] == 40
+    _assert_same_state(final_straight["learner"], final_resumed["learner"])
+    assert _exploitabilities(killed) == _exploitabilities(straight)
+
+
+@pytest.mark.parametrize("params, message", [({"max_depth": 0}, "max_depth"), ({"exploration": 1.0}, "exploration")])
+def test_bad_trainer_settings_name_the_key(params, message):
+    with pytest.raises(ValueError, match=f"trainer.params.{message}"):
+        config_from_dict({**MONTY_RUN, "trainer": {"name": "rebel", "params": params}, "output_dir": "unused"})
