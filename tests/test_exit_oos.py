@@ -3,16 +3,10 @@ same on both OOS backends, the game reservoir keeps the paper's decay, the KL st
 imitates its targets, worker processes change nothing, SIGKILL + resume changes nothing,
 and the apprentice learns Leduc."""
 
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-import yaml
 
 import hiddenenvs
 from agents.checkpoint import load_checkpoint
@@ -23,9 +17,8 @@ from agents.memories import GameReservoir
 from agents.networks import AveragePolicyAgent, mlp
 from agents.search.oos import OOS, rollout_table
 from hiddenenvs.analysis import GameTree
-from tests.test_loop_resume import _assert_same_state
+from tests.test_loop_resume import _assert_same_state, kill_between_checkpoints_and_resume
 
-REPO = Path(__file__).resolve().parent.parent
 RUN = {
     "env": {"name": "kuhn_poker"},
     "trainer": {"name": "exit_oos", "params": {
@@ -171,23 +164,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     straight = tmp_path / "straight"
     train(config_from_dict({**run, "output_dir": str(straight)}))
     killed = tmp_path / "killed"
-    config_path = tmp_path / "run.yaml"
-    config_path.write_text(yaml.safe_dump({**run, "output_dir": str(killed)}))
-    process = subprocess.Popen([sys.executable, "train.py", "--config", str(config_path)], cwd=REPO,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    checkpoint = killed / "checkpoint.pt"
-    deadline = time.monotonic() + 120
-    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.5)  # somewhere between two checkpoints
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()[-2000:]
-    interrupted_at = load_checkpoint(checkpoint)["loop"]["iterations"]
-    assert 0 < interrupted_at < run["budget"]["iterations"]
-    resumed = subprocess.run([sys.executable, "train.py", "--resume", str(killed)], cwd=REPO,
-                             capture_output=True, text=True, timeout=300)
-    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    kill_between_checkpoints_and_resume(run, killed, "iterations", pause=0.5)
     final_straight = load_checkpoint(straight / "checkpoint.pt")
     final_resumed = load_checkpoint(killed / "checkpoint.pt")
     assert final_resumed["loop"]["iterations"] == final_straight["loop"]["iterations"] == 40

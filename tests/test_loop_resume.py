@@ -70,34 +70,37 @@ def _exploitabilities(run_dir):
         return [(int(row["episodes"]), float(row["exploitability"])) for row in csv.DictReader(handle)]
 
 
+def kill_between_checkpoints_and_resume(run: dict, killed: Path, counter: str, pause: float) -> int:
+    """Run ``train.py`` on ``run`` into ``killed``, SIGKILL it ``pause`` seconds after its
+    first checkpoint (between two checkpoints), then ``train.py --resume`` it to the end;
+    the loop's ``counter`` (episodes, iterations) at the kill."""
+    config_path = killed.parent / f"{killed.name}.yaml"
+    config_path.write_text(yaml.safe_dump({**run, "output_dir": str(killed)}))
+    process = subprocess.Popen([sys.executable, "train.py", "--config", str(config_path)], cwd=REPO,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    checkpoint = killed / "checkpoint.pt"
+    deadline = time.monotonic() + 120
+    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(pause)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()[-2000:]
+    interrupted_at = load_checkpoint(checkpoint)["loop"][counter]
+    assert 0 < interrupted_at < run["budget"][counter]
+    resumed = subprocess.run([sys.executable, "train.py", "--resume", str(killed)], cwd=REPO,
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    return interrupted_at
+
+
 @pytest.mark.parametrize("run", [RUN, MCNFSP_RUN], ids=["nfsp", "mcnfsp"])
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, run):
     straight = tmp_path / "straight"
     train(config_from_dict({**run, "output_dir": str(straight)}))
 
     killed = tmp_path / "killed"
-    config_path = tmp_path / "run.yaml"
-    config_path.write_text(yaml.safe_dump({**run, "output_dir": str(killed)}))
-    process = subprocess.Popen(
-        [sys.executable, "train.py", "--config", str(config_path)], cwd=REPO,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    checkpoint = killed / "checkpoint.pt"
-    deadline = time.monotonic() + 120
-    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.15)  # somewhere between two checkpoints
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()[-2000:]
-    interrupted_at = load_checkpoint(checkpoint)["loop"]["episodes"]
-    assert 0 < interrupted_at < run["budget"]["episodes"]
-
-    resumed = subprocess.run(
-        [sys.executable, "train.py", "--resume", str(killed)], cwd=REPO,
-        capture_output=True, text=True, timeout=300,
-    )
-    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    kill_between_checkpoints_and_resume(run, killed, "episodes", pause=0.15)
     final_straight = load_checkpoint(straight / "checkpoint.pt")
     final_resumed = load_checkpoint(killed / "checkpoint.pt")
     assert final_resumed["loop"]["episodes"] == final_straight["loop"]["episodes"] == 4000

@@ -8,16 +8,10 @@ Monty Hall and Liar's Dice with one four-faced die.
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
-from test_loop_resume import _assert_same_state, _exploitabilities
+from tests.test_loop_resume import _assert_same_state, _exploitabilities, kill_between_checkpoints_and_resume
 
 import hiddenenvs
 from agents.baselines import load_agent
@@ -36,7 +30,6 @@ from hiddenenvs.analysis import GameTree
 from hiddenenvs.analysis.tree import build_subgame_tree
 from hiddenenvs.beliefs import consistent_histories
 
-REPO = Path(__file__).resolve().parent.parent
 SWITCH = 5
 
 
@@ -254,25 +247,9 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     straight = tmp_path / "straight"
     train(config_from_dict({**MONTY_RUN, "output_dir": str(straight)}))
     killed = tmp_path / "killed"
-    config_path = tmp_path / "run.yaml"
-    config_path.write_text(yaml.safe_dump({**MONTY_RUN, "output_dir": str(killed)}))
-    process = subprocess.Popen([sys.executable, "train.py", "--config", str(config_path)], cwd=REPO,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    checkpoint = killed / "checkpoint.pt"
-    deadline = time.monotonic() + 120
-    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.2)  # somewhere between two checkpoints
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()[-2000:]
-    interrupted_at = load_checkpoint(checkpoint)["loop"]["episodes"]
-    assert 0 < interrupted_at < MONTY_RUN["budget"]["episodes"]
-    resumed = subprocess.run([sys.executable, "train.py", "--resume", str(killed)], cwd=REPO,
-                             capture_output=True, text=True, timeout=300)
-    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    kill_between_checkpoints_and_resume(MONTY_RUN, killed, "episodes", pause=0.2)
     final_straight = load_checkpoint(straight / "checkpoint.pt")
-    final_resumed = load_checkpoint(checkpoint)
+    final_resumed = load_checkpoint(killed / "checkpoint.pt")
     assert final_resumed["loop"]["episodes"] == 40
     _assert_same_state(final_straight["learner"], final_resumed["learner"])
     assert _exploitabilities(killed) == _exploitabilities(straight)
