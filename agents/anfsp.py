@@ -17,16 +17,18 @@ replaces DQN's replay with A3C-style asynchronous actor-learners (Mnih et al. 20
 
       L(theta^Q) = (r + gamma * max_{a' legal} Q(s', a' | theta^-) - Q(s, a | theta^Q))^2
 
-  taken at the actor's copy of the shared parameters; gradients are accumulated over
-  ``gradient_every`` (32) steps and then applied to the shared ``theta^Q`` by the
-  parameter server (the driver), asynchronously: other actors keep playing with the
-  weights they hold, so a gradient may be a few updates stale (``staleness`` metric).
-  The actor computes its window's accumulated gradient in one batched backward pass:
-  its weights do not change within a window, so this equals the sum of the per-step
-  gradients; the server applies the window's mean (the paper: "similar to minibatches").
+  taken at the actor's copy of the shared parameters; a player's gradients are
+  accumulated over ``gradient_every`` (32) of its steps and then applied to the shared
+  ``theta^Q`` by the parameter server (the driver), asynchronously: other actors keep
+  playing with the weights they hold, so a gradient may be a few updates stale
+  (``staleness`` metric). An actor with ``envs_per_actor`` envs in lockstep plays a
+  window of at least ``gradient_every`` steps per player and ships one accumulated
+  gradient per 32-step chunk of it, all taken at the window's weights, as that many
+  single-env actor-learners would have (their forward passes batched, one Ray round
+  trip); the server applies each chunk's mean (the paper: "similar to minibatches").
 - **Shared supervised reservoir** M_SL (:class:`agents.memories.ReservoirBuffer`, per
   player, held by the server): actors ship the ``(s, a)`` pairs their best response
-  played; with every applied gradient the server takes one SL step on a minibatch of
+  played; with every applied chunk gradient the server takes one SL step on a minibatch of
   ``batch_size`` (128), minimising ``-log Pi(s, a | theta^Pi)``.
 - **Target network** ``theta^-`` refreshed from ``theta^Q`` every
   ``target_update_every_actions`` (50,000) actions counted over all actors.
@@ -61,6 +63,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 import hiddenenvs
 from agents.actor_pool import ActorPool, Lost, import_ray
@@ -187,9 +190,11 @@ class _ActorAgent(Agent):
     def observe(self, transition: Transition):
         self.transitions.append(transition)
 
-    def td_gradient(self, discount: float) -> tuple[list[np.ndarray], float]:
-        """The sum over this window's transitions of the squared-TD-error gradients (at
-        the fixed window weights, so one batched backward pass), and the mean loss."""
+    def td_gradients(self, discount: float, chunk_size: int) -> tuple[list[tuple[list[np.ndarray], int]], float]:
+        """This window's transitions cut into consecutive chunks of at least ``chunk_size``
+        (one chunk when fewer), and per chunk the sum of its squared-TD-error gradients, all
+        at the window's fixed weights (so one forward pass for the window); with the mean
+        loss. Each chunk is one of the paper's 32-step accumulated gradients."""
         batch = self.transitions
         observations = network_input(np.stack([np.ravel(t.observation) for t in batch]), self.architecture)
         next_observations = network_input(np.stack([np.ravel(t.next_observation) for t in batch]), self.architecture)
@@ -201,15 +206,21 @@ class _ActorAgent(Agent):
             next_value = masked_logits(self.target_network(next_observations), next_masks).max(dim=-1).values
             target = rewards + discount * torch.where(done, torch.zeros_like(rewards), next_value)
         q = self.q_network(observations).gather(1, actions[:, None]).squeeze(1)
-        loss = ((target - q) ** 2).sum()
-        self.q_network.zero_grad()
-        loss.backward()
-        return [p.grad.numpy().copy() for p in self.q_network.parameters()], loss.item() / len(batch)
+        squared_errors = (target - q) ** 2
+        chunks = np.array_split(np.arange(len(batch)), max(1, len(batch) // chunk_size))
+        parameters = list(self.q_network.parameters())
+        gradients = []
+        for number, rows in enumerate(chunks):
+            chunk_loss = squared_errors[torch.from_numpy(rows)].sum()
+            summed = torch.autograd.grad(chunk_loss, parameters, retain_graph=number + 1 < len(chunks))
+            gradients.append(([g.numpy() for g in summed], len(rows)))
+        return gradients, squared_errors.mean().item()
 
 
 class ActorLearner:
     """A Ray actor: its own env(s), local copies of every player's networks; one call of
-    :meth:`play_window` plays until ``gradient_every`` steps and returns their gradients."""
+    :meth:`play_window` plays until ``gradient_every`` steps per player and returns their
+    chunk gradients."""
 
     def __init__(self, game_spec: dict[str, Any], architecture: dict[str, Any], anticipatory: float,
                  discount: float, envs_per_actor: int, seed_entropy: tuple[int, ...]):
@@ -228,23 +239,23 @@ class ActorLearner:
         from agents.loop import play_episodes
 
         for agent, q, target, policy in zip(self.agents, weights["q"], weights["target"], weights["policy"]):
-            agent.q_network.load_state_dict(q)
-            agent.target_network.load_state_dict(target)
-            agent.policy_network.load_state_dict(policy)
+            for network, vector in ((agent.q_network, q), (agent.target_network, target),
+                                    (agent.policy_network, policy)):
+                vector_to_parameters(torch.from_numpy(vector), network.parameters())
             agent.epsilon = epsilon
             agent.transitions, agent.best_response_play = [], []
         episodes = 0
-        while sum(len(agent.transitions) for agent in self.agents) < gradient_every:
+        while sum(len(agent.transitions) for agent in self.agents) < gradient_every * len(self.agents):
             play_episodes(self.envs, self.seat_agents, self.rng.integers(2**31, size=len(self.envs)))
             episodes += len(self.envs)
         gradients, losses, reservoir = [], [], []
         for agent in self.agents:
             if agent.transitions:
-                gradient, loss = agent.td_gradient(self.discount)
-                gradients.append(gradient)
+                chunks, loss = agent.td_gradients(self.discount, gradient_every)
+                gradients.append(chunks)
                 losses.append(loss)
             else:
-                gradients.append(None)
+                gradients.append([])
             play = agent.best_response_play
             reservoir.append({
                 "observation": np.stack([o for o, _, _ in play]) if play else None,
@@ -317,10 +328,13 @@ class ANFSP(Learner):
             for slot in range(self.config.num_actors):
                 self._submit(slot)
 
-    def _weights(self) -> dict[str, list]:
-        return {"q": [n.state_dict() for n in self.q_networks],
-                "target": [n.state_dict() for n in self.target_networks],
-                "policy": [n.state_dict() for n in self.policy_networks]}
+    def _weights(self) -> dict[str, list[np.ndarray]]:
+        """Every network as one flat float32 vector: numpy pickles without copies, where
+        a state_dict of tensors went through torch.save (most of the driver's time)."""
+        def flat(networks):
+            return [parameters_to_vector(n.parameters()).detach().numpy().copy() for n in networks]
+        return {"q": flat(self.q_networks), "target": flat(self.target_networks),
+                "policy": flat(self.policy_networks)}
 
     def slot_epsilon(self, slot: int) -> float:
         return epsilon_at(self.epsilon_starts[slot], self.slot_transitions[slot],
@@ -350,18 +364,18 @@ class ANFSP(Learner):
     def _apply(self, slot: int, window: dict[str, Any]) -> dict[str, float]:
         steps = sum(window["transitions"])
         sl_losses = []
-        for player, (gradient, count) in enumerate(zip(window["gradients"], window["transitions"])):
-            if gradient is not None:  # the window's mean gradient on the shared theta^Q
-                for parameter, summed in zip(self.q_networks[player].parameters(), gradient):
-                    parameter.grad = torch.from_numpy(summed / count)
-                self.q_optimizers[player].step()
+        for player, chunks in enumerate(window["gradients"]):
             play = window["reservoir"][player]
             reservoir = self.reservoirs[player]
             for row in range(len(play["action"])):
                 reservoir.add(self.rng, observation=play["observation"][row],
                               action_mask=play["action_mask"][row], action=play["action"][row])
-            if len(reservoir) >= max(1, self.config.min_reservoir_size):
-                sl_losses.append(self._sl_step(player))
+            for gradient, count in chunks:  # each chunk's mean gradient on the shared theta^Q
+                for parameter, summed in zip(self.q_networks[player].parameters(), gradient):
+                    parameter.grad = torch.from_numpy(summed / count)
+                self.q_optimizers[player].step()
+                if len(reservoir) >= max(1, self.config.min_reservoir_size):
+                    sl_losses.append(self._sl_step(player))
         self.updates += 1
         self.slot_transitions[slot] += steps
         self.actions += steps

@@ -102,7 +102,7 @@ def test_epsilon_decays_like_one_over_square_root():
     assert math.isclose(epsilon_at(0.2, 99_000, 1000) / epsilon_at(0.2, 399_000, 1000), 2.0, rel_tol=1e-3)
 
 
-def test_window_gradient_is_the_sum_of_per_step_td_gradients():
+def test_chunk_gradients_are_the_sums_of_their_per_step_td_gradients():
     architecture = {"input_size": 3, "hidden_sizes": [8], "num_actions": 2}
     agent = _ActorAgent(architecture, anticipatory=1.0, seed=0)
     rng = np.random.default_rng(1)
@@ -112,10 +112,10 @@ def test_window_gradient_is_the_sum_of_per_step_td_gradients():
             rng.random(3, dtype=np.float32), np.array([1, 1], np.int8), int(rng.integers(2)),
             float(rng.normal()), rng.random(3, dtype=np.float32),
             np.zeros(2, np.int8) if done else np.array([1, step % 2], np.int8), done))
-    batched, _ = agent.td_gradient(discount=0.9)
-    expected = [np.zeros_like(g) for g in batched]
+    chunks, _ = agent.td_gradients(discount=0.9, chunk_size=3)
+    assert [count for _, count in chunks] == [4, 3]  # 7 steps: two chunks of at least 3
+    per_step = []
     for transition in list(agent.transitions):  # one step at a time, as in the paper
-        agent.transitions = [transition]
         with torch.no_grad():
             next_q = agent.target_network(torch.from_numpy(transition.next_observation[None]))[0]
             legal = transition.next_action_mask > 0
@@ -123,10 +123,12 @@ def test_window_gradient_is_the_sum_of_per_step_td_gradients():
         q = agent.q_network(torch.from_numpy(transition.observation[None]))[0, transition.action]
         agent.q_network.zero_grad()
         ((transition.reward + 0.9 * bootstrap - q) ** 2).backward()
-        for total, parameter in zip(expected, agent.q_network.parameters()):
-            total += parameter.grad.numpy()
-    for got, want in zip(batched, expected):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        per_step.append([parameter.grad.numpy().copy() for parameter in agent.q_network.parameters()])
+    for (got, _), steps in zip(chunks, (per_step[:4], per_step[4:])):
+        for got_parameter, *step_parameters in zip(got, *steps):
+            np.testing.assert_allclose(got_parameter, np.sum(step_parameters, axis=0), rtol=1e-5, atol=1e-6)
+    whole, _ = agent.td_gradients(discount=0.9, chunk_size=32)  # fewer steps than a chunk: one
+    assert len(whole) == 1 and whole[0][1] == 7
 
 
 # ---- on Ray ----------------------------------------------------------------------------------------
