@@ -37,9 +37,14 @@ Design choices (the paper's engineering, on this code base):
   table: the same probabilities as a forward at every rollout step (tested), without a
   network call inside the search. This replaces the paper's state-machine batching of
   concurrent simulations, which exists to amortise exactly those per-step calls.
-- On the ``model`` backend (games too large to enumerate) ``rho`` is the network called
-  at each rollout step (one state per call). The paper's batching of K concurrent
-  searches through one forward is NOT implemented here (see README, Trainers).
+- On the ``model`` backend (games too large to enumerate, e.g. II-Goofspiel(13)) the
+  paper's state machine: a worker plays ``concurrent_games`` games in lockstep, every
+  OOS simulation suspends when its rollout needs ``rho`` (:meth:`OOS.search_steps`), and
+  when none can progress one batched forward answers them all
+  (:func:`agents.search.oos.search_concurrently`). Each game keeps its own searches and
+  seeded generators, so its moves do not depend on the games beside it, up to the last
+  bits of a batched forward pass (runs are reproducible with the same ``workers`` and
+  ``concurrent_games``).
 - *Workers.* Self-play games run in ``workers`` processes (``spawn``; the pool lives as
   long as the learner), each with its own OOS per seat; every game's OOS generators are
   seeded from the game's seed, which the loop's generator draws, so the stored games do
@@ -65,7 +70,7 @@ import torch
 from agents.base import Learner, StepReport
 from agents.memories import GameReservoir
 from agents.networks import AveragePolicyAgent, masked_logits, mlp
-from agents.search.oos import OOS, REWEIGHTING, TARGETING
+from agents.search.oos import OOS, REWEIGHTING, TARGETING, answer_rollouts, search_concurrently
 from agents.search.tables import apply_choices, chance_distribution, movers_and_joint
 from hiddenenvs.game import CHANCE, TERMINAL, Game, draw_index
 
@@ -89,6 +94,7 @@ class ExItOOSConfig:
     batch_size: int = 128  # the paper does not say
     learning_rate: float = 1e-3
     workers: int = 2  # self-play processes; 0 plays in the training process
+    concurrent_games: int = 8  # model backend: games a worker plays in lockstep, one forward per round
     ray_address: str | None = None  # "local" or a cluster ("auto", host:port): workers are Ray actors
 
     def __post_init__(self):
@@ -104,7 +110,7 @@ class ExItOOSConfig:
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"trainer.params.{name} must be in [0, 1], got {getattr(self, name)}")
         for name in ("games_per_iteration", "simulations_per_move", "reservoir_games", "train_steps",
-                     "batch_size"):
+                     "batch_size", "concurrent_games"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         if self.workers < 0:
@@ -128,7 +134,8 @@ class ApprenticeRollout:
 
 # ---- self-play (in worker processes, or in the trainer's process with workers=0) -----------------
 class SelfPlayer:
-    """One OOS per seat, reused from game to game (the tree backend builds its tree once)."""
+    """One OOS per seat, reused from game to game (the tree backend builds its tree once);
+    on the model backend one such set per game played concurrently."""
 
     def __init__(self, game: Game, config: ExItOOSConfig, architecture: dict):
         torch.set_num_threads(1)
@@ -139,15 +146,17 @@ class SelfPlayer:
         self.rollout = ApprenticeRollout(self.agent)
         options = dict(delta=config.delta, epsilon=config.epsilon, gamma=config.gamma, targeting=config.targeting,
                        reweighting=config.reweighting)
-        if config.backend == "model":
-            self.searches = [OOS(self.game, p, backend="model", rollout_policy=self.rollout, **options)
-                             for p in range(self.game.info.num_players)]
-        else:  # the tree when the game enumerates ("auto"), the rollout a table set per iteration
-            self.searches = [OOS(self.game, p, backend=config.backend, **options)
-                             for p in range(self.game.info.num_players)]
-            if any(s.backend == "model" for s in self.searches):
-                self.searches = [OOS(self.game, p, backend="model", rollout_policy=self.rollout, **options)
-                                 for p in range(self.game.info.num_players)]
+        seats = range(self.game.info.num_players)
+        self.searches = None
+        if config.backend != "model":  # the tree when the game enumerates ("auto"), rho a table per iteration
+            self.searches = [OOS(self.game, p, backend=config.backend, **options) for p in seats]
+        if self.searches is None or any(s.backend == "model" for s in self.searches):
+            self.searches = [OOS(self.game, p, backend="model", rollout_policy=self.rollout, **options) for p in seats]
+            self.concurrent_searches = [self.searches] + [
+                [OOS(self.game, p, backend="model", rollout_policy=self.rollout, **options) for p in seats]
+                for _ in range(config.concurrent_games - 1)]
+        else:
+            self.concurrent_searches = [self.searches]
 
     def set_network(self, network_state: dict) -> None:
         """A new apprentice: on the tree backend one batched forward per search's table."""
@@ -155,10 +164,24 @@ class SelfPlayer:
         for search in self.searches:
             search.set_rollout_policy(self.rollout)
 
+    def play_many(self, seeds: list[int]) -> list[dict[str, Any]]:
+        """The games of ``seeds``, ``concurrent_games`` at a time on the model backend."""
+        group = len(self.concurrent_searches)
+        results = []
+        for start in range(0, len(seeds), group):
+            chunk = seeds[start:start + group]
+            results += search_concurrently([self.play_steps(seed, searches) for seed, searches
+                                            in zip(chunk, self.concurrent_searches)], self.rollout)
+        return results
+
     def play(self, seed: int) -> dict[str, Any]:
         """One self-play game; every decision's (tensor, mask, sigma_oos) and search counters."""
+        return answer_rollouts(self.play_steps(seed, self.searches), self.rollout)
+
+    def play_steps(self, seed: int, searches: list[OOS]):
+        """:meth:`play` as a state machine (see :meth:`OOS.search_steps`) with one OOS per seat."""
         rng = np.random.default_rng(seed)
-        for player, search in enumerate(self.searches):
+        for player, search in enumerate(searches):
             search.reset()
             # In place: the compiled walk holds a pointer to this generator.
             search.rng.bit_generator.state = np.random.default_rng([seed, player]).bit_generator.state
@@ -173,11 +196,11 @@ class SelfPlayer:
             movers, joint = movers_and_joint(state)
             actions = []
             for mover in movers:
-                search = self.searches[mover]
+                search = searches[mover]
                 key = state.information_state_key(mover)
                 mask = state.legal_actions_mask(mover if joint is not None else None)
                 before = (search.missed_targets, search.restored_searches)
-                search.search(key, iterations=self.config.simulations_per_move)
+                yield from search.search_steps(key, iterations=self.config.simulations_per_move)
                 missed += search.missed_targets - before[0]
                 restored += search.restored_searches - before[1]
                 sigma = search.policy(key, tuple(np.flatnonzero(mask)))
@@ -190,7 +213,7 @@ class SelfPlayer:
             "game": {"observation": np.stack(tensors), "action_mask": np.stack(masks), "target": np.stack(targets)},
             "returns": np.asarray(state.returns(), dtype=np.float64),
             "missed_targets": missed, "restored_searches": restored,
-            "ema_ratio": float(np.mean([s.ema_ratio for s in self.searches])),
+            "ema_ratio": float(np.mean([s.ema_ratio for s in searches])),
         }
 
 
@@ -204,7 +227,7 @@ def _start_worker(game: Game, config: ExItOOSConfig, architecture: dict) -> None
 
 def _play_games(network_state: dict, seeds: list[int]) -> list[dict[str, Any]]:
     _WORKER.set_network(network_state)
-    return [_WORKER.play(seed) for seed in seeds]
+    return _WORKER.play_many(seeds)
 
 
 class SelfPlayActor:
@@ -245,7 +268,7 @@ class ExItOOS(Learner):
             if self._local is None:
                 self._local = SelfPlayer(*game_args)
             self._local.set_network(network_state)
-            return [self._local.play(seed) for seed in seeds]
+            return self._local.play_many(seeds)
         chunks = [[int(s) for s in chunk] for chunk in np.array_split(seeds, self.config.workers) if len(chunk)]
         if self.config.ray_address is not None:
             return self._self_play_on_ray(network_state, chunks, game_args)

@@ -17,6 +17,14 @@ every seat) against uniform random and against OOS at the teacher's budget (the 
 pairing, every match stored in ``<output>/leaderboard.sqlite``; the leaderboard it prints
 has Wilson 95% intervals and Elo. The paper's figures are printed beside ours.
 
+``batching`` measures the paper's state machine on a game too large to enumerate
+(II-Goofspiel(13), OOS's model backend): self-play games per second of one worker with
+``concurrent_games`` games in lockstep (one batched apprentice forward per round of
+suspended rollout steps) against the same worker playing its games one at a time (one
+forward per rollout step), in turns, same network and seeds.
+
+    python benchmarks/bench_exit_oos.py batching --cards 8 --concurrent 8 --simulations 20 --games 8
+
 ``elo`` rates training checkpoints, as the paper's Goofspiel(13) table: the config is
 trained to each of ``--iterations`` in turn (resuming the same run, which is bit for bit
 the uninterrupted run, and copying the run directory at each stop), then the
@@ -142,6 +150,35 @@ def elo(arguments: argparse.Namespace) -> None:
     print(f"\n{env}: {time.perf_counter() - started:.0f} s for the round robin")
 
 
+def batching(arguments: argparse.Namespace) -> None:
+    import numpy as np
+    import torch
+
+    import hiddenenvs
+    from agents.exit_oos import ExItOOSConfig, SelfPlayer
+
+    game = hiddenenvs.load_game("goofspiel", num_cards=arguments.cards, imp_info=True)
+    info = game.info
+    architecture = {"input_size": int(np.prod(info.information_state_tensor_shape)),
+                    "hidden_sizes": arguments.hidden, "num_actions": info.num_distinct_actions}
+    seeds = list(range(arguments.games))
+    rates: dict[int, list[float]] = {1: [], arguments.concurrent: []}
+    for _ in range(arguments.turns):
+        for concurrent in rates:
+            torch.manual_seed(0)
+            config = ExItOOSConfig(hidden_sizes=arguments.hidden, simulations_per_move=arguments.simulations,
+                                   backend="model", targeting="ist", concurrent_games=concurrent, workers=0)
+            player = SelfPlayer(game, config, architecture)
+            started = time.perf_counter()
+            player.play_many(seeds)
+            rates[concurrent].append(len(seeds) / (time.perf_counter() - started))
+    alone, together = (float(np.median(r)) for r in rates.values())
+    print(f"II-Goofspiel({arguments.cards}), OOS model backend, {arguments.simulations} iterations per move, "
+          f"apprentice {arguments.hidden}, {arguments.games} games x {arguments.turns} turns, median:")
+    print(f"one game at a time (peer): {alone:.3f} games/s")
+    print(f"{arguments.concurrent} games in lockstep:     {together:.3f} games/s  ({together / alone:.2f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -157,8 +194,15 @@ def main() -> None:
     elo_parser.add_argument("--iterations", type=int, nargs="+", required=True, help="checkpoint iterations")
     elo_parser.add_argument("--games", type=int, default=200, help="games per seat order and pairing")
     elo_parser.add_argument("--output", default="runs/bench_exit_oos_elo")
+    batching_parser = commands.add_parser("batching", help="self-play games/s, concurrent games vs one at a time")
+    batching_parser.add_argument("--cards", type=int, default=13, help="II-Goofspiel's number of cards")
+    batching_parser.add_argument("--concurrent", type=int, default=8, help="games in lockstep")
+    batching_parser.add_argument("--simulations", type=int, default=200, help="OOS iterations per move")
+    batching_parser.add_argument("--games", type=int, default=16, help="games per measurement")
+    batching_parser.add_argument("--turns", type=int, default=2, help="measurements per side, alternating")
+    batching_parser.add_argument("--hidden", type=int, nargs="+", default=[128, 64], help="apprentice sizes")
     arguments = parser.parse_args()
-    {"leduc": leduc, "matches": matches, "elo": elo}[arguments.command](arguments)
+    {"leduc": leduc, "matches": matches, "elo": elo, "batching": batching}[arguments.command](arguments)
 
 
 if __name__ == "__main__":

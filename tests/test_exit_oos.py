@@ -11,11 +11,11 @@ import torch
 import hiddenenvs
 from agents.checkpoint import load_checkpoint
 from agents.config import ConfigError, config_from_dict
-from agents.exit_oos import ApprenticeRollout, ExItOOS, ExItOOSConfig
+from agents.exit_oos import ApprenticeRollout, ExItOOS, ExItOOSConfig, SelfPlayer
 from agents.loop import train
 from agents.memories import GameReservoir
 from agents.networks import AveragePolicyAgent, mlp
-from agents.search.oos import OOS, rollout_table
+from agents.search.oos import OOS, rollout_table, search_concurrently
 from hiddenenvs.analysis import GameTree
 from tests.test_loop_resume import _assert_same_state, kill_between_checkpoints_and_resume
 
@@ -93,6 +93,67 @@ def test_tree_backend_with_a_rollout_table_and_ema_draws_the_samples_of_the_mode
     assert (compiled.ema_ratio != 1.0) == (reweighting == "ema")  # targeted samples moved r
     compiled.reset()
     assert compiled.ema_ratio == 1.0
+
+
+class RowWiseRollout:
+    """A non-uniform rollout policy whose rows do not depend on the batch around them
+    (a network's batched forward may differ in the last bits), counting its calls."""
+
+    def __init__(self):
+        self.calls = self.rows = 0
+
+    def __call__(self, states, players, masks):
+        self.calls, self.rows = self.calls + 1, self.rows + len(states)
+        sums = np.array([[float(np.sum(s.information_state_tensor(int(p))))] for s, p in zip(states, players)])
+        weights = np.asarray(masks, dtype=np.float64) * (1.0 + np.arange(masks.shape[1]) + sums % 3.0)
+        return weights / weights.sum(axis=1, keepdims=True)
+
+
+def test_concurrent_searches_equal_searches_run_alone_with_one_call_per_round():
+    """The paper's state machine: four model-path OOS searches suspended at their rollout
+    steps and answered together fill the same tables as each run alone, in far fewer
+    calls of the rollout policy."""
+    game = hiddenenvs.load_game("leduc_holdem")
+    keys = [game.state_from_history(h).information_state_key(0) for h in ([0, 1], [1, 2], [2, 0], [0, 0])]
+    tables = {}
+    for mode in ("alone", "together"):
+        rollout = RowWiseRollout()
+        searches = [OOS(game, 0, seed=n, backend="model", rollout_policy=rollout) for n in range(len(keys))]
+        if mode == "alone":
+            for search, key in zip(searches, keys):
+                search.search(key, iterations=150)
+        else:
+            search_concurrently([s.search_steps(k, iterations=150) for s, k in zip(searches, keys)], rollout)
+        tables[mode] = ([s.tables.state_dict() for s in searches], rollout.calls, rollout.rows)
+    (alone, alone_calls, alone_rows), (together, together_calls, together_rows) = tables["alone"], tables["together"]
+    _assert_same_state(alone, together)
+    assert together_rows == alone_rows and alone_calls == alone_rows  # the same rollout steps
+    assert together_calls < alone_calls / 3  # ... answered in rounds over the four searches
+
+
+def test_self_play_of_concurrent_games_equals_games_played_alone():
+    config = ExItOOSConfig(hidden_sizes=[16], simulations_per_move=40, backend="model", concurrent_games=3,
+                           workers=0)
+    game = hiddenenvs.load_game("goofspiel", num_cards=4, imp_info=True)
+    info = game.info
+    architecture = {"input_size": int(np.prod(info.information_state_tensor_shape)), "hidden_sizes": [16],
+                    "num_actions": info.num_distinct_actions}
+    player = SelfPlayer(game, config, architecture)
+    seeds = [11, 12, 13, 14]
+    player.rollout = together_rollout = RowWiseRollout()
+    together = player.play_many(seeds)  # a round of 3 games, then 1
+    player.rollout = alone_rollout = RowWiseRollout()
+    alone = [player.play(seed) for seed in seeds]
+    _assert_same_state(alone, together)
+    assert together_rollout.rows == alone_rollout.rows
+    assert together_rollout.calls < 0.7 * alone_rollout.calls  # 3 games' steps per call, then 1 game's
+    # A real apprentice through the same path: one batched forward per round of steps.
+    forwards = []
+    player.rollout = _apprentice(game)
+    original = player.rollout.agent.policy_probabilities_batch
+    player.rollout.agent.policy_probabilities_batch = lambda *a: forwards.append(len(a[0])) or original(*a)
+    games = player.play_many(seeds[:3])
+    assert len(games) == 3 and max(forwards) == 6  # 3 games x 2 simultaneous movers in one forward
 
 
 def test_game_reservoir_keeps_each_game_with_the_decayed_probability():

@@ -11,7 +11,7 @@ from agents.config import ConfigError
 from agents.search._tree_mccfr import CompiledTree
 from agents.search.mccfr_trainer import MCCFRConfig
 from agents.search.external_sampling_mccfr import ExternalSamplingMCCFR
-from agents.search.oos import OOS
+from agents.search.oos import OOS, answer_rollouts, uniform_rollout
 from agents.search.outcome_sampling_mccfr import OutcomeSamplingMCCFR
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 from hiddenenvs.analysis.exploitability import (
@@ -203,7 +203,8 @@ def test_targeted_oos_regret_samples_are_unbiased_on_kuhn():
         for n in range(samples):
             search.tables.load_state_dict(frozen)
             biased = search.rng.random() < search.delta
-            search._walk(game.new_initial_state(), player, [1.0, 1.0, 1.0], 1.0, 1.0, False, biased, True)
+            answer_rollouts(search._walk(game.new_initial_state(), player, [1.0, 1.0, 1.0], 1.0, 1.0, False,
+                                         biased, True), uniform_rollout)
             for key, entry in search.tables.entries.items():
                 if key[0] == player:
                     for k, action in enumerate(entry.legal):
@@ -255,7 +256,7 @@ def test_restored_iterations_solve_the_subgame_below_the_target(history, best_ac
     key = game.state_from_history(history).information_state_key(1)
     search = OOS(game, 1, seed=0, backend=backend)
     for _ in range(300):
-        search._restored_iteration(key)
+        answer_rollouts(search._restored_iteration_steps(key), uniform_rollout)
     assert search.policy(key, (0, 1))[best_action] > 0.9
 
 
@@ -269,5 +270,5 @@ def test_restoration_survives_an_observed_move_the_current_strategy_never_plays(
         state = game.state_from_history([card, 2])
         search.tables.entry(state, 0).regret[:] = [1.0, -1.0]
     key = game.state_from_history([0, 2, 1]).information_state_key(1)  # K, facing a bet
-    search._restored_iteration(key)
+    answer_rollouts(search._restored_iteration_steps(key), uniform_rollout)
     assert (1, key) in search.tables.entries

@@ -104,7 +104,7 @@ for a network.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
 import numpy as np
@@ -135,6 +135,8 @@ OOS_AUTO_TREE_MAX_NODES = 1_000_000
 # Compiled iterations run in chunks of this many between clock checks of a time budget.
 CHUNK = 64
 RolloutPolicy = Callable[[list, np.ndarray, np.ndarray], np.ndarray]
+# A suspended rollout step: the state, its movers and their legal-action masks.
+RolloutRequest = tuple[State, list[int], np.ndarray]
 
 
 def uniform_rollout(states: list[State], players: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -300,6 +302,14 @@ class OOS:
     # ---- searching ---------------------------------------------------------------------------
     def search(self, key: tuple, iterations: int | None = None, seconds: float | None = None) -> None:
         """Run the budget's iterations targeted at the searcher's information set ``key``."""
+        answer_rollouts(self.search_steps(key, iterations, seconds), self.rollout_policy)
+
+    def search_steps(self, key: tuple, iterations: int | None = None,
+                     seconds: float | None = None) -> Generator[RolloutRequest, np.ndarray, None]:
+        """:meth:`search` as a state machine: a generator that suspends at every rollout
+        step of the model path, yielding ``(state, movers, masks)`` and expecting ``rho``'s
+        probabilities (one row per mover) back; :func:`search_concurrently` answers many
+        suspended searches with one batched call. The tree backend never suspends."""
         if (iterations is None) == (seconds is None):
             raise ValueError("OOS.search needs exactly one budget: iterations or seconds")
         key = tuple(key)
@@ -316,10 +326,10 @@ class OOS:
                 restoring = True
                 self.restored_searches += 1
             if restoring:
-                self._restored_iteration(key)
+                yield from self._restored_iteration_steps(key)
                 done += 1
             elif self.tree is None:
-                self.iteration(bool(key))
+                yield from self._iteration_steps(bool(key))
                 done += 1
             else:  # compiled: a chunk, ending at the half-budget check and the budget
                 chunk = CHUNK if seconds is not None else (
@@ -331,22 +341,25 @@ class OOS:
 
     def iteration(self, targeted: bool = True) -> None:
         """One OOS iteration: one sample per update player (model backend)."""
+        answer_rollouts(self._iteration_steps(targeted), self.rollout_policy)
+
+    def _iteration_steps(self, targeted: bool):
         for update in range(self.num_players):
             biased = targeted and self.rng.random() < self.delta
             below = not targeted
-            self._walk(self.game.new_initial_state(), update, [1.0] * (self.num_players + 1),
-                       1.0, 1.0, below, biased, True)
+            yield from self._walk(self.game.new_initial_state(), update, [1.0] * (self.num_players + 1),
+                                  1.0, 1.0, below, biased, True)
             if biased and not self._reached:
                 self.missed_targets += 1
         self.iterations += 1
 
-    def _restored_iteration(self, key: tuple) -> None:
+    def _restored_iteration_steps(self, key: tuple):
         """Resolve below the searcher's information set from belief samples (see the docstring)."""
         for update in range(self.num_players):
             history = sample_history(self.game, self.player, key, self.rng, self._strategy_of)
             if self.tree is None:
                 state = self.game.state_from_history(history)
-                self._walk(state, update, [1.0] * (self.num_players + 1), 1.0, 1.0, True, False, True)
+                yield from self._walk(state, update, [1.0] * (self.num_players + 1), 1.0, 1.0, True, False, True)
             else:
                 self.compiled.oos_walk(update, self._node_of_history(history), self.delta, self.epsilon, self.gamma)
         self.iterations += 1
@@ -424,7 +437,8 @@ class OOS:
     # ---- one sample --------------------------------------------------------------------------
     def _walk(self, state: State, update: int, reach: list[float], biased_reach: float,
               unbiased_reach: float, below: bool, biased: bool, in_tree: bool) -> tuple[float, float, float]:
-        """Sample to a terminal; returns ``(u_update(z), pi(z | state), q(z))``."""
+        """Sample to a terminal; returns ``(u_update(z), pi(z | state), q(z))`` (a generator:
+        rollout steps suspend, see :meth:`search_steps`)."""
         player = state.current_player()
         if player == TERMINAL:
             self._reached = below
@@ -448,16 +462,17 @@ class OOS:
             state.apply_action(outcomes[k])
             reach = reach.copy()
             reach[-1] *= probabilities[k]
-            utility, tail, q = self._walk(state, update, reach, biased_reach * biased_probabilities[k],
-                                          unbiased_reach * probabilities[k], below, biased, in_tree)
+            utility, tail, q = yield from self._walk(state, update, reach, biased_reach * biased_probabilities[k],
+                                                     unbiased_reach * probabilities[k], below, biased, in_tree)
             return utility, tail * probabilities[k], q
         movers, joint = movers_and_joint(state)
         if player == SIMULTANEOUS and not movers:
             state.apply_actions(joint)
-            return self._walk(state, update, reach, biased_reach, unbiased_reach, below, biased, in_tree)
+            return (yield from self._walk(state, update, reach, biased_reach, unbiased_reach, below, biased,
+                                          in_tree))
         if not in_tree:
-            return self._rollout_step(state, movers, joint, update, reach, biased_reach, unbiased_reach,
-                                      below, biased)
+            return (yield from self._rollout_step(state, movers, joint, update, reach, biased_reach,
+                                                  unbiased_reach, below, biased))
         expanding = any((m, state.information_state_key(m)) not in self.tables.entries for m in movers)
         entries = [self.tables.entry(state, m) for m in movers]
         strategies = [entry.current_strategy() for entry in entries]
@@ -487,8 +502,8 @@ class OOS:
             if mover != update:
                 others_probability *= strategy[k]
         apply_choices(state, joint, movers, [e.legal[k] for e, k in zip(entries, choices)])
-        utility, tail, q = self._walk(state, update, child_reach, biased_reach * biased_factor,
-                                      unbiased_reach * unbiased_factor, below, biased, not expanding)
+        utility, tail, q = yield from self._walk(state, update, child_reach, biased_reach * biased_factor,
+                                                 unbiased_reach * unbiased_factor, below, biased, not expanding)
         # q(h), after the sample: "ema" weighs with the r this sample updated, as the tree backend.
         sample_here = (unbiased_reach * self._ema_ratio if self.reweighting == "ema" and unbiased_reach > 0.0
                        else self.delta * biased_reach + (1 - self.delta) * unbiased_reach)
@@ -522,18 +537,66 @@ class OOS:
 
     def _rollout_step(self, state: State, movers, joint, update, reach, biased_reach, unbiased_reach,
                       below, biased) -> tuple[float, float, float]:
-        """Below the expanded node: every mover plays ``rho``; no table is touched."""
+        """Below the expanded node: every mover plays ``rho`` (asked of whoever drives the
+        walk: the step suspends); no table is touched."""
         masks = np.stack([state.legal_actions_mask(m if joint is not None else None) for m in movers])
-        probabilities = self.rollout_policy([state] * len(movers), np.asarray(movers), masks)
+        probabilities = yield state, movers, masks
         actions, factor = [], 1.0
         for row in probabilities:
             action = draw_index(row, self.rng)
             actions.append(action)
             factor *= row[action]
         apply_choices(state, joint, movers, actions)
-        utility, tail, q = self._walk(state, update, reach, biased_reach * factor, unbiased_reach * factor,
-                                      below, biased, False)
+        utility, tail, q = yield from self._walk(state, update, reach, biased_reach * factor,
+                                                 unbiased_reach * factor, below, biased, False)
         return utility, tail * factor, q
+
+
+def answer_rollouts(steps: Generator, rollout_policy: RolloutPolicy) -> Any:
+    """Drive one state machine (:meth:`OOS.search_steps`, or a generator that delegates
+    to searches) alone, answering each suspended rollout step with ``rollout_policy``;
+    returns the generator's return value."""
+    answer = None
+    try:
+        while True:
+            state, movers, masks = steps.send(answer)
+            answer = rollout_policy([state] * len(movers), np.asarray(movers), masks)
+    except StopIteration as finished:
+        return finished.value
+
+
+def search_concurrently(machines: Iterable[Generator], rollout_policy: RolloutPolicy) -> list[Any]:
+    """Run several state machines at once (ExIt-OOS's design, Kitchen & Benedetti 2018,
+    section 3.2): each advances until its simulation needs ``rho`` and suspends; when none
+    can progress, ONE batched ``rollout_policy`` call answers every waiting rollout step,
+    and all resume. Returns each generator's return value, in order.
+
+    With a network as ``rho`` this turns one forward pass per rollout step into one per
+    round of steps over all the searches. Each search's samples come from its own
+    generator, so its tables are the same as when run alone (up to the last bits of a
+    batched forward pass against single-row ones)."""
+    machines = list(machines)
+    results: list[Any] = [None] * len(machines)
+    waiting: list[tuple[int, RolloutRequest]] = []
+    for index, steps in enumerate(machines):
+        try:
+            waiting.append((index, next(steps)))
+        except StopIteration as finished:
+            results[index] = finished.value
+    while waiting:
+        states = [state for _, (state, movers, _) in waiting for _ in movers]
+        players = np.concatenate([np.asarray(movers, dtype=np.int64) for _, (_, movers, _) in waiting])
+        masks = np.concatenate([masks for _, (_, _, masks) in waiting])
+        probabilities = rollout_policy(states, players, masks)
+        still_waiting, row = [], 0
+        for index, (_, movers, _) in waiting:
+            answer, row = probabilities[row:row + len(movers)], row + len(movers)
+            try:
+                still_waiting.append((index, machines[index].send(answer)))
+            except StopIteration as finished:
+                results[index] = finished.value
+        waiting = still_waiting
+    return results
 
 
 def rollout_table(tree: GameTree, rollout_policy: RolloutPolicy) -> np.ndarray:
