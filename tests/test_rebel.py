@@ -26,7 +26,7 @@ from agents.rebel import (
     rebel_exploitability,
     rebel_policy,
 )
-from hiddenenvs.analysis import GameTree
+from hiddenenvs.analysis import GameTree, TabularPolicy, best_response, nash_conv
 from hiddenenvs.analysis.tree import build_subgame_tree
 from hiddenenvs.beliefs import consistent_histories
 
@@ -195,11 +195,16 @@ def test_spec_plays_liars_dice_through_load_agent():
 @pytest.mark.parametrize("options, message", [
     ({"iterations": 0}, "iterations"), ({"resolve": "sometimes"}, "resolve"),
     ({"max_depth": 0}, "max_depth"), ({"tremble": 0.0}, "tremble"), ({"seconds": -1.0}, "seconds"),
-    ({"sampler": "psychic"}, "sampler"),
+    ({"sampler": "psychic"}, "sampler"), ({"blueprint_iterations": 0}, "blueprint_iterations"),
 ])
 def test_bad_settings_are_refused(options, message):
     with pytest.raises(ValueError, match=message):
         ReBeLSearch(hiddenenvs.load_game("kuhn_poker"), **options)
+
+
+def test_gadget_needs_two_player_zero_sum():
+    with pytest.raises(ValueError, match="two-player zero-sum"):
+        ReBeLSearch(hiddenenvs.load_game("monty_hall"), resolve="gadget")
 
 
 def test_bad_spec_budget_names_the_spec():
@@ -259,3 +264,36 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
 def test_bad_trainer_settings_name_the_key(params, message):
     with pytest.raises(ValueError, match=f"trainer.params.{message}"):
         config_from_dict({**MONTY_RUN, "trainer": {"name": "rebel", "params": params}, "output_dir": "unused"})
+
+
+def test_gadget_resolving_is_safe_on_kuhn():
+    """CFR-D's guarantee (Burch, Johanson & Bowling 2014, Thm. 2), exactly: re-solving every
+    decision from a weak blueprint with the gadget, well solved, never makes the policy more
+    exploitable than the blueprint; the unsafe re-solve of the same decisions does."""
+    game = hiddenenvs.load_game("kuhn_poker")
+    blueprint_exploitability = rebel_exploitability(ReBeLSearch(game, iterations=10))  # 0.0327
+    gadget = ReBeLSearch(game, iterations=1000, blueprint_iterations=10, resolve="gadget")
+    assert rebel_exploitability(gadget) <= blueprint_exploitability  # 0.0096
+    assert any(key[:1] == ("gadget",) for key in gadget._solved)  # it did re-solve
+    assert rebel_exploitability(ReBeLSearch(game, iterations=200, resolve="decision")) > 0.1  # 0.145
+
+
+def test_each_gadget_solve_keeps_the_opponent_below_its_secured_values():
+    """Per re-solve: the opponent's best response to the re-solved strategy in the gadget
+    game gains at most what terminating secures (the blueprint's counterfactual best-response
+    values, chance- and searcher-weighted) plus the solve's own NashConv."""
+    game = hiddenenvs.load_game("liars_dice", faces=4)
+    search = ReBeLSearch(game, iterations=30, blueprint_iterations=10, resolve="gadget")
+    for history, player in (([3, 0, 0], 1), ([3, 0, 0, 2], 0)):  # "1 one", then "2 ones" against it
+        search.policy(game.state_from_history(history).seat_view(player))
+    solves = [solved for key, solved in search._solved.items() if key[:1] == ("gadget",)]
+    assert solves
+    for tree, slots, *_ in solves:
+        opponent = int(tree.infoset_player[tree.gadget_infosets[0]])
+        roots = np.flatnonzero(tree.parent == 0)
+        leaves = [int(np.flatnonzero((tree.parent == gadget) & (tree.edge_action == 0))[0]) for gadget in roots]
+        terminate = tree.terminal_returns[leaves, opponent]
+        secured = float(tree.chance_probability[roots] @ terminate)
+        policy = TabularPolicy(tree, slots)
+        response_value, _ = best_response(tree, policy, opponent)
+        assert response_value <= secured + nash_conv(tree, policy) + 1e-9
