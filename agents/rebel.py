@@ -92,6 +92,7 @@ from agents.base import Learner, SearchAgent, StepReport
 from agents.cfr import CFRSolver
 from agents.memories import CircularBuffer
 from agents.networks import mlp
+from agents.rebel_pbs import PBSValue, solve_with_pbs_values
 from agents.search import register_spec
 from agents.search.classic import GOAL_MAX, parse_spec, playout_goals
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
@@ -233,7 +234,9 @@ class ReBeLSearch:
 
     Budget per solve: ``iterations`` CFR+ iterations at every depth, deepening while
     ``seconds`` (None: no time limit) allow. ``max_depth`` (None: unlimited) caps the
-    depth in public steps. ``blueprint_iterations`` (default ``iterations``) budgets the
+    depth in public steps. ``pbs_value`` (:mod:`agents.rebel_pbs`) values the frontier per
+    information set from the public belief state, recomputed at every CFR iteration,
+    instead of ``leaf_value`` per history. ``blueprint_iterations`` (default ``iterations``) budgets the
     first subgame of ``resolve="gadget"`` alone: CFR-D's cheap blueprint, re-solved safely.
     See the module docstring for the method.
     """
@@ -255,6 +258,7 @@ class ReBeLSearch:
         sampler: str = "posterior",
         seed: int = 0,
         blueprint_iterations: int | None = None,
+        pbs_value: PBSValue | None = None,
     ):
         if iterations < 1:
             raise ValueError(f"iterations must be >= 1, got {iterations}")
@@ -275,6 +279,11 @@ class ReBeLSearch:
         self.game = game
         self.iterations, self.seconds, self.max_depth = iterations, seconds, max_depth
         self.blueprint_iterations = blueprint_iterations or iterations
+        self.pbs_value = pbs_value
+        if pbs_value is not None:
+            if leaf_value is not None:
+                raise ValueError("give leaf_value (per history) or pbs_value (per public belief state), not both")
+            leaf_value = _zero_values(game)  # replaced at every CFR iteration
         self.leaf_value = leaf_value or rollout_values(game, rollouts, seed)
         self.prior = prior
         self.tremble = tremble
@@ -548,7 +557,7 @@ class ReBeLSearch:
             try:
                 tree = build_subgame_tree(
                     self.game, [(s.clone(), w) for s, w in roots], frontier, self.leaf_value,
-                    max_nodes=self.max_subgame_nodes, gadget=gadget, keep_states=self.resolve == "gadget",
+                    max_nodes=self.max_subgame_nodes, gadget=gadget, keep_states=self.resolve == "gadget" or self.pbs_value is not None,
                 )
             except SubgameTooLarge:  # the last depth that fitted answers
                 break
@@ -572,8 +581,14 @@ class ReBeLSearch:
                 start, stop = tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1]
                 for slot in range(start, stop):
                     solver.cumulative_regret[slot] = scale * probabilities.get(int(tree.slot_action[slot]), 0.0)
+        if self.pbs_value is not None:
+            return solve_with_pbs_values(tree, self.pbs_value, iterations, solver)[0]
         solver.iterate(iterations)
         return solver.average_policy().slot_probabilities
+
+
+def _zero_values(game: Game) -> LeafValue:
+    return lambda states: np.zeros((len(states), game.info.num_players))
 
 
 def _states_by_public_state(tree: GameTree) -> dict[tuple, list[tuple[int, State]]]:

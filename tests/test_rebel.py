@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from tests.test_loop_resume import _assert_same_state, _exploitabilities, kill_between_checkpoints_and_resume
 
 import hiddenenvs
@@ -26,6 +27,7 @@ from agents.rebel import (
     rebel_exploitability,
     rebel_policy,
 )
+from agents.rebel_pbs import FrontierGroups, PBSValue, marginals, set_frontier_values, train_pbs_values
 from hiddenenvs.analysis import GameTree, TabularPolicy, best_response, nash_conv
 from hiddenenvs.analysis.tree import build_subgame_tree
 from hiddenenvs.beliefs import consistent_histories
@@ -297,3 +299,60 @@ def test_each_gadget_solve_keeps_the_opponent_below_its_secured_values():
         policy = TabularPolicy(tree, slots)
         response_value, _ = best_response(tree, policy, opponent)
         assert response_value <= secured + nash_conv(tree, policy) + 1e-9
+
+
+def test_private_states_index_each_roles_dice():
+    pbs = PBSValue(hiddenenvs.load_game("liars_dice", faces=4))
+    assert pbs.private.sizes == [5, 5]  # four dice, and nothing rolled yet
+    state = hiddenenvs.load_game("liars_dice", faces=4).state_from_history([3, 0, 0])
+    assert [pbs.private.states[p][i] for p, i in enumerate(pbs.private.of(state))] == [((4,),), ((1,),)]
+
+
+def test_belief_marginals_sum_the_joint_per_private_state():
+    private = np.array([[0, 1], [0, 2], [1, 1]])
+    first, second = marginals(private, np.array([0.2, 0.2, 0.6]), [2, 3])
+    assert np.allclose(first, [0.4, 0.6]) and np.allclose(second, [0.0, 0.8, 0.2])
+    assert np.allclose(marginals(private, np.zeros(3), [2, 3])[0], [0.5, 0.5])
+
+
+def test_pbs_frontier_values_are_per_information_set():
+    """Every frontier history of one information set gets its role the same value (the
+    network's value of that private state), and the values follow σ through the beliefs."""
+    game = hiddenenvs.load_game("liars_dice", faces=4)
+    pbs = PBSValue(game, hidden_size=16)
+    roots = [(state, weight) for state, weight in ReBeLSearch(game).public_beliefs(("roll", "roll"))]
+    tree = build_subgame_tree(game, roots, lambda state: len(state.public_state_key()) >= 4,
+                              lambda states: np.zeros((len(states), 2)), keep_states=True)
+    groups = FrontierGroups(tree, pbs)
+    assert len(groups.nodes) > 1
+    rng = np.random.default_rng(0)
+    values = []
+    for _ in range(2):
+        slots = rng.random(tree.num_slots)
+        set_frontier_values(tree, groups, pbs, slots)
+        values.append(tree.terminal_returns.copy())
+        for nodes in groups.nodes:
+            for player in range(2):
+                by_infoset = {}
+                for node in nodes:
+                    key = tree.node_states[node].information_state_key(player)
+                    by_infoset.setdefault(key, set()).add(round(float(tree.terminal_returns[node, player]), 12))
+                assert all(len(v) == 1 for v in by_infoset.values())
+    assert not np.allclose(values[0], values[1])  # other σ, other beliefs, other values
+
+
+def test_pbs_training_is_deterministic_and_lowers_exploitability():
+    """ReBeL's self-play with the PBS network at the frontier, tiny budget on Kuhn at depth 2:
+    the same seed gives the same weights, and the trained network's search is less
+    exploitable than the untrained one's."""
+    torch.set_num_threads(1)  # tiny network: threads only contend
+    game = hiddenenvs.load_game("kuhn_poker")
+    untrained = rebel_exploitability(ReBeLSearch(game, iterations=50, max_depth=2, pbs_value=PBSValue(game)))
+    trained = []
+    for _ in range(2):
+        pbs = PBSValue(game, hidden_size=32)
+        train_pbs_values(pbs, episodes=30, max_depth=2, iterations=30, seed=3)
+        trained.append(pbs)
+    for a, b in zip(trained[0].network.parameters(), trained[1].network.parameters()):
+        assert torch.equal(a, b)
+    assert rebel_exploitability(ReBeLSearch(game, iterations=50, max_depth=2, pbs_value=trained[0])) < untrained
