@@ -61,9 +61,11 @@ small game for exact exploitability (``hiddenenvs.analysis``).
 
 The paper's training loop (Alg. 1) is :class:`ReBeLLearner` (trainer ``rebel``): a
 shared-trunk value/policy network (:class:`ReBeLNetwork`) over the propnet state.
-Not here yet (see the README, Trainers, ReBeL): the paper's evaluation-mode sampler
-(shuffled joint-move lists with stored reach probabilities) and value networks over
-public belief states (Brown et al. 2020).
+Frontier values per public belief state instead of per history (ReBeL's value network,
+recomputed at every CFR iteration): ``pbs_value``, :mod:`agents.rebel_pbs`. Not here yet
+(see the README, Trainers, ReBeL): the paper's evaluation-mode sampler (shuffled
+joint-move lists with stored reach probabilities) and beliefs over public states too
+large to enumerate.
 
 >>> import hiddenenvs
 >>> game = hiddenenvs.load_game("monty_hall")
