@@ -173,7 +173,7 @@ def solve_with_pbs_values(tree: GameTree, pbs: PBSValue, iterations: int, solver
     value_sum = np.zeros_like(tree.terminal_returns)
     sampled = None
     for iteration in range(1, iterations + 1):
-        current = solver._regret_matching()
+        current = solver.current_policy().slot_probabilities
         set_frontier_values(tree, groups, pbs, current)
         value_sum += node_values(tree, edge_probabilities(tree, current))
         if iteration == sample_iteration:
@@ -212,11 +212,8 @@ def train_pbs_values(pbs: PBSValue, episodes: int, max_depth: int = 2, iteration
         roots: list[tuple[State, float]] = [(game.new_initial_state(), 1.0)]
         while roots:
             cut = len(roots[0][0].public_state_key()) + max_depth
-
-            def frontier(state: State) -> bool:
-                return len(state.public_state_key()) >= cut
-
-            tree = build_subgame_tree(game, [(s.clone(), w) for s, w in roots], frontier,
+            tree = build_subgame_tree(game, [(s.clone(), w) for s, w in roots],
+                                      lambda state, cut=cut: len(state.public_state_key()) >= cut,
                                       lambda states: np.zeros((len(states), game.info.num_players)),
                                       keep_states=True)
             sample_iteration = int(rng.integers(1, iterations + 1))
