@@ -94,7 +94,7 @@ from agents.base import Learner, SearchAgent, StepReport
 from agents.cfr import CFRSolver
 from agents.memories import CircularBuffer
 from agents.networks import mlp
-from agents.rebel_pbs import PBSValue, solve_with_pbs_values
+from agents.rebel_pbs import PBSValue, solve_with_pbs_values, zero_values
 from agents.search import register_spec
 from agents.search.classic import GOAL_MAX, parse_spec, playout_goals
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
@@ -285,7 +285,7 @@ class ReBeLSearch:
         if pbs_value is not None:
             if leaf_value is not None:
                 raise ValueError("give leaf_value (per history) or pbs_value (per public belief state), not both")
-            leaf_value = _zero_values(game)  # replaced at every CFR iteration
+            leaf_value = zero_values(game)  # replaced at every CFR iteration
         self.leaf_value = leaf_value or rollout_values(game, rollouts, seed)
         self.prior = prior
         self.tremble = tremble
@@ -559,7 +559,8 @@ class ReBeLSearch:
             try:
                 tree = build_subgame_tree(
                     self.game, [(s.clone(), w) for s, w in roots], frontier, self.leaf_value,
-                    max_nodes=self.max_subgame_nodes, gadget=gadget, keep_states=self.resolve == "gadget" or self.pbs_value is not None,
+                    max_nodes=self.max_subgame_nodes, gadget=gadget,
+                    keep_states=self.resolve == "gadget" or self.pbs_value is not None,
                 )
             except SubgameTooLarge:  # the last depth that fitted answers
                 break
@@ -587,10 +588,6 @@ class ReBeLSearch:
             return solve_with_pbs_values(tree, self.pbs_value, iterations, solver)[0]
         solver.iterate(iterations)
         return solver.average_policy().slot_probabilities
-
-
-def _zero_values(game: Game) -> LeafValue:
-    return lambda states: np.zeros((len(states), game.info.num_players))
 
 
 def _states_by_public_state(tree: GameTree) -> dict[tuple, list[tuple[int, State]]]:

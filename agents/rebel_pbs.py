@@ -46,6 +46,11 @@ from hiddenenvs.analysis.tree import build_subgame_tree
 from hiddenenvs.game import CHANCE, Game, State, draw_index
 
 
+def zero_values(game: Game):
+    """A frontier value of zeros: the placeholder the network's values overwrite."""
+    return lambda states: np.zeros((len(states), game.info.num_players))
+
+
 def private_part(key: tuple) -> tuple:
     """The entries of an information-state key that only its role perceived."""
     return tuple(private for _, private in key if private is not None)
@@ -214,7 +219,7 @@ def train_pbs_values(pbs: PBSValue, episodes: int, max_depth: int = 2, iteration
             cut = len(roots[0][0].public_state_key()) + max_depth
             tree = build_subgame_tree(game, [(s.clone(), w) for s, w in roots],
                                       lambda state, cut=cut: len(state.public_state_key()) >= cut,
-                                      lambda states: np.zeros((len(states), game.info.num_players)),
+                                      zero_values(game),
                                       keep_states=True)
             sample_iteration = int(rng.integers(1, iterations + 1))
             _, values, sampled = solve_with_pbs_values(tree, pbs, iterations, sample_iteration=sample_iteration)

@@ -3,7 +3,10 @@
 Monty Hall must switch (p >= 0.99: strategy fusion would give 2/3), biased RPS must play
 its equilibrium (0.4, 0.4, 0.2), and the policy the search plays at every information set
 must have exact exploitability below 0.05 (per unit of utility range) on biased RPS,
-Monty Hall and Liar's Dice with one four-faced die.
+Monty Hall and Liar's Dice with one four-faced die. Re-solving with CFR-D's gadget must
+never be more exploitable than its blueprint; public-belief-state values must be per
+information set and, trained, beat the untrained network (Kuhn) and playout values
+(Liar's Dice, slow).
 """
 
 from __future__ import annotations
