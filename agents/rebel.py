@@ -872,14 +872,15 @@ class ReBeLAgent(SearchAgent):
         return cls(game, int(state["player"]), seed=state["seed"], network=network, **state["options"])
 
 
-SPEC_OPTIONS = {"iterations": int, "depth": int, "rollouts": int, "samples": int}
+SPEC_OPTIONS = {"iterations": int, "depth": int, "rollouts": int, "samples": int, "resolve": str}
 
 
 @register_spec("rebel")
 def _build_agent(argument: str, game: Game, player: int, seed: int | None) -> ReBeLAgent:
     """``rebel:<iterations>`` (CFR+ iterations per solve, deepening to the node cap) or
     ``rebel:<seconds>s`` (deepening per move), with options ``iterations=``, ``depth=``
-    (max_depth), ``rollouts=``, ``samples=``: ``rebel:1s,depth=2,rollouts=2,samples=16``.
+    (max_depth), ``rollouts=``, ``samples=``, ``resolve=`` (frontier, decision, gadget):
+    ``rebel:1s,depth=2,rollouts=2,samples=16``, ``rebel:200,resolve=gadget``.
     A trained agent is its file: ``runs/rebel_liars_dice/policy_player0.pt``."""
     iterations, seconds, options = parse_spec("rebel", argument, SPEC_OPTIONS)
     if iterations is None and seconds is None:

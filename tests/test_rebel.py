@@ -212,6 +212,13 @@ def test_gadget_needs_two_player_zero_sum():
         ReBeLSearch(hiddenenvs.load_game("monty_hall"), resolve="gadget")
 
 
+def test_spec_chooses_the_gadget():
+    agent = load_agent("rebel:50,resolve=gadget", "kuhn_poker", player=1, seed=0)
+    assert agent.search.resolve == "gadget"
+    with pytest.raises(ValueError, match="resolve"):
+        load_agent("rebel:50,resolve=bold", "kuhn_poker")
+
+
 def test_bad_spec_budget_names_the_spec():
     with pytest.raises(ValueError, match="rebel:fast"):
         load_agent("rebel:fast", "kuhn_poker")
