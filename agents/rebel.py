@@ -47,7 +47,13 @@ Alg. 1) the first subgame is rooted at the start of the game and a new one at ea
 public state on the previous subgame's frontier, so a decision inside a solved subgame
 plays its σ (at full depth the first subgame is the whole game: CFR+); with
 ``"decision"`` every decision re-solves its own subgame from its beliefs (unsafe:
-Liar's Dice 1x4f 0.064 exploitable against 0.0007). Solves are cached by their root
+Liar's Dice 1x4f 0.064 exploitable against 0.0007); with ``"gadget"`` (two-player
+zero-sum games) every decision is re-solved *safely*, CFR-D style (Burch, Johanson &
+Bowling 2014): the new subgame's chance root weighs its histories by chance and the
+searcher's reach only, and the opponent first chooses, per information set, between the
+counterfactual best-response value the previous subgame already conceded to it and
+playing on (:meth:`ReBeLSearch._solve_gadget`), so re-solving cannot make the
+searcher's strategy more exploitable (Liar's Dice 1x4f at 200 iterations: 0.0011). Solves are cached by their root
 public state, and σ at earlier public states is what the searcher computed (or would
 have computed) there, so with enumerated beliefs the policy is a deterministic function
 of the public state: :func:`rebel_policy` runs the search at every information set of a
@@ -55,10 +61,11 @@ small game for exact exploitability (``hiddenenvs.analysis``).
 
 The paper's training loop (Alg. 1) is :class:`ReBeLLearner` (trainer ``rebel``): a
 shared-trunk value/policy network (:class:`ReBeLNetwork`) over the propnet state.
-Not here yet (see the README, Trainers, ReBeL): the paper's evaluation-mode sampler
-(shuffled joint-move lists with stored reach probabilities), value networks over public
-belief states and CFR-D with a safe re-solving gadget (Brown et al. 2020; Burch,
-Johanson & Bowling 2014).
+Frontier values per public belief state instead of per history (ReBeL's value network,
+recomputed at every CFR iteration): ``pbs_value``, :mod:`agents.rebel_pbs`. Not here yet
+(see the README, Trainers, ReBeL): the paper's evaluation-mode sampler (shuffled
+joint-move lists with stored reach probabilities) and beliefs over public states too
+large to enumerate.
 
 >>> import hiddenenvs
 >>> game = hiddenenvs.load_game("monty_hall")
@@ -87,10 +94,11 @@ from agents.base import Learner, SearchAgent, StepReport
 from agents.cfr import CFRSolver
 from agents.memories import CircularBuffer
 from agents.networks import mlp
+from agents.rebel_pbs import PBSValue, solve_with_pbs_values, zero_values
 from agents.search import register_spec
 from agents.search.classic import GOAL_MAX, parse_spec, playout_goals
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
-from hiddenenvs.analysis.exploitability import edge_probabilities, node_values
+from hiddenenvs.analysis.exploitability import best_response, edge_probabilities, node_values, reach_probabilities
 from hiddenenvs.analysis.tree import SubgameTooLarge, build_subgame_tree
 from hiddenenvs.beliefs import _action_weight, _children, action_probability_function, sample_history
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, Game, GameSpec, SeatView, State, draw_index
@@ -98,7 +106,7 @@ from hiddenenvs.registry import load_game
 
 LeafValue = Callable[[list[State]], np.ndarray]
 Prior = Callable[[State, int], Any]
-RESOLVE_MODES = ("frontier", "decision")
+RESOLVE_MODES = ("frontier", "decision", "gadget")
 SAMPLERS = ("posterior", "proposal")
 # A finished solve: subgame tree, σ per infoset-action slot, depth, the public states cut,
 # the root histories with their beliefs.
@@ -228,7 +236,11 @@ class ReBeLSearch:
 
     Budget per solve: ``iterations`` CFR+ iterations at every depth, deepening while
     ``seconds`` (None: no time limit) allow. ``max_depth`` (None: unlimited) caps the
-    depth in public steps. See the module docstring for the method.
+    depth in public steps. ``pbs_value`` (:mod:`agents.rebel_pbs`) values the frontier per
+    information set from the public belief state, recomputed at every CFR iteration,
+    instead of ``leaf_value`` per history. ``blueprint_iterations`` (default ``iterations``) budgets the
+    first subgame of ``resolve="gadget"`` alone: CFR-D's cheap blueprint, re-solved safely.
+    See the module docstring for the method.
     """
 
     def __init__(
@@ -247,9 +259,13 @@ class ReBeLSearch:
         resolve: str = "frontier",
         sampler: str = "posterior",
         seed: int = 0,
+        blueprint_iterations: int | None = None,
+        pbs_value: PBSValue | None = None,
     ):
         if iterations < 1:
             raise ValueError(f"iterations must be >= 1, got {iterations}")
+        if blueprint_iterations is not None and blueprint_iterations < 1:
+            raise ValueError(f"blueprint_iterations must be >= 1, got {blueprint_iterations}")
         if seconds is not None and seconds <= 0:
             raise ValueError(f"seconds must be positive, got {seconds}")
         if max_depth is not None and max_depth < 1:
@@ -258,10 +274,18 @@ class ReBeLSearch:
             raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
         if resolve not in RESOLVE_MODES:
             raise ValueError(f"resolve must be one of {RESOLVE_MODES}, got {resolve!r}")
+        if resolve == "gadget" and not game.info.is_two_player_zero_sum:
+            raise ValueError(f"resolve='gadget' needs a two-player zero-sum game; {game.spec} is not")
         if not 0.0 < tremble < 1.0:
             raise ValueError(f"tremble must be in (0, 1), got {tremble}")
         self.game = game
         self.iterations, self.seconds, self.max_depth = iterations, seconds, max_depth
+        self.blueprint_iterations = blueprint_iterations or iterations
+        self.pbs_value = pbs_value
+        if pbs_value is not None:
+            if leaf_value is not None:
+                raise ValueError("give leaf_value (per history) or pbs_value (per public belief state), not both")
+            leaf_value = zero_values(game)  # replaced at every CFR iteration
         self.leaf_value = leaf_value or rollout_values(game, rollouts, seed)
         self.prior = prior
         self.tremble = tremble
@@ -292,7 +316,7 @@ class ReBeLSearch:
     def _infoset_policy(self, player: int, key: tuple, public_key: tuple, view: SeatView | None) -> dict[int, float]:
         """σ at ``(player, key)``; {} when the public state is too large to enumerate and no
         seat is given to sample for (beliefs then fall back to the prior)."""
-        solved = self._subgame_of(tuple(public_key))
+        solved = self._subgame_of(tuple(public_key), player)
         if solved is None and view is not None:
             solved = self.subgame(view)
         if solved is None:
@@ -306,7 +330,12 @@ class ReBeLSearch:
 
     def subgame(self, view: SeatView) -> Solved:
         """The solved subgame that answers at the seat's information set (solving it)."""
-        solved = self._subgame_of(tuple(view.public_state_key))
+        solved = self._subgame_of(tuple(view.public_state_key), view.player)
+        if solved is None and self.resolve == "gadget":
+            raise ValueError(
+                f"{self.game.spec}: resolve='gadget' found no history of public state "
+                f"{tuple(view.public_state_key)!r} in the previous subgame (too large to enumerate?)"
+            )
         if solved is None:
             # Sampled beliefs depend on the seat's own information: cached per information set.
             sampled_key = ("sampled", view.player, tuple(view.information_state_key))
@@ -320,15 +349,19 @@ class ReBeLSearch:
                 )
         return solved
 
-    def _subgame_of(self, public_key: tuple) -> Solved | None:
-        """The solved subgame whose σ answers at ``public_key`` (solving what is missing).
+    def _subgame_of(self, public_key: tuple, player: int) -> Solved | None:
+        """The solved subgame whose σ answers for ``player`` at ``public_key`` (solving
+        what is missing).
 
         ``resolve="frontier"`` (ReBeL's Alg. 1): the first subgame is rooted at the empty
         public state; a public state inside a solved subgame (above its frontier) takes
         that subgame's σ, and one on or below the frontier roots the next subgame at the
         frontier public state on its path. ``resolve="decision"``: every public state is
         re-solved from its own beliefs (the issue's one subgame per decision).
+        ``resolve="gadget"``: :meth:`_gadget_subgame`.
         """
+        if self.resolve == "gadget":
+            return self._gadget_subgame(public_key, player)
         root = public_key if self.resolve == "decision" else ()
         while True:
             if root not in self._solved:
@@ -343,6 +376,92 @@ class ReBeLSearch:
             )
             if root is None:
                 return solved
+
+    def _gadget_subgame(self, public_key: tuple, player: int) -> Solved | None:
+        """CFR-D's continual re-solving for ``player`` (Burch, Johanson & Bowling 2014;
+        DeepStack's re-solving, Moravčík et al. 2017).
+
+        The first subgame (the blueprint) is rooted at the empty public state, where the
+        beliefs are the chance probabilities. Walking down to ``public_key``, every public
+        state where ``player`` acts, and every frontier public state of the subgame above,
+        is re-solved with the gadget from that subgame (:meth:`_solve_gadget`), so the
+        player's policy at each of its decisions comes from a subgame rooted there.
+        Solves are cached per ``(player, root public state)``.
+        """
+        solved = self._subgame_of_blueprint()
+        root: tuple = ()
+        while solved is not None and root != public_key:
+            tree, frontier_keys = solved[0], solved[3]
+            acting = _states_by_public_state(tree)
+            root = next(
+                (public_key[:k] for k in range(len(root) + 1, len(public_key) + 1)
+                 if public_key[:k] in frontier_keys
+                 or any(tree.actor[node] == player for node, _ in acting.get(public_key[:k], ()))),
+                None,
+            )
+            if root is None:  # the player does not act again before public_key: same subgame
+                return solved
+            cache_key = ("gadget", player, root)
+            if cache_key not in self._solved:
+                self._solved[cache_key] = self._solve_gadget(solved, player, root)
+            solved = self._solved[cache_key]
+        return solved
+
+    def _subgame_of_blueprint(self) -> Solved | None:
+        if () not in self._solved:
+            self._solved[()] = self._solve((), self.public_beliefs(()), iterations=self.blueprint_iterations)
+        return self._solved[()]
+
+    def _solve_gadget(self, previous: Solved, player: int, public_key: tuple) -> Solved | None:
+        """Re-solve at ``public_key`` for ``player`` with the safe re-solving gadget.
+
+        From the previous subgame (tree ``T``, σ): the histories ``h`` of the public state
+        in ``T`` and their weights ``w(h) = π_c(h) π_player(h)`` (chance and the searcher
+        only: the opponent's reach is what the gadget lets it choose), and for each
+        opponent information set ``I`` the value the opponent could already secure there,
+
+            T(I) = Σ_{h∈I} w(h) BR(h) / Σ_{h∈I} w(h),
+
+        with ``BR(h)`` the opponent's counterfactual best response to σ_player in ``T``
+        (Burch et al.'s counterfactual best-response values; at ``T``'s frontier, the
+        frontier value). The new subgame's chance root draws ``h`` with ``w(h)``, then the
+        opponent chooses to terminate for ``T(I)`` or to follow into the subgame. An exact
+        solution gives every ``I`` at most ``T(I)``, so re-solving never makes the
+        player's strategy more exploitable than σ (Burch et al. 2014, Thm. 2); CFR+'s
+        remaining gap is the only slack. None when no history of the public state has
+        weight (the player never plays into it: its policy there does not matter).
+        """
+        tree, slots = previous[0], previous[1]
+        opponent = 1 - player
+        nodes_states = _states_by_public_state(tree).get(public_key, [])
+        if not nodes_states:
+            return None
+        nodes = np.array([node for node, _ in nodes_states])
+        edges = edge_probabilities(tree, slots)
+        reach = reach_probabilities(tree, edges)
+        weights = reach[nodes, player] * reach[nodes, -1]
+        _, response = best_response(tree, TabularPolicy(tree, slots), opponent)
+        values = node_values(tree, edge_probabilities(tree, response.slot_probabilities))[nodes, opponent]
+        opponent_keys = [state.information_state_key(opponent) for _, state in nodes_states]
+        mass: dict[tuple, float] = {}
+        secured: dict[tuple, float] = {}
+        for key, weight, value in zip(opponent_keys, weights, values):
+            mass[key] = mass.get(key, 0.0) + weight
+            secured[key] = secured.get(key, 0.0) + weight * value
+        keep = np.flatnonzero(weights > 0)
+        if len(keep) == 0:
+            return None
+        total = weights[keep].sum()
+        utility_sum = self.game.info.utility_sum or 0.0
+        roots, terminate = [], []
+        for index in keep:
+            key = opponent_keys[index]
+            row = np.zeros(2)
+            row[opponent] = secured[key] / mass[key]
+            row[player] = utility_sum - row[opponent]
+            roots.append((nodes_states[index][1], weights[index] / total))
+            terminate.append(row)
+        return self._solve(public_key, roots, gadget=(opponent, np.array(terminate)))
 
     # ---- beliefs ------------------------------------------------------------------------
     def _belief_policy(self, state: State, player: int) -> dict[int, float]:
@@ -413,10 +532,12 @@ class ReBeLSearch:
 
     # ---- solving ------------------------------------------------------------------------
     def _solve(
-        self, public_key: tuple, roots: list[tuple[State, float]] | None
+        self, public_key: tuple, roots: list[tuple[State, float]] | None,
+        gadget: tuple[int, np.ndarray] | None = None, iterations: int | None = None,
     ) -> Solved | None:
-        """Iterative deepening from ``roots``: the deepest finished solve (None when not
-        even depth 1 fits in ``max_subgame_nodes``)."""
+        """Iterative deepening from ``roots`` (behind a re-solving ``gadget`` when given, see
+        :func:`build_subgame_tree`): the deepest finished solve (None when not even depth 1
+        fits in ``max_subgame_nodes``)."""
         if roots is None:
             return None
         length = len(public_key)
@@ -438,29 +559,47 @@ class ReBeLSearch:
             try:
                 tree = build_subgame_tree(
                     self.game, [(s.clone(), w) for s, w in roots], frontier, self.leaf_value,
-                    max_nodes=self.max_subgame_nodes,
+                    max_nodes=self.max_subgame_nodes, gadget=gadget,
+                    keep_states=self.resolve == "gadget" or self.pbs_value is not None,
                 )
             except SubgameTooLarge:  # the last depth that fitted answers
                 break
-            best = (tree, self._cfr(tree), depth, frozenset(frontier_keys), roots)
+            best = (tree, self._cfr(tree, iterations or self.iterations), depth, frozenset(frontier_keys), roots)
             complete = tree.num_frontier == 0
             if complete or (deadline is not None and time.perf_counter() >= deadline):
                 break
         return best
 
-    def _cfr(self, tree: GameTree) -> np.ndarray:
+    def _cfr(self, tree: GameTree, iterations: int) -> np.ndarray:
         solver = CFRSolver(tree, variant="cfr+")
         if self.prior is not None:
             info = self.game.info
             scale = info.max_utility - info.min_utility
             states = tree.representative_states()
+            gadget_infosets = set(tree.gadget_infosets.tolist())
             for infoset, (state, player) in enumerate(zip(states, tree.infoset_player)):
+                if infoset in gadget_infosets:  # terminate-or-follow: no prior
+                    continue
                 probabilities = self._prior_probabilities(state, int(player)) or {}
                 start, stop = tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1]
                 for slot in range(start, stop):
                     solver.cumulative_regret[slot] = scale * probabilities.get(int(tree.slot_action[slot]), 0.0)
-        solver.iterate(self.iterations)
+        if self.pbs_value is not None:
+            return solve_with_pbs_values(tree, self.pbs_value, iterations, solver)[0]
+        solver.iterate(iterations)
         return solver.average_policy().slot_probabilities
+
+
+def _states_by_public_state(tree: GameTree) -> dict[tuple, list[tuple[int, State]]]:
+    """``{public state: [(node, state)]}`` over a kept-states subgame's decision and
+    frontier nodes (cached on the tree)."""
+    index = getattr(tree, "_by_public_state", None)
+    if index is None:
+        index = {}
+        for node, state in sorted(tree.node_states.items()):
+            index.setdefault(tuple(state.public_state_key()), []).append((node, state))
+        tree._by_public_state = index
+    return index
 
 
 # ---- the paper's network and training loop ------------------------------------------------------
@@ -733,14 +872,15 @@ class ReBeLAgent(SearchAgent):
         return cls(game, int(state["player"]), seed=state["seed"], network=network, **state["options"])
 
 
-SPEC_OPTIONS = {"iterations": int, "depth": int, "rollouts": int, "samples": int}
+SPEC_OPTIONS = {"iterations": int, "depth": int, "rollouts": int, "samples": int, "resolve": str}
 
 
 @register_spec("rebel")
 def _build_agent(argument: str, game: Game, player: int, seed: int | None) -> ReBeLAgent:
     """``rebel:<iterations>`` (CFR+ iterations per solve, deepening to the node cap) or
     ``rebel:<seconds>s`` (deepening per move), with options ``iterations=``, ``depth=``
-    (max_depth), ``rollouts=``, ``samples=``: ``rebel:1s,depth=2,rollouts=2,samples=16``.
+    (max_depth), ``rollouts=``, ``samples=``, ``resolve=`` (frontier, decision, gadget):
+    ``rebel:1s,depth=2,rollouts=2,samples=16``, ``rebel:200,resolve=gadget``.
     A trained agent is its file: ``runs/rebel_liars_dice/policy_player0.pt``."""
     iterations, seconds, options = parse_spec("rebel", argument, SPEC_OPTIONS)
     if iterations is None and seconds is None:

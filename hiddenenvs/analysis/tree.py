@@ -115,6 +115,7 @@ class GameTree:
         new_index[order] = np.arange(num_nodes)
         old_parent = parent[order]
         tree.parent = np.where(old_parent >= 0, new_index[np.maximum(old_parent, 0)], -1)
+        tree.node_of_input = new_index  # input position -> node index
         tree.depth = depth[order]
         tree.actor = np.asarray(actor, dtype=np.int64)[order]
         tree.infoset = np.asarray(infoset, dtype=np.int64)[order]
@@ -313,6 +314,8 @@ def build_subgame_tree(
     is_frontier: Callable[[State], bool] | None = None,
     leaf_values: Callable[[list[State]], np.ndarray] | None = None,
     max_nodes: int | None = None,
+    gadget: tuple[int, np.ndarray] | None = None,
+    keep_states: bool = False,
 ) -> GameTree:
     """The tree below ``roots``, cut at a frontier: a search's subgame.
 
@@ -323,6 +326,14 @@ def build_subgame_tree(
     than ``max_nodes`` nodes raise :class:`SubgameTooLarge` (a ``ValueError``). Information sets are the players'
     ``information_state_key`` as in the whole tree, so a subgame is solved with the same
     CFR and best-response passes.
+
+    ``gadget = (opponent, terminate_returns)`` inserts Burch, Johanson & Bowling's (2014)
+    re-solving gadget between the chance root and root ``i``: a decision of ``opponent``
+    at the information set ``(opponent, ("gadget", its key at root i))`` between
+    *terminate* (action 0: a leaf with returns ``terminate_returns[i]``) and *follow*
+    (action 1: the subgame below root ``i``); ``tree.gadget_infosets`` lists those
+    information sets. ``keep_states`` keeps the state of every decision and frontier
+    node in ``tree.node_states`` (``{node: state}``), to find histories in the tree later.
     """
     num_players = game.info.num_players
     parent, actor, infoset, edge_action, chance_probability = [], [], [], [], []
@@ -338,7 +349,7 @@ def build_subgame_tree(
     for root, _ in roots:
         _skip_forced_simultaneous(root)
     # Frame: (state, parent node, edge action, edge chance probability, pending movers, joint).
-    if len(roots) == 1 and roots[0][1] == 1.0:
+    if gadget is None and len(roots) == 1 and roots[0][1] == 1.0:
         stack = [(roots[0][0], -1, -1, 1.0, None, None)]
     else:
         parent.append(-1)
@@ -346,7 +357,12 @@ def build_subgame_tree(
         chance_probability.append(1.0)
         actor.append(CHANCE)
         infoset.append(-1)
-        stack = [(root, 0, index, float(weight), None, None) for index, (root, weight) in enumerate(roots)][::-1]
+        stack = [
+            (root if gadget is None else _GadgetChoice(root, gadget[1][index]), 0, index, float(weight), None, None)
+            for index, (root, weight) in enumerate(roots)
+        ][::-1]
+    kept: list[tuple[int, State]] = []
+    gadget_infosets: list[int] = []
     while stack:
         state, parent_node, action, probability, movers, joint = stack.pop()
         node = len(parent)
@@ -355,7 +371,31 @@ def build_subgame_tree(
         parent.append(parent_node)
         edge_action.append(action)
         chance_probability.append(probability)
+        if isinstance(state, np.ndarray):  # a gadget's terminate leaf: its returns
+            actor.append(TERMINAL)
+            infoset.append(-1)
+            returns_rows[node] = state
+            continue
+        if isinstance(state, _GadgetChoice):
+            opponent = gadget[0]
+            key = (opponent, ("gadget", state.root.information_state_key(opponent)))
+            index = infoset_index.get(key)
+            if index is None:
+                index = len(infoset_keys)
+                infoset_index[key] = index
+                infoset_keys.append(key)
+                infoset_player.append(opponent)
+                infoset_legal.append(np.array([0, 1], dtype=np.int64))
+                representatives.append(state.root)
+                gadget_infosets.append(index)
+            actor.append(opponent)
+            infoset.append(index)
+            stack.append((state.root, node, 1, 1.0, None, None))
+            stack.append((np.asarray(state.terminate_returns, dtype=np.float64), node, 0, 1.0, None, None))
+            continue
         player = state.current_player()
+        if keep_states and movers is None and player not in (CHANCE, TERMINAL):
+            kept.append((node, state))
         if movers is None and player not in (CHANCE, TERMINAL) and is_frontier is not None and is_frontier(state):
             actor.append(TERMINAL)
             infoset.append(-1)
@@ -439,7 +479,18 @@ def build_subgame_tree(
         representative_states=representatives,
     )
     tree.num_frontier = len(frontier_nodes)  # leaves valued by leaf_values, not by the game
+    tree.gadget_infosets = np.asarray(gadget_infosets, dtype=np.int64)
+    if keep_states:
+        tree.node_states = {int(tree.node_of_input[node]): state for node, state in kept}
     return tree
+
+
+@dataclass
+class _GadgetChoice:
+    """A pending gadget node of :func:`build_subgame_tree`: its root and terminate returns."""
+
+    root: State
+    terminate_returns: np.ndarray
 
 
 def tree_is_small(game: Game, max_nodes: int) -> bool:
