@@ -162,6 +162,7 @@ def test_unresolvable_specs_name_the_spec_and_the_accepted_forms(tmp_path, capsy
     assert "agent spec 'nonsense' does not resolve for kuhn_poker" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # 30 s of subprocess runs; .ci/run's second step runs it
 def test_sigkilled_evaluation_resumes_without_duplicates_and_matches_a_clean_run(tmp_path):
     # Kuhn matches take well under a millisecond: enough of them, and a watcher that looks
     # often, so the kill lands mid-run even on an idle machine.
