@@ -363,6 +363,20 @@ def build_subgame_tree(
         ][::-1]
     kept: list[tuple[int, State]] = []
     gadget_infosets: list[int] = []
+
+    def infoset_of(key, player: int, legal: np.ndarray, representative: State) -> tuple[int, bool]:
+        """The index of information set ``key``, and whether this call created it."""
+        index = infoset_index.get(key)
+        if index is not None:
+            return index, False
+        index = len(infoset_keys)
+        infoset_index[key] = index
+        infoset_keys.append(key)
+        infoset_player.append(player)
+        infoset_legal.append(legal)
+        representatives.append(representative)
+        return index, True
+
     while stack:
         state, parent_node, action, probability, movers, joint = stack.pop()
         node = len(parent)
@@ -379,14 +393,8 @@ def build_subgame_tree(
         if isinstance(state, _GadgetChoice):
             opponent = gadget[0]
             key = (opponent, ("gadget", state.root.information_state_key(opponent)))
-            index = infoset_index.get(key)
-            if index is None:
-                index = len(infoset_keys)
-                infoset_index[key] = index
-                infoset_keys.append(key)
-                infoset_player.append(opponent)
-                infoset_legal.append(np.array([0, 1], dtype=np.int64))
-                representatives.append(state.root)
+            index, created = infoset_of(key, opponent, np.array([0, 1], dtype=np.int64), state.root)
+            if created:
                 gadget_infosets.append(index)
             actor.append(opponent)
             infoset.append(index)
@@ -424,15 +432,8 @@ def build_subgame_tree(
         mover = movers[0] if movers is not None else player
         legal = state.legal_actions(mover) if movers is not None else state.legal_actions()
         key = (mover, state.information_state_key(mover))
-        index = infoset_index.get(key)
-        if index is None:
-            index = len(infoset_keys)
-            infoset_index[key] = index
-            infoset_keys.append(key)
-            infoset_player.append(mover)
-            infoset_legal.append(np.asarray(legal, dtype=np.int64))
-            representatives.append(state)
-        elif not np.array_equal(infoset_legal[index], legal):
+        index, created = infoset_of(key, mover, np.asarray(legal, dtype=np.int64), state)
+        if not created and not np.array_equal(infoset_legal[index], legal):
             raise ValueError(
                 f"{game.NAME}: information set {key} has legal actions "
                 f"{infoset_legal[index].tolist()} in one history and {list(legal)} in another; "
