@@ -74,7 +74,8 @@ class EvaluationConfig:
     every_episodes: int | None = 10_000
     every_iterations: int | None = None
     # "auto": exact exploitability when the game tree has at most ``max_tree_nodes`` nodes.
-    exact: str = "auto"
+    # YAML reads an unquoted yes / no as a boolean: True and False mean "yes" and "no".
+    exact: str | bool = "auto"
     max_tree_nodes: int = 200_000
     episodes_vs_random: int = 1_000
 
@@ -97,6 +98,8 @@ class RunConfig:
             raise ConfigError(
                 f"trainer.name: unknown trainer {self.trainer.name!r}; allowed: {sorted(TRAINERS)}"
             )
+        if isinstance(self.evaluation.exact, bool):
+            self.evaluation.exact = "yes" if self.evaluation.exact else "no"
         if self.evaluation.exact not in EXACT_CHOICES:
             raise ConfigError(
                 f"evaluation.exact must be one of {EXACT_CHOICES}, got {self.evaluation.exact!r}"

@@ -45,6 +45,13 @@ def test_bad_config_errors_name_the_key(override, message):
     assert message in str(error.value)
 
 
+@pytest.mark.parametrize("raw, meaning", [("yes", "yes"), ("no", "no"), ('"yes"', "yes"), ("auto", "auto")])
+def test_exact_evaluation_reads_yaml_booleans(raw, meaning):
+    # YAML 1.1 reads an unquoted yes / no as a boolean; both spellings mean the same.
+    config = load_config(REPO / "configs" / "nfsp_kuhn.yaml", [f"evaluation.exact={raw}"])
+    assert config.evaluation.exact == meaning
+
+
 def test_allowed_trainer_keys_are_listed():
     with pytest.raises(ConfigError, match="allowed keys of trainer.params: .*'anticipatory'"):
         load_config(None, ["trainer.params.eta=0.1"])
