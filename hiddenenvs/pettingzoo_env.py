@@ -195,7 +195,12 @@ class _GameEnvBase:
         # player by player.
         self._tensors_of_all = getattr(state_class, f"{observation_type}_tensors", None)
         self._may_finish_early = state_class.finished_players is not State.finished_players
+        # A state may offer read-only masks made in C at simultaneous nodes (Goofspiel's
+        # hands): a fresh one costs less than building and hashing the legal set's tuple for
+        # the cache, which thousands of distinct sets keep missing.
+        self._state_mask_of = getattr(state_class, "read_only_legal_actions_mask", None)
         self._num_players = info.num_players
+        self._num_actions = info.num_distinct_actions
         self._no_action_mask = self._read_only_mask(())
         self._mask_of_legal = lru_cache(maxsize=MASK_CACHE_SIZE)(self._read_only_mask)
 
@@ -403,14 +408,21 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         if agent == self.agent_selection:
             mask = self._selection_mask
             if mask is None:
-                mask = self._selection_mask = (
-                    self._no_action_mask if self.state.current_player() == TERMINAL
-                    else self._mask_of_legal(tuple(self._legal_actions_of_selection()))
-                )
+                current_player = self.state.current_player()
+                if current_player == TERMINAL:
+                    mask = self._no_action_mask
+                elif current_player == SIMULTANEOUS and self._state_mask_of is not None:
+                    mask = self._state_mask_of(self.state, player)
+                else:
+                    mask = self._mask_of_legal(tuple(self._legal_actions_of_selection()))
+                self._selection_mask = mask
             return mask
         if player in self._waiting:  # a simultaneous node: a later mover's turn is coming
+            if self._state_mask_of is not None:
+                return self._state_mask_of(self.state, player)
             return self._mask_of_legal(tuple(self.state.legal_actions(player)))
         return self._no_action_mask
+
 
     def observe(self, agent):
         try:
@@ -439,19 +451,20 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             self._was_dead_step(action)
             self._selection_legal = self._selection_mask = None
             return
-        legal = self._selection_legal
-        if legal is None:
-            legal = self._legal_actions_of_selection()
-        if type(action) is int and action in legal:  # the usual case, checked first
+        mask = self._selection_mask  # set when last() or observe() showed the selection its mask
+        if (mask is not None and type(action) is int and 0 <= action < self._num_actions
+                and mask[action]):  # the usual case, checked first against what the agent saw
             if self._illegal_reports:
                 self._illegal_reports.pop(agent, None)
-        elif action is None or self._integer_action(agent, action) not in legal:
-            if legal or self.state.current_player() != SIMULTANEOUS:
-                action = self._played_for_illegal(agent, action, legal, self._illegal_reports)
-            else:  # no legal action at a simultaneous node: asked for the cycle, ignored
-                action = -1
-        elif self._illegal_reports:
-            self._illegal_reports.pop(agent, None)
+        else:
+            legal = self._legal_actions_of_selection()
+            if action is None or self._integer_action(agent, action) not in legal:
+                if legal or self.state.current_player() != SIMULTANEOUS:
+                    action = self._played_for_illegal(agent, action, legal, self._illegal_reports)
+                else:  # no legal action at a simultaneous node: asked for the cycle, ignored
+                    action = -1
+            elif self._illegal_reports:
+                self._illegal_reports.pop(agent, None)
         action = int(action)
         self._cumulative_rewards[agent] = 0.0
         rewards = self.rewards
@@ -472,12 +485,20 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         else:
             state._apply_action(action)  # validated above
         player = state.current_player()
-        if player >= 0 and self._terminal_rewards_only and not self._may_finish_early:
-            # Decision node to decision node, nothing paid, nobody out: what
-            # _after_transition(None) does in that case, without its general tests.
+        if (self._terminal_rewards_only and not self._may_finish_early
+                and (player >= 0 or (player == SIMULTANEOUS and state.movers()))):
+            # To a decision node, or a simultaneous node where someone chooses; nothing paid,
+            # nobody out: what _after_transition(None) does in that case, without its
+            # general tests.
             self._selection_legal = self._selection_mask = None
-            self._to_act = [player]
-            self._waiting = _NOBODY
+            if player >= 0:
+                self._to_act = [player]
+                self._waiting = _NOBODY
+            else:
+                self._to_act = list(range(self._num_players))
+                self._waiting = frozenset(self._to_act)
+                self._pending_joint = [-1] * self._num_players
+                player = 0
             self.agent_selection = self.possible_agents[player]
             if self._infos_in_use:
                 self._refresh_infos()

@@ -332,3 +332,21 @@ def test_random_games_equal_openspiel(points_order, imp_info):
                 spiel_state.apply_actions(joint)
             # OpenSpiel's point_difference is points minus the mean of both: half ours.
             assert state.is_terminal() and state.returns().tolist() == [2 * r for r in spiel_state.returns()]
+
+
+def test_aec_env_masks_from_the_core_are_read_only_and_checked():
+    env = hiddenenvs.make("goofspiel", num_cards=5, imp_info=True)
+    env.reset(seed=3)
+    state = env.unwrapped.state
+    observation, *_ = env.last()
+    mask = observation["action_mask"]
+    assert not mask.flags.writeable and mask.tolist() == state.legal_actions_mask(0).tolist() == [1] * 5
+    env.step(2)  # player 0 bids 3 (checked against the mask it saw)
+    assert env.observe("player_0")["action_mask"].tolist() == [0] * 5  # waiting for player 1
+    env.step(4)  # player 1 bids 5 without looking first: checked against its legal actions
+    observation, *_ = env.last()
+    assert observation["action_mask"].tolist() == [1, 1, 0, 1, 1]
+    with pytest.raises(ValueError, match="action 2 is illegal for player_0"):
+        env.step(2)
+    with pytest.raises(TypeError, match="must be an integer"):
+        env.step(1.0)

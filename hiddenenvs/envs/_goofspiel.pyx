@@ -173,14 +173,17 @@ cdef class GoofspielCore:
         """The chance actions (value - 1) of the point cards not yet revealed, ascending."""
         return self._ranks_minus_one(self.undrawn)
 
-    def hand_mask(self, int player):
-        """``(N,)`` int8: 1 for every card ``player`` holds (a fresh array)."""
+    def hand_mask(self, int player, bint writeable=True):
+        """``(N,)`` int8: 1 for every card ``player`` holds (a fresh array, read-only
+        unless ``writeable``: numpy's ``flags.writeable = False`` costs more than the array)."""
         cdef cnp.npy_intp size = self.num_cards
         mask = cnp.PyArray_EMPTY(1, &size, cnp.NPY_INT8, 0)
         cdef signed char *out = <signed char *> cnp.PyArray_DATA(mask)
         cdef int rank
         for rank in range(1, self.num_cards + 1):
             out[rank - 1] = self.held[player][rank]
+        if not writeable:
+            cnp.PyArray_CLEARFLAGS(<cnp.ndarray> mask, cnp.NPY_ARRAY_WRITEABLE)
         return mask
 
     def hand_masks(self):

@@ -288,6 +288,11 @@ class GoofspielState(State):
             return self.core.hand_mask(player)
         return super().legal_actions_mask(player)
 
+    def read_only_legal_actions_mask(self, player):
+        """``legal_actions_mask(player)`` at a simultaneous node as a read-only array, made
+        so in C: the PettingZoo AEC env hands it out as is."""
+        return self.core.hand_mask(player, False)
+
     def legal_actions_masks(self):
         """``(2, N)`` int8, both players' masks at a simultaneous node (for the parallel env)."""
         return self.core.hand_masks()
