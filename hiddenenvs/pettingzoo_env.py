@@ -88,7 +88,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
     AECOrderEnforcingIterator,
 )
 
-from hiddenenvs._adapters import accept_legal_actions, observation_dicts, values_by_agent
+from hiddenenvs._adapters import accept_legal_actions, observation_dicts, rows_with_any, values_by_agent
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
@@ -545,8 +545,9 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         out its rows and ``step`` checks each actor's action against its row (one lookup
         per actor, cheaper than array passes for a handful of players and a small share
         of a 160-fighter tick). A state may provide ``legal_actions_masks()`` (all
-        players' masks in one array, e.g. the combat sim's 160 fighters); otherwise the
-        masks come from ``legal_actions`` player by player.
+        players' masks in one array, e.g. the combat sim's 160 fighters, or Goofspiel's
+        hands as a fresh read-only int8 array, used as it is); otherwise the masks come from
+        ``legal_actions`` player by player.
         """
         if self._masks is not None:
             return self._masks
@@ -554,8 +555,13 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         current_player = state.current_player()
         masks_of_all = getattr(state, "legal_actions_masks", None)
         if current_player == SIMULTANEOUS and masks_of_all is not None:
-            masks = np.array(masks_of_all(), dtype=np.int8)
-            self._actors = np.flatnonzero(masks.any(axis=1)).tolist()
+            masks = masks_of_all()
+            # Used as given when read-only C-ordered int8, made fresh for this node (Goofspiel's);
+            # else copied, since a state may share its array with clones (combat's).
+            if masks.dtype != np.int8 or masks.flags.writeable or not masks.flags.c_contiguous:
+                masks = np.array(masks, dtype=np.int8)
+                masks.flags.writeable = False
+            self._actors = rows_with_any(masks)
         else:
             masks = np.zeros((self._num_players, self.game.info.num_distinct_actions), np.int8)
             if current_player == SIMULTANEOUS:
@@ -568,7 +574,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
                 if legal:
                     masks[player, legal] = 1
                     self._actors.append(player)
-        masks.flags.writeable = False
+            masks.flags.writeable = False
         self._masks = masks
         return masks
 

@@ -186,8 +186,8 @@ cdef class GoofspielCore:
             cnp.PyArray_CLEARFLAGS(<cnp.ndarray> mask, cnp.NPY_ARRAY_WRITEABLE)
         return mask
 
-    def hand_masks(self):
-        """``(2, N)`` int8: both players' hand masks."""
+    def hand_masks(self, bint writeable=True):
+        """``(2, N)`` int8: both players' hand masks (read-only unless ``writeable``)."""
         cdef cnp.npy_intp dims[2]
         dims[0], dims[1] = 2, self.num_cards
         masks = cnp.PyArray_EMPTY(2, dims, cnp.NPY_INT8, 0)
@@ -196,6 +196,8 @@ cdef class GoofspielCore:
         for player in range(2):
             for rank in range(1, self.num_cards + 1):
                 out[player * self.num_cards + rank - 1] = self.held[player][rank]
+        if not writeable:
+            cnp.PyArray_CLEARFLAGS(<cnp.ndarray> masks, cnp.NPY_ARRAY_WRITEABLE)
         return masks
 
     def point_difference(self):

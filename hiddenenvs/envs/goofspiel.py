@@ -294,8 +294,9 @@ class GoofspielState(State):
         return self.core.hand_mask(player, False)
 
     def legal_actions_masks(self):
-        """``(2, N)`` int8, both players' masks at a simultaneous node (for the parallel env)."""
-        return self.core.hand_masks()
+        """``(2, N)`` int8, both players' masks at a simultaneous node (for the parallel env):
+        a fresh read-only array, made so in C."""
+        return self.core.hand_masks(False)
 
     def chance_outcomes(self):
         if self.phase != CHANCE:
