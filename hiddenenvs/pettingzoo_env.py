@@ -673,11 +673,15 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
             state._apply_actions(joint)  # validated above
         else:
             state._apply_action(joint[player])
-        step_rewards = self._add_rewards(None)
-        if state.current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
-            more_rewards = self._resolve_automatic_nodes()
-            if more_rewards is not None:
-                step_rewards = more_rewards if step_rewards is None else step_rewards + more_rewards
+        player = state.current_player()
+        if player == SIMULTANEOUS and self._terminal_rewards_only and state.movers():
+            step_rewards = None  # to the next choices: nothing paid, no automatic node to play
+        else:
+            step_rewards = self._add_rewards(None)
+            if player < 0:  # chance, simultaneous or terminal: maybe automatic
+                more_rewards = self._resolve_automatic_nodes()
+                if more_rewards is not None:
+                    step_rewards = more_rewards if step_rewards is None else step_rewards + more_rewards
         agents = self.agents
         if step_rewards is None:
             rewards = dict.fromkeys(agents, 0.0)
