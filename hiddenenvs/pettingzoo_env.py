@@ -55,8 +55,8 @@ Conventions (the same for every game):
   ``None`` or a non-negative integer, an unknown agent given to ``observe``, an unknown
   agent key in a parallel ``step``, a missing action of an agent that must act, and a
   parallel ``step`` before ``reset`` a ``ValueError``;
-- action masks are shared read-only arrays (one per distinct legal set, cached): copy one
-  before writing into it.
+- action masks are read-only arrays, shared (one per distinct legal set, cached) or made
+  fresh by the state in C (see Speed): copy one before writing into it.
 
 Speed: ``make`` wraps the AEC env in :class:`FastOrderEnforcingWrapper`, a subclass of
 PettingZoo's ``OrderEnforcingWrapper`` with the same checks and errors whose per-step
@@ -68,7 +68,11 @@ compiled loops (``hiddenenvs/_adapters.pyx``), one pass over the agents each. A 
 offer every player's data as one array, which the parallel env then slices instead of
 asking player by player: ``legal_actions_masks()`` (players, actions) and
 ``information_state_tensors()`` / ``observation_tensors()`` (players, ...), e.g. the
-combat sim's fighters.
+combat sim's fighters. At simultaneous nodes a state may also hand out read-only masks
+made in C, ``read_only_legal_actions_mask(player)`` for the AEC env and a read-only int8
+``legal_actions_masks()`` the parallel env uses as it is (Goofspiel's hands: thousands of
+distinct legal sets, which a cache keyed by the legal tuple kept missing); the AEC env
+checks an action against the mask the agent was shown.
 """
 
 from __future__ import annotations

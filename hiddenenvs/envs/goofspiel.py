@@ -24,6 +24,12 @@ In II-Goofspiel (``imp_info=True``; Lisy, Lanctot & Bowling 2015) a player learn
 who won each round, never the opponent's bid. Its information sets are exact: every
 opponent bid sequence consistent with the observed winners, given the player's own bids.
 
+Speed: the state is a compiled core (``hiddenenvs/envs/_goofspiel.pyx``): cards, bids,
+hands and deck in one small C buffer, moves, legal actions and masks, returns, clones and
+the tensors (written straight into float32 arrays) in C; keys and ``history()`` are built
+only when asked. ``information_state_tensors()`` / ``observation_tensors()`` and
+``legal_actions_masks()`` give both players' at once, for the parallel env.
+
 Exact analysis: the game supplies its own vectorised tree builder (``build_game_tree``,
 used by ``GameTree.build``), which enumerates Goofspiel(5) with a random deck (3.3
 million histories, 0.9 million information sets) in seconds.
