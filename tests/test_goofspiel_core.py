@@ -350,3 +350,16 @@ def test_aec_env_masks_from_the_core_are_read_only_and_checked():
         env.step(2)
     with pytest.raises(TypeError, match="must be an integer"):
         env.step(1.0)
+
+
+def test_the_core_refuses_a_player_or_card_outside_the_game():
+    state = hiddenenvs.load_game("goofspiel", num_cards=4).new_initial_state()
+    for method in (state.legal_actions, state.information_state_key, state.information_state_tensor,
+                   state.observation_tensor, state.legal_actions_mask):
+        for player in (2, -1):
+            with pytest.raises(ValueError, match=f"player must be 0 or 1, got {player}"):
+                method(player)
+    with pytest.raises(ValueError, match="no card for bids"):
+        state.core.play(4, 0)
+    with pytest.raises(ValueError, match="no point card for action -1"):
+        state.core.reveal(-1)

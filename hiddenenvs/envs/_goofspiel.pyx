@@ -26,6 +26,13 @@ cdef inline int _sign(int value) noexcept nogil:
     return (value > 0) - (value < 0)
 
 
+cdef inline int _player(int player) except -1:
+    """``player`` itself if it is 0 or 1 (it indexes C arrays); else a ValueError."""
+    if player != 0 and player != 1:
+        raise ValueError(f"goofspiel: player must be 0 or 1, got {player}")
+    return player
+
+
 cdef class GoofspielCore:
     """A Goofspiel history: ``GoofspielCore(num_cards, fixed_points, imp_info)``, with
     ``fixed_points`` the point cards in order (ranks 1..N), or None for a random deck."""
@@ -135,10 +142,14 @@ cdef class GoofspielCore:
 
     def reveal(self, int action):
         """Chance reveals point card ``action + 1`` (assumed undrawn, at a chance node)."""
+        if not 0 <= action < self.num_cards:
+            raise ValueError(f"goofspiel: no point card for action {action} (0..{self.num_cards - 1})")
         self._reveal(action + 1)
 
     def play(self, int action_0, int action_1):
         """Both players bid (assumed legal, at a simultaneous node)."""
+        if not (0 <= action_0 < self.num_cards and 0 <= action_1 < self.num_cards):
+            raise ValueError(f"goofspiel: no card for bids ({action_0}, {action_1}) (0..{self.num_cards - 1})")
         self._score_round(action_0 + 1, action_1 + 1)
         if self.phase != TERMINAL:
             self._begin_round()
@@ -167,6 +178,7 @@ cdef class GoofspielCore:
 
     def hand_actions(self, int player):
         """The actions (rank - 1) of the cards ``player`` holds, ascending."""
+        _player(player)
         return self._ranks_minus_one(self.held[player])
 
     def deck_actions(self):
@@ -176,6 +188,7 @@ cdef class GoofspielCore:
     def hand_mask(self, int player, bint writeable=True):
         """``(N,)`` int8: 1 for every card ``player`` holds (a fresh array, read-only
         unless ``writeable``: numpy's ``flags.writeable = False`` costs more than the array)."""
+        _player(player)
         cdef cnp.npy_intp size = self.num_cards
         mask = cnp.PyArray_EMPTY(1, &size, cnp.NPY_INT8, 0)
         cdef signed char *out = <signed char *> cnp.PyArray_DATA(mask)
@@ -208,9 +221,11 @@ cdef class GoofspielCore:
         return [self.points[index] for index in range(self.revealed)]
 
     def bid_ranks(self, int player):
+        _player(player)
         return [self.bids[player][index] for index in range(self.played)]
 
     def hand_ranks(self, int player):
+        _player(player)
         return [rank for rank in range(1, self.num_cards + 1) if self.held[player][rank]]
 
     def deck_ranks(self):
@@ -235,6 +250,7 @@ cdef class GoofspielCore:
         return tuple(entries)
 
     def information_state_key(self, int player):
+        _player(player)
         cdef list entries = []
         cdef int index
         for index in range(self.revealed):
@@ -278,6 +294,7 @@ cdef class GoofspielCore:
                 out[base + 2 * n + self.bids[1 - player][index] - 1] = 1
 
     def information_state_tensor(self, int player):
+        _player(player)
         cdef cnp.npy_intp size = 2 + 2 * self.num_cards + self.num_cards * self.round_block
         tensor = cnp.PyArray_EMPTY(1, &size, cnp.NPY_FLOAT32, 0)
         self._write_information_state(player, <float *> cnp.PyArray_DATA(tensor))
@@ -296,6 +313,7 @@ cdef class GoofspielCore:
     def write_information_state_tensor(self, int player, float[::1] out):
         """Write ``player``'s information-state tensor into ``out`` (a preallocated float32
         buffer of the tensor's size)."""
+        _player(player)
         cdef Py_ssize_t size = 2 + 2 * self.num_cards + self.num_cards * self.round_block
         if out.shape[0] != size:
             raise ValueError(f"GoofspielCore: the information-state tensor has {size} values, the buffer {out.shape[0]}")
@@ -319,6 +337,7 @@ cdef class GoofspielCore:
         out[3 + 4 * n] = <float> (<double> self.scores[1 - player] / self.total_points)
 
     def observation_tensor(self, int player):
+        _player(player)
         cdef cnp.npy_intp size = 2 + 4 * self.num_cards + 2
         tensor = cnp.PyArray_EMPTY(1, &size, cnp.NPY_FLOAT32, 0)
         self._write_observation(player, <float *> cnp.PyArray_DATA(tensor))
