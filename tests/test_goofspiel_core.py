@@ -363,3 +363,14 @@ def test_the_core_refuses_a_player_or_card_outside_the_game():
         state.core.play(4, 0)
     with pytest.raises(ValueError, match="no point card for action -1"):
         state.core.reveal(-1)
+
+
+def test_the_core_writes_information_state_tensors_into_a_given_buffer():
+    state = hiddenenvs.load_game("goofspiel", num_cards=6, imp_info=True).new_initial_state()
+    state.apply_actions([5, 2])
+    buffer = np.full(state.game.info.information_state_tensor_shape, 7.0, dtype=np.float32)
+    for player in (0, 1):
+        state.core.write_information_state_tensor(player, buffer)  # overwrites every value
+        assert buffer.tobytes() == state.information_state_tensor(player).tobytes()
+    with pytest.raises(ValueError, match="has 104 values, the buffer 103"):
+        state.core.write_information_state_tensor(0, np.zeros(103, dtype=np.float32))
