@@ -72,3 +72,15 @@ def values_by_agent(list agents, dict agent_to_player, list values):
     for agent in agents:
         out[agent] = values[<Py_ssize_t> agent_to_player[agent]]
     return out
+
+
+def rows_with_any(const int8_t[:, ::1] masks):
+    """The indices of the rows of ``masks`` with a non-zero entry (the players who act), ascending."""
+    cdef Py_ssize_t row, column
+    cdef list rows = []
+    for row in range(masks.shape[0]):
+        for column in range(masks.shape[1]):
+            if masks[row, column]:
+                rows.append(row)
+                break
+    return rows

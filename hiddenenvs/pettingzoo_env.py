@@ -55,8 +55,8 @@ Conventions (the same for every game):
   ``None`` or a non-negative integer, an unknown agent given to ``observe``, an unknown
   agent key in a parallel ``step``, a missing action of an agent that must act, and a
   parallel ``step`` before ``reset`` a ``ValueError``;
-- action masks are shared read-only arrays (one per distinct legal set, cached): copy one
-  before writing into it.
+- action masks are read-only arrays, shared (one per distinct legal set, cached) or made
+  fresh by the state in C (see Speed): copy one before writing into it.
 
 Speed: ``make`` wraps the AEC env in :class:`FastOrderEnforcingWrapper`, a subclass of
 PettingZoo's ``OrderEnforcingWrapper`` with the same checks and errors whose per-step
@@ -68,7 +68,11 @@ compiled loops (``hiddenenvs/_adapters.pyx``), one pass over the agents each. A 
 offer every player's data as one array, which the parallel env then slices instead of
 asking player by player: ``legal_actions_masks()`` (players, actions) and
 ``information_state_tensors()`` / ``observation_tensors()`` (players, ...), e.g. the
-combat sim's fighters.
+combat sim's fighters. At simultaneous nodes a state may also hand out read-only masks
+made in C, ``read_only_legal_actions_mask(player)`` for the AEC env and a read-only int8
+``legal_actions_masks()`` the parallel env uses as it is (Goofspiel's hands: thousands of
+distinct legal sets, which a cache keyed by the legal tuple kept missing); the AEC env
+checks an action against the mask the agent was shown.
 """
 
 from __future__ import annotations
@@ -88,7 +92,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
     AECOrderEnforcingIterator,
 )
 
-from hiddenenvs._adapters import accept_legal_actions, observation_dicts, values_by_agent
+from hiddenenvs._adapters import accept_legal_actions, observation_dicts, rows_with_any, values_by_agent
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
@@ -195,7 +199,12 @@ class _GameEnvBase:
         # player by player.
         self._tensors_of_all = getattr(state_class, f"{observation_type}_tensors", None)
         self._may_finish_early = state_class.finished_players is not State.finished_players
+        # A state may offer read-only masks made in C at simultaneous nodes (Goofspiel's
+        # hands): a fresh one costs less than building and hashing the legal set's tuple for
+        # the cache, which thousands of distinct sets keep missing.
+        self._state_mask_of = getattr(state_class, "read_only_legal_actions_mask", None)
         self._num_players = info.num_players
+        self._num_actions = info.num_distinct_actions
         self._no_action_mask = self._read_only_mask(())
         self._mask_of_legal = lru_cache(maxsize=MASK_CACHE_SIZE)(self._read_only_mask)
 
@@ -403,14 +412,21 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         if agent == self.agent_selection:
             mask = self._selection_mask
             if mask is None:
-                mask = self._selection_mask = (
-                    self._no_action_mask if self.state.current_player() == TERMINAL
-                    else self._mask_of_legal(tuple(self._legal_actions_of_selection()))
-                )
+                current_player = self.state.current_player()
+                if current_player == TERMINAL:
+                    mask = self._no_action_mask
+                elif current_player == SIMULTANEOUS and self._state_mask_of is not None:
+                    mask = self._state_mask_of(self.state, player)
+                else:
+                    mask = self._mask_of_legal(tuple(self._legal_actions_of_selection()))
+                self._selection_mask = mask
             return mask
         if player in self._waiting:  # a simultaneous node: a later mover's turn is coming
+            if self._state_mask_of is not None:
+                return self._state_mask_of(self.state, player)
             return self._mask_of_legal(tuple(self.state.legal_actions(player)))
         return self._no_action_mask
+
 
     def observe(self, agent):
         try:
@@ -439,19 +455,20 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             self._was_dead_step(action)
             self._selection_legal = self._selection_mask = None
             return
-        legal = self._selection_legal
-        if legal is None:
-            legal = self._legal_actions_of_selection()
-        if type(action) is int and action in legal:  # the usual case, checked first
+        mask = self._selection_mask  # set when last() or observe() showed the selection its mask
+        if (mask is not None and type(action) is int and 0 <= action < self._num_actions
+                and mask[action]):  # the usual case, checked first against what the agent saw
             if self._illegal_reports:
                 self._illegal_reports.pop(agent, None)
-        elif action is None or self._integer_action(agent, action) not in legal:
-            if legal or self.state.current_player() != SIMULTANEOUS:
-                action = self._played_for_illegal(agent, action, legal, self._illegal_reports)
-            else:  # no legal action at a simultaneous node: asked for the cycle, ignored
-                action = -1
-        elif self._illegal_reports:
-            self._illegal_reports.pop(agent, None)
+        else:
+            legal = self._legal_actions_of_selection()
+            if action is None or self._integer_action(agent, action) not in legal:
+                if legal or self.state.current_player() != SIMULTANEOUS:
+                    action = self._played_for_illegal(agent, action, legal, self._illegal_reports)
+                else:  # no legal action at a simultaneous node: asked for the cycle, ignored
+                    action = -1
+            elif self._illegal_reports:
+                self._illegal_reports.pop(agent, None)
         action = int(action)
         self._cumulative_rewards[agent] = 0.0
         rewards = self.rewards
@@ -472,12 +489,20 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         else:
             state._apply_action(action)  # validated above
         player = state.current_player()
-        if player >= 0 and self._terminal_rewards_only and not self._may_finish_early:
-            # Decision node to decision node, nothing paid, nobody out: what
-            # _after_transition(None) does in that case, without its general tests.
+        if (self._terminal_rewards_only and not self._may_finish_early
+                and (player >= 0 or (player == SIMULTANEOUS and state.movers()))):
+            # To a decision node, or a simultaneous node where someone chooses; nothing paid,
+            # nobody out: what _after_transition(None) does in that case, without its
+            # general tests.
             self._selection_legal = self._selection_mask = None
-            self._to_act = [player]
-            self._waiting = _NOBODY
+            if player >= 0:
+                self._to_act = [player]
+                self._waiting = _NOBODY
+            else:
+                self._to_act = list(range(self._num_players))
+                self._waiting = frozenset(self._to_act)
+                self._pending_joint = [-1] * self._num_players
+                player = 0
             self.agent_selection = self.possible_agents[player]
             if self._infos_in_use:
                 self._refresh_infos()
@@ -524,8 +549,9 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         out its rows and ``step`` checks each actor's action against its row (one lookup
         per actor, cheaper than array passes for a handful of players and a small share
         of a 160-fighter tick). A state may provide ``legal_actions_masks()`` (all
-        players' masks in one array, e.g. the combat sim's 160 fighters); otherwise the
-        masks come from ``legal_actions`` player by player.
+        players' masks in one array, e.g. the combat sim's 160 fighters, or Goofspiel's
+        hands as a fresh read-only int8 array, used as it is); otherwise the masks come from
+        ``legal_actions`` player by player.
         """
         if self._masks is not None:
             return self._masks
@@ -533,8 +559,13 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         current_player = state.current_player()
         masks_of_all = getattr(state, "legal_actions_masks", None)
         if current_player == SIMULTANEOUS and masks_of_all is not None:
-            masks = np.array(masks_of_all(), dtype=np.int8)
-            self._actors = np.flatnonzero(masks.any(axis=1)).tolist()
+            masks = masks_of_all()
+            # Used as given when read-only C-ordered int8, made fresh for this node (Goofspiel's);
+            # else copied, since a state may share its array with clones (combat's).
+            if masks.dtype != np.int8 or masks.flags.writeable or not masks.flags.c_contiguous:
+                masks = np.array(masks, dtype=np.int8)
+                masks.flags.writeable = False
+            self._actors = rows_with_any(masks)
         else:
             masks = np.zeros((self._num_players, self.game.info.num_distinct_actions), np.int8)
             if current_player == SIMULTANEOUS:
@@ -547,7 +578,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
                 if legal:
                     masks[player, legal] = 1
                     self._actors.append(player)
-        masks.flags.writeable = False
+            masks.flags.writeable = False
         self._masks = masks
         return masks
 
@@ -646,11 +677,15 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
             state._apply_actions(joint)  # validated above
         else:
             state._apply_action(joint[player])
-        step_rewards = self._add_rewards(None)
-        if state.current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
-            more_rewards = self._resolve_automatic_nodes()
-            if more_rewards is not None:
-                step_rewards = more_rewards if step_rewards is None else step_rewards + more_rewards
+        player = state.current_player()
+        if player == SIMULTANEOUS and self._terminal_rewards_only and state.movers():
+            step_rewards = None  # to the next choices: nothing paid, no automatic node to play
+        else:
+            step_rewards = self._add_rewards(None)
+            if player < 0:  # chance, simultaneous or terminal: maybe automatic
+                more_rewards = self._resolve_automatic_nodes()
+                if more_rewards is not None:
+                    step_rewards = more_rewards if step_rewards is None else step_rewards + more_rewards
         agents = self.agents
         if step_rewards is None:
             rewards = dict.fromkeys(agents, 0.0)

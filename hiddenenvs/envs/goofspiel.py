@@ -24,6 +24,12 @@ In II-Goofspiel (``imp_info=True``; Lisy, Lanctot & Bowling 2015) a player learn
 who won each round, never the opponent's bid. Its information sets are exact: every
 opponent bid sequence consistent with the observed winners, given the player's own bids.
 
+Speed: the state is a compiled core (``hiddenenvs/envs/_goofspiel.pyx``): cards, bids,
+hands and deck in one small C buffer, moves, legal actions and masks, returns, clones and
+the tensors (written straight into float32 arrays) in C; keys and ``history()`` are built
+only when asked. ``information_state_tensors()`` / ``observation_tensors()`` and
+``legal_actions_masks()`` give both players' at once, for the parallel env.
+
 Exact analysis: the game supplies its own vectorised tree builder (``build_game_tree``,
 used by ``GameTree.build``), which enumerates Goofspiel(5) with a random deck (3.3
 million histories, 0.9 million information sets) in seconds.
@@ -88,8 +94,8 @@ import itertools
 
 import numpy as np
 
-from hiddenenvs._encoding import float32_ones_at
 from hiddenenvs.beliefs import action_probability_function
+from hiddenenvs.envs._goofspiel import GoofspielCore
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
@@ -106,8 +112,6 @@ from hiddenenvs.game import (
 
 POINTS_ORDERS = ("ascending", "descending", "random")
 RETURNS_TYPES = ("win_loss", "point_difference")
-WIN, LOSS, TIE = 1, -1, 0
-_RESULT_INDEX = {WIN: 0, LOSS: 1, TIE: 2}
 
 
 def _sign(value: int) -> int:
@@ -225,197 +229,150 @@ class GoofspielGame(Game):
 
 
 class GoofspielState(State):
-    __slots__ = ("point_cards", "bids", "scores", "hands", "deck", "phase", "round_ones")
+    """A Goofspiel history; its rules, keys and tensors are compiled
+    (:class:`hiddenenvs.envs._goofspiel.GoofspielCore`)."""
+
+    __slots__ = ("core", "phase")
 
     def __init__(self, game):
         self.game = game
-        cards = range(1, game.num_cards + 1)
-        self.point_cards: list[int] = []  # revealed point values, one per round begun
-        self.bids: tuple[list[int], list[int]] = ([], [])  # card ranks bid by each player
-        self.scores = [0, 0]
-        self.hands = (list(cards), list(cards))  # card ranks not yet bid, ascending
-        self.deck = list(cards)  # point values not yet revealed, ascending
-        self.phase = CHANCE  # the current player: CHANCE, SIMULTANEOUS or TERMINAL
-        # Per player, where the information-state tensor has ones for the rounds played,
-        # grown as rounds are scored so that the tensor costs no loop over past rounds.
-        self.round_ones: tuple[list[int], list[int]] = ([], [])
-        self._begin_round()
+        self.core = GoofspielCore(game.num_cards, game.fixed_points, game.imp_info)
+        self.phase = self.core.phase  # the current player: CHANCE, SIMULTANEOUS or TERMINAL
 
     def clone(self):
         other = GoofspielState.__new__(GoofspielState)
         other.game = self.game
-        other.point_cards = self.point_cards[:]
-        other.bids = (self.bids[0][:], self.bids[1][:])
-        other.scores = self.scores[:]
-        other.hands = (self.hands[0][:], self.hands[1][:])
-        other.deck = self.deck[:]
+        other.core = self.core.clone()
         other.phase = self.phase
-        other.round_ones = (self.round_ones[0][:], self.round_ones[1][:])
         return other
 
-    # ---- rounds -------------------------------------------------------------------
-    def _begin_round(self) -> None:
-        """Reveal a fixed-order point card, or play the forced last round."""
-        game = self.game
-        played = len(self.bids[0])
-        if played == game.num_cards - 1:
-            self._reveal(self.deck[0])
-            self._score_round(self.hands[0][0], self.hands[1][0])
-        elif game.fixed_points is not None:
-            self._reveal(game.fixed_points[played])
+    # ---- the state's contents, as lists (card ranks and point values 1..N) --------------
+    @property
+    def point_cards(self) -> list[int]:
+        """The revealed point values, one per round begun."""
+        return self.core.point_cards()
 
-    def _reveal(self, point: int) -> None:
-        self.point_cards.append(point)
-        self.deck.remove(point)
-        self.phase = SIMULTANEOUS
+    @property
+    def bids(self) -> tuple[list[int], list[int]]:
+        """The card ranks each player bid, round by round."""
+        return self.core.bid_ranks(0), self.core.bid_ranks(1)
 
-    def _score_round(self, bid_0: int, bid_1: int) -> None:
-        self.bids[0].append(bid_0)
-        self.bids[1].append(bid_1)
-        self.hands[0].remove(bid_0)
-        self.hands[1].remove(bid_1)
-        if bid_0 != bid_1:
-            self.scores[0 if bid_0 > bid_1 else 1] += self.point_cards[-1]
-        game, round_index = self.game, len(self.bids[0]) - 1
-        n, base = game.num_cards, 2 + 2 * game.num_cards + round_index * game.round_block
-        for player, (mine, theirs) in enumerate(((bid_0, bid_1), (bid_1, bid_0))):
-            seen = _RESULT_INDEX[self._result(player, round_index)] if game.imp_info else theirs - 1
-            self.round_ones[player].extend((base + self.point_cards[-1] - 1, base + n + mine - 1, base + 2 * n + seen))
-        self.phase = TERMINAL if len(self.bids[0]) == self.game.num_cards else CHANCE
+    @property
+    def hands(self) -> tuple[list[int], list[int]]:
+        """The card ranks each player still holds, ascending."""
+        return self.core.hand_ranks(0), self.core.hand_ranks(1)
+
+    @property
+    def deck(self) -> list[int]:
+        """The point values not yet revealed, ascending."""
+        return self.core.deck_ranks()
+
+    @property
+    def scores(self) -> list[int]:
+        return self.core.score_list()
 
     def current_player(self):
         return self.phase
 
     def movers(self):
         # Both players bid at every simultaneous node: the one-card last round plays
-        # itself (_begin_round), so each hand holds two cards or more here.
+        # itself, so each hand holds two cards or more here.
         return [0, 1] if self.phase == SIMULTANEOUS else []
 
     def legal_actions(self, player=None):
-        current = self.current_player()
-        if current == CHANCE:
-            return [] if player is not None else [card - 1 for card in self.deck]
-        if current == TERMINAL:
-            return []
-        if player is None:
-            raise ValueError(f"{self.game.NAME}: simultaneous node; name the player")
-        return [card - 1 for card in self.hands[player]]
+        phase = self.phase
+        if phase == SIMULTANEOUS:
+            if player is None:
+                raise ValueError(f"{self.game.NAME}: simultaneous node; name the player")
+            return self.core.hand_actions(player)
+        if phase == CHANCE and player is None:
+            return self.core.deck_actions()
+        return []
+
+    def legal_actions_mask(self, player=None):
+        if self.phase == SIMULTANEOUS and player is not None:
+            return self.core.hand_mask(player)
+        return super().legal_actions_mask(player)
+
+    def read_only_legal_actions_mask(self, player):
+        """``legal_actions_mask(player)`` at a simultaneous node as a read-only array, made
+        so in C: the PettingZoo AEC env hands it out as is."""
+        return self.core.hand_mask(player, False)
+
+    def legal_actions_masks(self):
+        """``(2, N)`` int8, both players' masks at a simultaneous node (for the parallel env):
+        a fresh read-only array, made so in C."""
+        return self.core.hand_masks(False)
 
     def chance_outcomes(self):
-        if self.current_player() != CHANCE:
+        if self.phase != CHANCE:
             return super().chance_outcomes()
-        remaining = self.deck
-        return [(card - 1, 1.0 / len(remaining)) for card in remaining]
+        remaining = self.core.deck_actions()
+        return [(action, 1.0 / len(remaining)) for action in remaining]
+
+    def apply_actions(self, joint):
+        # Two ints naming cards in hand play at once; anything else takes the validated
+        # path of the base class, which names what is wrong.
+        if len(joint) == 2 and self.core.play_if_legal(joint[0], joint[1]):
+            self.phase = self.core.phase
+        else:
+            super().apply_actions(joint)
 
     def _apply_action(self, action):
-        self._reveal(action + 1)
+        self.core.reveal(action)
+        self.phase = self.core.phase
 
     def _apply_actions(self, joint):
-        self._score_round(joint[0] + 1, joint[1] + 1)
-        if self.phase != TERMINAL:
-            self._begin_round()
+        core = self.core
+        core.play(joint[0], joint[1])
+        self.phase = core.phase
 
     # ---- outcome ------------------------------------------------------------------
     def returns(self):
-        if not self.is_terminal():
+        if self.phase != TERMINAL:
             return np.zeros(2)
-        difference = self.scores[0] - self.scores[1]
+        difference = self.core.point_difference()
         if not self.game.point_difference:
-            difference = np.sign(difference)
+            difference = _sign(difference)
         return np.array([difference, -difference], dtype=np.float64)
 
     # ---- what players know ----------------------------------------------------------
-    def _result(self, player: int, round_index: int) -> int:
-        mine, theirs = self.bids[player][round_index], self.bids[1 - player][round_index]
-        return WIN if mine > theirs else LOSS if mine < theirs else TIE
-
     def history(self):
-        decided = self.game.num_cards - 1  # the last round plays itself
-        entries = []
-        for round_index, point in enumerate(self.point_cards[:decided]):
-            if self.game.fixed_points is None:
-                entries.append(point - 1)
-            if round_index < len(self.bids[0]):
-                entries.append((self.bids[0][round_index] - 1, self.bids[1][round_index] - 1))
-        return tuple(entries)
-
-    def _round_public(self, round_index: int):
-        bid_0, bid_1 = self.bids[0][round_index], self.bids[1][round_index]
-        return _sign(bid_0 - bid_1) if self.game.imp_info else (bid_0, bid_1)
+        return self.core.history()
 
     def public_state_key(self):
-        entries = []
-        for round_index, point in enumerate(self.point_cards):
-            entries.append(point)
-            if round_index < len(self.bids[0]):
-                entries.append(self._round_public(round_index))
-        return tuple(entries)
+        return self.core.public_state_key()
 
     def information_state_key(self, player):
-        imp_info = self.game.imp_info
-        entries = []
-        for round_index, point in enumerate(self.point_cards):
-            entries.append((point, None))
-            if round_index < len(self.bids[0]):
-                private = self.bids[player][round_index] if imp_info else None
-                entries.append((self._round_public(round_index), private))
-        return tuple(entries)
+        return self.core.information_state_key(player)
 
     def public_observation_tensor(self):
-        game = self.game
-        n = game.num_cards
-        block = n + (3 if game.imp_info else 2 * n)
-        tensor = np.zeros(game.info.public_observation_tensor_shape, dtype=np.float32)
-        for round_index, point in enumerate(self.point_cards):
-            base = round_index * block
-            tensor[base + point - 1] = 1
-            if round_index < len(self.bids[0]):
-                if game.imp_info:
-                    tensor[base + n + _RESULT_INDEX[self._result(0, round_index)]] = 1
-                else:
-                    tensor[base + n + self.bids[0][round_index] - 1] = 1
-                    tensor[base + 2 * n + self.bids[1][round_index] - 1] = 1
-        return tensor
+        return self.core.public_observation_tensor()
 
     def information_state_tensor(self, player):
-        game = self.game
-        n = game.num_cards
-        # The ones' indices, gathered in a list and written in one compiled call: numpy's
-        # per-element writes, or its fancy indexing with a list, cost more than the rest of
-        # a step.
-        ones = [player]
-        if len(self.point_cards) > len(self.bids[0]):
-            ones.append(1 + self.point_cards[-1])
-        ones += [1 + n + card for card in self.hands[player]]
-        ones += self.round_ones[player]
-        return float32_ones_at(game.info.information_state_tensor_shape, ones)
+        return self.core.information_state_tensor(player)
+
+    def information_state_tensors(self):
+        """``(2, size)``: both players' information-state tensors (for the parallel env)."""
+        return self.core.information_state_tensors()
 
     def observation_tensor(self, player):
-        game = self.game
-        n = game.num_cards
-        tensor = np.zeros(game.info.observation_tensor_shape, dtype=np.float32)
-        tensor[player] = 1
-        if len(self.point_cards) > len(self.bids[0]):
-            tensor[1 + self.point_cards[-1]] = 1
-        for card in self.hands[player]:
-            tensor[1 + n + card] = 1
-        if not game.imp_info:
-            for card in self.hands[1 - player]:
-                tensor[1 + 2 * n + card] = 1
-        for card in self.deck:
-            tensor[1 + 3 * n + card] = 1
-        tensor[2 + 4 * n] = self.scores[player] / game.total_points
-        tensor[3 + 4 * n] = self.scores[1 - player] / game.total_points
-        return tensor
+        return self.core.observation_tensor(player)
+
+    def observation_tensors(self):
+        """``(2, size)``: both players' observation tensors (for the parallel env)."""
+        return self.core.observation_tensors()
 
     def __str__(self):
         n = self.game.num_cards
+        point_cards, bids, hands = self.point_cards, self.bids, self.hands
+        scores = self.scores
         lines = [
-            f"round {min(len(self.point_cards), n)}/{n} | point cards: "
-            + (" ".join(map(str, self.point_cards)) or "-"),
-            f"player_0 bids: {' '.join(map(str, self.bids[0])) or '-'} | hand: {' '.join(map(str, self.hands[0])) or '-'}",
-            f"player_1 bids: {' '.join(map(str, self.bids[1])) or '-'} | hand: {' '.join(map(str, self.hands[1])) or '-'}",
-            f"points: {self.scores[0]} - {self.scores[1]}",
+            f"round {min(len(point_cards), n)}/{n} | point cards: "
+            + (" ".join(map(str, point_cards)) or "-"),
+            f"player_0 bids: {' '.join(map(str, bids[0])) or '-'} | hand: {' '.join(map(str, hands[0])) or '-'}",
+            f"player_1 bids: {' '.join(map(str, bids[1])) or '-'} | hand: {' '.join(map(str, hands[1])) or '-'}",
+            f"points: {scores[0]} - {scores[1]}",
         ]
         if self.is_terminal():
             lines[-1] += f" | returns: {self.returns().tolist()}"
