@@ -25,7 +25,9 @@ instead (the issue's "beyond the paper (a)"):
   (``sampler="posterior"``; GDL-II: forward filter, backward sampling; weight = count),
   or from the paper's own forward sampler with its invalid-state cache and policy-biased
   normalised proposals (``sampler="proposal"``, :class:`ProposalSampler`), each weighted
-  by p_model / q_proposal.
+  by p_model / q_proposal, or from the paper's evaluation-mode sampler (shuffled child
+  lists, reach probabilities stored per node: ``sampler="evaluation"``,
+  :class:`EvaluationSampler`), the distinct draws weighted by their reach.
 - **One information set per role over them.** Every node of the subgame keeps the
   players' real ``information_state_key``, so the searcher's decision is a single
   information set spanning all root histories: the policy is a best response to the
@@ -63,9 +65,7 @@ The paper's training loop (Alg. 1) is :class:`ReBeLLearner` (trainer ``rebel``):
 shared-trunk value/policy network (:class:`ReBeLNetwork`) over the propnet state.
 Frontier values per public belief state instead of per history (ReBeL's value network,
 recomputed at every CFR iteration): ``pbs_value``, :mod:`agents.rebel_pbs`. Not here yet
-(see the README, Trainers, ReBeL): the paper's evaluation-mode sampler (shuffled
-joint-move lists with stored reach probabilities) and beliefs over public states too
-large to enumerate.
+(see the README, Trainers, ReBeL): beliefs over public states too large to enumerate.
 
 >>> import hiddenenvs
 >>> game = hiddenenvs.load_game("monty_hall")
@@ -107,7 +107,7 @@ from hiddenenvs.registry import load_game
 LeafValue = Callable[[list[State]], np.ndarray]
 Prior = Callable[[State, int], Any]
 RESOLVE_MODES = ("frontier", "decision", "gadget")
-SAMPLERS = ("posterior", "proposal")
+SAMPLERS = ("posterior", "proposal", "evaluation")
 # A finished solve: subgame tree, σ per infoset-action slot, depth, the public states cut,
 # the root histories with their beliefs.
 Solved = tuple[GameTree, np.ndarray, int, frozenset, list]
@@ -229,6 +229,79 @@ class ProposalSampler:
         if current != SIMULTANEOUS:
             return [(joint[current], p, q) for joint, p, q in joints]
         return joints
+
+
+class EvaluationSampler(ProposalSampler):
+    """The GDL-II paper's evaluation-mode sampler (S0 Sect. 3.2, "Evaluation Method").
+
+    The training sampler's policy-biased proposal and its invalid-state cache alone make
+    the sampled histories follow the proposal (or, unbiased, make every valid leaf
+    equally frequent: Monty Hall at 50%), not the play of "unknown other agents". The
+    paper's evaluation mode keeps the cache but stores on every node of the sampled tree
+    (i) the probability of reaching it from the root and (ii) the list of all its child
+    joint moves, shuffled when the node is first accessed: each later access takes the
+    next child of the list, so every child is explored exactly once, and only then does
+    the node choose its children by their conditional reach probabilities. Here:
+
+    - the reach ``π(h)`` is chance times the other players' ``model`` (uniform when None:
+      the paper's naïve sampler), the seat's own moves counting 1, stored per node;
+    - after its list is exhausted a node draws among the children not known invalid with
+      probability ∝ ``π(child | node)``; while exploring, each of the ``n`` children not
+      known invalid counts ``1/n`` (a systematic sample over the shuffled list);
+    - every consistent draw comes back with ``π(h) / q(h)``, ``q`` the probability the
+      pass chose it with, so the weighted frequencies estimate the posterior
+      ``π(h) / Σ π`` whatever the opponents played; :attr:`reach` holds ``π(h)`` of every
+      history drawn, so a set of distinct draws can be weighted exactly by its reach.
+
+    Passes restart from the root on a percept mismatch, as in :class:`ProposalSampler`.
+    """
+
+    def __init__(self, game: Game, player: int, information_state_key: tuple,
+                 model: Prior | None = None, max_passes: int = 100_000):
+        super().__init__(game, player, information_state_key, proposal=None, model=model, max_passes=max_passes)
+        # history -> [children (action, π(child | node), _), shuffled order, next position]
+        self.nodes: dict[tuple, list] = {}
+        self.reach: dict[tuple, float] = {(): 1.0}
+
+    def _pass(self, rng: np.random.Generator) -> tuple[tuple, float] | None:
+        state, history, chosen, known = self.game.new_initial_state(), (), 1.0, 0
+        while True:
+            key = state.information_state_key(self.player)
+            if key[known:] != self.target[known:len(key)]:
+                self._mark_invalid(history)
+                return None
+            if len(key) >= len(self.target):
+                if len(key) > len(self.target):
+                    self._mark_invalid(history)
+                    return None
+                return history, self.reach[history] / chosen
+            node = self.nodes.get(history)
+            if node is None:
+                children = self._children(state)
+                node = self.nodes[history] = [children, rng.permutation(len(children)), 0]
+            children, order, position = node
+            valid = [i for i in range(len(children)) if history + (children[i][0],) not in self.invalid]
+            if not valid:
+                self._mark_invalid(history)
+                return None
+            while position < len(order) and history + (children[order[position]][0],) in self.invalid:
+                position += 1
+            if position < len(order):  # exploring: the next child of the shuffled list
+                index = int(order[position])
+                node[2] = position + 1
+                chosen /= len(valid)
+            else:  # explored: by the conditional reach probabilities
+                probabilities = np.array([children[i][1] for i in valid])
+                if probabilities.sum() <= 0:  # the model never plays into what is left
+                    self._mark_invalid(history)
+                    return None
+                index = valid[draw_index(probabilities, rng)]
+                chosen *= children[index][1] / probabilities.sum()
+            action, probability, _ = children[index]
+            child = history + (action,)
+            self.reach.setdefault(child, self.reach[history] * probability)
+            state.apply_actions(action) if isinstance(action, tuple) else state.apply_action(action)
+            history, known = child, len(key)
 
 
 class ReBeLSearch:
@@ -516,9 +589,15 @@ class ReBeLSearch:
 
         ``sampler="posterior"``: the game's exact posterior sampler, weighted by count.
         ``sampler="proposal"``: the paper's forward sampler (:class:`ProposalSampler`),
-        weighted by p_model / q_proposal.
+        weighted by p_model / q_proposal. ``sampler="evaluation"``: the paper's evaluation
+        mode (:class:`EvaluationSampler`); the distinct histories drawn, each weighted by
+        its stored reach (the posterior restricted to what was drawn).
         """
-        if self.sampler == "proposal":
+        if self.sampler == "evaluation":
+            sampler = EvaluationSampler(self.game, view.player, view.information_state_key, self.prior)
+            draws = [(history, sampler.reach[history]) for history in
+                     dict.fromkeys(h for h, _ in sampler.sample(self.samples, self.rng))]
+        elif self.sampler == "proposal":
             draws = ProposalSampler(self.game, view.player, view.information_state_key, self.prior,
                                     self.prior).sample(self.samples, self.rng)
         else:
@@ -872,15 +951,17 @@ class ReBeLAgent(SearchAgent):
         return cls(game, int(state["player"]), seed=state["seed"], network=network, **state["options"])
 
 
-SPEC_OPTIONS = {"iterations": int, "depth": int, "rollouts": int, "samples": int, "resolve": str}
+SPEC_OPTIONS = {"iterations": int, "depth": int, "rollouts": int, "samples": int, "resolve": str, "sampler": str}
 
 
 @register_spec("rebel")
 def _build_agent(argument: str, game: Game, player: int, seed: int | None) -> ReBeLAgent:
     """``rebel:<iterations>`` (CFR+ iterations per solve, deepening to the node cap) or
     ``rebel:<seconds>s`` (deepening per move), with options ``iterations=``, ``depth=``
-    (max_depth), ``rollouts=``, ``samples=``, ``resolve=`` (frontier, decision, gadget):
-    ``rebel:1s,depth=2,rollouts=2,samples=16``, ``rebel:200,resolve=gadget``.
+    (max_depth), ``rollouts=``, ``samples=``, ``resolve=`` (frontier, decision, gadget),
+    ``sampler=`` (posterior, proposal, evaluation: who draws ``samples`` histories when a
+    public state is too large to enumerate):
+    ``rebel:1s,depth=2,rollouts=2,samples=16,sampler=evaluation``, ``rebel:200,resolve=gadget``.
     A trained agent is its file: ``runs/rebel_liars_dice/policy_player0.pt``."""
     iterations, seconds, options = parse_spec("rebel", argument, SPEC_OPTIONS)
     if iterations is None and seconds is None:
