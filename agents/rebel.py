@@ -94,7 +94,14 @@ from agents.base import Learner, SearchAgent, StepReport
 from agents.cfr import CFRSolver
 from agents.memories import CircularBuffer
 from agents.networks import mlp
-from agents.rebel_pbs import PBSValue, solve_with_pbs_values, zero_values
+from agents.rebel_pbs import (
+    PBSValue,
+    PBSValueNetwork,
+    self_play_examples,
+    solve_with_pbs_values,
+    train_step,
+    zero_values,
+)
 from agents.search import register_spec
 from agents.search.classic import GOAL_MAX, parse_spec, playout_goals
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
@@ -107,6 +114,7 @@ from hiddenenvs.registry import load_game
 LeafValue = Callable[[list[State]], np.ndarray]
 Prior = Callable[[State, int], Any]
 RESOLVE_MODES = ("frontier", "decision", "gadget")
+VALUE_KINDS = ("history", "pbs")
 SAMPLERS = ("posterior", "proposal", "evaluation")
 # A finished solve: subgame tree, σ per infoset-action slot, depth, the public states cut,
 # the root histories with their beliefs.
@@ -758,7 +766,11 @@ class NetworkGuide:
 class ReBeLConfig:
     """ReBeL trainer settings (the paper's Alg. 1 at a small scale)."""
 
-    hidden_size: int = 64  # trunk and policy-head width (the paper: 199 for blind tic-tac-toe)
+    # "history": the GDL-II paper's value/policy network over one history; "pbs": ReBeL
+    # proper's value network over public belief states (agents.rebel_pbs)
+    values: str = "history"
+    resolve: str = "frontier"  # the evaluation search's re-solving: frontier, decision, gadget
+    hidden_size: int = 64  # network width (the paper: 199 for blind tic-tac-toe)
     iterations: int = 50  # CFR+ iterations per subgame solve
     max_depth: int = 2  # public steps per subgame (the value network beyond)
     exploration: float = 0.1  # self-play moves: uniform with this probability, else σ
@@ -775,35 +787,70 @@ class ReBeLConfig:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         if not 0.0 <= self.exploration < 1.0:
             raise ConfigError(f"trainer.params.exploration must be in [0, 1), got {self.exploration}")
+        if self.values not in VALUE_KINDS:
+            raise ConfigError(f"trainer.params.values must be one of {VALUE_KINDS}, got {self.values!r}")
+        if self.resolve not in RESOLVE_MODES:
+            raise ConfigError(f"trainer.params.resolve must be one of {RESOLVE_MODES}, got {self.resolve!r}")
         if self.learning_rate <= 0:
             raise ConfigError(f"trainer.params.learning_rate must be positive, got {self.learning_rate}")
 
 
 class ReBeLLearner(Learner):
-    """The training loop (the paper's Alg. 1): self-play on the game model where every
-    decision is a subgame solve guided by the network; each solve adds, for every root
-    history h, the example (features(h), v(h) under σ for every role, σ at each mover's
-    information set); then ``batches_per_episode`` minibatches of squared value error plus
-    policy cross-entropy. One loop step is one self-play game.
+    """The training loop, one self-play game per loop step, in two kinds (``values``).
+
+    ``"history"``, the GDL-II paper's Alg. 1: self-play on the game model where every
+    decision is a subgame solve guided by the network (:class:`ReBeLNetwork`); each solve
+    adds, for every root history h, the example (features(h), v(h) under σ for every
+    role, σ at each mover's information set); then ``batches_per_episode`` minibatches of
+    squared value error plus policy cross-entropy.
+
+    ``"pbs"``, ReBeL proper (Brown et al. 2020, Alg. 1, value side;
+    :mod:`agents.rebel_pbs`): a self-play game over public belief states, each depth-
+    limited subgame solved with the PBS value network at its frontier, adds (root PBS,
+    information-set values averaged over the iterations) to a replay buffer, and the next
+    root is the frontier PBS reached by σ at a random iteration; then
+    ``batches_per_episode`` minibatches of squared error. The evaluation policy is the
+    search with the network at the frontier, re-solving as ``resolve`` says (``"gadget"``:
+    CFR-D's safe re-solving).
     """
 
     CONFIG_CLASS = ReBeLConfig
 
     def __init__(self, game: Game, config: ReBeLConfig, seed: int):
         super().__init__(game, config, seed)
+        from agents.config import ConfigError
+
+        if config.resolve == "gadget" and not game.info.is_two_player_zero_sum:
+            raise ConfigError(f"trainer.params.resolve: 'gadget' needs a two-player zero-sum game; "
+                              f"{game.spec} is not")
         torch.manual_seed(seed)
         info = game.info
         self.num_players, self.num_actions = info.num_players, info.num_distinct_actions
-        input_size = len(state_features(game.new_initial_state()))
-        self.network = ReBeLNetwork(input_size, self.num_players, self.num_actions, config.hidden_size)
+        self.pbs: PBSValue | None = None
+        if config.values == "pbs":
+            try:
+                self.pbs = PBSValue(game, hidden_size=config.hidden_size, seed=seed)
+            except ValueError as error:
+                raise ConfigError(f"trainer.params.values: 'pbs' on {game.spec}: {error}") from None
+            self.network = self.pbs.network
+            size = int(self.pbs.offsets[-1])  # private states, all roles
+            input_size = self.network.architecture["public_size"] + size
+            self.buffer = CircularBuffer(config.buffer_size, {
+                "features": ((input_size,), np.float32),
+                "target": ((size,), np.float32),
+                "mask": ((size,), np.float32),
+            })
+        else:
+            input_size = len(state_features(game.new_initial_state()))
+            self.network = ReBeLNetwork(input_size, self.num_players, self.num_actions, config.hidden_size)
+            self.buffer = CircularBuffer(config.buffer_size, {
+                "features": ((input_size,), np.float32),
+                "value": ((self.num_players,), np.float32),
+                "policy": ((self.num_players, self.num_actions), np.float32),
+                "has_policy": ((self.num_players,), np.float32),
+            })
+            self.guide = NetworkGuide(self.network, game)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
-        self.buffer = CircularBuffer(config.buffer_size, {
-            "features": ((input_size,), np.float32),
-            "value": ((self.num_players,), np.float32),
-            "policy": ((self.num_players, self.num_actions), np.float32),
-            "has_policy": ((self.num_players,), np.float32),
-        })
-        self.guide = NetworkGuide(self.network, game)
         self.rng = np.random.default_rng(seed)
         self.episodes = 0
 
@@ -811,10 +858,13 @@ class ReBeLLearner(Learner):
     def search_options(self) -> dict[str, Any]:
         return {"iterations": self.config.iterations, "max_depth": self.config.max_depth}
 
-    def search(self, seed: int) -> ReBeLSearch:
-        return ReBeLSearch(self.game, seed=seed, **self.search_options, **self.guide.search_options())
+    def search(self, seed: int, resolve: str = "frontier") -> ReBeLSearch:
+        guide = {"pbs_value": self.pbs} if self.pbs is not None else self.guide.search_options()
+        return ReBeLSearch(self.game, seed=seed, resolve=resolve, **self.search_options, **guide)
 
     def step(self, loop: Any) -> StepReport:
+        if self.pbs is not None:
+            return self._pbs_step()
         search = self.search(int(self.rng.integers(2**31)))
         state = self.game.new_initial_state()
         examples = 0
@@ -839,6 +889,19 @@ class ReBeLLearner(Learner):
         self.episodes += 1
         return StepReport(episodes=1, iterations=1, metrics={
             "loss": float(np.mean(losses)), "examples": float(examples), "buffer": float(len(self.buffer))})
+
+    def _pbs_step(self) -> StepReport:
+        config = self.config
+        examples = self_play_examples(self.pbs, self.rng, config.max_depth, config.iterations, config.exploration)
+        for features, target, mask in examples:
+            self.buffer.add(features=features, target=target, mask=mask)
+        losses = []
+        for _ in range(config.batches_per_episode):
+            batch = self.buffer.sample(config.batch_size, self.rng)
+            losses.append(train_step(self.pbs, self.optimizer, batch["features"], batch["target"], batch["mask"]))
+        self.episodes += 1
+        return StepReport(episodes=1, iterations=1, metrics={
+            "loss": float(np.mean(losses)), "examples": float(len(examples)), "buffer": float(len(self.buffer))})
 
     def _add_examples(self, solved: Solved) -> int:
         tree, slots, _, _, roots = solved
@@ -876,11 +939,12 @@ class ReBeLLearner(Learner):
 
     # ---- evaluation and checkpoints -------------------------------------------------------------
     def evaluation_agent(self, player: int) -> ReBeLAgent:
-        return ReBeLAgent(self.game, player, seed=self.seed, network=copy.deepcopy(self.network),
-                          **self.search_options)
+        network = {"pbs_network" if self.pbs is not None else "network": copy.deepcopy(self.network)}
+        return ReBeLAgent(self.game, player, seed=self.seed, resolve=self.config.resolve,
+                          **network, **self.search_options)
 
     def evaluation_policy(self, tree: GameTree) -> TabularPolicy:
-        return rebel_policy(self.search(self.seed), tree)
+        return rebel_policy(self.search(self.seed, self.config.resolve), tree)
 
     def state_dict(self) -> dict[str, Any]:
         return {"network": self.network.state_dict(), "optimizer": self.optimizer.state_dict(),
@@ -915,7 +979,9 @@ def rebel_exploitability(search: ReBeLSearch) -> float:
 
 
 class ReBeLAgent(SearchAgent):
-    """ReBeL search as a player, guided by a :class:`ReBeLNetwork` when given one.
+    """ReBeL search as a player, guided by a :class:`ReBeLNetwork` (per-history values and
+    CFR's starting policy) or a :class:`agents.rebel_pbs.PBSValueNetwork` (frontier values
+    per public belief state) when given one.
 
     Solves are kept across decisions and matches: with enumerated beliefs σ is a fixed
     function of the public state, so they stay valid. ``options`` are numbers for
@@ -924,11 +990,17 @@ class ReBeLAgent(SearchAgent):
     """
 
     def __init__(self, game: Game, player: int, seed: int | None = None,
-                 network: ReBeLNetwork | None = None, **options: Any):
+                 network: ReBeLNetwork | None = None, pbs_network: PBSValueNetwork | None = None,
+                 **options: Any):
         super().__init__(game.info.num_distinct_actions, seed)
+        if network is not None and pbs_network is not None:
+            raise ValueError("give a ReBeLNetwork (network) or a PBSValueNetwork (pbs_network), not both")
         self.game, self.player, self.network, self.options = game, player, network, options
+        self.pbs_network = pbs_network
         self.seed = seed
         guided = NetworkGuide(network, game).search_options() if network is not None else {}
+        if pbs_network is not None:
+            guided = {"pbs_value": PBSValue(game, pbs_network)}
         self.search = ReBeLSearch(game, seed=int(self.rng.integers(2**31)), **options, **guided)
 
     def search_policy(self, view: SeatView) -> np.ndarray:
@@ -940,15 +1012,21 @@ class ReBeLAgent(SearchAgent):
         if self.network is not None:
             state["architecture"] = dict(self.network.architecture)
             state["weights"] = self.network.state_dict()
+        if self.pbs_network is not None:
+            state["pbs_architecture"] = dict(self.pbs_network.architecture)
+            state["pbs_weights"] = self.pbs_network.state_dict()
         return state
 
     @classmethod
     def from_state_dict(cls, state: dict[str, Any]) -> ReBeLAgent:
-        network = None
+        network = pbs_network = None
         if "weights" in state:
             network = ReBeLNetwork.from_state_dict(state["architecture"], state["weights"])
+        if "pbs_weights" in state:
+            pbs_network = PBSValueNetwork.from_state_dict(state["pbs_architecture"], state["pbs_weights"])
         game = load_game(GameSpec.from_dict(state["game"]))
-        return cls(game, int(state["player"]), seed=state["seed"], network=network, **state["options"])
+        return cls(game, int(state["player"]), seed=state["seed"], network=network, pbs_network=pbs_network,
+                   **state["options"])
 
 
 SPEC_OPTIONS = {"iterations": int, "depth": int, "rollouts": int, "samples": int, "resolve": str, "sampler": str}
