@@ -64,7 +64,9 @@ small game for exact exploitability (``hiddenenvs.analysis``).
 The paper's training loop (Alg. 1) is :class:`ReBeLLearner` (trainer ``rebel``): a
 shared-trunk value/policy network (:class:`ReBeLNetwork`) over the propnet state.
 Frontier values per public belief state instead of per history (ReBeL's value network,
-recomputed at every CFR iteration): ``pbs_value``, :mod:`agents.rebel_pbs`. Not here yet
+recomputed at every CFR iteration): ``pbs_value``, :mod:`agents.rebel_pbs`, trained
+through the loop by ``ReBeLLearner`` with ``values: pbs`` (ReBeL's Alg. 1, value side),
+its evaluation search re-solving as ``resolve`` says (``gadget``: CFR-D). Not here yet
 (see the README, Trainers, ReBeL): beliefs over public states too large to enumerate.
 
 >>> import hiddenenvs
