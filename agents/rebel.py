@@ -27,7 +27,12 @@ instead (the issue's "beyond the paper (a)"):
   normalised proposals (``sampler="proposal"``, :class:`ProposalSampler`), each weighted
   by p_model / q_proposal, or from the paper's evaluation-mode sampler (shuffled child
   lists, reach probabilities stored per node: ``sampler="evaluation"``,
-  :class:`EvaluationSampler`), the distinct draws weighted by their reach.
+  :class:`EvaluationSampler`), the distinct draws weighted by their reach. With
+  ``sampler="particles"`` the root is instead ``samples`` weighted particles over the
+  *public* state (:meth:`ReBeLSearch.particle_beliefs`: a resampling particle filter
+  with the same weights as the exact walk), one subgame per public state as with
+  enumeration, falling back to the posterior sampler for an information set the
+  particles missed.
 - **One information set per role over them.** Every node of the subgame keeps the
   players' real ``information_state_key``, so the searcher's decision is a single
   information set spanning all root histories: the policy is a best response to the
@@ -64,10 +69,11 @@ small game for exact exploitability (``hiddenenvs.analysis``).
 The paper's training loop (Alg. 1) is :class:`ReBeLLearner` (trainer ``rebel``): a
 shared-trunk value/policy network (:class:`ReBeLNetwork`) over the propnet state.
 Frontier values per public belief state instead of per history (ReBeL's value network,
-recomputed at every CFR iteration): ``pbs_value``, :mod:`agents.rebel_pbs`, trained
+recomputed at every CFR iteration): ``pbs_value``, :mod:`agents.rebel_pbs` (enumerated
+public states only), trained
 through the loop by ``ReBeLLearner`` with ``values: pbs`` (ReBeL's Alg. 1, value side),
 its evaluation search re-solving as ``resolve`` says (``gadget``: CFR-D). Not here yet
-(see the README, Trainers, ReBeL): beliefs over public states too large to enumerate.
+(see the README, Trainers, ReBeL): PBS values and the gadget over particle beliefs.
 
 >>> import hiddenenvs
 >>> game = hiddenenvs.load_game("monty_hall")
@@ -117,7 +123,7 @@ LeafValue = Callable[[list[State]], np.ndarray]
 Prior = Callable[[State, int], Any]
 RESOLVE_MODES = ("frontier", "decision", "gadget")
 VALUE_KINDS = ("history", "pbs")
-SAMPLERS = ("posterior", "proposal", "evaluation")
+SAMPLERS = ("posterior", "proposal", "evaluation", "particles")
 # A finished solve: subgame tree, σ per infoset-action slot, depth, the public states cut,
 # the root histories with their beliefs.
 Solved = tuple[GameTree, np.ndarray, int, frozenset, list]
@@ -399,7 +405,7 @@ class ReBeLSearch:
     def _infoset_policy(self, player: int, key: tuple, public_key: tuple, view: SeatView | None) -> dict[int, float]:
         """σ at ``(player, key)``; {} when the public state is too large to enumerate and no
         seat is given to sample for (beliefs then fall back to the prior)."""
-        solved = self._subgame_of(tuple(public_key), player)
+        solved = self._subgame_of(tuple(public_key), player) or self._solved.get(("particles", tuple(public_key)))
         if solved is None and view is not None:
             solved = self.subgame(view)
         if solved is None:
@@ -419,6 +425,14 @@ class ReBeLSearch:
                 f"{self.game.spec}: resolve='gadget' found no history of public state "
                 f"{tuple(view.public_state_key)!r} in the previous subgame (too large to enumerate?)"
             )
+        if solved is None and self.sampler == "particles":
+            particles_key = ("particles", tuple(view.public_state_key))
+            if particles_key not in self._solved:
+                self._solved[particles_key] = self._solve(view.public_state_key,
+                                                          self.particle_beliefs(view.public_state_key))
+            solved = self._solved[particles_key]
+            if solved is not None and (view.player, tuple(view.information_state_key)) not in solved[0].infoset_index:
+                solved = None  # the particles missed the seat's own information set
         if solved is None:
             # Sampled beliefs depend on the seat's own information: cached per information set.
             sampled_key = ("sampled", view.player, tuple(view.information_state_key))
@@ -593,6 +607,50 @@ class ReBeLSearch:
             raise ValueError(f"{self.game.spec}: no history has the public state {target!r}")
         total = sum(w for _, w in found)
         return [(state, w / total) for state, w in found]
+
+    def particle_beliefs(self, public_key: tuple) -> list[tuple[State, float]]:
+        """At most ``samples`` weighted histories for a public state too large to enumerate:
+        a sequential-importance-resampling particle filter over the public belief state.
+
+        Particles start at the root and are expanded child by child, each weighted by
+        ``π_c · Π_q π_q`` under the trembled search policy (as :meth:`public_beliefs`),
+        children whose public state leaves ``public_key`` dropped; whenever the population
+        exceeds ``samples`` it is resampled systematically in proportion to the weights,
+        every survivor carrying an equal share of the total (duplicates merged), so the
+        weights stay unnormalised posterior masses and estimate ``b(h)`` consistently.
+        """
+        target = tuple(public_key)
+        num_players = self.game.info.num_players
+        probabilities_of = lambda state, player: self._belief_policy(state, player)  # noqa: E731
+        particles: list[tuple[State, float, bool]] = [(self.game.new_initial_state(), 1.0, False)]
+        while not all(done for _, _, done in particles):
+            grown = []
+            for state, weight, done in particles:
+                if done:
+                    grown.append((state, weight, True))
+                    continue
+                for action, child_weight in _children(state, -1, probabilities_of, num_players):
+                    if child_weight <= 0:
+                        continue
+                    child = state.clone()
+                    child.apply_actions(action) if isinstance(action, tuple) else child.apply_action(action)
+                    key = tuple(child.public_state_key())
+                    if key == target[:len(key)]:
+                        grown.append((child, weight * child_weight, len(key) == len(target)))
+            if not grown:
+                raise ValueError(f"{self.game.spec}: no history has the public state {target!r}")
+            particles = grown if len(grown) <= self.samples else self._resample(grown)
+        total = sum(w for _, w, _ in particles)
+        return [(state, w / total) for state, w, _ in particles]
+
+    def _resample(self, particles: list[tuple[State, float, bool]]) -> list[tuple[State, float, bool]]:
+        """Systematic resampling to ``samples`` draws of equal weight, duplicates merged."""
+        weights = np.array([w for _, w, _ in particles])
+        total = weights.sum()
+        positions = (self.rng.random() + np.arange(self.samples)) / self.samples
+        picks = np.minimum(np.searchsorted(np.cumsum(weights) / total, positions), len(particles) - 1)
+        counts = np.bincount(picks, minlength=len(particles))
+        return [(particles[i][0], total * counts[i] / self.samples, particles[i][2]) for i in np.flatnonzero(counts)]
 
     def sampled_beliefs(self, view: SeatView) -> list[tuple[State, float]]:
         """``samples`` histories for the seat's information set, with their weights.
