@@ -1097,8 +1097,8 @@ def _build_agent(argument: str, game: Game, player: int, seed: int | None) -> Re
     """``rebel:<iterations>`` (CFR+ iterations per solve, deepening to the node cap) or
     ``rebel:<seconds>s`` (deepening per move), with options ``iterations=``, ``depth=``
     (max_depth), ``rollouts=``, ``samples=``, ``resolve=`` (frontier, decision, gadget),
-    ``sampler=`` (posterior, proposal, evaluation: who draws ``samples`` histories when a
-    public state is too large to enumerate):
+    ``sampler=`` (posterior, proposal, evaluation, particles: who draws ``samples``
+    histories when a public state is too large to enumerate):
     ``rebel:1s,depth=2,rollouts=2,samples=16,sampler=evaluation``, ``rebel:200,resolve=gadget``.
     A trained agent is its file: ``runs/rebel_liars_dice/policy_player0.pt``."""
     iterations, seconds, options = parse_spec("rebel", argument, SPEC_OPTIONS)
