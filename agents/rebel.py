@@ -25,7 +25,14 @@ instead (the issue's "beyond the paper (a)"):
   (``sampler="posterior"``; GDL-II: forward filter, backward sampling; weight = count),
   or from the paper's own forward sampler with its invalid-state cache and policy-biased
   normalised proposals (``sampler="proposal"``, :class:`ProposalSampler`), each weighted
-  by p_model / q_proposal.
+  by p_model / q_proposal, or from the paper's evaluation-mode sampler (shuffled child
+  lists, reach probabilities stored per node: ``sampler="evaluation"``,
+  :class:`EvaluationSampler`), the distinct draws weighted by their reach. With
+  ``sampler="particles"`` the root is instead ``samples`` weighted particles over the
+  *public* state (:meth:`ReBeLSearch.particle_beliefs`: a resampling particle filter
+  with the same weights as the exact walk), one subgame per public state as with
+  enumeration, falling back to the posterior sampler for an information set the
+  particles missed.
 - **One information set per role over them.** Every node of the subgame keeps the
   players' real ``information_state_key``, so the searcher's decision is a single
   information set spanning all root histories: the policy is a best response to the
@@ -62,10 +69,11 @@ small game for exact exploitability (``hiddenenvs.analysis``).
 The paper's training loop (Alg. 1) is :class:`ReBeLLearner` (trainer ``rebel``): a
 shared-trunk value/policy network (:class:`ReBeLNetwork`) over the propnet state.
 Frontier values per public belief state instead of per history (ReBeL's value network,
-recomputed at every CFR iteration): ``pbs_value``, :mod:`agents.rebel_pbs`. Not here yet
-(see the README, Trainers, ReBeL): the paper's evaluation-mode sampler (shuffled
-joint-move lists with stored reach probabilities) and beliefs over public states too
-large to enumerate.
+recomputed at every CFR iteration): ``pbs_value``, :mod:`agents.rebel_pbs` (enumerated
+public states only), trained
+through the loop by ``ReBeLLearner`` with ``values: pbs`` (ReBeL's Alg. 1, value side),
+its evaluation search re-solving as ``resolve`` says (``gadget``: CFR-D). Not here yet
+(see the README, Trainers, ReBeL): PBS values and the gadget over particle beliefs.
 
 >>> import hiddenenvs
 >>> game = hiddenenvs.load_game("monty_hall")
@@ -94,7 +102,14 @@ from agents.base import Learner, SearchAgent, StepReport
 from agents.cfr import CFRSolver
 from agents.memories import CircularBuffer
 from agents.networks import mlp
-from agents.rebel_pbs import PBSValue, solve_with_pbs_values, zero_values
+from agents.rebel_pbs import (
+    PBSValue,
+    PBSValueNetwork,
+    self_play_examples,
+    solve_with_pbs_values,
+    train_step,
+    zero_values,
+)
 from agents.search import register_spec
 from agents.search.classic import GOAL_MAX, parse_spec, playout_goals
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
@@ -107,7 +122,8 @@ from hiddenenvs.registry import load_game
 LeafValue = Callable[[list[State]], np.ndarray]
 Prior = Callable[[State, int], Any]
 RESOLVE_MODES = ("frontier", "decision", "gadget")
-SAMPLERS = ("posterior", "proposal")
+VALUE_KINDS = ("history", "pbs")
+SAMPLERS = ("posterior", "proposal", "evaluation", "particles")
 # A finished solve: subgame tree, σ per infoset-action slot, depth, the public states cut,
 # the root histories with their beliefs.
 Solved = tuple[GameTree, np.ndarray, int, frozenset, list]
@@ -231,6 +247,79 @@ class ProposalSampler:
         return joints
 
 
+class EvaluationSampler(ProposalSampler):
+    """The GDL-II paper's evaluation-mode sampler (S0 Sect. 3.2, "Evaluation Method").
+
+    The training sampler's policy-biased proposal and its invalid-state cache alone make
+    the sampled histories follow the proposal (or, unbiased, make every valid leaf
+    equally frequent: Monty Hall at 50%), not the play of "unknown other agents". The
+    paper's evaluation mode keeps the cache but stores on every node of the sampled tree
+    (i) the probability of reaching it from the root and (ii) the list of all its child
+    joint moves, shuffled when the node is first accessed: each later access takes the
+    next child of the list, so every child is explored exactly once, and only then does
+    the node choose its children by their conditional reach probabilities. Here:
+
+    - the reach ``π(h)`` is chance times the other players' ``model`` (uniform when None:
+      the paper's naïve sampler), the seat's own moves counting 1, stored per node;
+    - after its list is exhausted a node draws among the children not known invalid with
+      probability ∝ ``π(child | node)``; while exploring, each of the ``n`` children not
+      known invalid counts ``1/n`` (a systematic sample over the shuffled list);
+    - every consistent draw comes back with ``π(h) / q(h)``, ``q`` the probability the
+      pass chose it with, so the weighted frequencies estimate the posterior
+      ``π(h) / Σ π`` whatever the opponents played; :attr:`reach` holds ``π(h)`` of every
+      history drawn, so a set of distinct draws can be weighted exactly by its reach.
+
+    Passes restart from the root on a percept mismatch, as in :class:`ProposalSampler`.
+    """
+
+    def __init__(self, game: Game, player: int, information_state_key: tuple,
+                 model: Prior | None = None, max_passes: int = 100_000):
+        super().__init__(game, player, information_state_key, proposal=None, model=model, max_passes=max_passes)
+        # history -> [children (action, π(child | node), _), shuffled order, next position]
+        self.nodes: dict[tuple, list] = {}
+        self.reach: dict[tuple, float] = {(): 1.0}
+
+    def _pass(self, rng: np.random.Generator) -> tuple[tuple, float] | None:
+        state, history, chosen, known = self.game.new_initial_state(), (), 1.0, 0
+        while True:
+            key = state.information_state_key(self.player)
+            if key[known:] != self.target[known:len(key)]:
+                self._mark_invalid(history)
+                return None
+            if len(key) >= len(self.target):
+                if len(key) > len(self.target):
+                    self._mark_invalid(history)
+                    return None
+                return history, self.reach[history] / chosen
+            node = self.nodes.get(history)
+            if node is None:
+                children = self._children(state)
+                node = self.nodes[history] = [children, rng.permutation(len(children)), 0]
+            children, order, position = node
+            valid = [i for i in range(len(children)) if history + (children[i][0],) not in self.invalid]
+            if not valid:
+                self._mark_invalid(history)
+                return None
+            while position < len(order) and history + (children[order[position]][0],) in self.invalid:
+                position += 1
+            if position < len(order):  # exploring: the next child of the shuffled list
+                index = int(order[position])
+                node[2] = position + 1
+                chosen /= len(valid)
+            else:  # explored: by the conditional reach probabilities
+                probabilities = np.array([children[i][1] for i in valid])
+                if probabilities.sum() <= 0:  # the model never plays into what is left
+                    self._mark_invalid(history)
+                    return None
+                index = valid[draw_index(probabilities, rng)]
+                chosen *= children[index][1] / probabilities.sum()
+            action, probability, _ = children[index]
+            child = history + (action,)
+            self.reach.setdefault(child, self.reach[history] * probability)
+            state.apply_actions(action) if isinstance(action, tuple) else state.apply_action(action)
+            history, known = child, len(key)
+
+
 class ReBeLSearch:
     """Belief-weighted depth-limited subgame solving, cached per public state.
 
@@ -316,7 +405,7 @@ class ReBeLSearch:
     def _infoset_policy(self, player: int, key: tuple, public_key: tuple, view: SeatView | None) -> dict[int, float]:
         """σ at ``(player, key)``; {} when the public state is too large to enumerate and no
         seat is given to sample for (beliefs then fall back to the prior)."""
-        solved = self._subgame_of(tuple(public_key), player)
+        solved = self._subgame_of(tuple(public_key), player) or self._solved.get(("particles", tuple(public_key)))
         if solved is None and view is not None:
             solved = self.subgame(view)
         if solved is None:
@@ -336,6 +425,14 @@ class ReBeLSearch:
                 f"{self.game.spec}: resolve='gadget' found no history of public state "
                 f"{tuple(view.public_state_key)!r} in the previous subgame (too large to enumerate?)"
             )
+        if solved is None and self.sampler == "particles":
+            particles_key = ("particles", tuple(view.public_state_key))
+            if particles_key not in self._solved:
+                self._solved[particles_key] = self._solve(view.public_state_key,
+                                                          self.particle_beliefs(view.public_state_key))
+            solved = self._solved[particles_key]
+            if solved is not None and (view.player, tuple(view.information_state_key)) not in solved[0].infoset_index:
+                solved = None  # the particles missed the seat's own information set
         if solved is None:
             # Sampled beliefs depend on the seat's own information: cached per information set.
             sampled_key = ("sampled", view.player, tuple(view.information_state_key))
@@ -511,14 +608,64 @@ class ReBeLSearch:
         total = sum(w for _, w in found)
         return [(state, w / total) for state, w in found]
 
+    def particle_beliefs(self, public_key: tuple) -> list[tuple[State, float]]:
+        """At most ``samples`` weighted histories for a public state too large to enumerate:
+        a sequential-importance-resampling particle filter over the public belief state.
+
+        Particles start at the root and are expanded child by child, each weighted by
+        ``π_c · Π_q π_q`` under the trembled search policy (as :meth:`public_beliefs`),
+        children whose public state leaves ``public_key`` dropped; whenever the population
+        exceeds ``samples`` it is resampled systematically in proportion to the weights,
+        every survivor carrying an equal share of the total (duplicates merged), so the
+        weights stay unnormalised posterior masses and estimate ``b(h)`` consistently.
+        """
+        target = tuple(public_key)
+        num_players = self.game.info.num_players
+        probabilities_of = lambda state, player: self._belief_policy(state, player)  # noqa: E731
+        particles: list[tuple[State, float, bool]] = [(self.game.new_initial_state(), 1.0, False)]
+        while not all(done for _, _, done in particles):
+            grown = []
+            for state, weight, done in particles:
+                if done:
+                    grown.append((state, weight, True))
+                    continue
+                for action, child_weight in _children(state, -1, probabilities_of, num_players):
+                    if child_weight <= 0:
+                        continue
+                    child = state.clone()
+                    child.apply_actions(action) if isinstance(action, tuple) else child.apply_action(action)
+                    key = tuple(child.public_state_key())
+                    if key == target[:len(key)]:
+                        grown.append((child, weight * child_weight, len(key) == len(target)))
+            if not grown:
+                raise ValueError(f"{self.game.spec}: no history has the public state {target!r}")
+            particles = grown if len(grown) <= self.samples else self._resample(grown)
+        total = sum(w for _, w, _ in particles)
+        return [(state, w / total) for state, w, _ in particles]
+
+    def _resample(self, particles: list[tuple[State, float, bool]]) -> list[tuple[State, float, bool]]:
+        """Systematic resampling to ``samples`` draws of equal weight, duplicates merged."""
+        weights = np.array([w for _, w, _ in particles])
+        total = weights.sum()
+        positions = (self.rng.random() + np.arange(self.samples)) / self.samples
+        picks = np.minimum(np.searchsorted(np.cumsum(weights) / total, positions), len(particles) - 1)
+        counts = np.bincount(picks, minlength=len(particles))
+        return [(particles[i][0], total * counts[i] / self.samples, particles[i][2]) for i in np.flatnonzero(counts)]
+
     def sampled_beliefs(self, view: SeatView) -> list[tuple[State, float]]:
         """``samples`` histories for the seat's information set, with their weights.
 
         ``sampler="posterior"``: the game's exact posterior sampler, weighted by count.
         ``sampler="proposal"``: the paper's forward sampler (:class:`ProposalSampler`),
-        weighted by p_model / q_proposal.
+        weighted by p_model / q_proposal. ``sampler="evaluation"``: the paper's evaluation
+        mode (:class:`EvaluationSampler`); the distinct histories drawn, each weighted by
+        its stored reach (the posterior restricted to what was drawn).
         """
-        if self.sampler == "proposal":
+        if self.sampler == "evaluation":
+            sampler = EvaluationSampler(self.game, view.player, view.information_state_key, self.prior)
+            draws = [(history, sampler.reach[history]) for history in
+                     dict.fromkeys(h for h, _ in sampler.sample(self.samples, self.rng))]
+        elif self.sampler == "proposal":
             draws = ProposalSampler(self.game, view.player, view.information_state_key, self.prior,
                                     self.prior).sample(self.samples, self.rng)
         else:
@@ -679,7 +826,11 @@ class NetworkGuide:
 class ReBeLConfig:
     """ReBeL trainer settings (the paper's Alg. 1 at a small scale)."""
 
-    hidden_size: int = 64  # trunk and policy-head width (the paper: 199 for blind tic-tac-toe)
+    # "history": the GDL-II paper's value/policy network over one history; "pbs": ReBeL
+    # proper's value network over public belief states (agents.rebel_pbs)
+    values: str = "history"
+    resolve: str = "frontier"  # the evaluation search's re-solving: frontier, decision, gadget
+    hidden_size: int = 64  # network width (the paper: 199 for blind tic-tac-toe)
     iterations: int = 50  # CFR+ iterations per subgame solve
     max_depth: int = 2  # public steps per subgame (the value network beyond)
     exploration: float = 0.1  # self-play moves: uniform with this probability, else σ
@@ -696,35 +847,70 @@ class ReBeLConfig:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         if not 0.0 <= self.exploration < 1.0:
             raise ConfigError(f"trainer.params.exploration must be in [0, 1), got {self.exploration}")
+        if self.values not in VALUE_KINDS:
+            raise ConfigError(f"trainer.params.values must be one of {VALUE_KINDS}, got {self.values!r}")
+        if self.resolve not in RESOLVE_MODES:
+            raise ConfigError(f"trainer.params.resolve must be one of {RESOLVE_MODES}, got {self.resolve!r}")
         if self.learning_rate <= 0:
             raise ConfigError(f"trainer.params.learning_rate must be positive, got {self.learning_rate}")
 
 
 class ReBeLLearner(Learner):
-    """The training loop (the paper's Alg. 1): self-play on the game model where every
-    decision is a subgame solve guided by the network; each solve adds, for every root
-    history h, the example (features(h), v(h) under σ for every role, σ at each mover's
-    information set); then ``batches_per_episode`` minibatches of squared value error plus
-    policy cross-entropy. One loop step is one self-play game.
+    """The training loop, one self-play game per loop step, in two kinds (``values``).
+
+    ``"history"``, the GDL-II paper's Alg. 1: self-play on the game model where every
+    decision is a subgame solve guided by the network (:class:`ReBeLNetwork`); each solve
+    adds, for every root history h, the example (features(h), v(h) under σ for every
+    role, σ at each mover's information set); then ``batches_per_episode`` minibatches of
+    squared value error plus policy cross-entropy.
+
+    ``"pbs"``, ReBeL proper (Brown et al. 2020, Alg. 1, value side;
+    :mod:`agents.rebel_pbs`): a self-play game over public belief states, each depth-
+    limited subgame solved with the PBS value network at its frontier, adds (root PBS,
+    information-set values averaged over the iterations) to a replay buffer, and the next
+    root is the frontier PBS reached by σ at a random iteration; then
+    ``batches_per_episode`` minibatches of squared error. The evaluation policy is the
+    search with the network at the frontier, re-solving as ``resolve`` says (``"gadget"``:
+    CFR-D's safe re-solving).
     """
 
     CONFIG_CLASS = ReBeLConfig
 
     def __init__(self, game: Game, config: ReBeLConfig, seed: int):
         super().__init__(game, config, seed)
+        from agents.config import ConfigError
+
+        if config.resolve == "gadget" and not game.info.is_two_player_zero_sum:
+            raise ConfigError(f"trainer.params.resolve: 'gadget' needs a two-player zero-sum game; "
+                              f"{game.spec} is not")
         torch.manual_seed(seed)
         info = game.info
         self.num_players, self.num_actions = info.num_players, info.num_distinct_actions
-        input_size = len(state_features(game.new_initial_state()))
-        self.network = ReBeLNetwork(input_size, self.num_players, self.num_actions, config.hidden_size)
+        self.pbs: PBSValue | None = None
+        if config.values == "pbs":
+            try:
+                self.pbs = PBSValue(game, hidden_size=config.hidden_size, seed=seed)
+            except ValueError as error:
+                raise ConfigError(f"trainer.params.values: 'pbs' on {game.spec}: {error}") from None
+            self.network = self.pbs.network
+            size = int(self.pbs.offsets[-1])  # private states, all roles
+            input_size = self.network.architecture["public_size"] + size
+            self.buffer = CircularBuffer(config.buffer_size, {
+                "features": ((input_size,), np.float32),
+                "target": ((size,), np.float32),
+                "mask": ((size,), np.float32),
+            })
+        else:
+            input_size = len(state_features(game.new_initial_state()))
+            self.network = ReBeLNetwork(input_size, self.num_players, self.num_actions, config.hidden_size)
+            self.buffer = CircularBuffer(config.buffer_size, {
+                "features": ((input_size,), np.float32),
+                "value": ((self.num_players,), np.float32),
+                "policy": ((self.num_players, self.num_actions), np.float32),
+                "has_policy": ((self.num_players,), np.float32),
+            })
+            self.guide = NetworkGuide(self.network, game)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
-        self.buffer = CircularBuffer(config.buffer_size, {
-            "features": ((input_size,), np.float32),
-            "value": ((self.num_players,), np.float32),
-            "policy": ((self.num_players, self.num_actions), np.float32),
-            "has_policy": ((self.num_players,), np.float32),
-        })
-        self.guide = NetworkGuide(self.network, game)
         self.rng = np.random.default_rng(seed)
         self.episodes = 0
 
@@ -732,10 +918,13 @@ class ReBeLLearner(Learner):
     def search_options(self) -> dict[str, Any]:
         return {"iterations": self.config.iterations, "max_depth": self.config.max_depth}
 
-    def search(self, seed: int) -> ReBeLSearch:
-        return ReBeLSearch(self.game, seed=seed, **self.search_options, **self.guide.search_options())
+    def search(self, seed: int, resolve: str = "frontier") -> ReBeLSearch:
+        guide = {"pbs_value": self.pbs} if self.pbs is not None else self.guide.search_options()
+        return ReBeLSearch(self.game, seed=seed, resolve=resolve, **self.search_options, **guide)
 
     def step(self, loop: Any) -> StepReport:
+        if self.pbs is not None:
+            return self._pbs_step()
         search = self.search(int(self.rng.integers(2**31)))
         state = self.game.new_initial_state()
         examples = 0
@@ -760,6 +949,19 @@ class ReBeLLearner(Learner):
         self.episodes += 1
         return StepReport(episodes=1, iterations=1, metrics={
             "loss": float(np.mean(losses)), "examples": float(examples), "buffer": float(len(self.buffer))})
+
+    def _pbs_step(self) -> StepReport:
+        config = self.config
+        examples = self_play_examples(self.pbs, self.rng, config.max_depth, config.iterations, config.exploration)
+        for features, target, mask in examples:
+            self.buffer.add(features=features, target=target, mask=mask)
+        losses = []
+        for _ in range(config.batches_per_episode):
+            batch = self.buffer.sample(config.batch_size, self.rng)
+            losses.append(train_step(self.pbs, self.optimizer, batch["features"], batch["target"], batch["mask"]))
+        self.episodes += 1
+        return StepReport(episodes=1, iterations=1, metrics={
+            "loss": float(np.mean(losses)), "examples": float(len(examples)), "buffer": float(len(self.buffer))})
 
     def _add_examples(self, solved: Solved) -> int:
         tree, slots, _, _, roots = solved
@@ -797,11 +999,12 @@ class ReBeLLearner(Learner):
 
     # ---- evaluation and checkpoints -------------------------------------------------------------
     def evaluation_agent(self, player: int) -> ReBeLAgent:
-        return ReBeLAgent(self.game, player, seed=self.seed, network=copy.deepcopy(self.network),
-                          **self.search_options)
+        network = {"pbs_network" if self.pbs is not None else "network": copy.deepcopy(self.network)}
+        return ReBeLAgent(self.game, player, seed=self.seed, resolve=self.config.resolve,
+                          **network, **self.search_options)
 
     def evaluation_policy(self, tree: GameTree) -> TabularPolicy:
-        return rebel_policy(self.search(self.seed), tree)
+        return rebel_policy(self.search(self.seed, self.config.resolve), tree)
 
     def state_dict(self) -> dict[str, Any]:
         return {"network": self.network.state_dict(), "optimizer": self.optimizer.state_dict(),
@@ -836,7 +1039,9 @@ def rebel_exploitability(search: ReBeLSearch) -> float:
 
 
 class ReBeLAgent(SearchAgent):
-    """ReBeL search as a player, guided by a :class:`ReBeLNetwork` when given one.
+    """ReBeL search as a player, guided by a :class:`ReBeLNetwork` (per-history values and
+    CFR's starting policy) or a :class:`agents.rebel_pbs.PBSValueNetwork` (frontier values
+    per public belief state) when given one.
 
     Solves are kept across decisions and matches: with enumerated beliefs σ is a fixed
     function of the public state, so they stay valid. ``options`` are numbers for
@@ -845,11 +1050,17 @@ class ReBeLAgent(SearchAgent):
     """
 
     def __init__(self, game: Game, player: int, seed: int | None = None,
-                 network: ReBeLNetwork | None = None, **options: Any):
+                 network: ReBeLNetwork | None = None, pbs_network: PBSValueNetwork | None = None,
+                 **options: Any):
         super().__init__(game.info.num_distinct_actions, seed)
+        if network is not None and pbs_network is not None:
+            raise ValueError("give a ReBeLNetwork (network) or a PBSValueNetwork (pbs_network), not both")
         self.game, self.player, self.network, self.options = game, player, network, options
+        self.pbs_network = pbs_network
         self.seed = seed
         guided = NetworkGuide(network, game).search_options() if network is not None else {}
+        if pbs_network is not None:
+            guided = {"pbs_value": PBSValue(game, pbs_network)}
         self.search = ReBeLSearch(game, seed=int(self.rng.integers(2**31)), **options, **guided)
 
     def search_policy(self, view: SeatView) -> np.ndarray:
@@ -861,26 +1072,34 @@ class ReBeLAgent(SearchAgent):
         if self.network is not None:
             state["architecture"] = dict(self.network.architecture)
             state["weights"] = self.network.state_dict()
+        if self.pbs_network is not None:
+            state["pbs_architecture"] = dict(self.pbs_network.architecture)
+            state["pbs_weights"] = self.pbs_network.state_dict()
         return state
 
     @classmethod
     def from_state_dict(cls, state: dict[str, Any]) -> ReBeLAgent:
-        network = None
+        network = pbs_network = None
         if "weights" in state:
             network = ReBeLNetwork.from_state_dict(state["architecture"], state["weights"])
+        if "pbs_weights" in state:
+            pbs_network = PBSValueNetwork.from_state_dict(state["pbs_architecture"], state["pbs_weights"])
         game = load_game(GameSpec.from_dict(state["game"]))
-        return cls(game, int(state["player"]), seed=state["seed"], network=network, **state["options"])
+        return cls(game, int(state["player"]), seed=state["seed"], network=network, pbs_network=pbs_network,
+                   **state["options"])
 
 
-SPEC_OPTIONS = {"iterations": int, "depth": int, "rollouts": int, "samples": int, "resolve": str}
+SPEC_OPTIONS = {"iterations": int, "depth": int, "rollouts": int, "samples": int, "resolve": str, "sampler": str}
 
 
 @register_spec("rebel")
 def _build_agent(argument: str, game: Game, player: int, seed: int | None) -> ReBeLAgent:
     """``rebel:<iterations>`` (CFR+ iterations per solve, deepening to the node cap) or
     ``rebel:<seconds>s`` (deepening per move), with options ``iterations=``, ``depth=``
-    (max_depth), ``rollouts=``, ``samples=``, ``resolve=`` (frontier, decision, gadget):
-    ``rebel:1s,depth=2,rollouts=2,samples=16``, ``rebel:200,resolve=gadget``.
+    (max_depth), ``rollouts=``, ``samples=``, ``resolve=`` (frontier, decision, gadget),
+    ``sampler=`` (posterior, proposal, evaluation, particles: who draws ``samples``
+    histories when a public state is too large to enumerate):
+    ``rebel:1s,depth=2,rollouts=2,samples=16,sampler=evaluation``, ``rebel:200,resolve=gadget``.
     A trained agent is its file: ``runs/rebel_liars_dice/policy_player0.pt``."""
     iterations, seconds, options = parse_spec("rebel", argument, SPEC_OPTIONS)
     if iterations is None and seconds is None:

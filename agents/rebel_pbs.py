@@ -97,6 +97,13 @@ class PBSValueNetwork(nn.Module):
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.body(features))
 
+    @classmethod
+    def from_state_dict(cls, architecture: dict, weights: dict) -> PBSValueNetwork:
+        network = cls(int(architecture["public_size"]), [int(n) for n in architecture["private_sizes"]],
+                      int(architecture["hidden_size"]))
+        network.load_state_dict(weights)
+        return network
+
 
 class PBSValue:
     """A :class:`PBSValueNetwork` with its game: encodes PBSs and scales values to utilities."""
@@ -205,41 +212,53 @@ def train_pbs_values(pbs: PBSValue, episodes: int, max_depth: int = 2, iteration
     σ at a random iteration; each game ends with ``batches_per_episode`` Adam minibatches
     of squared error over the private states that have belief mass.
     """
-    game = pbs.game
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     optimizer = torch.optim.Adam(pbs.network.parameters(), lr=learning_rate)
-    inputs: list[np.ndarray] = []
-    targets: list[np.ndarray] = []
-    masks: list[np.ndarray] = []
+    examples: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     losses = []
     for _ in range(episodes):
-        roots: list[tuple[State, float]] = [(game.new_initial_state(), 1.0)]
-        while roots:
-            cut = len(roots[0][0].public_state_key()) + max_depth
-            tree = build_subgame_tree(game, [(s.clone(), w) for s, w in roots],
-                                      lambda state, cut=cut: len(state.public_state_key()) >= cut,
-                                      zero_values(game),
-                                      keep_states=True)
-            sample_iteration = int(rng.integers(1, iterations + 1))
-            _, values, sampled = solve_with_pbs_values(tree, pbs, iterations, sample_iteration=sample_iteration)
-            _add_root_example(pbs, tree, roots, values, inputs, targets, masks)
-            roots = _sample_next_roots(tree, sampled, exploration, rng)
+        examples += self_play_examples(pbs, rng, max_depth, iterations, exploration)
         for _ in range(batches_per_episode):
-            batch = rng.integers(len(inputs), size=batch_size)
-            predicted = pbs.network(torch.from_numpy(np.stack([inputs[i] for i in batch])))
-            target = torch.from_numpy(np.stack([targets[i] for i in batch]))
-            mask = torch.from_numpy(np.stack([masks[i] for i in batch]))
-            loss = (((predicted - target) ** 2) * mask).sum() / mask.sum().clamp(min=1.0)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
+            batch = [examples[i] for i in rng.integers(len(examples), size=batch_size)]
+            inputs, targets, masks = (np.stack(column) for column in zip(*batch))
+            losses.append(train_step(pbs, optimizer, inputs, targets, masks))
     return losses
 
 
-def _add_root_example(pbs: PBSValue, tree: GameTree, roots: list, values: np.ndarray,
-                      inputs: list, targets: list, masks: list) -> None:
+def self_play_examples(pbs: PBSValue, rng: np.random.Generator, max_depth: int, iterations: int,
+                       exploration: float) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """One game of ReBeL's self-play over PBSs: ``(input, target, mask)`` per root PBS solved."""
+    game = pbs.game
+    examples = []
+    roots: list[tuple[State, float]] = [(game.new_initial_state(), 1.0)]
+    while roots:
+        cut = len(roots[0][0].public_state_key()) + max_depth
+        tree = build_subgame_tree(game, [(s.clone(), w) for s, w in roots],
+                                  lambda state, cut=cut: len(state.public_state_key()) >= cut,
+                                  zero_values(game),
+                                  keep_states=True)
+        sample_iteration = int(rng.integers(1, iterations + 1))
+        _, values, sampled = solve_with_pbs_values(tree, pbs, iterations, sample_iteration=sample_iteration)
+        examples.append(_root_example(pbs, tree, roots, values))
+        roots = _sample_next_roots(tree, sampled, exploration, rng)
+    return examples
+
+
+def train_step(pbs: PBSValue, optimizer: torch.optim.Optimizer, inputs: np.ndarray, targets: np.ndarray,
+               masks: np.ndarray) -> float:
+    """One optimiser step on the squared error over the private states with belief mass."""
+    predicted = pbs.network(torch.from_numpy(inputs))
+    target, mask = torch.from_numpy(targets), torch.from_numpy(masks)
+    loss = (((predicted - target) ** 2) * mask).sum() / mask.sum().clamp(min=1.0)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def _root_example(pbs: PBSValue, tree: GameTree, roots: list,
+                  values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The root PBS and its information-set values (conditional on each private state)."""
     nodes = root_nodes(tree, roots)
     weights = np.array([w for _, w in roots])
@@ -253,10 +272,8 @@ def _add_root_example(pbs: PBSValue, tree: GameTree, roots: list, values: np.nda
         start = pbs.offsets[player]
         target[start:start + size][seen] = (total[seen] / mass[seen] - pbs.value_offset) / pbs.value_scale
         mask[start:start + size][seen] = 1.0
-    inputs.append(pbs.features(roots[0][0].public_observation_tensor(),
-                               marginals(private, weights, pbs.private.sizes)))
-    targets.append(target)
-    masks.append(mask)
+    return (pbs.features(roots[0][0].public_observation_tensor(), marginals(private, weights, pbs.private.sizes)),
+            target, mask)
 
 
 def _sample_next_roots(tree: GameTree, sampled: np.ndarray, exploration: float,
