@@ -165,7 +165,7 @@ class _ActorAgent(Agent):
     def policy_probabilities_batch(self, observations, action_masks, views=None):
         with torch.no_grad():
             logits = self.policy_network(network_input(observations, self.architecture))
-            return torch.softmax(masked_logits(logits, torch.as_tensor(np.asarray(action_masks))), -1).double().numpy()
+            return torch.softmax(masked_logits(logits, action_masks), -1).double().numpy()
 
     def act_batch(self, observations, action_masks, episode_ids=None, views=None):
         observations = network_input(observations, self.architecture).numpy()

@@ -147,7 +147,7 @@ def utility_scale(game: Game) -> float:
 
 def average_probabilities(network: nn.Module, tensors: torch.Tensor, masks: np.ndarray) -> np.ndarray:
     """Pi's probabilities ``(B, A)``, zero on illegal actions."""
-    logits = masked_logits(network(tensors), torch.as_tensor(masks))
+    logits = masked_logits(network(tensors), masks)
     return torch.softmax(logits, dim=-1).double().numpy()
 
 

@@ -47,7 +47,12 @@ def mlp(input_size: int, hidden_sizes: list[int], output_size: int) -> nn.Sequen
     return nn.Sequential(*layers)
 
 
-def masked_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+def masked_logits(logits: torch.Tensor, masks: Any) -> torch.Tensor:
+    """``logits`` with illegal actions pushed to ``ILLEGAL_LOGIT``; ``masks`` a tensor or an
+    array (a read-only one, e.g. a game's masks made in C, is copied: torch cannot share it)."""
+    if not isinstance(masks, torch.Tensor):
+        array = np.asarray(masks)
+        masks = torch.from_numpy(array if array.flags.writeable else array.copy())
     return torch.where(masks > 0, logits, torch.full_like(logits, ILLEGAL_LOGIT))
 
 
@@ -140,8 +145,7 @@ class AveragePolicyAgent(Agent):
     def policy_probabilities_batch(self, observations, action_masks, views=None):
         with torch.no_grad():
             logits = self.network(network_input(observations, self.architecture))
-            masks = torch.as_tensor(np.asarray(action_masks))
-            return torch.softmax(masked_logits(logits, masks), dim=-1).double().numpy()
+            return torch.softmax(masked_logits(logits, action_masks), dim=-1).double().numpy()
 
     def state_dict(self):
         return {"architecture": self.architecture, "network": self.network.state_dict()}

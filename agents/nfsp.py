@@ -130,14 +130,14 @@ class NFSPAgent(Agent):
 
     def _best_response_probabilities(self, observations: torch.Tensor, masks: np.ndarray) -> np.ndarray:
         q_values = self.q_network(observations)
-        greedy = masked_logits(q_values, torch.as_tensor(masks)).argmax(dim=-1).numpy()
+        greedy = masked_logits(q_values, masks).argmax(dim=-1).numpy()
         legal = masks.astype(np.float64)
         probabilities = self.epsilon * legal / legal.sum(axis=1, keepdims=True)
         probabilities[np.arange(len(greedy)), greedy] += 1.0 - self.epsilon
         return probabilities
 
     def _average_probabilities(self, observations: torch.Tensor, masks: np.ndarray) -> np.ndarray:
-        logits = masked_logits(self.policy_network(observations), torch.as_tensor(masks))
+        logits = masked_logits(self.policy_network(observations), masks)
         return torch.softmax(logits, dim=-1).double().numpy()
 
     def act_batch(self, observations, action_masks, episode_ids=None, views=None):

@@ -113,3 +113,24 @@ def test_board_shaped_tensors_are_flattened_for_the_mlp():
     assert returns.shape == (4, 2) and np.all(returns.sum(axis=1) == 0)
     assert learner.update()["replay_size"] > 0
     assert learner.agents[0].replay.data["observation"].shape[1:] == (48,)
+
+
+def test_read_only_masks_play_without_a_copy_warning():
+    # Goofspiel's masks are made read-only in C; torch cannot share such an array and
+    # warns on every call unless the mask is copied first.
+    import warnings
+
+    from agents.networks import AveragePolicyAgent, mlp
+
+    game = hiddenenvs.load_game("goofspiel", num_cards=5, imp_info=True)
+    state = game.new_initial_state()
+    masks = state.legal_actions_masks()
+    assert not masks.flags.writeable
+    tensors = np.stack([state.information_state_tensor(p) for p in range(2)])
+    architecture = {"input_size": tensors.shape[1], "hidden_sizes": [8], "num_actions": masks.shape[1]}
+    agent = AveragePolicyAgent(mlp(tensors.shape[1], [8], masks.shape[1]), architecture)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        probabilities = agent.policy_probabilities_batch(tensors, masks)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0)
+    assert (probabilities[masks == 0] == 0).all()
