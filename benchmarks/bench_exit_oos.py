@@ -3,7 +3,7 @@ against NFSP at equal wall time, and its matches on Liar's Dice(1) / II-Goofspie
 
     python benchmarks/bench_exit_oos.py leduc --seconds 300 --output runs/bench_exit_oos
     python benchmarks/bench_exit_oos.py matches --run runs/exit_oos_liars_dice --games 1000
-    python benchmarks/bench_exit_oos.py elo --config configs/exit_oos_liars_dice.yaml --iterations 10 30 60
+    python benchmarks/bench_exit_oos.py elo --config configs/exit_oos_liars_dice.yaml --iterations 25 100 300
 
 ``leduc`` trains ``configs/exit_oos_leduc.yaml`` for ``--seconds`` of wall time, then the
 peer, NFSP (``configs/nfsp_leduc.yaml``), for the same time in the same process, and
