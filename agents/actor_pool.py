@@ -96,6 +96,11 @@ class ActorPool:
         self.actors = [None] * self.num_actors
         for slot in range(self.num_actors):
             self._start_actor(slot)
+        # Every actor built before the first call: on a loaded cluster one node's worker can
+        # take many seconds to start, and the caller would otherwise run on the others alone.
+        # A construction that fails shows as the slot's first lost call, as any death does.
+        ready = [actor.__ray_ready__.remote() for actor in self.actors]
+        ray.wait(ready, num_returns=len(ready))
 
     def _check_reachable(self) -> None:
         """Fail in seconds on a host:port nobody listens at (Ray itself retries for minutes)."""
