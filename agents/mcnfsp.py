@@ -36,17 +36,26 @@ and the action is sampled from ``pi`` (the paper's choice).
 Two changes from the paper make the search a best response, as fictitious play needs
 (``trainers.md`` section 4, "Flaws"):
 
-- **Opponents play their average policy, sampled like chance.** The paper lets the
+- **Opponents play their average policy, in expectation.** The paper lets the
   opponent choose by PUCT on f_BR too, which searches for a minimax value, not a best
   response to the opponents' average strategy. Here only the searcher's own decisions
-  are tree nodes; every other player's move is drawn from its current Pi (at
-  simultaneous nodes too), chance from its probabilities.
+  are tree nodes, chosen by PUCT. With ``opponent_backup: expectation`` (the default) a
+  simulation expands every move of the others and of chance and backs up their average
+  weighted by the others' current Pi and the chance probabilities (at simultaneous
+  nodes, over the others' joint actions); with ``sample`` it draws one move per node
+  and simulation, as a plain MCTS would. Sampling leaves ~100 simulations with value
+  noise (~0.1 per action on matching pennies) larger than the action gaps near the
+  equilibrium, so the best response, and then Pi, hovers at 0.05-0.15 exploitability;
+  the expectation backup has no such noise (a one-shot game's root values are exact
+  after one visit per action) but a simulation costs the size of the others' and
+  chance's subtree down to the searcher's next decisions: it suits small branching
+  (poker, one-shot games), ``sample`` the board games (``configs/mcnfsp_othello4.yaml``).
 - **Hidden information.** A node is the searcher's information set (its key), not a
   state (single-observer information-set MCTS), and every simulation starts from a
   history drawn from the game's belief sampler (:mod:`hiddenenvs.beliefs`), weighted by
   the opponents' reach under their Pi. Values at a node then average over the histories
   it may hide, as the opponents' policies make them likely: with opponents and chance
-  sampled, the search solves the searcher's one-player decision problem against Pi.
+  averaged or sampled, the search solves the searcher's one-player decision problem against Pi.
   A perfect-information game (Othello) has one consistent history. A game without a
   belief sampler (combat: chance sampled inside the state) can only be searched from a
   state the caller holds (:meth:`BestResponseSearch.policy` with ``root=``), each
@@ -67,6 +76,7 @@ others are ours (``configs/mcnfsp_*.yaml``). The evaluated and exported policy i
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -97,6 +107,9 @@ class MCNFSPConfig:
     anticipatory: float = 0.1  # eta: probability of acting with the search, per action
     num_simulations: int = 50  # PUCT simulations per search
     c_puct: float = 1.5
+    # "expectation": the others' moves and chance are summed over, weighted by Pi and the
+    # chance probabilities (small branching); "sample": one is drawn per simulation (the paper's way)
+    opponent_backup: str = "expectation"
     temperature: float = 1.0  # pi ∝ N^(1/temperature)
     replay_capacity: int = 4_000_000  # M_RL, circular: (s, pi, z)
     reservoir_capacity: int = 400_000  # M_SL, reservoir: (s, a) of the search's actions
@@ -113,6 +126,9 @@ class MCNFSPConfig:
 
         if self.network not in ("auto", "mlp", "conv"):
             raise ConfigError(f"trainer.params.network must be 'auto', 'mlp' or 'conv', got {self.network!r}")
+        if self.opponent_backup not in ("expectation", "sample"):
+            raise ConfigError(f"trainer.params.opponent_backup must be 'expectation' or 'sample', "
+                              f"got {self.opponent_backup!r}")
         if not 0.0 <= self.anticipatory <= 1.0:
             raise ConfigError(f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}")
         for name in ("c_puct", "temperature", "rl_learning_rate", "sl_learning_rate"):
@@ -239,14 +255,45 @@ class BestResponseSearch:
         prior = torch.softmax(logits[0], dim=0).double().numpy()
         return _Node(actions, prior, float(value[0]))
 
-    def _sample_policy(self, state: State, player: int, legal: list[int]) -> int:
+    def _policy_over(self, state: State, player: int, legal: list[int]) -> np.ndarray:
+        """Player's probabilities over ``legal`` (normalised), by ``opponent_policy``."""
         probabilities = np.asarray(self.opponent_policy(state, player), dtype=np.float64)[legal]
         if not probabilities.sum() > 0:
             raise ValueError(
                 f"MCNFSP search: player {player}'s policy gives no probability to its legal actions "
                 f"{legal} at {state.information_state_key(player)!r}"
             )
-        return int(legal[draw_index(probabilities, self.rng)])
+        return probabilities / probabilities.sum()
+
+    def _sample_policy(self, state: State, player: int, legal: list[int]) -> int:
+        return int(legal[draw_index(self._policy_over(state, player, legal), self.rng)])
+
+    def _joint_outcomes(self, state: State, own_action: int | None) -> list[tuple[list[int], float]]:
+        """Every joint action with its probability: ``own_action`` for the searcher, the
+        others' actions by their policies (zero-probability ones left out)."""
+        per_player: list[list[tuple[int, float]]] = []
+        for q in range(self.game.info.num_players):
+            legal = state.legal_actions(q)
+            if len(legal) <= 1:
+                per_player.append([(legal[0] if legal else -1, 1.0)])
+            elif q == self.player:
+                per_player.append([(own_action, 1.0)])
+            else:
+                per_player.append([(a, p) for a, p in zip(legal, self._policy_over(state, q, legal)) if p > 0])
+        return [([a for a, _ in combination], math.prod(p for _, p in combination))
+                for combination in itertools.product(*per_player)]
+
+    def _outcomes(self, state: State) -> list[tuple[int | list[int], float]]:
+        """The moves at a node where the searcher does not decide, with their probabilities."""
+        current = state.current_player()
+        if current == CHANCE:
+            return [(a, p) for a, p in state.chance_outcomes() if p > 0]
+        if current == SIMULTANEOUS:
+            return self._joint_outcomes(state, None)
+        legal = state.legal_actions()
+        if len(legal) == 1:
+            return [(legal[0], 1.0)]
+        return [(a, p) for a, p in zip(legal, self._policy_over(state, current, legal)) if p > 0]
 
     def _joint(self, state: State, own_action: int | None) -> list[int]:
         """A joint action: ``own_action`` for the searcher, the others sampled."""
@@ -275,8 +322,8 @@ class BestResponseSearch:
             earned += float(state.rewards()[self.player])
         return earned
 
-    def visit_counts(self, view: SeatView, root: State | None = None) -> np.ndarray:
-        """``N(root, a)`` over ``num_distinct_actions`` after ``num_simulations`` simulations."""
+    def _search(self, view: SeatView, root: State | None) -> _Node:
+        """The root node after ``num_simulations`` simulations."""
         legal = list(view.legal_actions)
         if len(legal) < 2:
             raise ValueError(f"MCNFSP search: player {self.player} has {len(legal)} legal actions; nothing to search")
@@ -285,10 +332,20 @@ class BestResponseSearch:
         key = tuple(view.information_state_key)
         for _ in range(self.config.num_simulations):
             self._simulate(fresh_root(), nodes, key)
+        return nodes[key]
+
+    def visit_counts(self, view: SeatView, root: State | None = None) -> np.ndarray:
+        """``N(root, a)`` over ``num_distinct_actions`` after ``num_simulations`` simulations."""
+        root_node = self._search(view, root)
         counts = np.zeros(self.game.info.num_distinct_actions)
-        root_node = nodes[key]
         counts[root_node.actions] = root_node.visits
         return counts
+
+    def action_values(self, view: SeatView, root: State | None = None) -> dict[int, float]:
+        """``Q(root, a)`` in the game's units (mean backed-up return) for each visited action."""
+        root_node = self._search(view, root)
+        return {int(a): float(total / n) for a, n, total in zip(root_node.actions, root_node.visits,
+                                                                 root_node.return_sum) if n > 0}
 
     def policy(self, view: SeatView, root: State | None = None) -> np.ndarray:
         """The search policy ``pi ∝ N^(1/temperature)`` at the view, over ``num_distinct_actions``.
@@ -307,6 +364,9 @@ class BestResponseSearch:
         node = nodes.get(root_key)
         if node is None:
             node = nodes[root_key] = self._expand(state)
+        if self.config.opponent_backup == "expectation":
+            self._descend_expected(state, node, nodes)
+            return
         path: list[tuple[_Node, int, float]] = []  # (node, action index, returns earned before it)
         earned, leaf_value = 0.0, 0.0
         while True:
@@ -331,6 +391,50 @@ class BestResponseSearch:
         for visited, index, before in path:
             visited.visits[index] += 1
             visited.return_sum[index] += total - before
+
+
+    def _descend_expected(self, state: State, node: _Node, nodes: dict[tuple, _Node]) -> float:
+        """Expectation backup: the PUCT choice at the searcher's ``node``, then the searcher's
+        expected return from it, summed over the others' moves and chance; backed up into
+        ``node`` and returned (unscaled)."""
+        index = node.select(self.config.c_puct, self.scale)
+        action = int(node.actions[index])
+        if state.current_player() == SIMULTANEOUS:
+            value = 0.0
+            for joint, probability in self._joint_outcomes(state, action):
+                child = state.clone()
+                child.apply_actions(joint)
+                value += probability * (float(child.rewards()[self.player]) + self._expected_value(child, nodes))
+        else:
+            state.apply_action(action)
+            value = float(state.rewards()[self.player]) + self._expected_value(state, nodes)
+        node.visits[index] += 1
+        node.return_sum[index] += value
+        return value
+
+    def _expected_value(self, state: State, nodes: dict[tuple, _Node]) -> float:
+        """The searcher's expected return from ``state`` on (unscaled): at its own
+        information sets one PUCT descent (a new one is expanded and gives f_BR's value),
+        elsewhere the probability-weighted sum over the moves (``_outcomes``)."""
+        if state.is_terminal():
+            return 0.0
+        if searcher_decides(state, self.player):
+            key = state.information_state_key(self.player)
+            node = nodes.get(key)
+            if node is None:
+                node = nodes[key] = self._expand(state)
+                return node.value * self.scale
+            return self._descend_expected(state, node, nodes)
+        outcomes = self._outcomes(state)
+        value = 0.0
+        for move, probability in outcomes:
+            child = state if len(outcomes) == 1 else state.clone()
+            if isinstance(move, list):
+                child.apply_actions(move)
+            else:
+                child.apply_action(move)
+            value += probability * (float(child.rewards()[self.player]) + self._expected_value(child, nodes))
+        return value
 
 
 # ---- the player -------------------------------------------------------------------------------

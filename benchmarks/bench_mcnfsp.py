@@ -3,6 +3,7 @@
     python benchmarks/bench_mcnfsp.py                                  # everything, about an hour
     python benchmarks/bench_mcnfsp.py --only leduc rps --scale 0.5     # a part, shorter
     python benchmarks/bench_mcnfsp.py --only combat --output results/mcnfsp
+    python benchmarks/bench_mcnfsp.py --only rps --trainers mcnfsp mcnfsp_sample   # the two searches
 
 Parts (budgets per trainer at ``--scale 1``; both trainers run through ``agents.loop.train``
 with the shipped configs, ``configs/mcnfsp_<game>.yaml`` and ``configs/nfsp_<game>.yaml``):
@@ -47,7 +48,10 @@ from agents.leaderboard.stats import wilson_interval  # noqa: E402
 from agents.loop import train  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-TRAINERS = ("mcnfsp", "nfsp")
+# name -> (config family, overrides): the default MCNFSP, its sampled-opponent search, NFSP
+VARIANTS = {"mcnfsp": ("mcnfsp", []), "mcnfsp_sample": ("mcnfsp", ["trainer.params.opponent_backup=sample"]),
+            "mcnfsp_expectation": ("mcnfsp", ["trainer.params.opponent_backup=expectation"]), "nfsp": ("nfsp", [])}
+TRAINERS = ["mcnfsp", "nfsp"]  # --trainers replaces it
 CURVES = {"othello4": 180.0, "leduc": 150.0}
 THRESHOLDS = {"matching_pennies": 45.0, "rps": 45.0}
 TARGET = 0.05
@@ -56,7 +60,9 @@ QUIET = ['evaluation.exact="no"', "evaluation.episodes_vs_random=0", "progress_b
 
 
 def _config(trainer: str, game: str, output: Path, overrides: list[str]):
-    return load_config(REPO / "configs" / f"{trainer}_{game}.yaml", [f"output_dir={output}", *overrides])
+    family, variant_overrides = VARIANTS[trainer]
+    return load_config(REPO / "configs" / f"{family}_{game}.yaml",
+                       [f"output_dir={output}", *variant_overrides, *overrides])
 
 
 def exploitability_curve(game: str, seconds: float, chunks: int, output: Path) -> dict:
@@ -205,6 +211,8 @@ def plot(results: dict, path: Path) -> None:
     figure, axes = plt.subplots(1, len(games), figsize=(4 * len(games), 3.4), squeeze=False)
     for axis, game in zip(axes[0], games):
         for trainer in TRAINERS:
+            if trainer not in results[game]:
+                continue
             data = results[game][trainer]
             if game in CURVES:
                 xs, ys = [r["seconds"] for r in data], [r["exploitability"] for r in data]
@@ -233,8 +241,11 @@ def main() -> None:
     parser.add_argument("--combat-evaluation-episodes", type=int, default=200)
     parser.add_argument("--combat-simulations", type=int, default=4, help="PUCT simulations per combat search")
     parser.add_argument("--combat-without-nfsp", action="store_true", help="skip the NFSP attackers (halves the time)")
+    parser.add_argument("--trainers", nargs="+", choices=list(VARIANTS), default=TRAINERS,
+                        help="mcnfsp_sample / mcnfsp_expectation: MCNFSP with opponent_backup set so")
     parser.add_argument("--output", type=Path, default=Path("runs/bench_mcnfsp"))
     arguments = parser.parse_args()
+    TRAINERS[:] = arguments.trainers
     torch.set_num_threads(1)
     results_path = arguments.output / "results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
