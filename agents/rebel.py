@@ -192,15 +192,9 @@ class ProposalSampler:
     def _pass(self, rng: np.random.Generator) -> tuple[tuple, float] | None:
         state, history, weight, known = self.game.new_initial_state(), (), 1.0, 0
         while True:
-            key = state.information_state_key(self.player)
-            if key[known:] != self.target[known:len(key)]:
-                self._mark_invalid(history)
-                return None
-            if len(key) >= len(self.target):
-                if len(key) > len(self.target):
-                    self._mark_invalid(history)
-                    return None
-                return history, weight
+            key, arrived = self._follow_target(state, history, known)
+            if arrived is not None:
+                return (history, weight) if arrived else None
             options = [(a, p, q) for a, p, q in self._children(state) if history + (a,) not in self.invalid]
             if not options:
                 self._mark_invalid(history)
@@ -211,6 +205,16 @@ class ProposalSampler:
             weight *= model_probability / (proposal_probability / proposal.sum())
             state.apply_actions(action) if isinstance(action, tuple) else state.apply_action(action)
             history, known = history + (action,), len(key)
+
+    def _follow_target(self, state: State, history: tuple, known: int) -> tuple[tuple, bool | None]:
+        """The seat's key at ``state`` and whether the pass arrived: True at the target,
+        False off it (``history`` marked invalid), None while it may go on. ``known``: how
+        much of the key the pass has already checked."""
+        key = state.information_state_key(self.player)
+        if key[known:] != self.target[known:len(key)] or len(key) > len(self.target):
+            self._mark_invalid(history)
+            return key, False
+        return key, (True if len(key) == len(self.target) else None)
 
     def _mark_invalid(self, history: tuple) -> None:
         """Invalidate ``history``, and each ancestor whose children are now all invalid."""
@@ -282,15 +286,9 @@ class EvaluationSampler(ProposalSampler):
     def _pass(self, rng: np.random.Generator) -> tuple[tuple, float] | None:
         state, history, chosen, known = self.game.new_initial_state(), (), 1.0, 0
         while True:
-            key = state.information_state_key(self.player)
-            if key[known:] != self.target[known:len(key)]:
-                self._mark_invalid(history)
-                return None
-            if len(key) >= len(self.target):
-                if len(key) > len(self.target):
-                    self._mark_invalid(history)
-                    return None
-                return history, self.reach[history] / chosen
+            key, arrived = self._follow_target(state, history, known)
+            if arrived is not None:
+                return (history, self.reach[history] / chosen) if arrived else None
             node = self.nodes.get(history)
             if node is None:
                 children = self._children(state)
