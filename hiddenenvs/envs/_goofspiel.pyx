@@ -275,15 +275,20 @@ cdef class GoofspielCore:
         cdef int mine = self.bids[player][index], theirs = self.bids[1 - player][index]
         return 0 if mine > theirs else 1 if mine < theirs else 2
 
-    cdef void _write_information_state(self, int player, float *out) noexcept:
-        cdef int n = self.num_cards, index, rank, base
-        memset(out, 0, (2 + 2 * n + n * self.round_block) * sizeof(float))
+    cdef void _write_head(self, int player, float *out) noexcept:
+        """What both tensors start with: the player, the point card on the table, the hand."""
+        cdef int n = self.num_cards, rank
         out[player] = 1
         if self.revealed > self.played:
             out[1 + self.points[self.revealed - 1]] = 1
         for rank in range(1, n + 1):
             if self.held[player][rank]:
                 out[1 + n + rank] = 1
+
+    cdef void _write_information_state(self, int player, float *out) noexcept:
+        cdef int n = self.num_cards, index, base
+        memset(out, 0, (2 + 2 * n + n * self.round_block) * sizeof(float))
+        self._write_head(player, out)
         for index in range(self.played):
             base = 2 + 2 * n + index * self.round_block
             out[base + self.points[index] - 1] = 1
@@ -322,12 +327,8 @@ cdef class GoofspielCore:
     cdef void _write_observation(self, int player, float *out) noexcept:
         cdef int n = self.num_cards, rank
         memset(out, 0, (2 + 4 * n + 2) * sizeof(float))
-        out[player] = 1
-        if self.revealed > self.played:
-            out[1 + self.points[self.revealed - 1]] = 1
+        self._write_head(player, out)
         for rank in range(1, n + 1):
-            if self.held[player][rank]:
-                out[1 + n + rank] = 1
             if not self.imp_info and self.held[1 - player][rank]:
                 out[1 + 2 * n + rank] = 1
             if self.undrawn[rank]:
