@@ -82,11 +82,8 @@ def _exact_action_values(game, tree, player, key, opponent, response):
     return {a: sum(w * value(game.state_from_history(h).child(a)) for h, w in histories) for a in legal}
 
 
-@pytest.mark.parametrize("player", [0, 1])
-def test_search_picks_the_exact_best_response_in_kuhn(player):
-    # A fixed, mixed opponent; at every information set of the searcher whose best action
-    # is better by a clear margin, the most visited action is the exact best response's
-    # (computed on the enumerated tree: analysis.best_response, and the action values).
+def _kuhn_with_a_mixed_policy():
+    """Kuhn, its tree, and a fixed random mixed policy (Dirichlet(1) at every set, seed 7)."""
     game = hiddenenvs.load_game("kuhn_poker")
     tree = GameTree.build(game)
     rng = np.random.default_rng(7)
@@ -94,7 +91,15 @@ def test_search_picks_the_exact_best_response_in_kuhn(player):
     for infoset in range(tree.num_infosets):
         start, end = tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1]
         slots[start:end] = rng.dirichlet(np.ones(end - start))
-    opponent = TabularPolicy(tree, slots)
+    return game, tree, TabularPolicy(tree, slots)
+
+
+@pytest.mark.parametrize("player", [0, 1])
+def test_search_picks_the_exact_best_response_in_kuhn(player):
+    # A fixed, mixed opponent; at every information set of the searcher whose best action
+    # is better by a clear margin, the most visited action is the exact best response's
+    # (computed on the enumerated tree: analysis.best_response, and the action values).
+    game, tree, opponent = _kuhn_with_a_mixed_policy()
     _, response = best_response(tree, opponent, player)
     search = _search(game, player, lambda state, q: _dense(opponent(state, q), game), simulations=1500)
     checked = 0
@@ -117,14 +122,7 @@ def test_expectation_backup_values_are_close_to_the_exact_ones_in_kuhn():
     # value of each action is exact but for the two hidden opponent cards, drawn from the
     # belief posterior per simulation; at the first decision Q also averages the searcher's
     # exploratory later choices, so it is close to, not at, the best response's value.
-    game = hiddenenvs.load_game("kuhn_poker")
-    tree = GameTree.build(game)
-    rng = np.random.default_rng(7)
-    slots = np.zeros(tree.num_slots)
-    for infoset in range(tree.num_infosets):
-        start, end = tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1]
-        slots[start:end] = rng.dirichlet(np.ones(end - start))
-    opponent = TabularPolicy(tree, slots)
+    game, tree, opponent = _kuhn_with_a_mixed_policy()
     errors = []
     for player in (0, 1):
         _, response = best_response(tree, opponent, player)
