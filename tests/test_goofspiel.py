@@ -249,23 +249,31 @@ def test_random_trajectories_equal_openspiel(returns):
     game = goofspiel(num_cards=5, points_order="random", imp_info=True, returns=returns)
     rng = np.random.default_rng(0)
     for _ in range(100):
-        state, spiel_state = game.new_initial_state(), spiel_game.new_initial_state()
-        while not spiel_state.is_terminal():
-            if spiel_state.is_chance_node():
-                assert [a for a, _ in state.chance_outcomes()] == [a for a, _ in spiel_state.chance_outcomes()]
-                action = int(rng.choice(state.legal_actions()))
-                state.apply_action(action)
-                spiel_state.apply_action(action)
-                continue
-            joint = []
-            for p in (0, 1):
-                assert state.legal_actions(p) == spiel_state.legal_actions(p)
-                joint.append(int(rng.choice(state.legal_actions(p))))
-            state.apply_actions(joint)
-            spiel_state.apply_actions(joint)
+        state, spiel_state = play_alongside_openspiel(game, spiel_game, rng)
         # OpenSpiel's point_difference is points minus the mean of both: half the difference.
         scale = 2.0 if returns == "point_difference" else 1.0
         assert state.is_terminal() and state.returns().tolist() == [scale * r for r in spiel_state.returns()]
+
+
+def play_alongside_openspiel(game, spiel_game, rng):
+    """One random game played on ours and on pyspiel's at once, checking the chance outcomes
+    and both players' legal actions at every node; returns both final states."""
+    state, spiel_state = game.new_initial_state(), spiel_game.new_initial_state()
+    while not spiel_state.is_terminal():
+        assert not state.is_terminal()
+        if spiel_state.is_chance_node():
+            assert state.chance_outcomes() == spiel_state.chance_outcomes()
+            action = int(rng.choice(state.legal_actions()))
+            state.apply_action(action)
+            spiel_state.apply_action(action)
+            continue
+        joint = []
+        for p in (0, 1):
+            assert state.legal_actions(p) == spiel_state.legal_actions(p)
+            joint.append(int(rng.choice(state.legal_actions(p))))
+        state.apply_actions(joint)
+        spiel_state.apply_actions(joint)
+    return state, spiel_state
 
 
 # ---- exact analysis: uniform exploitability and CFR+ convergence -------------------------

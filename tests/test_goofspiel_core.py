@@ -11,6 +11,7 @@ import pytest
 import hiddenenvs
 from hiddenenvs._encoding import float32_ones_at
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, State
+from tests.test_goofspiel import play_alongside_openspiel
 
 WIN, LOSS, TIE = 1, -1, 0
 _RESULT_INDEX = {WIN: 0, LOSS: 1, TIE: 2}
@@ -315,21 +316,7 @@ def test_random_games_equal_openspiel(points_order, imp_info):
         game = hiddenenvs.load_game("goofspiel", num_cards=num_cards, points_order=points_order,
                                     imp_info=imp_info, returns="point_difference")
         for _ in range(30):
-            state, spiel_state = game.new_initial_state(), spiel_game.new_initial_state()
-            while not spiel_state.is_terminal():
-                assert not state.is_terminal()
-                if spiel_state.is_chance_node():
-                    assert state.chance_outcomes() == spiel_state.chance_outcomes()
-                    action = int(rng.choice(state.legal_actions()))
-                    state.apply_action(action)
-                    spiel_state.apply_action(action)
-                    continue
-                joint = []
-                for p in (0, 1):
-                    assert state.legal_actions(p) == spiel_state.legal_actions(p)
-                    joint.append(int(rng.choice(state.legal_actions(p))))
-                state.apply_actions(joint)
-                spiel_state.apply_actions(joint)
+            state, spiel_state = play_alongside_openspiel(game, spiel_game, rng)
             # OpenSpiel's point_difference is points minus the mean of both: half ours.
             assert state.is_terminal() and state.returns().tolist() == [2 * r for r in spiel_state.returns()]
 
