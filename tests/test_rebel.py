@@ -84,6 +84,15 @@ def _biased_towards_the_first_action(state, player):
     return {a: 0.9 if a == legal[0] else 0.1 / (len(legal) - 1) for a in legal}
 
 
+def _weighted_estimate(game, player, key, draws):
+    """Each drawn history's summed weight (every draw checked to reach ``key``), and the total."""
+    estimate: dict[tuple, float] = {}
+    for drawn, weight in draws:
+        assert game.state_from_history(drawn).information_state_key(player) == key
+        estimate[drawn] = estimate.get(drawn, 0.0) + weight
+    return estimate, sum(estimate.values())
+
+
 @pytest.mark.parametrize("name, params, history, player", [
     ("monty_hall", {}, None, 0),
     ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 0),
@@ -98,11 +107,7 @@ def test_proposal_sampler_weights_recover_the_exact_posterior(name, params, hist
     key = state.information_state_key(player)
     sampler = ProposalSampler(game, player, key, proposal=_biased_towards_the_first_action)
     draws = sampler.sample(1500, np.random.default_rng(0))
-    estimate: dict[tuple, float] = {}
-    for drawn, weight in draws:
-        assert game.state_from_history(drawn).information_state_key(player) == key
-        estimate[drawn] = estimate.get(drawn, 0.0) + weight
-    total = sum(estimate.values())
+    estimate, total = _weighted_estimate(game, player, key, draws)
     exact = dict(consistent_histories(game, player, key))
     assert set(estimate) <= set(exact)
     assert max(abs(estimate.get(h, 0.0) / total - p) for h, p in exact.items()) < 0.05
@@ -126,11 +131,7 @@ def test_evaluation_sampler_recovers_the_exact_posterior(name, params, history, 
     key = state.information_state_key(player)
     sampler = EvaluationSampler(game, player, key, model=model)
     draws = sampler.sample(2000, np.random.default_rng(0))
-    estimate: dict[tuple, float] = {}
-    for drawn, weight in draws:
-        assert game.state_from_history(drawn).information_state_key(player) == key
-        estimate[drawn] = estimate.get(drawn, 0.0) + weight
-    total = sum(estimate.values())
+    estimate, total = _weighted_estimate(game, player, key, draws)
     exact = dict(consistent_histories(game, player, key, policy=model))
     assert set(estimate) == set(exact)  # 2,000 draws meet every consistent history
     assert max(abs(estimate.get(h, 0.0) / total - p) for h, p in exact.items()) < 0.04
