@@ -145,6 +145,17 @@ def rollout_values(game: Game, rollouts: int, seed: int) -> LeafValue:
     return values
 
 
+def _reached_children(state: State, probabilities_of, num_players: int):
+    """Each child of ``state`` with positive weight (chance times every mover's
+    probability, ``hiddenenvs.beliefs``' convention for "no one's own reach left out"),
+    as a new state."""
+    for action, weight in _children(state, -1, probabilities_of, num_players):
+        if weight > 0:
+            child = state.clone()
+            child.apply_actions(action) if isinstance(action, tuple) else child.apply_action(action)
+            yield child, weight
+
+
 class ProposalSampler:
     """The GDL-II paper's state sampler, with the importance weights it lacked.
 
@@ -595,11 +606,7 @@ class ReBeLSearch:
                 continue
             # Every player's reach counts here (own reach too: a public belief state), so
             # the children are weighted for "no one" and each mover's probabilities added.
-            for action, child_weight in _children(state, -1, probabilities_of, num_players):
-                if child_weight <= 0:
-                    continue
-                child = state.clone()
-                child.apply_actions(action) if isinstance(action, tuple) else child.apply_action(action)
+            for child, child_weight in _reached_children(state, probabilities_of, num_players):
                 stack.append((child, weight * child_weight))
         if not found:
             raise ValueError(f"{self.game.spec}: no history has the public state {target!r}")
@@ -627,11 +634,7 @@ class ReBeLSearch:
                 if done:
                     grown.append((state, weight, True))
                     continue
-                for action, child_weight in _children(state, -1, probabilities_of, num_players):
-                    if child_weight <= 0:
-                        continue
-                    child = state.clone()
-                    child.apply_actions(action) if isinstance(action, tuple) else child.apply_action(action)
+                for child, child_weight in _reached_children(state, probabilities_of, num_players):
                     key = tuple(child.public_state_key())
                     if key == target[:len(key)]:
                         grown.append((child, weight * child_weight, len(key) == len(target)))
