@@ -17,7 +17,11 @@ from agents.memories import GameReservoir
 from agents.networks import AveragePolicyAgent, mlp
 from agents.search.oos import OOS, rollout_table, search_concurrently
 from hiddenenvs.analysis import GameTree
-from tests.test_loop_resume import _assert_same_state, kill_between_checkpoints_and_resume
+from tests.test_loop_resume import (
+    _assert_same_state,
+    kill_between_checkpoints_and_resume,
+    resumed_checkpoint_equals_straight,
+)
 
 RUN = {
     "env": {"name": "kuhn_poker"},
@@ -226,10 +230,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     train(config_from_dict({**run, "output_dir": str(straight)}))
     killed = tmp_path / "killed"
     kill_between_checkpoints_and_resume(run, killed, "iterations", pause=0.5)
-    final_straight = load_checkpoint(straight / "checkpoint.pt")
-    final_resumed = load_checkpoint(killed / "checkpoint.pt")
-    assert final_resumed["loop"]["iterations"] == final_straight["loop"]["iterations"] == 40
-    _assert_same_state(final_straight["learner"], final_resumed["learner"])
+    final_straight, final_resumed = resumed_checkpoint_equals_straight(straight, killed, "iterations", 40)
     _assert_same_state(final_straight["loop"]["rng"], final_resumed["loop"]["rng"])
 
 

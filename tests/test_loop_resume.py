@@ -94,6 +94,16 @@ def kill_between_checkpoints_and_resume(run: dict, killed: Path, counter: str, p
     return interrupted_at
 
 
+def resumed_checkpoint_equals_straight(straight: Path, killed: Path, counter: str, expected: int) -> tuple[dict, dict]:
+    """The final checkpoints of an uninterrupted run and of a killed-and-resumed one, after
+    checking that both ended at ``expected`` ``counter`` with the same learner state."""
+    final_straight = load_checkpoint(straight / "checkpoint.pt")
+    final_resumed = load_checkpoint(killed / "checkpoint.pt")
+    assert final_resumed["loop"][counter] == final_straight["loop"][counter] == expected
+    _assert_same_state(final_straight["learner"], final_resumed["learner"])
+    return final_straight, final_resumed
+
+
 @pytest.mark.parametrize("run", [RUN, MCNFSP_RUN], ids=["nfsp", "mcnfsp"])
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, run):
     straight = tmp_path / "straight"
@@ -101,10 +111,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, run):
 
     killed = tmp_path / "killed"
     kill_between_checkpoints_and_resume(run, killed, "episodes", pause=0.15)
-    final_straight = load_checkpoint(straight / "checkpoint.pt")
-    final_resumed = load_checkpoint(killed / "checkpoint.pt")
-    assert final_resumed["loop"]["episodes"] == final_straight["loop"]["episodes"] == 4000
-    _assert_same_state(final_straight["learner"], final_resumed["learner"])
+    final_straight, final_resumed = resumed_checkpoint_equals_straight(straight, killed, "episodes", 4000)
     _assert_same_state(final_straight["loop"]["rng"], final_resumed["loop"]["rng"])
     # The metrics log has each evaluation exactly once, with the same values.
     assert _exploitabilities(killed) == _exploitabilities(straight)

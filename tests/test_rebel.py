@@ -15,11 +15,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from tests.test_loop_resume import _assert_same_state, _exploitabilities, kill_between_checkpoints_and_resume
+from tests.test_loop_resume import (
+    _exploitabilities,
+    kill_between_checkpoints_and_resume,
+    resumed_checkpoint_equals_straight,
+)
 
 import hiddenenvs
 from agents.baselines import load_agent
-from agents.checkpoint import load_checkpoint
 from agents.config import config_from_dict
 from agents.loop import train
 from agents.rebel import (
@@ -355,10 +358,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     train(config_from_dict({**MONTY_RUN, "output_dir": str(straight)}))
     killed = tmp_path / "killed"
     kill_between_checkpoints_and_resume(MONTY_RUN, killed, "episodes", pause=0.2)
-    final_straight = load_checkpoint(straight / "checkpoint.pt")
-    final_resumed = load_checkpoint(killed / "checkpoint.pt")
-    assert final_resumed["loop"]["episodes"] == 40
-    _assert_same_state(final_straight["learner"], final_resumed["learner"])
+    resumed_checkpoint_equals_straight(straight, killed, "episodes", 40)
     assert _exploitabilities(killed) == _exploitabilities(straight)
 
 
@@ -407,10 +407,7 @@ def test_pbs_trainer_learns_saves_its_agent_and_resumes_bit_for_bit_after_sigkil
 
     killed = tmp_path / "killed"
     kill_between_checkpoints_and_resume(KUHN_PBS_RUN, killed, "episodes", pause=0.2)
-    final_straight = load_checkpoint(straight / "checkpoint.pt")
-    final_resumed = load_checkpoint(killed / "checkpoint.pt")
-    assert final_resumed["loop"]["episodes"] == 30
-    _assert_same_state(final_straight["learner"], final_resumed["learner"])
+    resumed_checkpoint_equals_straight(straight, killed, "episodes", 30)
     assert _exploitabilities(killed) == evaluations
 
 
