@@ -84,6 +84,24 @@ def _body(architecture: dict[str, Any]) -> tuple[nn.Sequential, int]:
     return nn.Sequential(*layers), size
 
 
+def network_with_weights(build: Any, weights: dict, where: str) -> nn.Module:
+    """``build()`` with ``weights`` loaded (an agent file's). The network is first built on
+    torch's meta device, which allocates nothing, and every parameter's shape compared with
+    the file's: a file declaring a huge network beside small weights is refused before
+    anything is allocated, and a mismatch names the parameter."""
+    with torch.device("meta"):
+        expected = {name: tuple(tensor.shape) for name, tensor in build().state_dict().items()}
+    given = {name: tuple(tensor.shape) for name, tensor in weights.items() if isinstance(tensor, torch.Tensor)}
+    if given != expected:
+        name = min(n for n in expected.keys() | given.keys() if expected.get(n) != given.get(n))
+        raise ValueError(f"{where}: the weights do not fit the declared architecture: parameter {name!r} "
+                         f"is {given.get(name, 'missing')} in the file, the architecture needs "
+                         f"{expected.get(name, 'none')}")
+    network = build()
+    network.load_state_dict(weights)
+    return network
+
+
 def check_architecture(architecture: dict[str, Any]) -> None:
     kind = architecture["kind"]
     if kind not in NETWORK_KINDS:
@@ -152,6 +170,6 @@ class AveragePolicyAgent(Agent):
 
     @classmethod
     def from_state_dict(cls, state):
-        network = policy_network(state["architecture"])
-        network.load_state_dict(state["network"])
+        network = network_with_weights(lambda: policy_network(state["architecture"]), state["network"],
+                                       "average-policy agent")
         return cls(network, state["architecture"])

@@ -101,7 +101,7 @@ from torch import nn
 from agents.base import Learner, SearchAgent, StepReport
 from agents.cfr import CFRSolver
 from agents.memories import CircularBuffer
-from agents.networks import mlp
+from agents.networks import mlp, network_with_weights
 from agents.rebel_pbs import (
     PBSValue,
     PBSValueNetwork,
@@ -784,9 +784,8 @@ class ReBeLNetwork(nn.Module):
 
     @classmethod
     def from_state_dict(cls, architecture: dict[str, int], weights: dict) -> ReBeLNetwork:
-        network = cls(**{k: int(v) for k, v in architecture.items()})
-        network.load_state_dict(weights)
-        return network
+        return network_with_weights(lambda: cls(**{k: int(v) for k, v in architecture.items()}), weights,
+                                    "ReBeL network")
 
 
 class NetworkGuide:

@@ -39,7 +39,7 @@ import torch
 from torch import nn
 
 from agents.cfr import CFRSolver
-from agents.networks import mlp
+from agents.networks import mlp, network_with_weights
 from hiddenenvs.analysis import GameTree
 from hiddenenvs.analysis.exploitability import edge_probabilities, node_values, reach_probabilities
 from hiddenenvs.analysis.tree import build_subgame_tree
@@ -99,10 +99,9 @@ class PBSValueNetwork(nn.Module):
 
     @classmethod
     def from_state_dict(cls, architecture: dict, weights: dict) -> PBSValueNetwork:
-        network = cls(int(architecture["public_size"]), [int(n) for n in architecture["private_sizes"]],
-                      int(architecture["hidden_size"]))
-        network.load_state_dict(weights)
-        return network
+        return network_with_weights(
+            lambda: cls(int(architecture["public_size"]), [int(n) for n in architecture["private_sizes"]],
+                        int(architecture["hidden_size"])), weights, "PBS value network")
 
 
 class PBSValue:

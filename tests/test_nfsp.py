@@ -134,3 +134,20 @@ def test_read_only_masks_play_without_a_copy_warning():
         probabilities = agent.policy_probabilities_batch(tensors, masks)
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0)
     assert (probabilities[masks == 0] == 0).all()
+
+
+def test_an_agent_file_declaring_a_huge_network_is_refused_before_allocating(tmp_path):
+    # A hostile file: an architecture of a billion hidden units beside the small weights of
+    # a real one. Building it would need terabytes; the meta-device check refuses it first.
+    from agents.base import load_agent_file
+    from agents.networks import AveragePolicyAgent, mlp
+
+    architecture = {"input_size": 4, "hidden_sizes": [8], "num_actions": 3}
+    agent = AveragePolicyAgent(mlp(4, [8], 3), architecture)
+    path = tmp_path / "agent.pt"
+    agent.save(path)
+    payload = torch.load(path, weights_only=True)
+    payload["state"]["architecture"]["hidden_sizes"] = [10**9]
+    torch.save(payload, path)
+    with pytest.raises(ValueError, match=r"do not fit the declared architecture: parameter '0\.bias' is \(8,\) in the file"):
+        load_agent_file(path)
