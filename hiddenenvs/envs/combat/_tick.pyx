@@ -2,15 +2,24 @@
 """The compiled tick of the combat sim: shots and steps (``advance``), then who sees whom,
 targets and beliefs (``update_sight``); rules in :mod:`hiddenenvs.envs.combat.simulation`.
 
+Fighter mode runs its whole tick in one call, :class:`FighterTick` (the joint action's
+intents, the hit rolls, shots, steps and doors, sight and beliefs, the result, rewards,
+every fighter's view, action mask and step digest), through the same C functions the
+separate kernels below wrap; the hit rolls come from the battle's numpy bit generator
+(``next_double``, what ``Generator.random`` draws), in the same order, so the fused tick
+is bit-identical to the separate calls.
+
 Line of sight follows the same rule as the numpy ``Battle.line_of_sight`` (which the
 tests compare against): the Bresenham line from the lower-numbered cell to the
 higher-numbered one is clear when no cell strictly between blocks sight, within
 ``sight_range`` (Euclidean).
 """
 
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport sqrt
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
+from numpy.random cimport bitgen_t
 
 
 cdef inline bint _clear(int64_t cell_a, int64_t cell_b, const int64_t[::1] cell_rows,
@@ -38,62 +47,72 @@ def update_sight(const int32_t[::1] positions, const uint8_t[::1] alive,
     """Fill ``sees``/``distance`` (attacker x defender), ``seen`` (per team, its enemies
     seen now) and ``target_of`` (nearest enemy seen within fire range, -1 if none), then
     update ``belief_cells`` in place (the belief rule of the simulation module)."""
+    with nogil:
+        _update_sight(positions, alive, cell_rows, cell_cols, blocks_sight, line_offsets, sight_range,
+                      fire_range, team_size, belief_cells, sees, distance, seen, target_of)
+
+
+cdef void _update_sight(const int32_t[::1] positions, const uint8_t[::1] alive,
+                        const int64_t[::1] cell_rows, const int64_t[::1] cell_cols,
+                        const uint8_t[::1] blocks_sight, const int64_t[:, :, ::1] line_offsets,
+                        int sight_range, double fire_range, int team_size,
+                        int32_t[:, ::1] belief_cells, uint8_t[:, ::1] sees, double[:, ::1] distance,
+                        uint8_t[:, ::1] seen, int64_t[::1] target_of) noexcept nogil:
     cdef Py_ssize_t i, j, team, enemy, friend, offset_enemy, offset_friend
     cdef int64_t d_row, d_col, cell
     cdef double best
     cdef bint stale_seen
-    with nogil:
+    for i in range(team_size):
+        seen[0, i] = 0
+        seen[1, i] = 0
+    for i in range(team_size):
+        for j in range(team_size):
+            d_row = cell_rows[positions[i]] - cell_rows[positions[team_size + j]]
+            d_col = cell_cols[positions[i]] - cell_cols[positions[team_size + j]]
+            distance[i, j] = sqrt(<double>(d_row * d_row + d_col * d_col))
+            sees[i, j] = (
+                alive[i] and alive[team_size + j] and distance[i, j] <= sight_range
+                and _clear(positions[i], positions[team_size + j], cell_rows, cell_cols,
+                           blocks_sight, line_offsets, sight_range)
+            )
+            if sees[i, j]:
+                seen[0, j] = 1
+                seen[1, i] = 1
+    for i in range(team_size):  # attackers: nearest defender (ties: lowest index)
+        target_of[i] = -1
+        best = 0.0
+        for j in range(team_size):
+            if sees[i, j] and distance[i, j] <= fire_range and (target_of[i] < 0 or distance[i, j] < best):
+                target_of[i] = team_size + j
+                best = distance[i, j]
+    for j in range(team_size):  # defenders: nearest attacker
+        target_of[team_size + j] = -1
+        best = 0.0
         for i in range(team_size):
-            seen[0, i] = 0
-            seen[1, i] = 0
-        for i in range(team_size):
-            for j in range(team_size):
-                d_row = cell_rows[positions[i]] - cell_rows[positions[team_size + j]]
-                d_col = cell_cols[positions[i]] - cell_cols[positions[team_size + j]]
-                distance[i, j] = sqrt(<double>(d_row * d_row + d_col * d_col))
-                sees[i, j] = (
-                    alive[i] and alive[team_size + j] and distance[i, j] <= sight_range
-                    and _clear(positions[i], positions[team_size + j], cell_rows, cell_cols,
-                               blocks_sight, line_offsets, sight_range)
-                )
-                if sees[i, j]:
-                    seen[0, j] = 1
-                    seen[1, i] = 1
-        for i in range(team_size):  # attackers: nearest defender (ties: lowest index)
-            target_of[i] = -1
-            best = 0.0
-            for j in range(team_size):
-                if sees[i, j] and distance[i, j] <= fire_range and (target_of[i] < 0 or distance[i, j] < best):
-                    target_of[i] = team_size + j
-                    best = distance[i, j]
-        for j in range(team_size):  # defenders: nearest attacker
-            target_of[team_size + j] = -1
-            best = 0.0
-            for i in range(team_size):
-                if sees[i, j] and distance[i, j] <= fire_range and (target_of[team_size + j] < 0 or distance[i, j] < best):
-                    target_of[team_size + j] = i
-                    best = distance[i, j]
-        for team in range(2):
-            offset_enemy = (1 - team) * team_size
-            offset_friend = team * team_size
-            for enemy in range(team_size):
-                if seen[team, enemy]:
-                    belief_cells[team, enemy] = positions[offset_enemy + enemy]
-                if not alive[offset_enemy + enemy]:
-                    belief_cells[team, enemy] = -1
-                cell = belief_cells[team, enemy]
-                if cell < 0 or seen[team, enemy]:
-                    continue
-                stale_seen = False
-                for friend in range(team_size):
-                    if alive[offset_friend + friend] and _clear(
-                        positions[offset_friend + friend], cell, cell_rows, cell_cols,
-                        blocks_sight, line_offsets, sight_range,
-                    ):
-                        stale_seen = True
-                        break
-                if stale_seen:
-                    belief_cells[team, enemy] = -1
+            if sees[i, j] and distance[i, j] <= fire_range and (target_of[team_size + j] < 0 or distance[i, j] < best):
+                target_of[team_size + j] = i
+                best = distance[i, j]
+    for team in range(2):
+        offset_enemy = (1 - team) * team_size
+        offset_friend = team * team_size
+        for enemy in range(team_size):
+            if seen[team, enemy]:
+                belief_cells[team, enemy] = positions[offset_enemy + enemy]
+            if not alive[offset_enemy + enemy]:
+                belief_cells[team, enemy] = -1
+            cell = belief_cells[team, enemy]
+            if cell < 0 or seen[team, enemy]:
+                continue
+            stale_seen = False
+            for friend in range(team_size):
+                if alive[offset_friend + friend] and _clear(
+                    positions[offset_friend + friend], cell, cell_rows, cell_cols,
+                    blocks_sight, line_offsets, sight_range,
+                ):
+                    stale_seen = True
+                    break
+            if stale_seen:
+                belief_cells[team, enemy] = -1
 
 
 
@@ -108,6 +127,22 @@ def advance(int32_t[::1] positions, int32_t[::1] health, uint8_t[::1] alive,
     once, survivors that do not stand (dead, or engaging a target) step to
     ``wanted_cells``, and a door admits entrants, in an order rotating with ``tick``, only
     while it holds fewer than ``door_capacity`` live fighters."""
+    cdef bint done
+    with nogil:
+        done = _advance(positions, health, alive, &fires[0], &wanted_cells[0], engage, &rolls[0],
+                        target_of, distance, door_of_cell, num_doors, door_capacity, tick, team_size,
+                        hit_probability, fire_range, damage, damage_dealt)
+    if not done:
+        raise MemoryError("combat: no memory for a tick")
+
+
+cdef bint _advance(int32_t[::1] positions, int32_t[::1] health, uint8_t[::1] alive,
+                   const uint8_t *fires, const int32_t *wanted_cells, bint engage,
+                   const double *rolls, const int64_t[::1] target_of, const double[:, ::1] distance,
+                   const int8_t[::1] door_of_cell, int num_doors, int door_capacity, int64_t tick,
+                   int team_size, double hit_probability, double fire_range, int damage,
+                   int64_t[::1] damage_dealt) noexcept nogil:
+    """``advance``'s work; False when out of memory (nothing changed then)."""
     cdef Py_ssize_t count = 2 * team_size
     cdef Py_ssize_t k, j, door, target
     cdef int64_t lost, staying, admitted, free_places
@@ -118,44 +153,44 @@ def advance(int32_t[::1] positions, int32_t[::1] health, uint8_t[::1] alive,
     cdef int8_t *door_next = <int8_t *> calloc(count, sizeof(int8_t))
     if taken == NULL or goal == NULL or door_now == NULL or door_next == NULL:
         free(taken); free(goal); free(door_now); free(door_next)
-        raise MemoryError("combat: no memory for a tick")
-    with nogil:
-        for k in range(count):  # shots, all at once
-            target = target_of[k]
-            if fires[k] and alive[k] and target >= 0:
-                gap = distance[k, target - team_size] if k < team_size else distance[target, k - team_size]
-                if rolls[k] < hit_probability * (1.0 - gap / (fire_range + 1.0)):
-                    taken[target] += damage
-        damage_dealt[0] = 0
-        damage_dealt[1] = 0
+        return False
+    for k in range(count):  # shots, all at once
+        target = target_of[k]
+        if fires[k] and alive[k] and target >= 0:
+            gap = distance[k, target - team_size] if k < team_size else distance[target, k - team_size]
+            if rolls[k] < hit_probability * (1.0 - gap / (fire_range + 1.0)):
+                taken[target] += damage
+    damage_dealt[0] = 0
+    damage_dealt[1] = 0
+    for k in range(count):
+        lost = taken[k] if taken[k] < health[k] else health[k]
+        health[k] -= lost
+        alive[k] = health[k] > 0
+        damage_dealt[1 if k < team_size else 0] += lost
+    for k in range(count):  # who steps where
+        goal[k] = wanted_cells[k]
+        if not alive[k] or (engage and target_of[k] >= 0):
+            goal[k] = positions[k]
+        door_now[k] = door_of_cell[positions[k]]
+        door_next[k] = door_of_cell[goal[k]]
+    for door in range(num_doors):
+        staying = 0
         for k in range(count):
-            lost = taken[k] if taken[k] < health[k] else health[k]
-            health[k] -= lost
-            alive[k] = health[k] > 0
-            damage_dealt[1 if k < team_size else 0] += lost
-        for k in range(count):  # who steps where
-            goal[k] = wanted_cells[k]
-            if not alive[k] or (engage and target_of[k] >= 0):
-                goal[k] = positions[k]
-            door_now[k] = door_of_cell[positions[k]]
-            door_next[k] = door_of_cell[goal[k]]
-        for door in range(num_doors):
-            staying = 0
-            for k in range(count):
-                if alive[k] and door_now[k] == door and not (goal[k] != positions[k] and door_next[k] != door):
-                    staying += 1
-            free_places = door_capacity - staying
-            admitted = 0
-            for j in range(count):
-                k = (tick + j) % count
-                if goal[k] != positions[k] and door_next[k] == door and door_now[k] != door:
-                    if admitted < free_places:
-                        admitted += 1
-                    else:
-                        goal[k] = positions[k]
-        for k in range(count):
-            positions[k] = goal[k]
+            if alive[k] and door_now[k] == door and not (goal[k] != positions[k] and door_next[k] != door):
+                staying += 1
+        free_places = door_capacity - staying
+        admitted = 0
+        for j in range(count):
+            k = (tick + j) % count
+            if goal[k] != positions[k] and door_next[k] == door and door_now[k] != door:
+                if admitted < free_places:
+                    admitted += 1
+                else:
+                    goal[k] = positions[k]
+    for k in range(count):
+        positions[k] = goal[k]
     free(taken); free(goal); free(door_now); free(door_next)
+    return True
 
 
 def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const int32_t[::1] health,
@@ -167,6 +202,24 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
     with walls; ``seen[team, k]``: team sees its enemy number k now."""
     cdef Py_ssize_t count = 2 * team_size
     cdef Py_ssize_t side = 2 * radius + 1
+    cdef bint done
+    if views.shape[0] != count or views.shape[1] != side or views.shape[2] != side or views.shape[3] != 5:
+        raise ValueError(f"fill_views: {count} fighters with view radius {radius} need a "
+                         f"({count}, {side}, {side}, 5) array, got {tuple(views.shape)[:4]}")
+    with nogil:
+        done = _fill_views(views, positions, health, alive, seen, padded_codes, cell_rows, cell_cols,
+                           radius, team_size)
+    if not done:
+        raise MemoryError("fill_views: no memory for the fighters' coordinates")
+
+
+cdef bint _fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const int32_t[::1] health,
+                      const uint8_t[::1] alive, const uint8_t[:, ::1] seen, const int8_t[:, ::1] padded_codes,
+                      const int64_t[::1] cell_rows, const int64_t[::1] cell_cols, int radius,
+                      int team_size) noexcept nogil:
+    """``fill_views``'s work on a checked ``views``; False when out of memory."""
+    cdef Py_ssize_t count = 2 * team_size
+    cdef Py_ssize_t side = 2 * radius + 1
     cdef Py_ssize_t viewer, other, a, b, channel, team
     cdef int64_t row, col, d_row, d_col
     cdef int8_t code
@@ -175,50 +228,48 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
     # Every fighter's row and column, looked up once: the viewer x other loop below is
     # the quadratic part (25,600 pairs at 160 fighters), so it tests the cheap window
     # bounds first and the team and sight rules only for fighters inside the window.
-    if views.shape[0] != count or views.shape[1] != side or views.shape[2] != side or views.shape[3] != 5:
-        raise ValueError(f"fill_views: {count} fighters with view radius {radius} need a "
-                         f"({count}, {side}, {side}, 5) array, got {tuple(views.shape)[:4]}")
     cdef int64_t *rows = <int64_t *> calloc(count, sizeof(int64_t))
     cdef int64_t *cols = <int64_t *> calloc(count, sizeof(int64_t))
     if rows == NULL or cols == NULL:
         free(rows)
         free(cols)
-        raise MemoryError("fill_views: no memory for the fighters' coordinates")
-    with nogil:
+        return False
+    for other in range(count):
+        rows[other] = cell_rows[positions[other]]
+        cols[other] = cell_cols[positions[other]]
+    for viewer in range(count):
+        row = rows[viewer]
+        col = cols[viewer]
+        team = 0 if viewer < team_size else 1
+        own = <float> (health[viewer] / 100.0)
+        for a in range(side):
+            for b in range(side):
+                code = padded_codes[row + a, col + b]
+                views[viewer, a, b, 0] = 1.0 if (code == 1 or code == 2) else 0.0
+                views[viewer, a, b, 1] = 1.0 if code == 3 else 0.0
+                views[viewer, a, b, 2] = 0.0
+                views[viewer, a, b, 3] = 0.0
+                views[viewer, a, b, 4] = own
         for other in range(count):
-            rows[other] = cell_rows[positions[other]]
-            cols[other] = cell_cols[positions[other]]
-        for viewer in range(count):
-            row = rows[viewer]
-            col = cols[viewer]
-            team = 0 if viewer < team_size else 1
-            own = <float> (health[viewer] / 100.0)
-            for a in range(side):
-                for b in range(side):
-                    code = padded_codes[row + a, col + b]
-                    views[viewer, a, b, 0] = 1.0 if (code == 1 or code == 2) else 0.0
-                    views[viewer, a, b, 1] = 1.0 if code == 3 else 0.0
-                    views[viewer, a, b, 2] = 0.0
-                    views[viewer, a, b, 3] = 0.0
-                    views[viewer, a, b, 4] = own
-            for other in range(count):
-                d_row = rows[other] - row + radius
-                if d_row < 0 or d_row >= side:
-                    continue
-                d_col = cols[other] - col + radius
-                if d_col < 0 or d_col >= side:
-                    continue
-                if other == viewer or not alive[other]:
-                    continue
-                same_team = (other < team_size) == (team == 0)
-                if not same_team and not seen[team, other - team_size if other >= team_size else other]:
-                    continue
-                channel = 2 if same_team else 3
-                value = <float> (health[other] / 100.0)
-                if value > views[viewer, d_row, d_col, channel]:
-                    views[viewer, d_row, d_col, channel] = value
+            d_row = rows[other] - row + radius
+            if d_row < 0 or d_row >= side:
+                continue
+            d_col = cols[other] - col + radius
+            if d_col < 0 or d_col >= side:
+                continue
+            if other == viewer or not alive[other]:
+                continue
+            same_team = (other < team_size) == (team == 0)
+            if not same_team and not seen[team, other - team_size if other >= team_size else other]:
+                continue
+            channel = 2 if same_team else 3
+            value = <float> (health[other] / 100.0)
+            if value > views[viewer, d_row, d_col, channel]:
+                views[viewer, d_row, d_col, channel] = value
     free(rows)
     free(cols)
+    return True
+
 
 def chain_hashes(const uint64_t[::1] keys, const uint32_t[:, ::1] words,
                  const uint64_t[::1] coefficients, const int64_t[::1] actions,
@@ -226,8 +277,6 @@ def chain_hashes(const uint64_t[::1] keys, const uint32_t[:, ::1] words,
     """``out[p]``: player ``p``'s history hash ``keys[p]`` extended by one step, the
     observation's 32-bit ``words[p]`` and the action ``actions[p]``; the formula (all
     arithmetic modulo 2**64) is ``env._chain_hashes``'s, in one pass without temporaries."""
-    cdef Py_ssize_t player, k
-    cdef uint64_t observation_hash, mixed
     if words.shape[1] > coefficients.shape[0] or not (
         keys.shape[0] == actions.shape[0] == out.shape[0] == words.shape[0]
     ):
@@ -236,14 +285,29 @@ def chain_hashes(const uint64_t[::1] keys, const uint32_t[:, ::1] words,
             f"keys, actions and outputs ({keys.shape[0]}, {actions.shape[0]}, {out.shape[0]}) "
             f"and at most {coefficients.shape[0]} words"
         )
+    if words.shape[0] == 0:
+        return
     with nogil:
-        for player in range(words.shape[0]):
-            observation_hash = 0
-            for k in range(words.shape[1]):
-                observation_hash += words[player, k] * coefficients[k]
-            mixed = (keys[player] ^ observation_hash) * mix_a
-            mixed ^= mixed >> 31
-            out[player] = (mixed + <uint64_t> actions[player] + 1) * mix_b
+        _chain_hashes(&keys[0], &words[0, 0], words.shape[0], words.shape[1], &coefficients[0],
+                      &actions[0], mix_a, mix_b, &out[0])
+
+
+cdef void _chain_hashes(const uint64_t *keys, const uint32_t *words, Py_ssize_t players,
+                        Py_ssize_t words_per_player, const uint64_t *coefficients,
+                        const int64_t *actions, uint64_t mix_a, uint64_t mix_b,
+                        uint64_t *out) noexcept nogil:
+    """``chain_hashes``'s work on raw buffers; ``keys`` NULL stands for all-zero keys."""
+    cdef Py_ssize_t player, k
+    cdef uint64_t observation_hash, mixed
+    cdef const uint32_t *row
+    for player in range(players):
+        row = words + player * words_per_player
+        observation_hash = 0
+        for k in range(words_per_player):
+            observation_hash += row[k] * coefficients[k]
+        mixed = ((keys[player] if keys != NULL else 0) ^ observation_hash) * mix_a
+        mixed ^= mixed >> 31
+        out[player] = (mixed + <uint64_t> actions[player] + 1) * mix_b
 
 
 def fighter_intents(const int64_t[::1] actions, const int32_t[::1] positions,
@@ -252,24 +316,32 @@ def fighter_intents(const int64_t[::1] actions, const int32_t[::1] positions,
     last action), ``wanted_cells[k]`` the cell a move (actions 1..8, ``move_target[action
     - 1]``) reaches, or the fighter's own cell for anything else or a blocked move."""
     cdef Py_ssize_t count = positions.shape[0]
-    cdef Py_ssize_t shoot = move_target.shape[0] + 1
-    cdef Py_ssize_t k
-    cdef int64_t action
-    cdef int32_t target
     if not (actions.shape[0] == wanted_cells.shape[0] == fires.shape[0] == count):
         raise ValueError(
             f"fighter_intents: {count} fighters need as many actions, wanted cells and fire "
             f"flags ({actions.shape[0]}, {wanted_cells.shape[0]}, {fires.shape[0]})"
         )
+    if count == 0:
+        return
     with nogil:
-        for k in range(count):
-            action = actions[k]
-            fires[k] = action == shoot
-            wanted_cells[k] = positions[k]
-            if 0 < action < shoot:
-                target = move_target[action - 1, positions[k]]
-                if target >= 0:
-                    wanted_cells[k] = target
+        _fighter_intents(&actions[0], positions, move_target, &wanted_cells[0], &fires[0])
+
+
+cdef void _fighter_intents(const int64_t *actions, const int32_t[::1] positions,
+                           const int32_t[:, ::1] move_target, int32_t *wanted_cells,
+                           uint8_t *fires) noexcept nogil:
+    cdef Py_ssize_t shoot = move_target.shape[0] + 1
+    cdef Py_ssize_t k
+    cdef int64_t action
+    cdef int32_t target
+    for k in range(positions.shape[0]):
+        action = actions[k]
+        fires[k] = action == shoot
+        wanted_cells[k] = positions[k]
+        if 0 < action < shoot:
+            target = move_target[action - 1, positions[k]]
+            if target >= 0:
+                wanted_cells[k] = target
 
 
 def fighter_masks(uint8_t[:, ::1] masks, const int32_t[::1] positions, const uint8_t[::1] alive,
@@ -282,44 +354,215 @@ def fighter_masks(uint8_t[:, ::1] masks, const int32_t[::1] positions, const uin
     two legal actions or more (live ones that may do more than hold), ascending."""
     cdef Py_ssize_t count = positions.shape[0]
     cdef Py_ssize_t directions = move_target.shape[0]
-    cdef Py_ssize_t k, d
-    cdef int32_t target
-    cdef int8_t door, own_door
-    cdef uint8_t legal_count
-    cdef list movers = []
+    cdef bint done
     if masks.shape[0] != count or masks.shape[1] != directions + 2 or target_of.shape[0] != count:
         raise ValueError(
             f"fighter_masks: {count} fighters need a ({count}, {directions + 2}) mask array and "
             f"{count} targets, got ({masks.shape[0]}, {masks.shape[1]}) and {target_of.shape[0]}"
         )
+    with nogil:
+        done = _fighter_masks(masks, positions, alive, move_target, door_of_cell, num_doors,
+                              door_capacity, target_of)
+    if not done:
+        raise MemoryError("fighter_masks: no memory for the door counts")
+    return _movers(masks)
+
+
+cdef bint _fighter_masks(uint8_t[:, ::1] masks, const int32_t[::1] positions, const uint8_t[::1] alive,
+                         const int32_t[:, ::1] move_target, const int8_t[::1] door_of_cell,
+                         int num_doors, int door_capacity, const int64_t[::1] target_of) noexcept nogil:
+    """``fighter_masks``'s work on checked arrays; False when out of memory."""
+    cdef Py_ssize_t count = positions.shape[0]
+    cdef Py_ssize_t directions = move_target.shape[0]
+    cdef Py_ssize_t k, d
+    cdef int32_t target
+    cdef int8_t door, own_door
     cdef int64_t *occupancy = <int64_t *> calloc(num_doors if num_doors > 0 else 1, sizeof(int64_t))
     if occupancy == NULL:
-        raise MemoryError("fighter_masks: no memory for the door counts")
-    with nogil:
-        for k in range(count):
-            door = door_of_cell[positions[k]]
-            if alive[k] and door >= 0:
-                occupancy[door] += 1
-        for k in range(count):
-            if not alive[k]:
-                for d in range(directions + 2):
-                    masks[k, d] = 0
-                continue
-            masks[k, 0] = 1
-            own_door = door_of_cell[positions[k]]
-            for d in range(directions):
-                target = move_target[d, positions[k]]
-                if target < 0:
-                    masks[k, 1 + d] = 0
-                    continue
-                door = door_of_cell[target]
-                masks[k, 1 + d] = not (door >= 0 and door != own_door and occupancy[door] >= door_capacity)
-            masks[k, directions + 1] = target_of[k] >= 0
-    free(occupancy)
+        return False
     for k in range(count):
+        door = door_of_cell[positions[k]]
+        if alive[k] and door >= 0:
+            occupancy[door] += 1
+    for k in range(count):
+        if not alive[k]:
+            for d in range(directions + 2):
+                masks[k, d] = 0
+            continue
+        masks[k, 0] = 1
+        own_door = door_of_cell[positions[k]]
+        for d in range(directions):
+            target = move_target[d, positions[k]]
+            if target < 0:
+                masks[k, 1 + d] = 0
+                continue
+            door = door_of_cell[target]
+            masks[k, 1 + d] = not (door >= 0 and door != own_door and occupancy[door] >= door_capacity)
+        masks[k, directions + 1] = target_of[k] >= 0
+    free(occupancy)
+    return True
+
+
+cdef list _movers(const uint8_t[:, ::1] masks):
+    """The rows of ``masks`` with two legal actions or more, ascending."""
+    cdef Py_ssize_t k, d
+    cdef uint8_t legal_count
+    cdef list movers = []
+    for k in range(masks.shape[0]):
         legal_count = 0
-        for d in range(directions + 2):
+        for d in range(masks.shape[1]):
             legal_count += masks[k, d]
         if legal_count > 1:
             movers.append(k)
     return movers
+
+
+cdef class FighterTick:
+    """Fighter mode's whole tick in one compiled call, for one game's map and rules.
+
+    ``tick`` plays a joint action on the battle's arrays: the intents, one hit roll per
+    fighter from the battle's bit generator (``next_double``, exactly what
+    ``Generator.random(2T)`` draws), shots, steps and doors (``advance``), sight, targets
+    and beliefs (``update_sight``), the result, the step's rewards (shaped part, then
+    +-1 at the end, as ``_CombatState._team_rewards``), every fighter's view, action mask
+    and step digest (``chain_hashes`` from zero keys). The outputs are fresh arrays the
+    caller allocates (clones share the previous ones); the arithmetic is the separate
+    kernels', so the results are bit-identical to calling them one by one.
+    """
+
+    cdef const int64_t[::1] cell_rows
+    cdef const int64_t[::1] cell_cols
+    cdef const uint8_t[::1] blocks_sight
+    cdef const int64_t[:, :, ::1] line_offsets
+    cdef const int8_t[:, ::1] padded_codes
+    cdef const int32_t[:, ::1] move_target
+    cdef const int8_t[::1] door_of_cell
+    cdef const uint64_t[::1] coefficients
+    cdef int num_doors, door_capacity, team_size, sight_range, view_radius, damage
+    cdef int64_t max_ticks
+    cdef double fire_range, hit_probability, reward_scale
+    cdef uint64_t mix_a, mix_b
+
+    def __init__(self, combat_map, rules, const int8_t[:, ::1] padded_codes, int view_radius,
+                 bint shaped_rewards, const uint64_t[::1] coefficients, uint64_t mix_a, uint64_t mix_b):
+        side = 2 * view_radius + 1
+        if side * side * 5 > coefficients.shape[0]:
+            raise ValueError(f"FighterTick: a view of {side * side * 5} words needs as many hash "
+                             f"coefficients, got {coefficients.shape[0]}")
+        self.cell_rows = combat_map.cell_rows
+        self.cell_cols = combat_map.cell_cols
+        self.blocks_sight = combat_map.blocks_sight.view("uint8")
+        self.line_offsets = combat_map.line_of_sight_offsets(rules.sight_range)
+        self.move_target = combat_map.move_target
+        self.door_of_cell = combat_map.door_of_cell
+        self.num_doors = combat_map.num_doors
+        self.padded_codes = padded_codes
+        self.coefficients = coefficients
+        self.door_capacity = rules.door_capacity
+        self.team_size = rules.team_size
+        self.sight_range = rules.sight_range
+        self.fire_range = rules.fire_range
+        self.hit_probability = rules.hit_probability
+        self.damage = rules.damage
+        self.max_ticks = rules.max_ticks
+        self.view_radius = view_radius
+        # the shaped part divides the health balance by a whole team's health (0: unshaped)
+        self.reward_scale = 100.0 * rules.team_size if shaped_rewards else 0.0
+        self.mix_a = mix_a
+        self.mix_b = mix_b
+
+    def tick(self, joint, int64_t tick, bit_generator,
+             int32_t[::1] positions, int32_t[::1] health, uint8_t[::1] alive,
+             const int64_t[::1] target_before, const double[:, ::1] distance_before,
+             int32_t[:, ::1] belief_cells, uint8_t[:, ::1] sees, double[:, ::1] distance,
+             uint8_t[:, ::1] seen, int64_t[::1] target_of, int64_t[::1] damage_dealt,
+             float[:, :, :, ::1] views, uint8_t[:, ::1] masks, uint64_t[::1] digests,
+             double[::1] rewards, double[::1] returns):
+        """Play ``joint`` (one int per fighter, -1 or anything not a move or shoot holds) at
+        ``tick``. ``positions``, ``health``, ``alive`` (copies of the battle's),
+        ``belief_cells`` and ``returns`` are updated in place; ``target_before`` and
+        ``distance_before`` are the battle's targets and distances before the tick; the
+        other arrays are written whole. Returns ``(winner, movers)``: ATTACKERS (0),
+        DEFENDERS (1), -1 when both teams are wiped out or None while the battle goes on,
+        and the fighters with two legal actions or more."""
+        cdef Py_ssize_t size = self.team_size
+        cdef Py_ssize_t count = 2 * size
+        cdef Py_ssize_t side = 2 * self.view_radius + 1
+        cdef Py_ssize_t k
+        cdef int64_t attackers = 0, defenders = 0, balance
+        cdef int winner
+        cdef double team_reward[2]
+        cdef bint done = True
+        cdef bitgen_t *bitgen
+        if not (len(joint) == positions.shape[0] == health.shape[0] == alive.shape[0]
+                == target_before.shape[0] == target_of.shape[0] == views.shape[0] == masks.shape[0]
+                == digests.shape[0] == rewards.shape[0] == returns.shape[0] == count
+                and views.shape[1] == side and views.shape[2] == side and views.shape[3] == 5
+                and masks.shape[1] == self.move_target.shape[0] + 2 and damage_dealt.shape[0] == 2
+                and sees.shape[0] == sees.shape[1] == distance.shape[0] == distance.shape[1]
+                == distance_before.shape[0] == distance_before.shape[1] == seen.shape[1] == size
+                and seen.shape[0] == belief_cells.shape[0] == 2 and belief_cells.shape[1] == size):
+            raise ValueError(f"FighterTick.tick: arrays of the wrong shape for {count} fighters "
+                             f"with view radius {self.view_radius} (see the docstring)")
+        cdef int64_t *actions = <int64_t *> malloc(count * sizeof(int64_t))
+        cdef double *rolls = <double *> malloc(count * sizeof(double))
+        cdef int32_t *wanted = <int32_t *> malloc(count * sizeof(int32_t))
+        cdef uint8_t *fires = <uint8_t *> malloc(count * sizeof(uint8_t))
+        if actions == NULL or rolls == NULL or wanted == NULL or fires == NULL:
+            free(actions); free(rolls); free(wanted); free(fires)
+            raise MemoryError("FighterTick: no memory for a tick")
+        try:
+            for k in range(count):
+                actions[k] = joint[k]
+            # the rolls Battle.step draws with Generator.random(2T), under the same lock
+            bitgen = <bitgen_t *> PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
+            with bit_generator.lock:
+                for k in range(count):
+                    rolls[k] = bitgen.next_double(bitgen.state)
+            with nogil:
+                _fighter_intents(actions, positions, self.move_target, wanted, fires)
+                done = _advance(positions, health, alive, fires, wanted, False, rolls, target_before,
+                                distance_before, self.door_of_cell, self.num_doors, self.door_capacity,
+                                tick, self.team_size, self.hit_probability, self.fire_range,
+                                self.damage, damage_dealt)
+                if done:
+                    _update_sight(positions, alive, self.cell_rows, self.cell_cols, self.blocks_sight,
+                                  self.line_offsets, self.sight_range, self.fire_range,
+                                  self.team_size, belief_cells, sees, distance, seen, target_of)
+                    for k in range(size):
+                        attackers += alive[k]
+                        defenders += alive[size + k]
+                    # Battle.winner() after the tick
+                    if attackers == 0 and defenders == 0:
+                        winner = -1
+                    elif defenders == 0:
+                        winner = 0
+                    elif attackers == 0 or tick + 1 >= self.max_ticks:
+                        winner = 1
+                    else:
+                        winner = -2
+                    balance = damage_dealt[0] - damage_dealt[1]
+                    team_reward[0] = 0.0
+                    team_reward[1] = 0.0
+                    if self.reward_scale > 0.0:
+                        team_reward[0] += balance / self.reward_scale
+                        team_reward[1] += -balance / self.reward_scale
+                    if winner >= 0:
+                        team_reward[winner] += 1.0
+                        team_reward[1 - winner] -= 1.0
+                    for k in range(count):
+                        rewards[k] = team_reward[0 if k < size else 1]
+                        returns[k] += rewards[k]
+                    done = _fill_views(views, positions, health, alive, seen, self.padded_codes,
+                                       self.cell_rows, self.cell_cols, self.view_radius, self.team_size)
+                if done:
+                    done = _fighter_masks(masks, positions, alive, self.move_target, self.door_of_cell,
+                                          self.num_doors, self.door_capacity, target_of)
+                if done:
+                    _chain_hashes(NULL, <const uint32_t *> &views[0, 0, 0, 0], count, side * side * 5,
+                                  &self.coefficients[0], actions, self.mix_a, self.mix_b, &digests[0])
+        finally:
+            free(actions); free(rolls); free(wanted); free(fires)
+        if not done:
+            raise MemoryError("FighterTick: no memory for a tick")
+        return (None if winner == -2 else winner), _movers(masks)

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from hiddenenvs.envs.combat._tick import chain_hashes, fighter_intents, fighter_masks, fill_views
+from hiddenenvs.envs.combat._tick import FighterTick, chain_hashes, fighter_masks, fill_views
 from hiddenenvs.envs.combat.maps import DIRECTION_NAMES, TEAMS, WALL, CombatMap
 from hiddenenvs.envs.combat.simulation import ATTACKERS, DEFENDERS, MAX_HEALTH, Battle, Rules
 from hiddenenvs.game import (
@@ -147,6 +147,10 @@ class CombatGame(Game):
                 public_observation_tensor_shape=(len(PUBLIC_FEATURES),),
             )
             self.padded_codes = np.pad(self.map.codes, params["view_radius"], constant_values=WALL)
+            self.fighter_tick = FighterTick(
+                self.map, self.rules, self.padded_codes, params["view_radius"], params["shaped_rewards"],
+                _HASH_COEFFICIENTS, int(_MIX_A), int(_MIX_B),
+            )
 
     def new_initial_state(self, seed=None):
         """The first tick. ``seed`` (a non-negative int) seeds the hit rolls; ``None``
@@ -297,18 +301,19 @@ class _CombatState(State):
             rewards[1 - self._winner] -= 1.0
         return rewards
 
-    def _record(self, joint: list[int], balance: np.ndarray) -> None:
-        """Append the step just played: its public observation and everyone's digest."""
+    def _record(self, joint: list[int], balance: int, digests: np.ndarray | None = None) -> None:
+        """Append the step just played: its public observation and everyone's digest
+        (``digests``, or hashed here from the observations)."""
         if self.game.mode == "commander":  # each team's observation counts both teams
             public = (self.battle.tick, *self.battle.alive_counts())
         else:  # a fighter sees only its window, and the result when the battle ends
             public = (self.battle.tick, self._winner)
         if self.game.params["shaped_rewards"]:  # both teams are paid the balance: it is public
-            self._health_balance += int(balance[ATTACKERS])
-            public += (int(balance[ATTACKERS]),)
-        # Each step's digest stands alone (zero keys): the key's tuple already chains them.
-        zero_keys = np.zeros(len(joint), dtype=np.uint64)
-        digests = _chain_hashes(zero_keys, self._all_observations(), np.asarray(joint, dtype=np.int64))
+            self._health_balance += balance
+            public += (balance,)
+        if digests is None:  # each step's digest stands alone (zero keys): the key's tuple chains them
+            zero_keys = np.zeros(len(joint), dtype=np.uint64)
+            digests = _chain_hashes(zero_keys, self._all_observations(), np.asarray(joint, dtype=np.int64))
         self._last = _Step(self._last, self._pending_seed, tuple(joint), public, digests)
         self._pending_seed = None
 
@@ -527,7 +532,7 @@ class CommanderState(_CombatState):
         self._rewards = self._team_rewards(balance)
         self._returns += self._rewards
         self._legal_cache = {}
-        self._record(joint, balance)
+        self._record(joint, int(balance[ATTACKERS]))
 
     def observation_tensor(self, player):
         """Per area (row-major) 4 values, then 4 global values; see the package docstring."""
@@ -639,19 +644,39 @@ class FighterState(_CombatState):
         self._apply_actions(np.where(choices > 1, actions, forced).tolist())
 
     def _apply_actions(self, joint):
+        """One tick in one compiled call (``FighterTick``), into fresh arrays: clones and
+        callers may hold the previous ones."""
         game = self.game
         battle = self.battle
-        count = len(joint)
-        wanted = np.empty(count, dtype=np.int32)
-        fires = np.empty(count, dtype=bool)
-        fighter_intents(np.asarray(joint, dtype=np.int64), battle.positions, game.map.move_target,
-                        wanted, fires.view(np.uint8))
-        balance = self._run_ticks(fires, wanted, engage=False, ticks=1)
-        team_rewards = self._team_rewards(balance)
-        self._rewards = np.repeat(team_rewards, game.team_size)
-        self._returns += self._rewards
-        self._refresh_views(game, battle)
-        self._record(joint, balance)
+        size = game.team_size
+        count = 2 * size
+        side = 2 * game.params["view_radius"] + 1
+        positions, health, alive = battle.positions.copy(), battle.health.copy(), battle.alive.copy()
+        sees = np.empty((size, size), dtype=bool)
+        distance = np.empty((size, size))
+        seen = np.empty((2, size), dtype=bool)
+        target_of = np.empty(count, dtype=np.int64)
+        damage_dealt = np.empty(2, dtype=np.int64)
+        views = np.empty((count, side, side, len(FIGHTER_VIEW_CHANNELS)), dtype=np.float32)
+        masks = np.empty((count, len(FIGHTER_ACTION_NAMES)), dtype=bool)
+        digests = np.empty(count, dtype=np.uint64)
+        rewards = np.empty(count)
+        self._winner, self._movers = game.fighter_tick.tick(
+            joint, battle.tick, battle.rng.bit_generator, positions, health, alive.view(np.uint8),
+            battle.target_of, battle.distance_pair, battle.belief_cells, sees.view(np.uint8), distance,
+            seen.view(np.uint8), target_of, damage_dealt, views, masks.view(np.uint8), digests, rewards,
+            self._returns,
+        )
+        battle.positions, battle.health, battle.alive = positions, health, alive
+        battle.sees_pair, battle.distance_pair, battle.target_of = sees, distance, target_of
+        battle.seen = (seen[0], seen[1])
+        battle.damage_dealt = damage_dealt
+        battle.tick += 1
+        self._rewards = rewards
+        self._views = views
+        self._masks = masks
+        self._legal_lists = None
+        self._record(joint, int(damage_dealt[0] - damage_dealt[1]), digests)
 
     def _refresh_views(self, game: CombatGame, battle: Battle) -> None:
         """Egocentric views and action masks of every fighter, once per tick."""
