@@ -282,3 +282,61 @@ def test_game_model_trajectories_keys_and_copies_are_unchanged(setup):
 
 def test_commander_mode_trajectories_are_unchanged():
     assert commander_digest() == COMMANDER_DIGEST
+
+
+def _separate_kernels_tick(state, joint):
+    """Fighter mode's tick as it was before ``FighterTick`` fused it: intents, then
+    ``Battle.step`` (numpy's ``Generator.random`` rolls, ``advance``, ``update_sight``),
+    then the views, masks and digests from the separate kernels. Returns what the state
+    exposes after the tick."""
+    from hiddenenvs.envs.combat import env as combat_env
+    from hiddenenvs.envs.combat._tick import fighter_intents
+
+    game, battle = state.game, state.battle
+    count = len(joint)
+    wanted, fires = np.empty(count, dtype=np.int32), np.empty(count, dtype=bool)
+    fighter_intents(np.asarray(joint, dtype=np.int64), battle.positions, game.map.move_target,
+                    wanted, fires.view(np.uint8))
+    balance = state._run_ticks(fires, wanted, engage=False, ticks=1)
+    rewards = np.repeat(state._team_rewards(balance), game.team_size)
+    state._returns += rewards
+    state._refresh_views(game, battle)
+    digests = combat_env._chain_hashes(np.zeros(count, dtype=np.uint64), state._views,
+                                       np.asarray(joint, dtype=np.int64))
+    return _exposed(state, rewards, digests)
+
+
+def _exposed(state, rewards, digests):
+    battle = state.battle
+    return [state._winner, rewards, digests, state._views, state._masks, state._movers, battle.tick,
+            battle.positions, battle.health, battle.alive, battle.belief_cells, battle.sees_pair,
+            battle.distance_pair, np.stack(battle.seen), battle.target_of, battle.damage_dealt,
+            battle.rng.bit_generator.state]
+
+
+@pytest.mark.parametrize("params", [
+    {"map": "small", "team_size": 4, "view_radius": 2, "shaped_rewards": False},
+    {"map": "small", "team_size": 12, "view_radius": 8, "hit_probability": 1.0, "damage": 60},
+    {"map": "default", "team_size": 30, "view_radius": 5, "sight_range": 9, "fire_range": 9,
+     "door_capacity": 1},
+])
+def test_the_fused_tick_equals_the_separate_kernels(params):
+    game = hiddenenvs.load_game("combat", mode="fighter", **params)
+    rng = np.random.default_rng(3)
+    for seed in range(2):
+        state = game.new_initial_state(seed=seed)
+        while not state.is_terminal() and state.battle.tick < 120:
+            joint = _joint(state, rng)
+            reference = state.clone()
+            expected = _separate_kernels_tick(reference, joint)
+            state._apply_actions(joint)
+            actual = _exposed(state, state._rewards, state._last.private)
+            for name, want, got in zip(("winner", "rewards", "digests", "views", "masks", "movers", "tick",
+                                        "positions", "health", "alive", "beliefs", "sees", "distances",
+                                        "seen", "targets", "damage", "generator"), expected, actual):
+                if isinstance(want, np.ndarray):
+                    assert want.dtype == got.dtype, name
+                    np.testing.assert_array_equal(got, want, err_msg=f"{name}, tick {state.battle.tick}")
+                else:
+                    assert got == want, f"{name}, tick {state.battle.tick}"
+            np.testing.assert_array_equal(state.returns(), reference.returns())

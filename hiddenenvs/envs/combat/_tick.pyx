@@ -22,6 +22,14 @@ from libc.stdlib cimport calloc, free, malloc
 from numpy.random cimport bitgen_t
 
 
+cdef uint64_t _ONE_WORD = 0x3F800000  # the bits of 1.0f, the terrain channels' only non-zero value
+
+
+cdef inline uint64_t _float_word(float value) noexcept nogil:
+    """The 32 bits of ``value``, as ``chain_hashes`` reads a view."""
+    return (<uint32_t *> &value)[0]
+
+
 cdef inline bint _clear(int64_t cell_a, int64_t cell_b, const int64_t[::1] cell_rows,
                         const int64_t[::1] cell_cols, const uint8_t[::1] blocks_sight,
                         const int64_t[:, :, ::1] line_offsets, int radius) noexcept nogil:
@@ -208,7 +216,7 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
                          f"({count}, {side}, {side}, 5) array, got {tuple(views.shape)[:4]}")
     with nogil:
         done = _fill_views(views, positions, health, alive, seen, padded_codes, cell_rows, cell_cols,
-                           radius, team_size)
+                           radius, team_size, NULL, NULL)
     if not done:
         raise MemoryError("fill_views: no memory for the fighters' coordinates")
 
@@ -216,15 +224,22 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
 cdef bint _fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const int32_t[::1] health,
                       const uint8_t[::1] alive, const uint8_t[:, ::1] seen, const int8_t[:, ::1] padded_codes,
                       const int64_t[::1] cell_rows, const int64_t[::1] cell_cols, int radius,
-                      int team_size) noexcept nogil:
-    """``fill_views``'s work on a checked ``views``; False when out of memory."""
+                      int team_size, const uint64_t *coefficients, uint64_t *fighter_sums) noexcept nogil:
+    """``fill_views``'s work on a checked ``views``; False when out of memory. With
+    ``fighter_sums``, also each view's hash sum (``chain_hashes``: word times coefficient,
+    modulo 2**64) over the friend and enemy channels, kept up to date as entries are
+    raised, so the digest need not read the whole view again."""
     cdef Py_ssize_t count = 2 * team_size
     cdef Py_ssize_t side = 2 * radius + 1
     cdef Py_ssize_t viewer, other, a, b, channel, team
     cdef int64_t row, col, d_row, d_col
     cdef int8_t code
+    cdef const int8_t *codes
     cdef float own, value
+    cdef float *cell
     cdef bint same_team
+    cdef Py_ssize_t entry
+    cdef uint64_t fighter_sum
     # Every fighter's row and column, looked up once: the viewer x other loop below is
     # the quadratic part (25,600 pairs at 160 fighters), so it tests the cheap window
     # bounds first and the team and sight rules only for fighters inside the window.
@@ -242,14 +257,18 @@ cdef bint _fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, c
         col = cols[viewer]
         team = 0 if viewer < team_size else 1
         own = <float> (health[viewer] / 100.0)
+        cell = &views[viewer, 0, 0, 0]  # the window's cells in order, 5 channels each
         for a in range(side):
+            codes = &padded_codes[row + a, col]
             for b in range(side):
-                code = padded_codes[row + a, col + b]
-                views[viewer, a, b, 0] = 1.0 if (code == 1 or code == 2) else 0.0
-                views[viewer, a, b, 1] = 1.0 if code == 3 else 0.0
-                views[viewer, a, b, 2] = 0.0
-                views[viewer, a, b, 3] = 0.0
-                views[viewer, a, b, 4] = own
+                code = codes[b]
+                cell[0] = 1.0 if (code == 1 or code == 2) else 0.0
+                cell[1] = 1.0 if code == 3 else 0.0
+                cell[2] = 0.0
+                cell[3] = 0.0
+                cell[4] = own
+                cell += 5
+        fighter_sum = 0
         for other in range(count):
             d_row = rows[other] - row + radius
             if d_row < 0 or d_row >= side:
@@ -265,7 +284,13 @@ cdef bint _fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, c
             channel = 2 if same_team else 3
             value = <float> (health[other] / 100.0)
             if value > views[viewer, d_row, d_col, channel]:
+                if fighter_sums != NULL:  # the old word out, the new one in (wrapping is exact)
+                    entry = 5 * (d_row * side + d_col) + channel
+                    fighter_sum += (_float_word(value) - _float_word(views[viewer, d_row, d_col, channel])
+                                    ) * coefficients[entry]
                 views[viewer, d_row, d_col, channel] = value
+        if fighter_sums != NULL:
+            fighter_sums[viewer] = fighter_sum
     free(rows)
     free(cols)
     return True
@@ -285,29 +310,16 @@ def chain_hashes(const uint64_t[::1] keys, const uint32_t[:, ::1] words,
             f"keys, actions and outputs ({keys.shape[0]}, {actions.shape[0]}, {out.shape[0]}) "
             f"and at most {coefficients.shape[0]} words"
         )
-    if words.shape[0] == 0:
-        return
-    with nogil:
-        _chain_hashes(&keys[0], &words[0, 0], words.shape[0], words.shape[1], &coefficients[0],
-                      &actions[0], mix_a, mix_b, &out[0])
-
-
-cdef void _chain_hashes(const uint64_t *keys, const uint32_t *words, Py_ssize_t players,
-                        Py_ssize_t words_per_player, const uint64_t *coefficients,
-                        const int64_t *actions, uint64_t mix_a, uint64_t mix_b,
-                        uint64_t *out) noexcept nogil:
-    """``chain_hashes``'s work on raw buffers; ``keys`` NULL stands for all-zero keys."""
     cdef Py_ssize_t player, k
     cdef uint64_t observation_hash, mixed
-    cdef const uint32_t *row
-    for player in range(players):
-        row = words + player * words_per_player
-        observation_hash = 0
-        for k in range(words_per_player):
-            observation_hash += row[k] * coefficients[k]
-        mixed = ((keys[player] if keys != NULL else 0) ^ observation_hash) * mix_a
-        mixed ^= mixed >> 31
-        out[player] = (mixed + <uint64_t> actions[player] + 1) * mix_b
+    with nogil:
+        for player in range(words.shape[0]):
+            observation_hash = 0
+            for k in range(words.shape[1]):
+                observation_hash += words[player, k] * coefficients[k]
+            mixed = (keys[player] ^ observation_hash) * mix_a
+            mixed ^= mixed >> 31
+            out[player] = (mixed + <uint64_t> actions[player] + 1) * mix_b
 
 
 def fighter_intents(const int64_t[::1] actions, const int32_t[::1] positions,
@@ -442,6 +454,24 @@ cdef class FighterTick:
     cdef int64_t max_ticks
     cdef double fire_range, hit_probability, reward_scale
     cdef uint64_t mix_a, mix_b
+    # The view digest's sum, word[k] * C[k] over the view, split by channel: the terrain
+    # channels' part depends only on the fighter's cell (filled in on first use:
+    # ``terrain_known``), the own-health channel's is its word times ``own_sum``, and
+    # the friend and enemy channels' is kept by ``_fill_views`` as it writes them.
+    cdef uint64_t *terrain_sum
+    cdef uint8_t *terrain_known
+    cdef uint64_t own_sum
+    cdef uint64_t *fighter_sums
+
+    def __cinit__(self):
+        self.terrain_sum = NULL
+        self.terrain_known = NULL
+        self.fighter_sums = NULL
+
+    def __dealloc__(self):
+        free(self.terrain_sum)
+        free(self.terrain_known)
+        free(self.fighter_sums)
 
     def __init__(self, combat_map, rules, const int8_t[:, ::1] padded_codes, int view_radius,
                  bint shaped_rewards, const uint64_t[::1] coefficients, uint64_t mix_a, uint64_t mix_b):
@@ -470,6 +500,51 @@ cdef class FighterTick:
         self.reward_scale = 100.0 * rules.team_size if shaped_rewards else 0.0
         self.mix_a = mix_a
         self.mix_b = mix_b
+        cells = self.cell_rows.shape[0]
+        self.terrain_sum = <uint64_t *> calloc(cells, sizeof(uint64_t))
+        self.terrain_known = <uint8_t *> calloc(cells, sizeof(uint8_t))
+        self.fighter_sums = <uint64_t *> calloc(2 * rules.team_size, sizeof(uint64_t))
+        if self.terrain_sum == NULL or self.terrain_known == NULL or self.fighter_sums == NULL:
+            raise MemoryError("FighterTick: no memory for the view digest tables")
+        self.own_sum = 0
+        for k in range(side * side):
+            self.own_sum += coefficients[5 * k + 4]
+
+    cdef uint64_t _terrain_sum(self, int64_t cell) noexcept nogil:
+        """sum_k word[k] * C[k] over the blocked and door channels of the view from ``cell``."""
+        cdef Py_ssize_t side = 2 * self.view_radius + 1
+        cdef Py_ssize_t a, b, k
+        cdef int64_t row, col
+        cdef int8_t code
+        cdef uint64_t total = 0
+        if not self.terrain_known[cell]:
+            row = self.cell_rows[cell]
+            col = self.cell_cols[cell]
+            for a in range(side):
+                for b in range(side):
+                    code = self.padded_codes[row + a, col + b]
+                    k = 5 * (a * side + b)
+                    if code == 1 or code == 2:
+                        total += _ONE_WORD * self.coefficients[k]
+                    elif code == 3:
+                        total += _ONE_WORD * self.coefficients[k + 1]
+            self.terrain_sum[cell] = total
+            self.terrain_known[cell] = 1
+        return self.terrain_sum[cell]
+
+    cdef void _view_digests(self, const float[:, :, :, ::1] views, const int32_t[::1] positions,
+                            const uint64_t *fighter_sums, const int64_t *actions,
+                            uint64_t[::1] digests) noexcept nogil:
+        """``chain_hashes`` from zero keys over the views, from their parts (see
+        ``terrain_sum``): the same sum modulo 2**64, so the same digests."""
+        cdef Py_ssize_t viewer
+        cdef uint64_t observation_hash, mixed
+        for viewer in range(views.shape[0]):
+            observation_hash = (self._terrain_sum(positions[viewer]) + fighter_sums[viewer]
+                                + _float_word(views[viewer, 0, 0, 4]) * self.own_sum)
+            mixed = observation_hash * self.mix_a
+            mixed ^= mixed >> 31
+            digests[viewer] = (mixed + <uint64_t> actions[viewer] + 1) * self.mix_b
 
     def tick(self, joint, int64_t tick, bit_generator,
              int32_t[::1] positions, int32_t[::1] health, uint8_t[::1] alive,
@@ -519,48 +594,47 @@ cdef class FighterTick:
             with bit_generator.lock:
                 for k in range(count):
                     rolls[k] = bitgen.next_double(bitgen.state)
-            with nogil:
-                _fighter_intents(actions, positions, self.move_target, wanted, fires)
-                done = _advance(positions, health, alive, fires, wanted, False, rolls, target_before,
-                                distance_before, self.door_of_cell, self.num_doors, self.door_capacity,
-                                tick, self.team_size, self.hit_probability, self.fire_range,
-                                self.damage, damage_dealt)
-                if done:
-                    _update_sight(positions, alive, self.cell_rows, self.cell_cols, self.blocks_sight,
-                                  self.line_offsets, self.sight_range, self.fire_range,
-                                  self.team_size, belief_cells, sees, distance, seen, target_of)
-                    for k in range(size):
-                        attackers += alive[k]
-                        defenders += alive[size + k]
-                    # Battle.winner() after the tick
-                    if attackers == 0 and defenders == 0:
-                        winner = -1
-                    elif defenders == 0:
-                        winner = 0
-                    elif attackers == 0 or tick + 1 >= self.max_ticks:
-                        winner = 1
-                    else:
-                        winner = -2
-                    balance = damage_dealt[0] - damage_dealt[1]
-                    team_reward[0] = 0.0
-                    team_reward[1] = 0.0
-                    if self.reward_scale > 0.0:
-                        team_reward[0] += balance / self.reward_scale
-                        team_reward[1] += -balance / self.reward_scale
-                    if winner >= 0:
-                        team_reward[winner] += 1.0
-                        team_reward[1 - winner] -= 1.0
-                    for k in range(count):
-                        rewards[k] = team_reward[0 if k < size else 1]
-                        returns[k] += rewards[k]
-                    done = _fill_views(views, positions, health, alive, seen, self.padded_codes,
-                                       self.cell_rows, self.cell_cols, self.view_radius, self.team_size)
-                if done:
-                    done = _fighter_masks(masks, positions, alive, self.move_target, self.door_of_cell,
-                                          self.num_doors, self.door_capacity, target_of)
-                if done:
-                    _chain_hashes(NULL, <const uint32_t *> &views[0, 0, 0, 0], count, side * side * 5,
-                                  &self.coefficients[0], actions, self.mix_a, self.mix_b, &digests[0])
+            _fighter_intents(actions, positions, self.move_target, wanted, fires)
+            done = _advance(positions, health, alive, fires, wanted, False, rolls, target_before,
+                            distance_before, self.door_of_cell, self.num_doors, self.door_capacity,
+                            tick, self.team_size, self.hit_probability, self.fire_range,
+                            self.damage, damage_dealt)
+            if done:
+                _update_sight(positions, alive, self.cell_rows, self.cell_cols, self.blocks_sight,
+                              self.line_offsets, self.sight_range, self.fire_range,
+                              self.team_size, belief_cells, sees, distance, seen, target_of)
+                for k in range(size):
+                    attackers += alive[k]
+                    defenders += alive[size + k]
+                # Battle.winner() after the tick
+                if attackers == 0 and defenders == 0:
+                    winner = -1
+                elif defenders == 0:
+                    winner = 0
+                elif attackers == 0 or tick + 1 >= self.max_ticks:
+                    winner = 1
+                else:
+                    winner = -2
+                balance = damage_dealt[0] - damage_dealt[1]
+                team_reward[0] = 0.0
+                team_reward[1] = 0.0
+                if self.reward_scale > 0.0:
+                    team_reward[0] += balance / self.reward_scale
+                    team_reward[1] += -balance / self.reward_scale
+                if winner >= 0:
+                    team_reward[winner] += 1.0
+                    team_reward[1 - winner] -= 1.0
+                for k in range(count):
+                    rewards[k] = team_reward[0 if k < size else 1]
+                    returns[k] += rewards[k]
+                done = _fill_views(views, positions, health, alive, seen, self.padded_codes,
+                                   self.cell_rows, self.cell_cols, self.view_radius, self.team_size,
+                                   &self.coefficients[0], self.fighter_sums)
+            if done:
+                done = _fighter_masks(masks, positions, alive, self.move_target, self.door_of_cell,
+                                      self.num_doors, self.door_capacity, target_of)
+            if done:
+                self._view_digests(views, positions, self.fighter_sums, actions, digests)
         finally:
             free(actions); free(rolls); free(wanted); free(fires)
         if not done:
