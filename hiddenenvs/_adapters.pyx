@@ -84,3 +84,62 @@ def rows_with_any(const int8_t[:, ::1] masks):
                 rows.append(row)
                 break
     return rows
+
+
+def mask_rows(const int8_t[:, ::1] masks, dict table, mask_of_legal):
+    """Every row of ``masks`` as a shared read-only mask: ``table`` maps a row's legal
+    set, as a bit code (action ``a`` is bit ``a``; at most 62 actions), to its mask,
+    made on first sight by ``mask_of_legal(legal tuple)``. A handful of distinct sets
+    (combat fighters' masks) then cost a lookup per player instead of a new array view."""
+    cdef Py_ssize_t num_actions = masks.shape[1]
+    cdef Py_ssize_t row, action
+    cdef long long code
+    cdef list rows = []
+    if num_actions > 62:
+        raise ValueError(f"mask_rows: bit codes hold at most 62 actions, got {num_actions}")
+    for row in range(masks.shape[0]):
+        code = 0
+        for action in range(num_actions):
+            if masks[row, action]:
+                code |= 1LL << action
+        mask = table.get(code)
+        if mask is None:
+            mask = table[code] = mask_of_legal(
+                tuple([action for action in range(num_actions) if masks[row, action]]))
+        rows.append(mask)
+    return rows
+
+
+def parallel_step_dicts(list agents, dict agent_to_player, list observation_rows, list mask_rows,
+                        list rewards, bint done, set finished, bint flat):
+    """A parallel step's five dicts in one pass over ``agents`` (keyed by agent, looked
+    up per player ``p``): observation ``{"observation": observation_rows[p], "action_mask":
+    mask_rows[p]}`` (``flat``: ``observation_rows[p]``, and the mask in the infos),
+    reward ``rewards[p]`` (0.0 for all when ``rewards`` is None), termination ``done`` or
+    ``p in finished`` (players leaving early; may be None), truncation False, infos empty
+    (``flat``: the mask). Returns them and the agents still in play."""
+    cdef dict observations = {}, step_rewards = {}, terminations = {}, truncations = {}, infos = {}
+    cdef list staying = []
+    cdef Py_ssize_t player
+    cdef bint ended
+    if len(observation_rows) != len(agent_to_player) or len(mask_rows) != len(agent_to_player) or (
+            rewards is not None and len(rewards) != len(agent_to_player)):
+        raise ValueError(f"parallel_step_dicts: {len(agent_to_player)} players need as many "
+                         f"observations, masks and rewards, got {len(observation_rows)}, "
+                         f"{len(mask_rows)} and {'none' if rewards is None else len(rewards)}")
+    for agent in agents:
+        player = agent_to_player[agent]
+        mask = mask_rows[player]
+        if flat:
+            observations[agent] = observation_rows[player]
+            infos[agent] = {"action_mask": mask}
+        else:
+            observations[agent] = {"observation": observation_rows[player], "action_mask": mask}
+            infos[agent] = {}
+        step_rewards[agent] = 0.0 if rewards is None else rewards[player]
+        ended = done or (finished is not None and player in finished)
+        terminations[agent] = ended
+        truncations[agent] = False
+        if not ended:
+            staying.append(agent)
+    return observations, step_rewards, terminations, truncations, infos, staying

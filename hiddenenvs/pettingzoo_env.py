@@ -92,7 +92,14 @@ from pettingzoo.utils.wrappers.order_enforcing import (
     AECOrderEnforcingIterator,
 )
 
-from hiddenenvs._adapters import accept_legal_actions, observation_dicts, rows_with_any, values_by_agent
+from hiddenenvs._adapters import (
+    accept_legal_actions,
+    mask_rows,
+    observation_dicts,
+    parallel_step_dicts,
+    rows_with_any,
+    values_by_agent,
+)
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
@@ -540,6 +547,10 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         self._setup(game, render_mode, observation_type, observation_layout, illegal_action)
         self._masks: np.ndarray | None = None  # the current node's, see _node_masks
         self._actors: list[int] = []  # players with at least one legal action at this node
+        # With few actions every legal set's read-only mask is made once and handed out
+        # again (bit code -> mask, at most MASK_CACHE_SIZE of them) instead of a row view
+        # per player per step: combat's 160 fighters share a few dozen masks.
+        self._mask_table = {} if 2 ** self._num_actions <= MASK_CACHE_SIZE else None
 
     def _node_masks(self) -> np.ndarray:
         """Every player's action mask at this node, (players, actions) read-only int8.
@@ -582,6 +593,13 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         self._masks = masks
         return masks
 
+    def _mask_rows(self, masks: np.ndarray) -> list[np.ndarray]:
+        """Each player's read-only mask at this node: shared per legal set (few actions) or
+        a row of ``masks``."""
+        if self._mask_table is None:
+            return list(masks)
+        return mask_rows(masks, self._mask_table, self._mask_of_legal)
+
     def _observations(self) -> dict:
         self._masks = None  # a new node
         masks = self._node_masks()
@@ -592,14 +610,14 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         if self._flat:
             rows = list(tensors.reshape(len(tensors), -1))
             return {agent: rows[to_player[agent]] for agent in self.agents}
-        return observation_dicts(self.agents, to_player, tensors, masks)
+        return observation_dicts(self.agents, to_player, tensors, self._mask_rows(masks))
 
     def _infos(self, agents: list[str], reports: dict[str, dict]) -> dict[str, dict]:
         """Fresh info dicts: each agent's mask when flat, and no-op or "lose" reports."""
         if not self._flat:
             return {agent: dict(reports.get(agent, ())) for agent in agents}
-        masks, to_player = self._node_masks(), self.agent_to_player
-        return {agent: {**reports.get(agent, {}), "action_mask": masks[to_player[agent]]} for agent in agents}
+        rows, to_player = self._mask_rows(self._node_masks()), self.agent_to_player
+        return {agent: {**reports.get(agent, {}), "action_mask": rows[to_player[agent]]} for agent in agents}
 
     def reset(self, seed=None, options=None):
         self._new_episode(seed)
@@ -687,11 +705,43 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
                 if more_rewards is not None:
                     step_rewards = more_rewards if step_rewards is None else step_rewards + more_rewards
         agents = self.agents
+        done = state.is_terminal()
+        if self._tensors_of_all is not None:  # every player's tensor and mask in one array each
+            result = self._step_dicts(agents, step_rewards, done, reports)
+        else:
+            result = self._step_dicts_by_player(agents, step_rewards, done, reports)
+        observations, rewards, terminations, truncations, infos, self.agents = result
+        if self.render_mode == "human":
+            self.render()
+        return observations, rewards, terminations, truncations, infos
+
+    def _step_dicts(self, agents: list[str], step_rewards: np.ndarray | None, done: bool,
+                    reports: dict[str, dict]) -> tuple:
+        """The step's five dicts and the agents still in play, in one compiled pass over
+        the agents (``_adapters.parallel_step_dicts``), from the state's arrays."""
+        state = self.state
+        self._masks = None  # a new node
+        masks = self._node_masks()
+        tensors = self._tensors_of_all(state)
+        rows = list(tensors.reshape(len(tensors), -1)) if self._flat else list(tensors)
+        finished = set(state.finished_players()) if not done and self._may_finish_early else None
+        result = parallel_step_dicts(
+            agents, self.agent_to_player, rows, self._mask_rows(masks),
+            None if step_rewards is None else step_rewards.tolist(), done, finished, self._flat,
+        )
+        infos = result[4]
+        for agent, report in reports.items():  # no-op reports ("lose" ends the step earlier)
+            infos[agent] = {**report, **infos[agent]}
+        return result
+
+    def _step_dicts_by_player(self, agents: list[str], step_rewards: np.ndarray | None, done: bool,
+                              reports: dict[str, dict]) -> tuple:
+        """``_step_dicts`` for a state that answers player by player."""
+        state = self.state
         if step_rewards is None:
             rewards = dict.fromkeys(agents, 0.0)
         else:
             rewards = values_by_agent(agents, self.agent_to_player, step_rewards.tolist())
-        done = state.is_terminal()
         terminations = dict.fromkeys(agents, done)  # its keys: the live agents
         finished = []
         if not done and self._may_finish_early:
@@ -703,13 +753,13 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         observations = self._observations()
         infos = self._infos(agents, reports) if self._infos_in_use or reports else {agent: {} for agent in agents}
         if done:
-            self.agents = []
+            staying = []
         elif finished:
             gone = set(finished)
-            self.agents = [agent for agent in agents if agent not in gone]
-        if self.render_mode == "human":
-            self.render()
-        return observations, rewards, terminations, truncations, infos
+            staying = [agent for agent in agents if agent not in gone]
+        else:
+            staying = agents
+        return observations, rewards, terminations, truncations, infos, staying
 
 
 class FastOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
