@@ -559,16 +559,18 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         written in, or from a state's array in a few array passes): the observations hand
         out its rows and ``step`` checks each actor's action against its row (one lookup
         per actor, cheaper than array passes for a handful of players and a small share
-        of a 160-fighter tick). A state may provide ``legal_actions_masks()`` (all
-        players' masks in one array, e.g. the combat sim's 160 fighters, or Goofspiel's
-        hands as a fresh read-only int8 array, used as it is); otherwise the masks come from
-        ``legal_actions`` player by player.
+        of a 160-fighter tick). A state may provide ``read_only_legal_actions_masks()``
+        (all players' masks as one read-only int8 array it keeps, used as it is: combat's
+        fighters) or ``legal_actions_masks()`` (all players' masks in one array, copied
+        unless read-only C-ordered int8, e.g. Goofspiel's hands made fresh in C);
+        otherwise the masks come from ``legal_actions`` player by player.
         """
         if self._masks is not None:
             return self._masks
         state = self.state
         current_player = state.current_player()
-        masks_of_all = getattr(state, "legal_actions_masks", None)
+        masks_of_all = getattr(state, "read_only_legal_actions_masks", None) or getattr(
+            state, "legal_actions_masks", None)
         if current_player == SIMULTANEOUS and masks_of_all is not None:
             masks = masks_of_all()
             # Used as given when read-only C-ordered int8, made fresh for this node (Goofspiel's);

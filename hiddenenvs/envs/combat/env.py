@@ -614,8 +614,12 @@ class FighterState(_CombatState):
         return self._masks[player].astype(np.int8)
 
     def legal_actions_masks(self):
-        """Every fighter's action mask in one (players, actions) bool array, for the
-        parallel env (shared with clones: never modify it)."""
+        """Every fighter's action mask in one (players, actions) bool array (read-only,
+        shared with clones)."""
+        return self._masks.view(bool)
+
+    def read_only_legal_actions_masks(self):
+        """The same masks as read-only int8, as the parallel env hands them out (no copy)."""
         return self._masks
 
     def apply_actions(self, joint):
@@ -658,7 +662,7 @@ class FighterState(_CombatState):
         target_of = np.empty(count, dtype=np.int64)
         damage_dealt = np.empty(2, dtype=np.int64)
         views = np.empty((count, side, side, len(FIGHTER_VIEW_CHANNELS)), dtype=np.float32)
-        masks = np.empty((count, len(FIGHTER_ACTION_NAMES)), dtype=bool)
+        masks = np.empty((count, len(FIGHTER_ACTION_NAMES)), dtype=np.int8)  # read-only once written
         digests = np.empty(count, dtype=np.uint64)
         rewards = np.empty(count)
         self._winner, self._movers = game.fighter_tick.tick(
@@ -674,6 +678,7 @@ class FighterState(_CombatState):
         battle.tick += 1
         self._rewards = rewards
         self._views = views
+        masks.flags.writeable = False
         self._masks = masks
         self._legal_lists = None
         self._record(joint, int(damage_dealt[0] - damage_dealt[1]), digests)
@@ -694,11 +699,12 @@ class FighterState(_CombatState):
         )
         self._views = views
 
-        masks = np.empty((count, len(FIGHTER_ACTION_NAMES)), dtype=bool)
+        masks = np.empty((count, len(FIGHTER_ACTION_NAMES)), dtype=np.int8)
         self._movers = fighter_masks(
             masks.view(np.uint8), positions, alive.view(np.uint8), combat_map.move_target,
             combat_map.door_of_cell, combat_map.num_doors, battle.rules.door_capacity, battle.targets(),
         )
+        masks.flags.writeable = False
         self._masks = masks
         self._legal_lists = None
 
