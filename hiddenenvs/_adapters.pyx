@@ -9,6 +9,10 @@ adapter's Python path, which names the culprit, plays the no-op or records the l
 
 from libc.stdint cimport int8_t
 
+cdef extern from "Python.h":
+    # A dict sized for n entries up front: a step's dicts then never grow as 160 agents go in.
+    dict _PyDict_NewPresized(Py_ssize_t n)
+
 import numpy as np
 
 _NUMPY_INTEGER = np.integer
@@ -52,7 +56,7 @@ def observation_dicts(list agents, dict agent_to_player, tensors, masks):
     and masks as two arrays, their rows as views (no copy)."""
     cdef list rows = list(tensors)
     cdef list mask_rows = list(masks)
-    cdef dict observations = {}
+    cdef dict observations = _PyDict_NewPresized(len(agents))
     cdef Py_ssize_t player
     if len(rows) != len(agent_to_player) or len(mask_rows) != len(agent_to_player):
         raise ValueError(f"observation_dicts: {len(agent_to_player)} players need as many tensors "
@@ -118,7 +122,10 @@ def parallel_step_dicts(list agents, dict agent_to_player, list observation_rows
     reward ``rewards[p]`` (0.0 for all when ``rewards`` is None), termination ``done`` or
     ``p in finished`` (players leaving early; may be None), truncation False, infos empty
     (``flat``: the mask). Returns them and the agents still in play."""
-    cdef dict observations = {}, step_rewards = {}, terminations = {}, truncations = {}, infos = {}
+    cdef Py_ssize_t count = len(agents)
+    cdef dict observations = _PyDict_NewPresized(count), step_rewards = _PyDict_NewPresized(count)
+    cdef dict terminations = _PyDict_NewPresized(count), truncations = _PyDict_NewPresized(count)
+    cdef dict infos = _PyDict_NewPresized(count)
     cdef list staying = []
     cdef Py_ssize_t player
     cdef bint ended
