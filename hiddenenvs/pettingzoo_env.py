@@ -205,6 +205,8 @@ class _GameEnvBase:
         # combat sim's fighter views: the parallel env then slices rows instead of asking
         # player by player.
         self._tensors_of_all = getattr(state_class, f"{observation_type}_tensors", None)
+        # ... and every player's mask as one read-only int8 array it keeps (combat's fighters)
+        self._read_only_masks_of = getattr(state_class, "read_only_legal_actions_masks", None)
         self._may_finish_early = state_class.finished_players is not State.finished_players
         # A state may offer read-only masks made in C at simultaneous nodes (Goofspiel's
         # hands): a fresh one costs less than building and hashing the legal set's tuple for
@@ -569,12 +571,14 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
             return self._masks
         state = self.state
         current_player = state.current_player()
-        masks_of_all = getattr(state, "read_only_legal_actions_masks", None) or getattr(
-            state, "legal_actions_masks", None)
-        if current_player == SIMULTANEOUS and masks_of_all is not None:
+        masks_of_all = getattr(state, "legal_actions_masks", None)
+        if current_player == SIMULTANEOUS and self._read_only_masks_of is not None:
+            masks = self._read_only_masks_of(state)
+            self._actors = rows_with_any(masks)
+        elif current_player == SIMULTANEOUS and masks_of_all is not None:
             masks = masks_of_all()
             # Used as given when read-only C-ordered int8, made fresh for this node (Goofspiel's);
-            # else copied, since a state may share its array with clones (combat's).
+            # else copied, since a state may share its array with clones.
             if masks.dtype != np.int8 or masks.flags.writeable or not masks.flags.c_contiguous:
                 masks = np.array(masks, dtype=np.int8)
                 masks.flags.writeable = False

@@ -591,7 +591,7 @@ class FighterState(_CombatState):
     def finished_players(self):
         if self._winner is not None:
             return []
-        return np.flatnonzero(~self.battle.alive).tolist()
+        return (~self.battle.alive).nonzero()[0].tolist()
 
     def legal_actions(self, player=None):
         if self._winner is not None:
