@@ -63,16 +63,21 @@ PettingZoo's ``OrderEnforcingWrapper`` with the same checks and errors whose per
 paths (``agent_iter``, ``last``, ``step`` and the attributes they read) skip its generic
 ``__getattr__`` forwarding, which used to cost as much as the game itself. With the
 default layout and rule the infos stay empty dicts, untouched from step to step. The
-parallel env checks the actors' actions and builds the observation and reward dicts in
-compiled loops (``hiddenenvs/_adapters.pyx``), one pass over the agents each. A state may
-offer every player's data as one array, which the parallel env then slices instead of
-asking player by player: ``legal_actions_masks()`` (players, actions) and
+parallel env checks the actors' actions in a compiled loop (``hiddenenvs/_adapters.pyx``).
+A state may offer every player's data as one array, which the parallel env then slices
+instead of asking player by player: ``legal_actions_masks()`` (players, actions) and
 ``information_state_tensors()`` / ``observation_tensors()`` (players, ...), e.g. the
-combat sim's fighters. At simultaneous nodes a state may also hand out read-only masks
-made in C, ``read_only_legal_actions_mask(player)`` for the AEC env and a read-only int8
+combat sim's fighters; a step then builds its observation, reward, termination,
+truncation and info dicts in one compiled pass over the agents
+(``parallel_step_dicts``), and with at most 12 actions hands out one shared read-only
+mask per distinct legal set (looked up by its bit code) instead of a row view per agent.
+At simultaneous nodes a state may also hand out read-only masks made in C,
+``read_only_legal_actions_mask(player)`` for the AEC env and a read-only int8
 ``legal_actions_masks()`` the parallel env uses as it is (Goofspiel's hands: thousands of
-distinct legal sets, which a cache keyed by the legal tuple kept missing); the AEC env
-checks an action against the mask the agent was shown.
+distinct legal sets, which a cache keyed by the legal tuple kept missing), or keep all
+players' masks as one read-only int8 array, ``read_only_legal_actions_masks()`` (combat's
+fighters), also used as it is; the AEC env checks an action against the mask the agent
+was shown.
 """
 
 from __future__ import annotations

@@ -439,7 +439,9 @@ cdef class FighterTick:
     +-1 at the end, as ``_CombatState._team_rewards``), every fighter's view, action mask
     and step digest (``chain_hashes`` from zero keys). The outputs are fresh arrays the
     caller allocates (clones share the previous ones); the arithmetic is the separate
-    kernels', so the results are bit-identical to calling them one by one.
+    kernels', so the results are bit-identical to calling them one by one
+    (``tests/test_combat_digests.py`` checks both). It holds the GIL throughout: the
+    digest's scratch sums belong to the game, shared by its states.
     """
 
     cdef const int64_t[::1] cell_rows

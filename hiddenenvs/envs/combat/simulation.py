@@ -2,7 +2,9 @@
 
 The tick itself is compiled (``_tick.pyx``, built by ``pip install -e .``); this module
 holds the state, the generator of hit rolls and the numpy line-of-sight query that
-rendering, the doctrine and the tests use.
+rendering, the doctrine and the tests use. ``Battle.step`` is commander mode's tick;
+fighter mode runs the same rules, rolls included, in one fused compiled call
+(``_tick.FighterTick``, from ``FighterState._apply_actions``).
 
 Fighters ``0 .. T-1`` are the attackers, ``T .. 2T-1`` the defenders. A tick:
 
