@@ -684,7 +684,8 @@ class FighterState(_CombatState):
         self._record(joint, int(damage_dealt[0] - damage_dealt[1]), digests)
 
     def _refresh_views(self, game: CombatGame, battle: Battle) -> None:
-        """Egocentric views and action masks of every fighter, once per tick."""
+        """Egocentric views and action masks of every fighter from the battle as it stands
+        (the first tick, unpickling; later ticks get them from ``FighterTick``)."""
         combat_map = game.map
         radius = game.params["view_radius"]
         side = 2 * radius + 1
