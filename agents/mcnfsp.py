@@ -104,6 +104,10 @@ class MCNFSPConfig:
     conv_channels: list[int] = field(default_factory=lambda: [32, 32])
     flatten_size: int = 120  # the paper's 120-d vector after the convolutions
     hidden_sizes: list[int] = field(default_factory=lambda: [128])
+    # "flat": one linear logit per action; "factored": FactoredOrderHead (agents.networks) for
+    # games whose actions are orders "send n from area s to destination d" (combat, commander mode)
+    order_head: str = "flat"
+    order_embedding_size: int = 16  # the factored head's area keys and destination queries
     anticipatory: float = 0.1  # eta: probability of acting with the search, per action
     num_simulations: int = 50  # PUCT simulations per search
     c_puct: float = 1.5
@@ -126,6 +130,8 @@ class MCNFSPConfig:
 
         if self.network not in ("auto", "mlp", "conv"):
             raise ConfigError(f"trainer.params.network must be 'auto', 'mlp' or 'conv', got {self.network!r}")
+        if self.order_head not in ("flat", "factored"):
+            raise ConfigError(f"trainer.params.order_head must be 'flat' or 'factored', got {self.order_head!r}")
         if self.opponent_backup not in ("expectation", "sample"):
             raise ConfigError(f"trainer.params.opponent_backup must be 'expectation' or 'sample', "
                               f"got {self.opponent_backup!r}")
@@ -135,7 +141,7 @@ class MCNFSPConfig:
             if not getattr(self, name) > 0:
                 raise ConfigError(f"trainer.params.{name} must be > 0, got {getattr(self, name)}")
         for name in ("num_simulations", "replay_capacity", "reservoir_capacity", "learn_every_episodes",
-                     "batch_size", "flatten_size"):
+                     "batch_size", "flatten_size", "order_embedding_size"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         for name in ("rl_steps", "sl_steps", "min_buffer_size"):
@@ -144,16 +150,25 @@ class MCNFSPConfig:
 
 
 def architecture_for(game: Game, config: MCNFSPConfig) -> dict[str, Any]:
-    """The networks' architecture for ``game`` (conv when ``auto`` sees a board tensor)."""
+    """The networks' architecture for ``game`` (conv when ``auto`` sees a board tensor; the
+    factored order head when ``order_head`` asks for it and the game has orders)."""
     shape = list(game.info.information_state_tensor_shape)
     kind = config.network
     if kind == "auto":
         kind = "conv" if len(shape) == 3 else "mlp"
-    return {
+    architecture = {
         "kind": kind, "input_shape": shape, "num_actions": game.info.num_distinct_actions,
         "conv_channels": list(config.conv_channels), "flatten_size": config.flatten_size,
         "hidden_sizes": list(config.hidden_sizes),
     }
+    if config.order_head == "factored":
+        if not callable(getattr(game, "order_structure", None)):
+            from agents.config import ConfigError
+
+            raise ConfigError(f"trainer.params.order_head 'factored' needs a game whose actions are orders "
+                              f"(combat in commander mode); {game.spec} has none: use order_head: flat")
+        architecture["order_head"] = {**game.order_structure(), "embedding_size": config.order_embedding_size}
+    return architecture
 
 
 def utility_scale(game: Game) -> float:

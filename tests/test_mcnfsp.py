@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
 import hiddenenvs
 from agents.config import ConfigError, load_config
@@ -210,6 +211,87 @@ def test_legal_logits_equal_the_full_heads_rows():
     legal_logits, legal_value = network.legal_logits_and_value(inputs, actions)
     torch.testing.assert_close(legal_logits[0], logits[0, actions])
     torch.testing.assert_close(legal_value, value)
+
+
+def _commander_states(game, count, seed=0):
+    """Commander-mode states a few random orders in, so several areas hold fighters."""
+    rng, states = np.random.default_rng(seed), []
+    state = game.new_initial_state(seed=seed)
+    while len(states) < count and not state.is_terminal():
+        state.apply_actions([int(rng.choice(state.legal_actions(p))) for p in (0, 1)])
+        states.append(state.clone())
+    return states
+
+
+def test_factored_order_head_is_a_softmax_over_the_legal_orders_and_learns():
+    from agents.networks import masked_logits
+
+    game = hiddenenvs.load_game("combat", map="small")
+    architecture = architecture_for(game, MCNFSPConfig(network="mlp", hidden_sizes=[16], order_head="factored"))
+    torch.manual_seed(0)
+    network = PolicyValueNetwork(architecture)
+    states = _commander_states(game, 6)
+    inputs = torch.from_numpy(np.stack([s.information_state_tensor(0) for s in states]))
+    masks = np.stack([s.legal_actions_mask(0) for s in states])
+    assert len({int(m.sum()) for m in masks}) > 1  # different legal sets
+    logits, _ = network(inputs)
+    assert logits.shape == (len(states), game.info.num_distinct_actions)
+    probabilities = torch.softmax(masked_logits(logits, masks), dim=-1)
+    torch.testing.assert_close(probabilities.sum(dim=-1), torch.ones(len(states)))
+    assert probabilities[torch.from_numpy(masks == 0)].max() == 0
+    for state, row in zip(states, logits):  # the search's legal-only logits are the same numbers
+        legal = torch.tensor(state.legal_actions(0))
+        torch.testing.assert_close(network.legal_logits_and_value(
+            torch.from_numpy(state.information_state_tensor(0)[None]), legal)[0][0], row[legal])
+    # every parameter of the head gets a gradient, and a few steps fit a target order
+    target = torch.tensor([int(np.flatnonzero(m)[-1]) for m in masks])
+    optimizer = torch.optim.Adam(network.parameters(), lr=0.01)
+    losses = []
+    for _ in range(30):
+        loss = nn.functional.cross_entropy(masked_logits(network(inputs)[0], masks), target)
+        optimizer.zero_grad()
+        loss.backward()
+        losses.append(loss.item())
+        optimizer.step()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in network.policy_head.parameters())
+    assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_factored_order_head_checkpoint_reloads_and_mismatched_files_are_refused(tmp_path):
+    from agents.base import load_agent_file
+    from agents.mcnfsp import MCNFSPAgent
+
+    game = hiddenenvs.load_game("combat", map="small")
+    config = MCNFSPConfig(network="mlp", hidden_sizes=[16], order_head="factored", order_embedding_size=8)
+    agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, lambda state, q: None, seed=0)
+    states = _commander_states(game, 3)
+    observations = np.stack([s.information_state_tensor(0) for s in states])
+    masks = np.stack([s.legal_actions_mask(0) for s in states])
+    path = tmp_path / "policy.pt"
+    exported = agent.evaluation_agent()
+    exported.save(path)
+    np.testing.assert_array_equal(load_agent_file(path).policy_probabilities_batch(observations, masks),
+                                  exported.policy_probabilities_batch(observations, masks))
+    restored = MCNFSPAgent(game, 0, architecture_for(game, config), config, lambda state, q: None, seed=1)
+    restored.load_state_dict(agent.state_dict())
+    np.testing.assert_array_equal(restored.policy_probabilities_batch(observations, masks),
+                                  agent.policy_probabilities_batch(observations, masks))
+    payload = torch.load(path, weights_only=True)
+    payload["state"]["architecture"]["order_head"]["embedding_size"] = 32
+    torch.save(payload, path)
+    with pytest.raises(ValueError, match=r"do not fit the declared architecture: parameter 'policy_head.area_embedding' is \(36, 8\) in the file"):
+        load_agent_file(path)
+    del payload["state"]["architecture"]["order_head"]  # a flat head's file with factored weights
+    torch.save(payload, path)
+    with pytest.raises(ValueError, match="do not fit the declared architecture: parameter 'policy_head"):
+        load_agent_file(path)
+
+
+def test_factored_order_head_needs_a_game_with_orders():
+    with pytest.raises(ConfigError, match="order_head"):
+        architecture_for(hiddenenvs.load_game("kuhn_poker"), MCNFSPConfig(order_head="factored"))
+    with pytest.raises(ConfigError, match="trainer.params.order_head"):
+        load_config(None, ["trainer.name=mcnfsp", "trainer.params.order_head=pointer"])
 
 
 def test_mcnfsp_attackers_train_against_the_doctrine_and_replay_by_seed():
