@@ -115,6 +115,10 @@ class MCNFSPConfig:
     # chance probabilities (small branching); "sample": one is drawn per simulation (the paper's way)
     opponent_backup: str = "expectation"
     temperature: float = 1.0  # pi ∝ N^(1/temperature)
+    # Leaf evaluation: 0 is the paper's (f_BR's value); n > 0 first plays n of the searcher's
+    # decisions with the game's no-op (combat: hold, so standing orders play out), the others
+    # by their policies, then adds f_BR's value where the rollout stopped (our deviation)
+    rollout_decisions: int = 0
     replay_capacity: int = 4_000_000  # M_RL, circular: (s, pi, z)
     reservoir_capacity: int = 400_000  # M_SL, reservoir: (s, a) of the search's actions
     learn_every_episodes: int = 100  # episodes between gradient updates
@@ -144,7 +148,7 @@ class MCNFSPConfig:
                      "batch_size", "flatten_size", "order_embedding_size"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("rl_steps", "sl_steps", "min_buffer_size"):
+        for name in ("rl_steps", "sl_steps", "min_buffer_size", "rollout_decisions"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"trainer.params.{name} must be >= 0, got {getattr(self, name)}")
 
@@ -229,6 +233,10 @@ class BestResponseSearch:
         self.rng = rng
         self.scale = utility_scale(game)
         self.sampled_chance = game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC
+        self.no_op = getattr(game, "NO_OP_ACTION", None)
+        if config.rollout_decisions and self.no_op is None:
+            raise ValueError(f"MCNFSP search on {game.spec}: rollout_decisions needs the game's no-op action "
+                             f"(Game.NO_OP_ACTION, e.g. combat's hold) and {game.NAME} has none; use rollout_decisions: 0")
 
     def _root_sampler(self, view: SeatView, root: State | None) -> Callable[[], State]:
         """A function returning a fresh copy of a root state for each simulation."""
@@ -337,6 +345,27 @@ class BestResponseSearch:
             earned += float(state.rewards()[self.player])
         return earned
 
+    def _leaf_value(self, state: State, node: _Node) -> float:
+        """A new node's value (unscaled): f_BR's ``v``, or with ``rollout_decisions`` the
+        searcher's rewards over that many of its decisions played with the game's no-op
+        (the others and chance as in ``_advance``) plus f_BR's ``v`` where the rollout stops."""
+        if self.config.rollout_decisions == 0:
+            return node.value * self.scale
+        state = state.clone()
+        earned = 0.0
+        for _ in range(self.config.rollout_decisions):
+            if state.current_player() == SIMULTANEOUS:
+                state.apply_actions(self._joint(state, self.no_op))
+            else:
+                state.apply_action(self.no_op)
+            earned += float(state.rewards()[self.player]) + self._advance(state)
+            if state.is_terminal():
+                return earned
+        tensor = network_input(state.information_state_tensor(self.player)[None], self.architecture)
+        with torch.no_grad():
+            value = float(self.network.value(tensor)[0])
+        return earned + value * self.scale
+
     def _search(self, view: SeatView, root: State | None) -> _Node:
         """The root node after ``num_simulations`` simulations."""
         legal = list(view.legal_actions)
@@ -399,7 +428,7 @@ class BestResponseSearch:
             child = nodes.get(key)
             if child is None:
                 child = nodes[key] = self._expand(state)
-                leaf_value = child.value * self.scale
+                leaf_value = self._leaf_value(state, child)
                 break
             node = child
         total = earned + leaf_value
@@ -438,7 +467,7 @@ class BestResponseSearch:
             node = nodes.get(key)
             if node is None:
                 node = nodes[key] = self._expand(state)
-                return node.value * self.scale
+                return self._leaf_value(state, node)
             return self._descend_expected(state, node, nodes)
         outcomes = self._outcomes(state)
         value = 0.0

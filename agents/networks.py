@@ -252,6 +252,10 @@ class PolicyValueNetwork(PolicyNetwork):
         features = self.body(inputs)
         return self.logits(features, inputs), torch.tanh(self.value_head(features)).squeeze(-1)
 
+    def value(self, inputs: torch.Tensor) -> torch.Tensor:
+        """The value alone (a search's rollout end needs no logits)."""
+        return torch.tanh(self.value_head(self.body(inputs))).squeeze(-1)
+
     def legal_logits_and_value(self, inputs: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits of ``actions`` only, and the value: what a search expanding one node needs
         (a linear head on combat has 12,961 rows, of which a node uses a hundred; the

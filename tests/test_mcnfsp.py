@@ -8,7 +8,7 @@ from torch import nn
 import hiddenenvs
 from agents.config import ConfigError, load_config
 from agents.loop import train
-from agents.mcnfsp import MCNFSP, BestResponseSearch, MCNFSPConfig, architecture_for
+from agents.mcnfsp import MCNFSP, BestResponseSearch, MCNFSPConfig, architecture_for, utility_scale
 from agents.networks import PolicyValueNetwork
 from hiddenenvs.analysis import GameTree, TabularPolicy, best_response
 from hiddenenvs.beliefs import consistent_histories
@@ -292,6 +292,43 @@ def test_factored_order_head_needs_a_game_with_orders():
         architecture_for(hiddenenvs.load_game("kuhn_poker"), MCNFSPConfig(order_head="factored"))
     with pytest.raises(ConfigError, match="trainer.params.order_head"):
         load_config(None, ["trainer.name=mcnfsp", "trainer.params.order_head=pointer"])
+
+
+def test_rollout_leaf_values_play_the_no_op_then_add_the_network_value():
+    # No hits (hit_probability 0): no health rewards, the defenders win at the time limit,
+    # so every value below is exact and comes from the rollout or the network alone.
+    from hiddenenvs.envs.combat.doctrine import doctrine_action
+
+    game = hiddenenvs.load_game("combat", map="small", hit_probability=0.0)
+
+    def doctrine(state, player):
+        probabilities = np.zeros(game.info.num_distinct_actions)
+        probabilities[doctrine_action(state, player, None)] = 1.0
+        return probabilities
+
+    root = game.new_initial_state(seed=0)
+    for rollout_decisions, simulations in ((1, 3), (game.info.max_game_length, 3)):
+        search = _search(game, 0, doctrine, simulations)
+        search.config.rollout_decisions = rollout_decisions
+        for action, value in search.action_values(root.seat_view(0), root).items():
+            state = root.clone()
+            state.apply_actions([action, doctrine_action(state, 1, None)])
+            for _ in range(rollout_decisions):  # the searcher holds, the doctrine defends
+                if not state.is_terminal():
+                    state.apply_actions([game.NO_OP_ACTION, doctrine_action(state, 1, None)])
+            if state.is_terminal():
+                expected = state.returns()[0]
+            else:
+                with torch.no_grad():
+                    tensor = torch.from_numpy(state.information_state_tensor(0)[None])
+                    expected = search.network.value(tensor).item() * utility_scale(game)
+            assert value == pytest.approx(expected, abs=1e-6), (rollout_decisions, action)
+    assert expected == -1.0  # the long rollouts reached the time limit
+    with pytest.raises(ValueError, match="no-op"):
+        kuhn = hiddenenvs.load_game("kuhn_poker")
+        config = MCNFSPConfig(network="mlp", rollout_decisions=2)
+        BestResponseSearch(kuhn, 0, PolicyValueNetwork(architecture_for(kuhn, config)), architecture_for(kuhn, config),
+                           lambda state, q: np.ones(2) / 2, config, np.random.default_rng(0))
 
 
 def test_mcnfsp_attackers_train_against_the_doctrine_and_replay_by_seed():
