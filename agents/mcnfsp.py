@@ -94,6 +94,10 @@ from hiddenenvs.game import sample_chance_outcome
 
 # fn(state, player) -> probabilities over num_distinct_actions (a hiddenenvs.beliefs policy)
 OpponentPolicy = Callable[[State, int], np.ndarray]
+# Gumbel root search, sigma(q) = (C_VISIT + max_b N(b)) * C_SCALE * q (Danihelka et al. 2022, eq. 8)
+GUMBEL_C_VISIT = 50.0
+GUMBEL_C_SCALE = 1.0
+GUMBEL_TARGET_WIDTH = 128  # entries of the improved policy stored per search (combat: at most 91 legal)
 
 
 @dataclass
@@ -119,6 +123,10 @@ class MCNFSPConfig:
     # decisions with the game's no-op (combat: hold, so standing orders play out), the others
     # by their policies, then adds f_BR's value where the rollout stopped (our deviation)
     rollout_decisions: int = 0
+    # "puct": the paper's (every simulation picks the root action by PUCT, pi ∝ N); "gumbel":
+    # Gumbel root search (Danihelka et al. 2022) for few simulations among many actions
+    root_selection: str = "puct"
+    gumbel_actions: int = 16  # gumbel: m, root actions sampled without replacement
     replay_capacity: int = 4_000_000  # M_RL, circular: (s, pi, z)
     reservoir_capacity: int = 400_000  # M_SL, reservoir: (s, a) of the search's actions
     learn_every_episodes: int = 100  # episodes between gradient updates
@@ -136,6 +144,8 @@ class MCNFSPConfig:
             raise ConfigError(f"trainer.params.network must be 'auto', 'mlp' or 'conv', got {self.network!r}")
         if self.order_head not in ("flat", "factored"):
             raise ConfigError(f"trainer.params.order_head must be 'flat' or 'factored', got {self.order_head!r}")
+        if self.root_selection not in ("puct", "gumbel"):
+            raise ConfigError(f"trainer.params.root_selection must be 'puct' or 'gumbel', got {self.root_selection!r}")
         if self.opponent_backup not in ("expectation", "sample"):
             raise ConfigError(f"trainer.params.opponent_backup must be 'expectation' or 'sample', "
                               f"got {self.opponent_backup!r}")
@@ -145,7 +155,7 @@ class MCNFSPConfig:
             if not getattr(self, name) > 0:
                 raise ConfigError(f"trainer.params.{name} must be > 0, got {getattr(self, name)}")
         for name in ("num_simulations", "replay_capacity", "reservoir_capacity", "learn_every_episodes",
-                     "batch_size", "flatten_size", "order_embedding_size"):
+                     "batch_size", "flatten_size", "order_embedding_size", "gumbel_actions"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         for name in ("rl_steps", "sl_steps", "min_buffer_size", "rollout_decisions"):
@@ -366,55 +376,120 @@ class BestResponseSearch:
             value = float(self.network.value(tensor)[0])
         return earned + value * self.scale
 
-    def _search(self, view: SeatView, root: State | None) -> _Node:
-        """The root node after ``num_simulations`` simulations."""
+    def _search(self, view: SeatView, root: State | None) -> tuple[_Node, int | None]:
+        """The root node after ``num_simulations`` simulations, and (Gumbel) the chosen index."""
         legal = list(view.legal_actions)
         if len(legal) < 2:
             raise ValueError(f"MCNFSP search: player {self.player} has {len(legal)} legal actions; nothing to search")
         fresh_root = self._root_sampler(view, root)
         nodes: dict[tuple, _Node] = {}
         key = tuple(view.information_state_key)
+        if self.config.root_selection == "gumbel":
+            return self._gumbel_search(fresh_root, nodes, key)
         for _ in range(self.config.num_simulations):
             self._simulate(fresh_root(), nodes, key)
-        return nodes[key]
+        return nodes[key], None
+
+    def _gumbel_search(self, fresh_root: Callable[[], State], nodes: dict[tuple, _Node],
+                       key: tuple) -> tuple[_Node, int]:
+        """Gumbel root search (Danihelka et al. 2022, Algorithm 2): sample m root actions
+        without replacement by Gumbel-top-m on f_BR's logits, then share the simulations
+        among them by sequential halving, keeping the half with the highest
+        ``g + logits + sigma(q)`` after each round; the chosen action is the best survivor.
+        Below the root, simulations descend by PUCT as usual."""
+        node = nodes[key] = self._expand(fresh_root())
+        simulations = self.config.num_simulations
+        scores = self.rng.gumbel(size=len(node.actions)) + np.log(node.prior + 1e-30)
+        count = min(self.config.gumbel_actions, len(node.actions), simulations)
+        remaining = np.argsort(-scores, kind="stable")[:count]
+        rounds = max(1, math.ceil(math.log2(count)))
+        used = 0
+        for round_index in range(rounds):
+            per_action = max(1, simulations // (rounds * len(remaining)))
+            if round_index == rounds - 1:  # the last round spends what is left
+                per_action = max(per_action, (simulations - used) // len(remaining))
+            for index in remaining:
+                for _ in range(per_action):
+                    if used < simulations:
+                        self._simulate(fresh_root(), nodes, key, root_index=int(index))
+                        used += 1
+            sigma = self._sigma(node)
+            remaining = remaining[np.argsort(-(scores + sigma)[remaining], kind="stable")]
+            remaining = remaining[: max(1, math.ceil(len(remaining) / 2))]
+        return node, int(remaining[0])
+
+    def _sigma(self, node: _Node) -> np.ndarray:
+        """``sigma(completed q)``: q the root's mean returns in [0, 1] (min-max over the
+        actions), unvisited actions completed by the mixed value ``v_mix`` (Danihelka et
+        al. 2022, eq. 33: f_BR's value averaged with the prior-weighted visited q)."""
+        visited = node.visits > 0
+        q = np.where(visited, node.return_sum / np.maximum(node.visits, 1) / self.scale, 0.0)
+        total = node.visits.sum()
+        if total > 0:
+            weighted = (node.prior[visited] * q[visited]).sum() / max(node.prior[visited].sum(), 1e-30)
+            mixed = (node.value + total * weighted) / (1.0 + total)
+        else:
+            mixed = node.value
+        q = np.where(visited, q, mixed)
+        spread = q.max() - q.min()
+        q = (q - q.min()) / spread if spread > 0 else np.zeros_like(q)
+        return (GUMBEL_C_VISIT + node.visits.max()) * GUMBEL_C_SCALE * q
 
     def visit_counts(self, view: SeatView, root: State | None = None) -> np.ndarray:
         """``N(root, a)`` over ``num_distinct_actions`` after ``num_simulations`` simulations."""
-        root_node = self._search(view, root)
+        root_node, _ = self._search(view, root)
         counts = np.zeros(self.game.info.num_distinct_actions)
         counts[root_node.actions] = root_node.visits
         return counts
 
     def action_values(self, view: SeatView, root: State | None = None) -> dict[int, float]:
         """``Q(root, a)`` in the game's units (mean backed-up return) for each visited action."""
-        root_node = self._search(view, root)
+        root_node, _ = self._search(view, root)
         return {int(a): float(total / n) for a, n, total in zip(root_node.actions, root_node.visits,
                                                                  root_node.return_sum) if n > 0}
 
     def policy(self, view: SeatView, root: State | None = None) -> np.ndarray:
-        """The search policy ``pi ∝ N^(1/temperature)`` at the view, over ``num_distinct_actions``.
+        """The search's acting policy at the view (:meth:`policy_and_target`)."""
+        return self.policy_and_target(view, root)[0]
 
+    def policy_and_target(self, view: SeatView, root: State | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """What the search plays and what f_BR's policy head learns, over ``num_distinct_actions``.
+
+        PUCT: both are ``pi ∝ N^(1/temperature)`` (the paper). Gumbel: it plays its chosen
+        action (one-hot) and f_BR learns the improved policy ``softmax(logits + sigma(completed
+        q))`` (Danihelka et al. 2022, eq. 11), which puts weight on every legal action.
         ``root``: a state to search from instead of belief samples (games without a sampler).
         """
         pi = np.zeros(self.game.info.num_distinct_actions)
         if len(view.legal_actions) == 1:
             pi[view.legal_actions[0]] = 1.0
-            return pi
-        counts = self.visit_counts(view, root) ** (1.0 / self.config.temperature)
-        return counts / counts.sum()
+            return pi, pi
+        node, chosen = self._search(view, root)
+        if chosen is None:
+            pi[node.actions] = node.visits ** (1.0 / self.config.temperature)
+            pi /= pi.sum()
+            return pi, pi
+        pi[node.actions[chosen]] = 1.0
+        logits = np.log(node.prior + 1e-30) + self._sigma(node)
+        target = np.zeros_like(pi)
+        target[node.actions] = np.exp(logits - logits.max())
+        return pi, target / target.sum()
 
-    def _simulate(self, state: State, nodes: dict[tuple, _Node], root_key: tuple) -> None:
-        """One descent from ``state`` (the searcher decides there), then the backup."""
+    def _simulate(self, state: State, nodes: dict[tuple, _Node], root_key: tuple,
+                  root_index: int | None = None) -> None:
+        """One descent from ``state`` (the searcher decides there; ``root_index``: the root
+        action to take, else PUCT's), then the backup."""
         node = nodes.get(root_key)
         if node is None:
             node = nodes[root_key] = self._expand(state)
         if self.config.opponent_backup == "expectation":
-            self._descend_expected(state, node, nodes)
+            self._descend_expected(state, node, nodes, root_index)
             return
         path: list[tuple[_Node, int, float]] = []  # (node, action index, returns earned before it)
         earned, leaf_value = 0.0, 0.0
         while True:
-            index = node.select(self.config.c_puct, self.scale)
+            index = node.select(self.config.c_puct, self.scale) if root_index is None else root_index
+            root_index = None
             path.append((node, index, earned))
             action = int(node.actions[index])
             if state.current_player() == SIMULTANEOUS:
@@ -437,11 +512,13 @@ class BestResponseSearch:
             visited.return_sum[index] += total - before
 
 
-    def _descend_expected(self, state: State, node: _Node, nodes: dict[tuple, _Node]) -> float:
-        """Expectation backup: the PUCT choice at the searcher's ``node``, then the searcher's
-        expected return from it, summed over the others' moves and chance; backed up into
-        ``node`` and returned (unscaled)."""
-        index = node.select(self.config.c_puct, self.scale)
+    def _descend_expected(self, state: State, node: _Node, nodes: dict[tuple, _Node],
+                          index: int | None = None) -> float:
+        """Expectation backup: the PUCT choice (or ``index``) at the searcher's ``node``, then
+        the searcher's expected return from it, summed over the others' moves and chance;
+        backed up into ``node`` and returned (unscaled)."""
+        if index is None:
+            index = node.select(self.config.c_puct, self.scale)
         action = int(node.actions[index])
         if state.current_player() == SIMULTANEOUS:
             value = 0.0
@@ -503,8 +580,10 @@ class MCNFSPAgent(Agent):
         self.scale = utility_scale(game)
         observation_column = ((int(np.prod(architecture["input_shape"])),), np.float32)
         mask_column = ((math.ceil(self.num_actions / 8),), np.uint8)  # packed bits: combat has 12,961 actions
-        # A search visits at most num_simulations actions at its root: pi is stored sparse.
-        self.policy_width = min(self.num_actions, config.num_simulations)
+        # A PUCT search visits at most num_simulations actions at its root: pi is stored sparse.
+        # Gumbel's target covers every legal action: its largest GUMBEL_TARGET_WIDTH are kept.
+        self.policy_width = min(self.num_actions, config.num_simulations if config.root_selection == "puct"
+                                else max(config.num_simulations, GUMBEL_TARGET_WIDTH))
         self.replay = CircularBuffer(config.replay_capacity, {
             "observation": observation_column, "action_mask": mask_column,
             "policy_actions": ((self.policy_width,), np.int64),
@@ -536,6 +615,7 @@ class MCNFSPAgent(Agent):
         episode_ids = range(len(flat)) if episode_ids is None else episode_ids
         searching = self.rng.random(len(flat)) < self.config.anticipatory
         probabilities = np.zeros((len(flat), self.num_actions))
+        targets = {}  # f_BR's policy targets, per searched row
         if (~searching).any():
             with torch.no_grad():
                 probabilities[~searching] = average_probabilities(
@@ -543,7 +623,7 @@ class MCNFSPAgent(Agent):
         for row in np.flatnonzero(searching):
             root = None if roots is None else roots[row]
             view = root.seat_view(self.player) if views is None else views[row]
-            probabilities[row] = self.search.policy(view, root)
+            probabilities[row], targets[row] = self.search.policy_and_target(view, root)
             self.searches += 1
         actions = sample_batch(probabilities, self.rng)
         for row, episode_id in zip(np.flatnonzero(searching), np.asarray(list(episode_ids))[searching]):
@@ -551,7 +631,7 @@ class MCNFSPAgent(Agent):
             self.reservoir.add(self.rng, observation=flat[row], action_mask=packed, action=actions[row])
             if episode_id in self._episode_searches:  # learning: z comes at the episode's end
                 self._episode_searches[episode_id].append(
-                    (len(self._episode_rewards[episode_id]), flat[row], packed, probabilities[row]))
+                    (len(self._episode_rewards[episode_id]), flat[row], packed, targets[row]))
         return actions, probabilities
 
     def policy_probabilities_batch(self, observations, action_masks, views=None):
@@ -570,6 +650,9 @@ class MCNFSPAgent(Agent):
         returns_to_go = np.append(np.cumsum(rewards[::-1])[::-1], 0.0)
         for decision, observation, packed, pi in self._episode_searches.pop(episode_id, []):
             support = np.flatnonzero(pi)
+            if len(support) > self.policy_width:  # Gumbel targets: the largest entries, renormalised
+                support = np.sort(support[np.argsort(-pi[support], kind="stable")[: self.policy_width]])
+                pi = pi / pi[support].sum()
             actions = np.zeros(self.policy_width, dtype=np.int64)
             weights = np.zeros(self.policy_width, dtype=np.float32)
             actions[: len(support)] = support

@@ -37,6 +37,20 @@ def test_search_best_responds_to_a_fixed_policy_in_rps(opponent_backup):
         assert counts.argmax() == 1 and counts[1] > 0.6 * counts.sum(), counts
 
 
+def test_gumbel_root_search_best_responds_with_few_simulations():
+    # Against rock 60%, 6 simulations among 3 actions (exact values: the expectation
+    # backup; a sampled one is noisy at 6 simulations): every action is tried, paper
+    # (0.4) survives the halving and is played, and the improved policy f_BR learns
+    # puts nearly all its weight on paper.
+    game = hiddenenvs.load_game("rps")
+    for seed in range(3):
+        search = _search(game, seed % 2, lambda state, q: np.array([0.6, 0.2, 0.2]), simulations=6, seed=seed)
+        search.config.root_selection = "gumbel"
+        acting, target = search.policy_and_target(game.new_initial_state().seat_view(seed % 2))
+        np.testing.assert_array_equal(acting, [0.0, 1.0, 0.0])
+        assert target[1] > 0.99 and target.sum() == pytest.approx(1.0), target
+
+
 @pytest.mark.parametrize("name, fixed", [("rps", [0.36, 0.33, 0.31]), ("matching_pennies", [0.52, 0.48])])
 def test_expectation_backup_gives_the_exact_action_values_of_one_shot_games(name, fixed):
     # Near the equilibrium, where the sampled search's noise (~0.1 per action at 100
@@ -200,6 +214,8 @@ def test_bad_parameters_are_named():
         load_config(None, ["trainer.name=mcnfsp", "trainer.params.network=resnet"])
     with pytest.raises(ConfigError, match="trainer.params.opponent_backup"):
         load_config(None, ["trainer.name=mcnfsp", "trainer.params.opponent_backup=max"])
+    with pytest.raises(ConfigError, match="trainer.params.root_selection"):
+        load_config(None, ["trainer.name=mcnfsp", "trainer.params.root_selection=ucb"])
 
 
 def test_legal_logits_equal_the_full_heads_rows():
