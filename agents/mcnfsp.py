@@ -63,6 +63,34 @@ Two changes from the paper make the search a best response, as fictitious play n
   episodes on the game model against a fixed opponent (the paper's combat setting:
   MCNFSP attackers trained against scripted defenders).
 
+Three options, all off by default (the paper's search), make the search a best response
+on combat's commander orders (issue 15; ``benchmarks/bench_mcnfsp.py --only combat``
+turns them on), where one order out of ``1 + areas * destinations * team_size`` = 12,961
+flat actions (about 91 legal) is given every 10 ticks for some 53 decisions:
+
+- ``order_head: factored`` (:class:`agents.networks.FactoredOrderHead`): f_BR's and Pi's
+  logit of "send n from area s to destination d" is ``a(s) + b(d | s) + c(n | s)`` from the
+  area's own features, a source-destination dot product and the count's share of the
+  group, with a softmax over the legal orders only; a linear head learns each of the
+  12,961 orders on its own (and pays for all of them at every gradient step).
+- ``rollout_decisions: n``: a new leaf is valued by n of the searcher's decisions played
+  with the game's no-op (combat's hold, so the standing orders play out) against the
+  others' policies, plus f_BR's value where that stops (AlphaGo's rollout leaf
+  evaluation, Silver et al. 2016, with a fixed rollout policy and lambda 1 up to the
+  rollout's end). The paper's leaf value is f_BR's ``v`` alone: untrained, a search one
+  order deep sees only the next 10 ticks, and the fighters meet no enemy for the first
+  twenty-odd decisions.
+- ``root_selection: gumbel`` (Danihelka et al. 2022, "Policy improvement by planning with
+  Gumbel", Algorithm 2 and eq. 11): m root actions (``gumbel_actions``) are drawn without
+  replacement by Gumbel-top-m on f_BR's logits, the simulations shared among them by
+  sequential halving on ``g + logits + sigma(q)``, ``sigma(q) = (50 + max N) * q`` with
+  ``q`` min-max normalised and unvisited actions completed by the mixed value; the search
+  plays the best survivor and f_BR learns ``softmax(logits + sigma(completed q))``. With
+  PUCT and a few simulations among ~91 orders, every simulation takes a new action (the
+  untrained value makes unvisited ones look best), so ``pi ∝ N`` is nearly uniform over
+  the few the prior proposes: the best response echoes the prior. Below the root the
+  simulations descend by PUCT.
+
 Settings (paper, Othello, section 3.3.1): M_RL 4M, M_SL 400K, Adam with learning rates
 0.01 (RL) and 0.005 (SL), an update every 100 episodes, two convolutional layers
 flattened to a 120-d vector then fully connected layers for boards (``network: auto``
