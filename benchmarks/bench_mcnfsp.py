@@ -127,16 +127,18 @@ def iterations_to_target(game: str, seconds: float, output: Path) -> dict:
     return results
 
 
-def combat(updates: int, games_per_update: int, evaluation_episodes: int, search: dict, with_nfsp: bool) -> dict:
+def combat(updates: int, games_per_update: int, evaluation_episodes: int, search: dict, with_nfsp: bool,
+           seed: int = 0) -> dict:
     """MCNFSP (and NFSP, same wall time) attackers against doctrine defenders; ``search``:
-    the MCNFSPConfig fields of the search and the order head (``--combat-*`` options)."""
+    the MCNFSPConfig fields of the search and the order head (``--combat-*`` options);
+    ``seed``: the networks', the agents' and the training games' (evaluation seeds are fixed)."""
     import hiddenenvs
     from agents.mcnfsp import MCNFSPAgent, MCNFSPConfig, architecture_for, play_against_policy
     from agents.nfsp import NFSPAgent, NFSPConfig
     from hiddenenvs.envs.combat.doctrine import doctrine_action, play_episode
 
     torch.set_num_threads(1)
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     game = hiddenenvs.load_game("combat", mode="commander")
     attackers = 0  # the doctrine plays the defenders, seat 1
     doctrine_rng = np.random.default_rng(0)  # the doctrine is deterministic; the signature wants one
@@ -149,20 +151,20 @@ def combat(updates: int, games_per_update: int, evaluation_episodes: int, search
     config = MCNFSPConfig(network="mlp", hidden_sizes=[128], anticipatory=0.1, **search,
                           learn_every_episodes=games_per_update, rl_steps=4, sl_steps=4, batch_size=64,
                           min_buffer_size=64)
-    mcnfsp = MCNFSPAgent(game, attackers, architecture_for(game, config), config, doctrine, seed=0)
+    mcnfsp = MCNFSPAgent(game, attackers, architecture_for(game, config), config, doctrine, seed=seed)
     input_size = int(np.prod(game.info.information_state_tensor_shape))
     # NFSP stores two full action masks (12,961 actions) per transition: small memories.
     nfsp = NFSPAgent(input_size, game.info.num_distinct_actions,
                      NFSPConfig(hidden_sizes=[128], replay_capacity=5_000, reservoir_capacity=20_000,
                                 batch_size=128, learn_every=16, min_buffer_size=256, sl_learning_rate=0.005,
                                 epsilon_start=0.06, epsilon_end=0.001, epsilon_decay_transitions=45_000),
-                     seed=0)
-    rng = np.random.default_rng(1)
+                     seed=seed)
+    rng = np.random.default_rng(seed + 1)
     started = time.perf_counter()
     for update in range(updates):
         for game_index in range(games_per_update):
-            seed = update * games_per_update + game_index
-            play_against_policy(mcnfsp, attackers, doctrine, game.new_initial_state(seed=seed), rng)
+            game_seed = seed * 100_000 + update * games_per_update + game_index
+            play_against_policy(mcnfsp, attackers, doctrine, game.new_initial_state(seed=game_seed), rng)
         mcnfsp.learn()
         if (update + 1) % 25 == 0:
             print(f"combat mcnfsp: {update + 1} x {games_per_update} games, "
@@ -191,7 +193,7 @@ def combat(updates: int, games_per_update: int, evaluation_episodes: int, search
         "mcnfsp_average_policy": {**wins_of(network_play(mcnfsp.evaluation_agent())),
                                   "training_games": updates * games_per_update,
                                   "training_seconds": round(mcnfsp_seconds, 1), "searches": mcnfsp.searches,
-                                  "search": search, "load_average_after_training": load_after_training},
+                                  "search": search, "seed": seed, "load_average_after_training": load_after_training},
     }
     if with_nfsp:
         results["nfsp_average_policy"] = {**wins_of(network_play(nfsp.evaluation_agent())),
@@ -251,6 +253,7 @@ def main() -> None:
     parser.add_argument("--combat-rollout-decisions", type=int, default=25,
                         help="decisions of hold played out from a new leaf (0: f_BR's value alone, the paper's)")
     parser.add_argument("--combat-order-head", choices=["flat", "factored"], default="factored")
+    parser.add_argument("--combat-seed", type=int, default=0, help="seed of the networks and the training games")
     parser.add_argument("--combat-without-nfsp", action="store_true", help="skip the NFSP attackers (halves the time)")
     parser.add_argument("--trainers", nargs="+", choices=list(VARIANTS), default=TRAINERS,
                         help="mcnfsp_sample / mcnfsp_expectation: MCNFSP with opponent_backup set so")
@@ -274,7 +277,7 @@ def main() -> None:
                       "rollout_decisions": arguments.combat_rollout_decisions,
                       "order_head": arguments.combat_order_head}
             results[part] = combat(arguments.combat_updates, 5, arguments.combat_evaluation_episodes, search,
-                                   not arguments.combat_without_nfsp)
+                                   not arguments.combat_without_nfsp, arguments.combat_seed)
         results.setdefault("part_seconds", {})[part] = round(time.perf_counter() - started, 1)
         arguments.output.mkdir(parents=True, exist_ok=True)
         atomic_write(results_path, lambda handle: handle.write(json.dumps(results, indent=1).encode()))
