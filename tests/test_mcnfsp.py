@@ -308,6 +308,14 @@ def test_factored_order_head_needs_a_game_with_orders():
         architecture_for(hiddenenvs.load_game("kuhn_poker"), MCNFSPConfig(order_head="factored"))
     with pytest.raises(ConfigError, match="trainer.params.order_head"):
         load_config(None, ["trainer.name=mcnfsp", "trainer.params.order_head=pointer"])
+    architecture = architecture_for(hiddenenvs.load_game("combat", map="small"),
+                                    MCNFSPConfig(network="mlp", order_head="factored"))
+    wrong = {**architecture, "order_head": {**architecture["order_head"], "team_size": 9}}
+    with pytest.raises(ValueError, match="order_head describes 2917 actions"):
+        PolicyValueNetwork(wrong)
+    with pytest.raises(ValueError, match="only commander mode has orders"):
+        architecture_for(hiddenenvs.load_game("combat", mode="fighter", map="small"),
+                         MCNFSPConfig(network="mlp", order_head="factored"))
 
 
 def test_rollout_leaf_values_play_the_no_op_then_add_the_network_value():
