@@ -63,6 +63,34 @@ Two changes from the paper make the search a best response, as fictitious play n
   episodes on the game model against a fixed opponent (the paper's combat setting:
   MCNFSP attackers trained against scripted defenders).
 
+Three options, all off by default (the paper's search), make the search a best response
+on combat's commander orders (issue 15; ``benchmarks/bench_mcnfsp.py --only combat``
+turns them on), where one order out of ``1 + areas * destinations * team_size`` = 12,961
+flat actions (about 91 legal) is given every 10 ticks for some 53 decisions:
+
+- ``order_head: factored`` (:class:`agents.networks.FactoredOrderHead`): f_BR's and Pi's
+  logit of "send n from area s to destination d" is ``a(s) + b(d | s) + c(n | s)`` from the
+  area's own features, a source-destination dot product and the count's share of the
+  group, with a softmax over the legal orders only; a linear head learns each of the
+  12,961 orders on its own (and pays for all of them at every gradient step).
+- ``rollout_decisions: n``: a new leaf is valued by n of the searcher's decisions played
+  with the game's no-op (combat's hold, so the standing orders play out) against the
+  others' policies, plus f_BR's value where that stops (AlphaGo's rollout leaf
+  evaluation, Silver et al. 2016, with a fixed rollout policy and lambda 1 up to the
+  rollout's end). The paper's leaf value is f_BR's ``v`` alone: untrained, a search one
+  order deep sees only the next 10 ticks, and the fighters meet no enemy for the first
+  twenty-odd decisions.
+- ``root_selection: gumbel`` (Danihelka et al. 2022, "Policy improvement by planning with
+  Gumbel", Algorithm 2 and eq. 11): m root actions (``gumbel_actions``) are drawn without
+  replacement by Gumbel-top-m on f_BR's logits, the simulations shared among them by
+  sequential halving on ``g + logits + sigma(q)``, ``sigma(q) = (50 + max N) * q`` with
+  ``q`` min-max normalised and unvisited actions completed by the mixed value; the search
+  plays the best survivor and f_BR learns ``softmax(logits + sigma(completed q))``. With
+  PUCT and a few simulations among ~91 orders, every simulation takes a new action (the
+  untrained value makes unvisited ones look best), so ``pi ∝ N`` is nearly uniform over
+  the few the prior proposes: the best response echoes the prior. Below the root the
+  simulations descend by PUCT.
+
 Settings (paper, Othello, section 3.3.1): M_RL 4M, M_SL 400K, Adam with learning rates
 0.01 (RL) and 0.005 (SL), an update every 100 episodes, two convolutional layers
 flattened to a 120-d vector then fully connected layers for boards (``network: auto``
@@ -94,6 +122,10 @@ from hiddenenvs.game import sample_chance_outcome
 
 # fn(state, player) -> probabilities over num_distinct_actions (a hiddenenvs.beliefs policy)
 OpponentPolicy = Callable[[State, int], np.ndarray]
+# Gumbel root search, sigma(q) = (C_VISIT + max_b N(b)) * C_SCALE * q (Danihelka et al. 2022, eq. 8)
+GUMBEL_C_VISIT = 50.0
+GUMBEL_C_SCALE = 1.0
+GUMBEL_TARGET_WIDTH = 128  # entries of the improved policy stored per search (combat: at most 91 legal)
 
 
 @dataclass
@@ -104,6 +136,10 @@ class MCNFSPConfig:
     conv_channels: list[int] = field(default_factory=lambda: [32, 32])
     flatten_size: int = 120  # the paper's 120-d vector after the convolutions
     hidden_sizes: list[int] = field(default_factory=lambda: [128])
+    # "flat": one linear logit per action; "factored": FactoredOrderHead (agents.networks) for
+    # games whose actions are orders "send n from area s to destination d" (combat, commander mode)
+    order_head: str = "flat"
+    order_embedding_size: int = 16  # the factored head's area keys and destination queries
     anticipatory: float = 0.1  # eta: probability of acting with the search, per action
     num_simulations: int = 50  # PUCT simulations per search
     c_puct: float = 1.5
@@ -111,6 +147,14 @@ class MCNFSPConfig:
     # chance probabilities (small branching); "sample": one is drawn per simulation (the paper's way)
     opponent_backup: str = "expectation"
     temperature: float = 1.0  # pi ∝ N^(1/temperature)
+    # Leaf evaluation: 0 is the paper's (f_BR's value); n > 0 first plays n of the searcher's
+    # decisions with the game's no-op (combat: hold, so standing orders play out), the others
+    # by their policies, then adds f_BR's value where the rollout stopped (our deviation)
+    rollout_decisions: int = 0
+    # "puct": the paper's (every simulation picks the root action by PUCT, pi ∝ N); "gumbel":
+    # Gumbel root search (Danihelka et al. 2022) for few simulations among many actions
+    root_selection: str = "puct"
+    gumbel_actions: int = 16  # gumbel: m, root actions sampled without replacement
     replay_capacity: int = 4_000_000  # M_RL, circular: (s, pi, z)
     reservoir_capacity: int = 400_000  # M_SL, reservoir: (s, a) of the search's actions
     learn_every_episodes: int = 100  # episodes between gradient updates
@@ -126,6 +170,10 @@ class MCNFSPConfig:
 
         if self.network not in ("auto", "mlp", "conv"):
             raise ConfigError(f"trainer.params.network must be 'auto', 'mlp' or 'conv', got {self.network!r}")
+        if self.order_head not in ("flat", "factored"):
+            raise ConfigError(f"trainer.params.order_head must be 'flat' or 'factored', got {self.order_head!r}")
+        if self.root_selection not in ("puct", "gumbel"):
+            raise ConfigError(f"trainer.params.root_selection must be 'puct' or 'gumbel', got {self.root_selection!r}")
         if self.opponent_backup not in ("expectation", "sample"):
             raise ConfigError(f"trainer.params.opponent_backup must be 'expectation' or 'sample', "
                               f"got {self.opponent_backup!r}")
@@ -135,25 +183,34 @@ class MCNFSPConfig:
             if not getattr(self, name) > 0:
                 raise ConfigError(f"trainer.params.{name} must be > 0, got {getattr(self, name)}")
         for name in ("num_simulations", "replay_capacity", "reservoir_capacity", "learn_every_episodes",
-                     "batch_size", "flatten_size"):
+                     "batch_size", "flatten_size", "order_embedding_size", "gumbel_actions"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("rl_steps", "sl_steps", "min_buffer_size"):
+        for name in ("rl_steps", "sl_steps", "min_buffer_size", "rollout_decisions"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"trainer.params.{name} must be >= 0, got {getattr(self, name)}")
 
 
 def architecture_for(game: Game, config: MCNFSPConfig) -> dict[str, Any]:
-    """The networks' architecture for ``game`` (conv when ``auto`` sees a board tensor)."""
+    """The networks' architecture for ``game`` (conv when ``auto`` sees a board tensor; the
+    factored order head when ``order_head`` asks for it and the game has orders)."""
     shape = list(game.info.information_state_tensor_shape)
     kind = config.network
     if kind == "auto":
         kind = "conv" if len(shape) == 3 else "mlp"
-    return {
+    architecture = {
         "kind": kind, "input_shape": shape, "num_actions": game.info.num_distinct_actions,
         "conv_channels": list(config.conv_channels), "flatten_size": config.flatten_size,
         "hidden_sizes": list(config.hidden_sizes),
     }
+    if config.order_head == "factored":
+        if not callable(getattr(game, "order_structure", None)):
+            from agents.config import ConfigError
+
+            raise ConfigError(f"trainer.params.order_head 'factored' needs a game whose actions are orders "
+                              f"(combat in commander mode); {game.spec} has none: use order_head: flat")
+        architecture["order_head"] = {**game.order_structure(), "embedding_size": config.order_embedding_size}
+    return architecture
 
 
 def utility_scale(game: Game) -> float:
@@ -214,6 +271,10 @@ class BestResponseSearch:
         self.rng = rng
         self.scale = utility_scale(game)
         self.sampled_chance = game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC
+        self.no_op = getattr(game, "NO_OP_ACTION", None)
+        if config.rollout_decisions and self.no_op is None:
+            raise ValueError(f"MCNFSP search on {game.spec}: rollout_decisions needs the game's no-op action "
+                             f"(Game.NO_OP_ACTION, e.g. combat's hold) and {game.NAME} has none; use rollout_decisions: 0")
 
     def _root_sampler(self, view: SeatView, root: State | None) -> Callable[[], State]:
         """A function returning a fresh copy of a root state for each simulation."""
@@ -322,55 +383,141 @@ class BestResponseSearch:
             earned += float(state.rewards()[self.player])
         return earned
 
-    def _search(self, view: SeatView, root: State | None) -> _Node:
-        """The root node after ``num_simulations`` simulations."""
+    def _leaf_value(self, state: State, node: _Node) -> float:
+        """A new node's value (unscaled): f_BR's ``v``, or with ``rollout_decisions`` the
+        searcher's rewards over that many of its decisions played with the game's no-op
+        (the others and chance as in ``_advance``) plus f_BR's ``v`` where the rollout stops."""
+        if self.config.rollout_decisions == 0:
+            return node.value * self.scale
+        state = state.clone()
+        earned = 0.0
+        for _ in range(self.config.rollout_decisions):
+            if state.current_player() == SIMULTANEOUS:
+                state.apply_actions(self._joint(state, self.no_op))
+            else:
+                state.apply_action(self.no_op)
+            earned += float(state.rewards()[self.player]) + self._advance(state)
+            if state.is_terminal():
+                return earned
+        tensor = network_input(state.information_state_tensor(self.player)[None], self.architecture)
+        with torch.no_grad():
+            value = float(self.network.value(tensor)[0])
+        return earned + value * self.scale
+
+    def _search(self, view: SeatView, root: State | None) -> tuple[_Node, int | None]:
+        """The root node after ``num_simulations`` simulations, and (Gumbel) the chosen index."""
         legal = list(view.legal_actions)
         if len(legal) < 2:
             raise ValueError(f"MCNFSP search: player {self.player} has {len(legal)} legal actions; nothing to search")
         fresh_root = self._root_sampler(view, root)
         nodes: dict[tuple, _Node] = {}
         key = tuple(view.information_state_key)
+        if self.config.root_selection == "gumbel":
+            return self._gumbel_search(fresh_root, nodes, key)
         for _ in range(self.config.num_simulations):
             self._simulate(fresh_root(), nodes, key)
-        return nodes[key]
+        return nodes[key], None
+
+    def _gumbel_search(self, fresh_root: Callable[[], State], nodes: dict[tuple, _Node],
+                       key: tuple) -> tuple[_Node, int]:
+        """Gumbel root search (Danihelka et al. 2022, Algorithm 2): sample m root actions
+        without replacement by Gumbel-top-m on f_BR's logits, then share the simulations
+        among them by sequential halving, keeping the half with the highest
+        ``g + logits + sigma(q)`` after each round; the chosen action is the best survivor.
+        Below the root, simulations descend by PUCT as usual."""
+        node = nodes[key] = self._expand(fresh_root())
+        simulations = self.config.num_simulations
+        scores = self.rng.gumbel(size=len(node.actions)) + np.log(node.prior + 1e-30)
+        count = min(self.config.gumbel_actions, len(node.actions), simulations)
+        remaining = np.argsort(-scores, kind="stable")[:count]
+        rounds = max(1, math.ceil(math.log2(count)))
+        used = 0
+        for round_index in range(rounds):
+            per_action = max(1, simulations // (rounds * len(remaining)))
+            if round_index == rounds - 1:  # the last round spends what is left
+                per_action = max(per_action, (simulations - used) // len(remaining))
+            for index in remaining:
+                for _ in range(per_action):
+                    if used < simulations:
+                        self._simulate(fresh_root(), nodes, key, root_index=int(index))
+                        used += 1
+            sigma = self._sigma(node)
+            remaining = remaining[np.argsort(-(scores + sigma)[remaining], kind="stable")]
+            remaining = remaining[: max(1, math.ceil(len(remaining) / 2))]
+        return node, int(remaining[0])
+
+    def _sigma(self, node: _Node) -> np.ndarray:
+        """``sigma(completed q)``: q the root's mean returns in [0, 1] (min-max over the
+        actions), unvisited actions completed by the mixed value ``v_mix`` (Danihelka et
+        al. 2022, eq. 33: f_BR's value averaged with the prior-weighted visited q)."""
+        visited = node.visits > 0
+        q = np.where(visited, node.return_sum / np.maximum(node.visits, 1) / self.scale, 0.0)
+        total = node.visits.sum()
+        if total > 0:
+            weighted = (node.prior[visited] * q[visited]).sum() / max(node.prior[visited].sum(), 1e-30)
+            mixed = (node.value + total * weighted) / (1.0 + total)
+        else:
+            mixed = node.value
+        q = np.where(visited, q, mixed)
+        spread = q.max() - q.min()
+        q = (q - q.min()) / spread if spread > 0 else np.zeros_like(q)
+        return (GUMBEL_C_VISIT + node.visits.max()) * GUMBEL_C_SCALE * q
 
     def visit_counts(self, view: SeatView, root: State | None = None) -> np.ndarray:
         """``N(root, a)`` over ``num_distinct_actions`` after ``num_simulations`` simulations."""
-        root_node = self._search(view, root)
+        root_node, _ = self._search(view, root)
         counts = np.zeros(self.game.info.num_distinct_actions)
         counts[root_node.actions] = root_node.visits
         return counts
 
     def action_values(self, view: SeatView, root: State | None = None) -> dict[int, float]:
         """``Q(root, a)`` in the game's units (mean backed-up return) for each visited action."""
-        root_node = self._search(view, root)
+        root_node, _ = self._search(view, root)
         return {int(a): float(total / n) for a, n, total in zip(root_node.actions, root_node.visits,
                                                                  root_node.return_sum) if n > 0}
 
     def policy(self, view: SeatView, root: State | None = None) -> np.ndarray:
-        """The search policy ``pi ∝ N^(1/temperature)`` at the view, over ``num_distinct_actions``.
+        """The search's acting policy at the view (:meth:`policy_and_target`)."""
+        return self.policy_and_target(view, root)[0]
 
+    def policy_and_target(self, view: SeatView, root: State | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """What the search plays and what f_BR's policy head learns, over ``num_distinct_actions``.
+
+        PUCT: both are ``pi ∝ N^(1/temperature)`` (the paper). Gumbel: it plays its chosen
+        action (one-hot) and f_BR learns the improved policy ``softmax(logits + sigma(completed
+        q))`` (Danihelka et al. 2022, eq. 11), which puts weight on every legal action.
         ``root``: a state to search from instead of belief samples (games without a sampler).
         """
         pi = np.zeros(self.game.info.num_distinct_actions)
         if len(view.legal_actions) == 1:
             pi[view.legal_actions[0]] = 1.0
-            return pi
-        counts = self.visit_counts(view, root) ** (1.0 / self.config.temperature)
-        return counts / counts.sum()
+            return pi, pi
+        node, chosen = self._search(view, root)
+        if chosen is None:
+            pi[node.actions] = node.visits ** (1.0 / self.config.temperature)
+            pi /= pi.sum()
+            return pi, pi
+        pi[node.actions[chosen]] = 1.0
+        logits = np.log(node.prior + 1e-30) + self._sigma(node)
+        target = np.zeros_like(pi)
+        target[node.actions] = np.exp(logits - logits.max())
+        return pi, target / target.sum()
 
-    def _simulate(self, state: State, nodes: dict[tuple, _Node], root_key: tuple) -> None:
-        """One descent from ``state`` (the searcher decides there), then the backup."""
+    def _simulate(self, state: State, nodes: dict[tuple, _Node], root_key: tuple,
+                  root_index: int | None = None) -> None:
+        """One descent from ``state`` (the searcher decides there; ``root_index``: the root
+        action to take, else PUCT's), then the backup."""
         node = nodes.get(root_key)
         if node is None:
             node = nodes[root_key] = self._expand(state)
         if self.config.opponent_backup == "expectation":
-            self._descend_expected(state, node, nodes)
+            self._descend_expected(state, node, nodes, root_index)
             return
         path: list[tuple[_Node, int, float]] = []  # (node, action index, returns earned before it)
         earned, leaf_value = 0.0, 0.0
         while True:
-            index = node.select(self.config.c_puct, self.scale)
+            index = node.select(self.config.c_puct, self.scale) if root_index is None else root_index
+            root_index = None
             path.append((node, index, earned))
             action = int(node.actions[index])
             if state.current_player() == SIMULTANEOUS:
@@ -384,7 +531,7 @@ class BestResponseSearch:
             child = nodes.get(key)
             if child is None:
                 child = nodes[key] = self._expand(state)
-                leaf_value = child.value * self.scale
+                leaf_value = self._leaf_value(state, child)
                 break
             node = child
         total = earned + leaf_value
@@ -393,11 +540,13 @@ class BestResponseSearch:
             visited.return_sum[index] += total - before
 
 
-    def _descend_expected(self, state: State, node: _Node, nodes: dict[tuple, _Node]) -> float:
-        """Expectation backup: the PUCT choice at the searcher's ``node``, then the searcher's
-        expected return from it, summed over the others' moves and chance; backed up into
-        ``node`` and returned (unscaled)."""
-        index = node.select(self.config.c_puct, self.scale)
+    def _descend_expected(self, state: State, node: _Node, nodes: dict[tuple, _Node],
+                          index: int | None = None) -> float:
+        """Expectation backup: the PUCT choice (or ``index``) at the searcher's ``node``, then
+        the searcher's expected return from it, summed over the others' moves and chance;
+        backed up into ``node`` and returned (unscaled)."""
+        if index is None:
+            index = node.select(self.config.c_puct, self.scale)
         action = int(node.actions[index])
         if state.current_player() == SIMULTANEOUS:
             value = 0.0
@@ -423,7 +572,7 @@ class BestResponseSearch:
             node = nodes.get(key)
             if node is None:
                 node = nodes[key] = self._expand(state)
-                return node.value * self.scale
+                return self._leaf_value(state, node)
             return self._descend_expected(state, node, nodes)
         outcomes = self._outcomes(state)
         value = 0.0
@@ -459,8 +608,10 @@ class MCNFSPAgent(Agent):
         self.scale = utility_scale(game)
         observation_column = ((int(np.prod(architecture["input_shape"])),), np.float32)
         mask_column = ((math.ceil(self.num_actions / 8),), np.uint8)  # packed bits: combat has 12,961 actions
-        # A search visits at most num_simulations actions at its root: pi is stored sparse.
-        self.policy_width = min(self.num_actions, config.num_simulations)
+        # A PUCT search visits at most num_simulations actions at its root: pi is stored sparse.
+        # Gumbel's target covers every legal action: its largest GUMBEL_TARGET_WIDTH are kept.
+        self.policy_width = min(self.num_actions, config.num_simulations if config.root_selection == "puct"
+                                else max(config.num_simulations, GUMBEL_TARGET_WIDTH))
         self.replay = CircularBuffer(config.replay_capacity, {
             "observation": observation_column, "action_mask": mask_column,
             "policy_actions": ((self.policy_width,), np.int64),
@@ -492,6 +643,7 @@ class MCNFSPAgent(Agent):
         episode_ids = range(len(flat)) if episode_ids is None else episode_ids
         searching = self.rng.random(len(flat)) < self.config.anticipatory
         probabilities = np.zeros((len(flat), self.num_actions))
+        targets = {}  # f_BR's policy targets, per searched row
         if (~searching).any():
             with torch.no_grad():
                 probabilities[~searching] = average_probabilities(
@@ -499,7 +651,7 @@ class MCNFSPAgent(Agent):
         for row in np.flatnonzero(searching):
             root = None if roots is None else roots[row]
             view = root.seat_view(self.player) if views is None else views[row]
-            probabilities[row] = self.search.policy(view, root)
+            probabilities[row], targets[row] = self.search.policy_and_target(view, root)
             self.searches += 1
         actions = sample_batch(probabilities, self.rng)
         for row, episode_id in zip(np.flatnonzero(searching), np.asarray(list(episode_ids))[searching]):
@@ -507,7 +659,7 @@ class MCNFSPAgent(Agent):
             self.reservoir.add(self.rng, observation=flat[row], action_mask=packed, action=actions[row])
             if episode_id in self._episode_searches:  # learning: z comes at the episode's end
                 self._episode_searches[episode_id].append(
-                    (len(self._episode_rewards[episode_id]), flat[row], packed, probabilities[row]))
+                    (len(self._episode_rewards[episode_id]), flat[row], packed, targets[row]))
         return actions, probabilities
 
     def policy_probabilities_batch(self, observations, action_masks, views=None):
@@ -526,6 +678,9 @@ class MCNFSPAgent(Agent):
         returns_to_go = np.append(np.cumsum(rewards[::-1])[::-1], 0.0)
         for decision, observation, packed, pi in self._episode_searches.pop(episode_id, []):
             support = np.flatnonzero(pi)
+            if len(support) > self.policy_width:  # Gumbel targets: the largest entries, renormalised
+                support = np.sort(support[np.argsort(-pi[support], kind="stable")[: self.policy_width]])
+                pi = pi / pi[support].sum()
             actions = np.zeros(self.policy_width, dtype=np.int64)
             weights = np.zeros(self.policy_width, dtype=np.float32)
             actions[: len(support)] = support

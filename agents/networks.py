@@ -16,12 +16,23 @@ key                                 meaning
                                     NFSP's architectures (a plain :func:`mlp`)
 ``conv_channels``, ``flatten_size`` the convolutional trunk (``kind="conv"``)
 ``hidden_sizes``                    fully connected ReLU layers after the trunk
+``order_head``                      optional: a factored head for "send n from area s to
+                                    destination d" orders (combat's commander mode), the
+                                    dict of :class:`FactoredOrderHead`; absent: one linear
+                                    row per action
 ==================================  ===========================================================
 
 :class:`PolicyNetwork` maps a batch of tensors to action logits (an average policy Pi);
 :class:`PolicyValueNetwork` shares the same body between logits and a value in
 ``[-1, 1]`` (``tanh``; MCNFSP's best response f_BR, AlphaZero-style). Illegal actions are
 masked with :func:`masked_logits` everywhere, so no probability leaks to them.
+
+The policy head is one linear map to ``num_actions`` logits, or, for an order action space
+(``order_head``), :class:`FactoredOrderHead`: combat's commander chooses among
+``1 + areas * destinations * team_size`` = 12,961 flat orders (about a hundred legal at
+a time), which a linear head learns one row at a time and pays 12,961 rows for at every
+gradient step; the factored head scores an order from its parts, so what is learnt about
+one area, destination or count carries over to the others.
 """
 
 from __future__ import annotations
@@ -102,6 +113,88 @@ def network_with_weights(build: Any, weights: dict, where: str) -> nn.Module:
     return network
 
 
+class FactoredOrderHead(nn.Module):
+    """Logits of the flat orders ``1 + (source * D + destination) * T + (n - 1)`` (send ``n``
+    fighters from area ``source`` to destination ``destination``; action 0 holds) as a sum
+    of parts, from the trunk's features ``h`` and the input's own per-area features ``x_s``
+    (the first ``num_areas * area_features`` input values, area-major):
+
+        logit(s, d, n) = a(s) + b(d | s) + c(n | s),   logit(hold) = w_hold . h
+
+        k_s      = relu(E_area[s] + W_k x_s)                        (an area's key, size e)
+        a(s)     = w_a . k_s + (U_a h)[s]                           (which group to move)
+        b(d | s) = k_s . (q_d + W_q x_dest(d)) + (U_b h)[d]         (where it goes)
+        c(n | s) = (U_c h) . (n / T, n / N_s, [n = N_s]) + beta_n   (how many of its N_s)
+
+    ``q_d`` are rows of ``U_q h`` (one e-vector per destination), ``x_dest(d)`` the
+    features of destination d's area (e.g. the enemies believed there), and ``N_s`` the
+    fighters in area s, read from feature ``count_feature`` (a share of the team). The
+    source-destination interaction is the dot product of the source's key and the
+    destination's query. ``forward`` returns all ``1 + S * D * T`` logits (a broadcast
+    sum, no ``hidden x 12,961`` matrix); masking them (:func:`masked_logits`) leaves a
+    softmax over the legal orders only.
+
+    ``spec`` (the architecture's ``order_head``): ``num_areas``, ``num_destinations``,
+    ``team_size``, ``area_features``, ``count_feature``, ``destination_areas`` (the area of
+    each destination) and ``embedding_size`` (e).
+    """
+
+    SPEC_KEYS = ("num_areas", "num_destinations", "team_size", "area_features", "count_feature",
+                 "destination_areas", "embedding_size")
+
+    def __init__(self, hidden_size: int, spec: dict[str, Any]):
+        super().__init__()
+        areas, destinations, embedding = spec["num_areas"], spec["num_destinations"], spec["embedding_size"]
+        self.spec = spec
+        self.register_buffer("destination_areas", torch.as_tensor(spec["destination_areas"], dtype=torch.long),
+                             persistent=False)
+        self.register_buffer("counts", torch.arange(1, spec["team_size"] + 1, dtype=torch.float32), persistent=False)
+        self.hold = nn.Linear(hidden_size, 1)
+        self.area_embedding = nn.Parameter(torch.randn(areas, embedding) * 0.1)
+        self.area_key = nn.Linear(spec["area_features"], embedding)
+        self.source_score = nn.Linear(embedding, 1, bias=False)
+        self.source_context = nn.Linear(hidden_size, areas, bias=False)
+        self.destination_query = nn.Linear(hidden_size, destinations * embedding)
+        self.destination_features = nn.Linear(spec["area_features"], embedding, bias=False)
+        self.destination_context = nn.Linear(hidden_size, destinations, bias=False)
+        self.count_weights = nn.Linear(hidden_size, 3)
+        self.count_bias = nn.Parameter(torch.zeros(spec["team_size"]))
+
+    def parts(self, features: torch.Tensor, inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """The hold logit ``(B, 1)`` and the parts ``a (B, S)``, ``b (B, S, D)``, ``c (B, S, T)``."""
+        spec = self.spec
+        batch = len(features)
+        areas, destinations, team = spec["num_areas"], spec["num_destinations"], spec["team_size"]
+        x = inputs.reshape(batch, -1)[:, : areas * spec["area_features"]].reshape(batch, areas, -1)
+        keys = torch.relu(self.area_embedding + self.area_key(x))  # (B, S, e)
+        source = self.source_score(keys).squeeze(-1) + self.source_context(features)  # (B, S)
+        queries = self.destination_query(features).reshape(batch, destinations, -1)
+        queries = queries + self.destination_features(x[:, self.destination_areas])  # (B, D, e)
+        destination = torch.einsum("bse,bde->bsd", keys, queries) + self.destination_context(features)[:, None, :]
+        present = torch.round(x[..., spec["count_feature"]] * team)  # N_s: fighters in each area
+        share = self.counts / present.clamp(min=1.0)[..., None]  # (B, S, T)
+        count_features = torch.stack([self.counts.expand_as(share) / team, share, (share == 1.0).float()], dim=-1)
+        count = torch.einsum("bstk,bk->bst", count_features, self.count_weights(features)) + self.count_bias
+        return self.hold(features), source, destination, count
+
+    def forward(self, features: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        hold, source, destination, count = self.parts(features, inputs)
+        orders = source[:, :, None, None] + destination[:, :, :, None] + count[:, :, None, :]
+        return torch.cat([hold, orders.reshape(len(hold), -1)], dim=1)
+
+    def logits_at(self, features: torch.Tensor, inputs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """The logits of ``actions`` (flat orders, any shape ``(B, ...)``) only: a search
+        expanding a node needs a hundred of the 12,961."""
+        hold, source, destination, count = self.parts(features, inputs)
+        team, destinations = self.spec["team_size"], self.spec["num_destinations"]
+        order = (actions - 1).clamp(min=0)
+        s, rest = order // (destinations * team), order % (destinations * team)
+        d, n = rest // team, rest % team
+        rows = torch.arange(len(hold)).reshape(-1, *([1] * (actions.dim() - 1)))
+        logits = source[rows, s] + destination[rows, s, d] + count[rows, s, n]
+        return torch.where(actions == 0, hold.reshape(-1, *([1] * (actions.dim() - 1))), logits)
+
+
 def check_architecture(architecture: dict[str, Any]) -> None:
     kind = architecture["kind"]
     if kind not in NETWORK_KINDS:
@@ -111,19 +204,41 @@ def check_architecture(architecture: dict[str, Any]) -> None:
             f"a convolutional network needs a (channels, height, width) information-state "
             f"tensor, got shape {tuple(architecture['input_shape'])}; use network: mlp"
         )
+    spec = architecture.get("order_head")
+    if spec is not None:
+        missing = [key for key in FactoredOrderHead.SPEC_KEYS if key not in spec]
+        if missing:
+            raise ValueError(f"order_head is missing {missing}; it needs {list(FactoredOrderHead.SPEC_KEYS)}")
+        orders = 1 + spec["num_areas"] * spec["num_destinations"] * spec["team_size"]
+        if orders != architecture["num_actions"]:
+            raise ValueError(f"order_head describes {orders} actions (1 + areas * destinations * team_size), "
+                             f"the network has num_actions {architecture['num_actions']}")
+        if spec["num_areas"] * spec["area_features"] > int(np.prod(architecture["input_shape"])):
+            raise ValueError(f"order_head reads {spec['num_areas']} x {spec['area_features']} area features, "
+                             f"the input has only {int(np.prod(architecture['input_shape']))} values")
+        if len(spec["destination_areas"]) != spec["num_destinations"]:
+            raise ValueError(f"order_head has {len(spec['destination_areas'])} destination areas for "
+                             f"{spec['num_destinations']} destinations")
 
 
 class PolicyNetwork(nn.Module):
-    """Body, then action logits: an average policy Pi."""
+    """Body, then action logits (a linear head, or :class:`FactoredOrderHead`): an average policy Pi."""
 
     def __init__(self, architecture: dict[str, Any]):
         super().__init__()
         check_architecture(architecture)
-        self.body, size = _body(architecture)
-        self.policy_head = nn.Linear(size, architecture["num_actions"])
+        self.body, self.feature_size = _body(architecture)
+        spec = architecture.get("order_head")
+        self.policy_head = (nn.Linear(self.feature_size, architecture["num_actions"]) if spec is None
+                            else FactoredOrderHead(self.feature_size, spec))
+
+    def logits(self, features: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        if isinstance(self.policy_head, FactoredOrderHead):
+            return self.policy_head(features, inputs)
+        return self.policy_head(features)
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
-        return self.policy_head(self.body(inputs))
+        return self.logits(self.body(inputs), inputs)
 
 
 class PolicyValueNetwork(PolicyNetwork):
@@ -131,17 +246,25 @@ class PolicyValueNetwork(PolicyNetwork):
 
     def __init__(self, architecture: dict[str, Any]):
         super().__init__(architecture)
-        self.value_head = nn.Linear(self.policy_head.in_features, 1)
+        self.value_head = nn.Linear(self.feature_size, 1)
 
     def forward(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         features = self.body(inputs)
-        return self.policy_head(features), torch.tanh(self.value_head(features)).squeeze(-1)
+        return self.logits(features, inputs), torch.tanh(self.value_head(features)).squeeze(-1)
+
+    def value(self, inputs: torch.Tensor) -> torch.Tensor:
+        """The value alone (a search's rollout end needs no logits)."""
+        return torch.tanh(self.value_head(self.body(inputs))).squeeze(-1)
 
     def legal_logits_and_value(self, inputs: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits of ``actions`` only, and the value: what a search expanding one node needs
-        (combat's policy head has 12,961 rows, of which a node uses a hundred)."""
+        (a linear head on combat has 12,961 rows, of which a node uses a hundred; the
+        factored head's full logits are a cheap broadcast sum)."""
         features = self.body(inputs)
-        logits = nn.functional.linear(features, self.policy_head.weight[actions], self.policy_head.bias[actions])
+        if isinstance(self.policy_head, FactoredOrderHead):
+            logits = self.policy_head.logits_at(features, inputs, actions.expand(len(features), -1))
+        else:
+            logits = nn.functional.linear(features, self.policy_head.weight[actions], self.policy_head.bias[actions])
         return logits, torch.tanh(self.value_head(features)).squeeze(-1)
 
 

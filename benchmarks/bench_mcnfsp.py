@@ -18,11 +18,14 @@ with the shipped configs, ``configs/mcnfsp_<game>.yaml`` and ``configs/nfsp_<gam
 - ``combat``: MCNFSP attackers trained against the doctrine defenders on the default map
   (commander mode), 150 x 5 games, one update after every 5 games (the paper's "150
   episodes of 5 games"); the search starts from the true state (combat has no belief
-  sampler). Then the average policy Pi plays 200 seeded episodes against the doctrine;
-  the win rate has a 95% Wilson interval, beside random and doctrine attackers on the same
-  seeds and (unless ``--combat-without-nfsp``) NFSP attackers trained for the same wall
-  time with the same play loop. On the shared 2-core machine the MCNFSP half alone took
-  16 minutes of training and 6 of evaluation.
+  sampler). By default (issue 15's fix) the networks have the factored order head, the
+  search is a Gumbel root search of 8 simulations among 8 sampled orders, and a new leaf
+  is valued by 25 decisions of hold played out against the doctrine, then f_BR's value;
+  ``--combat-root-selection puct --combat-rollout-decisions 0 --combat-order-head flat
+  --combat-simulations 4`` is the run before it. Then the average policy Pi plays 200
+  seeded episodes against the doctrine; the win rate has a 95% Wilson interval, beside
+  random and doctrine attackers on the same seeds and (unless ``--combat-without-nfsp``)
+  NFSP attackers trained for the same wall time with the same play loop.
 
 Prints one table per part and writes ``<output>/results.json`` and
 ``<output>/mcnfsp_vs_nfsp.png`` (the curves). The peer is NFSP, measured in the same run.
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -123,15 +127,18 @@ def iterations_to_target(game: str, seconds: float, output: Path) -> dict:
     return results
 
 
-def combat(updates: int, games_per_update: int, evaluation_episodes: int, simulations: int, with_nfsp: bool) -> dict:
-    """MCNFSP (and NFSP, same wall time) attackers against doctrine defenders."""
+def combat(updates: int, games_per_update: int, evaluation_episodes: int, search: dict, with_nfsp: bool,
+           seed: int = 0) -> dict:
+    """MCNFSP (and NFSP, same wall time) attackers against doctrine defenders; ``search``:
+    the MCNFSPConfig fields of the search and the order head (``--combat-*`` options);
+    ``seed``: the networks', the agents' and the training games' (evaluation seeds are fixed)."""
     import hiddenenvs
     from agents.mcnfsp import MCNFSPAgent, MCNFSPConfig, architecture_for, play_against_policy
     from agents.nfsp import NFSPAgent, NFSPConfig
     from hiddenenvs.envs.combat.doctrine import doctrine_action, play_episode
 
     torch.set_num_threads(1)
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     game = hiddenenvs.load_game("combat", mode="commander")
     attackers = 0  # the doctrine plays the defenders, seat 1
     doctrine_rng = np.random.default_rng(0)  # the doctrine is deterministic; the signature wants one
@@ -141,29 +148,29 @@ def combat(updates: int, games_per_update: int, evaluation_episodes: int, simula
         probabilities[doctrine_action(state, player, doctrine_rng)] = 1.0
         return probabilities
 
-    # Few, small gradient steps: every step runs the 12,961-wide policy heads over the batch.
-    config = MCNFSPConfig(network="mlp", hidden_sizes=[128], anticipatory=0.1, num_simulations=simulations,
+    config = MCNFSPConfig(network="mlp", hidden_sizes=[128], anticipatory=0.1, **search,
                           learn_every_episodes=games_per_update, rl_steps=4, sl_steps=4, batch_size=64,
                           min_buffer_size=64)
-    mcnfsp = MCNFSPAgent(game, attackers, architecture_for(game, config), config, doctrine, seed=0)
+    mcnfsp = MCNFSPAgent(game, attackers, architecture_for(game, config), config, doctrine, seed=seed)
     input_size = int(np.prod(game.info.information_state_tensor_shape))
     # NFSP stores two full action masks (12,961 actions) per transition: small memories.
     nfsp = NFSPAgent(input_size, game.info.num_distinct_actions,
                      NFSPConfig(hidden_sizes=[128], replay_capacity=5_000, reservoir_capacity=20_000,
                                 batch_size=128, learn_every=16, min_buffer_size=256, sl_learning_rate=0.005,
                                 epsilon_start=0.06, epsilon_end=0.001, epsilon_decay_transitions=45_000),
-                     seed=0)
-    rng = np.random.default_rng(1)
+                     seed=seed)
+    rng = np.random.default_rng(seed + 1)
     started = time.perf_counter()
     for update in range(updates):
         for game_index in range(games_per_update):
-            seed = update * games_per_update + game_index
-            play_against_policy(mcnfsp, attackers, doctrine, game.new_initial_state(seed=seed), rng)
+            game_seed = seed * 100_000 + update * games_per_update + game_index
+            play_against_policy(mcnfsp, attackers, doctrine, game.new_initial_state(seed=game_seed), rng)
         mcnfsp.learn()
         if (update + 1) % 25 == 0:
             print(f"combat mcnfsp: {update + 1} x {games_per_update} games, "
                   f"{time.perf_counter() - started:.0f} s, {mcnfsp.searches} searches", flush=True)
     mcnfsp_seconds = time.perf_counter() - started
+    load_after_training = [round(load, 2) for load in os.getloadavg()]
     started, nfsp_games = time.perf_counter(), 0
     while with_nfsp and time.perf_counter() - started < mcnfsp_seconds:
         play_against_policy(nfsp, attackers, doctrine, game.new_initial_state(seed=nfsp_games), rng)
@@ -185,7 +192,8 @@ def combat(updates: int, games_per_update: int, evaluation_episodes: int, simula
     results = {
         "mcnfsp_average_policy": {**wins_of(network_play(mcnfsp.evaluation_agent())),
                                   "training_games": updates * games_per_update,
-                                  "training_seconds": round(mcnfsp_seconds, 1), "searches": mcnfsp.searches},
+                                  "training_seconds": round(mcnfsp_seconds, 1), "searches": mcnfsp.searches,
+                                  "search": search, "seed": seed, "load_average_after_training": load_after_training},
     }
     if with_nfsp:
         results["nfsp_average_policy"] = {**wins_of(network_play(nfsp.evaluation_agent())),
@@ -239,7 +247,13 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=5, help="turns per trainer in the curve parts")
     parser.add_argument("--combat-updates", type=int, default=150)
     parser.add_argument("--combat-evaluation-episodes", type=int, default=200)
-    parser.add_argument("--combat-simulations", type=int, default=4, help="PUCT simulations per combat search")
+    parser.add_argument("--combat-simulations", type=int, default=8, help="simulations per combat search")
+    parser.add_argument("--combat-root-selection", choices=["puct", "gumbel"], default="gumbel")
+    parser.add_argument("--combat-gumbel-actions", type=int, default=8, help="root actions a Gumbel search samples")
+    parser.add_argument("--combat-rollout-decisions", type=int, default=25,
+                        help="decisions of hold played out from a new leaf (0: f_BR's value alone, the paper's)")
+    parser.add_argument("--combat-order-head", choices=["flat", "factored"], default="factored")
+    parser.add_argument("--combat-seed", type=int, default=0, help="seed of the networks and the training games")
     parser.add_argument("--combat-without-nfsp", action="store_true", help="skip the NFSP attackers (halves the time)")
     parser.add_argument("--trainers", nargs="+", choices=list(VARIANTS), default=TRAINERS,
                         help="mcnfsp_sample / mcnfsp_expectation: MCNFSP with opponent_backup set so")
@@ -257,8 +271,13 @@ def main() -> None:
         elif part in THRESHOLDS:
             results[part] = iterations_to_target(part, THRESHOLDS[part] * arguments.scale, arguments.output / "runs")
         else:
-            results[part] = combat(arguments.combat_updates, 5, arguments.combat_evaluation_episodes,
-                                   arguments.combat_simulations, not arguments.combat_without_nfsp)
+            search = {"num_simulations": arguments.combat_simulations,
+                      "root_selection": arguments.combat_root_selection,
+                      "gumbel_actions": arguments.combat_gumbel_actions,
+                      "rollout_decisions": arguments.combat_rollout_decisions,
+                      "order_head": arguments.combat_order_head}
+            results[part] = combat(arguments.combat_updates, 5, arguments.combat_evaluation_episodes, search,
+                                   not arguments.combat_without_nfsp, arguments.combat_seed)
         results.setdefault("part_seconds", {})[part] = round(time.perf_counter() - started, 1)
         arguments.output.mkdir(parents=True, exist_ok=True)
         atomic_write(results_path, lambda handle: handle.write(json.dumps(results, indent=1).encode()))

@@ -3,11 +3,12 @@
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
 import hiddenenvs
 from agents.config import ConfigError, load_config
 from agents.loop import train
-from agents.mcnfsp import MCNFSP, BestResponseSearch, MCNFSPConfig, architecture_for
+from agents.mcnfsp import MCNFSP, BestResponseSearch, MCNFSPConfig, architecture_for, utility_scale
 from agents.networks import PolicyValueNetwork
 from hiddenenvs.analysis import GameTree, TabularPolicy, best_response
 from hiddenenvs.beliefs import consistent_histories
@@ -34,6 +35,20 @@ def test_search_best_responds_to_a_fixed_policy_in_rps(opponent_backup):
                          opponent_backup=opponent_backup)
         counts = search.visit_counts(game.new_initial_state().seat_view(player))
         assert counts.argmax() == 1 and counts[1] > 0.6 * counts.sum(), counts
+
+
+def test_gumbel_root_search_best_responds_with_few_simulations():
+    # Against rock 60%, 6 simulations among 3 actions (exact values: the expectation
+    # backup; a sampled one is noisy at 6 simulations): every action is tried, paper
+    # (0.4) survives the halving and is played, and the improved policy f_BR learns
+    # puts nearly all its weight on paper.
+    game = hiddenenvs.load_game("rps")
+    for seed in range(3):
+        search = _search(game, seed % 2, lambda state, q: np.array([0.6, 0.2, 0.2]), simulations=6, seed=seed)
+        search.config.root_selection = "gumbel"
+        acting, target = search.policy_and_target(game.new_initial_state().seat_view(seed % 2))
+        np.testing.assert_array_equal(acting, [0.0, 1.0, 0.0])
+        assert target[1] > 0.99 and target.sum() == pytest.approx(1.0), target
 
 
 @pytest.mark.parametrize("name, fixed", [("rps", [0.36, 0.33, 0.31]), ("matching_pennies", [0.52, 0.48])])
@@ -199,6 +214,8 @@ def test_bad_parameters_are_named():
         load_config(None, ["trainer.name=mcnfsp", "trainer.params.network=resnet"])
     with pytest.raises(ConfigError, match="trainer.params.opponent_backup"):
         load_config(None, ["trainer.name=mcnfsp", "trainer.params.opponent_backup=max"])
+    with pytest.raises(ConfigError, match="trainer.params.root_selection"):
+        load_config(None, ["trainer.name=mcnfsp", "trainer.params.root_selection=ucb"])
 
 
 def test_legal_logits_equal_the_full_heads_rows():
@@ -210,6 +227,132 @@ def test_legal_logits_equal_the_full_heads_rows():
     legal_logits, legal_value = network.legal_logits_and_value(inputs, actions)
     torch.testing.assert_close(legal_logits[0], logits[0, actions])
     torch.testing.assert_close(legal_value, value)
+
+
+def _commander_states(game, count, seed=0):
+    """Commander-mode states a few random orders in, so several areas hold fighters."""
+    rng, states = np.random.default_rng(seed), []
+    state = game.new_initial_state(seed=seed)
+    while len(states) < count and not state.is_terminal():
+        state.apply_actions([int(rng.choice(state.legal_actions(p))) for p in (0, 1)])
+        states.append(state.clone())
+    return states
+
+
+def test_factored_order_head_is_a_softmax_over_the_legal_orders_and_learns():
+    from agents.networks import masked_logits
+
+    game = hiddenenvs.load_game("combat", map="small")
+    architecture = architecture_for(game, MCNFSPConfig(network="mlp", hidden_sizes=[16], order_head="factored"))
+    torch.manual_seed(0)
+    network = PolicyValueNetwork(architecture)
+    states = _commander_states(game, 6)
+    inputs = torch.from_numpy(np.stack([s.information_state_tensor(0) for s in states]))
+    masks = np.stack([s.legal_actions_mask(0) for s in states])
+    assert len({int(m.sum()) for m in masks}) > 1  # different legal sets
+    logits, _ = network(inputs)
+    assert logits.shape == (len(states), game.info.num_distinct_actions)
+    probabilities = torch.softmax(masked_logits(logits, masks), dim=-1)
+    torch.testing.assert_close(probabilities.sum(dim=-1), torch.ones(len(states)))
+    assert probabilities[torch.from_numpy(masks == 0)].max() == 0
+    for state, row in zip(states, logits):  # the search's legal-only logits are the same numbers
+        legal = torch.tensor(state.legal_actions(0))
+        torch.testing.assert_close(network.legal_logits_and_value(
+            torch.from_numpy(state.information_state_tensor(0)[None]), legal)[0][0], row[legal])
+    # every parameter of the head gets a gradient, and a few steps fit a target order
+    target = torch.tensor([int(np.flatnonzero(m)[-1]) for m in masks])
+    optimizer = torch.optim.Adam(network.parameters(), lr=0.01)
+    losses = []
+    for _ in range(30):
+        loss = nn.functional.cross_entropy(masked_logits(network(inputs)[0], masks), target)
+        optimizer.zero_grad()
+        loss.backward()
+        losses.append(loss.item())
+        optimizer.step()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in network.policy_head.parameters())
+    assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_factored_order_head_checkpoint_reloads_and_mismatched_files_are_refused(tmp_path):
+    from agents.base import load_agent_file
+    from agents.mcnfsp import MCNFSPAgent
+
+    game = hiddenenvs.load_game("combat", map="small")
+    config = MCNFSPConfig(network="mlp", hidden_sizes=[16], order_head="factored", order_embedding_size=8)
+    agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, lambda state, q: None, seed=0)
+    states = _commander_states(game, 3)
+    observations = np.stack([s.information_state_tensor(0) for s in states])
+    masks = np.stack([s.legal_actions_mask(0) for s in states])
+    path = tmp_path / "policy.pt"
+    exported = agent.evaluation_agent()
+    exported.save(path)
+    np.testing.assert_array_equal(load_agent_file(path).policy_probabilities_batch(observations, masks),
+                                  exported.policy_probabilities_batch(observations, masks))
+    restored = MCNFSPAgent(game, 0, architecture_for(game, config), config, lambda state, q: None, seed=1)
+    restored.load_state_dict(agent.state_dict())
+    np.testing.assert_array_equal(restored.policy_probabilities_batch(observations, masks),
+                                  agent.policy_probabilities_batch(observations, masks))
+    payload = torch.load(path, weights_only=True)
+    payload["state"]["architecture"]["order_head"]["embedding_size"] = 32
+    torch.save(payload, path)
+    with pytest.raises(ValueError, match=r"do not fit the declared architecture: parameter 'policy_head.area_embedding' is \(36, 8\) in the file"):
+        load_agent_file(path)
+    del payload["state"]["architecture"]["order_head"]  # a flat head's file with factored weights
+    torch.save(payload, path)
+    with pytest.raises(ValueError, match="do not fit the declared architecture: parameter 'policy_head"):
+        load_agent_file(path)
+
+
+def test_factored_order_head_needs_a_game_with_orders():
+    with pytest.raises(ConfigError, match="order_head"):
+        architecture_for(hiddenenvs.load_game("kuhn_poker"), MCNFSPConfig(order_head="factored"))
+    with pytest.raises(ConfigError, match="trainer.params.order_head"):
+        load_config(None, ["trainer.name=mcnfsp", "trainer.params.order_head=pointer"])
+    architecture = architecture_for(hiddenenvs.load_game("combat", map="small"),
+                                    MCNFSPConfig(network="mlp", order_head="factored"))
+    wrong = {**architecture, "order_head": {**architecture["order_head"], "team_size": 9}}
+    with pytest.raises(ValueError, match="order_head describes 2917 actions"):
+        PolicyValueNetwork(wrong)
+    with pytest.raises(ValueError, match="only commander mode has orders"):
+        architecture_for(hiddenenvs.load_game("combat", mode="fighter", map="small"),
+                         MCNFSPConfig(network="mlp", order_head="factored"))
+
+
+def test_rollout_leaf_values_play_the_no_op_then_add_the_network_value():
+    # No hits (hit_probability 0): no health rewards, the defenders win at the time limit,
+    # so every value below is exact and comes from the rollout or the network alone.
+    from hiddenenvs.envs.combat.doctrine import doctrine_action
+
+    game = hiddenenvs.load_game("combat", map="small", hit_probability=0.0)
+
+    def doctrine(state, player):
+        probabilities = np.zeros(game.info.num_distinct_actions)
+        probabilities[doctrine_action(state, player, None)] = 1.0
+        return probabilities
+
+    root = game.new_initial_state(seed=0)
+    for rollout_decisions, simulations in ((1, 3), (game.info.max_game_length, 3)):
+        search = _search(game, 0, doctrine, simulations)
+        search.config.rollout_decisions = rollout_decisions
+        for action, value in search.action_values(root.seat_view(0), root).items():
+            state = root.clone()
+            state.apply_actions([action, doctrine_action(state, 1, None)])
+            for _ in range(rollout_decisions):  # the searcher holds, the doctrine defends
+                if not state.is_terminal():
+                    state.apply_actions([game.NO_OP_ACTION, doctrine_action(state, 1, None)])
+            if state.is_terminal():
+                expected = state.returns()[0]
+            else:
+                with torch.no_grad():
+                    tensor = torch.from_numpy(state.information_state_tensor(0)[None])
+                    expected = search.network.value(tensor).item() * utility_scale(game)
+            assert value == pytest.approx(expected, abs=1e-6), (rollout_decisions, action)
+    assert expected == -1.0  # the long rollouts reached the time limit
+    with pytest.raises(ValueError, match="no-op"):
+        kuhn = hiddenenvs.load_game("kuhn_poker")
+        config = MCNFSPConfig(network="mlp", rollout_decisions=2)
+        BestResponseSearch(kuhn, 0, PolicyValueNetwork(architecture_for(kuhn, config)), architecture_for(kuhn, config),
+                           lambda state, q: np.ones(2) / 2, config, np.random.default_rng(0))
 
 
 def test_mcnfsp_attackers_train_against_the_doctrine_and_replay_by_seed():

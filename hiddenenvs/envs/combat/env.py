@@ -183,6 +183,21 @@ class CombatGame(Game):
         destination, count_minus_one = divmod(rest, self.team_size)
         return source, destination, count_minus_one + 1
 
+    def order_structure(self) -> dict:
+        """What a factored order head (:class:`agents.networks.FactoredOrderHead`) needs to
+        read the commander's orders and observations: the order grid (areas x destinations x
+        counts, as :meth:`encode_order` lays it out), the per-area features at the start of
+        the observation and which of them is the own fighters' share (feature 0), and each
+        destination's area."""
+        if self.mode != "commander":
+            raise ValueError(f"{self.NAME}: only commander mode has orders; fighter mode has "
+                             f"{self.info.num_distinct_actions} per-fighter actions")
+        return {
+            "num_areas": self.map.num_areas, "num_destinations": self.map.num_destinations,
+            "team_size": self.team_size, "area_features": len(COMMANDER_AREA_FEATURES), "count_feature": 0,
+            "destination_areas": [int(area) for area in self.map.destination_areas],
+        }
+
 
 _HASH_COEFFICIENTS = np.random.default_rng(20261121).integers(1, 2**63, size=1 << 16, dtype=np.uint64) | np.uint64(1)
 _MIX_A, _MIX_B = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
