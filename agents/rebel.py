@@ -115,7 +115,7 @@ from agents.search.classic import GOAL_MAX, parse_spec, playout_goals
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 from hiddenenvs.analysis.exploitability import best_response, edge_probabilities, node_values, reach_probabilities
 from hiddenenvs.analysis.tree import SubgameTooLarge, build_subgame_tree
-from hiddenenvs.beliefs import _action_weight, _children, action_probability_function, sample_history
+from hiddenenvs.beliefs import _action_weight, _children, action_probability_function, sample_histories
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, Game, GameSpec, SeatView, State, draw_index
 from hiddenenvs.registry import load_game
 
@@ -670,8 +670,8 @@ class ReBeLSearch:
             draws = ProposalSampler(self.game, view.player, view.information_state_key, self.prior,
                                     self.prior).sample(self.samples, self.rng)
         else:
-            draws = [(sample_history(self.game, view.player, view.information_state_key, self.rng, self.prior), 1.0)
-                     for _ in range(self.samples)]
+            draws = [(history, 1.0) for history in sample_histories(
+                self.game, view.player, view.information_state_key, self.rng, self.samples, self.prior)]
         weights: dict[tuple, float] = {}
         for history, weight in draws:
             weights[history] = weights.get(history, 0.0) + weight

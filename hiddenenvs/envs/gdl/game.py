@@ -90,7 +90,8 @@ step, each predecessor with probability proportional to its forward weight times
 step's weight: exactly the posterior. The work grows with the distinct consistent
 states per step (hundreds in blind tic-tac-toe and Meier), not with the histories; the
 pass is kept for further draws from the same key under the uniform policy (a policy's
-probabilities may change between calls, so with a policy every draw filters anew).
+probabilities may change between calls, so with a policy every draw filters anew;
+``game.sample_consistent_histories(p, key, rng, count, policy)`` draws ``count`` from one pass).
 
 Pickling: a game pickles as its ``spec``; the receiving process rebuilds (and grounds)
 the sheet, once per process. With ``rules=<path>`` the spec holds the path as given, so
@@ -296,6 +297,15 @@ class GdlGame(Game):
         else:
             forward = _ForwardFilter(self, player, target, policy, max_nodes)
         return forward.draw(rng)
+
+    def sample_consistent_histories(self, player, information_state_key, rng, count, policy=None):
+        """``count`` draws from one forward pass (the policy is fixed for the batch)."""
+        target = tuple(information_state_key)
+        if policy is None:
+            forward = self._uniform_filter(player, target, SAMPLER_MAX_NODES)
+        else:
+            forward = _ForwardFilter(self, player, target, policy, SAMPLER_MAX_NODES)
+        return [forward.draw(rng) for _ in range(count)]
 
     def step_entries(self, moves: tuple, percepts: tuple) -> tuple[Any, list]:
         """(public entry, private entry per player) of a joint move (module docstring)."""
