@@ -90,6 +90,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -114,7 +115,7 @@ from agents.search import register_spec
 from agents.search.classic import GOAL_MAX, parse_spec, playout_goals
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 from hiddenenvs.analysis.exploitability import best_response, edge_probabilities, node_values, reach_probabilities
-from hiddenenvs.analysis.tree import SubgameTooLarge, build_subgame_tree
+from hiddenenvs.analysis.tree import SubgameTooLarge, build_subgame_tree, reweighted_subgame
 from hiddenenvs.beliefs import _action_weight, _children, action_probability_function, sample_histories
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, Game, GameSpec, SeatView, State, draw_index
 from hiddenenvs.registry import load_game
@@ -338,6 +339,10 @@ class ReBeLSearch:
     information set from the public belief state, recomputed at every CFR iteration,
     instead of ``leaf_value`` per history. ``blueprint_iterations`` (default ``iterations``) budgets the
     first subgame of ``resolve="gadget"`` alone: CFR-D's cheap blueprint, re-solved safely.
+    Without ``seconds`` the search builds the ``max_depth`` subgame first (shallower only
+    when it does not fit): the intermediate depths would not answer. ``structures``
+    (:class:`SubgameStructures`) keeps subgame trees for reuse with new beliefs and values,
+    shared between searches when given (a trainer's self-play games).
     See the module docstring for the method.
     """
 
@@ -359,6 +364,7 @@ class ReBeLSearch:
         seed: int = 0,
         blueprint_iterations: int | None = None,
         pbs_value: PBSValue | None = None,
+        structures: SubgameStructures | None = None,
     ):
         if iterations < 1:
             raise ValueError(f"iterations must be >= 1, got {iterations}")
@@ -396,6 +402,7 @@ class ReBeLSearch:
         # public state key (or ("sampled", player, key)) -> (subgame tree, σ per slot, depth),
         # None for a public state too large to enumerate
         self._solved: dict[tuple, Solved | None] = {}
+        self.structures = structures if structures is not None else SubgameStructures()
 
     # ---- the answer ---------------------------------------------------------------------
     def policy(self, view: SeatView) -> np.ndarray:
@@ -689,34 +696,67 @@ class ReBeLSearch:
         if roots is None:
             return None
         length = len(public_key)
+        if self.seconds is None and self.max_depth is not None:
+            # Without a clock only the deepest subgame that fits answers: build it first.
+            for depth in range(self.max_depth, 0, -1):
+                built = self._subgame_tree(roots, length + depth, gadget)
+                if built is not None:
+                    return (built[0], self._cfr(built[0], iterations or self.iterations), depth, built[1], roots)
+            return None
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         depth = 0
         best: Solved | None = None
         while self.max_depth is None or depth < self.max_depth:
             depth += 1
-            cut = length + depth
-            frontier_keys: set[tuple] = set()
-
-            def frontier(state: State) -> bool:
-                key = state.public_state_key()
-                if len(key) < cut:
-                    return False
-                frontier_keys.add(key)
-                return True
-
-            try:
-                tree = build_subgame_tree(
-                    self.game, [(s.clone(), w) for s, w in roots], frontier, self.leaf_value,
-                    max_nodes=self.max_subgame_nodes, gadget=gadget,
-                    keep_states=self.resolve == "gadget" or self.pbs_value is not None,
-                )
-            except SubgameTooLarge:  # the last depth that fitted answers
+            built = self._subgame_tree(roots, length + depth, gadget)
+            if built is None:  # the last depth that fitted answers
                 break
-            best = (tree, self._cfr(tree, iterations or self.iterations), depth, frozenset(frontier_keys), roots)
+            tree = built[0]
+            best = (tree, self._cfr(tree, iterations or self.iterations), depth, built[1], roots)
             complete = tree.num_frontier == 0
             if complete or (deadline is not None and time.perf_counter() >= deadline):
                 break
         return best
+
+    def _subgame_tree(self, roots: list[tuple[State, float]], cut: int,
+                      gadget: tuple[int, np.ndarray] | None) -> tuple[GameTree, frozenset] | None:
+        """The subgame below ``roots`` cut where public keys reach length ``cut``, and the
+        public states cut (None when it has more than ``max_subgame_nodes`` nodes). Without
+        a gadget the structure over the same root histories is built once and reused
+        with the new beliefs and frontier values (:func:`reweighted_subgame`)."""
+        key = None
+        if gadget is None:
+            single = len(roots) == 1 and roots[0][1] == 1.0
+            key = (tuple(_hashable(state.history()) for state, _ in roots), cut, single)
+            cached = self.structures.get(key)
+            if cached is not None:
+                if cached is SubgameTooLarge:
+                    return None
+                tree, frontier_keys = cached
+                return reweighted_subgame(tree, [w for _, w in roots], self.leaf_value), frontier_keys
+        frontier_keys: set[tuple] = set()
+
+        def frontier(state: State) -> bool:
+            public = state.public_state_key()
+            if len(public) < cut:
+                return False
+            frontier_keys.add(public)
+            return True
+
+        try:
+            tree = build_subgame_tree(
+                self.game, [(s.clone(), w) for s, w in roots], frontier, self.leaf_value,
+                max_nodes=self.max_subgame_nodes, gadget=gadget,
+                keep_states=self.resolve == "gadget" or self.pbs_value is not None,
+            )
+        except SubgameTooLarge:
+            if key is not None:
+                self.structures.put(key, SubgameTooLarge)
+            return None
+        built = (tree, frozenset(frontier_keys))
+        if key is not None:
+            self.structures.put(key, built)
+        return built
 
     def _cfr(self, tree: GameTree, iterations: int) -> np.ndarray:
         solver = CFRSolver(tree, variant="cfr+")
@@ -736,6 +776,36 @@ class ReBeLSearch:
             return solve_with_pbs_values(tree, self.pbs_value, iterations, solver)[0]
         solver.iterate(iterations)
         return solver.average_policy().slot_probabilities
+
+
+def _hashable(history) -> tuple:
+    """A history as a dictionary key (joint actions may come as lists)."""
+    return tuple(tuple(entry) if isinstance(entry, list) else entry for entry in history)
+
+
+class SubgameStructures:
+    """The most recently used subgame trees by (root histories, cut, single root), shared
+    by the searches of one trainer or agent: beliefs and frontier values change between
+    solves of one public state, the tree below its histories does not."""
+
+    def __init__(self, max_entries: int = 32):
+        self.max_entries = max_entries
+        self._entries: OrderedDict[tuple, Any] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: tuple) -> Any:
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+        return entry
+
+    def put(self, key: tuple, entry: Any) -> None:
+        self._entries[key] = entry
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
 
 
 def _states_by_public_state(tree: GameTree) -> dict[tuple, list[tuple[int, State]]]:
@@ -913,6 +983,7 @@ class ReBeLLearner(Learner):
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
         self.rng = np.random.default_rng(seed)
         self.episodes = 0
+        self.structures = SubgameStructures()  # subgame trees, reused across self-play games
 
     @property
     def search_options(self) -> dict[str, Any]:
@@ -920,7 +991,8 @@ class ReBeLLearner(Learner):
 
     def search(self, seed: int, resolve: str = "frontier") -> ReBeLSearch:
         guide = {"pbs_value": self.pbs} if self.pbs is not None else self.guide.search_options()
-        return ReBeLSearch(self.game, seed=seed, resolve=resolve, **self.search_options, **guide)
+        return ReBeLSearch(self.game, seed=seed, resolve=resolve, structures=self.structures,
+                           **self.search_options, **guide)
 
     def step(self, loop: Any) -> StepReport:
         if self.pbs is not None:

@@ -31,12 +31,13 @@ from agents.rebel import (
     ProposalSampler,
     ReBeLAgent,
     ReBeLSearch,
+    SubgameStructures,
     rebel_exploitability,
     rebel_policy,
 )
 from agents.rebel_pbs import FrontierGroups, PBSValue, marginals, set_frontier_values, train_pbs_values
 from hiddenenvs.analysis import GameTree, TabularPolicy, best_response, nash_conv
-from hiddenenvs.analysis.tree import build_subgame_tree
+from hiddenenvs.analysis.tree import build_subgame_tree, reweighted_subgame
 from hiddenenvs.beliefs import consistent_histories
 
 SWITCH = 5
@@ -262,6 +263,42 @@ def test_subgame_tree_hangs_roots_below_a_weighted_chance_node():
     assert tree.num_terminals == 2 * whole.num_terminals // 6
     with pytest.raises(ValueError, match="more than 5 nodes"):
         build_subgame_tree(game, roots, max_nodes=5)
+
+
+def test_reweighted_subgame_equals_building_it_again():
+    """A kept subgame reused with new root beliefs and frontier values is the tree built
+    anew, and a search sharing kept structures solves to the same σ."""
+    game = hiddenenvs.load_game("kuhn_poker")
+    histories = [[0, 1], [0, 2], [1, 2]]
+
+    def cut(state):
+        return len(state.public_state_key()) >= 4
+
+    def values(scale):
+        return lambda states: np.array([[scale * len(s.history()), -scale * len(s.history())] for s in states])
+
+    first = build_subgame_tree(game, [(game.state_from_history(h), w) for h, w in zip(histories, (0.2, 0.3, 0.5))],
+                               cut, values(1.0))
+    again = build_subgame_tree(game, [(game.state_from_history(h), w) for h, w in zip(histories, (0.6, 0.3, 0.1))],
+                               cut, values(2.0))
+    reused = reweighted_subgame(first, [0.6, 0.3, 0.1], values(2.0))
+    assert first.num_frontier > 0
+    for name in ("parent", "actor", "infoset", "chance_probability", "terminal_returns"):
+        np.testing.assert_array_equal(getattr(reused, name), getattr(again, name))
+    assert first.chance_probability[first.parent == 0].tolist() == [0.2, 0.3, 0.5]  # untouched
+    with pytest.raises(ValueError, match="one root of probability 1"):
+        reweighted_subgame(build_subgame_tree(game, [(game.state_from_history([0, 1]), 1.0)]), [0.5, 0.5], None)
+
+    dice = hiddenenvs.load_game("liars_dice", faces=4)
+    shared = SubgameStructures()
+    view = dice.state_from_history([0, 1, 2]).seat_view(1)
+    warm = ReBeLSearch(dice, iterations=20, max_depth=1, structures=shared)
+    warm.policy(view)
+    kept = len(shared)
+    reusing = ReBeLSearch(dice, iterations=20, max_depth=1, structures=shared, rollouts=3)
+    fresh = ReBeLSearch(dice, iterations=20, max_depth=1, rollouts=3)
+    np.testing.assert_array_equal(reusing.policy(view), fresh.policy(view))
+    assert kept > 0 and len(shared) == kept  # every subgame came from the kept ones
 
 
 def test_same_seed_same_policy_and_the_sampled_root_is_seeded():
