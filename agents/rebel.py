@@ -852,6 +852,14 @@ class ReBeLNetwork(nn.Module):
         hidden = self.trunk(features)
         return self.value(hidden), torch.stack([head(hidden) for head in self.policy], dim=1)
 
+    def values(self, features: torch.Tensor) -> torch.Tensor:
+        """The value head alone (the search's frontier needs no policy)."""
+        return self.value(self.trunk(features))
+
+    def logits(self, features: torch.Tensor, player: int) -> torch.Tensor:
+        """One role's policy head alone (CFR's starting policy for that role)."""
+        return self.policy[player](self.trunk(features))
+
     @classmethod
     def from_state_dict(cls, architecture: dict[str, int], weights: dict) -> ReBeLNetwork:
         return network_with_weights(lambda: cls(**{k: int(v) for k, v in architecture.items()}), weights,
@@ -877,13 +885,13 @@ class NetworkGuide:
     @torch.no_grad()
     def leaf_value(self, states: list[State]) -> np.ndarray:
         features = torch.from_numpy(np.stack([state_features(state) for state in states]))
-        values = self.network(features)[0].numpy().astype(np.float64)
+        values = self.network.values(features).numpy().astype(np.float64)
         return values * self.value_scale + self.value_offset
 
     @torch.no_grad()
     def prior(self, state: State, player: int) -> dict[int, float]:
         legal = state.legal_actions(player)
-        logits = self.network(torch.from_numpy(state_features(state)[None]))[1][0, player].numpy()
+        logits = self.network.logits(torch.from_numpy(state_features(state)[None]), player)[0].numpy()
         chosen = logits[legal] - logits[legal].max()
         probabilities = np.exp(chosen) / np.exp(chosen).sum()
         return dict(zip(legal, probabilities.tolist()))
