@@ -870,11 +870,16 @@ class NetworkGuide:
     """A :class:`ReBeLNetwork` as the search's frontier value and CFR's starting policy.
 
     The value head works in [-1, 1]: utilities are scaled by the game's bounds (GDL goals
-    are 0..100), and :meth:`leaf_value` scales back.
+    are 0..100), and :meth:`leaf_value` scales back. A role's policy logits are kept per
+    input (searches and the belief sampler ask about the same states again and again);
+    :meth:`forget` drops them when the network's weights change.
     """
+
+    MAX_KEPT_LOGITS = 1 << 17
 
     def __init__(self, network: ReBeLNetwork, game: Game):
         self.network = network
+        self._logits: dict[tuple[bytes, int], np.ndarray] = {}
         info = game.info
         self.value_offset = (info.max_utility + info.min_utility) / 2
         self.value_scale = max((info.max_utility - info.min_utility) / 2, 1e-9)
@@ -891,10 +896,20 @@ class NetworkGuide:
     @torch.no_grad()
     def prior(self, state: State, player: int) -> dict[int, float]:
         legal = state.legal_actions(player)
-        logits = self.network.logits(torch.from_numpy(state_features(state)[None]), player)[0].numpy()
+        features = state_features(state)
+        key = (features.tobytes(), player)
+        logits = self._logits.get(key)
+        if logits is None:
+            if len(self._logits) >= self.MAX_KEPT_LOGITS:
+                self._logits.clear()
+            logits = self._logits[key] = self.network.logits(torch.from_numpy(features[None]), player)[0].numpy()
         chosen = logits[legal] - logits[legal].max()
         probabilities = np.exp(chosen) / np.exp(chosen).sum()
         return dict(zip(legal, probabilities.tolist()))
+
+    def forget(self) -> None:
+        """Drop the kept logits (call after changing the network's weights)."""
+        self._logits.clear()
 
     def search_options(self) -> dict[str, Any]:
         return {"leaf_value": self.leaf_value, "prior": self.prior}
@@ -1026,6 +1041,7 @@ class ReBeLLearner(Learner):
             else:
                 state.apply_action(joint[state.current_player()])
         losses = [self._train_batch() for _ in range(self.config.batches_per_episode)]
+        self.guide.forget()
         self.episodes += 1
         return StepReport(episodes=1, iterations=1, metrics={
             "loss": float(np.mean(losses)), "examples": float(examples), "buffer": float(len(self.buffer))})
@@ -1093,6 +1109,8 @@ class ReBeLLearner(Learner):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.network.load_state_dict(state["network"])
+        if self.pbs is None:
+            self.guide.forget()
         self.optimizer.load_state_dict(state["optimizer"])
         self.buffer.load_state_dict(state["buffer"])
         self.rng.bit_generator.state = state["rng"]

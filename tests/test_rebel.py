@@ -12,9 +12,12 @@ information set and, trained, beat the untrained network (Kuhn) and playout valu
 from __future__ import annotations
 
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
+import yaml
 from tests.test_loop_resume import (
     _exploitabilities,
     kill_between_checkpoints_and_resume,
@@ -30,6 +33,7 @@ from agents.rebel import (
     NetworkGuide,
     ProposalSampler,
     ReBeLAgent,
+    ReBeLNetwork,
     ReBeLSearch,
     SubgameStructures,
     rebel_exploitability,
@@ -388,6 +392,42 @@ def test_training_learns_monty_hall_and_saves_a_playing_agent(tmp_path):
     assert agent.search_policy(view)[SWITCH] >= 0.99
     prior = NetworkGuide(agent.network, game).prior(game.state_from_history(_switch_history(game)), 0)
     assert prior[SWITCH] > 0.9, prior
+
+
+@pytest.mark.parametrize("name", ["meier", pytest.param("blind_tictactoe", marks=pytest.mark.slow),
+                                  pytest.param("biased_blind_tictactoe", marks=pytest.mark.slow)])
+def test_gdl_configs_train_and_save_agents_that_play_the_table_bots(name, tmp_path):
+    """Each shipped GDL-II config, cut to two games, trains through the loop and saves an
+    agent file that plays the paper's table opponent through the leaderboard."""
+    from agents.leaderboard import evaluate
+
+    run = yaml.safe_load((Path(__file__).resolve().parent.parent / "configs" / f"rebel_{name}.yaml").read_text())
+    run.update(budget={"episodes": 2}, evaluation={"every_episodes": 2, "episodes_vs_random": 1},
+               checkpoint_every_episodes=2, output_dir=str(tmp_path / "run"), progress_bar=False)
+    run["trainer"]["params"].update(iterations=3, batches_per_episode=2)
+    train(config_from_dict(run))
+    agent_file = str(tmp_path / "run" / "policy_player0.pt")
+    assert isinstance(load_agent(agent_file, name), ReBeLAgent)
+    board = evaluate(name, {}, [agent_file, "scripted:blind_tictactoe" if "tictactoe" in name else "scripted:meier"],
+                     1, tmp_path / "games.sqlite", mode="gauntlet", exploitability_max_nodes=0, progress=False)
+    assert board is not None
+
+
+def test_network_guide_keeps_logits_until_the_weights_change():
+    game = hiddenenvs.load_game("meier")
+    torch.manual_seed(0)
+    network = ReBeLNetwork(len(game.new_initial_state().state_tensor()), 2, game.info.num_distinct_actions, 8)
+    guide = NetworkGuide(network, game)
+    state = game.new_initial_state()
+    while not state.is_terminal() and not state.movers():
+        state.apply_action(state.legal_actions()[0])
+    player = state.movers()[0]
+    first = guide.prior(state, player)
+    assert guide.prior(state.clone(), player) == first  # kept
+    with torch.no_grad():
+        network.policy[player][-1].bias += torch.arange(game.info.num_distinct_actions, dtype=torch.float32)
+    guide.forget()
+    assert guide.prior(state, player) == NetworkGuide(network, game).prior(state, player) != first
 
 
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
