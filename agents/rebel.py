@@ -663,7 +663,8 @@ class ReBeLSearch:
     def sampled_beliefs(self, view: SeatView) -> list[tuple[State, float]]:
         """``samples`` histories for the seat's information set, with their weights.
 
-        ``sampler="posterior"``: the game's exact posterior sampler, weighted by count.
+        ``sampler="posterior"``: the game's exact posterior sampler, weighted by count
+        (under the uniform opponent model when the prior's is too large for it).
         ``sampler="proposal"``: the paper's forward sampler (:class:`ProposalSampler`),
         weighted by p_model / q_proposal. ``sampler="evaluation"``: the paper's evaluation
         mode (:class:`EvaluationSampler`); the distinct histories drawn, each weighted by
@@ -677,8 +678,18 @@ class ReBeLSearch:
             draws = ProposalSampler(self.game, view.player, view.information_state_key, self.prior,
                                     self.prior).sample(self.samples, self.rng)
         else:
-            draws = [(history, 1.0) for history in sample_histories(
-                self.game, view.player, view.information_state_key, self.rng, self.samples, self.prior)]
+            try:
+                histories = sample_histories(self.game, view.player, view.information_state_key, self.rng,
+                                             self.samples, self.prior)
+            except ValueError:
+                if self.prior is None:
+                    raise
+                # Under a policy the sampler tells apart the other roles' information
+                # states too, which can outgrow its node budget late in long games (Meier):
+                # the uniform opponent model merges them.
+                histories = sample_histories(self.game, view.player, view.information_state_key, self.rng,
+                                             self.samples)
+            draws = [(history, 1.0) for history in histories]
         weights: dict[tuple, float] = {}
         for history, weight in draws:
             weights[history] = weights.get(history, 0.0) + weight
