@@ -90,6 +90,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -114,8 +115,8 @@ from agents.search import register_spec
 from agents.search.classic import GOAL_MAX, parse_spec, playout_goals
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 from hiddenenvs.analysis.exploitability import best_response, edge_probabilities, node_values, reach_probabilities
-from hiddenenvs.analysis.tree import SubgameTooLarge, build_subgame_tree
-from hiddenenvs.beliefs import _action_weight, _children, action_probability_function, sample_history
+from hiddenenvs.analysis.tree import SubgameTooLarge, build_subgame_tree, reweighted_subgame
+from hiddenenvs.beliefs import _action_weight, _children, action_probability_function, sample_histories
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, Game, GameSpec, SeatView, State, draw_index
 from hiddenenvs.registry import load_game
 
@@ -338,6 +339,10 @@ class ReBeLSearch:
     information set from the public belief state, recomputed at every CFR iteration,
     instead of ``leaf_value`` per history. ``blueprint_iterations`` (default ``iterations``) budgets the
     first subgame of ``resolve="gadget"`` alone: CFR-D's cheap blueprint, re-solved safely.
+    Without ``seconds`` the search builds the ``max_depth`` subgame first (shallower only
+    when it does not fit): the intermediate depths would not answer. ``structures``
+    (:class:`SubgameStructures`) keeps subgame trees for reuse with new beliefs and values,
+    shared between searches when given (a trainer's self-play games).
     See the module docstring for the method.
     """
 
@@ -359,6 +364,7 @@ class ReBeLSearch:
         seed: int = 0,
         blueprint_iterations: int | None = None,
         pbs_value: PBSValue | None = None,
+        structures: SubgameStructures | None = None,
     ):
         if iterations < 1:
             raise ValueError(f"iterations must be >= 1, got {iterations}")
@@ -396,6 +402,7 @@ class ReBeLSearch:
         # public state key (or ("sampled", player, key)) -> (subgame tree, σ per slot, depth),
         # None for a public state too large to enumerate
         self._solved: dict[tuple, Solved | None] = {}
+        self.structures = structures if structures is not None else SubgameStructures()
 
     # ---- the answer ---------------------------------------------------------------------
     def policy(self, view: SeatView) -> np.ndarray:
@@ -656,7 +663,8 @@ class ReBeLSearch:
     def sampled_beliefs(self, view: SeatView) -> list[tuple[State, float]]:
         """``samples`` histories for the seat's information set, with their weights.
 
-        ``sampler="posterior"``: the game's exact posterior sampler, weighted by count.
+        ``sampler="posterior"``: the game's exact posterior sampler, weighted by count
+        (under the uniform opponent model when the prior's is too large for it).
         ``sampler="proposal"``: the paper's forward sampler (:class:`ProposalSampler`),
         weighted by p_model / q_proposal. ``sampler="evaluation"``: the paper's evaluation
         mode (:class:`EvaluationSampler`); the distinct histories drawn, each weighted by
@@ -670,8 +678,18 @@ class ReBeLSearch:
             draws = ProposalSampler(self.game, view.player, view.information_state_key, self.prior,
                                     self.prior).sample(self.samples, self.rng)
         else:
-            draws = [(sample_history(self.game, view.player, view.information_state_key, self.rng, self.prior), 1.0)
-                     for _ in range(self.samples)]
+            try:
+                histories = sample_histories(self.game, view.player, view.information_state_key, self.rng,
+                                             self.samples, self.prior)
+            except ValueError:
+                if self.prior is None:
+                    raise
+                # Under a policy the sampler tells apart the other roles' information
+                # states too, which can outgrow its node budget late in long games (Meier):
+                # the uniform opponent model merges them.
+                histories = sample_histories(self.game, view.player, view.information_state_key, self.rng,
+                                             self.samples)
+            draws = [(history, 1.0) for history in histories]
         weights: dict[tuple, float] = {}
         for history, weight in draws:
             weights[history] = weights.get(history, 0.0) + weight
@@ -689,34 +707,67 @@ class ReBeLSearch:
         if roots is None:
             return None
         length = len(public_key)
+        if self.seconds is None and self.max_depth is not None:
+            # Without a clock only the deepest subgame that fits answers: build it first.
+            for depth in range(self.max_depth, 0, -1):
+                built = self._subgame_tree(roots, length + depth, gadget)
+                if built is not None:
+                    return (built[0], self._cfr(built[0], iterations or self.iterations), depth, built[1], roots)
+            return None
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         depth = 0
         best: Solved | None = None
         while self.max_depth is None or depth < self.max_depth:
             depth += 1
-            cut = length + depth
-            frontier_keys: set[tuple] = set()
-
-            def frontier(state: State) -> bool:
-                key = state.public_state_key()
-                if len(key) < cut:
-                    return False
-                frontier_keys.add(key)
-                return True
-
-            try:
-                tree = build_subgame_tree(
-                    self.game, [(s.clone(), w) for s, w in roots], frontier, self.leaf_value,
-                    max_nodes=self.max_subgame_nodes, gadget=gadget,
-                    keep_states=self.resolve == "gadget" or self.pbs_value is not None,
-                )
-            except SubgameTooLarge:  # the last depth that fitted answers
+            built = self._subgame_tree(roots, length + depth, gadget)
+            if built is None:  # the last depth that fitted answers
                 break
-            best = (tree, self._cfr(tree, iterations or self.iterations), depth, frozenset(frontier_keys), roots)
+            tree = built[0]
+            best = (tree, self._cfr(tree, iterations or self.iterations), depth, built[1], roots)
             complete = tree.num_frontier == 0
             if complete or (deadline is not None and time.perf_counter() >= deadline):
                 break
         return best
+
+    def _subgame_tree(self, roots: list[tuple[State, float]], cut: int,
+                      gadget: tuple[int, np.ndarray] | None) -> tuple[GameTree, frozenset] | None:
+        """The subgame below ``roots`` cut where public keys reach length ``cut``, and the
+        public states cut (None when it has more than ``max_subgame_nodes`` nodes). Without
+        a gadget the structure over the same root histories is built once and reused
+        with the new beliefs and frontier values (:func:`reweighted_subgame`)."""
+        key = None
+        if gadget is None:
+            single = len(roots) == 1 and roots[0][1] == 1.0
+            key = (tuple(_hashable(state.history()) for state, _ in roots), cut, single)
+            cached = self.structures.get(key)
+            if cached is not None:
+                if cached is SubgameTooLarge:
+                    return None
+                tree, frontier_keys = cached
+                return reweighted_subgame(tree, [w for _, w in roots], self.leaf_value), frontier_keys
+        frontier_keys: set[tuple] = set()
+
+        def frontier(state: State) -> bool:
+            public = state.public_state_key()
+            if len(public) < cut:
+                return False
+            frontier_keys.add(public)
+            return True
+
+        try:
+            tree = build_subgame_tree(
+                self.game, [(s.clone(), w) for s, w in roots], frontier, self.leaf_value,
+                max_nodes=self.max_subgame_nodes, gadget=gadget,
+                keep_states=self.resolve == "gadget" or self.pbs_value is not None,
+            )
+        except SubgameTooLarge:
+            if key is not None:
+                self.structures.put(key, SubgameTooLarge)
+            return None
+        built = (tree, frozenset(frontier_keys))
+        if key is not None:
+            self.structures.put(key, built)
+        return built
 
     def _cfr(self, tree: GameTree, iterations: int) -> np.ndarray:
         solver = CFRSolver(tree, variant="cfr+")
@@ -736,6 +787,36 @@ class ReBeLSearch:
             return solve_with_pbs_values(tree, self.pbs_value, iterations, solver)[0]
         solver.iterate(iterations)
         return solver.average_policy().slot_probabilities
+
+
+def _hashable(history) -> tuple:
+    """A history as a dictionary key (joint actions may come as lists)."""
+    return tuple(tuple(entry) if isinstance(entry, list) else entry for entry in history)
+
+
+class SubgameStructures:
+    """The most recently used subgame trees by (root histories, cut, single root), shared
+    by the searches of one trainer or agent: beliefs and frontier values change between
+    solves of one public state, the tree below its histories does not."""
+
+    def __init__(self, max_entries: int = 32):
+        self.max_entries = max_entries
+        self._entries: OrderedDict[tuple, Any] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: tuple) -> Any:
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+        return entry
+
+    def put(self, key: tuple, entry: Any) -> None:
+        self._entries[key] = entry
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
 
 
 def _states_by_public_state(tree: GameTree) -> dict[tuple, list[tuple[int, State]]]:
@@ -782,6 +863,14 @@ class ReBeLNetwork(nn.Module):
         hidden = self.trunk(features)
         return self.value(hidden), torch.stack([head(hidden) for head in self.policy], dim=1)
 
+    def values(self, features: torch.Tensor) -> torch.Tensor:
+        """The value head alone (the search's frontier needs no policy)."""
+        return self.value(self.trunk(features))
+
+    def logits(self, features: torch.Tensor, player: int) -> torch.Tensor:
+        """One role's policy head alone (CFR's starting policy for that role)."""
+        return self.policy[player](self.trunk(features))
+
     @classmethod
     def from_state_dict(cls, architecture: dict[str, int], weights: dict) -> ReBeLNetwork:
         return network_with_weights(lambda: cls(**{k: int(v) for k, v in architecture.items()}), weights,
@@ -792,11 +881,16 @@ class NetworkGuide:
     """A :class:`ReBeLNetwork` as the search's frontier value and CFR's starting policy.
 
     The value head works in [-1, 1]: utilities are scaled by the game's bounds (GDL goals
-    are 0..100), and :meth:`leaf_value` scales back.
+    are 0..100), and :meth:`leaf_value` scales back. A role's policy logits are kept per
+    input (searches and the belief sampler ask about the same states again and again);
+    :meth:`forget` drops them when the network's weights change.
     """
+
+    MAX_KEPT_LOGITS = 1 << 17
 
     def __init__(self, network: ReBeLNetwork, game: Game):
         self.network = network
+        self._logits: dict[tuple[bytes, int], np.ndarray] = {}
         info = game.info
         self.value_offset = (info.max_utility + info.min_utility) / 2
         self.value_scale = max((info.max_utility - info.min_utility) / 2, 1e-9)
@@ -807,16 +901,26 @@ class NetworkGuide:
     @torch.no_grad()
     def leaf_value(self, states: list[State]) -> np.ndarray:
         features = torch.from_numpy(np.stack([state_features(state) for state in states]))
-        values = self.network(features)[0].numpy().astype(np.float64)
+        values = self.network.values(features).numpy().astype(np.float64)
         return values * self.value_scale + self.value_offset
 
     @torch.no_grad()
     def prior(self, state: State, player: int) -> dict[int, float]:
         legal = state.legal_actions(player)
-        logits = self.network(torch.from_numpy(state_features(state)[None]))[1][0, player].numpy()
+        features = state_features(state)
+        key = (features.tobytes(), player)
+        logits = self._logits.get(key)
+        if logits is None:
+            if len(self._logits) >= self.MAX_KEPT_LOGITS:
+                self._logits.clear()
+            logits = self._logits[key] = self.network.logits(torch.from_numpy(features[None]), player)[0].numpy()
         chosen = logits[legal] - logits[legal].max()
         probabilities = np.exp(chosen) / np.exp(chosen).sum()
         return dict(zip(legal, probabilities.tolist()))
+
+    def forget(self) -> None:
+        """Drop the kept logits (call after changing the network's weights)."""
+        self._logits.clear()
 
     def search_options(self) -> dict[str, Any]:
         return {"leaf_value": self.leaf_value, "prior": self.prior}
@@ -913,6 +1017,7 @@ class ReBeLLearner(Learner):
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
         self.rng = np.random.default_rng(seed)
         self.episodes = 0
+        self.structures = SubgameStructures()  # subgame trees, reused across self-play games
 
     @property
     def search_options(self) -> dict[str, Any]:
@@ -920,7 +1025,8 @@ class ReBeLLearner(Learner):
 
     def search(self, seed: int, resolve: str = "frontier") -> ReBeLSearch:
         guide = {"pbs_value": self.pbs} if self.pbs is not None else self.guide.search_options()
-        return ReBeLSearch(self.game, seed=seed, resolve=resolve, **self.search_options, **guide)
+        return ReBeLSearch(self.game, seed=seed, resolve=resolve, structures=self.structures,
+                           **self.search_options, **guide)
 
     def step(self, loop: Any) -> StepReport:
         if self.pbs is not None:
@@ -946,6 +1052,7 @@ class ReBeLLearner(Learner):
             else:
                 state.apply_action(joint[state.current_player()])
         losses = [self._train_batch() for _ in range(self.config.batches_per_episode)]
+        self.guide.forget()
         self.episodes += 1
         return StepReport(episodes=1, iterations=1, metrics={
             "loss": float(np.mean(losses)), "examples": float(examples), "buffer": float(len(self.buffer))})
@@ -1013,6 +1120,8 @@ class ReBeLLearner(Learner):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.network.load_state_dict(state["network"])
+        if self.pbs is None:
+            self.guide.forget()
         self.optimizer.load_state_dict(state["optimizer"])
         self.buffer.load_state_dict(state["buffer"])
         self.rng.bit_generator.state = state["rng"]

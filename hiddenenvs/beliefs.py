@@ -242,6 +242,19 @@ def sample_history(
     return game.sample_consistent_history(player, tuple(information_state_key), rng, policy)
 
 
+def sample_histories(
+    game: Game,
+    player: int,
+    information_state_key: Sequence,
+    rng: np.random.Generator,
+    count: int,
+    policy: Policy = None,
+) -> list[tuple]:
+    """``count`` histories consistent with the key, as ``count`` calls of
+    :func:`sample_history` would draw them (the game's sampler sets up once)."""
+    return game.sample_consistent_histories(player, tuple(information_state_key), rng, count, policy)
+
+
 def sample_state(
     game: Game,
     player: int,

@@ -265,6 +265,14 @@ class Game(ABC):
 
         return sample_from_posterior(self, player, information_state_key, rng, policy)
 
+    def sample_consistent_histories(
+        self, player: int, information_state_key: tuple, rng: np.random.Generator, count: int, policy=None
+    ) -> list[tuple]:
+        """``count`` draws of :meth:`sample_consistent_history` under one fixed ``policy``
+        (the same draws, in order, from the same ``rng``); a game whose sampler has set-up
+        work per key (GDL-II's forward filter) overrides this to do it once."""
+        return [self.sample_consistent_history(player, information_state_key, rng, policy) for _ in range(count)]
+
     def state_from_history(self, history: Sequence, seed: int | None = None) -> State:
         """The state reached by replaying ``history`` (as ``State.history()`` gives it).
 

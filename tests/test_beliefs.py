@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import chisquare
 
 import hiddenenvs
-from hiddenenvs.beliefs import consistent_histories, history_weight, sample_history, sample_state
+from hiddenenvs.beliefs import consistent_histories, history_weight, sample_histories, sample_history, sample_state
 from hiddenenvs.game import CHANCE, SIMULTANEOUS
 
 CASES = [
@@ -188,6 +188,18 @@ def test_gdl_sampler_matches_the_exact_posterior_where_it_can_be_enumerated(name
         if tested == wanted:
             break
     assert tested == wanted
+
+
+@pytest.mark.parametrize("name", GDL_GAMES + ["kuhn_poker"])
+@pytest.mark.parametrize("policy", [None, skewed_policy], ids=["uniform", "skewed"])
+def test_batched_draws_equal_single_draws(name, policy):
+    """``sample_histories`` (one forward pass for GDL-II) draws what as many
+    ``sample_history`` calls draw from the same generator."""
+    game = hiddenenvs.load_game(name)
+    for player, key in _decision_keys(game, episodes=2, seed=3)[-3:]:
+        rng = np.random.default_rng(4)
+        single = [sample_history(game, player, key, rng, policy) for _ in range(6)]
+        assert sample_histories(game, player, key, np.random.default_rng(4), 6, policy) == single
 
 
 @pytest.mark.parametrize("name", GDL_GAMES)

@@ -12,9 +12,12 @@ information set and, trained, beat the untrained network (Kuhn) and playout valu
 from __future__ import annotations
 
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
+import yaml
 from tests.test_loop_resume import (
     _exploitabilities,
     kill_between_checkpoints_and_resume,
@@ -30,13 +33,15 @@ from agents.rebel import (
     NetworkGuide,
     ProposalSampler,
     ReBeLAgent,
+    ReBeLNetwork,
     ReBeLSearch,
+    SubgameStructures,
     rebel_exploitability,
     rebel_policy,
 )
 from agents.rebel_pbs import FrontierGroups, PBSValue, marginals, set_frontier_values, train_pbs_values
 from hiddenenvs.analysis import GameTree, TabularPolicy, best_response, nash_conv
-from hiddenenvs.analysis.tree import build_subgame_tree
+from hiddenenvs.analysis.tree import build_subgame_tree, reweighted_subgame
 from hiddenenvs.beliefs import consistent_histories
 
 SWITCH = 5
@@ -264,6 +269,42 @@ def test_subgame_tree_hangs_roots_below_a_weighted_chance_node():
         build_subgame_tree(game, roots, max_nodes=5)
 
 
+def test_reweighted_subgame_equals_building_it_again():
+    """A kept subgame reused with new root beliefs and frontier values is the tree built
+    anew, and a search sharing kept structures solves to the same σ."""
+    game = hiddenenvs.load_game("kuhn_poker")
+    histories = [[0, 1], [0, 2], [1, 2]]
+
+    def cut(state):
+        return len(state.public_state_key()) >= 4
+
+    def values(scale):
+        return lambda states: np.array([[scale * len(s.history()), -scale * len(s.history())] for s in states])
+
+    first = build_subgame_tree(game, [(game.state_from_history(h), w) for h, w in zip(histories, (0.2, 0.3, 0.5))],
+                               cut, values(1.0))
+    again = build_subgame_tree(game, [(game.state_from_history(h), w) for h, w in zip(histories, (0.6, 0.3, 0.1))],
+                               cut, values(2.0))
+    reused = reweighted_subgame(first, [0.6, 0.3, 0.1], values(2.0))
+    assert first.num_frontier > 0
+    for name in ("parent", "actor", "infoset", "chance_probability", "terminal_returns"):
+        np.testing.assert_array_equal(getattr(reused, name), getattr(again, name))
+    assert first.chance_probability[first.parent == 0].tolist() == [0.2, 0.3, 0.5]  # untouched
+    with pytest.raises(ValueError, match="one root of probability 1"):
+        reweighted_subgame(build_subgame_tree(game, [(game.state_from_history([0, 1]), 1.0)]), [0.5, 0.5], None)
+
+    dice = hiddenenvs.load_game("liars_dice", faces=4)
+    shared = SubgameStructures()
+    view = dice.state_from_history([0, 1, 2]).seat_view(1)
+    warm = ReBeLSearch(dice, iterations=20, max_depth=1, structures=shared)
+    warm.policy(view)
+    kept = len(shared)
+    reusing = ReBeLSearch(dice, iterations=20, max_depth=1, structures=shared, rollouts=3)
+    fresh = ReBeLSearch(dice, iterations=20, max_depth=1, rollouts=3)
+    np.testing.assert_array_equal(reusing.policy(view), fresh.policy(view))
+    assert kept > 0 and len(shared) == kept  # every subgame came from the kept ones
+
+
 def test_same_seed_same_policy_and_the_sampled_root_is_seeded():
     game = hiddenenvs.load_game("monty_hall")
     view = _monty_switch_view(game)
@@ -351,6 +392,43 @@ def test_training_learns_monty_hall_and_saves_a_playing_agent(tmp_path):
     assert agent.search_policy(view)[SWITCH] >= 0.99
     prior = NetworkGuide(agent.network, game).prior(game.state_from_history(_switch_history(game)), 0)
     assert prior[SWITCH] > 0.9, prior
+
+
+@pytest.mark.slow  # ~17 s each
+@pytest.mark.parametrize("name", ["meier", "blind_tictactoe", "biased_blind_tictactoe"])
+def test_gdl_configs_train_and_save_agents_that_play_the_table_bots(name, tmp_path, monkeypatch):
+    """Each shipped GDL-II config, cut to two games, trains through the loop and saves an
+    agent file that plays the paper's table opponent through the leaderboard."""
+    from agents.leaderboard import evaluate
+
+    run = yaml.safe_load((Path(__file__).resolve().parent.parent / "configs" / f"rebel_{name}.yaml").read_text())
+    run.update(budget={"episodes": 2}, evaluation={"every_episodes": 2, "episodes_vs_random": 1},
+               checkpoint_every_episodes=2, output_dir=str(tmp_path / "run"), progress_bar=False)
+    run["trainer"]["params"].update(iterations=3, batches_per_episode=2)
+    train(config_from_dict(run))
+    monkeypatch.chdir(tmp_path)  # match seeds derive from the spec: the same relative path every run
+    agent_file = "run/policy_player0.pt"
+    assert isinstance(load_agent(agent_file, name), ReBeLAgent)
+    board = evaluate(name, {}, [agent_file, "scripted:blind_tictactoe" if "tictactoe" in name else "scripted:meier"],
+                     1, tmp_path / "games.sqlite", mode="gauntlet", exploitability_max_nodes=0, progress=False)
+    assert board is not None
+
+
+def test_network_guide_keeps_logits_until_the_weights_change():
+    game = hiddenenvs.load_game("meier")
+    torch.manual_seed(0)
+    network = ReBeLNetwork(len(game.new_initial_state().state_tensor()), 2, game.info.num_distinct_actions, 8)
+    guide = NetworkGuide(network, game)
+    state = game.new_initial_state()
+    while not state.is_terminal() and not state.movers():
+        state.apply_action(state.legal_actions()[0])
+    player = state.movers()[0]
+    first = guide.prior(state, player)
+    assert guide.prior(state.clone(), player) == first  # kept
+    with torch.no_grad():
+        network.policy[player][-1].bias += torch.arange(game.info.num_distinct_actions, dtype=torch.float32)
+    guide.forget()
+    assert guide.prior(state, player) == NetworkGuide(network, game).prior(state, player) != first
 
 
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):

@@ -42,7 +42,8 @@ that breaks either gets an error naming the information set.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import copy
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -334,6 +335,10 @@ def build_subgame_tree(
     (action 1: the subgame below root ``i``); ``tree.gadget_infosets`` lists those
     information sets. ``keep_states`` keeps the state of every decision and frontier
     node in ``tree.node_states`` (``{node: state}``), to find histories in the tree later.
+
+    The tree keeps ``frontier_nodes`` and ``frontier_states`` (same order) and whether
+    its root is the chance node over ``roots`` (``belief_root``), so that
+    :func:`reweighted_subgame` can reuse it for new beliefs and frontier values.
     """
     num_players = game.info.num_players
     parent, actor, infoset, edge_action, chance_probability = [], [], [], [], []
@@ -349,7 +354,8 @@ def build_subgame_tree(
     for root, _ in roots:
         _skip_forced_simultaneous(root)
     # Frame: (state, parent node, edge action, edge chance probability, pending movers, joint).
-    if gadget is None and len(roots) == 1 and roots[0][1] == 1.0:
+    belief_root = not (gadget is None and len(roots) == 1 and roots[0][1] == 1.0)
+    if not belief_root:
         stack = [(roots[0][0], -1, -1, 1.0, None, None)]
     else:
         parent.append(-1)
@@ -480,10 +486,38 @@ def build_subgame_tree(
         representative_states=representatives,
     )
     tree.num_frontier = len(frontier_nodes)  # leaves valued by leaf_values, not by the game
+    tree.frontier_nodes = tree.node_of_input[np.asarray(frontier_nodes, dtype=np.int64)]
+    tree.frontier_states = frontier_states
+    tree.belief_root = belief_root
     tree.gadget_infosets = np.asarray(gadget_infosets, dtype=np.int64)
     if keep_states:
         tree.node_states = {int(tree.node_of_input[node]): state for node, state in kept}
     return tree
+
+
+def reweighted_subgame(
+    tree: GameTree, weights: Sequence[float], leaf_values: Callable[[list[State]], np.ndarray] | None
+) -> GameTree:
+    """A subgame of :func:`build_subgame_tree` over the same root histories with new
+    probabilities ``weights`` (one per root, in the order built) and its frontier valued
+    anew by ``leaf_values``: equal to building it again, without walking the game.
+
+    The structure (nodes, information sets, kept states) is shared with ``tree``; the
+    root probabilities and the returns are the new tree's own.
+    """
+    if tree.gadget_infosets.size:
+        raise ValueError("reweighted_subgame: a re-solving gadget's subgame has no belief root to reweight")
+    other = copy.copy(tree)
+    other.chance_probability = tree.chance_probability.copy()
+    if tree.belief_root:
+        children = np.flatnonzero(tree.parent == 0)
+        other.chance_probability[children] = np.asarray(weights, dtype=np.float64)[tree.edge_action[children]]
+    elif len(weights) != 1 or weights[0] != 1.0:
+        raise ValueError("reweighted_subgame: the tree was built from one root of probability 1")
+    other.terminal_returns = tree.terminal_returns.copy()
+    if len(tree.frontier_nodes):
+        other.terminal_returns[tree.frontier_nodes] = np.asarray(leaf_values(tree.frontier_states), dtype=np.float64)
+    return other
 
 
 @dataclass

@@ -90,7 +90,8 @@ step, each predecessor with probability proportional to its forward weight times
 step's weight: exactly the posterior. The work grows with the distinct consistent
 states per step (hundreds in blind tic-tac-toe and Meier), not with the histories; the
 pass is kept for further draws from the same key under the uniform policy (a policy's
-probabilities may change between calls, so with a policy every draw filters anew).
+probabilities may change between calls, so with a policy every draw filters anew;
+``game.sample_consistent_histories(p, key, rng, count, policy)`` draws ``count`` from one pass).
 
 Pickling: a game pickles as its ``spec``; the receiving process rebuilds (and grounds)
 the sheet, once per process. With ``rules=<path>`` the spec holds the path as given, so
@@ -190,6 +191,9 @@ class GdlGame(Game):
         self.public_percept_names, self.public_index = self._public_percepts()
         public_features = (len(self.public_percept_names) if net.has_sees
                            else self.percept_features)
+        # A step's key entries depend on its moves and percepts only; searches meet the
+        # same few thousand steps again and again.
+        self.step_entries = functools.lru_cache(maxsize=1 << 16)(self._step_entries)
         utility, utility_sum, depth = self._explore()
         # The belief sampler's forward passes under the uniform policy, for repeated draws.
         self._uniform_filter = functools.lru_cache(maxsize=16)(
@@ -297,8 +301,18 @@ class GdlGame(Game):
             forward = _ForwardFilter(self, player, target, policy, max_nodes)
         return forward.draw(rng)
 
-    def step_entries(self, moves: tuple, percepts: tuple) -> tuple[Any, list]:
-        """(public entry, private entry per player) of a joint move (module docstring)."""
+    def sample_consistent_histories(self, player, information_state_key, rng, count, policy=None):
+        """``count`` draws from one forward pass (the policy is fixed for the batch)."""
+        target = tuple(information_state_key)
+        if policy is None:
+            forward = self._uniform_filter(player, target, SAMPLER_MAX_NODES)
+        else:
+            forward = _ForwardFilter(self, player, target, policy, SAMPLER_MAX_NODES)
+        return [forward.draw(rng) for _ in range(count)]
+
+    def _step_entries(self, moves: tuple, percepts: tuple) -> tuple[Any, list]:
+        """(public entry, private entry per player) of a joint move (module docstring);
+        ``step_entries`` is its cached form (the result is shared: never modify it)."""
         roles = self.player_roles
         if not self.propnet.has_sees:
             return moves, [None] * len(roles)
@@ -362,13 +376,21 @@ class GdlState(State):
         return self.game.propnet.state_bits(self.fluents).astype(np.float32)
 
     def current_player(self):
-        if self.cut or self.info().terminal:
+        if self.cut:
             return TERMINAL
-        game = self.game
-        if (game.random_role is not None and self.pending_random is None
-                and len(self.info().legal[game.random_role]) > 1):
+        info = self.info()
+        if info.terminal:
+            return TERMINAL
+        random_role = self.game.random_role
+        if random_role is not None and self.pending_random is None and len(info.legal[random_role]) > 1:
             return CHANCE
         return SIMULTANEOUS
+
+    def movers(self):
+        if self.current_player() != SIMULTANEOUS:
+            return []
+        legal = self._info.legal
+        return [p for p, role in enumerate(self.game.player_roles) if len(legal[role]) > 1]
 
     def legal_actions(self, player=None):
         current = self.current_player()
@@ -401,10 +423,12 @@ class GdlState(State):
 
     def _advance(self):
         """Play steps where nobody has a real choice (chance included) automatically."""
-        players = range(len(self.game.player_roles))
-        while (self.current_player() == SIMULTANEOUS
-               and not any(len(self.legal_actions(p)) > 1 for p in players)):
-            self._transition([self.legal_actions(p)[0] for p in players])
+        roles = self.game.player_roles
+        while self.current_player() == SIMULTANEOUS:
+            legal = self._info.legal
+            if any(len(legal[role]) > 1 for role in roles):
+                return
+            self._transition([legal[role][0] for role in roles])
 
     def _apply_actions(self, joint):
         legal = self.info().legal
