@@ -4,6 +4,7 @@
     python benchmarks/bench_anfsp_leduc.py --seconds 300         # a short version, 5 minutes each
     python benchmarks/bench_anfsp_leduc.py --seconds 0 --throughput-seconds 30   # throughput only
     python benchmarks/bench_anfsp_leduc.py --trainers anfsp --throughput-seconds 0   # one curve
+    python benchmarks/bench_anfsp_leduc.py --trainers nfsp --throughput-seconds 0    # the other, same plot
     python benchmarks/bench_anfsp_leduc.py trainer.params.optimizer=adam          # an ANFSP variant
 
 1. Exact exploitability (the average policy, NashConv / 2) against wall time: ANFSP
@@ -91,6 +92,17 @@ def plot(curves: dict[str, list[dict]], path: Path) -> None:
     plt.close(figure)
 
 
+def earlier_curves(output: Path, trainers: str) -> dict[str, list[dict]]:
+    """The curve of the trainer this run skips, from an earlier run into the same ``output``
+    (so one plot can hold both when they ran at different times)."""
+    skipped = {"anfsp": ("nfsp", "NFSP, 1 process (earlier run)"),
+               "nfsp": ("anfsp", "ANFSP (earlier run)")}.get(trainers)
+    if skipped is None or not (output / skipped[0] / "metrics.csv").is_file():
+        return {}
+    with (output / skipped[0] / "metrics.csv").open() as handle:
+        return {skipped[1]: [row for row in csv.DictReader(handle) if row["exploitability"]]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=1800.0, help="wall time of each trainer (0: skip)")
@@ -122,7 +134,7 @@ def main() -> None:
             best = print_exploitability_rows(rows)
             print(f"last {float(rows[-1]['exploitability']):.4f}; best {float(best['exploitability']):.4f} "
                   f"at {float(best['wall_seconds']):.0f} s")
-        plot(curves, output / "anfsp_vs_nfsp.png")
+        plot({**earlier_curves(output, arguments.trainers), **curves}, output / "anfsp_vs_nfsp.png")
         print(f"plot: {output / 'anfsp_vs_nfsp.png'}")
 
     if arguments.throughput_seconds > 0:
