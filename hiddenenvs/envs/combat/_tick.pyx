@@ -21,6 +21,7 @@ from cpython.ref cimport Py_INCREF
 from libc.math cimport sqrt
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
 from numpy.random cimport bitgen_t
 
 cnp.import_array()
@@ -232,7 +233,7 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
                          f"({count}, {side}, {side}, 5) array, got {tuple(views.shape)[:4]}")
     with nogil:
         done = _fill_views(views, positions, health, alive, seen, padded_codes, cell_rows, cell_cols,
-                           radius, team_size, NULL, NULL)
+                           radius, team_size, NULL, NULL, NULL)
     if not done:
         raise MemoryError("fill_views: no memory for the fighters' coordinates")
 
@@ -240,11 +241,14 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
 cdef bint _fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const int32_t[::1] health,
                       const uint8_t[::1] alive, const uint8_t[:, ::1] seen, const int8_t[:, ::1] padded_codes,
                       const int64_t[::1] cell_rows, const int64_t[::1] cell_cols, int radius,
-                      int team_size, const uint64_t *coefficients, uint64_t *fighter_sums) noexcept nogil:
+                      int team_size, const uint64_t *coefficients, uint64_t *fighter_sums,
+                      const float *terrain_views) noexcept nogil:
     """``fill_views``'s work on a checked ``views``; False when out of memory. With
     ``fighter_sums``, also each view's hash sum (``chain_hashes``: word times coefficient,
     modulo 2**64) over the friend and enemy channels, kept up to date as entries are
-    raised, so the digest need not read the whole view again."""
+    raised, so the digest need not read the whole view again. With ``terrain_views``
+    (the padded map's cells as view entries: terrain channels set, the others 0), each
+    row of a view starts as a copy of its stretch of it."""
     cdef Py_ssize_t count = 2 * team_size
     cdef Py_ssize_t side = 2 * radius + 1
     cdef Py_ssize_t viewer, other, a, b, channel, team
@@ -274,7 +278,12 @@ cdef bint _fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, c
         team = 0 if viewer < team_size else 1
         own = <float> (health[viewer] / 100.0)
         cell = &views[viewer, 0, 0, 0]  # the window's cells in order, 5 channels each
-        for a in range(side):
+        for a in range(side if terrain_views != NULL else 0):
+            memcpy(cell, &terrain_views[((row + a) * padded_codes.shape[1] + col) * 5], side * 5 * sizeof(float))
+            for b in range(side):
+                cell[4] = own
+                cell += 5
+        for a in range(side if terrain_views == NULL else 0):
             codes = &padded_codes[row + a, col]
             for b in range(side):
                 code = codes[b]
@@ -479,14 +488,19 @@ cdef class FighterTick:
     cdef uint64_t *terrain_sum
     cdef uint64_t own_sum
     cdef uint64_t *fighter_sums
+    # Every padded cell as the view entry it makes (blocked, door, then 0, 0, 0), so a
+    # view's rows start as copies of its stretches.
+    cdef float *terrain_views
 
     def __cinit__(self):
         self.terrain_sum = NULL
         self.fighter_sums = NULL
+        self.terrain_views = NULL
 
     def __dealloc__(self):
         free(self.terrain_sum)
         free(self.fighter_sums)
+        free(self.terrain_views)
 
     def __init__(self, combat_map, rules, const int8_t[:, ::1] padded_codes, int view_radius,
                  bint shaped_rewards, const uint64_t[::1] coefficients, uint64_t mix_a, uint64_t mix_b):
@@ -518,8 +532,13 @@ cdef class FighterTick:
         cells = self.cell_rows.shape[0]
         self.terrain_sum = <uint64_t *> calloc(cells, sizeof(uint64_t))
         self.fighter_sums = <uint64_t *> calloc(2 * rules.team_size, sizeof(uint64_t))
-        if self.terrain_sum == NULL or self.fighter_sums == NULL:
-            raise MemoryError("FighterTick: no memory for the view digest tables")
+        self.terrain_views = <float *> calloc(padded_codes.shape[0] * padded_codes.shape[1] * 5, sizeof(float))
+        if self.terrain_sum == NULL or self.fighter_sums == NULL or self.terrain_views == NULL:
+            raise MemoryError("FighterTick: no memory for the view tables")
+        for k in range(padded_codes.shape[0] * padded_codes.shape[1]):  # as _fill_views writes them
+            code = padded_codes[k // padded_codes.shape[1], k % padded_codes.shape[1]]
+            self.terrain_views[5 * k] = 1.0 if (code == 1 or code == 2) else 0.0
+            self.terrain_views[5 * k + 1] = 1.0 if code == 3 else 0.0
         self.own_sum = 0
         for k in range(side * side):
             self.own_sum += coefficients[5 * k + 4]
@@ -699,7 +718,7 @@ cdef class FighterTick:
                     returns[k] += rewards[k]
                 done = _fill_views(views, positions, health, alive, seen, self.padded_codes,
                                    self.cell_rows, self.cell_cols, self.view_radius, self.team_size,
-                                   &self.coefficients[0], self.fighter_sums)
+                                   &self.coefficients[0], self.fighter_sums, self.terrain_views)
             if done:
                 done = _fighter_masks(masks, positions, alive, self.move_target, self.door_of_cell,
                                       self.num_doors, self.door_capacity, target_of)
