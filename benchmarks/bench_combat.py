@@ -5,7 +5,8 @@ MAgent2's battle env (the MARL peer: C++ grid world, 162 agents) measured in the
   search), scripted doctrine attackers vs random defenders, small and default maps;
 - fighter mode: agent-steps/s (one agent acting once = one agent-step) through the
   PettingZoo parallel env with uniformly random *legal* actions drawn from the masks in
-  one vectorised draw, and through the raw game model; 20 agents (the research's 10 v 10)
+  one vectorised draw (the masks stacked by the env, ``env.action_masks()``: the rows the
+  observations carry), and through the raw game model; 20 agents (the research's 10 v 10)
   and 160 agents (80 v 80, MAgent2 battle's size);
 - MAgent2 ``battle_v4`` (``map_size=45``: 162 agents) with the same vectorised random
   actions, and with ``action_space(agent).sample()`` per agent (the usual MAgent loop),
@@ -33,9 +34,8 @@ def parallel_random_steps(env, rng: np.random.Generator, holder: dict, ticks: in
     for _ in range(ticks):
         if "observations" not in holder or not env.agents:
             holder["observations"], _ = env.reset(seed=int(rng.integers(2**31)))
-        observations = holder["observations"]
         agents = env.agents
-        masks = np.stack([observations[agent]["action_mask"] for agent in agents])
+        masks = env.action_masks()  # the observations' masks, already stacked in agents order
         actions = (rng.random(masks.shape) * masks).argmax(axis=1)
         holder["observations"], *_ = env.step(dict(zip(agents, actions.tolist())))
         done += len(agents)

@@ -558,6 +558,28 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         # again (bit code -> mask, at most MASK_CACHE_SIZE of them) instead of a row view
         # per player per step: combat's 160 fighters share a few dozen masks.
         self._mask_table = {} if 2 ** self._num_actions <= MASK_CACHE_SIZE else None
+        self._rows_of_agents: tuple[list[str], np.ndarray] | None = None  # see action_masks
+
+    def action_masks(self) -> np.ndarray:
+        """Every agent in ``agents``'s action mask, stacked in ``agents`` order: a read-only
+        ``(len(agents), num_distinct_actions)`` int8 array with the rows the observations
+        (flat layout: the infos) carry, so all agents' actions can be drawn in one
+        vectorised pass, e.g. uniformly random legal ones with
+        ``(rng.random(masks.shape) * masks).argmax(axis=1)``. It is made for this node
+        and never modified, so it stays valid after later steps; while every agent is in
+        play it is the node's own array (no copy)."""
+        if self.state is None:
+            raise ValueError(f"{self.game.NAME}: call reset() before action_masks()")
+        masks = self._node_masks()
+        agents = self.agents
+        if len(agents) == self._num_players:  # agents keeps possible_agents' order
+            return masks
+        if self._rows_of_agents is None or self._rows_of_agents[0] is not agents:
+            to_player = self.agent_to_player
+            self._rows_of_agents = (agents, np.array([to_player[agent] for agent in agents], dtype=np.intp))
+        stacked = masks[self._rows_of_agents[1]]
+        stacked.flags.writeable = False
+        return stacked
 
     def _node_masks(self) -> np.ndarray:
         """Every player's action mask at this node, (players, actions) read-only int8.
@@ -721,7 +743,9 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
             result = self._step_dicts(agents, step_rewards, done, reports)
         else:
             result = self._step_dicts_by_player(agents, step_rewards, done, reports)
-        observations, rewards, terminations, truncations, infos, self.agents = result
+        observations, rewards, terminations, truncations, infos, staying = result
+        if len(staying) != len(agents):  # else the same list stays: action_masks keeps its rows
+            self.agents = staying
         if self.render_mode == "human":
             self.render()
         return observations, rewards, terminations, truncations, infos

@@ -7,6 +7,7 @@ import pytest
 from pettingzoo.utils.conversions import aec_to_parallel
 
 import hiddenenvs
+from hiddenenvs.envs.combat.doctrine import doctrine_action
 from hiddenenvs.registry import REGISTRY
 
 
@@ -425,3 +426,35 @@ def test_observations_sliced_from_all_players_tensors_equal_the_per_player_ones(
         observations, rewards, *_, infos = bulk.step(actions)
         twin_observations, twin_rewards, *_, twin_infos = per_player.step(actions)
         assert rewards == twin_rewards
+
+
+
+FIGHTERS_WHO_DIE = {"mode": "fighter", "map": "small", "team_size": 5, "hit_probability": 1.0, "damage": 100}
+
+
+@pytest.mark.parametrize("name, parameters, layout", [
+    ("combat", FIGHTERS_WHO_DIE, "dict"), ("combat", FIGHTERS_WHO_DIE, "flat"), ("goofspiel", {}, "dict"),
+])
+def test_action_masks_stack_the_agents_masks_and_stay_valid_after_later_steps(name, parameters, layout):
+    env = hiddenenvs.make_parallel(name, observation_layout=layout, **parameters)
+    with pytest.raises(ValueError, match="reset"):
+        env.action_masks()
+    observations, infos = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    handed_out = []
+    shrank = False
+    while env.agents:
+        masks = env.action_masks()
+        rows = infos if layout == "flat" else observations
+        assert masks.dtype == np.int8 and not masks.flags.writeable
+        assert np.array_equal(masks, np.stack([rows[agent]["action_mask"] for agent in env.agents]))
+        handed_out.append((masks, masks.copy()))
+        shrank |= len(env.agents) < len(env.possible_agents)
+        if name == "combat":  # doctrine fighters meet and die, so agents shrinks
+            actions = [doctrine_action(env.state, env.agent_to_player[agent], rng) for agent in env.agents]
+        else:
+            actions = (rng.random(masks.shape) * masks).argmax(axis=1).tolist()
+        observations, _, _, _, infos = env.step(dict(zip(env.agents, actions)))
+    assert all(np.array_equal(masks, copy) for masks, copy in handed_out)
+    assert env.action_masks().shape == (0, env.action_space(env.possible_agents[0]).n)
+    assert shrank or name != "combat"  # the stacked rows skipped dead fighters' rows

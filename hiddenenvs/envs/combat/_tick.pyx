@@ -15,11 +15,28 @@ higher-numbered one is clear when no cell strictly between blocks sight, within
 ``sight_range`` (Euclidean).
 """
 
+cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.ref cimport Py_INCREF
 from libc.math cimport sqrt
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
 from numpy.random cimport bitgen_t
+
+cnp.import_array()
+
+cdef extern from "numpy/arrayobject.h":
+    # NumPy's C view (``arr.view(dtype)`` without a Python call); steals ``dtype``.
+    object _c_view "PyArray_View" (cnp.ndarray array, cnp.dtype dtype, void *subtype)
+
+cdef cnp.dtype _UINT8 = cnp.PyArray_DescrFromType(cnp.NPY_UINT8)
+
+
+cdef inline object _bytes_of(cnp.ndarray array):
+    """``array.view(np.uint8)`` (bool or int8 memory as the uint8 the kernels take)."""
+    Py_INCREF(_UINT8)
+    return _c_view(array, _UINT8, NULL)
 
 
 cdef uint64_t _ONE_WORD = 0x3F800000  # the bits of 1.0f, the terrain channels' only non-zero value
@@ -216,7 +233,7 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
                          f"({count}, {side}, {side}, 5) array, got {tuple(views.shape)[:4]}")
     with nogil:
         done = _fill_views(views, positions, health, alive, seen, padded_codes, cell_rows, cell_cols,
-                           radius, team_size, NULL, NULL)
+                           radius, team_size, NULL, NULL, NULL)
     if not done:
         raise MemoryError("fill_views: no memory for the fighters' coordinates")
 
@@ -224,11 +241,14 @@ def fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const in
 cdef bint _fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, const int32_t[::1] health,
                       const uint8_t[::1] alive, const uint8_t[:, ::1] seen, const int8_t[:, ::1] padded_codes,
                       const int64_t[::1] cell_rows, const int64_t[::1] cell_cols, int radius,
-                      int team_size, const uint64_t *coefficients, uint64_t *fighter_sums) noexcept nogil:
+                      int team_size, const uint64_t *coefficients, uint64_t *fighter_sums,
+                      const float *terrain_views) noexcept nogil:
     """``fill_views``'s work on a checked ``views``; False when out of memory. With
     ``fighter_sums``, also each view's hash sum (``chain_hashes``: word times coefficient,
     modulo 2**64) over the friend and enemy channels, kept up to date as entries are
-    raised, so the digest need not read the whole view again."""
+    raised, so the digest need not read the whole view again. With ``terrain_views``
+    (the padded map's cells as view entries: terrain channels set, the others 0), each
+    row of a view starts as a copy of its stretch of it."""
     cdef Py_ssize_t count = 2 * team_size
     cdef Py_ssize_t side = 2 * radius + 1
     cdef Py_ssize_t viewer, other, a, b, channel, team
@@ -258,7 +278,12 @@ cdef bint _fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, c
         team = 0 if viewer < team_size else 1
         own = <float> (health[viewer] / 100.0)
         cell = &views[viewer, 0, 0, 0]  # the window's cells in order, 5 channels each
-        for a in range(side):
+        for a in range(side if terrain_views != NULL else 0):
+            memcpy(cell, &terrain_views[((row + a) * padded_codes.shape[1] + col) * 5], side * 5 * sizeof(float))
+            for b in range(side):
+                cell[4] = own
+                cell += 5
+        for a in range(side if terrain_views == NULL else 0):
             codes = &padded_codes[row + a, col]
             for b in range(side):
                 code = codes[b]
@@ -437,8 +462,8 @@ cdef class FighterTick:
     ``Generator.random(2T)`` draws), shots, steps and doors (``advance``), sight, targets
     and beliefs (``update_sight``), the result, the step's rewards (shaped part, then
     +-1 at the end, as ``_CombatState._team_rewards``), every fighter's view, action mask
-    and step digest (``chain_hashes`` from zero keys). The outputs are fresh arrays the
-    caller allocates (clones share the previous ones); the arithmetic is the separate
+    and step digest (``chain_hashes`` from zero keys). The outputs are fresh arrays it
+    allocates in C (clones share the previous ones); the arithmetic is the separate
     kernels', so the results are bit-identical to calling them one by one
     (``tests/test_combat_digests.py`` checks both). It holds the GIL throughout: the
     digest's scratch sums belong to the game, shared by its states.
@@ -463,14 +488,19 @@ cdef class FighterTick:
     cdef uint64_t *terrain_sum
     cdef uint64_t own_sum
     cdef uint64_t *fighter_sums
+    # Every padded cell as the view entry it makes (blocked, door, then 0, 0, 0), so a
+    # view's rows start as copies of its stretches.
+    cdef float *terrain_views
 
     def __cinit__(self):
         self.terrain_sum = NULL
         self.fighter_sums = NULL
+        self.terrain_views = NULL
 
     def __dealloc__(self):
         free(self.terrain_sum)
         free(self.fighter_sums)
+        free(self.terrain_views)
 
     def __init__(self, combat_map, rules, const int8_t[:, ::1] padded_codes, int view_radius,
                  bint shaped_rewards, const uint64_t[::1] coefficients, uint64_t mix_a, uint64_t mix_b):
@@ -502,8 +532,13 @@ cdef class FighterTick:
         cells = self.cell_rows.shape[0]
         self.terrain_sum = <uint64_t *> calloc(cells, sizeof(uint64_t))
         self.fighter_sums = <uint64_t *> calloc(2 * rules.team_size, sizeof(uint64_t))
-        if self.terrain_sum == NULL or self.fighter_sums == NULL:
-            raise MemoryError("FighterTick: no memory for the view digest tables")
+        self.terrain_views = <float *> calloc(padded_codes.shape[0] * padded_codes.shape[1] * 5, sizeof(float))
+        if self.terrain_sum == NULL or self.fighter_sums == NULL or self.terrain_views == NULL:
+            raise MemoryError("FighterTick: no memory for the view tables")
+        for k in range(padded_codes.shape[0] * padded_codes.shape[1]):  # as _fill_views writes them
+            code = padded_codes[k // padded_codes.shape[1], k % padded_codes.shape[1]]
+            self.terrain_views[5 * k] = 1.0 if (code == 1 or code == 2) else 0.0
+            self.terrain_views[5 * k + 1] = 1.0 if code == 3 else 0.0
         self.own_sum = 0
         for k in range(side * side):
             self.own_sum += coefficients[5 * k + 4]
@@ -551,20 +586,69 @@ cdef class FighterTick:
             mixed ^= mixed >> 31
             digests[viewer] = (mixed + <uint64_t> actions[viewer] + 1) * self.mix_b
 
-    def tick(self, joint, int64_t tick, bit_generator,
-             int32_t[::1] positions, int32_t[::1] health, uint8_t[::1] alive,
-             const int64_t[::1] target_before, const double[:, ::1] distance_before,
-             int32_t[:, ::1] belief_cells, uint8_t[:, ::1] sees, double[:, ::1] distance,
-             uint8_t[:, ::1] seen, int64_t[::1] target_of, int64_t[::1] damage_dealt,
-             float[:, :, :, ::1] views, uint8_t[:, ::1] masks, uint64_t[::1] digests,
-             double[::1] rewards, double[::1] returns):
-        """Play ``joint`` (one int per fighter, -1 or anything not a move or shoot holds) at
-        ``tick``. ``positions``, ``health``, ``alive`` (copies of the battle's),
-        ``belief_cells`` and ``returns`` are updated in place; ``target_before`` and
-        ``distance_before`` are the battle's targets and distances before the tick; the
-        other arrays are written whole. Returns ``(winner, movers)``: ATTACKERS (0),
-        DEFENDERS (1), -1 when both teams are wiped out or None while the battle goes on,
-        and the fighters with two legal actions or more."""
+    def tick(self, joint, battle, double[::1] returns):
+        """Play ``joint`` (one int per fighter, -1 or anything not a move or shoot holds) on
+        ``battle`` (its ``Battle``). The battle's positions, health, alive, sight pairs,
+        targets, seen enemies and damage dealt become fresh arrays (clones and callers may
+        hold the previous ones), allocated here in C; its beliefs and ``returns`` are
+        updated in place and its tick advances. Returns ``(winner, movers, views, masks,
+        digests, rewards, balance)``: ATTACKERS (0), DEFENDERS (1), -1 when both teams are
+        wiped out or None while the battle goes on; the fighters with two legal actions or
+        more; every fighter's view, action mask (read-only int8), step digest and reward,
+        fresh; the attackers' health inflicted minus lost this tick."""
+        cdef Py_ssize_t size = self.team_size
+        cdef Py_ssize_t count = 2 * size
+        cdef cnp.npy_intp fighters[1]
+        cdef cnp.npy_intp pairs[2]
+        cdef cnp.npy_intp teams[2]
+        cdef cnp.npy_intp view_shape[4]
+        cdef cnp.npy_intp mask_shape[2]
+        cdef cnp.npy_intp two[1]
+        fighters[0] = count
+        pairs[0] = pairs[1] = size
+        teams[0], teams[1] = 2, size
+        view_shape[0], view_shape[1], view_shape[2], view_shape[3] = (
+            count, 2 * self.view_radius + 1, 2 * self.view_radius + 1, 5)
+        mask_shape[0], mask_shape[1] = count, self.move_target.shape[0] + 2
+        two[0] = 2
+        target_before, distance_before = battle.target_of, battle.distance_pair
+        cdef cnp.ndarray positions = cnp.PyArray_NewCopy(battle.positions, cnp.NPY_CORDER)
+        cdef cnp.ndarray health = cnp.PyArray_NewCopy(battle.health, cnp.NPY_CORDER)
+        cdef cnp.ndarray alive = cnp.PyArray_NewCopy(battle.alive, cnp.NPY_CORDER)
+        cdef cnp.ndarray sees = cnp.PyArray_EMPTY(2, pairs, cnp.NPY_BOOL, 0)
+        cdef cnp.ndarray distance = cnp.PyArray_EMPTY(2, pairs, cnp.NPY_DOUBLE, 0)
+        cdef cnp.ndarray seen = cnp.PyArray_EMPTY(2, teams, cnp.NPY_BOOL, 0)
+        cdef cnp.ndarray target_of = cnp.PyArray_EMPTY(1, fighters, cnp.NPY_INT64, 0)
+        cdef cnp.ndarray damage_dealt = cnp.PyArray_EMPTY(1, two, cnp.NPY_INT64, 0)
+        cdef cnp.ndarray views = cnp.PyArray_EMPTY(4, view_shape, cnp.NPY_FLOAT32, 0)
+        cdef cnp.ndarray masks = cnp.PyArray_EMPTY(2, mask_shape, cnp.NPY_INT8, 0)
+        cdef cnp.ndarray digests = cnp.PyArray_EMPTY(1, fighters, cnp.NPY_UINT64, 0)
+        cdef cnp.ndarray rewards = cnp.PyArray_EMPTY(1, fighters, cnp.NPY_DOUBLE, 0)
+        cdef int64_t tick = battle.tick
+        winner, movers = self._play(
+            joint, tick, battle.rng.bit_generator, positions, health, _bytes_of(alive), target_before,
+            distance_before, battle.belief_cells, _bytes_of(sees), distance, _bytes_of(seen), target_of,
+            damage_dealt, views, _bytes_of(masks), digests, rewards, returns)
+        cnp.PyArray_CLEARFLAGS(masks, cnp.NPY_ARRAY_WRITEABLE)  # shared with clones and the envs
+        battle.positions, battle.health, battle.alive = positions, health, alive
+        battle.sees_pair, battle.distance_pair, battle.target_of = sees, distance, target_of
+        battle.seen = (seen[0], seen[1])
+        battle.damage_dealt = damage_dealt
+        battle.tick = tick + 1
+        cdef const int64_t[::1] dealt = damage_dealt
+        return winner, movers, views, masks, digests, rewards, dealt[0] - dealt[1]
+
+    cdef tuple _play(self, joint, int64_t tick, bit_generator,
+                     int32_t[::1] positions, int32_t[::1] health, uint8_t[::1] alive,
+                     const int64_t[::1] target_before, const double[:, ::1] distance_before,
+                     int32_t[:, ::1] belief_cells, uint8_t[:, ::1] sees, double[:, ::1] distance,
+                     uint8_t[:, ::1] seen, int64_t[::1] target_of, int64_t[::1] damage_dealt,
+                     float[:, :, :, ::1] views, uint8_t[:, ::1] masks, uint64_t[::1] digests,
+                     double[::1] rewards, double[::1] returns):
+        """``tick``'s work on the battle's arrays: ``positions``, ``health``, ``alive``
+        (copies of the battle's), ``belief_cells`` and ``returns`` are updated in place;
+        ``target_before`` and ``distance_before`` are the battle's targets and distances
+        before the tick; the other arrays are written whole. Returns ``(winner, movers)``."""
         cdef Py_ssize_t size = self.team_size
         cdef Py_ssize_t count = 2 * size
         cdef Py_ssize_t side = 2 * self.view_radius + 1
@@ -634,7 +718,7 @@ cdef class FighterTick:
                     returns[k] += rewards[k]
                 done = _fill_views(views, positions, health, alive, seen, self.padded_codes,
                                    self.cell_rows, self.cell_cols, self.view_radius, self.team_size,
-                                   &self.coefficients[0], self.fighter_sums)
+                                   &self.coefficients[0], self.fighter_sums, self.terrain_views)
             if done:
                 done = _fighter_masks(masks, positions, alive, self.move_target, self.door_of_cell,
                                       self.num_doors, self.door_capacity, target_of)

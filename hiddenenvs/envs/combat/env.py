@@ -663,40 +663,12 @@ class FighterState(_CombatState):
         self._apply_actions(np.where(choices > 1, actions, forced).tolist())
 
     def _apply_actions(self, joint):
-        """One tick in one compiled call (``FighterTick``), into fresh arrays: clones and
-        callers may hold the previous ones."""
-        game = self.game
-        battle = self.battle
-        size = game.team_size
-        count = 2 * size
-        side = 2 * game.params["view_radius"] + 1
-        positions, health, alive = battle.positions.copy(), battle.health.copy(), battle.alive.copy()
-        sees = np.empty((size, size), dtype=bool)
-        distance = np.empty((size, size))
-        seen = np.empty((2, size), dtype=bool)
-        target_of = np.empty(count, dtype=np.int64)
-        damage_dealt = np.empty(2, dtype=np.int64)
-        views = np.empty((count, side, side, len(FIGHTER_VIEW_CHANNELS)), dtype=np.float32)
-        masks = np.empty((count, len(FIGHTER_ACTION_NAMES)), dtype=np.int8)  # read-only once written
-        digests = np.empty(count, dtype=np.uint64)
-        rewards = np.empty(count)
-        self._winner, self._movers = game.fighter_tick.tick(
-            joint, battle.tick, battle.rng.bit_generator, positions, health, alive.view(np.uint8),
-            battle.target_of, battle.distance_pair, battle.belief_cells, sees.view(np.uint8), distance,
-            seen.view(np.uint8), target_of, damage_dealt, views, masks.view(np.uint8), digests, rewards,
-            self._returns,
-        )
-        battle.positions, battle.health, battle.alive = positions, health, alive
-        battle.sees_pair, battle.distance_pair, battle.target_of = sees, distance, target_of
-        battle.seen = (seen[0], seen[1])
-        battle.damage_dealt = damage_dealt
-        battle.tick += 1
-        self._rewards = rewards
-        self._views = views
-        masks.flags.writeable = False
-        self._masks = masks
+        """One tick in one compiled call (``FighterTick``), into fresh arrays it allocates:
+        clones and callers may hold the previous ones."""
+        (self._winner, self._movers, self._views, self._masks, digests, self._rewards,
+         balance) = self.game.fighter_tick.tick(joint, self.battle, self._returns)
         self._legal_lists = None
-        self._record(joint, int(damage_dealt[0] - damage_dealt[1]), digests)
+        self._record(joint, balance, digests)
 
     def _refresh_views(self, game: CombatGame, battle: Battle) -> None:
         """Egocentric views and action masks of every fighter from the battle as it stands
