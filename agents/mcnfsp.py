@@ -99,6 +99,19 @@ paper's dropout is left out. The paper's eta, c_puct, simulation count and gradi
 steps per update were lost or never given: eta 0.1 is OpenSpiel's NFSP default, the
 others are ours (``configs/mcnfsp_*.yaml``). The evaluated and exported policy is Pi.
 
+Replay ratios (our deviation, issue 15; off by default, on in ``configs/mcnfsp_othello4.yaml``):
+with ``rl_replay_ratio`` / ``sl_replay_ratio`` > 0 an update takes as many gradient steps as
+bring the minibatch samples drawn from M_RL / M_SL up to that many per pair the memory has
+ever stored, instead of the fixed ``rl_steps`` / ``sl_steps``. Only the searched decisions
+(a fraction eta) enter the memories, so a fixed number of steps per ``learn_every_episodes``
+episodes shows each pair as often as the steps outnumber the searches: on 4x4 Othello, 20 SL
+steps of 256 every 100 episodes showed each searched ``(s, a)`` about 60 times, Pi learned
+the sampled search actions as one-hot targets and drifted to near-deterministic play
+(exploitability 1.0, above untrained), and the steps took most of the time. NFSP's paper
+settings (a step of 256 every 256 transitions, eta 0.1 of them entering M_SL) draw about
+one RL sample per stored transition and ten SL samples per stored pair; ``10`` for both is
+that ratio for MCNFSP's memories.
+
     python train.py --config configs/mcnfsp_kuhn.yaml
 """
 
