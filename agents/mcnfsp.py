@@ -109,8 +109,8 @@ steps of 256 every 100 episodes showed each searched ``(s, a)`` about 60 times, 
 the sampled search actions as one-hot targets and drifted to near-deterministic play
 (exploitability 1.0, above untrained), and the steps took most of the time. NFSP's paper
 settings (a step of 256 every 256 transitions, eta 0.1 of them entering M_SL) draw about
-one RL sample per stored transition and ten SL samples per stored pair; ``10`` for both is
-that ratio for MCNFSP's memories.
+one RL sample per stored transition and ten SL samples per stored pair; the Othello config's
+10 (RL) and 3 (SL) were chosen by short runs (its header lists them).
 
     python train.py --config configs/mcnfsp_kuhn.yaml
 """
