@@ -99,6 +99,19 @@ paper's dropout is left out. The paper's eta, c_puct, simulation count and gradi
 steps per update were lost or never given: eta 0.1 is OpenSpiel's NFSP default, the
 others are ours (``configs/mcnfsp_*.yaml``). The evaluated and exported policy is Pi.
 
+Replay ratios (our deviation, issue 15; off by default, on in ``configs/mcnfsp_othello4.yaml``):
+with ``rl_replay_ratio`` / ``sl_replay_ratio`` > 0 an update takes as many gradient steps as
+bring the minibatch samples drawn from M_RL / M_SL up to that many per pair the memory has
+ever stored, instead of the fixed ``rl_steps`` / ``sl_steps``. Only the searched decisions
+(a fraction eta) enter the memories, so a fixed number of steps per ``learn_every_episodes``
+episodes shows each pair as often as the steps outnumber the searches: on 4x4 Othello, 20 SL
+steps of 256 every 100 episodes showed each searched ``(s, a)`` about 60 times, Pi learned
+the sampled search actions as one-hot targets and drifted to near-deterministic play
+(exploitability 1.0, above untrained), and the steps took most of the time. NFSP's paper
+settings (a step of 256 every 256 transitions, eta 0.1 of them entering M_SL) draw about
+one RL sample per stored transition and ten SL samples per stored pair; the Othello config's
+10 (RL) and 3 (SL) were chosen by short runs (its header lists them).
+
     python train.py --config configs/mcnfsp_kuhn.yaml
 """
 
@@ -160,6 +173,12 @@ class MCNFSPConfig:
     learn_every_episodes: int = 100  # episodes between gradient updates
     rl_steps: int = 20  # f_BR gradient steps per update
     sl_steps: int = 20  # Pi gradient steps per update
+    # Replay ratios (our deviation, off at 0): gradient samples per pair ever stored in M_RL
+    # (resp. M_SL). When > 0 an update takes the steps that bring the memory's total samples
+    # to ratio * pairs stored, replacing rl_steps (sl_steps): learning keeps pace with the
+    # data however many searches an update's episodes held (see the module docstring)
+    rl_replay_ratio: float = 0.0
+    sl_replay_ratio: float = 0.0
     batch_size: int = 256
     min_buffer_size: int = 256  # no learning from a memory holding fewer
     rl_learning_rate: float = 0.01
@@ -179,6 +198,10 @@ class MCNFSPConfig:
                               f"got {self.opponent_backup!r}")
         if not 0.0 <= self.anticipatory <= 1.0:
             raise ConfigError(f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}")
+        for name in ("rl_replay_ratio", "sl_replay_ratio"):
+            if not getattr(self, name) >= 0:
+                raise ConfigError(f"trainer.params.{name} must be >= 0 (0: fixed steps per update), "
+                                  f"got {getattr(self, name)}")
         for name in ("c_puct", "temperature", "rl_learning_rate", "sl_learning_rate"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"trainer.params.{name} must be > 0, got {getattr(self, name)}")
@@ -721,17 +744,26 @@ class MCNFSPAgent(Agent):
         self.sl_steps += 1
         return loss.item()
 
+    def _steps_due(self, fixed_steps: int, replay_ratio: float, stored: int, steps_taken: int) -> int:
+        """``fixed_steps``, or with a replay ratio the steps that bring the samples drawn so far
+        (``steps_taken * batch_size``) up to ``replay_ratio * stored``."""
+        if replay_ratio == 0:
+            return fixed_steps
+        return max(0, int(replay_ratio * stored / self.config.batch_size) - steps_taken)
+
     def learn(self) -> dict[str, list[float]]:
-        """``rl_steps`` and ``sl_steps`` gradient steps, each once its memory is big enough."""
+        """Gradient steps on f_BR and on Pi (``rl_steps`` / ``sl_steps``, or as many as their
+        replay ratios call for), each once its memory is big enough."""
         losses: dict[str, list[float]] = {"rl_loss": [], "value_loss": [], "sl_loss": []}
         minimum = max(self.config.min_buffer_size, 1)
+        config = self.config
         if len(self.replay) >= minimum:
-            for _ in range(self.config.rl_steps):
+            for _ in range(self._steps_due(config.rl_steps, config.rl_replay_ratio, self.replay.added, self.rl_steps)):
                 policy_loss, value_loss = self.rl_step()
                 losses["rl_loss"].append(policy_loss)
                 losses["value_loss"].append(value_loss)
         if len(self.reservoir) >= minimum:
-            for _ in range(self.config.sl_steps):
+            for _ in range(self._steps_due(config.sl_steps, config.sl_replay_ratio, self.reservoir.seen, self.sl_steps)):
                 losses["sl_loss"].append(self.sl_step())
         return losses
 

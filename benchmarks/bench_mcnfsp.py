@@ -4,6 +4,7 @@
     python benchmarks/bench_mcnfsp.py --only leduc rps --scale 0.5     # a part, shorter
     python benchmarks/bench_mcnfsp.py --only combat --output results/mcnfsp
     python benchmarks/bench_mcnfsp.py --only rps --trainers mcnfsp mcnfsp_sample   # the two searches
+    python benchmarks/bench_mcnfsp.py --only othello4 --scale 1.6667 --seed 1     # 300 s each, seed 1
 
 Parts (budgets per trainer at ``--scale 1``; both trainers run through ``agents.loop.train``
 with the shipped configs, ``configs/mcnfsp_<game>.yaml`` and ``configs/nfsp_<game>.yaml``):
@@ -69,7 +70,7 @@ def _config(trainer: str, game: str, output: Path, overrides: list[str]):
                        [f"output_dir={output}", *variant_overrides, *overrides])
 
 
-def exploitability_curve(game: str, seconds: float, chunks: int, output: Path) -> dict:
+def exploitability_curve(game: str, seconds: float, chunks: int, output: Path, seed: int = 0) -> dict:
     """Both trainers in turns of ``seconds / chunks``; exact exploitability after each turn."""
     from hiddenenvs.analysis import GameTree, exploitability
 
@@ -78,7 +79,7 @@ def exploitability_curve(game: str, seconds: float, chunks: int, output: Path) -
     for chunk in range(1, chunks + 1):
         for trainer in TRAINERS:
             run = output / f"{trainer}_{game}"
-            config = _config(trainer, game, run, [*QUIET, f"budget.seconds={seconds * chunk / chunks}"])
+            config = _config(trainer, game, run, [*QUIET, f"seed={seed}", f"budget.seconds={seconds * chunk / chunks}"])
             if tree is None:
                 tree = GameTree.build(load_agent_game(config))
             train(config, resume=chunk > 1)
@@ -245,6 +246,7 @@ def main() -> None:
                         default=[*THRESHOLDS, "leduc", "combat", "othello4"])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every time budget")
     parser.add_argument("--chunks", type=int, default=5, help="turns per trainer in the curve parts")
+    parser.add_argument("--seed", type=int, default=0, help="seed of both trainers in the curve parts")
     parser.add_argument("--combat-updates", type=int, default=150)
     parser.add_argument("--combat-evaluation-episodes", type=int, default=200)
     parser.add_argument("--combat-simulations", type=int, default=8, help="simulations per combat search")
@@ -267,7 +269,7 @@ def main() -> None:
         started = time.perf_counter()
         if part in CURVES:
             results[part] = exploitability_curve(part, CURVES[part] * arguments.scale, arguments.chunks,
-                                                 arguments.output / "runs")
+                                                 arguments.output / "runs", arguments.seed)
         elif part in THRESHOLDS:
             results[part] = iterations_to_target(part, THRESHOLDS[part] * arguments.scale, arguments.output / "runs")
         else:

@@ -188,6 +188,25 @@ def test_board_games_get_the_papers_convolutional_trunk():
     assert {"rl_loss", "value_loss", "sl_loss"} <= metrics.keys()
 
 
+def test_replay_ratios_keep_gradient_samples_in_step_with_the_pairs_stored():
+    from agents.loop import play_episodes
+
+    config = MCNFSPConfig(num_simulations=2, learn_every_episodes=3, min_buffer_size=1, batch_size=4,
+                          rl_steps=50, sl_steps=50, anticipatory=0.5, rl_replay_ratio=2.0, sl_replay_ratio=1.5)
+    learner = MCNFSP(hiddenenvs.load_game("othello", board_size=4), config, seed=0)
+    envs = [hiddenenvs.make("othello", board_size=4).unwrapped for _ in range(3)]
+    agents = dict(zip(envs[0].possible_agents, learner.agents))
+    for round_ in range(3):
+        play_episodes(envs, agents, np.arange(3) + 3 * round_)
+        learner.episodes += 3
+        learner.update()
+        for agent in learner.agents:
+            # the fixed 50 steps per update are replaced: samples drawn = ratio * pairs stored, to a batch
+            assert agent.rl_steps == int(2.0 * agent.replay.added / 4)
+            assert agent.sl_steps == int(1.5 * agent.reservoir.seen / 4)
+    assert all(agent.reservoir.seen > 0 for agent in learner.agents)
+
+
 def test_combat_needs_a_root_state_and_searches_from_one():
     from hiddenenvs.envs.combat.doctrine import doctrine_action
 
@@ -216,6 +235,8 @@ def test_bad_parameters_are_named():
         load_config(None, ["trainer.name=mcnfsp", "trainer.params.opponent_backup=max"])
     with pytest.raises(ConfigError, match="trainer.params.root_selection"):
         load_config(None, ["trainer.name=mcnfsp", "trainer.params.root_selection=ucb"])
+    with pytest.raises(ConfigError, match="trainer.params.sl_replay_ratio"):
+        load_config(None, ["trainer.name=mcnfsp", "trainer.params.sl_replay_ratio=-1"])
 
 
 def test_legal_logits_equal_the_full_heads_rows():
