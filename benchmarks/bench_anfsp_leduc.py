@@ -47,7 +47,12 @@ def exploitability_curve(config_name: str, seconds: float, output: Path, every: 
         f"evaluation.every_episodes={every}", f"seed={seed}", "progress_bar=false", *overrides,
     ])
     train(config)
-    with (output / "metrics.csv").open() as handle:
+    return evaluated_rows(output / "metrics.csv")
+
+
+def evaluated_rows(metrics: Path) -> list[dict]:
+    """The rows of a run's ``metrics.csv`` that carry an exploitability."""
+    with metrics.open() as handle:
         return [row for row in csv.DictReader(handle) if row["exploitability"]]
 
 
@@ -99,8 +104,7 @@ def earlier_curves(output: Path, trainers: str) -> dict[str, list[dict]]:
                "nfsp": ("anfsp", "ANFSP (earlier run)")}.get(trainers)
     if skipped is None or not (output / skipped[0] / "metrics.csv").is_file():
         return {}
-    with (output / skipped[0] / "metrics.csv").open() as handle:
-        return {skipped[1]: [row for row in csv.DictReader(handle) if row["exploitability"]]}
+    return {skipped[1]: evaluated_rows(output / skipped[0] / "metrics.csv")}
 
 
 def main() -> None:
