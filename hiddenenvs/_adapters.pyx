@@ -8,6 +8,7 @@ adapter's Python path, which names the culprit, plays the no-op or records the l
 step's five dicts are built in one more C loop over the agents (``parallel_step_dicts``).
 """
 
+cimport numpy as cnp
 from libc.stdint cimport int8_t
 
 cdef extern from "Python.h":
@@ -16,25 +17,47 @@ cdef extern from "Python.h":
 
 import numpy as np
 
+cnp.import_array()
+
 _NUMPY_INTEGER = np.integer
 
 
-def accept_legal_actions(list actors, dict actions, list possible_agents,
-                         const int8_t[:, ::1] masks, list joint):
+cdef const int8_t *_mask_data(object masks, Py_ssize_t *rows, Py_ssize_t *columns) except NULL:
+    """The data of a (players, actions) C-ordered int8 array, and its shape; TypeError
+    naming what it got otherwise. (A typed memoryview would check the same, at several
+    times the cost of these few tests for a two-player node.)"""
+    if (not cnp.PyArray_Check(masks) or cnp.PyArray_NDIM(<cnp.ndarray> masks) != 2
+            or cnp.PyArray_TYPE(<cnp.ndarray> masks) != cnp.NPY_INT8
+            or not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray> masks)):
+        raise TypeError(f"masks must be a 2-D C-ordered int8 array, got {masks!r}")
+    rows[0] = cnp.PyArray_DIM(<cnp.ndarray> masks, 0)
+    columns[0] = cnp.PyArray_DIM(<cnp.ndarray> masks, 1)
+    return <const int8_t *> cnp.PyArray_DATA(<cnp.ndarray> masks)
+
+
+def row_views(cnp.ndarray array):
+    """The rows of ``array`` as a list of views (``list(array)`` goes through numpy's
+    sequence iterator, three times slower for two rows)."""
+    cdef Py_ssize_t row
+    return [array[row] for row in range(cnp.PyArray_DIM(array, 0))]
+
+
+def accept_legal_actions(list actors, dict actions, list possible_agents, masks, list joint):
     """Write ``joint[player]`` for every player in ``actors`` whose agent's action (in
     ``actions``, keyed by ``possible_agents[player]``) is an integer (Python or numpy,
     not a bool) inside its row of ``masks``; return the players left unchecked (no
     action, None, not an integer, out of range or masked out), in ``actors`` order."""
-    cdef Py_ssize_t num_actions = masks.shape[1]
+    cdef Py_ssize_t num_players, num_actions
+    cdef const int8_t *data = _mask_data(masks, &num_players, &num_actions)
     cdef Py_ssize_t player
     cdef long long value
     cdef list unchecked = []
-    if len(possible_agents) != masks.shape[0] or len(joint) != masks.shape[0]:
-        raise ValueError(f"accept_legal_actions: {masks.shape[0]} mask rows need as many agents "
+    if len(possible_agents) != num_players or len(joint) != num_players:
+        raise ValueError(f"accept_legal_actions: {num_players} mask rows need as many agents "
                          f"and joint entries, got {len(possible_agents)} and {len(joint)}")
     for player in actors:
-        if player < 0 or player >= masks.shape[0]:
-            raise IndexError(f"accept_legal_actions: player {player} has no row in {masks.shape[0]} masks")
+        if player < 0 or player >= num_players:
+            raise IndexError(f"accept_legal_actions: player {player} has no row in {num_players} masks")
         action = actions.get(possible_agents[player])
         if type(action) is not int and not isinstance(action, _NUMPY_INTEGER):  # bools are neither
             unchecked.append(player)
@@ -44,7 +67,7 @@ def accept_legal_actions(list actors, dict actions, list possible_agents,
         except OverflowError:
             unchecked.append(player)
             continue
-        if 0 <= value < num_actions and masks[player, value]:
+        if 0 <= value < num_actions and data[player * num_actions + value]:
             joint[player] = <object> value
         else:
             unchecked.append(player)
@@ -55,7 +78,7 @@ def observation_dicts(list agents, dict agent_to_player, tensors, masks):
     """``{agent: {"observation": tensors[p], "action_mask": masks[p]}}`` for the agents,
     ``p`` their players: PettingZoo's classic dict layout built from all players' tensors
     and masks as two arrays, their rows as views (no copy)."""
-    cdef list rows = list(tensors)
+    cdef list rows = row_views(tensors)
     cdef list mask_rows = list(masks)
     cdef dict observations = _PyDict_NewPresized(len(agents))
     cdef Py_ssize_t player
@@ -79,13 +102,15 @@ def values_by_agent(list agents, dict agent_to_player, list values):
     return out
 
 
-def rows_with_any(const int8_t[:, ::1] masks):
-    """The indices of the rows of ``masks`` with a non-zero entry (the players who act), ascending."""
-    cdef Py_ssize_t row, column
+def rows_with_any(masks):
+    """The indices of the rows of ``masks`` (2-D C-ordered int8) with a non-zero entry
+    (the players who act), ascending."""
+    cdef Py_ssize_t num_rows, num_columns, row, column
+    cdef const int8_t *data = _mask_data(masks, &num_rows, &num_columns)
     cdef list rows = []
-    for row in range(masks.shape[0]):
-        for column in range(masks.shape[1]):
-            if masks[row, column]:
+    for row in range(num_rows):
+        for column in range(num_columns):
+            if data[row * num_columns + column]:
                 rows.append(row)
                 break
     return rows

@@ -97,18 +97,16 @@ from pettingzoo.utils.wrappers.order_enforcing import (
     AECOrderEnforcingIterator,
 )
 
+from hiddenenvs import _aec, _parallel
 from hiddenenvs._adapters import (
-    accept_legal_actions,
     mask_rows,
     observation_dicts,
-    parallel_step_dicts,
-    rows_with_any,
+    row_views,
     values_by_agent,
 )
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
-    TERMINAL,
     Dynamics,
     Game,
     State,
@@ -422,35 +420,10 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             self._selection_legal = legal
         return legal
 
-    def _mask(self, agent: str, player: int) -> np.ndarray:
-        if agent == self.agent_selection:
-            mask = self._selection_mask
-            if mask is None:
-                current_player = self.state.current_player()
-                if current_player == TERMINAL:
-                    mask = self._no_action_mask
-                elif current_player == SIMULTANEOUS and self._state_mask_of is not None:
-                    mask = self._state_mask_of(self.state, player)
-                else:
-                    mask = self._mask_of_legal(tuple(self._legal_actions_of_selection()))
-                self._selection_mask = mask
-            return mask
-        if player in self._waiting:  # a simultaneous node: a later mover's turn is coming
-            if self._state_mask_of is not None:
-                return self._state_mask_of(self.state, player)
-            return self._mask_of_legal(tuple(self.state.legal_actions(player)))
-        return self._no_action_mask
-
-
-    def observe(self, agent):
-        try:
-            player = self.agent_to_player[agent]
-        except (KeyError, TypeError):
-            raise self._unknown_agent(agent) from None
-        tensor = self._tensor_of(self.state, player)
-        if self._flat:
-            return tensor.reshape(-1)
-        return {"observation": tensor, "action_mask": self._mask(agent, player)}
+    # Compiled (hiddenenvs/_aec.pyx): the selected agent's mask, made once per selection;
+    # an agent's observation.
+    _mask = _aec.mask
+    observe = _aec.observe
 
     def _refresh_infos(self) -> None:
         """New info dicts (callers may keep the old ones): masks when flat, no-op reports."""
@@ -463,68 +436,28 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             infos[agent] = info
         self.infos = infos
 
-    def step(self, action):
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            self._selection_legal = self._selection_mask = None
-            return
-        mask = self._selection_mask  # set when last() or observe() showed the selection its mask
-        if (mask is not None and type(action) is int and 0 <= action < self._num_actions
-                and mask[action]):  # the usual case, checked first against what the agent saw
-            if self._illegal_reports:
-                self._illegal_reports.pop(agent, None)
-        else:
-            legal = self._legal_actions_of_selection()
-            if action is None or self._integer_action(agent, action) not in legal:
-                if legal or self.state.current_player() != SIMULTANEOUS:
-                    action = self._played_for_illegal(agent, action, legal, self._illegal_reports)
-                else:  # no legal action at a simultaneous node: asked for the cycle, ignored
-                    action = -1
-            elif self._illegal_reports:
-                self._illegal_reports.pop(agent, None)
-        action = int(action)
-        self._cumulative_rewards[agent] = 0.0
-        rewards = self.rewards
-        for name in rewards:
-            rewards[name] = 0.0
-        state = self.state
-        if state.current_player() == SIMULTANEOUS:
-            player = self._to_act.pop(0)
-            self._pending_joint[player] = action
-            self._waiting = frozenset(self._to_act)
-            if self._to_act:
-                self.agent_selection = self.possible_agents[self._to_act[0]]
-                self._selection_legal = self._selection_mask = None
-                if self._infos_in_use:
-                    self._refresh_infos()
-                return
-            state._apply_actions(self._pending_joint)
-        else:
-            state._apply_action(action)  # validated above
-        player = state.current_player()
-        if (self._terminal_rewards_only and not self._may_finish_early
-                and (player >= 0 or (player == SIMULTANEOUS and state.movers()))):
-            # To a decision node, or a simultaneous node where someone chooses; nothing paid,
-            # nobody out: what _after_transition(None) does in that case, without its
-            # general tests.
-            self._selection_legal = self._selection_mask = None
-            if player >= 0:
-                self._to_act = [player]
-                self._waiting = _NOBODY
-            else:
-                self._to_act = list(range(self._num_players))
-                self._waiting = frozenset(self._to_act)
-                self._pending_joint = [-1] * self._num_players
-                player = 0
-            self.agent_selection = self.possible_agents[player]
-            if self._infos_in_use:
-                self._refresh_infos()
-            if self.render_mode == "human":
-                self.render()
-            return
+    # Compiled (hiddenenvs/_aec.pyx): the usual case in C, every other branch through the
+    # two methods below.
+    step = _aec.step
+
+    def _checked_action(self, agent: str, action: Any) -> int:
+        """The selected agent's action when it is not an int its shown mask allows: the
+        legal action itself, the no-op, -1 (no legal action at a simultaneous node: asked
+        for the cycle, ignored), or the error naming the legal actions."""
+        legal = self._legal_actions_of_selection()
+        if action is None or self._integer_action(agent, action) not in legal:
+            if legal or self.state.current_player() != SIMULTANEOUS:
+                return int(self._played_for_illegal(agent, action, legal, self._illegal_reports))
+            return -1
+        if self._illegal_reports:
+            self._illegal_reports.pop(agent, None)
+        return int(action)
+
+    def _settle_transition(self) -> None:
+        """After a transition that pays rewards, reaches an automatic node or the end, or
+        finishes players: credit, play on, pick the next agent."""
         rewards = self._add_rewards(None)
-        if player < 0:  # chance, simultaneous or terminal: maybe automatic
+        if self.state.current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
             more_rewards = self._resolve_automatic_nodes()
             if more_rewards is not None:
                 rewards = more_rewards if rewards is None else rewards + more_rewards
@@ -581,56 +514,31 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         stacked.flags.writeable = False
         return stacked
 
-    def _node_masks(self) -> np.ndarray:
-        """Every player's action mask at this node, (players, actions) read-only int8.
+    # Compiled (hiddenenvs/_parallel.pyx): every player's mask at this node, once per node.
+    _node_masks = _parallel.node_masks
 
-        Built once per node, with the players who act (from the legal lists as they are
-        written in, or from a state's array in a few array passes): the observations hand
-        out its rows and ``step`` checks each actor's action against its row (one lookup
-        per actor, cheaper than array passes for a handful of players and a small share
-        of a 160-fighter tick). A state may provide ``read_only_legal_actions_masks()``
-        (all players' masks as one read-only int8 array it keeps, used as it is: combat's
-        fighters) or ``legal_actions_masks()`` (all players' masks in one array, copied
-        unless read-only C-ordered int8, e.g. Goofspiel's hands made fresh in C);
-        otherwise the masks come from ``legal_actions`` player by player.
-        """
-        if self._masks is not None:
-            return self._masks
+    def _masks_player_by_player(self, current_player: int) -> np.ndarray:
+        """``_node_masks`` for a state without a masks array: from ``legal_actions``."""
         state = self.state
-        current_player = state.current_player()
-        masks_of_all = getattr(state, "legal_actions_masks", None)
-        if current_player == SIMULTANEOUS and self._read_only_masks_of is not None:
-            masks = self._read_only_masks_of(state)
-            self._actors = rows_with_any(masks)
-        elif current_player == SIMULTANEOUS and masks_of_all is not None:
-            masks = masks_of_all()
-            # Used as given when read-only C-ordered int8, made fresh for this node (Goofspiel's);
-            # else copied, since a state may share its array with clones.
-            if masks.dtype != np.int8 or masks.flags.writeable or not masks.flags.c_contiguous:
-                masks = np.array(masks, dtype=np.int8)
-                masks.flags.writeable = False
-            self._actors = rows_with_any(masks)
+        masks = np.zeros((self._num_players, self.game.info.num_distinct_actions), np.int8)
+        if current_player == SIMULTANEOUS:
+            players = range(self._num_players)
         else:
-            masks = np.zeros((self._num_players, self.game.info.num_distinct_actions), np.int8)
-            if current_player == SIMULTANEOUS:
-                players = range(self._num_players)
-            else:
-                players = [current_player] if current_player >= 0 else []
-            self._actors = []
-            for player in players:
-                legal = state.legal_actions(player)
-                if legal:
-                    masks[player, legal] = 1
-                    self._actors.append(player)
-            masks.flags.writeable = False
-        self._masks = masks
+            players = [current_player] if current_player >= 0 else []
+        self._actors = []
+        for player in players:
+            legal = state.legal_actions(player)
+            if legal:
+                masks[player, legal] = 1
+                self._actors.append(player)
+        masks.flags.writeable = False
         return masks
 
     def _mask_rows(self, masks: np.ndarray) -> list[np.ndarray]:
         """Each player's read-only mask at this node: shared per legal set (few actions) or
         a row of ``masks``."""
         if self._mask_table is None:
-            return list(masks)
+            return row_views(masks)
         return mask_rows(masks, self._mask_table, self._mask_of_legal)
 
     def _observations(self) -> dict:
@@ -641,7 +549,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
             return {agent: self._observation(to_player[agent], masks[to_player[agent]]) for agent in self.agents}
         tensors = self._tensors_of_all(self.state)
         if self._flat:
-            rows = list(tensors.reshape(len(tensors), -1))
+            rows = row_views(tensors.reshape(len(tensors), -1))
             return {agent: rows[to_player[agent]] for agent in self.agents}
         return observation_dicts(self.agents, to_player, tensors, self._mask_rows(masks))
 
@@ -659,24 +567,9 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         observations = self._observations()
         return observations, self._infos(self.agents, {})
 
-    def _joint_action(self, actions: dict, reports: dict[str, dict]) -> list[int] | None:
-        """The validated joint action (one entry per player, -1 where nobody acts), or None
-        when an action lost the game (``"lose"``: the offenders are in ``reports``).
-
-        The actors' integer actions are checked against their rows of the node's masks in
-        one compiled loop (``_adapters.accept_legal_actions``); any other case (a missing
-        agent, None, an illegal or non-integer action) goes through the path that names
-        the culprit, plays the no-op or records the loss.
-        """
-        joint = [-1] * self._num_players
-        masks = self._node_masks()  # before reading the actors it sets
-        unchecked = accept_legal_actions(self._actors, actions, self.possible_agents, masks, joint)
-        lost = False
-        for player in unchecked:
-            checked = self._checked_action(player, actions, reports)
-            lost |= checked is None
-            joint[player] = checked
-        return None if lost else joint
+    # Compiled (hiddenenvs/_parallel.pyx): the validated joint action, or None when an
+    # action lost the game; the unusual actions go through _checked_action.
+    _joint_action = _parallel.joint_action
 
     def _checked_action(self, player: int, actions: dict, reports: dict[str, dict]) -> int | None:
         """One actor's action, validated: raises naming the legal ones, or the no-op, or
@@ -706,68 +599,10 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         self.agents = []
         return observations, rewards, terminations, truncations, infos
 
-    def step(self, actions):
-        state = self.state
-        if state is None:
-            raise ValueError(f"{self.game.NAME}: call reset() before step()")
-        if not self.agents:
-            raise ValueError(f"{self.game.NAME}: the episode is over; call reset()")
-        if not isinstance(actions, dict):
-            raise TypeError(f"{self.game.NAME}: step() takes a dict {{agent: action}}, got "
-                            f"{type(actions).__name__}")
-        if not self._agent_names.issuperset(actions):
-            unknown = sorted(map(repr, set(actions) - self._agent_names))
-            raise ValueError(f"{self.game.NAME}: step() got actions for unknown agent(s) "
-                             f"{', '.join(unknown)}; agents: {self.possible_agents}")
-        reports: dict[str, dict] = {}
-        joint = self._joint_action(actions, reports)
-        if joint is None:
-            return self._lost_by_illegal_actions(reports)
-        player = state.current_player()
-        if player == SIMULTANEOUS:
-            state._apply_actions(joint)  # validated above
-        else:
-            state._apply_action(joint[player])
-        player = state.current_player()
-        if player == SIMULTANEOUS and self._terminal_rewards_only and state.movers():
-            step_rewards = None  # to the next choices: nothing paid, no automatic node to play
-        else:
-            step_rewards = self._add_rewards(None)
-            if player < 0:  # chance, simultaneous or terminal: maybe automatic
-                more_rewards = self._resolve_automatic_nodes()
-                if more_rewards is not None:
-                    step_rewards = more_rewards if step_rewards is None else step_rewards + more_rewards
-        agents = self.agents
-        done = state.is_terminal()
-        if self._tensors_of_all is not None:  # every player's tensor and mask in one array each
-            result = self._step_dicts(agents, step_rewards, done, reports)
-        else:
-            result = self._step_dicts_by_player(agents, step_rewards, done, reports)
-        observations, rewards, terminations, truncations, infos, staying = result
-        if len(staying) != len(agents):  # else the same list stays: action_masks keeps its rows
-            self.agents = staying
-        if self.render_mode == "human":
-            self.render()
-        return observations, rewards, terminations, truncations, infos
-
-    def _step_dicts(self, agents: list[str], step_rewards: np.ndarray | None, done: bool,
-                    reports: dict[str, dict]) -> tuple:
-        """The step's five dicts and the agents still in play, in one compiled pass over
-        the agents (``_adapters.parallel_step_dicts``), from the state's arrays."""
-        state = self.state
-        self._masks = None  # a new node
-        masks = self._node_masks()
-        tensors = self._tensors_of_all(state)
-        rows = list(tensors.reshape(len(tensors), -1)) if self._flat else list(tensors)
-        finished = set(state.finished_players()) if not done and self._may_finish_early else None
-        result = parallel_step_dicts(
-            agents, self.agent_to_player, rows, self._mask_rows(masks),
-            None if step_rewards is None else step_rewards.tolist(), done, finished, self._flat,
-        )
-        infos = result[4]
-        for agent, report in reports.items():  # no-op reports ("lose" ends the step earlier)
-            infos[agent] = {**report, **infos[agent]}
-        return result
+    # Compiled (hiddenenvs/_parallel.pyx): the step, and its five dicts from the state's
+    # arrays; a state that answers player by player goes through the method below.
+    step = _parallel.step
+    _step_dicts = _parallel.step_dicts
 
     def _step_dicts_by_player(self, agents: list[str], step_rewards: np.ndarray | None, done: bool,
                               reports: dict[str, dict]) -> tuple:
@@ -830,30 +665,14 @@ class FastOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     def num_agents(self) -> int:
         return len(self.agents)
 
-    def last(self, observe: bool = True):
-        if not self._has_reset:
-            return super().last(observe)  # raises the base class's error
-        env = self.env
-        agent = env.agent_selection
-        return (
-            env.observe(agent) if observe else None,
-            env._cumulative_rewards[agent],
-            env.terminations[agent],
-            env.truncations[agent],
-            env.infos[agent],
-        )
+    last = _aec.wrapper_last  # compiled: reads the wrapped env directly
 
     def observe(self, agent):
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
         return self.env.observe(agent)
 
-    def step(self, action) -> None:
-        if self._has_reset and self.env.agents:
-            self._has_updated = True
-            self.env.step(action)
-        else:
-            super().step(action)  # the base class's error or warning
+    step = _aec.wrapper_step  # compiled: the base class's checks, then the env's step
 
     def agent_iter(self, max_iter: int = 2**63):
         if not self._has_reset:
@@ -867,17 +686,9 @@ class _FastOrderEnforcingIterable(AECOrderEnforcingIterable):
 
 
 class _FastOrderEnforcingIterator(AECOrderEnforcingIterator):
-    """The base iterator's checks, reading the wrapped env directly."""
+    """The base iterator's checks, reading the wrapped env directly (compiled)."""
 
-    def __next__(self):
-        wrapper = self.env
-        env = wrapper.env
-        if not env.agents or self.iters_til_term <= 0:
-            raise StopIteration
-        self.iters_til_term -= 1
-        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
-        wrapper._has_updated = False
-        return env.agent_selection
+    __next__ = _aec.iterator_next
 
 
 def check_illegal_action_rule(illegal_action: str, game: Game | None = None) -> None:

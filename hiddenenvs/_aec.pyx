@@ -1,0 +1,186 @@
+# cython: boundscheck=False, wraparound=False, language_level=3
+"""The AEC adapter's per-step methods, compiled (:mod:`hiddenenvs.pettingzoo_env`).
+
+An AEC playout of II-Goofspiel(13) is 26 agent steps, each an ``agent_iter`` step, a
+``last()`` and a ``step()``. As Python they cost about 6 microseconds of attribute reads,
+dict lookups and calls per agent step, ten times what the compiled game spends on its
+part. These functions are the same methods, bound to the same classes
+(``GameAECEnv.observe``, ``_mask`` and ``step``; the order-enforcing wrapper's ``last``
+and ``step``; its iterator's ``__next__``): they read and write the same attributes in
+the same order, with no interpreter in between. Every uncommon branch (an action outside
+the mask or not an int, a finished agent's ``step(None)``, rewards paid mid-game,
+automatic nodes, players out early, infos in use, rendering) calls the env's Python
+methods, which name the culprit and follow PettingZoo's rules as before.
+"""
+
+cimport numpy as cnp
+
+cdef extern from "Python.h":
+    # The wrapper's attributes without its class's __getattr__ hook (PettingZoo's wrappers
+    # define one, which makes every attribute read look the hook up first).
+    object PyObject_GenericGetAttr(object o, object name)
+
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+from hiddenenvs.game import SIMULTANEOUS, TERMINAL
+
+cnp.import_array()
+
+cdef long _SIMULTANEOUS = SIMULTANEOUS
+cdef long _TERMINAL = TERMINAL
+cdef frozenset _NOBODY = frozenset()
+
+
+cdef inline bint _shown_mask_allows(object mask, object action, Py_ssize_t num_actions) except -1:
+    """Whether ``action`` (a Python int) is an action the 1-D int8 ``mask`` allows."""
+    cdef cnp.ndarray array
+    cdef Py_ssize_t value
+    if mask is None or type(action) is not int:
+        return False
+    try:
+        value = action
+    except OverflowError:
+        return False
+    if value < 0 or value >= num_actions:
+        return False
+    array = <cnp.ndarray?> mask
+    if cnp.PyArray_NDIM(array) != 1 or cnp.PyArray_TYPE(array) != cnp.NPY_INT8 or cnp.PyArray_DIM(array, 0) <= value:
+        return mask[value] != 0  # not an int8 mask row: numpy answers
+    return (<char *> cnp.PyArray_DATA(array))[value * cnp.PyArray_STRIDE(array, 0)] != 0
+
+
+def observe(self, agent):
+    """``GameAECEnv.observe``: the agent's tensor, with its mask in the dict layout."""
+    try:
+        player = self.agent_to_player[agent]
+    except (KeyError, TypeError):
+        raise self._unknown_agent(agent) from None
+    tensor = self._tensor_of(self.state, player)
+    if self._flat:
+        return tensor.reshape(-1)
+    return {"observation": tensor, "action_mask": mask(self, agent, player)}
+
+
+def mask(self, agent, player):
+    """``GameAECEnv._mask``: the agent's read-only action mask at this node.
+
+    The selected agent's is made once per selection (``observe`` and ``step`` both read
+    it); a later mover of a simultaneous node gets its own; anyone else none.
+    """
+    cdef long current_player
+    if agent == self.agent_selection:
+        selection_mask = self._selection_mask
+        if selection_mask is None:
+            state = self.state
+            current_player = state.current_player()
+            if current_player == _TERMINAL:
+                selection_mask = self._no_action_mask
+            elif current_player == _SIMULTANEOUS and self._state_mask_of is not None:
+                selection_mask = self._state_mask_of(state, player)
+            else:
+                selection_mask = self._mask_of_legal(tuple(self._legal_actions_of_selection()))
+            self._selection_mask = selection_mask
+        return selection_mask
+    if player in self._waiting:  # a simultaneous node: a later mover's turn is coming
+        if self._state_mask_of is not None:
+            return self._state_mask_of(self.state, player)
+        return self._mask_of_legal(tuple(self.state.legal_actions(player)))
+    return self._no_action_mask
+
+
+def step(self, action):
+    """``GameAECEnv.step``: play the selected agent's action (module docstring of
+    :mod:`hiddenenvs.pettingzoo_env` for the rules)."""
+    cdef long player
+    cdef list to_act
+    agent = self.agent_selection
+    if self.terminations[agent] or self.truncations[agent]:
+        self._was_dead_step(action)
+        self._selection_legal = self._selection_mask = None
+        return
+    # The usual case first: an int the mask the agent was shown (last() or observe()) allows.
+    if _shown_mask_allows(self._selection_mask, action, self._num_actions):
+        if self._illegal_reports:
+            self._illegal_reports.pop(agent, None)
+    else:
+        action = self._checked_action(agent, action)
+    self._cumulative_rewards[agent] = 0.0
+    rewards = self.rewards
+    for name in rewards:
+        rewards[name] = 0.0
+    state = self.state
+    if state.current_player() == _SIMULTANEOUS:
+        to_act = self._to_act
+        self._pending_joint[to_act.pop(0)] = action
+        self._waiting = frozenset(to_act)
+        if to_act:  # the state changes once the last mover has chosen
+            self.agent_selection = self.possible_agents[to_act[0]]
+            self._selection_legal = self._selection_mask = None
+            if self._infos_in_use:
+                self._refresh_infos()
+            return
+        state._apply_actions(self._pending_joint)
+    else:
+        state._apply_action(action)  # validated above
+    player = state.current_player()
+    if (self._terminal_rewards_only and not self._may_finish_early
+            and (player >= 0 or (player == _SIMULTANEOUS and state.movers()))):
+        # To a decision node, or a simultaneous node where someone chooses; nothing paid,
+        # nobody out: what _after_transition(None) does in that case, without its
+        # general tests.
+        self._selection_legal = self._selection_mask = None
+        if player >= 0:
+            self._to_act = [player]
+            self._waiting = _NOBODY
+        else:
+            to_act = list(range(self._num_players))
+            self._to_act = to_act
+            self._waiting = frozenset(to_act)
+            self._pending_joint = [-1] * self._num_players
+            player = 0
+        self.agent_selection = self.possible_agents[player]
+        if self._infos_in_use:
+            self._refresh_infos()
+        if self.render_mode == "human":
+            self.render()
+        return
+    self._settle_transition()
+
+
+def wrapper_last(self, observe=True):
+    """``FastOrderEnforcingWrapper.last``: the selected agent's observation, reward,
+    termination, truncation and info, read from the wrapped env directly."""
+    if not PyObject_GenericGetAttr(self, "_has_reset"):
+        return OrderEnforcingWrapper.last(self, observe)  # raises the base class's error
+    env = PyObject_GenericGetAttr(self, "env")
+    agent = env.agent_selection
+    return (
+        env.observe(agent) if observe else None,
+        env._cumulative_rewards[agent],
+        env.terminations[agent],
+        env.truncations[agent],
+        env.infos[agent],
+    )
+
+
+def wrapper_step(self, action):
+    """``FastOrderEnforcingWrapper.step``: the base class's checks, then the env's step."""
+    env = PyObject_GenericGetAttr(self, "env")
+    if PyObject_GenericGetAttr(self, "_has_reset") and env.agents:
+        self._has_updated = True
+        env.step(action)
+    else:
+        OrderEnforcingWrapper.step(self, action)  # the base class's error or warning
+
+
+def iterator_next(self):
+    """``agent_iter``'s ``__next__``: the base iterator's checks, reading the wrapped env."""
+    wrapper = self.env
+    env = PyObject_GenericGetAttr(wrapper, "env")
+    if not env.agents or self.iters_til_term <= 0:
+        raise StopIteration
+    self.iters_til_term -= 1
+    if not PyObject_GenericGetAttr(wrapper, "_has_updated"):
+        raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+    wrapper._has_updated = False
+    return env.agent_selection
