@@ -7,18 +7,20 @@ dict lookups and calls per agent step, ten times what the compiled game spends o
 part. These functions are the same methods, bound to the same classes
 (``GameAECEnv.observe``, ``_mask`` and ``step``; the order-enforcing wrapper's ``last``
 and ``step``; its iterator's ``__next__``): they read and write the same attributes in
-the same order, with no interpreter in between. Every uncommon branch (an action outside
-the mask or not an int, a finished agent's ``step(None)``, rewards paid mid-game,
-automatic nodes, players out early, infos in use, rendering) calls the env's Python
-methods, which name the culprit and follow PettingZoo's rules as before.
+the same order, with no interpreter in between, and read and write the env's plain
+instance attributes in its ``__dict__`` directly (the classes define no descriptor of
+those names), which skips a type lookup through the class hierarchy per access, the
+largest cost left once compiled. Every uncommon branch (an action outside the mask or not
+an int, a finished agent's ``step(None)``, rewards paid mid-game, automatic nodes,
+players out early, infos in use, rendering) calls the env's Python methods, which name
+the culprit and follow PettingZoo's rules as before.
 """
 
 cimport numpy as cnp
 
 cdef extern from "Python.h":
-    # The wrapper's attributes without its class's __getattr__ hook (PettingZoo's wrappers
-    # define one, which makes every attribute read look the hook up first).
-    object PyObject_GenericGetAttr(object o, object name)
+    # An object's instance __dict__ (made if it has none yet; a new reference).
+    dict PyObject_GenericGetDict(object o, void *context)
 
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
@@ -51,14 +53,18 @@ cdef inline bint _shown_mask_allows(object mask, object action, Py_ssize_t num_a
 
 def observe(self, agent):
     """``GameAECEnv.observe``: the agent's tensor, with its mask in the dict layout."""
+    return observe_in(self, PyObject_GenericGetDict(self, NULL), agent)
+
+
+cdef object observe_in(object self, dict env, object agent):
     try:
-        player = self.agent_to_player[agent]
+        player = env["agent_to_player"][agent]
     except (KeyError, TypeError):
         raise self._unknown_agent(agent) from None
-    tensor = self._tensor_of(self.state, player)
-    if self._flat:
+    tensor = env["_tensor_of"](env["state"], player)
+    if env["_flat"]:
         return tensor.reshape(-1)
-    return {"observation": tensor, "action_mask": mask(self, agent, player)}
+    return {"observation": tensor, "action_mask": _mask_of(self, env, agent, player)}
 
 
 def mask(self, agent, player):
@@ -67,25 +73,29 @@ def mask(self, agent, player):
     The selected agent's is made once per selection (``observe`` and ``step`` both read
     it); a later mover of a simultaneous node gets its own; anyone else none.
     """
+    return _mask_of(self, PyObject_GenericGetDict(self, NULL), agent, player)
+
+
+cdef object _mask_of(object self, dict env, object agent, object player):
     cdef long current_player
-    if agent == self.agent_selection:
-        selection_mask = self._selection_mask
+    if agent == env["agent_selection"]:
+        selection_mask = env["_selection_mask"]
         if selection_mask is None:
-            state = self.state
+            state = env["state"]
             current_player = state.current_player()
             if current_player == _TERMINAL:
-                selection_mask = self._no_action_mask
-            elif current_player == _SIMULTANEOUS and self._state_mask_of is not None:
-                selection_mask = self._state_mask_of(state, player)
+                selection_mask = env["_no_action_mask"]
+            elif current_player == _SIMULTANEOUS and env["_state_mask_of"] is not None:
+                selection_mask = env["_state_mask_of"](state, player)
             else:
-                selection_mask = self._mask_of_legal(tuple(self._legal_actions_of_selection()))
-            self._selection_mask = selection_mask
+                selection_mask = env["_mask_of_legal"](tuple(self._legal_actions_of_selection()))
+            env["_selection_mask"] = selection_mask
         return selection_mask
-    if player in self._waiting:  # a simultaneous node: a later mover's turn is coming
-        if self._state_mask_of is not None:
-            return self._state_mask_of(self.state, player)
-        return self._mask_of_legal(tuple(self.state.legal_actions(player)))
-    return self._no_action_mask
+    if player in env["_waiting"]:  # a simultaneous node: a later mover's turn is coming
+        if env["_state_mask_of"] is not None:
+            return env["_state_mask_of"](env["state"], player)
+        return env["_mask_of_legal"](tuple(env["state"].legal_actions(player)))
+    return env["_no_action_mask"]
 
 
 def step(self, action):
@@ -93,55 +103,56 @@ def step(self, action):
     :mod:`hiddenenvs.pettingzoo_env` for the rules)."""
     cdef long player
     cdef list to_act
-    agent = self.agent_selection
-    if self.terminations[agent] or self.truncations[agent]:
+    cdef dict env = PyObject_GenericGetDict(self, NULL)
+    agent = env["agent_selection"]
+    if env["terminations"][agent] or env["truncations"][agent]:
         self._was_dead_step(action)
         self._selection_legal = self._selection_mask = None
         return
     # The usual case first: an int the mask the agent was shown (last() or observe()) allows.
-    if _shown_mask_allows(self._selection_mask, action, self._num_actions):
-        if self._illegal_reports:
-            self._illegal_reports.pop(agent, None)
+    if _shown_mask_allows(env["_selection_mask"], action, env["_num_actions"]):
+        if env["_illegal_reports"]:
+            env["_illegal_reports"].pop(agent, None)
     else:
         action = self._checked_action(agent, action)
-    self._cumulative_rewards[agent] = 0.0
-    rewards = self.rewards
+    env["_cumulative_rewards"][agent] = 0.0
+    rewards = env["rewards"]
     for name in rewards:
         rewards[name] = 0.0
-    state = self.state
+    state = env["state"]
     if state.current_player() == _SIMULTANEOUS:
-        to_act = self._to_act
-        self._pending_joint[to_act.pop(0)] = action
-        self._waiting = frozenset(to_act)
+        to_act = env["_to_act"]
+        env["_pending_joint"][to_act.pop(0)] = action
+        env["_waiting"] = frozenset(to_act)
         if to_act:  # the state changes once the last mover has chosen
-            self.agent_selection = self.possible_agents[to_act[0]]
-            self._selection_legal = self._selection_mask = None
-            if self._infos_in_use:
+            env["agent_selection"] = env["possible_agents"][to_act[0]]
+            env["_selection_legal"] = env["_selection_mask"] = None
+            if env["_infos_in_use"]:
                 self._refresh_infos()
             return
-        state._apply_actions(self._pending_joint)
+        state._apply_actions(env["_pending_joint"])
     else:
         state._apply_action(action)  # validated above
     player = state.current_player()
-    if (self._terminal_rewards_only and not self._may_finish_early
+    if (env["_terminal_rewards_only"] and not env["_may_finish_early"]
             and (player >= 0 or (player == _SIMULTANEOUS and state.movers()))):
         # To a decision node, or a simultaneous node where someone chooses; nothing paid,
         # nobody out: what _after_transition(None) does in that case, without its
         # general tests.
-        self._selection_legal = self._selection_mask = None
+        env["_selection_legal"] = env["_selection_mask"] = None
         if player >= 0:
-            self._to_act = [player]
-            self._waiting = _NOBODY
+            env["_to_act"] = [player]
+            env["_waiting"] = _NOBODY
         else:
-            to_act = list(range(self._num_players))
-            self._to_act = to_act
-            self._waiting = frozenset(to_act)
-            self._pending_joint = [-1] * self._num_players
+            to_act = list(range(env["_num_players"]))
+            env["_to_act"] = to_act
+            env["_waiting"] = frozenset(to_act)
+            env["_pending_joint"] = [-1] * env["_num_players"]
             player = 0
-        self.agent_selection = self.possible_agents[player]
-        if self._infos_in_use:
+        env["agent_selection"] = env["possible_agents"][player]
+        if env["_infos_in_use"]:
             self._refresh_infos()
-        if self.render_mode == "human":
+        if env["render_mode"] == "human":
             self.render()
         return
     self._settle_transition()
@@ -150,24 +161,36 @@ def step(self, action):
 def wrapper_last(self, observe=True):
     """``FastOrderEnforcingWrapper.last``: the selected agent's observation, reward,
     termination, truncation and info, read from the wrapped env directly."""
-    if not PyObject_GenericGetAttr(self, "_has_reset"):
+    cdef dict wrapper = PyObject_GenericGetDict(self, NULL)
+    if not wrapper["_has_reset"]:
         return OrderEnforcingWrapper.last(self, observe)  # raises the base class's error
-    env = PyObject_GenericGetAttr(self, "env")
-    agent = env.agent_selection
+    env_object = wrapper["env"]
+    if getattr(type(env_object), "step", None) is not step:  # a wrapper around ours ("lose")
+        agent = env_object.agent_selection
+        return (
+            env_object.observe(agent) if observe else None,
+            env_object._cumulative_rewards[agent],
+            env_object.terminations[agent],
+            env_object.truncations[agent],
+            env_object.infos[agent],
+        )
+    cdef dict env = PyObject_GenericGetDict(env_object, NULL)
+    agent = env["agent_selection"]
     return (
-        env.observe(agent) if observe else None,
-        env._cumulative_rewards[agent],
-        env.terminations[agent],
-        env.truncations[agent],
-        env.infos[agent],
+        observe_in(env_object, env, agent) if observe else None,
+        env["_cumulative_rewards"][agent],
+        env["terminations"][agent],
+        env["truncations"][agent],
+        env["infos"][agent],
     )
 
 
 def wrapper_step(self, action):
     """``FastOrderEnforcingWrapper.step``: the base class's checks, then the env's step."""
-    env = PyObject_GenericGetAttr(self, "env")
-    if PyObject_GenericGetAttr(self, "_has_reset") and env.agents:
-        self._has_updated = True
+    cdef dict wrapper = PyObject_GenericGetDict(self, NULL)
+    env = wrapper["env"]
+    if wrapper["_has_reset"] and env.agents:
+        wrapper["_has_updated"] = True
         env.step(action)
     else:
         OrderEnforcingWrapper.step(self, action)  # the base class's error or warning
@@ -175,12 +198,13 @@ def wrapper_step(self, action):
 
 def iterator_next(self):
     """``agent_iter``'s ``__next__``: the base iterator's checks, reading the wrapped env."""
-    wrapper = self.env
-    env = PyObject_GenericGetAttr(wrapper, "env")
-    if not env.agents or self.iters_til_term <= 0:
+    cdef dict iterator = PyObject_GenericGetDict(self, NULL)
+    cdef dict wrapper = PyObject_GenericGetDict(iterator["env"], NULL)
+    env = wrapper["env"]
+    if not env.agents or iterator["iters_til_term"] <= 0:
         raise StopIteration
-    self.iters_til_term -= 1
-    if not PyObject_GenericGetAttr(wrapper, "_has_updated"):
+    iterator["iters_til_term"] -= 1
+    if not wrapper["_has_updated"]:
         raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
-    wrapper._has_updated = False
+    wrapper["_has_updated"] = False
     return env.agent_selection

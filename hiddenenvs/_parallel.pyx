@@ -15,12 +15,19 @@ cimport numpy as cnp
 
 import numpy as np
 
-from hiddenenvs._adapters import accept_legal_actions, parallel_step_dicts, row_views, rows_with_any
-from hiddenenvs.game import SIMULTANEOUS
+from hiddenenvs._adapters import (
+    accept_legal_actions,
+    mask_rows,
+    parallel_step_dicts,
+    row_views,
+    rows_with_any,
+)
+from hiddenenvs.game import SIMULTANEOUS, TERMINAL
 
 cnp.import_array()
 
 cdef long _SIMULTANEOUS = SIMULTANEOUS
+cdef long _TERMINAL = TERMINAL
 
 
 def node_masks(self):
@@ -61,6 +68,15 @@ def node_masks(self):
         masks = self._masks_player_by_player(current_player)
     self._masks = masks
     return masks
+
+
+def node_mask_rows(self, masks):
+    """``GameParallelEnv._mask_rows``: each player's read-only mask at this node, shared
+    per legal set (few actions) or a row of ``masks``."""
+    table = self._mask_table
+    if table is None:
+        return row_views(masks)
+    return mask_rows(masks, table, self._mask_of_legal)
 
 
 def joint_action(self, dict actions, dict reports):
@@ -114,7 +130,8 @@ def step(self, actions):
             more_rewards = self._resolve_automatic_nodes()
             if more_rewards is not None:
                 step_rewards = more_rewards if step_rewards is None else step_rewards + more_rewards
-    done = state.is_terminal()
+            player = state.current_player()
+    done = player == _TERMINAL  # State.is_terminal, without two more calls
     if self._tensors_of_all is not None:  # every player's tensor and mask in one array each
         result = step_dicts(self, agents, step_rewards, done, reports)
     else:
@@ -138,7 +155,7 @@ def step_dicts(self, list agents, step_rewards, bint done, dict reports):
     rows = row_views(tensors.reshape(len(tensors), -1) if self._flat else tensors)
     finished = set(state.finished_players()) if not done and self._may_finish_early else None
     result = parallel_step_dicts(
-        agents, self.agent_to_player, rows, self._mask_rows(masks),
+        agents, self.agent_to_player, rows, node_mask_rows(self, masks),
         None if step_rewards is None else step_rewards.tolist(), done, finished, self._flat,
     )
     infos = result[4]

@@ -99,7 +99,6 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 
 from hiddenenvs import _aec, _parallel
 from hiddenenvs._adapters import (
-    mask_rows,
     observation_dicts,
     row_views,
     values_by_agent,
@@ -107,6 +106,7 @@ from hiddenenvs._adapters import (
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
+    ChanceMode,
     Dynamics,
     Game,
     State,
@@ -198,6 +198,11 @@ class _GameEnvBase:
         # and drawing one number cost a fraction of numpy's Generator per call, and the
         # envs draw one number at a time (sample_chance_outcome only calls .random()).
         self._rng = random.Random()
+        # reset(seed) applies the seed, and draws the state's seed, only once they matter
+        # (_chance_rng): the state's seed only for SAMPLED_STOCHASTIC games.
+        self._state_takes_seed = game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC
+        self._seed_not_applied: int | None = None
+        self._state_seeds_not_drawn = 0
         self.state: State | None = None
         state_class = type(game.new_initial_state())
         self._terminal_rewards_only = state_class.rewards is State.rewards
@@ -260,8 +265,31 @@ class _GameEnvBase:
             if seed < 0:
                 raise ValueError(f"{self.game.NAME}: reset(seed=...) takes None or a non-negative "
                                  f"integer, got {seed}")
-            self._rng.seed(operator.index(seed))
-        self.state = self.game.new_initial_state(seed=self._rng.getrandbits(31))
+            seed = operator.index(seed)
+        if self._state_takes_seed:
+            if seed is not None:
+                self._seed_not_applied, self._state_seeds_not_drawn = seed, 0
+            self.state = self.game.new_initial_state(seed=self._chance_rng().getrandbits(31))
+            return
+        # The state ignores its seed: seeding the generator (a few microseconds) and the
+        # draw wait until a chance node needs them, which II-Goofspiel's fixed deck never does.
+        if seed is not None:
+            self._seed_not_applied, self._state_seeds_not_drawn = seed, 1
+        else:
+            self._state_seeds_not_drawn += 1
+        self.state = self.game.new_initial_state()
+
+    def _chance_rng(self) -> random.Random:
+        """The generator, seeded and advanced as every ``reset`` so far left it: the same
+        stream whether or not the state seeds were drawn at once."""
+        rng = self._rng
+        if self._seed_not_applied is not None:
+            rng.seed(self._seed_not_applied)
+            self._seed_not_applied = None
+        for _ in range(self._state_seeds_not_drawn):
+            rng.getrandbits(31)
+        self._state_seeds_not_drawn = 0
+        return rng
 
     def _resolve_automatic_nodes(self) -> np.ndarray | None:
         """Play chance nodes and simultaneous nodes where nobody has a real choice.
@@ -273,7 +301,7 @@ class _GameEnvBase:
         while True:
             player = state.current_player()
             if player == CHANCE:
-                state._apply_action(sample_chance_outcome(state, self._rng))
+                state._apply_action(sample_chance_outcome(state, self._chance_rng()))
             elif player == SIMULTANEOUS and not state.movers():
                 state.apply_actions([-1] * self.game.info.num_players)
             else:
@@ -534,12 +562,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         masks.flags.writeable = False
         return masks
 
-    def _mask_rows(self, masks: np.ndarray) -> list[np.ndarray]:
-        """Each player's read-only mask at this node: shared per legal set (few actions) or
-        a row of ``masks``."""
-        if self._mask_table is None:
-            return row_views(masks)
-        return mask_rows(masks, self._mask_table, self._mask_of_legal)
+    _mask_rows = _parallel.node_mask_rows  # compiled: each player's mask at this node
 
     def _observations(self) -> dict:
         self._masks = None  # a new node

@@ -11,6 +11,7 @@ The tuple keys and ``history()`` are built only when asked, from the same buffer
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.string cimport memcpy, memset
 
+cimport cython
 cimport numpy as cnp
 
 cnp.import_array()
@@ -33,6 +34,7 @@ cdef inline int _player(int player) except -1:
     return player
 
 
+@cython.final  # its cpdef methods are then plain C calls from the state's methods below
 cdef class GoofspielCore:
     """A Goofspiel history: ``GoofspielCore(num_cards, fixed_points, imp_info)``, with
     ``fixed_points`` the point cards in order (ranks 1..N), or None for a random deck."""
@@ -146,7 +148,7 @@ cdef class GoofspielCore:
             raise ValueError(f"goofspiel: no point card for action {action} (0..{self.num_cards - 1})")
         self._reveal(action + 1)
 
-    def play(self, int action_0, int action_1):
+    cpdef play(self, int action_0, int action_1):
         """Both players bid (assumed legal, at a simultaneous node)."""
         if not (0 <= action_0 < self.num_cards and 0 <= action_1 < self.num_cards):
             raise ValueError(f"goofspiel: no card for bids ({action_0}, {action_1}) (0..{self.num_cards - 1})")
@@ -185,7 +187,7 @@ cdef class GoofspielCore:
         """The chance actions (value - 1) of the point cards not yet revealed, ascending."""
         return self._ranks_minus_one(self.undrawn)
 
-    def hand_mask(self, int player, bint writeable=True):
+    cpdef hand_mask(self, int player, bint writeable=True):
         """``(N,)`` int8: 1 for every card ``player`` holds (a fresh array, read-only
         unless ``writeable``: numpy's ``flags.writeable = False`` costs more than the array)."""
         _player(player)
@@ -199,7 +201,7 @@ cdef class GoofspielCore:
             cnp.PyArray_CLEARFLAGS(<cnp.ndarray> mask, cnp.NPY_ARRAY_WRITEABLE)
         return mask
 
-    def hand_masks(self, bint writeable=True):
+    cpdef hand_masks(self, bint writeable=True):
         """``(2, N)`` int8: both players' hand masks (read-only unless ``writeable``)."""
         cdef cnp.npy_intp dims[2]
         dims[0], dims[1] = 2, self.num_cards
@@ -298,14 +300,14 @@ cdef class GoofspielCore:
             else:
                 out[base + 2 * n + self.bids[1 - player][index] - 1] = 1
 
-    def information_state_tensor(self, int player):
+    cpdef information_state_tensor(self, int player):
         _player(player)
         cdef cnp.npy_intp size = 2 + 2 * self.num_cards + self.num_cards * self.round_block
         tensor = cnp.PyArray_EMPTY(1, &size, cnp.NPY_FLOAT32, 0)
         self._write_information_state(player, <float *> cnp.PyArray_DATA(tensor))
         return tensor
 
-    def information_state_tensors(self):
+    cpdef information_state_tensors(self):
         """``(2, size)``: both players' information-state tensors, one array."""
         cdef cnp.npy_intp dims[2]
         dims[0], dims[1] = 2, 2 + 2 * self.num_cards + self.num_cards * self.round_block
@@ -337,14 +339,14 @@ cdef class GoofspielCore:
         out[2 + 4 * n] = <float> (<double> self.scores[player] / self.total_points)
         out[3 + 4 * n] = <float> (<double> self.scores[1 - player] / self.total_points)
 
-    def observation_tensor(self, int player):
+    cpdef observation_tensor(self, int player):
         _player(player)
         cdef cnp.npy_intp size = 2 + 4 * self.num_cards + 2
         tensor = cnp.PyArray_EMPTY(1, &size, cnp.NPY_FLOAT32, 0)
         self._write_observation(player, <float *> cnp.PyArray_DATA(tensor))
         return tensor
 
-    def observation_tensors(self):
+    cpdef observation_tensors(self):
         """``(2, size)``: both players' observation tensors, one array."""
         cdef cnp.npy_intp dims[2]
         dims[0], dims[1] = 2, 2 + 4 * self.num_cards + 2
@@ -370,3 +372,59 @@ cdef class GoofspielCore:
                     out[base + n + self.bids[0][index] - 1] = 1
                     out[base + 2 * n + self.bids[1][index] - 1] = 1
         return tensor
+
+
+# ---- GoofspielState's per-step methods ---------------------------------------------------
+# hiddenenvs.envs.goofspiel.GoofspielState binds these as its methods: an env step calls
+# about six of them, and each is then one C call into the core instead of a Python frame
+# around one (a fifth of an AEC agent step on II-Goofspiel(13)).
+
+def state_current_player(state):
+    """``GoofspielState.current_player``: CHANCE, SIMULTANEOUS or TERMINAL."""
+    return state.phase
+
+
+def state_movers(state):
+    """``GoofspielState.movers``: both players bid at every simultaneous node (the
+    one-card last round plays itself, so each hand holds two cards or more there)."""
+    return [0, 1] if state.phase == SIMULTANEOUS else []
+
+
+def state_apply_actions(state, joint):
+    """``GoofspielState._apply_actions``: both bids, validated by the caller."""
+    cdef GoofspielCore core = state.core
+    core.play(joint[0], joint[1])
+    state.phase = core.phase
+
+
+def state_information_state_tensor(state, int player):
+    """``GoofspielState.information_state_tensor``."""
+    return (<GoofspielCore> state.core).information_state_tensor(player)
+
+
+def state_information_state_tensors(state):
+    """``GoofspielState.information_state_tensors``: ``(2, size)``, both players'."""
+    return (<GoofspielCore> state.core).information_state_tensors()
+
+
+def state_observation_tensor(state, int player):
+    """``GoofspielState.observation_tensor``."""
+    return (<GoofspielCore> state.core).observation_tensor(player)
+
+
+def state_observation_tensors(state):
+    """``GoofspielState.observation_tensors``: ``(2, size)``, both players'."""
+    return (<GoofspielCore> state.core).observation_tensors()
+
+
+def state_read_only_legal_actions_mask(state, int player):
+    """``GoofspielState.read_only_legal_actions_mask``: ``player``'s hand at a
+    simultaneous node as a fresh read-only mask, made so in C (the AEC env hands it out
+    as is)."""
+    return (<GoofspielCore> state.core).hand_mask(player, False)
+
+
+def state_legal_actions_masks(state):
+    """``GoofspielState.legal_actions_masks``: ``(2, N)`` int8, both players' masks at a
+    simultaneous node, a fresh read-only array made so in C (for the parallel env)."""
+    return (<GoofspielCore> state.core).hand_masks(False)

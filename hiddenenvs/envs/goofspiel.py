@@ -95,6 +95,7 @@ import itertools
 import numpy as np
 
 from hiddenenvs.beliefs import action_probability_function
+from hiddenenvs.envs import _goofspiel as _compiled
 from hiddenenvs.envs._goofspiel import GoofspielCore
 from hiddenenvs.game import (
     CHANCE,
@@ -271,13 +272,9 @@ class GoofspielState(State):
     def scores(self) -> list[int]:
         return self.core.score_list()
 
-    def current_player(self):
-        return self.phase
-
-    def movers(self):
-        # Both players bid at every simultaneous node: the one-card last round plays
-        # itself, so each hand holds two cards or more here.
-        return [0, 1] if self.phase == SIMULTANEOUS else []
+    # The per-step methods are compiled (hiddenenvs/envs/_goofspiel.pyx), one C call each.
+    current_player = _compiled.state_current_player
+    movers = _compiled.state_movers
 
     def legal_actions(self, player=None):
         phase = self.phase
@@ -294,15 +291,8 @@ class GoofspielState(State):
             return self.core.hand_mask(player)
         return super().legal_actions_mask(player)
 
-    def read_only_legal_actions_mask(self, player):
-        """``legal_actions_mask(player)`` at a simultaneous node as a read-only array, made
-        so in C: the PettingZoo AEC env hands it out as is."""
-        return self.core.hand_mask(player, False)
-
-    def legal_actions_masks(self):
-        """``(2, N)`` int8, both players' masks at a simultaneous node (for the parallel env):
-        a fresh read-only array, made so in C."""
-        return self.core.hand_masks(False)
+    read_only_legal_actions_mask = _compiled.state_read_only_legal_actions_mask
+    legal_actions_masks = _compiled.state_legal_actions_masks
 
     def chance_outcomes(self):
         if self.phase != CHANCE:
@@ -322,10 +312,7 @@ class GoofspielState(State):
         self.core.reveal(action)
         self.phase = self.core.phase
 
-    def _apply_actions(self, joint):
-        core = self.core
-        core.play(joint[0], joint[1])
-        self.phase = core.phase
+    _apply_actions = _compiled.state_apply_actions
 
     # ---- outcome ------------------------------------------------------------------
     def returns(self):
@@ -349,19 +336,10 @@ class GoofspielState(State):
     def public_observation_tensor(self):
         return self.core.public_observation_tensor()
 
-    def information_state_tensor(self, player):
-        return self.core.information_state_tensor(player)
-
-    def information_state_tensors(self):
-        """``(2, size)``: both players' information-state tensors (for the parallel env)."""
-        return self.core.information_state_tensors()
-
-    def observation_tensor(self, player):
-        return self.core.observation_tensor(player)
-
-    def observation_tensors(self):
-        """``(2, size)``: both players' observation tensors (for the parallel env)."""
-        return self.core.observation_tensors()
+    information_state_tensor = _compiled.state_information_state_tensor
+    information_state_tensors = _compiled.state_information_state_tensors
+    observation_tensor = _compiled.state_observation_tensor
+    observation_tensors = _compiled.state_observation_tensors
 
     def __str__(self):
         n = self.game.num_cards
