@@ -155,7 +155,97 @@ def step(self, action):
         if env["render_mode"] == "human":
             self.render()
         return
-    self._settle_transition()
+    settle_transition(self)
+
+
+def reset(self, seed=None, options=None):
+    """``GameAECEnv.reset``: a new episode, played to the first agent's choice."""
+    self._new_episode(seed)
+    cdef dict env = PyObject_GenericGetDict(self, NULL)
+    cdef list agents = list(env["possible_agents"])
+    env["agents"] = agents
+    env["rewards"] = dict.fromkeys(agents, 0.0)
+    env["_cumulative_rewards"] = dict.fromkeys(agents, 0.0)
+    env["terminations"] = dict.fromkeys(agents, False)
+    env["truncations"] = dict.fromkeys(agents, False)
+    env["infos"] = {agent: {} for agent in agents}
+    env["_illegal_reports"] = {}
+    _after_transition_in(self, env, self._resolve_automatic_nodes())
+    if env["_infos_in_use"]:
+        self._refresh_infos()
+
+
+def after_transition(self, rewards):
+    """``GameAECEnv._after_transition``: credit ``rewards`` (None: nothing paid), then
+    pick the next agent to act (or end the game)."""
+    _after_transition_in(self, PyObject_GenericGetDict(self, NULL), rewards)
+
+
+cdef _after_transition_in(object self, dict env, object rewards):
+    cdef long player
+    env["_selection_legal"] = env["_selection_mask"] = None
+    possible_agents = env["possible_agents"]
+    if rewards is not None:
+        credited = env["rewards"]
+        for player, agent in enumerate(possible_agents):
+            if agent in credited:
+                credited[agent] += float(rewards[player])
+    state = env["state"]
+    player = state.current_player()
+    out = set(state.finished_players()) if env["_may_finish_early"] else ()
+    if player >= 0:
+        env["_to_act"] = [player]
+        env["_waiting"] = _NOBODY
+        env["agent_selection"] = possible_agents[player]
+    elif player == _SIMULTANEOUS:
+        # Every live player acts in turn; the joint action collects their choices.
+        to_act = [p for p in range(env["_num_players"]) if p not in out]
+        env["_to_act"] = to_act
+        env["_waiting"] = frozenset(to_act)
+        env["_pending_joint"] = [-1] * env["_num_players"]
+        env["agent_selection"] = possible_agents[to_act[0]]
+    else:  # terminal
+        env["_to_act"] = []
+        env["_waiting"] = _NOBODY
+        env["terminations"] = dict.fromkeys(env["agents"], True)
+        env["agent_selection"] = env["agents"][0]
+    if out:
+        terminations = env["terminations"]
+        finished = [
+            agent
+            for agent in (possible_agents[p] for p in out)
+            if agent in terminations and not terminations[agent]
+        ]
+        if finished:  # players out before the end step(None) once, first (PettingZoo rule)
+            for agent in finished:
+                terminations[agent] = True
+            self._deads_step_first()
+
+
+def settle_transition(self):
+    """``GameAECEnv._settle_transition``: after a transition that pays rewards, reaches an
+    automatic node or the end, or finishes players: credit, play on, pick the next agent."""
+    cdef dict env = PyObject_GenericGetDict(self, NULL)
+    rewards = self._add_rewards(None)
+    if env["state"].current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
+        more_rewards = self._resolve_automatic_nodes()
+        if more_rewards is not None:
+            rewards = more_rewards if rewards is None else rewards + more_rewards
+    _after_transition_in(self, env, rewards)
+    if rewards is not None:
+        self._accumulate_rewards()
+    if env["_infos_in_use"]:
+        self._refresh_infos()
+    if env["render_mode"] == "human":
+        self.render()
+
+
+def wrapper_reset(self, seed=None, options=None):
+    """``FastOrderEnforcingWrapper.reset``: the base class's flags, then the env's reset."""
+    cdef dict wrapper = PyObject_GenericGetDict(self, NULL)
+    wrapper["_has_reset"] = True
+    wrapper["_has_updated"] = True
+    wrapper["env"].reset(seed=seed, options=options)
 
 
 def wrapper_last(self, observe=True):

@@ -384,54 +384,10 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         self._selection_mask: np.ndarray | None = None
         self._illegal_reports: dict[str, dict] = {}  # "no_op": agent -> its last report
 
-    def reset(self, seed=None, options=None):
-        self._new_episode(seed)
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {} for agent in self.agents}
-        self._illegal_reports = {}
-        self._after_transition(self._resolve_automatic_nodes())
-        if self._infos_in_use:
-            self._refresh_infos()
-
-    def _after_transition(self, rewards: np.ndarray | None) -> None:
-        """Credit rewards, then pick the next agent to act (or end the game)."""
-        self._selection_legal = self._selection_mask = None
-        if rewards is not None:
-            for player, agent in enumerate(self.possible_agents):
-                if agent in self.rewards:
-                    self.rewards[agent] += float(rewards[player])
-        state = self.state
-        player = state.current_player()
-        out = set(state.finished_players()) if self._may_finish_early else ()
-        if player >= 0:
-            self._to_act = [player]
-            self._waiting = _NOBODY
-            self.agent_selection = self.possible_agents[player]
-        elif player == SIMULTANEOUS:
-            # Every live player acts in turn; the joint action collects their choices.
-            self._to_act = [p for p in range(self._num_players) if p not in out]
-            self._waiting = frozenset(self._to_act)
-            self._pending_joint = [-1] * self._num_players
-            self.agent_selection = self.possible_agents[self._to_act[0]]
-        else:  # terminal
-            self._to_act = []
-            self._waiting = _NOBODY
-            self.terminations = dict.fromkeys(self.agents, True)
-            self.agent_selection = self.agents[0]
-        if out:
-            finished = [
-                agent
-                for agent in (self.possible_agents[p] for p in out)
-                if agent in self.terminations and not self.terminations[agent]
-            ]
-            if finished:  # players out before the end step(None) once, first (PettingZoo rule)
-                for agent in finished:
-                    self.terminations[agent] = True
-                self._deads_step_first()
+    # Compiled (hiddenenvs/_aec.pyx): a new episode; after a transition, credit the
+    # rewards and pick the next agent to act (or end the game).
+    reset = _aec.reset
+    _after_transition = _aec.after_transition
 
     def _legal_actions_of_selection(self) -> list[int]:
         """The selected agent's legal actions (none once the game is over), once per node."""
@@ -464,8 +420,9 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             infos[agent] = info
         self.infos = infos
 
-    # Compiled (hiddenenvs/_aec.pyx): the usual case in C, every other branch through the
-    # two methods below.
+    # Compiled (hiddenenvs/_aec.pyx): the usual case in C, an unusual action through the
+    # method below, a transition that pays, plays automatic nodes or ends through
+    # _settle_transition.
     step = _aec.step
 
     def _checked_action(self, agent: str, action: Any) -> int:
@@ -481,22 +438,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
             self._illegal_reports.pop(agent, None)
         return int(action)
 
-    def _settle_transition(self) -> None:
-        """After a transition that pays rewards, reaches an automatic node or the end, or
-        finishes players: credit, play on, pick the next agent."""
-        rewards = self._add_rewards(None)
-        if self.state.current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
-            more_rewards = self._resolve_automatic_nodes()
-            if more_rewards is not None:
-                rewards = more_rewards if rewards is None else rewards + more_rewards
-        self._after_transition(rewards)
-        if rewards is not None:
-            self._accumulate_rewards()
-        if self._infos_in_use:
-            self._refresh_infos()
-        if self.render_mode == "human":
-            self.render()
-
+    _settle_transition = _aec.settle_transition  # compiled: the general end of a step
 
 class GameParallelEnv(_GameEnvBase, ParallelEnv):
     """A game with simultaneous moves as a PettingZoo parallel env.
@@ -688,6 +630,7 @@ class FastOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     def num_agents(self) -> int:
         return len(self.agents)
 
+    reset = _aec.wrapper_reset  # compiled: the base class's flags, then the env's reset
     last = _aec.wrapper_last  # compiled: reads the wrapped env directly
 
     def observe(self, agent):
