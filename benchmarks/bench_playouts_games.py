@@ -39,7 +39,7 @@ def parallel_playout(env, rng: np.random.Generator) -> None:
     while env.agents:
         actions = {}
         for agent in env.agents:
-            legal = np.flatnonzero(observations[agent]["action_mask"])
+            legal = observations[agent]["action_mask"].nonzero()[0]  # as timing.aec_playout
             actions[agent] = int(legal[rng.integers(len(legal))]) if len(legal) else 0
         observations, *_ = env.step(actions)
 

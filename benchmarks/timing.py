@@ -37,13 +37,16 @@ def interleaved_rates(seconds: float, contenders: dict[str, Callable[[], object]
 
 
 def aec_playout(env, rng: np.random.Generator) -> None:
+    """One seeded AEC episode, each agent drawing a uniformly random legal action from its
+    mask (``mask.nonzero()[0]``: the same indices as ``np.flatnonzero``, whose Python
+    wrapper alone cost 1.6 microseconds a call, more than some envs' whole step)."""
     env.reset(seed=int(rng.integers(2**31)))
     for agent in env.agent_iter():
         observation, _, termination, truncation, _ = env.last()
         if termination or truncation:
             env.step(None)
             continue
-        legal = np.flatnonzero(observation["action_mask"])
+        legal = observation["action_mask"].nonzero()[0]
         env.step(int(legal[rng.integers(len(legal))]))
 
 

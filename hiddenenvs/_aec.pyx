@@ -91,7 +91,10 @@ cdef object _mask_of(object self, dict env, object agent, object player):
                 selection_mask = env["_mask_of_legal"](tuple(self._legal_actions_of_selection()))
             env["_selection_mask"] = selection_mask
         return selection_mask
-    if player in env["_waiting"]:  # a simultaneous node: a later mover's turn is coming
+    waiting = env["_waiting"]
+    if waiting is None:  # made when first asked: most steps never ask for another agent's mask
+        waiting = env["_waiting"] = frozenset(env["_to_act"])
+    if player in waiting:  # a simultaneous node: a later mover's turn is coming
         if env["_state_mask_of"] is not None:
             return env["_state_mask_of"](env["state"], player)
         return env["_mask_of_legal"](tuple(env["state"].legal_actions(player)))
@@ -123,7 +126,7 @@ def step(self, action):
     if state.current_player() == _SIMULTANEOUS:
         to_act = env["_to_act"]
         env["_pending_joint"][to_act.pop(0)] = action
-        env["_waiting"] = frozenset(to_act)
+        env["_waiting"] = None
         if to_act:  # the state changes once the last mover has chosen
             env["agent_selection"] = env["possible_agents"][to_act[0]]
             env["_selection_legal"] = env["_selection_mask"] = None
@@ -146,7 +149,7 @@ def step(self, action):
         else:
             to_act = list(range(env["_num_players"]))
             env["_to_act"] = to_act
-            env["_waiting"] = frozenset(to_act)
+            env["_waiting"] = None
             env["_pending_joint"] = [-1] * env["_num_players"]
             player = 0
         env["agent_selection"] = env["possible_agents"][player]
@@ -201,7 +204,7 @@ cdef _after_transition_in(object self, dict env, object rewards):
         # Every live player acts in turn; the joint action collects their choices.
         to_act = [p for p in range(env["_num_players"]) if p not in out]
         env["_to_act"] = to_act
-        env["_waiting"] = frozenset(to_act)
+        env["_waiting"] = None
         env["_pending_joint"] = [-1] * env["_num_players"]
         env["agent_selection"] = possible_agents[to_act[0]]
     else:  # terminal
@@ -255,7 +258,7 @@ def wrapper_last(self, observe=True):
     if not wrapper["_has_reset"]:
         return OrderEnforcingWrapper.last(self, observe)  # raises the base class's error
     env_object = wrapper["env"]
-    if getattr(type(env_object), "step", None) is not step:  # a wrapper around ours ("lose")
+    if type(env_object).step is not step:  # a wrapper around ours ("lose")
         agent = env_object.agent_selection
         return (
             env_object.observe(agent) if observe else None,

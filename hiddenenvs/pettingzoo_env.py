@@ -61,9 +61,13 @@ Conventions (the same for every game):
 Speed: ``make`` wraps the AEC env in :class:`FastOrderEnforcingWrapper`, a subclass of
 PettingZoo's ``OrderEnforcingWrapper`` with the same checks and errors whose per-step
 paths (``agent_iter``, ``last``, ``step`` and the attributes they read) skip its generic
-``__getattr__`` forwarding, which used to cost as much as the game itself. With the
-default layout and rule the infos stay empty dicts, untouched from step to step. The
-parallel env checks the actors' actions in a compiled loop (``hiddenenvs/_adapters.pyx``).
+``__getattr__`` forwarding, which used to cost as much as the game itself. The per-step
+methods of both envs and of the wrapper are compiled (``hiddenenvs/_aec.pyx``,
+``hiddenenvs/_parallel.pyx``): the same logic as Python would run, with the uncommon
+branches (illegal actions, finished agents, rewards mid-game, automatic nodes) handed to
+the Python methods of this module. With the default layout and rule the infos stay empty
+dicts, untouched from step to step. The parallel env checks the actors' actions in a
+compiled loop (``hiddenenvs/_adapters.pyx``).
 A state may offer every player's data as one array, which the parallel env then slices
 instead of asking player by player: ``legal_actions_masks()`` (players, actions) and
 ``information_state_tensors()`` / ``observation_tensors()`` (players, ...), e.g. the
@@ -374,9 +378,9 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         # Players still to act at the current node, in order (the selected one first, unless
         # a finished agent's step(None) comes first): the player to move at a decision node,
         # every live player at a simultaneous node; _waiting holds them as a set at a
-        # simultaneous node (empty at a decision node), for masks.
+        # simultaneous node (empty at a decision node; None: not made yet), for masks.
         self._to_act: list[int] = []
-        self._waiting: frozenset[int] = _NOBODY
+        self._waiting: frozenset[int] | None = _NOBODY
         self._pending_joint: list[int] = []
         # The selected agent's legal actions and mask at the current node: observe() and
         # step() both need them, so they are computed once per selection (None: not yet).
