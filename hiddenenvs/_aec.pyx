@@ -5,8 +5,8 @@ An AEC playout of II-Goofspiel(13) is 26 agent steps, each an ``agent_iter`` ste
 ``last()`` and a ``step()``. As Python they cost about 6 microseconds of attribute reads,
 dict lookups and calls per agent step, ten times what the compiled game spends on its
 part. These functions are the same methods, bound to the same classes
-(``GameAECEnv.observe``, ``_mask`` and ``step``; the order-enforcing wrapper's ``last``
-and ``step``; its iterator's ``__next__``): they read and write the same attributes in
+(``GameAECEnv.observe``, ``_mask``, ``step`` and ``reset``; the order-enforcing
+wrapper's ``reset``, ``last`` and ``step``; and its iterator, a C type): they read and write the same attributes in
 the same order, with no interpreter in between, and read and write the env's plain
 instance attributes in its ``__dict__`` directly (the classes define no descriptor of
 those names), which skips a type lookup through the class hierarchy per access, the
@@ -289,15 +289,35 @@ def wrapper_step(self, action):
         OrderEnforcingWrapper.step(self, action)  # the base class's error or warning
 
 
-def iterator_next(self):
-    """``agent_iter``'s ``__next__``: the base iterator's checks, reading the wrapped env."""
-    cdef dict iterator = PyObject_GenericGetDict(self, NULL)
-    cdef dict wrapper = PyObject_GenericGetDict(iterator["env"], NULL)
-    env = wrapper["env"]
-    if not env.agents or iterator["iters_til_term"] <= 0:
-        raise StopIteration
-    iterator["iters_til_term"] -= 1
-    if not wrapper["_has_updated"]:
-        raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
-    wrapper["_has_updated"] = False
-    return env.agent_selection
+cdef class AgentIterator:
+    """``agent_iter()``'s iterator: PettingZoo's ``AECOrderEnforcingIterator`` (the same
+    checks and error) as a C type, so each agent step of the loop is one C call.
+
+    ``AgentIterator(wrapper, max_iter)``: ``wrapper`` is the order-enforcing wrapper,
+    whose ``env`` does not change; at most ``max_iter`` agents are handed out (PettingZoo's
+    default, 2**63, is held as 2**63 - 1).
+    """
+
+    cdef readonly object env  # the wrapper, as PettingZoo's iterator names it
+    cdef readonly long long iters_til_term
+    cdef dict _wrapper
+    cdef object _wrapped
+
+    def __init__(self, env, max_iter):
+        self.env = env
+        self.iters_til_term = min(max_iter, 2**63 - 1)
+        self._wrapper = PyObject_GenericGetDict(env, NULL)
+        self._wrapped = self._wrapper["env"]
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        wrapped = self._wrapped
+        if not wrapped.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        if not self._wrapper["_has_updated"]:
+            raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+        self._wrapper["_has_updated"] = False
+        return wrapped.agent_selection

@@ -96,10 +96,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
-from pettingzoo.utils.wrappers.order_enforcing import (
-    AECOrderEnforcingIterable,
-    AECOrderEnforcingIterator,
-)
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
 from hiddenenvs import _aec, _parallel
 from hiddenenvs._adapters import (
@@ -444,6 +441,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
 
     _settle_transition = _aec.settle_transition  # compiled: the general end of a step
 
+
 class GameParallelEnv(_GameEnvBase, ParallelEnv):
     """A game with simultaneous moves as a PettingZoo parallel env.
 
@@ -652,13 +650,7 @@ class FastOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
 
 class _FastOrderEnforcingIterable(AECOrderEnforcingIterable):
     def __iter__(self):
-        return _FastOrderEnforcingIterator(self.env, self.max_iter)
-
-
-class _FastOrderEnforcingIterator(AECOrderEnforcingIterator):
-    """The base iterator's checks, reading the wrapped env directly (compiled)."""
-
-    __next__ = _aec.iterator_next
+        return _aec.AgentIterator(self.env, self.max_iter)  # the base iterator's checks, in C
 
 
 def check_illegal_action_rule(illegal_action: str, game: Game | None = None) -> None:
