@@ -33,6 +33,38 @@ cdef long _TERMINAL = TERMINAL
 cdef frozenset _NOBODY = frozenset()
 
 
+cdef class _Fixed:
+    """What a GameAECEnv fixes when it is made and its compiled methods read at every
+    step, held as C fields (one dict lookup per call instead of one per value)."""
+
+    cdef object possible_agents, agent_to_player, tensor_of, state_mask_of, no_action_mask
+    cdef object mask_of_legal
+    cdef bint flat, infos_in_use, terminal_rewards_only, may_finish_early
+    cdef Py_ssize_t num_actions, num_players
+
+    def __init__(self, dict env):
+        self.possible_agents = env["possible_agents"]
+        self.agent_to_player = env["agent_to_player"]
+        self.tensor_of = env["_tensor_of"]
+        self.state_mask_of = env["_state_mask_of"]
+        self.no_action_mask = env["_no_action_mask"]
+        self.mask_of_legal = env["_mask_of_legal"]
+        self.flat = env["_flat"]
+        self.infos_in_use = env["_infos_in_use"]
+        self.terminal_rewards_only = env["_terminal_rewards_only"]
+        self.may_finish_early = env["_may_finish_early"]
+        self.num_actions = env["_num_actions"]
+        self.num_players = env["_num_players"]
+
+
+cdef inline _Fixed _fixed_of(dict env):
+    """The env's _Fixed, made on first use (and again after unpickling, which drops it)."""
+    fixed = env.get("_fixed")
+    if fixed is None:
+        fixed = env["_fixed"] = _Fixed(env)
+    return <_Fixed> fixed
+
+
 cdef inline bint _shown_mask_allows(object mask, object action, Py_ssize_t num_actions) except -1:
     """Whether ``action`` (a Python int) is an action the 1-D int8 ``mask`` allows."""
     cdef cnp.ndarray array
@@ -57,12 +89,13 @@ def observe(self, agent):
 
 
 cdef object observe_in(object self, dict env, object agent):
+    cdef _Fixed fixed = _fixed_of(env)
     try:
-        player = env["agent_to_player"][agent]
+        player = fixed.agent_to_player[agent]
     except (KeyError, TypeError):
         raise self._unknown_agent(agent) from None
-    tensor = env["_tensor_of"](env["state"], player)
-    if env["_flat"]:
+    tensor = fixed.tensor_of(env["state"], player)
+    if fixed.flat:
         return tensor.reshape(-1)
     return {"observation": tensor, "action_mask": _mask_of(self, env, agent, player)}
 
@@ -77,6 +110,7 @@ def mask(self, agent, player):
 
 
 cdef object _mask_of(object self, dict env, object agent, object player):
+    cdef _Fixed fixed = _fixed_of(env)
     cdef long current_player
     if agent == env["agent_selection"]:
         selection_mask = env["_selection_mask"]
@@ -84,21 +118,21 @@ cdef object _mask_of(object self, dict env, object agent, object player):
             state = env["state"]
             current_player = state.current_player()
             if current_player == _TERMINAL:
-                selection_mask = env["_no_action_mask"]
-            elif current_player == _SIMULTANEOUS and env["_state_mask_of"] is not None:
-                selection_mask = env["_state_mask_of"](state, player)
+                selection_mask = fixed.no_action_mask
+            elif current_player == _SIMULTANEOUS and fixed.state_mask_of is not None:
+                selection_mask = fixed.state_mask_of(state, player)
             else:
-                selection_mask = env["_mask_of_legal"](tuple(self._legal_actions_of_selection()))
+                selection_mask = fixed.mask_of_legal(tuple(self._legal_actions_of_selection()))
             env["_selection_mask"] = selection_mask
         return selection_mask
     waiting = env["_waiting"]
     if waiting is None:  # made when first asked: most steps never ask for another agent's mask
         waiting = env["_waiting"] = frozenset(env["_to_act"])
     if player in waiting:  # a simultaneous node: a later mover's turn is coming
-        if env["_state_mask_of"] is not None:
-            return env["_state_mask_of"](env["state"], player)
-        return env["_mask_of_legal"](tuple(env["state"].legal_actions(player)))
-    return env["_no_action_mask"]
+        if fixed.state_mask_of is not None:
+            return fixed.state_mask_of(env["state"], player)
+        return fixed.mask_of_legal(tuple(env["state"].legal_actions(player)))
+    return fixed.no_action_mask
 
 
 def step(self, action):
@@ -107,13 +141,14 @@ def step(self, action):
     cdef long player
     cdef list to_act
     cdef dict env = PyObject_GenericGetDict(self, NULL)
+    cdef _Fixed fixed = _fixed_of(env)
     agent = env["agent_selection"]
     if env["terminations"][agent] or env["truncations"][agent]:
         self._was_dead_step(action)
         self._selection_legal = self._selection_mask = None
         return
     # The usual case first: an int the mask the agent was shown (last() or observe()) allows.
-    if _shown_mask_allows(env["_selection_mask"], action, env["_num_actions"]):
+    if _shown_mask_allows(env["_selection_mask"], action, fixed.num_actions):
         if env["_illegal_reports"]:
             env["_illegal_reports"].pop(agent, None)
     else:
@@ -128,16 +163,16 @@ def step(self, action):
         env["_pending_joint"][to_act.pop(0)] = action
         env["_waiting"] = None
         if to_act:  # the state changes once the last mover has chosen
-            env["agent_selection"] = env["possible_agents"][to_act[0]]
+            env["agent_selection"] = fixed.possible_agents[to_act[0]]
             env["_selection_legal"] = env["_selection_mask"] = None
-            if env["_infos_in_use"]:
+            if fixed.infos_in_use:
                 self._refresh_infos()
             return
         state._apply_actions(env["_pending_joint"])
     else:
         state._apply_action(action)  # validated above
     player = state.current_player()
-    if (env["_terminal_rewards_only"] and not env["_may_finish_early"]
+    if (fixed.terminal_rewards_only and not fixed.may_finish_early
             and (player >= 0 or (player == _SIMULTANEOUS and state.movers()))):
         # To a decision node, or a simultaneous node where someone chooses; nothing paid,
         # nobody out: what _after_transition(None) does in that case, without its
@@ -147,13 +182,13 @@ def step(self, action):
             env["_to_act"] = [player]
             env["_waiting"] = _NOBODY
         else:
-            to_act = list(range(env["_num_players"]))
+            to_act = list(range(fixed.num_players))
             env["_to_act"] = to_act
             env["_waiting"] = None
-            env["_pending_joint"] = [-1] * env["_num_players"]
+            env["_pending_joint"] = [-1] * fixed.num_players
             player = 0
-        env["agent_selection"] = env["possible_agents"][player]
-        if env["_infos_in_use"]:
+        env["agent_selection"] = fixed.possible_agents[player]
+        if fixed.infos_in_use:
             self._refresh_infos()
         if env["render_mode"] == "human":
             self.render()
@@ -165,7 +200,8 @@ def reset(self, seed=None, options=None):
     """``GameAECEnv.reset``: a new episode, played to the first agent's choice."""
     self._new_episode(seed)
     cdef dict env = PyObject_GenericGetDict(self, NULL)
-    cdef list agents = list(env["possible_agents"])
+    cdef _Fixed fixed = _fixed_of(env)
+    cdef list agents = list(fixed.possible_agents)
     env["agents"] = agents
     env["rewards"] = dict.fromkeys(agents, 0.0)
     env["_cumulative_rewards"] = dict.fromkeys(agents, 0.0)
@@ -174,7 +210,7 @@ def reset(self, seed=None, options=None):
     env["infos"] = {agent: {} for agent in agents}
     env["_illegal_reports"] = {}
     _after_transition_in(self, env, self._resolve_automatic_nodes())
-    if env["_infos_in_use"]:
+    if fixed.infos_in_use:
         self._refresh_infos()
 
 
@@ -185,9 +221,10 @@ def after_transition(self, rewards):
 
 
 cdef _after_transition_in(object self, dict env, object rewards):
+    cdef _Fixed fixed = _fixed_of(env)
     cdef long player
     env["_selection_legal"] = env["_selection_mask"] = None
-    possible_agents = env["possible_agents"]
+    possible_agents = fixed.possible_agents
     if rewards is not None:
         credited = env["rewards"]
         for player, agent in enumerate(possible_agents):
@@ -195,17 +232,17 @@ cdef _after_transition_in(object self, dict env, object rewards):
                 credited[agent] += float(rewards[player])
     state = env["state"]
     player = state.current_player()
-    out = set(state.finished_players()) if env["_may_finish_early"] else ()
+    out = set(state.finished_players()) if fixed.may_finish_early else ()
     if player >= 0:
         env["_to_act"] = [player]
         env["_waiting"] = _NOBODY
         env["agent_selection"] = possible_agents[player]
     elif player == _SIMULTANEOUS:
         # Every live player acts in turn; the joint action collects their choices.
-        to_act = [p for p in range(env["_num_players"]) if p not in out]
+        to_act = [p for p in range(fixed.num_players) if p not in out]
         env["_to_act"] = to_act
         env["_waiting"] = None
-        env["_pending_joint"] = [-1] * env["_num_players"]
+        env["_pending_joint"] = [-1] * fixed.num_players
         env["agent_selection"] = possible_agents[to_act[0]]
     else:  # terminal
         env["_to_act"] = []
@@ -229,6 +266,7 @@ def settle_transition(self):
     """``GameAECEnv._settle_transition``: after a transition that pays rewards, reaches an
     automatic node or the end, or finishes players: credit, play on, pick the next agent."""
     cdef dict env = PyObject_GenericGetDict(self, NULL)
+    cdef _Fixed fixed = _fixed_of(env)
     rewards = self._add_rewards(None)
     if env["state"].current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
         more_rewards = self._resolve_automatic_nodes()
@@ -237,7 +275,7 @@ def settle_transition(self):
     _after_transition_in(self, env, rewards)
     if rewards is not None:
         self._accumulate_rewards()
-    if env["_infos_in_use"]:
+    if fixed.infos_in_use:
         self._refresh_infos()
     if env["render_mode"] == "human":
         self.render()

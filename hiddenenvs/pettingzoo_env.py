@@ -231,6 +231,7 @@ class _GameEnvBase:
         # pickle envs; the per-env mask cache is rebuilt rather than carried.
         state = self.__dict__.copy()
         del state["_mask_of_legal"]
+        state.pop("_fixed", None)  # the compiled AEC methods' view of the above, remade on use
         return state
 
     def __setstate__(self, state: dict) -> None:
