@@ -3,17 +3,18 @@
 
 An AEC playout of II-Goofspiel(13) is 26 agent steps, each an ``agent_iter`` step, a
 ``last()`` and a ``step()``. As Python they cost about 6 microseconds of attribute reads,
-dict lookups and calls per agent step, ten times what the compiled game spends on its
-part. These functions are the same methods, bound to the same classes
+dict lookups and calls per agent step, several times what the compiled game spends on
+its part. These functions are the same methods, bound to the same classes
 (``GameAECEnv.observe``, ``_mask``, ``step`` and ``reset``; the order-enforcing
-wrapper's ``reset``, ``last`` and ``step``; and its iterator, a C type): they read and write the same attributes in
-the same order, with no interpreter in between, and read and write the env's plain
-instance attributes in its ``__dict__`` directly (the classes define no descriptor of
-those names), which skips a type lookup through the class hierarchy per access, the
-largest cost left once compiled. Every uncommon branch (an action outside the mask or not
-an int, a finished agent's ``step(None)``, rewards paid mid-game, automatic nodes,
-players out early, infos in use, rendering) calls the env's Python methods, which name
-the culprit and follow PettingZoo's rules as before.
+wrapper's ``reset``, ``last`` and ``step``) plus the wrapper's iterator as a C type. They
+keep the Python logic, with no interpreter in between, and read and write the env's
+plain instance attributes in its ``__dict__`` directly (the classes define no descriptor
+of those names), which skips a type lookup through the class hierarchy per access, the
+largest cost left once compiled; what the env fixes when made is read from one C object
+(``_Fixed``). Every uncommon branch (an action outside the mask or not an int, a
+finished agent's ``step(None)``, rewards paid mid-game, automatic nodes, players out
+early, infos in use, rendering) calls the env's Python methods, which name the culprit
+and follow PettingZoo's rules as before.
 """
 
 cimport numpy as cnp
