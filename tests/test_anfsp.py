@@ -69,6 +69,7 @@ def _rows(run_dir):
     ({"epsilon_choices": [0.1, 1.5]}, "epsilon_choices must be a non-empty list of rates in [0, 1]"),
     ({"anticipatory": 2.0}, "anticipatory must be in [0, 1]"),
     ({"optimizer": "rmsprop"}, "optimizer must be 'adam' or 'sgd'"),
+    ({"average_policy_ema": 1.0}, "average_policy_ema must be in [0, 1) (0: off)"),
     ({"actor_num_cpus": 0}, "actor_num_cpus must be > 0"),
     ({"num_actors": 4, "num_cpus": 2}, "need 4 CPUs but num_cpus is 2"),
     ({"address": "auto", "num_cpus": 2}, "drop num_cpus"),
@@ -129,6 +130,36 @@ def test_chunk_gradients_are_the_sums_of_their_per_step_td_gradients():
             np.testing.assert_allclose(got_parameter, np.sum(step_parameters, axis=0), rtol=1e-5, atol=1e-6)
     whole, _ = agent.td_gradients(discount=0.9, chunk_size=32)  # fewer steps than a chunk: one
     assert len(whole) == 1 and whole[0][1] == 7
+
+
+def test_average_policy_ema_is_the_polyak_average_of_pi_and_what_plays_and_is_evaluated():
+    pytest.importorskip("ray", reason='ANFSP needs Ray: pip install -e ".[distributed]"')
+    from agents.runs import build_learner
+
+    params = dict(RUN["trainer"]["params"], average_policy_ema=0.9)
+    learner = build_learner(config_from_dict({**RUN, "trainer": {"name": "anfsp", "params": params}}))
+    rng = np.random.default_rng(0)
+    reservoir = learner.reservoirs[0]
+    for _ in range(64):
+        reservoir.add(rng, observation=rng.random(11, dtype=np.float32), action_mask=np.ones(2, np.int8),
+                      action=int(rng.integers(2)))
+    before = [p.detach().clone() for p in learner.average_networks[0].parameters()]
+    assert all(torch.equal(a, p) for a, p in zip(before, learner.policy_networks[0].parameters()))
+    learner._sl_step(0)
+    for old, average, current in zip(before, learner.average_networks[0].parameters(),
+                                     learner.policy_networks[0].parameters()):
+        torch.testing.assert_close(average, 0.9 * old + 0.1 * current)
+        assert not torch.equal(average, current)  # the SL step moved Pi; its average moved a tenth
+    sent = learner._weights()["policy"][0]
+    np.testing.assert_array_equal(
+        sent, torch.nn.utils.parameters_to_vector(learner.average_networks[0].parameters()).detach().numpy())
+    assert learner.evaluation_agent(0).network is learner.average_networks[0]
+    restored = build_learner(config_from_dict({**RUN, "trainer": {"name": "anfsp", "params": params}}))
+    restored.load_state_dict(learner.state_dict())
+    for got, want in zip(restored.average_networks[0].parameters(), learner.average_networks[0].parameters()):
+        assert torch.equal(got, want)
+    learner.close()
+    restored.close()
 
 
 # ---- on Ray ----------------------------------------------------------------------------------------
