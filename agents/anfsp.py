@@ -34,12 +34,14 @@ replaces DQN's replay with A3C-style asynchronous actor-learners (Mnih et al. 20
   ``target_update_every_actions`` (50,000) actions counted over all actors.
 - SGD with learning rates 0.01 (RL) and 0.005 (SL), the paper's settings.
 
-Beyond the paper (off by default): ``average_policy_ema`` keeps a Polyak average of Pi's
-weights, ``theta^Pi_bar <- d * theta^Pi_bar + (1 - d) * theta^Pi`` after every SL step
-(Polyak & Juditsky 1992), and Pi's play and the evaluated average policy use it. At a
-constant learning rate the SL fit's own weights jitter around the reservoir's policy
-(on Leduc its exploitability moves by 0.03-0.05 between evaluations); the average sits
-nearer the reservoir's empirical policy (README, ANFSP).
+Beyond the paper (off by default): ``average_policy_ema`` keeps a Polyak-Ruppert average
+of Pi's weights, ``theta^Pi_bar <- d * theta^Pi_bar + (1 - d) * theta^Pi`` after every SL
+step (Polyak & Juditsky 1992), and the trainer's output (evaluation, exported policies)
+is that average; the actors still play Pi itself, so training is unchanged. At a constant
+learning rate the SL fit's weights jitter around the reservoir's policy (on Leduc its
+exploitability moves by 0.03-0.05 between evaluations); their average sits nearer the
+reservoir's empirical policy. Playing the average too made a 30-minute Leduc run stall
+at 0.27 (README, ANFSP).
 
 Running. With ``address: null`` (the default) the first step starts a local Ray with
 ``num_cpus`` CPUs (default ``ceil(num_actors * actor_num_cpus)``) and stops it at the
@@ -99,7 +101,7 @@ class ANFSPConfig:
     rl_learning_rate: float = 0.01
     sl_learning_rate: float = 0.005
     optimizer: str = "sgd"  # "sgd" (the paper) or "adam"
-    average_policy_ema: float = 0.0  # d of Pi's Polyak weight average (0: off, the paper)
+    average_policy_ema: float = 0.0  # d of the Polyak average of Pi's weights, the output (0: off)
     discount: float = 1.0
     address: str | None = None  # a Ray cluster ("auto", "host:port"); None: start a local Ray
     num_cpus: int | None = None  # CPUs of the local Ray (None: what the actors reserve)
@@ -305,7 +307,7 @@ class ANFSP(Learner):
         self.policy_networks = [mlp(*sizes) for _ in players]
         for q, target in zip(self.q_networks, self.target_networks):
             target.load_state_dict(q.state_dict())
-        # What plays and is evaluated as Pi: its Polyak average when asked for, else itself.
+        # What is evaluated and exported as Pi: its Polyak average when asked for, else itself.
         self.average_networks = ([copy.deepcopy(n) for n in self.policy_networks] if config.average_policy_ema
                                  else self.policy_networks)
         optimizer = torch.optim.Adam if config.optimizer == "adam" else torch.optim.SGD
@@ -350,7 +352,7 @@ class ANFSP(Learner):
         def flat(networks):
             return [parameters_to_vector(n.parameters()).detach().numpy().copy() for n in networks]
         return {"q": flat(self.q_networks), "target": flat(self.target_networks),
-                "policy": flat(self.average_networks)}
+                "policy": flat(self.policy_networks)}
 
     def slot_epsilon(self, slot: int) -> float:
         return epsilon_at(self.epsilon_starts[slot], self.slot_transitions[slot],

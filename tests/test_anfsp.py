@@ -132,7 +132,7 @@ def test_chunk_gradients_are_the_sums_of_their_per_step_td_gradients():
     assert len(whole) == 1 and whole[0][1] == 7
 
 
-def test_average_policy_ema_is_the_polyak_average_of_pi_and_what_plays_and_is_evaluated():
+def test_average_policy_ema_is_the_polyak_average_of_pi_and_what_is_evaluated():
     pytest.importorskip("ray", reason='ANFSP needs Ray: pip install -e ".[distributed]"')
     from agents.runs import build_learner
 
@@ -150,9 +150,9 @@ def test_average_policy_ema_is_the_polyak_average_of_pi_and_what_plays_and_is_ev
                                      learner.policy_networks[0].parameters()):
         torch.testing.assert_close(average, 0.9 * old + 0.1 * current)
         assert not torch.equal(average, current)  # the SL step moved Pi; its average moved a tenth
-    sent = learner._weights()["policy"][0]
+    sent = learner._weights()["policy"][0]  # the actors play Pi itself
     np.testing.assert_array_equal(
-        sent, torch.nn.utils.parameters_to_vector(learner.average_networks[0].parameters()).detach().numpy())
+        sent, torch.nn.utils.parameters_to_vector(learner.policy_networks[0].parameters()).detach().numpy())
     assert learner.evaluation_agent(0).network is learner.average_networks[0]
     restored = build_learner(config_from_dict({**RUN, "trainer": {"name": "anfsp", "params": params}}))
     restored.load_state_dict(learner.state_dict())
