@@ -454,7 +454,31 @@ def test_beliefs_follow_last_sightings_and_clear_when_the_cell_is_seen_empty():
     place((5, 8), (6, 40))  # the attacker sees (5, 12) again and the defender is gone
     assert battle.belief_cells[ATTACKERS, 0] == -1
     observation = game.new_initial_state(seed=0).observation_tensor(ATTACKERS)
-    assert observation[1:4 * game.map.num_areas:4].sum() == 0  # nothing believed at the start
+    assert observation[1:5 * game.map.num_areas:5].sum() == 0  # nothing believed at the start
+
+
+def test_the_commanders_observation_holds_its_standing_orders_until_the_fighters_arrive():
+    """Feature 4 of an area: my live fighters ordered there and not yet in it / team_size."""
+    game = hiddenenvs.load_game("combat", **SMALL, hit_probability=0.0)  # nobody dies on the way
+    state = game.new_initial_state(seed=0)
+    areas = game.map.num_areas
+
+    def per_area(player):
+        return state.observation_tensor(player)[:5 * areas].reshape(areas, 5)
+
+    assert per_area(ATTACKERS)[:, 4].sum() == 0 and per_area(DEFENDERS)[:, 4].sum() == 0
+    birth = int(np.flatnonzero(state.own_counts(ATTACKERS))[0])
+    destination = game.map.destination_names.index("north door outside")  # out of the defenders' sight
+    target = int(game.map.destination_areas[destination])
+    assert target != birth
+    state.apply_actions([game.encode_order(birth, destination, 3), 0])
+    assert per_area(ATTACKERS)[target, 4] == pytest.approx(3 / 5)  # three of five on their way
+    assert per_area(ATTACKERS)[:, 4].sum() == pytest.approx(3 / 5)
+    assert per_area(DEFENDERS)[:, 4].sum() == 0  # the enemy's orders are not seen
+    while per_area(ATTACKERS)[target, 4] > 0:
+        state.apply_actions([0, 0])
+    assert not state.is_terminal()
+    assert per_area(ATTACKERS)[target, 0] == pytest.approx(3 / 5)  # arrived, so no longer on their way
 
 
 def test_fighter_view_is_the_map_window_around_the_fighter():

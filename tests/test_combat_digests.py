@@ -247,7 +247,10 @@ MODEL_DIGESTS = {
     'default-20': 'f8c2c3ce3b0155bcec7b7816be6b4c1c6b45e382a2afea6b8759b21192344f24',
     'default-160': '0b39cf26176c201744424289363b63e319ef10205a3dd0c37e63f8ee918f329a',
 }
-COMMANDER_DIGEST = '900367c261493b29284509b2b0e7b1418040b656bc1e06012d17f787af411cbc'
+# Re-recorded when the commander's observation gained its standing orders (issue 15): with
+# that column dropped again the code of then reproduced the digest before,
+# '900367c261493b29284509b2b0e7b1418040b656bc1e06012d17f787af411cbc'.
+COMMANDER_DIGEST = '6076e968da2534fa17160afb06b640ccdaf0cd524485439b15579239e00a9f72'
 
 RULES = ("raise", "lose", "no_op")
 LAYOUTS = ("dict", "flat")

@@ -126,7 +126,7 @@ def test_observations_never_show_an_enemy_no_friend_can_see(episode):
                 areas = SMALL_MAP.area_of_cell[battle.positions[enemies[truly_seen]]]
                 expected = np.bincount(areas, minlength=SMALL_MAP.num_areas) / size
                 observation = state.observation_tensor(team)
-                assert np.allclose(observation[3:4 * SMALL_MAP.num_areas:4], expected)
+                assert np.allclose(observation[3:5 * SMALL_MAP.num_areas:5], expected)
             else:
                 radius = state.game.params["view_radius"]
                 for fighter in np.arange(2 * size)[battle.team_slice(team)][alive[battle.team_slice(team)]]:

@@ -4,7 +4,7 @@
 |---------------|---------------------------------------------------------------------------------|
 | Agents        | commander: ``attackers``, ``defenders``; fighter: ``attacker_0`` .. ``attacker_{T-1}``, ``defender_0`` .. |
 | Actions       | commander: ``Discrete(1 + areas * destinations * T)`` masked orders (12961 on the default map); fighter: ``Discrete(10)`` |
-| Observation   | commander: ``Box(0, 1, (4 * areas + 4,), float32)`` (580 default, 148 small); fighter: ``Box(0, 1, (11, 11, 5), float32)`` |
+| Observation   | commander: ``Box(0, 1, (5 * areas + 4,), float32)`` (724 default, 184 small); fighter: ``Box(0, 1, (11, 11, 5), float32)`` |
 | Parallel API  | yes, both modes                                                                  |
 | Chance        | sampled: hit rolls come from a generator the state carries (``new_initial_state(seed)``, cloned with the state, ``reseed(seed)`` for fresh draws) |
 | Public state  | per step: ticks played, then live attackers and defenders (commander) or the result (fighter), + the health balance with shaped rewards; ``public_observation_tensor()`` ``(7,)`` commander, ``(5,)`` fighter |
@@ -43,20 +43,21 @@ and shoots instead of walking. ``game.encode_order(area, destination, n)`` and
 ``game.decode_order(a)`` convert. The nine destinations (``game.map.destination_names``):
 0 centre, 1-4 north/south/west/east door inside, 5-8 the same doors outside.
 
-Commander observation (``4 * num_areas + 4`` floats in [0, 1]; the information-state
+Commander observation (``5 * num_areas + 4`` floats in [0, 1]; the information-state
 tensor is the same vector, while ``information_state_key`` keeps the whole history of
 observations and own orders, see *Search* below):
 
 | index | meaning |
 |-------|---------|
-| ``4 * area + 0`` | my live fighters in the area / team_size |
-| ``4 * area + 1`` | enemies I believe are in the area / team_size (last sightings, see below) |
-| ``4 * area + 2`` | my fighters' health in the area / (100 * team_size) |
-| ``4 * area + 3`` | enemies in the area that my fighters see now / team_size |
-| ``4 * num_areas + 0`` | 1 if I am the attackers |
-| ``4 * num_areas + 1`` | ticks played / max_ticks |
-| ``4 * num_areas + 2`` | my live fighters / team_size |
-| ``4 * num_areas + 3`` | live enemies / team_size (a team knows its kills) |
+| ``5 * area + 0`` | my live fighters in the area / team_size |
+| ``5 * area + 1`` | enemies I believe are in the area / team_size (last sightings, see below) |
+| ``5 * area + 2`` | my fighters' health in the area / (100 * team_size) |
+| ``5 * area + 3`` | enemies in the area that my fighters see now / team_size |
+| ``5 * area + 4`` | my live fighters on their way to the area (ordered there, not yet in it) / team_size: my standing orders |
+| ``5 * num_areas + 0`` | 1 if I am the attackers |
+| ``5 * num_areas + 1`` | ticks played / max_ticks |
+| ``5 * num_areas + 2`` | my live fighters / team_size |
+| ``5 * num_areas + 3`` | live enemies / team_size (a team knows its kills) |
 
 Belief rule: a team remembers, per enemy, the cell where it last saw it; the memory is
 refreshed while the enemy is seen and dropped when the enemy dies or when one of the

@@ -45,7 +45,8 @@ _LEGAL_BY_MASK_CODE = [
     tuple(action for action in range(len(FIGHTER_ACTION_NAMES)) if code >> action & 1)
     for code in range(1 << len(FIGHTER_ACTION_NAMES))
 ]
-COMMANDER_AREA_FEATURES = ("own fighters", "believed enemies", "own health", "enemies seen now")
+COMMANDER_AREA_FEATURES = ("own fighters", "believed enemies", "own health", "enemies seen now",
+                           "own fighters on their way here")
 COMMANDER_GLOBAL_FEATURES = ("I attack", "time used", "own fighters alive", "enemies alive")
 # The public observation tensor: what both sides perceive (see the package docstring).
 PUBLIC_FEATURES = ("time used", "attackers' health balance", "over", "attackers won", "defenders won")
@@ -550,7 +551,7 @@ class CommanderState(_CombatState):
         self._record(joint, int(balance[ATTACKERS]))
 
     def observation_tensor(self, player):
-        """Per area (row-major) 4 values, then 4 global values; see the package docstring."""
+        """Per area (row-major) 5 values, then 4 global values; see the package docstring."""
         game = self.game
         battle = self.battle
         combat_map = game.map
@@ -569,6 +570,11 @@ class CommanderState(_CombatState):
         ) / (MAX_HEALTH * size)
         seen = battle.seen_enemies(player)
         features[:, 3] = np.bincount(areas[battle.positions[enemy][seen]], minlength=area_count) / size
+        # The standing orders: without them the tensor forgets where fighters were sent.
+        orders = self.orders[own][alive[own]]
+        destinations = combat_map.destination_areas[orders[orders >= 0]]
+        on_the_way = destinations != areas[own_cells[orders >= 0]]
+        features[:, 4] = np.bincount(destinations[on_the_way], minlength=area_count) / size
         global_features = np.array(
             [
                 player == ATTACKERS,
