@@ -40,8 +40,7 @@ step (Polyak & Juditsky 1992), and the trainer's output (evaluation, exported po
 is that average; the actors still play Pi itself, so training is unchanged. At a constant
 learning rate the SL fit's weights jitter around the reservoir's policy (on Leduc its
 exploitability moves by 0.03-0.05 between evaluations); their average sits nearer the
-reservoir's empirical policy. Playing the average too made a 30-minute Leduc run stall
-at 0.27 (README, ANFSP).
+reservoir's empirical policy (README, ANFSP: the measurements, and why it is off).
 
 Running. With ``address: null`` (the default) the first step starts a local Ray with
 ``num_cpus`` CPUs (default ``ceil(num_actors * actor_num_cpus)``) and stops it at the
