@@ -572,8 +572,9 @@ class CommanderState(_CombatState):
         features[:, 3] = np.bincount(areas[battle.positions[enemy][seen]], minlength=area_count) / size
         # The standing orders: without them the tensor forgets where fighters were sent.
         orders = self.orders[own][alive[own]]
-        destinations = combat_map.destination_areas[orders[orders >= 0]]
-        on_the_way = destinations != areas[own_cells[orders >= 0]]
+        ordered = orders >= 0
+        destinations = combat_map.destination_areas[orders[ordered]]
+        on_the_way = destinations != areas[own_cells[ordered]]
         features[:, 4] = np.bincount(destinations[on_the_way], minlength=area_count) / size
         global_features = np.array(
             [
