@@ -6,11 +6,12 @@ CPUs and :meth:`ActorPool.close` stops it; with ``address`` (``"auto"`` or the
 ``host:port`` of ``ray start --head``) it joins that cluster and leaves it running, so the
 same config runs on one machine or on many. Each slot holds one actor, built by
 ``actor_class(*actor_arguments(slot, generation))`` (``generation`` counts the actors a
-slot has had, so a replacement can draw fresh seeds). Calls go to a slot; :meth:`next`
-returns the first one to finish, in any order. An actor that dies (``ray.kill``, a crash,
-a lost node) is replaced in its slot before :meth:`next` reports the call as lost, so the
-caller only decides what to resubmit; many deaths in a row without a finished call mean a
-broken set-up (the package missing on a node) and raise.
+slot has had, so a replacement can draw fresh seeds). Calls go to a slot (several may wait
+at one actor, which runs them in turn); :meth:`next` returns the first one to finish, in
+any order. An actor that dies (``ray.kill``, a crash, a lost node) is replaced in its slot
+once, before :meth:`next` reports the first of its calls as lost (each of its calls in
+flight is reported lost), so the caller only decides what to resubmit; many deaths in a
+row without a finished call mean a broken set-up (the package missing on a node) and raise.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class ActorPool:
         self.generations = [0] * num_actors  # actors started in each slot, ever
         self.replacements = 0
         self.actors: list[Any] = []
-        self._in_flight: dict[Any, tuple[int, Any]] = {}  # object ref -> (slot, tag)
+        self._in_flight: dict[Any, tuple[int, Any, Any]] = {}  # object ref -> (slot, tag, actor)
         self._started_ray = False
         self._deaths_in_a_row = 0
 
@@ -126,7 +127,7 @@ class ActorPool:
     def submit(self, slot: int, method: str, *arguments, tag: Any = None) -> None:
         """Call ``method(*arguments)`` on the slot's actor; :meth:`next` reports it."""
         reference = getattr(self.actors[slot], method).remote(*arguments)
-        self._in_flight[reference] = (slot, tag)
+        self._in_flight[reference] = (slot, tag, self.actors[slot])
 
     @property
     def in_flight(self) -> int:
@@ -136,10 +137,12 @@ class ActorPool:
         """The first call in flight to end (there must be one)."""
         ray = import_ray()
         (reference,), _ = ray.wait(list(self._in_flight), num_returns=1)
-        slot, tag = self._in_flight.pop(reference)
+        slot, tag, actor = self._in_flight.pop(reference)
         try:
             value = ray.get(reference)
         except ray.exceptions.RayActorError as error:  # killed, crashed or its node lost
+            if actor is not self.actors[slot]:  # another call to that actor told us: replaced already
+                return Lost(slot, tag, error)
             self._deaths_in_a_row += 1
             if self._deaths_in_a_row > 2 * self.num_actors:  # not a fault: a broken set-up
                 raise RuntimeError(f"{self.name}s keep dying ({self._deaths_in_a_row} in a row without a "

@@ -21,7 +21,10 @@ replaces DQN's replay with A3C-style asynchronous actor-learners (Mnih et al. 20
   accumulated over ``gradient_every`` (32) of its steps and then applied to the shared
   ``theta^Q`` by the parameter server (the driver), asynchronously: other actors keep
   playing with the weights they hold, so a gradient may be a few updates stale
-  (``staleness`` metric). An actor with ``envs_per_actor`` envs in lockstep plays a
+  (``staleness`` metric). With ``windows_in_flight`` 2 an actor's next window waits at
+  the actor behind the one it plays, with the weights of when it was sent, so the actor
+  never idles through the server's update and the round trip (its gradients are one
+  window staler). An actor with ``envs_per_actor`` envs in lockstep plays a
   window of at least ``gradient_every`` steps per player and ships one accumulated
   gradient per 32-step chunk of it, all taken at the window's weights, as that many
   single-env actor-learners would have (their forward passes batched, one Ray round
@@ -65,6 +68,7 @@ not exactly on it.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,6 +97,7 @@ class ANFSPConfig:
     epsilon_choices: list[float] = field(default_factory=lambda: [0.06, 0.1, 0.2])
     epsilon_decay_transitions: int = 100_000  # epsilon_0 / sqrt(1 + t / this)
     gradient_every: int = 32  # actor steps per accumulated gradient
+    windows_in_flight: int = 1  # windows queued at each actor (1: it waits for the weights of its last)
     target_update_every_actions: int = 50_000
     reservoir_capacity: int = 2_000_000
     batch_size: int = 128  # SL minibatch
@@ -117,7 +122,7 @@ class ANFSPConfig:
         if self.optimizer not in ("adam", "sgd"):
             raise ConfigError(f"trainer.params.optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
         for name in ("num_actors", "envs_per_actor", "epsilon_decay_transitions", "gradient_every",
-                     "target_update_every_actions", "reservoir_capacity", "batch_size"):
+                     "windows_in_flight", "target_update_every_actions", "reservoir_capacity", "batch_size"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         if not self.hidden_sizes or min(self.hidden_sizes) < 1:
@@ -309,7 +314,10 @@ class ANFSP(Learner):
         # What is evaluated and exported as Pi: its Polyak average when asked for, else itself.
         self.average_networks = ([copy.deepcopy(n) for n in self.policy_networks] if config.average_policy_ema
                                  else self.policy_networks)
-        optimizer = torch.optim.Adam if config.optimizer == "adam" else torch.optim.SGD
+        # Adam's fused kernel: the same update in one call per step (0.11 ms against the
+        # per-tensor path's 0.31 for Leduc's networks; the server takes several per window).
+        optimizer = (functools.partial(torch.optim.Adam, fused=True) if config.optimizer == "adam"
+                     else torch.optim.SGD)
         self.q_optimizers = [optimizer(n.parameters(), lr=config.rl_learning_rate) for n in self.q_networks]
         self.policy_optimizers = [optimizer(n.parameters(), lr=config.sl_learning_rate)
                                   for n in self.policy_networks]
@@ -342,8 +350,9 @@ class ANFSP(Learner):
     def _ensure_running(self) -> None:
         if not self.pool.running:
             self.pool.start()
-            for slot in range(self.config.num_actors):
-                self._submit(slot)
+            for _ in range(self.config.windows_in_flight):
+                for slot in range(self.config.num_actors):
+                    self._submit(slot)
 
     def _weights(self) -> dict[str, list[np.ndarray]]:
         """Every network as one flat float32 vector: numpy pickles without copies, where
@@ -369,7 +378,7 @@ class ANFSP(Learner):
     def step(self, loop) -> StepReport:
         self._ensure_running()
         while isinstance(result := self.pool.next(), Lost):  # a fresh actor took the slot
-            self._submit(result.slot)
+            self._submit(result.slot)  # one call for each lost, so the slot keeps its queue
         slot, window = result.slot, result.value
         self.actor_nodes.add(window["node"])
         metrics = self._apply(slot, window)

@@ -12,10 +12,11 @@
    ``--cores`` CPUs, the server in the driver) and then NFSP (``configs/nfsp_leduc.yaml``,
    one process), each for ``--seconds``. Ray's start-up counts in ANFSP's wall time.
    Both curves go to ``<output>/anfsp_vs_nfsp.png`` and are printed.
-2. Throughput: ANFSP episodes per second in steady state (after ``--warmup-seconds``; Ray's
-   start-up excluded) with 1, 2 and 4 actors on a local Ray of ``--cores`` CPUs; more
-   actors than cores share them (``actor_num_cpus`` = cores / actors) and are labelled
-   oversubscribed.
+2. Throughput: ANFSP episodes per second after ``--warmup-seconds`` (Ray's start-up
+   excluded; early in a run, whose episodes are longer than later ones) with 1, 2 and 4
+   actors on a local Ray of ``--cores`` CPUs; more actors than cores share them
+   (``actor_num_cpus`` = cores / actors) and are labelled oversubscribed. The overrides
+   apply to both parts.
 
 Note the machine's load (printed at the start and end): on a shared machine both
 figures move with other jobs.
@@ -56,11 +57,12 @@ def evaluated_rows(metrics: Path) -> list[dict]:
         return [row for row in csv.DictReader(handle) if row["exploitability"]]
 
 
-def throughput(num_actors: int, cores: int, warmup_seconds: float, seconds: float) -> float:
-    """Steady-state episodes per second of ANFSP on Leduc with ``num_actors`` actors."""
+def throughput(num_actors: int, cores: int, warmup_seconds: float, seconds: float,
+               overrides: list[str]) -> float:
+    """Episodes per second of ANFSP on Leduc with ``num_actors`` actors, after a warm-up."""
     share = min(1.0, cores / num_actors)
     config = load_config(REPO / "configs" / "anfsp_leduc.yaml", [
-        f"trainer.params.num_actors={num_actors}", f"trainer.params.actor_num_cpus={share}",
+        *overrides, f"trainer.params.num_actors={num_actors}", f"trainer.params.actor_num_cpus={share}",
         f"trainer.params.num_cpus={cores}", "progress_bar=false",
     ])
     learner = build_learner(config)
@@ -87,6 +89,7 @@ def plot(curves: dict[str, list[dict]], path: Path) -> None:
     for name, rows in curves.items():
         axis.plot([float(r["wall_seconds"]) for r in rows], [float(r["exploitability"]) for r in rows],
                   marker=".", label=name)
+    axis.axhline(0.1, color="grey", linestyle="--", linewidth=1, label="the issue's goal (0.1)")
     axis.set_xlabel("wall time (s)")
     axis.set_ylabel("exploitability (exact)")
     axis.set_yscale("log")
@@ -145,7 +148,8 @@ def main() -> None:
         print(f"\nANFSP throughput on Leduc, local Ray with {arguments.cores} CPUs, "
               f"{arguments.throughput_seconds:.0f} s each after {arguments.warmup_seconds:.0f} s warm-up:")
         for actors in (1, 2, 4):
-            rate = throughput(actors, arguments.cores, arguments.warmup_seconds, arguments.throughput_seconds)
+            rate = throughput(actors, arguments.cores, arguments.warmup_seconds, arguments.throughput_seconds,
+                              arguments.overrides)
             label = " (oversubscribed: actors share cores)" if actors > arguments.cores else ""
             print(f"{actors} actor(s): {rate:,.0f} episodes/s{label}")
     print(f"\nload average at end: {os.getloadavg()}")

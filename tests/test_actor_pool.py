@@ -64,3 +64,37 @@ def test_exit_oos_self_play_on_ray_actors_stores_the_games_of_the_single_process
         states.append(load_checkpoint(tmp_path / name / "checkpoint.pt")["learner"])
     assert not ray.is_initialized(), "the trainer stops the local Ray its pool started"
     _assert_same_state(*states)
+
+
+class _Sleeper:
+    def nap(self, seconds: float) -> float:
+        import time
+
+        time.sleep(seconds)
+        return seconds
+
+
+def test_an_actor_with_two_calls_queued_dies_once_is_replaced_once_and_both_calls_are_lost():
+    import sys
+
+    from ray import cloudpickle
+
+    from agents.actor_pool import ActorPool, Finished, Lost
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import tests/
+    pool = ActorPool(_Sleeper, lambda slot, generation: (), num_actors=1, name="sleeper")
+    pool.start()
+    try:
+        pool.submit(0, "nap", 30.0, tag="first")
+        pool.submit(0, "nap", 0.0, tag="second")  # waits at the actor behind the first
+        ray.kill(ray.get_actor("sleeper-0-0"), no_restart=True)
+        lost = [pool.next(), pool.next()]
+        assert all(isinstance(result, Lost) for result in lost)
+        assert sorted(result.tag for result in lost) == ["first", "second"]
+        assert pool.replacements == 1 and pool.generations == [2]
+        pool.submit(0, "nap", 0.0, tag="after")  # the fresh actor serves the slot
+        result = pool.next()
+        assert isinstance(result, Finished) and result.tag == "after" and pool.in_flight == 0
+    finally:
+        pool.close()
+    assert not ray.is_initialized()

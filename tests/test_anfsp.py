@@ -65,6 +65,7 @@ def _rows(run_dir):
 @pytest.mark.parametrize("params, message", [
     ({"num_actors": 0}, "num_actors must be >= 1"),
     ({"gradient_every": 0}, "gradient_every must be >= 1"),
+    ({"windows_in_flight": 0}, "windows_in_flight must be >= 1"),
     ({"epsilon_choices": []}, "epsilon_choices must be a non-empty list"),
     ({"epsilon_choices": [0.1, 1.5]}, "epsilon_choices must be a non-empty list of rates in [0, 1]"),
     ({"anticipatory": 2.0}, "anticipatory must be in [0, 1]"),
@@ -169,7 +170,8 @@ ray = pytest.importorskip("ray", reason='ANFSP runs need Ray: pip install -e ".[
 def test_kuhn_on_a_local_ray_through_train_py(tmp_path):
     from agents.loop import train
 
-    result = train(config_from_dict(_run(tmp_path / "run")))
+    # Two windows queued at each actor, as in the Leduc config (the SIGKILL test runs one).
+    result = train(config_from_dict(_run(tmp_path / "run", trainer__params__windows_in_flight=2)))
     assert not ray.is_initialized(), "the run must stop the local Ray it started"
     rows = _rows(tmp_path / "run")
     episodes = [int(r["episodes"]) for r in rows]
@@ -250,7 +252,7 @@ def test_two_node_cluster_trains_replaces_a_killed_actor_and_resumes(tmp_path, t
 
     assert len([n for n in ray.nodes() if n["Alive"]]) == 2  # two raylets
     run_dir = tmp_path / "cluster"
-    config = _run(run_dir, budget={"episodes": 4000})
+    config = _run(run_dir, budget={"episodes": 4000}, trainer__params__windows_in_flight=2)
     del config["trainer"]["params"]["num_cpus"]
     config["trainer"]["params"]["address"] = two_node_cluster.address
     killed = []
