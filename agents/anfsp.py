@@ -38,12 +38,16 @@ replaces DQN's replay with A3C-style asynchronous actor-learners (Mnih et al. 20
 - SGD with learning rates 0.01 (RL) and 0.005 (SL), the paper's settings.
 
 Beyond the paper (off by default): ``average_policy_ema`` keeps a Polyak-Ruppert average
-of Pi's weights, ``theta^Pi_bar <- d * theta^Pi_bar + (1 - d) * theta^Pi`` after every SL
-step (Polyak & Juditsky 1992), and the trainer's output (evaluation, exported policies)
-is that average; the actors still play Pi itself, so training is unchanged. At a constant
-learning rate the SL fit's weights jitter around the reservoir's policy (on Leduc its
-exploitability moves by 0.03-0.05 between evaluations); their average sits nearer the
-reservoir's empirical policy (README, ANFSP: the measurements, and why it is off).
+of Pi's weights, ``theta^Pi_bar <- d_n * theta^Pi_bar + (1 - d_n) * theta^Pi`` after the
+n-th SL step (Polyak & Juditsky 1992), and the trainer's output (evaluation, exported
+policies) is that average; the actors still play Pi itself, so training is unchanged.
+``d_n = min(d, (1 + n) / (10 + n))`` (the warm-up of TensorFlow's
+``ExponentialMovingAverage``): early in a run the average follows Pi instead of lagging
+behind its start, and from ``n = (10 d - 1) / (1 - d)`` on (90k steps for d = 0.9999) it
+is a plain exponential average over about ``1 / (1 - d)`` steps. At a constant learning
+rate the SL fit's weights jitter around the reservoir's policy (on Leduc its
+exploitability moved by 0.05-0.08 between evaluations late in a run); their average sits
+on the reservoir's empirical policy (README, ANFSP: the measurements).
 
 Running. With ``address: null`` (the default) the first step starts a local Ray with
 ``num_cpus`` CPUs (default ``ceil(num_actors * actor_num_cpus)``) and stops it at the
@@ -331,6 +335,7 @@ class ANFSP(Learner):
         self.actions = 0
         self.updates = 0
         self.target_updates = 0
+        self.sl_steps = [0] * info.num_players  # per player: the Polyak average's warm-up
         # Runtime only (not checkpointed): the actors and Ray ownership.
         self.pool = ActorPool(ActorLearner, self._actor_arguments, config.num_actors, config.actor_num_cpus,
                               config.address, config.local_num_cpus(), name="anfsp-actor",
@@ -429,10 +434,13 @@ class ANFSP(Learner):
         loss.backward()
         self.policy_optimizers[player].step()
         if self.config.average_policy_ema:
+            steps = self.sl_steps[player]
+            decay = min(self.config.average_policy_ema, (1 + steps) / (10 + steps))
             with torch.no_grad():
                 for average, current in zip(self.average_networks[player].parameters(),
                                             self.policy_networks[player].parameters()):
-                    average.lerp_(current, 1.0 - self.config.average_policy_ema)
+                    average.lerp_(current, 1.0 - decay)
+        self.sl_steps[player] += 1
         return loss.item()
 
     # ---- evaluation and checkpoints ---------------------------------------------------------
@@ -452,7 +460,8 @@ class ANFSP(Learner):
             "slots": {"epsilon_starts": list(self.epsilon_starts), "transitions": list(self.slot_transitions),
                       "generations": list(self.pool.generations)},
             "counters": {"actions": self.actions, "updates": self.updates,
-                         "target_updates": self.target_updates, "actor_replacements": self.actor_replacements},
+                         "target_updates": self.target_updates, "actor_replacements": self.actor_replacements,
+                         "sl_steps": list(self.sl_steps)},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -481,3 +490,5 @@ class ANFSP(Learner):
         self.actions, self.updates = int(counters["actions"]), int(counters["updates"])
         self.target_updates = int(counters["target_updates"])
         self.earlier_replacements = int(counters["actor_replacements"])
+        # Checkpoints written before the count existed restart the average's warm-up.
+        self.sl_steps = [int(n) for n in counters.get("sl_steps", [0] * len(self.sl_steps))]

@@ -133,7 +133,7 @@ def test_chunk_gradients_are_the_sums_of_their_per_step_td_gradients():
     assert len(whole) == 1 and whole[0][1] == 7
 
 
-def test_average_policy_ema_is_the_polyak_average_of_pi_and_what_is_evaluated():
+def test_average_policy_ema_is_the_polyak_average_of_pi_with_a_warm_up_and_what_is_evaluated():
     pytest.importorskip("ray", reason='ANFSP needs Ray: pip install -e ".[distributed]"')
     from agents.runs import build_learner
 
@@ -144,13 +144,19 @@ def test_average_policy_ema_is_the_polyak_average_of_pi_and_what_is_evaluated():
     for _ in range(64):
         reservoir.add(rng, observation=rng.random(11, dtype=np.float32), action_mask=np.ones(2, np.int8),
                       action=int(rng.integers(2)))
-    before = [p.detach().clone() for p in learner.average_networks[0].parameters()]
-    assert all(torch.equal(a, p) for a, p in zip(before, learner.policy_networks[0].parameters()))
-    learner._sl_step(0)
-    for old, average, current in zip(before, learner.average_networks[0].parameters(),
-                                     learner.policy_networks[0].parameters()):
-        torch.testing.assert_close(average, 0.9 * old + 0.1 * current)
-        assert not torch.equal(average, current)  # the SL step moved Pi; its average moved a tenth
+    assert all(torch.equal(a, p) for a, p in zip(learner.average_networks[0].parameters(),
+                                                 learner.policy_networks[0].parameters()))
+    # The n-th SL step's decay is min(d, (1 + n) / (10 + n)): 1/10, 2/11, 3/12, then d = 0.9
+    # once the warm-up is over (n >= 81).
+    for steps, decay in ((0, 1 / 10), (1, 2 / 11), (2, 3 / 12), (500, 0.9)):
+        learner.sl_steps[0] = steps
+        before = [p.detach().clone() for p in learner.average_networks[0].parameters()]
+        learner._sl_step(0)
+        assert learner.sl_steps == [steps + 1, 0]
+        for old, average, current in zip(before, learner.average_networks[0].parameters(),
+                                         learner.policy_networks[0].parameters()):
+            torch.testing.assert_close(average, decay * old + (1 - decay) * current)
+            assert not torch.equal(average, current)  # the SL step moved Pi; its average moved less
     sent = learner._weights()["policy"][0]  # the actors play Pi itself
     np.testing.assert_array_equal(
         sent, torch.nn.utils.parameters_to_vector(learner.policy_networks[0].parameters()).detach().numpy())
@@ -159,6 +165,7 @@ def test_average_policy_ema_is_the_polyak_average_of_pi_and_what_is_evaluated():
     restored.load_state_dict(learner.state_dict())
     for got, want in zip(restored.average_networks[0].parameters(), learner.average_networks[0].parameters()):
         assert torch.equal(got, want)
+    assert restored.sl_steps == [501, 0]
     learner.close()
     restored.close()
 
