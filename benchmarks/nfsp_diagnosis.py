@@ -17,6 +17,10 @@ exploitability):
 3. **Exploration in M_SL**: the exploitability of a near-equilibrium (CFR+, 300
    iterations) mixed with uniform play at rate epsilon, the floor that epsilon-greedy
    actions in M_SL put under Pi.
+4. **Where Q's greedy policy loses**: per player, the information sets where its
+   greedy action costs the most counterfactual value against the others' Pi (the exact
+   best response's value minus that of Q's action, each followed by the best response),
+   with the exact action values given the set is reached beside Q's.
 """
 
 from __future__ import annotations
@@ -35,7 +39,12 @@ from agents.checkpoint import load_checkpoint  # noqa: E402
 from agents.networks import masked_logits  # noqa: E402
 from agents.runs import CHECKPOINT_NAME, learner_from_checkpoint  # noqa: E402
 from hiddenenvs.analysis import GameTree, TabularPolicy  # noqa: E402
-from hiddenenvs.analysis.exploitability import best_response, expected_returns, exploitability  # noqa: E402
+from hiddenenvs.analysis.exploitability import (  # noqa: E402
+    best_response,
+    best_response_action_values,
+    expected_returns,
+    exploitability,
+)
 
 
 def players_networks(learner) -> tuple[list, list]:
@@ -90,11 +99,40 @@ def greedy_against(tree: GameTree, average: TabularPolicy, q_network, player: in
     return TabularPolicy(tree, np.where(own, response.slot_probabilities, average.slot_probabilities))
 
 
+def greedy_losses(tree: GameTree, average: TabularPolicy, q_network, player: int) -> list[dict]:
+    """Per information set of ``player``, Q's greedy action against the exact values of
+    :func:`best_response_action_values` (the others play ``average``), largest
+    counterfactual loss first."""
+    slot_values, infoset_reach = best_response_action_values(tree, average, player)
+    states = tree.representative_states()
+    infosets = np.flatnonzero(tree.infoset_player == player)
+    tensors = np.stack([np.ravel(states[i].information_state_tensor(player)) for i in infosets]).astype(np.float32)
+    masks = np.zeros((len(infosets), tree.game.info.num_distinct_actions), np.int8)
+    for row, infoset in enumerate(infosets):
+        masks[row, tree.slot_action[tree.infoset_slot_start[infoset]:tree.infoset_slot_start[infoset + 1]]] = 1
+    with torch.no_grad():
+        q_values = masked_logits(q_network(torch.from_numpy(tensors)), torch.from_numpy(masks)).numpy()
+    rows = []
+    for row, infoset in enumerate(infosets):
+        slots = np.arange(tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1])
+        actions = tree.slot_action[slots]
+        greedy = int(q_values[row].argmax())
+        values = slot_values[slots]
+        rows.append({
+            "infoset": tree.infoset_keys[infoset], "reach": float(infoset_reach[infoset]),
+            "actions": [int(a) for a in actions], "greedy": greedy,
+            "loss": float(values.max() - values[list(actions).index(greedy)]),
+            "values": values / max(infoset_reach[infoset], 1e-12), "q": q_values[row, actions],
+        })
+    return sorted(rows, key=lambda r: -r["loss"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", help="a run directory of an nfsp or anfsp trainer (its checkpoint.pt)")
     parser.add_argument("--epsilons", type=float, nargs="*", default=[0.005, 0.01, 0.02, 0.05, 0.07],
                         help="exploration rates for the floor of part 3")
+    parser.add_argument("--worst", type=int, default=5, help="information sets per player in part 4")
     arguments = parser.parse_args()
     payload = load_checkpoint(Path(arguments.run) / CHECKPOINT_NAME)
     trainer = payload["config"]["trainer"]["name"]
@@ -124,6 +162,13 @@ def main() -> None:
     for epsilon in arguments.epsilons:
         mixed = (1 - epsilon) * equilibrium.slot_probabilities + epsilon * uniform.slot_probabilities
         print(f"   epsilon {epsilon:g}: {exploitability(tree, TabularPolicy(tree, mixed)):.4f}")
+    print("4. where Q's greedy policy loses against the others' Pi (counterfactual loss; values given reached)")
+    for player, q_network in enumerate(q_networks):
+        print(f"   player {player}:")
+        for row in greedy_losses(tree, average, q_network, player)[:arguments.worst]:
+            print(f"     loss {row['loss']:.4f}  reach {row['reach']:.3f}  {row['infoset']}")
+            print(f"       actions {row['actions']}: exact {np.round(row['values'], 3).tolist()}, "
+                  f"Q {np.round(row['q'].astype(float), 3).tolist()}, greedy {row['greedy']}")
 
 
 if __name__ == "__main__":

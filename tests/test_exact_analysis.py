@@ -7,7 +7,15 @@ import pytest
 
 import hiddenenvs
 from agents.cfr import CFRSolver
-from hiddenenvs.analysis import GameTree, TabularPolicy, best_response, expected_returns, exploitability, nash_conv
+from hiddenenvs.analysis import (
+    GameTree,
+    TabularPolicy,
+    best_response,
+    best_response_action_values,
+    expected_returns,
+    exploitability,
+    nash_conv,
+)
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +65,35 @@ def test_best_response_beats_every_pure_strategy(kuhn_tree):
         value, response = best_response(kuhn_tree, policy, player)
         assert value == pytest.approx(best)
         assert expected_returns(kuhn_tree, response)[player] == pytest.approx(best)
+
+
+def test_best_response_action_values_are_the_returns_of_deviating_from_the_best_response():
+    tree = GameTree.build(hiddenenvs.load_game("leduc_holdem"))
+    rng = np.random.default_rng(0)
+    slots = rng.random(tree.num_slots)
+    policy = TabularPolicy(tree, slots / np.bincount(tree.slot_infoset, weights=slots)[tree.slot_infoset])
+    for player in (0, 1):
+        value, response = best_response(tree, policy, player)
+        slot_values, infoset_reach = best_response_action_values(tree, policy, player)
+        first = [i for i in np.flatnonzero(tree.infoset_player == player)
+                 if tree.own_decisions_above[player, tree.infoset_node[i]] == 0]
+        assert len(first) == (3 if player == 0 else 6)  # a card each; player 1 also sees a check or a bet
+        if player == 0:
+            assert infoset_reach[first] == pytest.approx([1 / 3] * 3)  # only chance acts before
+        for infoset in first:
+            infoset_slots = np.arange(tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1])
+            best = slot_values[infoset_slots].max()
+            for slot in infoset_slots:  # the best response everywhere but here, where it plays the slot's action
+                deviation = response.slot_probabilities.copy()
+                deviation[infoset_slots] = 0.0
+                deviation[slot] = 1.0
+                returns = expected_returns(tree, TabularPolicy(tree, deviation))[player]
+                assert returns - value == pytest.approx(slot_values[slot] - best, abs=1e-9)
+        # Summed over the first information sets, the best values are the best-response value
+        # (no terminal comes before a player's first decision in Leduc).
+        assert sum(slot_values[tree.infoset_slot_start[i]:tree.infoset_slot_start[i + 1]].max()
+                   for i in first) == pytest.approx(value)
+        assert not slot_values[tree.infoset_player[tree.slot_infoset] != player].any()
 
 
 def test_policies_in_every_form_agree(kuhn_tree):

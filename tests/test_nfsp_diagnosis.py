@@ -10,7 +10,11 @@ import torch
 import hiddenenvs
 from agents.memories import ReservoirBuffer
 from hiddenenvs.analysis import GameTree, TabularPolicy
-from hiddenenvs.analysis.exploitability import best_response, expected_returns
+from hiddenenvs.analysis.exploitability import (
+    best_response,
+    best_response_action_values,
+    expected_returns,
+)
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "nfsp_diagnosis.py"
 
@@ -95,3 +99,31 @@ def test_greedy_against_plays_q_argmax_for_its_player_only(diagnosis, kuhn_tree)
     assert expected_returns(tree, response)[0] == pytest.approx(value)
     others = tree.infoset_player[tree.slot_infoset] == 1
     np.testing.assert_array_equal(response.slot_probabilities[others], uniform.slot_probabilities[others])
+
+
+def test_greedy_losses_rank_the_information_sets_where_q_picks_a_worse_action(diagnosis, kuhn_tree):
+    tree = kuhn_tree
+    uniform = TabularPolicy.uniform(tree)
+    slot_values, infoset_reach = best_response_action_values(tree, uniform, 1)
+    states = tree.representative_states()
+    infosets = np.flatnonzero(tree.infoset_player == 1)
+    table, exact = {}, {}
+    for infoset in infosets:
+        values = slot_values[tree.infoset_slot_start[infoset]:tree.infoset_slot_start[infoset + 1]]
+        exact[infoset] = values / infoset_reach[infoset]
+        table[tuple(np.ravel(states[infoset].information_state_tensor(1)).astype(np.float32).tolist())] = \
+            torch.tensor(exact[infoset], dtype=torch.float32)
+    rows = diagnosis.greedy_losses(tree, uniform, _ExactQ(table), 1)
+    assert len(rows) == len(infosets) and all(row["loss"] == pytest.approx(0.0) for row in rows)
+    for row in rows:  # the exact values given reached, which Q here repeats
+        np.testing.assert_allclose(row["values"], exact[tree.infoset_index[row["infoset"]]], rtol=1e-12)
+        np.testing.assert_allclose(row["q"], row["values"], rtol=1e-6)
+    # Q prefers the worse action at one information set: that set comes first, and its loss
+    # is the counterfactual value the choice gives up.
+    wrong = next(i for i in infosets if abs(exact[i][0] - exact[i][1]) > 0.1)
+    key = tuple(np.ravel(states[wrong].information_state_tensor(1)).astype(np.float32).tolist())
+    table[key] = -table[key]
+    rows = diagnosis.greedy_losses(tree, uniform, _ExactQ(table), 1)
+    assert rows[0]["infoset"] == tree.infoset_keys[wrong] and rows[0]["greedy"] == int(np.argmin(exact[wrong]))
+    assert rows[0]["loss"] == pytest.approx(infoset_reach[wrong] * abs(exact[wrong][0] - exact[wrong][1]))
+    assert all(row["loss"] == pytest.approx(0.0) for row in rows[1:])

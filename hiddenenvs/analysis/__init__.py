@@ -10,6 +10,7 @@ expected returns, best responses, NashConv and exploitability.
 
 from hiddenenvs.analysis.exploitability import (
     best_response,
+    best_response_action_values,
     expected_returns,
     exploitability,
     nash_conv,
@@ -22,6 +23,7 @@ __all__ = [
     "TabularPolicy",
     "as_tabular_policy",
     "best_response",
+    "best_response_action_values",
     "expected_returns",
     "exploitability",
     "nash_conv",
