@@ -48,6 +48,12 @@ is a plain exponential average over about ``1 / (1 - d)`` steps. At a constant l
 rate the SL fit's weights jitter around the reservoir's policy (on Leduc its
 exploitability moved by 0.05-0.08 between evaluations late in a run); their average sits
 on the reservoir's empirical policy (README, ANFSP: the measurements).
+``output_without_exploration`` (also beyond the paper, off by default): M_SL keeps the
+best response's epsilon-greedy actions, so its policy is ``(1 - e) * (the best responses'
+average) + e * uniform``, with ``e`` the mean exploration rate of that play (known from
+the schedule: :meth:`ANFSP.reservoir_exploration_rate`). The output removes that uniform
+share (:class:`agents.networks.AveragePolicyAgent`'s ``exploration_share``); training,
+where the exploration in Pi's play gives the other player's Q its rare lines, is unchanged.
 
 Running. With ``address: null`` (the default) the first step starts a local Ray with
 ``num_cpus`` CPUs (default ``ceil(num_actors * actor_num_cpus)``) and stops it at the
@@ -110,6 +116,7 @@ class ANFSPConfig:
     sl_learning_rate: float = 0.005
     optimizer: str = "sgd"  # "sgd" (the paper) or "adam"
     average_policy_ema: float = 0.0  # d of the Polyak average of Pi's weights, the output (0: off)
+    output_without_exploration: bool = False  # the output drops M_SL's mean exploration rate
     discount: float = 1.0
     address: str | None = None  # a Ray cluster ("auto", "host:port"); None: start a local Ray
     num_cpus: int | None = None  # CPUs of the local Ray (None: what the actors reserve)
@@ -164,6 +171,15 @@ class ANFSPConfig:
 def epsilon_at(epsilon_start: float, transitions: int, decay_transitions: int) -> float:
     """``epsilon_0 / sqrt(1 + t / decay)``: 1/sqrt(t) decay towards 0 (the paper, §4.2.1)."""
     return epsilon_start / math.sqrt(1.0 + transitions / decay_transitions)
+
+
+def mean_epsilon(epsilon_start: float, transitions: int, decay_transitions: int) -> float:
+    """The mean of :func:`epsilon_at` over a slot's first ``transitions`` transitions:
+    ``(1/T) * integral_0^T epsilon_0 / sqrt(1 + t/d) dt = 2 epsilon_0 d (sqrt(1 + T/d) - 1) / T``."""
+    if transitions <= 0:
+        return epsilon_start
+    return 2.0 * epsilon_start * decay_transitions * (
+        math.sqrt(1.0 + transitions / decay_transitions) - 1.0) / transitions
 
 
 # ---- the actor side ----------------------------------------------------------------------------
@@ -444,8 +460,19 @@ class ANFSP(Learner):
         return loss.item()
 
     # ---- evaluation and checkpoints ---------------------------------------------------------
+    def reservoir_exploration_rate(self) -> float:
+        """The mean exploration rate of the best-response play M_SL was offered, which its
+        uniform sample of that play holds too: each slot's mean epsilon weighted by its
+        transitions (a slot's best-response play is the share eta of them)."""
+        if not any(self.slot_transitions):
+            return 0.0
+        rates = [mean_epsilon(start, transitions, self.config.epsilon_decay_transitions)
+                 for start, transitions in zip(self.epsilon_starts, self.slot_transitions)]
+        return float(np.average(rates, weights=self.slot_transitions))
+
     def evaluation_agent(self, player: int) -> AveragePolicyAgent:
-        return AveragePolicyAgent(self.average_networks[player], self.architecture)
+        share = self.reservoir_exploration_rate() if self.config.output_without_exploration else 0.0
+        return AveragePolicyAgent(self.average_networks[player], self.architecture, exploration_share=share)
 
     def state_dict(self) -> dict[str, Any]:
         return {

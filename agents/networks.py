@@ -276,23 +276,40 @@ def policy_network(architecture: dict[str, Any]) -> nn.Module:
 
 
 class AveragePolicyAgent(Agent):
-    """Plays an average-policy network Pi (NFSP's and MCNFSP's evaluation and exported agent)."""
+    """Plays an average-policy network Pi (NFSP's and MCNFSP's evaluation and exported agent).
 
-    def __init__(self, network: nn.Module, architecture: dict[str, Any], seed: int | None = None):
+    ``exploration_share`` (default 0) is the share ``e`` of uniformly random actions in the
+    data Pi was fitted to (a reservoir of epsilon-greedy play holds
+    ``(1 - e) * greedy + e * uniform``); it is taken back out of Pi's output:
+    ``p'(a) ∝ max(0, p(a) - e / |legal|)``. At least one action keeps a positive share, since
+    the largest ``p(a)`` is at least ``1 / |legal|``."""
+
+    def __init__(self, network: nn.Module, architecture: dict[str, Any], seed: int | None = None,
+                 exploration_share: float = 0.0):
         super().__init__(architecture["num_actions"], seed)
+        if not 0.0 <= exploration_share < 1.0:
+            raise ValueError(f"exploration_share must be in [0, 1), got {exploration_share}")
         self.network = network
         self.architecture = architecture
+        self.exploration_share = float(exploration_share)
 
     def policy_probabilities_batch(self, observations, action_masks, views=None):
         with torch.no_grad():
             logits = self.network(network_input(observations, self.architecture))
-            return torch.softmax(masked_logits(logits, action_masks), dim=-1).double().numpy()
+            probabilities = torch.softmax(masked_logits(logits, action_masks), dim=-1).double().numpy()
+        if self.exploration_share:
+            legal = np.asarray(action_masks, dtype=np.float64).reshape(probabilities.shape)
+            uniform = legal / legal.sum(axis=-1, keepdims=True)
+            probabilities = np.clip(probabilities - self.exploration_share * uniform, 0.0, None)
+            probabilities /= probabilities.sum(axis=-1, keepdims=True)
+        return probabilities
 
     def state_dict(self):
-        return {"architecture": self.architecture, "network": self.network.state_dict()}
+        return {"architecture": self.architecture, "network": self.network.state_dict(),
+                "exploration_share": self.exploration_share}
 
     @classmethod
     def from_state_dict(cls, state):
         network = network_with_weights(lambda: policy_network(state["architecture"]), state["network"],
                                        "average-policy agent")
-        return cls(network, state["architecture"])
+        return cls(network, state["architecture"], exploration_share=state.get("exploration_share", 0.0))

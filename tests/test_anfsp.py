@@ -20,11 +20,11 @@ import torch
 import yaml
 
 import train as train_cli
-from agents.anfsp import ANFSPConfig, _ActorAgent, epsilon_at
+from agents.anfsp import ANFSPConfig, _ActorAgent, epsilon_at, mean_epsilon
 from agents.base import Transition
 from agents.checkpoint import load_checkpoint
 from agents.config import ConfigError, config_from_dict
-from agents.networks import AveragePolicyAgent
+from agents.networks import AveragePolicyAgent, mlp
 
 REPO = Path(__file__).resolve().parent.parent
 KUHN_UNIFORM_EXPLOITABILITY = 0.4583333  # 11/24: the exploitability of uniform play
@@ -168,6 +168,44 @@ def test_average_policy_ema_is_the_polyak_average_of_pi_with_a_warm_up_and_what_
     assert restored.sl_steps == [501, 0]
     learner.close()
     restored.close()
+
+
+def test_the_output_without_exploration_removes_the_reservoirs_mean_exploration_rate(tmp_path):
+    pytest.importorskip("ray", reason='ANFSP needs Ray: pip install -e ".[distributed]"')
+    from agents.runs import build_learner
+
+    # The closed-form mean of the schedule against the mean over its steps.
+    per_step = [epsilon_at(0.2, t, 20_000) for t in range(100_000)]
+    assert math.isclose(mean_epsilon(0.2, len(per_step), 20_000), np.mean(per_step), rel_tol=1e-4)
+    # A network whose output is epsilon-greedy play, (1 - e) * one-hot + e * uniform over the
+    # legal actions, gives back the one-hot; over one legal action nothing changes.
+    architecture = {"input_size": 11, "hidden_sizes": [4], "num_actions": 3}
+    network = mlp(11, [4], 3)
+    exploration = 0.3
+    with torch.no_grad():
+        network[-1].weight.zero_()
+        network[-1].bias.copy_(torch.log(torch.tensor([exploration / 2, 1 - exploration / 2, 0.5])))
+    agent = AveragePolicyAgent(network, architecture, exploration_share=exploration)
+    masks = np.array([[1, 1, 0], [0, 0, 1]], np.int8)
+    np.testing.assert_allclose(agent.policy_probabilities_batch(np.zeros((2, 11)), masks),
+                               [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], atol=1e-6)
+    untouched = AveragePolicyAgent(network, architecture).policy_probabilities_batch(np.zeros((1, 11)), masks[:1])
+    np.testing.assert_allclose(untouched, [[exploration / 2, 1 - exploration / 2, 0.0]], rtol=1e-5)
+    agent.save(tmp_path / "agent.pt")  # the share travels with the exported policy
+    assert AveragePolicyAgent.load(tmp_path / "agent.pt").exploration_share == exploration
+    with pytest.raises(ValueError, match="exploration_share"):
+        AveragePolicyAgent(network, architecture, exploration_share=1.0)
+    # The learner's rate: each slot's mean epsilon, weighted by its transitions.
+    for option in (True, False):
+        params = dict(RUN["trainer"]["params"], output_without_exploration=option, epsilon_decay_transitions=1000)
+        learner = build_learner(config_from_dict({**RUN, "trainer": {"name": "anfsp", "params": params}}))
+        assert learner.reservoir_exploration_rate() == 0.0  # nothing played yet
+        learner.slot_transitions = [3000, 1000]
+        expected = np.average([mean_epsilon(e, t, 1000) for e, t in zip(learner.epsilon_starts, [3000, 1000])],
+                              weights=[3000, 1000])
+        assert math.isclose(learner.reservoir_exploration_rate(), expected)
+        assert learner.evaluation_agent(0).exploration_share == (expected if option else 0.0)
+        learner.close()
 
 
 # ---- on Ray ----------------------------------------------------------------------------------------
