@@ -10,7 +10,8 @@ exploitability):
 
 1. **The fit**: the exploitability of M_SL's empirical policy (action counts per
    information set, Pi where an information set never occurs) beside Pi's. Equal figures
-   mean Pi fits its data and the data is the limit.
+   mean Pi fits its data and the data is the limit. For ANFSP, also M_SL's mean
+   exploration rate, and whether the output takes it out (``output_without_exploration``).
 2. **The best response**: per player, the exact best-response gain against the others'
    Pi, and the gain Q's greedy policy takes. A greedy gain well below the exact one means
    the learnt best response lags behind Pi, so fictitious play averages poor responses.
@@ -144,7 +145,11 @@ def main() -> None:
     q_networks, reservoirs = players_networks(learner)
     print(f"{arguments.run}: {trainer} on {tree.game.NAME}, {payload['loop']['episodes']:,} episodes")
     print("1. the fit")
-    print(f"   exploitability of Pi                       {exploitability(tree, average):.4f}")
+    print(f"   exploitability of Pi (the output)          {exploitability(tree, average):.4f}")
+    if hasattr(learner, "reservoir_exploration_rate"):  # ANFSP: known from the schedule
+        shown = learner.evaluation_agent(0).exploration_share
+        print(f"   M_SL's mean exploration rate               {learner.reservoir_exploration_rate():.4f}"
+              f"   ({'taken out of' if shown else 'left in'} the output)")
     print(f"   exploitability of M_SL's empirical policy  "
           f"{exploitability(tree, empirical_policy(tree, reservoirs, average)):.4f}"
           f"   (M_SL sizes {', '.join(f'{len(r):,}' for r in reservoirs)})")
