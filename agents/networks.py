@@ -287,8 +287,8 @@ class AveragePolicyAgent(Agent):
     def __init__(self, network: nn.Module, architecture: dict[str, Any], seed: int | None = None,
                  exploration_share: float = 0.0):
         super().__init__(architecture["num_actions"], seed)
-        if not 0.0 <= exploration_share < 1.0:
-            raise ValueError(f"exploration_share must be in [0, 1), got {exploration_share}")
+        if not isinstance(exploration_share, (int, float)) or not 0.0 <= exploration_share < 1.0:
+            raise ValueError(f"exploration_share must be a number in [0, 1), got {exploration_share!r}")
         self.network = network
         self.architecture = architecture
         self.exploration_share = float(exploration_share)

@@ -193,8 +193,9 @@ def test_the_output_without_exploration_removes_the_reservoirs_mean_exploration_
     np.testing.assert_allclose(untouched, [[exploration / 2, 1 - exploration / 2, 0.0]], rtol=1e-5)
     agent.save(tmp_path / "agent.pt")  # the share travels with the exported policy
     assert AveragePolicyAgent.load(tmp_path / "agent.pt").exploration_share == exploration
-    with pytest.raises(ValueError, match="exploration_share"):
-        AveragePolicyAgent(network, architecture, exploration_share=1.0)
+    for bad in (1.0, -0.1, float("nan"), "0.1"):
+        with pytest.raises(ValueError, match="exploration_share"):
+            AveragePolicyAgent(network, architecture, exploration_share=bad)
     # The learner's rate: each slot's mean epsilon, weighted by its transitions.
     for option in (True, False):
         params = dict(RUN["trainer"]["params"], output_without_exploration=option, epsilon_decay_transitions=1000)
