@@ -46,6 +46,7 @@ from hiddenenvs.analysis.exploitability import (  # noqa: E402
     expected_returns,
     exploitability,
 )
+from hiddenenvs.analysis.policy import information_state_batch  # noqa: E402
 
 
 def players_networks(learner) -> tuple[list, list]:
@@ -105,14 +106,10 @@ def greedy_losses(tree: GameTree, average: TabularPolicy, q_network, player: int
     :func:`best_response_action_values` (the others play ``average``), largest
     counterfactual loss first."""
     slot_values, infoset_reach = best_response_action_values(tree, average, player)
-    states = tree.representative_states()
-    infosets = np.flatnonzero(tree.infoset_player == player)
-    tensors = np.stack([np.ravel(states[i].information_state_tensor(player)) for i in infosets]).astype(np.float32)
-    masks = np.zeros((len(infosets), tree.game.info.num_distinct_actions), np.int8)
-    for row, infoset in enumerate(infosets):
-        masks[row, tree.slot_action[tree.infoset_slot_start[infoset]:tree.infoset_slot_start[infoset + 1]]] = 1
+    infosets, tensors, masks = information_state_batch(tree, player)
     with torch.no_grad():
-        q_values = masked_logits(q_network(torch.from_numpy(tensors)), torch.from_numpy(masks)).numpy()
+        batch = torch.from_numpy(tensors.reshape(len(tensors), -1).astype(np.float32))
+        q_values = masked_logits(q_network(batch), torch.from_numpy(masks)).numpy()
     rows = []
     for row, infoset in enumerate(infosets):
         slots = np.arange(tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1])

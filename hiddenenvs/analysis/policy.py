@@ -69,17 +69,11 @@ class TabularPolicy:
         fn: Callable[[int, np.ndarray, np.ndarray], np.ndarray],
     ) -> TabularPolicy:
         """``fn(player, information_state_tensors (B, ...), legal_masks (B, A)) -> probs (B, A)``."""
-        states = tree.representative_states()
-        num_actions = tree.game.info.num_distinct_actions
         rows: list[Any] = [None] * tree.num_infosets
         for player in range(tree.num_players):
-            infosets = np.flatnonzero(tree.infoset_player == player)
+            infosets, tensors, masks = information_state_batch(tree, player)
             if not len(infosets):
                 continue
-            tensors = np.stack([states[i].information_state_tensor(player) for i in infosets])
-            masks = np.zeros((len(infosets), num_actions), dtype=np.int8)
-            for row, infoset in enumerate(infosets):
-                masks[row, tree.infoset_legal_actions(infoset)] = 1
             probabilities = np.asarray(fn(player, tensors, masks), dtype=np.float64)
             for row, infoset in enumerate(infosets):
                 rows[infoset] = probabilities[row]
@@ -134,6 +128,20 @@ def _rows_to_slots(tree: GameTree, rows: list[Any]) -> np.ndarray:
         start = tree.infoset_slot_start[infoset]
         slots[start : start + len(legal)] = dense[legal] / legal_mass
     return slots
+
+
+def information_state_batch(tree: GameTree, player: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``player``'s information sets, their information-state tensors ``(B, ...)`` and legal
+    masks ``(B, A)``, in one batch (what a network is asked about each set)."""
+    states = tree.representative_states()
+    infosets = np.flatnonzero(tree.infoset_player == player)
+    masks = np.zeros((len(infosets), tree.game.info.num_distinct_actions), dtype=np.int8)
+    if not len(infosets):
+        return infosets, np.zeros((0,)), masks
+    tensors = np.stack([states[i].information_state_tensor(player) for i in infosets])
+    for row, infoset in enumerate(infosets):
+        masks[row, tree.infoset_legal_actions(infoset)] = 1
+    return infosets, tensors, masks
 
 
 def as_tabular_policy(tree: GameTree, policy: Any) -> TabularPolicy:
