@@ -304,7 +304,9 @@ class ActorLearner:
         return {
             "episodes": episodes, "transitions": [len(agent.transitions) for agent in self.agents],
             "gradients": gradients, "td_loss": float(np.mean(losses)) if losses else None,
-            "reservoir": reservoir, "node": ray.get_runtime_context().get_node_id(),
+            "reservoir": reservoir,
+            # In-process (no Ray, e.g. benchmarks/anfsp_frozen_pi.py) there is no node to name.
+            "node": ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local",
         }
 
 
