@@ -1,0 +1,245 @@
+"""Vectorised games: ``num_envs`` games of one kind stepped by one compiled call.
+
+| Import        | ``hiddenenvs.vector.make("leduc_holdem", num_envs=1024, seed=0)``                 |
+|---------------|-------------------------------------------------------------------------------------|
+| Games         | ``kuhn_poker``, ``leduc_holdem``, ``rps``, ``biased_rps``, ``matching_pennies``, ``othello`` |
+| Actions       | ``step(actions)``: int ``[B]`` for turn-based games, ``[B, P]`` for simultaneous ones |
+| Observations  | the scalar game's tensor for the player to move: ``[B, *shape]`` float32 (``[B, P, *shape]`` for simultaneous games) |
+| Autoreset     | same step (Gymnasium's ``AutoresetMode.SAME_STEP``): a finished game restarts inside ``step`` |
+
+Every ``reset()`` and ``step()`` returns a :class:`VectorStep` of numpy arrays:
+
+| field | shape | meaning |
+|-------|-------|---------|
+| ``observations`` | ``[B, *shape]`` float32 | the player to move's information-state tensor (or observation tensor with ``observation_type="observation"``), exactly as the scalar game's ``information_state_tensor(player)``; ``[B, P, *shape]`` (every player's) in simultaneous games |
+| ``legal_action_masks`` | ``[B, A]`` int8 (``[B, P, A]``) | 1 where the action is legal, as ``state.legal_actions_mask(player)`` |
+| ``current_players`` | ``[B]`` int64 | the player to move, or ``SIMULTANEOUS`` (-2) |
+| ``rewards`` | ``[B, P]`` float32 | each player's reward for the step's transition (the game's returns where it ended) |
+| ``terminated`` | ``[B]`` bool | the env's game ended in this step (and a new one began) |
+| ``truncated`` | ``[B]`` bool | always false: these games end by their rules |
+| ``final_observations`` | ``[B, P, *shape]`` float32 | in rows where ``terminated`` is set: every player's tensor at the terminal state |
+
+Autoreset: a game that ends in ``step`` starts again at once; that row's
+``observations``, masks and current player are the new game's first decision, and
+``rewards``, ``terminated`` and ``final_observations`` describe the game that ended. This
+is Gymnasium 1.x's ``SAME_STEP`` mode (where ``infos["final_obs"]`` holds what
+``final_observations`` holds here), chosen because a turn-based env must always name a
+player to move, and a terminal state has none.
+
+Chance (the deals) comes from one generator per env seeded from ``(seed, env index)``, so
+a batch's games are a function of the seed alone (see :mod:`hiddenenvs.vector._kernels`).
+``env.deals`` is ``[B, K]``: each env's chance outcomes for its current game, in the order
+the scalar game model asks for them; tests replay them into scalar states.
+
+Arguments of :func:`make`:
+
+| name | default | meaning |
+|------|---------|---------|
+| ``name`` | | a registered game with a vector kernel (:data:`VECTOR_GAMES`) |
+| ``num_envs`` | 1 | B, the number of games stepped together |
+| ``seed`` | ``None`` | seeds the per-env generators (``None``: fresh entropy) |
+| ``observation_type`` | ``"information_state"`` | or ``"observation"`` (the scalar ``observation_tensor``) |
+| ``copy`` | ``True`` | return fresh arrays; ``False`` returns read-only views of buffers the next call overwrites (faster) |
+| ``**params`` | | the game's parameters, validated by the scalar game (``max_raises=2``, ``board_size=6``) |
+
+An illegal action raises ``ValueError`` naming the env, the action and the legal actions,
+and no env moves. A simultaneous player with a single legal action has it played for
+them (as in the scalar model's ``apply_actions``).
+
+:class:`RandomLegalPolicy` draws uniform legal actions in one compiled call (random
+opponents, benchmarks). :mod:`hiddenenvs.vector.gymnasium_env` seats a learner against
+given opponents as a Gymnasium ``VectorEnv``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from hiddenenvs.game import SIMULTANEOUS, Dynamics, Game
+from hiddenenvs.registry import load_game
+from hiddenenvs.vector import _kernels
+
+OBSERVATION_TYPES = ("information_state", "observation")
+
+
+def _kuhn(game: Game, num_envs: int, information_state: bool):
+    return _kernels.KuhnKernel(num_envs, information_state)
+
+
+def _leduc(game: Game, num_envs: int, information_state: bool):
+    return _kernels.LeducKernel(num_envs, information_state, game.params["max_raises"])
+
+
+def _matrix(game: Game, num_envs: int, information_state: bool):
+    return _kernels.MatrixKernel(num_envs, game.payoff)
+
+
+def _othello(game: Game, num_envs: int, information_state: bool):
+    return _kernels.OthelloKernel(num_envs, game.board_size)
+
+
+# Registered game name -> kernel factory.
+VECTOR_GAMES = {
+    "kuhn_poker": _kuhn,
+    "leduc_holdem": _leduc,
+    "rps": _matrix,
+    "biased_rps": _matrix,
+    "matching_pennies": _matrix,
+    "othello": _othello,
+}
+
+
+class VectorStep(NamedTuple):
+    """What :meth:`VectorEnv.reset` and :meth:`VectorEnv.step` return (see the module)."""
+
+    observations: np.ndarray
+    legal_action_masks: np.ndarray
+    current_players: np.ndarray
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    final_observations: np.ndarray
+
+
+class VectorEnv:
+    """``num_envs`` games of one kind, stepped together (see the module docstring)."""
+
+    def __init__(self, game: Game, kernel, seed: int | None, observation_type: str, copy: bool):
+        self.game = game
+        self.num_envs = kernel.num_envs
+        self.num_players = game.info.num_players
+        self.num_actions = game.info.num_distinct_actions
+        self.simultaneous = game.info.dynamics is Dynamics.SIMULTANEOUS
+        self.observation_type = observation_type
+        self.observation_shape = tuple(
+            game.info.information_state_tensor_shape
+            if observation_type == "information_state"
+            else game.info.observation_tensor_shape
+        )
+        self.copy = copy
+        self._kernel = kernel
+        self._seed = seed
+        self._outputs = (
+            kernel.observations,
+            kernel.legal_action_masks,
+            kernel.current_players,
+            kernel.rewards,
+            kernel.terminated,
+            kernel.truncated,
+            kernel.final_observations,
+        )
+        self._started = False
+
+    def __repr__(self) -> str:
+        return f"hiddenenvs.vector.VectorEnv({self.game!r}, num_envs={self.num_envs})"
+
+    @property
+    def deals(self) -> np.ndarray:
+        """``[B, K]`` int64: each env's chance outcomes for its current game (a copy)."""
+        return self._kernel.deals.copy()
+
+    def reset(self, seed: int | None = None) -> VectorStep:
+        """Start a new game in every env; ``seed`` (or, on the first reset, ``make``'s
+        seed) reseeds every env's generator, else they continue."""
+        if seed is None and not self._started:
+            seed = self._seed if self._seed is not None else int(np.random.SeedSequence().entropy % 2**64)
+        if seed is not None:
+            if not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise ValueError(f"{self!r}.reset: seed must be a non-negative int, got {seed!r}")
+            _kernels.seed_generators(self._kernel.generator_states, int(seed) % 2**64)
+        self._kernel.reset()
+        self._started = True
+        return self._result()
+
+    def step(self, actions) -> VectorStep:
+        """Play one decision in every env: ``actions`` int ``[B]`` (turn-based games) or
+        ``[B, P]`` (simultaneous games, one action per player)."""
+        if not self._started:
+            raise ValueError(f"{self!r}.step: call reset() first")
+        actions = np.asarray(actions)
+        expected = (self.num_envs, self.num_players) if self.simultaneous else (self.num_envs,)
+        if actions.shape != expected or not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(
+                f"{self!r}.step: actions must be integers of shape {expected}, got "
+                f"{actions.dtype} {actions.shape}"
+            )
+        rows = np.ascontiguousarray(actions, dtype=np.int64).reshape(self.num_envs, -1)
+        illegal = self._kernel.step(rows)
+        if illegal >= 0:
+            self._raise_illegal(illegal, rows[illegal])
+        return self._result()
+
+    def _raise_illegal(self, env_index: int, actions: np.ndarray):
+        masks = self._kernel.legal_action_masks[env_index]
+        if self.simultaneous:
+            players = range(self.num_players)
+            legal = [np.flatnonzero(masks[p]).tolist() for p in players]
+            bad = [p for p in players if len(legal[p]) > 1 and int(actions[p]) not in legal[p]]
+            detail = "; ".join(f"player {p} played {int(actions[p])}, legal {legal[p]}" for p in bad)
+        else:
+            player = int(self._kernel.current_players[env_index])
+            detail = f"player {player} played {int(actions[0])}, legal {np.flatnonzero(masks).tolist()}"
+        raise ValueError(f"{self!r}.step: illegal action in env {env_index}: {detail}; no env moved")
+
+    def _result(self) -> VectorStep:
+        if self.copy:
+            return VectorStep(*(array.copy() for array in self._outputs))
+        views = []
+        for array in self._outputs:
+            view = array.view()
+            view.flags.writeable = False
+            views.append(view)
+        return VectorStep(*views)
+
+
+def make(
+    name: str,
+    num_envs: int = 1,
+    seed: int | None = None,
+    observation_type: str = "information_state",
+    copy: bool = True,
+    **params: Any,
+) -> VectorEnv:
+    """``num_envs`` games of the registered game ``name`` (see the module docstring)."""
+    if name not in VECTOR_GAMES:
+        raise ValueError(
+            f"hiddenenvs.vector.make: no vector kernel for {name!r}; vector games: {', '.join(VECTOR_GAMES)}"
+        )
+    if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
+        raise ValueError(f"hiddenenvs.vector.make({name!r}): num_envs must be an int >= 1, got {num_envs!r}")
+    if observation_type not in OBSERVATION_TYPES:
+        raise ValueError(
+            f"hiddenenvs.vector.make({name!r}): observation_type must be one of {OBSERVATION_TYPES}, "
+            f"got {observation_type!r}"
+        )
+    game = load_game(name, **params)
+    kernel = VECTOR_GAMES[name](game, int(num_envs), observation_type == "information_state")
+    return VectorEnv(game, kernel, seed, observation_type, copy)
+
+
+class RandomLegalPolicy:
+    """Uniform legal actions for a batch of masks, in one compiled call.
+
+    ``policy(masks)`` takes ``[B, A]`` (or ``[B, P, A]``) int8 masks and returns int64
+    actions ``[B]`` (or ``[B, P]``), drawn with one generator per row seeded from
+    ``(seed, row)``; its draws never touch an env's chance generators.
+    """
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
+        self._states: np.ndarray | None = None
+
+    def __call__(self, masks: np.ndarray) -> np.ndarray:
+        masks = np.ascontiguousarray(masks, dtype=np.int8)
+        rows = masks.reshape(-1, masks.shape[-1])
+        if self._states is None or self._states.shape[0] != rows.shape[0]:
+            self._states = np.zeros(rows.shape[0], dtype=np.uint64)
+            _kernels.seed_generators(self._states, self.seed)
+        actions = np.empty(rows.shape[0], dtype=np.int64)
+        _kernels.random_legal_actions(rows, self._states, actions)
+        return actions.reshape(masks.shape[:-1])
+
+
+__all__ = ["OBSERVATION_TYPES", "SIMULTANEOUS", "VECTOR_GAMES", "RandomLegalPolicy", "VectorEnv", "VectorStep", "make"]

@@ -1,0 +1,639 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False, language_level=3
+"""Compiled batch kernels for :mod:`hiddenenvs.vector`: one object per env batch.
+
+A kernel holds the state of ``num_envs`` games in flat arrays and steps all of them in
+one ``nogil`` loop. It owns its output buffers (numpy arrays, exposed as attributes) and
+rewrites them in place on every :meth:`VectorKernel.reset` and :meth:`VectorKernel.step`:
+
+- ``observations``: ``[B, *shape]`` float32, the tensor of the player to move, or
+  ``[B, P, *shape]`` for simultaneous games (every player's);
+- ``legal_action_masks``: ``[B, A]`` int8 (``[B, P, A]`` for simultaneous games);
+- ``current_players``: ``[B]`` int64, a player index or ``SIMULTANEOUS`` (-2);
+- ``rewards``: ``[B, P]`` float32, the reward of the step's transition;
+- ``terminated`` / ``truncated``: ``[B]`` bool;
+- ``final_observations``: ``[B, P, *shape]`` float32, every player's tensor at the
+  terminal state, valid in the rows where ``terminated`` is set;
+- ``deals``: ``[B, K]`` int64, the chance outcomes of each env's current game, in the
+  order the scalar game model asks for them (``K = 0`` for games without chance).
+
+Chance uses one generator per env: splitmix64 (Steele, Lea and Flood 2014), a 64-bit
+counter advanced by a constant and hashed, seeded from ``(seed, env index)``; a draw
+below ``n`` takes the top 32 bits times ``n`` shifted down by 32 (Lemire's method without
+rejection; its bias is below ``n / 2**32``, under 2e-9 for these games' ``n <= 6``).
+So every env's games are a deterministic function of the seed and its index.
+
+The rules are those of the scalar modules in :mod:`hiddenenvs.envs` (Kuhn poker, Leduc
+hold'em, the matrix games, Othello); ``tests/test_vector.py`` checks every tensor, mask,
+reward and termination against them.
+"""
+
+from libc.stdint cimport int8_t, int64_t, uint64_t
+from libc.string cimport memset
+
+import numpy as np
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long) nogil
+
+cdef int SIMULTANEOUS = -2
+cdef int TERMINAL = -4
+
+cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
+
+
+cdef inline uint64_t _mix(uint64_t z) noexcept nogil:
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline uint64_t _next(uint64_t* state) noexcept nogil:
+    state[0] += GOLDEN
+    return _mix(state[0])
+
+
+cdef inline int _below(uint64_t* state, int n) noexcept nogil:
+    """A draw from ``0 .. n-1`` (see the module docstring)."""
+    return <int>(((_next(state) >> 32) * <uint64_t>n) >> 32)
+
+
+def seed_generators(uint64_t[::1] states, uint64_t seed):
+    """Set each env's generator from ``(seed, env index)``."""
+    cdef Py_ssize_t i
+    cdef uint64_t base = _mix(seed + GOLDEN)
+    for i in range(states.shape[0]):
+        states[i] = _mix(base ^ _mix(<uint64_t>i * GOLDEN + 1))
+
+
+def random_legal_actions(const int8_t[:, ::1] masks, uint64_t[::1] states, int64_t[::1] out):
+    """For each row of ``masks`` (``[N, A]``), a legal action drawn uniformly with the
+    row's generator in ``states`` (``[N]``), written to ``out`` (``[N]``). A row without a
+    legal action gets -1."""
+    cdef Py_ssize_t i, a, count, pick
+    cdef Py_ssize_t num_actions = masks.shape[1]
+    if states.shape[0] != masks.shape[0] or out.shape[0] != masks.shape[0]:
+        raise ValueError(
+            f"random_legal_actions: {masks.shape[0]} mask rows, {states.shape[0]} generators, "
+            f"{out.shape[0]} outputs; they must be equal"
+        )
+    with nogil:
+        for i in range(masks.shape[0]):
+            count = 0
+            for a in range(num_actions):
+                count += masks[i, a] != 0
+            if count == 0:
+                out[i] = -1
+                continue
+            pick = _below(&states[i], <int>count)
+            for a in range(num_actions):
+                if masks[i, a] != 0:
+                    if pick == 0:
+                        out[i] = a
+                        break
+                    pick -= 1
+
+
+cdef class VectorKernel:
+    """The batch loop shared by every game; a game subclass implements the per-env hooks.
+
+    Hooks (all ``nogil``): ``reset_one`` starts env ``i``'s next game and plays its chance
+    outcomes up to the first decision; ``apply`` plays a decision (a sequential game's
+    action, or a simultaneous game's joint action in ``joint``) and any chance that follows;
+    ``player`` is the player to move, ``SIMULTANEOUS`` or ``TERMINAL``; ``write_tensor``,
+    ``write_mask`` and ``write_returns`` fill one row of the outputs.
+    """
+
+    cdef readonly Py_ssize_t num_envs
+    cdef readonly int num_players, num_actions, observation_size, num_chance_outcomes
+    cdef readonly bint simultaneous, information_state
+    cdef readonly object observations, legal_action_masks, current_players, rewards
+    cdef readonly object terminated, truncated, final_observations, deals, generator_states
+    cdef float[:, ::1] _observations
+    cdef int8_t[:, ::1] _masks
+    cdef int64_t[::1] _players
+    cdef float[:, ::1] _rewards
+    cdef int8_t[::1] _terminated
+    cdef float[:, ::1] _final
+    cdef int64_t[:, ::1] _deals
+    cdef uint64_t[::1] _rng
+    cdef int64_t[:, ::1] _joint
+
+    def _allocate(self, Py_ssize_t num_envs, int num_players, int num_actions, tuple observation_shape,
+                  int num_chance_outcomes, bint simultaneous, bint information_state):
+        self.num_envs = num_envs
+        self.num_players = num_players
+        self.num_actions = num_actions
+        self.observation_size = int(np.prod(observation_shape))
+        self.num_chance_outcomes = num_chance_outcomes
+        self.simultaneous = simultaneous
+        self.information_state = information_state
+        seats = (num_players,) if simultaneous else ()
+        self.observations = np.zeros((num_envs, *seats, *observation_shape), dtype=np.float32)
+        self.legal_action_masks = np.zeros((num_envs, *seats, num_actions), dtype=np.int8)
+        self.current_players = np.zeros(num_envs, dtype=np.int64)
+        self.rewards = np.zeros((num_envs, num_players), dtype=np.float32)
+        self.terminated = np.zeros(num_envs, dtype=bool)
+        self.truncated = np.zeros(num_envs, dtype=bool)
+        self.final_observations = np.zeros((num_envs, num_players, *observation_shape), dtype=np.float32)
+        self.deals = np.zeros((num_envs, num_chance_outcomes), dtype=np.int64)
+        self.generator_states = np.zeros(num_envs, dtype=np.uint64)
+        rows = num_envs * (num_players if simultaneous else 1)
+        self._observations = self.observations.reshape(rows, self.observation_size)
+        self._masks = self.legal_action_masks.reshape(rows, num_actions)
+        self._players = self.current_players
+        self._rewards = self.rewards
+        self._terminated = self.terminated.view(np.int8)
+        self._final = self.final_observations.reshape(num_envs * num_players, self.observation_size)
+        self._deals = self.deals
+        self._rng = self.generator_states
+        self._joint = np.zeros((num_envs, num_players), dtype=np.int64)
+
+    # ---- hooks ---------------------------------------------------------------------
+    cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
+        pass
+
+    cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
+        pass
+
+    cdef int player(self, Py_ssize_t i) noexcept nogil:
+        return TERMINAL
+
+    cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
+        pass
+
+    cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
+        pass
+
+    cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
+        pass
+
+    # ---- the batch loop ------------------------------------------------------------
+    cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
+        cdef int player = self.player(i)
+        cdef int p
+        cdef Py_ssize_t row
+        self._players[i] = player
+        if self.simultaneous:
+            for p in range(self.num_players):
+                row = i * self.num_players + p
+                memset(&self._observations[row, 0], 0, self.observation_size * sizeof(float))
+                self.write_tensor(i, p, &self._observations[row, 0])
+                memset(&self._masks[row, 0], 0, self.num_actions)
+                self.write_mask(i, p, &self._masks[row, 0])
+        else:
+            memset(&self._observations[i, 0], 0, self.observation_size * sizeof(float))
+            self.write_tensor(i, player, &self._observations[i, 0])
+            memset(&self._masks[i, 0], 0, self.num_actions)
+            self.write_mask(i, player, &self._masks[i, 0])
+
+    def reset(self):
+        """Start a new game in every env (the generators continue where they are)."""
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(self.num_envs):
+                self.reset_one(i)
+                self._write_decision(i)
+                self._terminated[i] = 0
+                memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+
+    def step(self, const int64_t[:, ::1] actions):
+        """Play ``actions`` (``[B, 1]`` for sequential games, ``[B, P]`` for simultaneous
+        ones) in every env; a finished game records its final tensors and restarts.
+
+        Returns -1, or the index of the first env whose action is illegal (then no env
+        has moved). A simultaneous player with one legal action has it played for them.
+        """
+        cdef Py_ssize_t i, row, illegal
+        cdef int p
+        if actions.shape[0] != self.num_envs:
+            raise ValueError(f"step: {actions.shape[0]} rows of actions for {self.num_envs} envs")
+        with nogil:
+            illegal = self._resolve(actions)
+            if illegal < 0:
+                for i in range(self.num_envs):
+                    self.apply(i, &self._joint[i, 0])
+                    if self.player(i) == TERMINAL:
+                        self.write_returns(i, &self._rewards[i, 0])
+                        for p in range(self.num_players):
+                            row = i * self.num_players + p
+                            memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
+                            self.write_tensor(i, p, &self._final[row, 0])
+                        self._terminated[i] = 1
+                        self.reset_one(i)
+                    else:
+                        memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+                        self._terminated[i] = 0
+                    self._write_decision(i)
+        return illegal
+
+    cdef Py_ssize_t _resolve(self, const int64_t[:, ::1] actions) noexcept nogil:
+        """Check ``actions`` against the masks and copy them to ``_joint`` (a simultaneous
+        player's only legal action replaces their entry); the first illegal env, or -1."""
+        cdef Py_ssize_t i, row
+        cdef int p, a, count, forced
+        cdef int64_t action
+        for i in range(self.num_envs):
+            if self.simultaneous:
+                for p in range(self.num_players):
+                    row = i * self.num_players + p
+                    count = 0
+                    forced = -1
+                    for a in range(self.num_actions):
+                        if self._masks[row, a]:
+                            count += 1
+                            forced = a
+                    action = actions[i, p]
+                    if count > 1:
+                        if action < 0 or action >= self.num_actions or not self._masks[row, action]:
+                            return i
+                        self._joint[i, p] = action
+                    else:
+                        self._joint[i, p] = forced
+            else:
+                action = actions[i, 0]
+                if action < 0 or action >= self.num_actions or not self._masks[i, action]:
+                    return i
+                self._joint[i, 0] = action
+        return -1
+
+
+# ---- Kuhn poker ------------------------------------------------------------------------
+cdef int KUHN_PASS = 0
+cdef int KUHN_BET = 1
+
+
+cdef class KuhnKernel(VectorKernel):
+    """Kuhn poker (rules: :mod:`hiddenenvs.envs.kuhn_poker`). Deals: player 0's card,
+    player 1's card (0 = J, 1 = Q, 2 = K)."""
+
+    cdef int8_t[:, ::1] cards
+    cdef int8_t[:, ::1] bets
+    cdef int8_t[::1] num_bets
+
+    def __init__(self, Py_ssize_t num_envs, bint information_state):
+        shape = (11,) if information_state else (7,)
+        self._allocate(num_envs, 2, 2, shape, 2, False, information_state)
+        self.cards = np.zeros((num_envs, 2), dtype=np.int8)
+        self.bets = np.zeros((num_envs, 3), dtype=np.int8)
+        self.num_bets = np.zeros(num_envs, dtype=np.int8)
+
+    cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
+        cdef int first = _below(&self._rng[i], 3)
+        cdef int second = _below(&self._rng[i], 2)
+        if second >= first:
+            second += 1
+        self.cards[i, 0] = first
+        self.cards[i, 1] = second
+        self._deals[i, 0] = first
+        self._deals[i, 1] = second
+        self.num_bets[i] = 0
+
+    cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
+        self.bets[i, self.num_bets[i]] = <int8_t>joint[0]
+        self.num_bets[i] += 1
+
+    cdef int player(self, Py_ssize_t i) noexcept nogil:
+        cdef int count = self.num_bets[i]
+        if count >= 2 and (count == 3 or self.bets[i, count - 2] == KUHN_BET
+                           or (self.bets[i, 0] == KUHN_PASS and self.bets[i, 1] == KUHN_PASS)):
+            return TERMINAL
+        return count % 2
+
+    cdef void _contributions(self, Py_ssize_t i, int* contributions) noexcept nogil:
+        cdef int turn
+        contributions[0] = 1
+        contributions[1] = 1
+        for turn in range(self.num_bets[i]):
+            if self.bets[i, turn] == KUHN_BET:
+                contributions[turn % 2] += 1
+
+    cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
+        cdef int turn
+        cdef int contributions[2]
+        out[player] = 1
+        out[2 + self.cards[i, player]] = 1
+        if self.information_state:
+            for turn in range(self.num_bets[i]):
+                out[5 + 2 * turn + self.bets[i, turn]] = 1
+        else:
+            self._contributions(i, contributions)
+            out[5] = contributions[0] / 2.0
+            out[6] = contributions[1] / 2.0
+
+    cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
+        out[KUHN_PASS] = 1
+        out[KUHN_BET] = 1
+
+    cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
+        cdef int contributions[2]
+        cdef int count = self.num_bets[i]
+        cdef int winner, loser, turn
+        cdef bint any_bet = False
+        self._contributions(i, contributions)
+        for turn in range(count):
+            any_bet = any_bet or self.bets[i, turn] == KUHN_BET
+        if self.bets[i, count - 1] == KUHN_PASS and any_bet:
+            winner = 1 - (count - 1) % 2  # passing after a bet folds
+        else:
+            winner = 1 if self.cards[i, 1] > self.cards[i, 0] else 0
+        loser = 1 - winner
+        out[winner] = contributions[loser]
+        out[loser] = -contributions[loser]
+
+
+# ---- Leduc hold'em ---------------------------------------------------------------------
+cdef int LEDUC_FOLD = 0
+cdef int LEDUC_CALL = 1
+cdef int LEDUC_RAISE = 2
+
+
+cdef class LeducKernel(VectorKernel):
+    """Leduc hold'em (rules: :mod:`hiddenenvs.envs.leduc_holdem`). Three cards are drawn
+    from the six at the deal (ranks 0 = J, 1 = Q, 2 = K): player 0's, player 1's, and the
+    public card, which stays hidden until the first round ends. Deals: those three ranks
+    (a game that ends in round 1 never reveals the third)."""
+
+    cdef int max_raises, turns_per_round, max_contribution
+    cdef int8_t[:, ::1] ranks  # private 0, private 1, public
+    cdef int8_t[:, :, ::1] round_actions
+    cdef int8_t[:, ::1] round_lengths
+    cdef int8_t[::1] round_index, raises, folded
+    cdef int[:, ::1] contributions
+
+    def __init__(self, Py_ssize_t num_envs, bint information_state, int max_raises):
+        self.max_raises = max_raises
+        self.turns_per_round = 2 + max_raises
+        self.max_contribution = 1 + max_raises * (2 + 4)
+        shape = (8 + 6 * self.turns_per_round,) if information_state else (10,)
+        self._allocate(num_envs, 2, 3, shape, 3, False, information_state)
+        self.ranks = np.zeros((num_envs, 3), dtype=np.int8)
+        self.round_actions = np.zeros((num_envs, 2, self.turns_per_round), dtype=np.int8)
+        self.round_lengths = np.zeros((num_envs, 2), dtype=np.int8)
+        self.round_index = np.zeros(num_envs, dtype=np.int8)
+        self.raises = np.zeros(num_envs, dtype=np.int8)
+        self.folded = np.zeros(num_envs, dtype=np.int8)
+        self.contributions = np.zeros((num_envs, 2), dtype=np.intc)
+
+    cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
+        cdef int first = _below(&self._rng[i], 6)
+        cdef int second = _below(&self._rng[i], 5)
+        cdef int third = _below(&self._rng[i], 4)
+        # draws among the cards left, as indices into the six in order
+        if second >= first:
+            second += 1
+        if third >= (first if first < second else second):
+            third += 1
+        if third >= (second if first < second else first):
+            third += 1
+        self.ranks[i, 0] = first // 2
+        self.ranks[i, 1] = second // 2
+        self.ranks[i, 2] = third // 2
+        self._deals[i, 0] = first // 2
+        self._deals[i, 1] = second // 2
+        self._deals[i, 2] = third // 2
+        self.round_lengths[i, 0] = 0
+        self.round_lengths[i, 1] = 0
+        self.round_index[i] = 0
+        self.raises[i] = 0
+        self.folded[i] = -1
+        self.contributions[i, 0] = 1
+        self.contributions[i, 1] = 1
+
+    cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
+        cdef int action = <int>joint[0]
+        cdef int round_index = self.round_index[i]
+        cdef int turn = self.round_lengths[i, round_index]
+        cdef int player = turn % 2
+        self.round_actions[i, round_index, turn] = <int8_t>action
+        self.round_lengths[i, round_index] = turn + 1
+        if action == LEDUC_FOLD:
+            self.folded[i] = player
+        elif action == LEDUC_CALL:
+            self.contributions[i, player] = self.contributions[i, 1 - player]
+            if turn + 1 >= 2 and round_index == 0:  # the public card is revealed; round 2
+                self.round_index[i] = 1
+                self.raises[i] = 0
+        else:
+            self.contributions[i, player] = self.contributions[i, 1 - player] + (2 if round_index == 0 else 4)
+            self.raises[i] += 1
+
+    cdef int player(self, Py_ssize_t i) noexcept nogil:
+        cdef int round_index = self.round_index[i]
+        cdef int length = self.round_lengths[i, round_index]
+        if self.folded[i] >= 0:
+            return TERMINAL
+        if round_index == 1 and length >= 2 and self.round_actions[i, 1, length - 1] == LEDUC_CALL:
+            return TERMINAL
+        return length % 2
+
+    cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
+        cdef int round_index, turn, offset
+        cdef bint revealed = self.round_index[i] == 1
+        out[player] = 1
+        out[2 + self.ranks[i, player]] = 1
+        if revealed:
+            out[5 + self.ranks[i, 2]] = 1
+        if self.information_state:
+            offset = 8
+            for round_index in range(self.round_index[i] + 1):
+                for turn in range(self.round_lengths[i, round_index]):
+                    out[offset + 3 * turn + self.round_actions[i, round_index, turn]] = 1
+                offset += 3 * self.turns_per_round
+        else:
+            out[8] = self.contributions[i, 0] / <float>self.max_contribution
+            out[9] = self.contributions[i, 1] / <float>self.max_contribution
+
+    cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
+        if self.contributions[i, player] < self.contributions[i, 1 - player]:
+            out[LEDUC_FOLD] = 1
+        out[LEDUC_CALL] = 1
+        if self.raises[i] < self.max_raises:
+            out[LEDUC_RAISE] = 1
+
+    cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
+        cdef int loser, strength_0, strength_1
+        if self.folded[i] >= 0:
+            loser = self.folded[i]
+        else:
+            strength_0 = self.ranks[i, 0] + (3 if self.ranks[i, 0] == self.ranks[i, 2] else 0)
+            strength_1 = self.ranks[i, 1] + (3 if self.ranks[i, 1] == self.ranks[i, 2] else 0)
+            if strength_0 == strength_1:
+                out[0] = 0
+                out[1] = 0
+                return
+            loser = 1 if strength_0 > strength_1 else 0
+        out[loser] = -self.contributions[i, loser]
+        out[1 - loser] = self.contributions[i, loser]
+
+
+# ---- matrix games ----------------------------------------------------------------------
+cdef class MatrixKernel(VectorKernel):
+    """A two-player matrix game (rules: :mod:`hiddenenvs.envs.matrix_games`): one
+    simultaneous choice, then the payoff to player 0 and its negative to player 1."""
+
+    cdef float[:, ::1] payoff
+    cdef int64_t[:, ::1] joint_played
+    cdef int8_t[::1] played
+
+    def __init__(self, Py_ssize_t num_envs, payoff):
+        payoff = np.ascontiguousarray(payoff, dtype=np.float32)
+        num_actions = payoff.shape[0]
+        self._allocate(num_envs, 2, num_actions, (2 + 2 * num_actions,), 0, True, True)
+        self.payoff = payoff
+        self.joint_played = np.zeros((num_envs, 2), dtype=np.int64)
+        self.played = np.zeros(num_envs, dtype=np.int8)
+
+    cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
+        self.played[i] = 0
+
+    cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
+        self.joint_played[i, 0] = joint[0]
+        self.joint_played[i, 1] = joint[1]
+        self.played[i] = 1
+
+    cdef int player(self, Py_ssize_t i) noexcept nogil:
+        return TERMINAL if self.played[i] else SIMULTANEOUS
+
+    cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
+        out[player] = 1
+        if self.played[i]:
+            out[2 + self.joint_played[i, player]] = 1
+            out[2 + self.num_actions + self.joint_played[i, 1 - player]] = 1
+
+    cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
+        cdef int a
+        for a in range(self.num_actions):
+            out[a] = 1
+
+    cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
+        cdef float value = self.payoff[self.joint_played[i, 0], self.joint_played[i, 1]]
+        out[0] = value
+        out[1] = -value
+
+
+# ---- Othello ---------------------------------------------------------------------------
+cdef inline uint64_t _shift(uint64_t bits, int shift, uint64_t mask) noexcept nogil:
+    if shift > 0:
+        return (bits << shift) & mask
+    return (bits >> -shift) & mask
+
+
+cdef class OthelloKernel(VectorKernel):
+    """Othello on a 4x4, 6x6 or 8x8 board (rules: :mod:`hiddenenvs.envs.othello`), on
+    bitboards as in :mod:`hiddenenvs.envs._othello`: two ``uint64`` per env, one bit per
+    square ``row * size + column``."""
+
+    cdef int size, num_squares, extend_steps
+    cdef uint64_t full
+    cdef int shifts[8]
+    cdef uint64_t masks[8]
+    cdef uint64_t[:, ::1] discs  # black, white
+    cdef int8_t[::1] to_move
+    cdef uint64_t[::1] moves
+    cdef int8_t[::1] over
+    cdef uint64_t initial_black, initial_white
+
+    def __init__(self, Py_ssize_t num_envs, int size):
+        cdef uint64_t column_0 = 0
+        cdef int row, half = size // 2
+        self.size = size
+        self.num_squares = size * size
+        self.extend_steps = size - 3
+        self.full = ((<uint64_t>1) << self.num_squares) - 1 if self.num_squares < 64 else ~(<uint64_t>0)
+        for row in range(size):
+            column_0 |= (<uint64_t>1) << (row * size)
+        not_first_column = self.full & ~column_0
+        not_last_column = self.full & ~(column_0 << (size - 1))
+        self.shifts[:] = [1, size, size + 1, size - 1, -1, -size, -(size + 1), -(size - 1)]
+        self.masks[:] = [not_first_column, self.full, not_first_column, not_last_column,
+                         not_last_column, self.full, not_last_column, not_first_column]
+        self.initial_black = ((<uint64_t>1) << ((half - 1) * size + half)) | ((<uint64_t>1) << (half * size + half - 1))
+        self.initial_white = ((<uint64_t>1) << ((half - 1) * size + half - 1)) | ((<uint64_t>1) << (half * size + half))
+        self._allocate(num_envs, 2, self.num_squares + 1, (3, size, size), 0, False, True)
+        self.discs = np.zeros((num_envs, 2), dtype=np.uint64)
+        self.to_move = np.zeros(num_envs, dtype=np.int8)
+        self.moves = np.zeros(num_envs, dtype=np.uint64)
+        self.over = np.zeros(num_envs, dtype=np.int8)
+
+    cdef uint64_t _moves(self, uint64_t own, uint64_t opponent) noexcept nogil:
+        cdef uint64_t empty = self.full & ~(own | opponent)
+        cdef uint64_t found = 0, stepping, line
+        cdef int direction, step, shift
+        for direction in range(8):
+            shift = self.shifts[direction]
+            stepping = opponent & self.masks[direction]
+            line = _shift(own, shift, stepping)
+            for step in range(self.extend_steps):
+                line |= _shift(line, shift, stepping)
+            found |= _shift(line, shift, self.masks[direction]) & empty
+        return found
+
+    cdef uint64_t _flips(self, uint64_t square_bit, uint64_t own, uint64_t opponent) noexcept nogil:
+        cdef uint64_t flipped = 0, line, cursor, mask
+        cdef int direction, shift
+        for direction in range(8):
+            shift = self.shifts[direction]
+            mask = self.masks[direction]
+            line = 0
+            cursor = _shift(square_bit, shift, mask)
+            while cursor & opponent:
+                line |= cursor
+                cursor = _shift(cursor, shift, mask)
+            if cursor & own:
+                flipped |= line
+        return flipped
+
+    cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
+        self.discs[i, 0] = self.initial_black
+        self.discs[i, 1] = self.initial_white
+        self.to_move[i] = 0
+        self.moves[i] = self._moves(self.initial_black, self.initial_white)
+        self.over[i] = 0
+
+    cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
+        cdef int player = self.to_move[i]
+        cdef uint64_t own = self.discs[i, player], opponent = self.discs[i, 1 - player]
+        cdef uint64_t square_bit, flipped, next_moves
+        if joint[0] != self.num_squares:
+            square_bit = (<uint64_t>1) << joint[0]
+            flipped = self._flips(square_bit, own, opponent)
+            own |= square_bit | flipped
+            opponent &= ~flipped
+            self.discs[i, player] = own
+            self.discs[i, 1 - player] = opponent
+        next_moves = self._moves(opponent, own)
+        self.moves[i] = next_moves
+        self.over[i] = next_moves == 0 and self._moves(own, opponent) == 0
+        self.to_move[i] = 1 - player
+
+    cdef int player(self, Py_ssize_t i) noexcept nogil:
+        return TERMINAL if self.over[i] else self.to_move[i]
+
+    cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
+        cdef uint64_t own = self.discs[i, player], opponent = self.discs[i, 1 - player]
+        cdef uint64_t square_bit
+        cdef int square, squares = self.num_squares
+        for square in range(squares):
+            square_bit = (<uint64_t>1) << square
+            if own & square_bit:
+                out[square] = 1
+            elif opponent & square_bit:
+                out[squares + square] = 1
+            else:
+                out[2 * squares + square] = 1
+
+    cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
+        cdef uint64_t bits = self.moves[i]
+        cdef int square
+        if bits == 0:
+            out[self.num_squares] = 1
+            return
+        for square in range(self.num_squares):
+            out[square] = (bits >> square) & 1
+
+    cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
+        cdef int black = __builtin_popcountll(self.discs[i, 0])
+        cdef int white = __builtin_popcountll(self.discs[i, 1])
+        cdef float result = 1 if black > white else (-1 if black < white else 0)
+        out[0] = result
+        out[1] = -result
