@@ -20,6 +20,10 @@ CASES = [
     ("rps", {}, "information_state"),
     ("biased_rps", {}, "information_state"),
     ("matching_pennies", {}, "information_state"),
+    ("liars_dice", {}, "information_state"),
+    ("liars_dice", {}, "observation"),
+    ("liars_dice", {"num_dice": 2, "faces": 3}, "information_state"),
+    ("liars_dice", {"num_dice": 3, "faces": 2}, "observation"),
     ("othello", {"board_size": 4}, "information_state"),
     ("othello", {"board_size": 6}, "information_state"),
     ("othello", {"board_size": 8}, "information_state"),
@@ -85,7 +89,8 @@ class ScalarMirror:
 
 @pytest.mark.parametrize("name, params, observation_type", CASES)
 def test_vector_env_matches_the_scalar_game(name, params, observation_type):
-    num_envs, num_steps = 16, 150
+    num_envs = 16
+    num_steps = 40 if name in ("rps", "biased_rps", "matching_pennies") else 150  # one step a game
     env = vector.make(name, num_envs=num_envs, seed=7, observation_type=observation_type, **params)
     policy = vector.RandomLegalPolicy(seed=3)
     step = env.reset()

@@ -2,7 +2,7 @@
 
 | Import        | ``hiddenenvs.vector.make("leduc_holdem", num_envs=1024, seed=0)``                 |
 |---------------|-------------------------------------------------------------------------------------|
-| Games         | ``kuhn_poker``, ``leduc_holdem``, ``rps``, ``biased_rps``, ``matching_pennies``, ``othello`` |
+| Games         | ``kuhn_poker``, ``leduc_holdem``, ``rps``, ``biased_rps``, ``matching_pennies``, ``othello``, ``liars_dice`` |
 | Actions       | ``step(actions)``: int ``[B]`` for turn-based games, ``[B, P]`` for simultaneous ones |
 | Observations  | the scalar game's tensor for the player to move: ``[B, *shape]`` float32 (``[B, P, *shape]`` for simultaneous games) |
 | Autoreset     | same step (Gymnasium's ``AutoresetMode.SAME_STEP``): a finished game restarts inside ``step`` |
@@ -80,6 +80,10 @@ def _othello(game: Game, num_envs: int, information_state: bool):
     return _kernels.OthelloKernel(num_envs, game.board_size)
 
 
+def _liars_dice(game: Game, num_envs: int, information_state: bool):
+    return _kernels.LiarsDiceKernel(num_envs, information_state, game.num_dice, game.faces)
+
+
 # Registered game name -> kernel factory.
 VECTOR_GAMES = {
     "kuhn_poker": _kuhn,
@@ -88,6 +92,7 @@ VECTOR_GAMES = {
     "biased_rps": _matrix,
     "matching_pennies": _matrix,
     "othello": _othello,
+    "liars_dice": _liars_dice,
 }
 
 

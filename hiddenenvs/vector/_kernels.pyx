@@ -23,11 +23,11 @@ rejection; its bias is below ``n / 2**32``, under 2e-9 for these games' ``n <= 6
 So every env's games are a deterministic function of the seed and its index.
 
 The rules are those of the scalar modules in :mod:`hiddenenvs.envs` (Kuhn poker, Leduc
-hold'em, the matrix games, Othello); ``tests/test_vector.py`` checks every tensor, mask,
+hold'em, the matrix games, Othello, Liar's Dice); ``tests/test_vector.py`` checks every tensor, mask,
 reward and termination against them.
 """
 
-from libc.stdint cimport int8_t, int64_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int64_t, uint64_t
 from libc.string cimport memset
 
 import numpy as np
@@ -637,3 +637,97 @@ cdef class OthelloKernel(VectorKernel):
         cdef float result = 1 if black > white else (-1 if black < white else 0)
         out[0] = result
         out[1] = -result
+
+
+# ---- Liar's Dice -----------------------------------------------------------------------
+cdef class LiarsDiceKernel(VectorKernel):
+    """Liar's Dice (rules: :mod:`hiddenenvs.envs.liars_dice`). Deals: the ``2 D`` rolls,
+    player 0's dice first, each ``face - 1``."""
+
+    cdef int num_dice, faces, num_bids, liar
+    cdef int8_t[:, :, ::1] sorted_dice  # faces 1..F per player, ascending
+    cdef int8_t[:, ::1] counts_by_face  # dice showing each face (index face - 1), both hands
+    cdef int16_t[:, ::1] actions
+    cdef int16_t[::1] num_actions_played
+
+    def __init__(self, Py_ssize_t num_envs, bint information_state, int num_dice, int faces):
+        self.num_dice = num_dice
+        self.faces = faces
+        self.num_bids = 2 * num_dice * faces
+        self.liar = self.num_bids
+        extra = 1 if information_state else 3
+        shape = (2 + num_dice * faces + self.num_bids + extra,)
+        self._allocate(num_envs, 2, self.num_bids + 1, shape, 2 * num_dice, False, information_state)
+        self.sorted_dice = np.zeros((num_envs, 2, num_dice), dtype=np.int8)
+        self.counts_by_face = np.zeros((num_envs, faces), dtype=np.int8)
+        self.actions = np.zeros((num_envs, self.num_bids + 1), dtype=np.int16)
+        self.num_actions_played = np.zeros(num_envs, dtype=np.int16)
+
+    cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
+        cdef int player, die, face, slot
+        for face in range(self.faces):
+            self.counts_by_face[i, face] = 0
+        for player in range(2):
+            for die in range(self.num_dice):
+                face = _below(&self._rng[i], self.faces) + 1
+                self._deals[i, player * self.num_dice + die] = face - 1
+                self.counts_by_face[i, face - 1] += 1
+                slot = die  # insertion into the sorted hand
+                while slot > 0 and self.sorted_dice[i, player, slot - 1] > face:
+                    self.sorted_dice[i, player, slot] = self.sorted_dice[i, player, slot - 1]
+                    slot -= 1
+                self.sorted_dice[i, player, slot] = face
+        self.num_actions_played[i] = 0
+
+    cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
+        self.actions[i, self.num_actions_played[i]] = <int16_t>joint[0]
+        self.num_actions_played[i] += 1
+
+    cdef int player(self, Py_ssize_t i) noexcept nogil:
+        cdef int count = self.num_actions_played[i]
+        if count > 0 and self.actions[i, count - 1] == self.liar:
+            return TERMINAL
+        return count % 2
+
+    cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
+        cdef int die, turn, bids, bidder
+        cdef int count = self.num_actions_played[i]
+        cdef int base = 2 + self.num_dice * self.faces
+        cdef bint called = count > 0 and self.actions[i, count - 1] == self.liar
+        out[player] = 1
+        for die in range(self.num_dice):
+            out[2 + die * self.faces + self.sorted_dice[i, player, die] - 1] = 1
+        if self.information_state:
+            for turn in range(count):
+                out[base + self.actions[i, turn]] = 1
+        else:
+            bids = count - 1 if called else count
+            if bids > 0:
+                out[base + self.actions[i, bids - 1]] = 1
+                bidder = (bids - 1) % 2
+                out[base + self.num_bids + (0 if bidder == player else 1)] = 1
+            if called:
+                out[base + self.num_bids + 2] = 1
+
+    cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
+        cdef int action
+        cdef int count = self.num_actions_played[i]
+        if count == 0:
+            for action in range(self.num_bids):
+                out[action] = 1
+        else:
+            for action in range(self.actions[i, count - 1] + 1, self.num_bids + 1):
+                out[action] = 1
+
+    cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
+        cdef int count = self.num_actions_played[i]
+        cdef int bid = self.actions[i, count - 2]
+        cdef int quantity = bid // self.faces + 1, face = bid % self.faces + 1
+        cdef int matching = self.counts_by_face[i, face - 1]
+        cdef int caller = (count - 1) % 2
+        cdef int loser
+        if face != self.faces:
+            matching += self.counts_by_face[i, self.faces - 1]
+        loser = caller if matching >= quantity else 1 - caller
+        out[loser] = -1
+        out[1 - loser] = 1
