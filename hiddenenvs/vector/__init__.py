@@ -2,7 +2,7 @@
 
 | Import        | ``hiddenenvs.vector.make("leduc_holdem", num_envs=1024, seed=0)``                 |
 |---------------|-------------------------------------------------------------------------------------|
-| Games         | ``kuhn_poker``, ``leduc_holdem``, ``rps``, ``biased_rps``, ``matching_pennies``, ``othello``, ``liars_dice`` |
+| Games         | ``kuhn_poker``, ``leduc_holdem``, ``rps``, ``biased_rps``, ``matching_pennies``, ``othello``, ``liars_dice``, ``goofspiel`` (both variants) |
 | Actions       | ``step(actions)``: int ``[B]`` for turn-based games, ``[B, P]`` for simultaneous ones |
 | Observations  | the scalar game's tensor for the player to move: ``[B, *shape]`` float32 (``[B, P, *shape]`` for simultaneous games) |
 | Autoreset     | same step (Gymnasium's ``AutoresetMode.SAME_STEP``): a finished game restarts inside ``step`` |
@@ -84,6 +84,12 @@ def _liars_dice(game: Game, num_envs: int, information_state: bool):
     return _kernels.LiarsDiceKernel(num_envs, information_state, game.num_dice, game.faces)
 
 
+def _goofspiel(game: Game, num_envs: int, information_state: bool):
+    return _kernels.GoofspielKernel(
+        num_envs, information_state, game.num_cards, game.fixed_points, game.imp_info, game.point_difference
+    )
+
+
 # Registered game name -> kernel factory.
 VECTOR_GAMES = {
     "kuhn_poker": _kuhn,
@@ -93,6 +99,7 @@ VECTOR_GAMES = {
     "matching_pennies": _matrix,
     "othello": _othello,
     "liars_dice": _liars_dice,
+    "goofspiel": _goofspiel,
 }
 
 

@@ -23,7 +23,7 @@ rejection; its bias is below ``n / 2**32``, under 2e-9 for these games' ``n <= 6
 So every env's games are a deterministic function of the seed and its index.
 
 The rules are those of the scalar modules in :mod:`hiddenenvs.envs` (Kuhn poker, Leduc
-hold'em, the matrix games, Othello, Liar's Dice); ``tests/test_vector.py`` checks every tensor, mask,
+hold'em, the matrix games, Othello, Liar's Dice, Goofspiel); ``tests/test_vector.py`` checks every tensor, mask,
 reward and termination against them.
 """
 
@@ -731,3 +731,146 @@ cdef class LiarsDiceKernel(VectorKernel):
         loser = caller if matching >= quantity else 1 - caller
         out[loser] = -1
         out[1 - loser] = 1
+
+
+# ---- Goofspiel -------------------------------------------------------------------------
+cdef class GoofspielKernel(VectorKernel):
+    """Goofspiel and II-Goofspiel (rules: :mod:`hiddenenvs.envs.goofspiel`, state as in
+    :mod:`hiddenenvs.envs._goofspiel`). With a random deck the whole order of the point
+    cards is drawn at the deal (each card uniform among those left, as the scalar game's
+    chance nodes draw them); deals: the first ``N - 1`` point cards, each ``value - 1``
+    (the last one is forced). Cards and points are ranks 1..N."""
+
+    cdef int num_cards, round_block, total_points
+    cdef bint imp_info, random_deck, point_difference
+    cdef int[::1] fixed_order
+    cdef int8_t[:, ::1] order  # each env's point cards, in the order they are revealed
+    cdef int8_t[:, :, ::1] bids
+    cdef int8_t[:, :, ::1] held  # per player and rank 1..N (index 0 unused)
+    cdef int8_t[:, ::1] undrawn  # per rank 1..N
+    cdef int[:, ::1] scores
+    cdef int8_t[::1] revealed, played
+
+    def __init__(self, Py_ssize_t num_envs, bint information_state, int num_cards, fixed_points,
+                 bint imp_info, bint point_difference):
+        n = num_cards
+        self.num_cards = n
+        self.imp_info = imp_info
+        self.random_deck = fixed_points is None
+        self.point_difference = point_difference
+        self.round_block = 2 * n + (3 if imp_info else n)
+        self.total_points = n * (n + 1) // 2
+        self.fixed_order = np.asarray(fixed_points if fixed_points is not None else range(1, n + 1), dtype=np.intc)
+        shape = (2 + 2 * n + n * self.round_block,) if information_state else (2 + 4 * n + 2,)
+        self._allocate(num_envs, 2, n, shape, n - 1 if self.random_deck else 0, True, information_state)
+        self.order = np.zeros((num_envs, n), dtype=np.int8)
+        self.bids = np.zeros((num_envs, 2, n), dtype=np.int8)
+        self.held = np.zeros((num_envs, 2, n + 1), dtype=np.int8)
+        self.undrawn = np.zeros((num_envs, n + 1), dtype=np.int8)
+        self.scores = np.zeros((num_envs, 2), dtype=np.intc)
+        self.revealed = np.zeros(num_envs, dtype=np.int8)
+        self.played = np.zeros(num_envs, dtype=np.int8)
+
+    cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
+        cdef int n = self.num_cards, rank, index, pick
+        for rank in range(1, n + 1):
+            self.held[i, 0, rank] = 1
+            self.held[i, 1, rank] = 1
+            self.undrawn[i, rank] = 1
+        if self.random_deck:
+            for index in range(n):
+                pick = _below(&self._rng[i], n - index)
+                for rank in range(1, n + 1):  # the pick-th card not yet in the order
+                    if self.undrawn[i, rank]:
+                        if pick == 0:
+                            break
+                        pick -= 1
+                self.order[i, index] = rank
+                self.undrawn[i, rank] = 0
+                if index < n - 1:
+                    self._deals[i, index] = rank - 1
+            for rank in range(1, n + 1):
+                self.undrawn[i, rank] = 1
+        else:
+            for index in range(n):
+                self.order[i, index] = self.fixed_order[index]
+        self.scores[i, 0] = 0
+        self.scores[i, 1] = 0
+        self.revealed[i] = 0
+        self.played[i] = 0
+        self._begin_round(i)
+
+    cdef void _reveal(self, Py_ssize_t i) noexcept nogil:
+        self.undrawn[i, self.order[i, self.revealed[i]]] = 0
+        self.revealed[i] += 1
+
+    cdef void _score_round(self, Py_ssize_t i, int bid_0, int bid_1) noexcept nogil:
+        cdef int played = self.played[i]
+        self.bids[i, 0, played] = bid_0
+        self.bids[i, 1, played] = bid_1
+        self.held[i, 0, bid_0] = 0
+        self.held[i, 1, bid_1] = 0
+        self.played[i] = played + 1
+        if bid_0 != bid_1:
+            self.scores[i, 0 if bid_0 > bid_1 else 1] += self.order[i, self.revealed[i] - 1]
+
+    cdef int _only_held(self, Py_ssize_t i, int player) noexcept nogil:
+        cdef int rank
+        for rank in range(1, self.num_cards + 1):
+            if self.held[i, player, rank]:
+                return rank
+        return 0
+
+    cdef void _begin_round(self, Py_ssize_t i) noexcept nogil:
+        """Reveal the next point card; the forced last round plays itself."""
+        self._reveal(i)
+        if self.played[i] == self.num_cards - 1:
+            self._score_round(i, self._only_held(i, 0), self._only_held(i, 1))
+
+    cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
+        self._score_round(i, <int>joint[0] + 1, <int>joint[1] + 1)
+        if self.played[i] < self.num_cards:
+            self._begin_round(i)
+
+    cdef int player(self, Py_ssize_t i) noexcept nogil:
+        return TERMINAL if self.played[i] == self.num_cards else SIMULTANEOUS
+
+    cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
+        cdef int n = self.num_cards, rank, index, base, mine, theirs
+        out[player] = 1
+        if self.revealed[i] > self.played[i]:
+            out[1 + self.order[i, self.revealed[i] - 1]] = 1
+        for rank in range(1, n + 1):
+            if self.held[i, player, rank]:
+                out[1 + n + rank] = 1
+        if self.information_state:
+            for index in range(self.played[i]):
+                base = 2 + 2 * n + index * self.round_block
+                mine = self.bids[i, player, index]
+                theirs = self.bids[i, 1 - player, index]
+                out[base + self.order[i, index] - 1] = 1
+                out[base + n + mine - 1] = 1
+                if self.imp_info:
+                    out[base + 2 * n + (0 if mine > theirs else (1 if mine < theirs else 2))] = 1
+                else:
+                    out[base + 2 * n + theirs - 1] = 1
+        else:
+            for rank in range(1, n + 1):
+                if not self.imp_info and self.held[i, 1 - player, rank]:
+                    out[1 + 2 * n + rank] = 1
+                if self.undrawn[i, rank]:
+                    out[1 + 3 * n + rank] = 1
+            out[2 + 4 * n] = <float>(<double>self.scores[i, player] / self.total_points)
+            out[3 + 4 * n] = <float>(<double>self.scores[i, 1 - player] / self.total_points)
+
+    cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
+        cdef int rank
+        for rank in range(1, self.num_cards + 1):
+            out[rank - 1] = self.held[i, player, rank]
+
+    cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
+        cdef int difference = self.scores[i, 0] - self.scores[i, 1]
+        if not self.point_difference:
+            difference = (difference > 0) - (difference < 0)
+        out[0] = difference
+        out[1] = -difference
