@@ -1,4 +1,4 @@
-"""Baseline agents and the agent-spec resolver.
+"""Baseline agents.
 
 ===========================  ==============================================================
 Agent                        What it plays
@@ -8,43 +8,18 @@ Agent                        What it plays
                              average policy), looked up by the seat's information-state key
 ===========================  ==============================================================
 
-:func:`load_agent` turns a short spec into an agent for one seat of a registered env:
-
-=====================  ======================================================================
-Spec                   Agent
-=====================  ======================================================================
-``random``             :class:`RandomAgent`
-``cfr+:<iterations>``  CFR+'s average policy after that many iterations (``cfr:<n>`` for
-                       vanilla CFR); the game tree must be enumerable
-``<prefix>:<argument>`` a spec registered in :mod:`agents.search` (``es-mccfr:<iterations>``,
-                       ``os-mccfr:<iterations>``, ``oos:10000`` / ``oos:2s``,
-                       ``ismcts:1000`` / ``ismcts:1s``: iterations or seconds per move;
-                       the classic GGP searchers ``alphabeta:6`` (a depth), ``minimax``,
-                       ``maxn:1s``, ``mc:1s``, ``mc-memory:1s``, ``uct:1s,c=40``)
-``<path>``             an agent file written by ``Agent.save``, a run checkpoint
-                       (``checkpoint.pt``) or a run directory: the trainer's evaluation
-                       agent for the seat (NFSP: its average policy)
-=====================  ======================================================================
-
->>> import hiddenenvs
->>> agent = load_agent("cfr+:200", "kuhn_poker", player=0)
->>> state = hiddenenvs.load_game("kuhn_poker").state_from_history([0, 1])  # player 0: Jack
->>> probabilities = agent.policy_probabilities(
-...     state.information_state_tensor(0), state.legal_actions_mask(0), state.seat_view(0))
->>> bool(probabilities[0] > 0.6)                     # mostly passes with the Jack
-True
+Agent specs (``random``, ``cfr+:200``, a run directory, ...) resolve to these and to the
+other agents in :mod:`agents.specs`.
 """
 
 from __future__ import annotations
 
 import ast
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 import hiddenenvs
-from agents.base import Agent, load_agent_file, uniform_over_legal
+from agents.base import Agent, uniform_over_legal
 from hiddenenvs.analysis import TabularPolicy
 from hiddenenvs.game import Game, GameSpec
 
@@ -147,59 +122,3 @@ def _literal(text: str):
         return ast.literal_eval(text)
     except (ValueError, SyntaxError) as error:
         raise ValueError(f"not a Python literal information-state key: {text[:80]!r}") from error
-
-
-SPEC_HELP = (
-    "'random', 'cfr+:<iterations>' (or 'cfr:<iterations>'), 'es-mccfr:<iterations>', "
-    "'os-mccfr:<iterations>', 'oos:<iterations>' or 'oos:<seconds>s', 'ismcts:<iterations>' "
-    "or 'ismcts:<seconds>s', 'alphabeta:<depth>' / 'minimax' / 'negamax' / 'maxn:<seconds>s' / "
-    "'softmaxn', 'mc:<seconds>s', 'mc-memory:<playouts>', 'uct:<seconds>s[,c=40]', "
-    "'rebel:<iterations>' or 'rebel:<seconds>s[,depth=2]', an agent file written by "
-    "Agent.save(), a run checkpoint file or a run directory"
-)
-
-
-def load_agent(spec: str, env_name: str, player: int = 0, seed: int | None = None,
-               **env_params: Any) -> Agent:
-    """The agent a spec names, for seat ``player`` of ``env_name`` (see the module docstring)."""
-    if not isinstance(spec, str) or not spec:
-        raise ValueError(f"agent spec must be a non-empty string: {SPEC_HELP}; got {spec!r}")
-    game = hiddenenvs.load_game(env_name, **env_params)
-    num_players = game.info.num_players
-    if not 0 <= player < num_players:
-        raise ValueError(f"player must be in 0..{num_players - 1} for {env_name}, got {player}")
-    if spec == "random":
-        return RandomAgent(game.info.num_distinct_actions, seed)
-    variant, _, iterations = spec.partition(":")
-    if variant in ("cfr", "cfr+") and iterations:
-        from agents.cfr import CFRSolver
-
-        if not iterations.isdigit() or int(iterations) < 1:
-            raise ValueError(f"agent spec {spec!r}: iterations must be a positive integer")
-        solver = CFRSolver(game, variant=variant)
-        solver.iterate(int(iterations))
-        return TabularPolicyAgent.from_policy(solver.average_policy(), player, seed)
-    from agents.search import spec_builder
-
-    builder = spec_builder(variant) if iterations or ":" not in spec else None
-    if builder is not None:  # a bare prefix (``minimax``, ``uct``) gets an empty argument
-        return builder(iterations, game, player, seed)
-    path = Path(spec)
-    if path.is_dir():
-        path = path / "checkpoint.pt"
-    if not path.is_file():
-        raise ValueError(f"agent spec {spec!r} does not resolve: expected {SPEC_HELP}")
-    from agents.checkpoint import load_checkpoint
-    from agents.runs import RUN_CHECKPOINT_FORMAT, learner_from_checkpoint
-
-    payload = load_checkpoint(path)
-    if isinstance(payload, dict) and payload.get("format") == RUN_CHECKPOINT_FORMAT:
-        trained_on = payload["config"]["env"]["name"]
-        if trained_on != env_name:
-            raise ValueError(f"agent spec {spec!r}: this run trained on {trained_on}, not {env_name}")
-        return learner_from_checkpoint(payload).evaluation_agent(player)
-    agent = load_agent_file(path)
-    made_for = getattr(getattr(agent, "game", None), "spec", None)
-    if made_for is not None and made_for.name != env_name:
-        raise ValueError(f"agent spec {spec!r}: this agent plays {made_for}, not {env_name}")
-    return agent

@@ -33,17 +33,16 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import os
 import pickle
 import random
-import tempfile
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 import torch
+
+from hiddenenvs.files import atomic_write
 
 NDARRAY_TAG = "__ndarray__"
 # Imported (from this fixed list, never from a file) when a file names an agent class not
@@ -152,32 +151,6 @@ def from_data(value: Any) -> Any:
 
 
 # ---- files --------------------------------------------------------------------------------------
-def _fsync_directory(directory: Path) -> None:
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
-def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
-    """Call ``write(handle)`` on a temporary file, then rename it over ``path`` atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
-    _fsync_directory(path.parent)
-
-
 def atomic_torch_save(payload: Any, path: str | Path) -> None:
     """Write ``payload`` (converted by :func:`to_data`) atomically to ``path``."""
     data = to_data(payload)

@@ -3,7 +3,7 @@
 A run directory holds ``checkpoint.pt`` (format :data:`RUN_CHECKPOINT_FORMAT`: the run's
 config, the learner's state and the loop's counters and generators). Rebuilding the
 learner from it needs only the config and the trainer registry, so the spec resolver
-(:func:`agents.baselines.load_agent`) and the loop (:mod:`agents.loop`) both import this
+(:func:`agents.specs.load_agent`) and the loop (:mod:`agents.loop`) both import this
 module and not each other.
 """
 

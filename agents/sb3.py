@@ -106,7 +106,7 @@ class SingleAgentEnv(gymnasium.Env):
         if isinstance(spec, str):
             if self.env_name is None:
                 raise ValueError("opponent specs need a registered env; pass Agent objects instead")
-            from agents.baselines import load_agent
+            from agents.specs import load_agent
 
             return load_agent(spec, self.env_name, player=player,
                               seed=int(self._seed_rng.integers(2**31)), **self.env_params)

@@ -1,6 +1,6 @@
 """Move latency over the GGP protocol: how close our HTTP players answer to the play clock.
 
-Two player processes (``python -m hiddenenvs.ggp.player``, default specs ``uct`` and ``mc``
+Two player processes (``python -m agents.ggp_player``, default specs ``uct`` and ``mc``
 with no budget, so each searches for the play clock minus the player's ``--margin``) play
 ``--matches`` matches of a sheet through the manager, seats swapped every match. Every
 PLAY answer's time as the manager measured it (send to last byte) is collected; the
@@ -33,7 +33,7 @@ SHEETS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl" / "ggp
 
 def start_player(spec: str, seed: int) -> tuple[subprocess.Popen, str]:
     """A player process on a free port and the URL it announces."""
-    process = subprocess.Popen([sys.executable, "-m", "hiddenenvs.ggp.player", "--port", "0",
+    process = subprocess.Popen([sys.executable, "-m", "agents.ggp_player", "--port", "0",
                                 "--player", spec, "--seed", str(seed)], stdout=subprocess.PIPE, text=True)
     line = process.stdout.readline()
     if " listening on " not in line:

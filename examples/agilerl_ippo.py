@@ -28,7 +28,7 @@ from agilerl.training.train_multi_agent_on_policy import train_multi_agent_on_po
 from agilerl.vector.pz_async_vec_env import AsyncPettingZooVecEnv
 
 import hiddenenvs
-from hiddenenvs.play import parse_params
+from hiddenenvs.params import parse_params
 
 
 class MaskedIPPO(IPPO):

@@ -24,7 +24,7 @@ from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaski
 from ray.tune.registry import register_env
 
 import hiddenenvs
-from hiddenenvs.play import parse_params
+from hiddenenvs.params import parse_params
 
 
 class RLlibMaskedObservations(BaseParallelWrapper):

@@ -19,7 +19,7 @@ from stable_baselines3.common.utils import set_random_seed
 
 import hiddenenvs
 from hiddenenvs.marl import black_death
-from hiddenenvs.play import parse_params
+from hiddenenvs.params import parse_params
 
 
 class IllegalActionCount(BaseCallback):

@@ -40,11 +40,14 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, ChanceMode, Game, State, draw_index
+from hiddenenvs.core import CHANCE, SIMULTANEOUS, ChanceMode, draw_index
+
+if TYPE_CHECKING:  # the game model calls this module for its default sampler
+    from hiddenenvs.game import Game, State
 
 DEFAULT_MAX_NODES = 2_000_000
 

@@ -85,7 +85,6 @@ validates them and says which key or value is wrong and what is allowed.
 
 from __future__ import annotations
 
-import enum
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -93,34 +92,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-CHANCE = -1
-SIMULTANEOUS = -2
-TERMINAL = -4
-
-
-class Dynamics(enum.Enum):
-    SEQUENTIAL = "sequential"
-    SIMULTANEOUS = "simultaneous"
-
-
-class ChanceMode(enum.Enum):
-    DETERMINISTIC = "deterministic"
-    EXPLICIT_STOCHASTIC = "explicit_stochastic"
-    # The state draws its own randomness from a generator it carries (cloned with it);
-    # the outcome distribution is not enumerable (e.g. hit rolls in a combat sim).
-    SAMPLED_STOCHASTIC = "sampled_stochastic"
-
-
-class Information(enum.Enum):
-    PERFECT = "perfect"
-    IMPERFECT = "imperfect"
-
-
-class Utility(enum.Enum):
-    ZERO_SUM = "zero_sum"
-    CONSTANT_SUM = "constant_sum"
-    GENERAL_SUM = "general_sum"
-    IDENTICAL = "identical"
+from hiddenenvs.core import (  # re-exported: the model's vocabulary
+    CHANCE,
+    SIMULTANEOUS,
+    TERMINAL,
+    ChanceMode,
+    Dynamics,
+    GameSpec,
+    Information,
+    Utility,
+    draw_index,  # noqa: F401 (re-exported, as all of these)
+)
+from hiddenenvs.beliefs import sample_from_posterior
+from hiddenenvs.registry import load_game
 
 
 @dataclass(frozen=True)
@@ -192,40 +176,7 @@ class Parameter:
         return value
 
 
-@dataclass(frozen=True)
-class GameSpec:
-    """What identifies a game: its registry name and the parameters given to it.
-
-    ``hiddenenvs.load_game(spec)`` rebuilds the game in any process; games pickle as their
-    spec. The name is the registry's (``gdl_biased_rps``), never the class's (``gdl``).
-    ``params`` holds only what the caller gave (a registry variant's fixed parameters
-    come back with the name).
-    """
-
-    name: str
-    params: tuple[tuple[str, Any], ...] = ()
-
-    @classmethod
-    def of(cls, name: str, params: dict[str, Any] | None = None) -> GameSpec:
-        return cls(name, tuple(sorted((params or {}).items())))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "params": dict(self.params)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GameSpec:
-        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
-            raise ValueError(f"a game spec is {{'name': str, 'params': dict}}, got {data!r}")
-        return cls.of(data["name"], data.get("params") or {})
-
-    def __str__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params)
-        return f"{self.name}({args})" if args else self.name
-
-
 def _game_from_spec(spec: GameSpec) -> Game:
-    from hiddenenvs.registry import load_game
-
     return load_game(spec)
 
 
@@ -261,8 +212,6 @@ class Game(ABC):
         (``None``: uniform). The default draws from the exact posterior by pruned
         enumeration; games whose trees are large override this with their own sampler.
         """
-        from hiddenenvs.beliefs import sample_from_posterior
-
         return sample_from_posterior(self, player, information_state_key, rng, policy)
 
     def sample_consistent_histories(
@@ -562,20 +511,6 @@ class Trajectory:
 
     actions: list = field(default_factory=list)
     returns: np.ndarray | None = None
-
-
-def draw_index(weights: Sequence[float], rng: np.random.Generator) -> int:
-    """An index drawn in proportion to ``weights`` (non-negative, not all zero; one uniform draw).
-
-    Rounding short of the total goes to the last index.
-    """
-    threshold = rng.random() * sum(weights)
-    cumulative = 0.0
-    for index, weight in enumerate(weights):
-        cumulative += weight
-        if threshold < cumulative:
-            return index
-    return len(weights) - 1
 
 
 def sample_chance_outcome(state: State, rng: np.random.Generator) -> int:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import functools
 import importlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hiddenenvs.game import Game, GameSpec
+from hiddenenvs.core import GameSpec
+
+if TYPE_CHECKING:  # the game model calls this module to rebuild a game from its spec
+    from hiddenenvs.game import Game
 
 
 @dataclass(frozen=True)

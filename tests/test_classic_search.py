@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import hiddenenvs
-from agents.baselines import load_agent
+from agents.specs import load_agent
 from agents.search.classic import apply_choices
 from agents.search.minimax import MinimaxSearch, soft_maxn_union, strongly_dominates, weakly_dominates
 from agents.search.montecarlo import MonteCarloSearch, TreeSearch

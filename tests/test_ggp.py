@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hiddenenvs
+from agents.ggp_player import spec_player
 from hiddenenvs.envs.gdl.game import GAMES_DIR
 from hiddenenvs.game import CHANCE
 from hiddenenvs.ggp.kif import MAX_MESSAGE_DEPTH, MessageError, normalise, read_message, to_kif
@@ -34,7 +35,7 @@ def start_player():
     servers = []
 
     def start(spec: str, seed: int = 0, margin: float = 0.5) -> str:
-        server = serve(GgpPlayer(spec, seed=seed, margin=margin), port=0)
+        server = serve(spec_player(spec, seed=seed, margin=margin), port=0)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}/"
@@ -96,7 +97,7 @@ MESSAGE_PIECES = st.sampled_from(["(", ")", " ", "play", "start", "stop", "abort
 @settings(max_examples=300, deadline=None)
 @given(st.lists(MESSAGE_PIECES, max_size=30).map("".join))
 def test_any_message_gets_an_answer_or_an_error_naming_it(text):
-    player = GgpPlayer("random", seed=0)
+    player = spec_player("random", seed=0)
     from hiddenenvs.envs.gdl import GdlError
 
     try:
@@ -129,7 +130,7 @@ def test_the_player_rebuilds_the_models_key_from_its_own_moves_and_percepts():
 
 
 def test_the_player_answers_bad_messages_with_what_is_wrong():
-    player = GgpPlayer("random", seed=0)
+    player = spec_player("random", seed=0)
     assert player.handle("(info)").startswith("((name hiddenenvs-random)")
     with pytest.raises(ProtocolError, match="no match 'nope'"):
         player.handle("(play nope nil)")
@@ -145,7 +146,7 @@ def test_the_player_answers_bad_messages_with_what_is_wrong():
                       " (<= (goal r 100) (true (x))) (init (x)) (<= (next (x)) (true (x)))) 10 1)")
     assert not player.matches and not any(player.directory.iterdir())  # nothing left behind
     with pytest.raises(ValueError, match="unknown agent spec"):
-        GgpPlayer("nonsense")
+        spec_player("nonsense")
     player.close()
 
 
@@ -216,7 +217,7 @@ def blind_tictactoe_after(player: GgpPlayer, xplayer_tries: list[str]):
 def test_a_gdl_ii_play_is_searched_from_a_state_that_is_not_over():
     # After x's three successful tries, o's three marks may have completed a line unseen in
     # half the consistent states; a PLAY says the match goes on, so those are not searched.
-    player = GgpPlayer("random", seed=0)
+    player = spec_player("random", seed=0)
     try:
         match = blind_tictactoe_after(player, ["1 1", "1 2", "2 1"])
         sampled = [match._sampled_state() for _ in range(200)]
@@ -285,7 +286,7 @@ def test_an_illegal_move_is_replaced_and_recorded(start_player):
 
 
 def test_the_player_command_line_serves_on_a_free_port():
-    process = subprocess.Popen([sys.executable, "-m", "hiddenenvs.ggp.player", "--port", "0",
+    process = subprocess.Popen([sys.executable, "-m", "agents.ggp_player", "--port", "0",
                                 "--player", "random"], stdout=subprocess.PIPE, text=True)
     try:
         line = process.stdout.readline()

@@ -1,4 +1,4 @@
-"""``python -m hiddenenvs.play`` driven in a pseudo-terminal, as a person would."""
+"""``python -m agents.play`` driven in a pseudo-terminal, as a person would."""
 
 import sys
 from pathlib import Path
@@ -13,14 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def spawn(*args):
-    return pexpect.spawn(sys.executable, ["-m", "hiddenenvs.play", *args], cwd=str(ROOT),
+    return pexpect.spawn(sys.executable, ["-m", "agents.play", *args], cwd=str(ROOT),
                          encoding="utf-8", timeout=60)
 
 
 def dealt_cards(seed):
     env = hiddenenvs.make("kuhn_poker")
     env.reset(seed=seed)
-    return [CARD_NAMES[card] for card in env.unwrapped.state.history()[:2]]
+    return [CARD_NAMES[card] for card in env.unwrapped.game_state.history()[:2]]
 
 
 def test_kuhn_from_seat_one_shows_my_card_never_the_opponents(tmp_path):

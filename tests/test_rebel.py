@@ -25,7 +25,7 @@ from tests.test_loop_resume import (
 )
 
 import hiddenenvs
-from agents.baselines import load_agent
+from agents.specs import load_agent
 from agents.config import config_from_dict
 from agents.loop import train
 from agents.rebel import (

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import hiddenenvs
-from agents.baselines import load_agent
+from agents.specs import load_agent
 from agents.config import ConfigError
 from agents.search._tree_mccfr import CompiledTree
 from agents.search.mccfr_trainer import MCCFRConfig

@@ -94,7 +94,7 @@ def resolve_agent(spec: str, env_name: str, seat: int, params: dict[str, Any]):
                 f"{name!r} (scripted bots for {env_name}: {available})"
             )
         return bots[name](env_name, seat, params)
-    from agents import load_agent
+    from agents.specs import load_agent
 
     variant, _, iterations = spec.partition(":")
     if variant in ("cfr", "cfr+") and iterations:

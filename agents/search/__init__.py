@@ -27,7 +27,7 @@ Module                                         Algorithm
                                                spec ``rebel:<iterations>`` or ``rebel:<s>s``
 =============================================  ==================================================
 
-Spec registry. ``agents.baselines.load_agent`` resolves ``<prefix>:<argument>`` through
+Spec registry. ``agents.specs.load_agent`` resolves ``<prefix>:<argument>`` through
 :data:`SPEC_BUILDERS`: a module registers a builder ``(argument, game, player, seed) ->
 Agent`` with ``@register_spec(prefix)``.
 """

@@ -10,7 +10,7 @@ sheet that is the raw goal, whether or not the game was built with ``scale_retur
 
 Deadlines. A search runs for a number of iterations (a depth for the minimax family), a
 number of seconds, or both, and never past ``agent.deadline`` (a ``time.monotonic()``
-instant a GGP player sets from the play clock, :mod:`hiddenenvs.ggp.player`).
+instant a GGP player sets from the play clock, :mod:`hiddenenvs.ggp.player`, :mod:`agents.ggp_player`).
 
 Playouts. :func:`playout_goals` plays uniformly random joint moves (chance by its
 probabilities) to the end. On a GDL state it runs the propnet's compiled depth charge;

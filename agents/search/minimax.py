@@ -34,7 +34,7 @@ Iterative deepening (uniform) deepens until the deadline, the depth limit or a s
 reached no depth-limited leaf (then the value is exact); the previous best move is searched
 first.
 
-Specs (:func:`agents.baselines.load_agent`, ``evaluate.py``, the GGP player): the method
+Specs (:func:`agents.specs.load_agent`, ``evaluate.py``, the GGP player): the method
 name, then a depth or a time: ``alphabeta:6``, ``maxn:1s``, ``minimax`` (to the end of the
 game or the GGP deadline); options ``playouts=<n>`` values depth-limited leaves by ``n``
 random playouts (``alphabeta:4,playouts=8``), ``simultaneous=random`` the model above.

@@ -1,8 +1,9 @@
 """The general game playing match protocol over HTTP (Genesereth, Love & Pell 2005; the
 GDL-II extension of Thielscher 2010 as the Dresden GGP server speaks it).
 
-- :mod:`hiddenenvs.ggp.player`: a player serving any agent spec of this repository
-  (``python -m hiddenenvs.ggp.player --port 9147 --player uct``);
+- :mod:`hiddenenvs.ggp.player`: a player serving the agent its factory makes (the command
+  serving this repository's agents by spec: ``python -m agents.ggp_player --port 9147
+  --player uct``);
 - :mod:`hiddenenvs.ggp.manager`: a game manager running one match between players over
   HTTP with start and play clocks, writing the match record
   (``python -m hiddenenvs.ggp.manager --rules game.kif --players URL URL``);

@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from hiddenenvs.files import atomic_write
 from hiddenenvs.ggp.kif import MessageError, read_message, to_kif
 from hiddenenvs.ggp.rules import Codec, load_sheet_game
 
@@ -191,8 +192,6 @@ def _reply_record(reply, seconds, error, expected) -> dict:
 
 def write_record(record: dict, path: str | Path) -> None:
     """The record as JSON at ``path``, atomically (temporary file, then rename)."""
-    from agents.checkpoint import atomic_write
-
     data = json.dumps(record, indent=1).encode("utf-8")
     atomic_write(path, lambda stream: stream.write(data))
 

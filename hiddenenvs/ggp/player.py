@@ -1,9 +1,13 @@
-"""A general game player over HTTP: any agent spec of this repository plays any GDL or
-GDL-II rule sheet a game manager sends it.
+"""A general game player over HTTP: an agent plays any GDL or GDL-II rule sheet a game
+manager sends it.
 
-    python -m hiddenenvs.ggp.player --port 9147 --player uct
-    python -m hiddenenvs.ggp.player --port 9148 --player alphabeta --seed 1
-    python -m hiddenenvs.ggp.player --port 9149 --player ismcts      # GDL-II matches too
+This module is the protocol; the agent comes from the factory a :class:`GgpPlayer` is
+given, ``make_agent(game, player, seconds, seed)`` (``seconds``: the time to move, the
+play clock minus the margin). The command that serves the agents of this repository by
+spec lives with them (:mod:`agents.ggp_player`)::
+
+    python -m agents.ggp_player --port 9147 --player uct
+    python -m agents.ggp_player --port 9149 --player ismcts      # GDL-II matches too
 
 The player answers HTTP POSTs whose body is one KIF message (content type ``text/acl``):
 
@@ -25,41 +29,40 @@ the first PLAY, then +1), the move the manager executed for this player last tur
 this player's percepts from the ``sees`` rules (``nil`` on the first). The player keeps
 the true state of a GDL-I match and, for GDL-II, its information-state key
 (:mod:`hiddenenvs.envs.gdl.game`), and gives its agent the seat's
-:class:`~hiddenenvs.game.SeatView`, as in ``evaluate.py``.
-
-``--player`` takes the specs of :func:`agents.baselines.load_agent`: ``random``,
-``alphabeta:6``, ``minimax``, ``maxn``, ``mc``, ``mc-memory``, ``uct:1s,c=40``, ``oos``,
-``ismcts``, ... A spec without a budget searches for the play clock minus ``--margin``
-(default 0.5 s, the lecture's Monte Carlo deadline: time to send the move). Classic
-searchers (:mod:`agents.search.classic`) also stop at that deadline when their own budget
-is longer; OOS and IS-MCTS run the budget they are given.
+:class:`~hiddenenvs.game.SeatView`, as in ``evaluate.py``. An agent with a ``deadline``
+attribute gets the instant its move is due (``received + play clock - margin``, by
+``time.monotonic()``) before each move.
 
 Rule sheets arrive as user input: the START message's sheet is read, validated and
-grounded with the same limits as any sheet (``--max-instances``); a sheet that fails
+grounded with the same limits as any sheet (``max_instances``); a sheet that fails
 is answered with HTTP 400 and the GDL error, and the match is not started. Messages larger
 than :data:`hiddenenvs.ggp.kif.MAX_MESSAGE_BYTES` are refused (413).
 """
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from hiddenenvs.envs.gdl import GdlError
-from hiddenenvs.game import CHANCE, sample_chance_outcome
+from hiddenenvs.game import CHANCE, Game, sample_chance_outcome
 from hiddenenvs.ggp.kif import MAX_MESSAGE_BYTES, MessageError, is_nil, read_message, to_kif
 from hiddenenvs.ggp.rules import Codec, load_sheet_game, own_step_entry, write_sheet
 
 DEFAULT_MARGIN_SECONDS = 0.5
 LIVE_STATE_ATTEMPTS = 100  # posterior draws tried before a PLAY is taken to follow the end
+
+# make_agent(game, player, seconds to move, seed) -> an agent with ``act(tensor, mask, view)``
+AgentFactory = Callable[[Game, int, float, "int | None"], Any]
 
 
 class ProtocolError(ValueError):
@@ -70,7 +73,8 @@ class Match:
     """One match in progress: the game, this player's seat and what it knows so far."""
 
     def __init__(self, match_id: str, role_name: str, rules_text: str, play_clock: float,
-                 spec: str, seed: int | None, margin: float, max_instances: int, directory: Path):
+                 make_agent: AgentFactory, seed: int | None, margin: float, max_instances: int,
+                 directory: Path):
         self.match_id = match_id
         self.directory = Path(tempfile.mkdtemp(prefix="match-", dir=directory))
         try:
@@ -92,22 +96,8 @@ class Match:
         self.steps = 0  # GDL steps played so far
         self.previous_key, self.last_move = None, None  # GDL-II: before the last step
         self.rng = np.random.default_rng(seed)
-        self.agent = self._agent(spec, seed)
+        self.agent = make_agent(self.game, self.player, max(0.05, play_clock - margin), seed)
         self.lock = threading.Lock()
-
-    def _agent(self, spec: str, seed: int | None):
-        from agents.baselines import RandomAgent
-        from agents.search import spec_builder
-
-        if spec == "random":
-            return RandomAgent(self.game.info.num_distinct_actions, seed)
-        prefix, separator, argument = spec.partition(":")
-        builder = spec_builder(prefix)
-        if builder is None:
-            raise ProtocolError(f"unknown agent spec {spec!r}")
-        if not separator:  # no budget: the play clock's
-            argument = f"{max(0.05, self.play_clock - self.margin):g}s"
-        return builder(argument, self.game, self.player, seed)
 
     # ---- what the manager tells us -------------------------------------------------------
     def observe_joint_move(self, moves: list) -> None:
@@ -210,21 +200,15 @@ class Match:
 class GgpPlayer:
     """The player's matches and the answer to each message (transport-free, for tests)."""
 
-    def __init__(self, spec: str = "uct", seed: int | None = None,
-                 margin: float = DEFAULT_MARGIN_SECONDS, max_instances: int | None = None,
-                 name: str | None = None):
+    def __init__(self, make_agent: AgentFactory, name: str, seed: int | None = None,
+                 margin: float = DEFAULT_MARGIN_SECONDS, max_instances: int | None = None):
         from hiddenenvs.envs.gdl.ground import DEFAULT_MAX_INSTANCES
 
-        from agents.search import spec_builder
-
-        if spec != "random" and spec_builder(spec.partition(":")[0]) is None:
-            raise ValueError(f"unknown agent spec {spec!r}: expected 'random' or a search spec "
-                             f"(alphabeta:6, minimax, maxn, mc, mc-memory, uct, oos, ismcts, ...)")
-        self.spec = spec
+        self.make_agent = make_agent
         self.seed = seed
         self.margin = margin
         self.max_instances = max_instances or DEFAULT_MAX_INSTANCES
-        self.name = name or f"hiddenenvs-{spec.partition(':')[0]}"
+        self.name = name
         self.matches: dict[str, Match] = {}
         self.directory = Path(tempfile.mkdtemp(prefix="hiddenenvs-ggp-"))
         self.lock = threading.Lock()
@@ -278,8 +262,8 @@ class GgpPlayer:
         if isinstance(rules, str):
             raise ProtocolError("start: the rules must be a list of sentences")
         rules_text = "\n".join(to_kif(sentence) for sentence in rules)
-        match = Match(match_id, role, rules_text, play_seconds, self.spec, self.seed, self.margin,
-                      self.max_instances, self.directory)
+        match = Match(match_id, role, rules_text, play_seconds, self.make_agent, self.seed,
+                      self.margin, self.max_instances, self.directory)
         with self.lock:
             previous = self.matches.pop(match_id, None)
             self.matches[match_id] = match
@@ -364,21 +348,11 @@ def serve(player: GgpPlayer, host: str = "127.0.0.1", port: int = 9147) -> Threa
     return server
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", type=int, default=9147, help="port to listen on (0: any free one)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--player", default="uct", help="agent spec (default uct: UCT for the play clock)")
-    parser.add_argument("--seed", type=int, default=None, help="the agent's seed (default: fresh)")
-    parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN_SECONDS,
-                        help="seconds kept from the play clock to send the move (default 0.5)")
-    parser.add_argument("--max-instances", type=int, default=None,
-                        help="grounding limit for received sheets (default the GDL reader's)")
-    args = parser.parse_args(argv)
-    player = GgpPlayer(args.player, args.seed, args.margin, args.max_instances)
-    server = serve(player, args.host, args.port)
-    host, port = server.server_address[:2]
-    print(f"{player.name} listening on http://{host}:{port}/", flush=True)
+def run_server(player: GgpPlayer, host: str, port: int) -> None:
+    """Serve ``player`` until interrupted (Ctrl-C), then close it."""
+    server = serve(player, host, port)
+    bound_host, bound_port = server.server_address[:2]
+    print(f"{player.name} listening on http://{bound_host}:{bound_port}/", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -390,4 +364,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit("the GGP player command serves the agents by spec: python -m agents.ggp_player --help")
