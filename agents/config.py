@@ -10,20 +10,47 @@ A run config reads::
       every_episodes: 10000  # or every_iterations: N (learner steps, e.g. CFR iterations)
       exact: auto            # exact exploitability: "yes", "no", or "auto" (tree small enough)
       max_tree_nodes: 200000 # what "auto" calls small enough
-      episodes_vs_random: 1000  # per seat, when not exact: mean return against uniform random
+      episodes_vs_random: 1000  # per seat, when not exact: mean return against the opponent
+      opponent: random       # or a scripted opponent, e.g. scripted:doctrine (combat)
+      seats: null            # the evaluated seats (null: all)
+      max_seconds: null      # one evaluation's cap (null: budget.seconds / 10 when set)
     checkpoint_every_episodes: 10000                     # or checkpoint_every_iterations: N
     num_envs: 64                                         # episodes in lockstep (batched inference)
     output_dir: runs/nfsp_kuhn
     progress_bar: true
+    torch_threads: 1                                     # PyTorch threads (small nets: 1)
 
 Every section is a dataclass below; unknown keys and wrongly typed values raise
 :class:`ConfigError` naming the key and listing the allowed ones. Overrides use dotted
 keys and YAML values: ``budget.episodes=5000 trainer.params.hidden_sizes=[64,64]``.
+
+Reading is bounded (a config is user input; ``docs/guides/limits.md`` has the measurements):
+
+- files of at most :data:`MAX_CONFIG_BYTES`; at most :data:`MAX_ALIASES` YAML aliases and
+  :data:`MAX_CONFIG_NODES` values once aliases are expanded (a "billion laughs" config is
+  refused before anything expands it); nesting deeper than Python's recursion, tags such as
+  ``!!python/object`` and YAML syntax errors are one-line :class:`ConfigError` naming the
+  file, line and column;
+- scientific notation is a number (``1e-3``, ``5E+4``: YAML 1.2; YAML 1.1 reads ``1e-3``
+  as a string), in files and overrides alike; an integer key takes a whole float
+  (``budget.episodes=1e5``);
+- every number is finite and in range (:data:`UNIT_INTERVAL`, :data:`POSITIVE_FLOATS`,
+  :data:`POSITIVE_INTS`; every other integer is >= 0 and at most :data:`MAX_INTEGER`);
+- the memory the config asks for is estimated before anything is allocated (environments
+  in lockstep, the replay and reservoir memories when full, the networks) and a config
+  that needs more than the machine has is refused with the estimate;
+- ``output_dir`` must be creatable and writable;
+- messages quote at most :data:`QUOTE_CHARS` characters of a value.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
+import os
+import re
+import reprlib
 import types
 import typing
 from dataclasses import dataclass, field
@@ -44,10 +71,161 @@ TRAINERS = {
     "os-mccfr": "agents.search.outcome_sampling_mccfr:OutcomeSamplingMCCFRLearner",
 }
 EXACT_CHOICES = ("auto", "yes", "no")
+MAX_CONFIG_BYTES = 1 << 20  # a config file; the shipped ones are under 3 KB
+MAX_ALIASES = 64  # YAML aliases (*name) in one document
+MAX_CONFIG_NODES = 100_000  # values in one document once its aliases are expanded
+MAX_CONFIG_DEPTH = 32  # nested lists and mappings (PyYAML's scanner is quadratic in [[[ depth)
+QUOTE_CHARS = 60  # of an offending value, in a message
+PATH_CHARS = 250  # of an offending path
+MAX_INTEGER = 2**62  # any integer value (seeds, budgets, sizes)
+MAX_SEED = 2**63 - 1  # torch.manual_seed takes [-2**63, 2**64); numpy's generators >= 0
+# Ranges by key name, wherever the key is (trainer params included).
+UNIT_INTERVAL = {"anticipatory", "discount", "epsilon_start", "epsilon_end", "epsilon_choices",
+                 "average_policy_ema"}
+POSITIVE_FLOATS = {"seconds", "learning_rate", "rl_learning_rate", "sl_learning_rate"}
+POSITIVE_INTS = {"hidden_sizes", "conv_channels", "hidden_size", "batch_size", "replay_capacity",
+                 "reservoir_capacity", "buffer_size", "num_envs"}
 
 
 class ConfigError(ValueError):
     """A config key or value is wrong; the message names it and what is allowed."""
+
+
+_QUOTE = reprlib.Repr()
+_QUOTE.maxstring = _QUOTE.maxother = QUOTE_CHARS
+_QUOTE.maxlist = _QUOTE.maxtuple = _QUOTE.maxdict = _QUOTE.maxset = 4
+_QUOTE.maxlevel = 3
+
+
+def quote(value: Any, limit: int = QUOTE_CHARS) -> str:
+    """``repr(value)`` cut to ``limit`` characters, however large ``value`` is (reprlib stops
+    at a few items per level, so a huge or shared structure is never walked)."""
+    if isinstance(value, str) and len(value) <= limit - 2:
+        return repr(value)
+    if isinstance(value, int) and value.bit_length() > 4 * QUOTE_CHARS:  # repr may refuse it
+        return f"an integer of {int(value.bit_length() * math.log10(2)) + 1:,} digits"
+    text = _QUOTE.repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# ---- reading YAML -------------------------------------------------------------------------
+class ConfigLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, bounded: at most :data:`MAX_ALIASES` aliases per document, and
+    YAML 1.2's scientific notation (``1e-3``) read as a float."""
+
+    alias_count = 0
+    depth = 0
+
+    def fetch_flow_collection_start(self, token_class):
+        if self.flow_level >= MAX_CONFIG_DEPTH:
+            self._too_deep(self.get_mark())
+        super().fetch_flow_collection_start(token_class)
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self.alias_count += 1
+            if self.alias_count > MAX_ALIASES:
+                mark = self.peek_event().start_mark
+                raise ConfigError(f"{mark.line + 1}:{mark.column + 1}: more than {MAX_ALIASES} "
+                                  f"YAML aliases (*name); a config needs none")
+        if self.depth >= MAX_CONFIG_DEPTH:
+            self._too_deep(self.peek_event().start_mark)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def construct_yaml_int(self, node):
+        digits = len(node.value)
+        if digits > 100:  # Python refuses to read past 4,300 digits; no config value has 20
+            raise ConfigError(f"{node.start_mark.line + 1}:{node.start_mark.column + 1}: a number of "
+                              f"{digits:,} digits")
+        return super().construct_yaml_int(node)
+
+    @staticmethod
+    def _too_deep(mark) -> None:
+        raise ConfigError(f"{mark.line + 1}:{mark.column + 1}: values nest more than "
+                          f"{MAX_CONFIG_DEPTH} levels deep")
+
+
+ConfigLoader.add_constructor("tag:yaml.org,2002:int", ConfigLoader.construct_yaml_int)
+ConfigLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
+    """Values under ``node`` with every alias expanded, stopping past :data:`MAX_CONFIG_NODES`
+    (counted once per distinct node: the cost stays linear in the document)."""
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_nodes:
+        raise ConfigError(f"{node.start_mark.line + 1}:{node.start_mark.column + 1}: a YAML alias "
+                          f"refers to its own anchor (a recursive value)")
+    open_nodes.add(key)
+    total = 1
+    if isinstance(node, yaml.SequenceNode):
+        children = node.value
+    elif isinstance(node, yaml.MappingNode):
+        children = [item for pair in node.value for item in pair]
+    else:
+        children = []
+    for child in children:
+        total += _expanded_size(child, sizes, open_nodes)
+        if total > MAX_CONFIG_NODES:
+            raise ConfigError(f"{node.start_mark.line + 1}:{node.start_mark.column + 1}: expands "
+                              f"into more than {MAX_CONFIG_NODES:,} values (YAML aliases?), the limit")
+    open_nodes.discard(key)
+    sizes[key] = total
+    return total
+
+
+def read_yaml(text: str, source: str) -> Any:
+    """The value of the YAML document ``text``, or a one-line :class:`ConfigError` naming
+    ``source`` (and the line) for a syntax error, a tag, too many aliases or too much nesting."""
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{source}: {len(text):,} characters; the limit is {MAX_CONFIG_BYTES:,}")
+    loader = None
+    try:
+        loader = ConfigLoader(text)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node, {}, set())
+        return loader.construct_document(node)
+    except ConfigError as error:
+        raise ConfigError(f"{source}:{error}") from None
+    except yaml.constructor.ConstructorError as error:
+        tag = quote((error.problem.partition("tag ")[2] or error.problem).strip("'"))
+        raise ConfigError(f"{source}:{_where(error)}: YAML tag {tag} is not allowed in a config "
+                          f"(plain values only)") from None
+    except yaml.MarkedYAMLError as error:
+        raise ConfigError(f"{source}:{_where(error)}: not valid YAML: {error.problem or error.context}") from None
+    except yaml.reader.ReaderError as error:
+        raise ConfigError(f"{source}: character {error.position + 1} (code point "
+                          f"{error.character:#x}) is not allowed in YAML") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{source}: not valid YAML: {quote(str(error))}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: values nest too deeply") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def _where(error: yaml.MarkedYAMLError) -> str:
+    mark = error.problem_mark or error.context_mark
+    return f"{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
 
 
 @dataclass
@@ -78,6 +256,15 @@ class EvaluationConfig:
     exact: str | bool = "auto"
     max_tree_nodes: int = 200_000
     episodes_vs_random: int = 1_000
+    # Who the evaluation agents play when the evaluation is not exact: "random" (uniform
+    # random in every other seat) or a scripted opponent spec such as "scripted:doctrine".
+    opponent: str = "random"
+    # Seats evaluated against the opponent (null: every seat).
+    seats: list[int] | None = None
+    # Cap on one evaluation's wall time: it stops after the batch that crosses it (fewer
+    # episodes, counted in the evaluation_episodes column). null: a tenth of
+    # budget.seconds when that is set, else no cap.
+    max_seconds: float | None = None
 
 
 @dataclass
@@ -92,6 +279,10 @@ class RunConfig:
     num_envs: int = 32
     output_dir: str = "runs/run"
     progress_bar: bool = True
+    # PyTorch's intra-op threads in the training process. 1 by default: the trainers' networks
+    # are small, so more threads cost synchronisation without speed-up, and one thread keeps
+    # runs bit-for-bit reproducible; raise it for large networks on a many-core machine.
+    torch_threads: int = 1
 
     def validate(self) -> RunConfig:
         if self.trainer.name not in TRAINERS:
@@ -123,16 +314,129 @@ class RunConfig:
         if self.budget.episodes is None and self.budget.iterations is None and self.budget.seconds is None:
             raise ConfigError("budget: give episodes, iterations, seconds or a combination")
         import hiddenenvs
+        from hiddenenvs.registry import REGISTRY
 
+        if self.env.name not in REGISTRY:
+            raise ConfigError(f"env.name: unknown env {quote(self.env.name)}; registered envs: "
+                              f"{', '.join(sorted(REGISTRY))}")
         try:
-            hiddenenvs.load_game(self.env.name, **self.env.params)
-        except ValueError as error:
-            raise ConfigError(f"env: {error}") from None
-        trainer_config(self)  # validates trainer.params
+            game = hiddenenvs.load_game(self.env.name, **self.env.params)
+        except (ValueError, TypeError, OverflowError) as error:  # a game's own parameter checks
+            raise ConfigError(f"env: {one_line(str(error))}") from None
+        check_memory(self, game, trainer_config(self))  # trainer_config validates trainer.params
+        check_output_dir(self.output_dir)
         return self
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+# ---- what a run will need --------------------------------------------------------------------
+LOCKSTEP_ENVS_MEASURED = 8  # fresh envs whose allocations estimate one environment's
+MEASURE_ENVS_ABOVE = 1_024  # environments in lockstep; below, their envs are not measured
+
+
+def memory_limit() -> int:
+    """Bytes this process can have: the machine's memory, or the address-space limit if lower."""
+    limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            limit = min(limit, soft)
+    except ImportError:  # not POSIX
+        pass
+    return limit
+
+
+def _env_bytes(config: RunConfig) -> int:
+    """Bytes allocated by one PettingZoo env of the config's game, made and reset as the
+    training loop does (the mean over a few, after a first that may fill the game's caches)."""
+    import tracemalloc
+
+    import hiddenenvs
+
+    def reset_env():
+        env = hiddenenvs.make(config.env.name, **config.env.params).unwrapped
+        env.reset(seed=0)
+        return env
+
+    reset_env()
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        envs = [reset_env() for _ in range(LOCKSTEP_ENVS_MEASURED)]
+        allocated = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        if started:
+            tracemalloc.stop()
+    del envs
+    return max(0, allocated) // LOCKSTEP_ENVS_MEASURED
+
+
+def memory_estimate(config: RunConfig, game, params: Any) -> dict[str, int]:
+    """Bytes the run needs *at least*, by the key that asks for them: the environments in
+    lockstep (their envs, measured above :data:`MEASURE_ENVS_ABOVE`, and tensors), the replay and reservoir memories when full (one
+    float32 tensor per row, for one player) and one copy of the networks' weights."""
+    info = game.info
+    tensor = min(math.prod(info.information_state_tensor_shape or (0,)),
+                 math.prod(info.observation_tensor_shape or (0,)))
+    per_env = 4 * tensor + (_env_bytes(config) if config.num_envs > MEASURE_ENVS_ABOVE else 0)
+    needs = {"num_envs": config.num_envs * per_env}
+    for name in ("replay_capacity", "reservoir_capacity"):
+        rows = getattr(params, name, None)
+        if isinstance(rows, int):
+            needs[f"trainer.params.{name}"] = rows * 4 * tensor
+    hidden = getattr(params, "hidden_sizes", None)
+    if isinstance(hidden, list) and hidden:
+        layers = [tensor, *hidden, info.num_distinct_actions]
+        needs["trainer.params.hidden_sizes"] = 4 * sum(a * b for a, b in itertools.pairwise(layers))
+    return needs
+
+
+def check_memory(config: RunConfig, game, params: Any) -> None:
+    """Refuse a config whose :func:`memory_estimate` exceeds :func:`memory_limit`."""
+    needs = memory_estimate(config, game, params)
+    total, limit = sum(needs.values()), memory_limit()
+    if total > limit:
+        largest = max(needs, key=needs.get)
+        raise ConfigError(f"the run needs at least {_gigabytes(total)} of memory ({largest}="
+                          f"{quote(_value_at(config, largest))}: {_gigabytes(needs[largest])}); "
+                          f"the limit here is {_gigabytes(limit)}")
+
+
+def _value_at(config: RunConfig, key: str) -> Any:
+    if key.startswith("trainer.params."):
+        return config.trainer.params.get(key.removeprefix("trainer.params."))
+    return getattr(config, key)
+
+
+def _gigabytes(size: int) -> str:
+    return f"{size / 2**30:,.1f} GiB"
+
+
+def check_output_dir(output_dir: str) -> None:
+    """``output_dir`` exists as a writable directory or can be created: a file is written and
+    removed in its nearest existing ancestor."""
+    import tempfile
+
+    try:
+        existing = Path(output_dir).absolute()
+        while not existing.exists():
+            existing = existing.parent
+        if not existing.is_dir():
+            raise ConfigError(f"output_dir {quote(output_dir, PATH_CHARS)}: {quote(str(existing), PATH_CHARS)} is a file, "
+                              f"not a directory")
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except (OSError, ValueError) as error:
+        if isinstance(error, ConfigError):
+            raise
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise ConfigError(f"output_dir {quote(output_dir, PATH_CHARS)}: cannot write there ({reason})") from None
 
 
 def trainer_class(name: str) -> type:
@@ -163,25 +467,47 @@ def _check_type(value: Any, annotation: Any, where: str) -> Any:
                 return _check_type(value, option, where)
             except ConfigError as error:
                 errors.append(str(error))
-        raise ConfigError(errors[0] if errors else f"{where}: bad value {value!r}")
+        raise ConfigError(errors[0] if errors else f"{where}: bad value {quote(value)}")
     if dataclasses.is_dataclass(annotation):
         return from_dict(annotation, value, where)
     if origin is list:
         if not isinstance(value, list):
-            raise ConfigError(f"{where} must be a list, got {value!r}")
+            raise ConfigError(f"{where} must be a list, got {quote(value)}")
         (item_type,) = typing.get_args(annotation)
         return [_check_type(item, item_type, f"{where}[{i}]") for i, item in enumerate(value)]
     if annotation is dict or origin is dict:
         if not isinstance(value, dict):
-            raise ConfigError(f"{where} must be a mapping, got {value!r}")
+            raise ConfigError(f"{where} must be a mapping, got {quote(value)}")
         return dict(value)
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+        value = float(value) if abs(value) <= MAX_INTEGER else math.inf  # 10**400 is not a float
+    if annotation is int and isinstance(value, float) and value.is_integer():
+        value = int(value)  # scientific notation: budget.episodes=1e5
     if annotation in (int, float, str, bool):
         if isinstance(value, bool) and annotation is not bool or not isinstance(value, annotation):
-            raise ConfigError(f"{where} must be {annotation.__name__}, got {value!r}")
+            raise ConfigError(f"{where} must be {annotation.__name__}, got {quote(value)}")
+        if annotation in (int, float):
+            _check_range(value, where)
         return value
     raise ConfigError(f"{where}: unsupported type {annotation!r}")
+
+
+def _check_range(value: float, where: str) -> None:
+    """Finite, and in the range of the key's name (module docstring)."""
+    name = re.sub(r"\[\d+\]$", "", where).rpartition(".")[2]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{where} must be a finite number, got {value}")
+    if name in UNIT_INTERVAL and not 0.0 <= value <= 1.0:
+        raise ConfigError(f"{where} must be in [0, 1], got {quote(value)}")
+    if name in POSITIVE_FLOATS and not value > 0:
+        raise ConfigError(f"{where} must be > 0, got {quote(value)}")
+    if isinstance(value, int):
+        low = 1 if name in POSITIVE_INTS else 0
+        high, high_text = (MAX_SEED, "2**63 - 1") if name == "seed" else (MAX_INTEGER, "2**62")
+        if value < low:
+            raise ConfigError(f"{where} must be >= {low}, got {quote(value)}")
+        if value > high:
+            raise ConfigError(f"{where} must be at most {high_text}, got {quote(value)}")
 
 
 def from_dict(cls: type, data: Any, where: str = "config") -> Any:
@@ -189,14 +515,16 @@ def from_dict(cls: type, data: Any, where: str = "config") -> Any:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{where} must be a mapping, got {data!r}")
+        raise ConfigError(f"{where} must be a mapping, got {quote(data)}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - set(fields))
+    unknown = sorted((key for key in data if key not in fields), key=str)
     if unknown:
         prefix = f"{where}." if where != "config" else ""
+        names = [prefix + (key if isinstance(key, str) else quote(key))[:QUOTE_CHARS] for key in unknown[:5]]
+        named = f"{names}" + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
         raise ConfigError(
-            f"unknown key(s) {[prefix + key for key in unknown]}; allowed keys "
-            f"{'of ' + where if where != 'config' else ''}: {sorted(fields)}".replace("  ", " ")
+            f"unknown key(s) {named}; allowed keys{' of ' + where if where != 'config' else ''}: "
+            f"{sorted(fields)}"
         )
     hints = typing.get_type_hints(cls)
     values = {}
@@ -209,32 +537,50 @@ def from_dict(cls: type, data: Any, where: str = "config") -> Any:
 def apply_override(data: dict, override: str) -> None:
     """Apply one ``dotted.key=yaml_value`` override to a nested dict, in place."""
     if "=" not in override:
-        raise ConfigError(f"override {override!r} must look like key=value (e.g. budget.episodes=5000)")
+        raise ConfigError(f"override {quote(override)} must look like key=value (e.g. budget.episodes=5000)")
     key, _, raw = override.partition("=")
-    value = yaml.safe_load(raw) if raw else None
+    value = read_yaml(raw, f"override {quote(key)}") if raw else None
     parts = key.strip().split(".")
     node = data
     for depth, part in enumerate(parts[:-1]):
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ConfigError(f"override {key!r}: {'.'.join(parts[:depth + 1])} is not a section")
+            raise ConfigError(f"override {quote(key)}: {'.'.join(parts[:depth + 1])} is not a section")
         node = child
     node[parts[-1]] = value
 
 
 def load_config(path: str | Path | None, overrides: list[str] = ()) -> RunConfig:
     """Read a YAML config (or start from the defaults), apply overrides, validate."""
+    data = config_data(path, overrides)
+    if path is None:
+        return config_from_dict(data)
+    try:
+        return config_from_dict(data)
+    except ConfigError as error:
+        raise ConfigError(f"{path}" + (" (with overrides)" if overrides else "") + f": {error}") from None
+
+
+def config_data(path: str | Path | None, overrides: list[str] = ()) -> dict:
+    """The YAML config's values with the overrides applied, not yet validated."""
     data: dict = {}
     if path is not None:
         path = Path(path)
         if not path.is_file():
             raise ConfigError(f"config file {path} not found")
-        data = yaml.safe_load(path.read_text()) or {}
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: {size:,} bytes; the limit is {MAX_CONFIG_BYTES:,}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise ConfigError(f"{path}: not UTF-8 text (byte {error.start})") from None
+        data = read_yaml(text, str(path)) or {}
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be a mapping of keys")
     for override in overrides:
         apply_override(data, override)
-    return config_from_dict(data)
+    return data
 
 
 def config_from_dict(data: dict) -> RunConfig:

@@ -273,3 +273,99 @@ def test_a_replaced_agent_file_is_a_new_agent(tmp_path):
     with sqlite3.connect(db) as connection:
         assert connection.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 12
     assert agent_identity("random") == "random" and agent_identity("cfr+:5") == "cfr+:5"
+
+
+# ---- run configs --------------------------------------------------------------------------------
+LAUGHS = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+
+
+@pytest.mark.parametrize("text, message", [
+    (LAUGHS + "seed: *i\n", r":9:\d+: more than 64 YAML aliases"),
+    ("x: &k0 [1, 2]\n" + "".join(f"k{i}: &k{i} [*k{i - 1}, *k{i - 1}]\n" for i in range(1, 40))
+     + "seed: *k39\n", r":\d+:\d+: more than 64 YAML aliases"),
+    ("x: &k0 [1, 2]\n" + "".join(f"k{i}: &k{i} [*k{i - 1}, *k{i - 1}]\n" for i in range(1, 31))
+     + "seed: *k30\n", r":\d+:\d+: expands into more than 100,000 values \(YAML aliases\?\), the limit"),
+    ("env: {name: kuhn_poker, params: &a {}}\nbudget: [*a, *a]\n", r"budget must be a mapping, got \[\{\}, \{\}\]"),
+    ("seed: &a [*a]\n", r":1:7: a YAML alias refers to its own anchor"),
+    ("seed: !!python/object/apply:os.system ['true']\n",
+     r":1:7: YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed"),
+    ("output_dir: !!python/name:os.system\n", r":1:13: YAML tag .* is not allowed in a config"),
+    ("seed: " + "[" * 100_000 + "]" * 100_000 + "\n", r":1:39: values nest more than 32 levels deep"),
+    ("".join(" " * i + "a:\n" for i in range(0, 200, 2)), r":\d+:\d+: values nest more than 32 levels"),
+    ("seed: " + "9" * 5_000 + "\n", r":1:7: a number of 5,000 digits"),
+    ("seed: [1, 2\n", r":2:\d+: not valid YAML: expected ',' or ']'"),
+    ("seed: \x00\n", r"character 7 \(code point 0x0\) is not allowed in YAML"),
+    ("budget: {seconds: .nan}\n", r"budget.seconds must be a finite number, got nan"),
+    ("budget: {seconds: -5}\n", r"budget.seconds must be > 0, got -5.0"),
+    ("budget: {seconds: .inf}\n", r"budget.seconds must be a finite number, got inf"),
+    ("trainer: {name: nfsp, params: {rl_learning_rate: .nan}}\n",
+     r"trainer.params.rl_learning_rate must be a finite number, got nan"),
+    ("trainer: {name: nfsp, params: {sl_learning_rate: 0}}\n", r"trainer.params.sl_learning_rate must be > 0"),
+    ("trainer: {name: nfsp, params: {hidden_sizes: [-64]}}\n", r"trainer.params.hidden_sizes\[0\] must be >= 1, got -64"),
+    ("trainer: {name: nfsp, params: {discount: 1.5}}\n", r"trainer.params.discount must be in \[0, 1\], got 1.5"),
+    ("seed: 1180591620717411303424\n", r"seed must be at most 2\*\*63 - 1, got 1180591620717411303424"),
+    ("seed: -1\n", r"seed must be >= 0, got -1"),
+    ("trainer: {name: nfsp, params: {reservoir_capacity: 1e11}}\n",
+     (r"the run needs at least [\d,.]+ GiB of memory \(trainer.params.reservoir_capacity=100000000000.0: "
+      r"[\d,.]+ GiB\); the limit here is [\d,.]+ GiB")),
+    ("trainer: {name: nfsp, params: {hidden_sizes: [100000, 100000]}}\n",
+     r"the run needs at least [\d,.]+ GiB of memory \(trainer.params.hidden_sizes=\[100000, 100000\]"),
+    ("output_dir: " + "x" * 10_000 + "\n", r"output_dir 'x+\.\.\.x+': cannot write there \(File name too long\)"),
+    ("".join(f"k{i}: {i}\n" for i in range(20)),
+     r"unknown key\(s\) \['k0', 'k1', 'k10', 'k11', 'k12'\] and 15 more; allowed keys:"),
+    ("env: {name: " + "n" * 100_000 + "}\n", r"env.name: unknown env 'n+\.\.\.n+'; registered envs: "),
+    ("env: {name: kuhn_poker, params: {" + "p" * 1_000 + ": 1}}\n",
+     r"env: kuhn_poker: unknown parameter\(s\) .*\.\.\.$"),
+])
+def test_hostile_configs_are_one_line_errors_naming_the_file(tmp_path, text, message):
+    from agents.config import QUOTE_CHARS, ConfigError, load_config
+
+    path = tmp_path / "hostile.yaml"
+    path.write_text(text + f"output_dir: {tmp_path / 'run'}\n" if "output_dir" not in text else text)
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    text = str(error.value)
+    assert text.startswith(f"{path}:"), text[:300]
+    assert re.search(message, text), text[:300]
+    assert "\n" not in text and len(text) < 400 + 2 * QUOTE_CHARS + len(str(path)), text[:600]
+
+
+def test_many_environments_are_refused_with_an_estimate(tmp_path):
+    from agents.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match=r"the run needs at least [\d,.]+ GiB of memory "
+                                          r"\(num_envs=100000000: [\d,.]+ GiB\)"):
+        load_config(REPO / "configs" / "nfsp_kuhn.yaml", ["num_envs=100000000", f"output_dir={tmp_path}"])
+
+
+def test_an_output_dir_inside_a_file_is_refused(tmp_path):
+    from agents.config import ConfigError, load_config
+
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ConfigError, match=re.escape(f"output_dir '{tmp_path}/file/run': '{tmp_path}/file' "
+                                                    f"is a file, not a directory")):
+        load_config(None, [f"output_dir={tmp_path}/file/run"])
+
+
+def test_scientific_notation_is_a_number_in_files_and_overrides(tmp_path):
+    from agents.config import load_config
+
+    path = tmp_path / "run.yaml"
+    path.write_text((REPO / "configs" / "nfsp_kuhn.yaml").read_text()
+                    + f"output_dir: {tmp_path / 'run'}\n".replace("output_dir", "output_dir"))
+    text = path.read_text().replace("rl_learning_rate: 0.01", "rl_learning_rate: 1e-3")
+    path.write_text(text.replace("output_dir: runs/nfsp_kuhn\n", ""))
+    config = load_config(path, ["trainer.params.sl_learning_rate=5E-4", "budget.episodes=1e5",
+                                "evaluation.every_episodes=2.5e+3"])
+    assert config.trainer.params["rl_learning_rate"] == 0.001
+    assert config.trainer.params["sl_learning_rate"] == 0.0005
+    assert config.budget.episodes == 100_000 and isinstance(config.budget.episodes, int)
+    assert config.evaluation.every_episodes == 2_500
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "configs").glob("*.yaml")))
+def test_every_shipped_config_passes_the_limits(tmp_path, name):
+    from agents.config import load_config
+
+    load_config(REPO / "configs" / name, [f"output_dir={tmp_path / 'run'}"])
