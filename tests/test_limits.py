@@ -157,6 +157,37 @@ def test_too_many_areas_and_oversized_files_are_refused(tmp_path):
         CombatMap.load(str(path))
 
 
+def _small_map_text(field: str, value: str) -> str:
+    """small.json with ``field``'s value replaced by the JSON text ``value``."""
+    data = json.loads((MAPS_DIR / "small.json").read_text())
+    data[field] = "@VALUE@"
+    return json.dumps(data).replace('"@VALUE@"', value)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("birth_points", '{"attackers": [true, 4], "defenders": [1, 1]}',
+     r"birth_points\['attackers'\] must be \[row, col\] \(two integers\), got \[True, 4\]"),
+    ("rows", '["", "", ""]', r"'rows' must be a non-empty list of non-empty strings"),
+    ("door_capacity", str(2**70), r"'door_capacity' must be an integer in \[1, 1,024\], got 1180591620717411303424"),
+    ("max_ticks", "9" * 5_000, r"'max_ticks' must be an integer in \[1, 1,000,000\], got <a number of 5,000 digits>"),
+    ("max_ticks", "-" + "9" * 5_000, r"'max_ticks' must be .*, got <a number of 5,000 digits>"),
+    ("max_ticks", "1e400", r"'max_ticks' must be an integer in \[1, 1,000,000\], got inf"),
+    ("area_size", "NaN", r"'area_size' must be an integer in \[1, 512\], got nan"),
+    ("destinations", '[{"name": "' + "n" * 10_000 + '", "area": [0, 0]}]',
+     r"destination 0: 'name' must be a string of at most 60 characters, got 'n+\.\.\.n+'"),
+    ("destinations", "[" * 100_000 + "]" * 100_000, r"not valid JSON \(values nest too deeply\)"),
+])
+def test_hostile_map_values_are_one_line_errors_naming_file_and_field(tmp_path, field, value, message):
+    path = tmp_path / "hostile.json"
+    path.write_text(_small_map_text(field, value))
+    with pytest.raises(MapError) as error:
+        CombatMap.load(str(path))
+    text = str(error.value)
+    assert text.startswith(f"map {path}: "), text[:300]
+    assert re.search(message, text), text[:300]
+    assert "\n" not in text and len(text) < 200 + len(str(path)), text[:400]
+
+
 def test_a_serpentine_map_at_full_size_has_exact_distance_fields():
     """A one-cell corridor winding over a 240 x 240 map: the longest shortest paths there are."""
     from test_combat import _bfs_to_area

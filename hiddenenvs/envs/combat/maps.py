@@ -22,8 +22,10 @@ the file, the value and the limit): at most :data:`MAX_SIDE` (512) cells a side 
 :data:`MAX_CELLS` (65,536) cells in all (the default map has 57,600), at most
 :data:`MAX_AREAS` (1,024) areas, :data:`MAX_DESTINATIONS` (64) destinations, areas x
 destinations at most :data:`MAX_AREA_DESTINATIONS` (16,384; the commander's action count
-is ``1 + areas * destinations * team_size``), and a file of at most
-:data:`MAX_FILE_BYTES` (4 MiB). Loading a map at the limits takes well under a second:
+is ``1 + areas * destinations * team_size``), ``door_capacity`` at most
+:data:`MAX_DOOR_CAPACITY` and ``max_ticks`` at most :data:`MAX_TICKS`, and a file of at most
+:data:`MAX_FILE_BYTES` (4 MiB). Messages quote at most :data:`QUOTE_CHARS` characters of a
+value (a number of thousands of digits is named by its length). Loading a map at the limits takes well under a second:
 the distance fields are scipy's compiled breadth-first search, linear in the cells.
 
 On load a map is validated (cell codes, shape, closed border, birth points passable,
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import json
+import reprlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,10 +63,40 @@ MAX_AREAS = 1_024
 MAX_DESTINATIONS = 64
 MAX_AREA_DESTINATIONS = 16_384
 MAX_FILE_BYTES = 4 << 20
+MAX_DOOR_CAPACITY = 1_024  # fighters in one door (the stored maps: 3)
+MAX_TICKS = 1_000_000  # an episode's time limit (the stored maps: 600 and 200)
+MAX_NUMBER_DIGITS = 30  # a JSON integer longer than this is never a valid map value
+QUOTE_CHARS = 60
+_QUOTE = reprlib.Repr()
+_QUOTE.maxstring = _QUOTE.maxother = QUOTE_CHARS
+_QUOTE.maxlist = _QUOTE.maxdict = 4
+_QUOTE.maxlevel = 2
 
 
 class MapError(ValueError):
     """A map file that cannot be used, with the file and the place named."""
+
+
+class _LongNumber(str):
+    """A JSON integer of more than :data:`MAX_NUMBER_DIGITS` digits, kept unread (Python
+    refuses to read past 4,300 digits); no field accepts it."""
+
+    def __repr__(self) -> str:
+        return f"<a number of {len(self.lstrip('-')):,} digits>"
+
+
+def _read_int(text: str) -> int | _LongNumber:
+    return int(text) if len(text) <= MAX_NUMBER_DIGITS else _LongNumber(text)
+
+
+def _quote(value) -> str:
+    """``repr(value)`` of at most :data:`QUOTE_CHARS` characters, however large the value."""
+    text = repr(value) if isinstance(value, _LongNumber) else _QUOTE.repr(value)
+    return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS - 3] + "..."
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass(eq=False)
@@ -115,8 +148,8 @@ class CombatMap:
         if missing:
             raise fail(f"missing key(s) {missing}; a map needs {list(required)}")
         rows = data["rows"]
-        if not isinstance(rows, list) or not rows or not all(isinstance(r, str) for r in rows):
-            raise fail("'rows' must be a non-empty list of strings")
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, str) and r for r in rows):
+            raise fail("'rows' must be a non-empty list of non-empty strings")
         width = len(rows[0])
         if len(rows) > MAX_SIDE or width > MAX_SIDE or len(rows) * width > MAX_CELLS:
             raise fail(f"{len(rows)} x {width} cells is too large: the limits are {MAX_SIDE} cells "
@@ -136,8 +169,8 @@ class CombatMap:
         codes = np.array([[CELL_CODES[c] for c in row] for row in rows], dtype=np.int8)
         height = codes.shape[0]
         area_size = data["area_size"]
-        if not isinstance(area_size, int) or area_size < 1:
-            raise fail(f"'area_size' must be a positive integer, got {area_size!r}")
+        if not _is_int(area_size) or not 1 <= area_size <= MAX_SIDE:
+            raise fail(f"'area_size' must be an integer in [1, {MAX_SIDE}], got {_quote(area_size)}")
         if height % area_size or width % area_size:
             raise fail(f"{height} x {width} cells is not a whole number of {area_size} x {area_size} areas")
         num_areas = (height // area_size) * (width // area_size)
@@ -146,17 +179,17 @@ class CombatMap:
         if isinstance(destinations, list) and num_areas * len(destinations) > MAX_AREA_DESTINATIONS:
             raise fail(f"{num_areas:,} areas x {len(destinations)} destinations = "
                        f"{num_areas * len(destinations):,}; the limit is {MAX_AREA_DESTINATIONS:,}")
-        for key in ("door_capacity", "max_ticks"):
-            if not isinstance(data[key], int) or data[key] < 1:
-                raise fail(f"{key!r} must be a positive integer, got {data[key]!r}")
+        for key, most in (("door_capacity", MAX_DOOR_CAPACITY), ("max_ticks", MAX_TICKS)):
+            if not _is_int(data[key]) or not 1 <= data[key] <= most:
+                raise fail(f"{key!r} must be an integer in [1, {most:,}], got {_quote(data[key])}")
         border = np.concatenate([codes[0], codes[-1], codes[:, 0], codes[:, -1]])
         if np.isin(border, (GROUND, DOOR)).any():
             raise fail("the border must be walls or obstacles (the map is closed)")
         birth_cells = []
         for team in TEAMS:
             point = data["birth_points"].get(team) if isinstance(data["birth_points"], dict) else None
-            if not (isinstance(point, list) and len(point) == 2 and all(isinstance(v, int) for v in point)):
-                raise fail(f"birth_points[{team!r}] must be [row, col], got {point!r}")
+            if not (isinstance(point, list) and len(point) == 2 and all(_is_int(v) for v in point)):
+                raise fail(f"birth_points[{team!r}] must be [row, col] (two integers), got {_quote(point)}")
             row, col = point
             if not (0 <= row < height and 0 <= col < width):
                 raise fail(f"birth point of the {team} {point} is outside the {height} x {width} map")
@@ -168,9 +201,8 @@ class CombatMap:
         names, areas = [], []
         for index, entry in enumerate(destinations):
             area = entry.get("area") if isinstance(entry, dict) else None
-            if not (isinstance(area, list) and len(area) == 2
-                    and all(isinstance(v, int) and not isinstance(v, bool) for v in area)):
-                raise fail(f"destination {index} needs 'area': [area_row, area_col], got {entry!r}")
+            if not (isinstance(area, list) and len(area) == 2 and all(_is_int(v) for v in area)):
+                raise fail(f"destination {index} needs 'area': [area_row, area_col], got {_quote(entry)}")
             area_row, area_col = area
             if not (0 <= area_row < height // area_size and 0 <= area_col < width // area_size):
                 raise fail(f"destination {index} area {area} is outside the map's areas")
@@ -178,10 +210,17 @@ class CombatMap:
                           area_col * area_size:(area_col + 1) * area_size]
             if not (block == GROUND).any():
                 raise fail(f"destination {index} area {area} has no ground cell")
-            names.append(str(entry.get("name", f"destination {index}")))
+            name = entry.get("name", f"destination {index}")
+            if not isinstance(name, str) or len(name) > QUOTE_CHARS:
+                raise fail(f"destination {index}: 'name' must be a string of at most {QUOTE_CHARS} "
+                           f"characters, got {_quote(name)}")
+            names.append(name)
             areas.append(area_row * (width // area_size) + area_col)
+        name = data.get("name", source)
+        if not isinstance(name, str) or len(name) > 200:
+            raise fail(f"'name' must be a string of at most 200 characters, got {_quote(name)}")
         combat_map = cls(
-            name=str(data.get("name", source)),
+            name=name,
             source=source,
             codes=codes,
             area_size=area_size,
@@ -271,15 +310,17 @@ def _load_cached(name_or_path: str) -> CombatMap:
         path = Path(name_or_path)
         if path.suffix != ".json" or not path.is_file():
             raise MapError(
-                f"map must be one of {list(MAP_NAMES)} or a path to a .json map file, got {name_or_path!r}"
+                f"map must be one of {list(MAP_NAMES)} or a path to a .json map file, got {_quote(name_or_path)}"
             )
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise MapError(f"map {path}: {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
     try:
-        data = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+        data = json.loads(path.read_text(encoding="utf-8"), parse_int=_read_int)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise MapError(f"map {path}: not valid JSON ({error})") from None
+    except RecursionError:
+        raise MapError(f"map {path}: not valid JSON (values nest too deeply)") from None
     combat_map = CombatMap.from_dict(data, source=name_or_path)
     combat_map.next_cell  # noqa: B018 - build the path tables once, on load
     return combat_map
