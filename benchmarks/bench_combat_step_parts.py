@@ -42,7 +42,7 @@ def step_parts(team_size: int, seconds: float) -> tuple[int, dict[str, float]]:
         actions = dict(zip(agents, (rng.random(masks.shape) * masks).argmax(axis=1).tolist()))
         t = lap("loop: draw the actions, their dict", t)
         # env.step for a fighter-mode tick, call by call
-        state = env.state
+        state = env.game_state
         joint = env._joint_action(actions, {})
         t = lap("step: check the actions (compiled)", t)
         state._apply_actions(joint)

@@ -20,8 +20,10 @@ from hiddenenvs.game import (
     State,
     Utility,
 )
-from hiddenenvs.pettingzoo_env import make, make_parallel
+from hiddenenvs.pettingzoo_env import make, make_parallel, pettingzoo_id, register_pettingzoo_envs
 from hiddenenvs.registry import EnvEntry, list_envs, load_game, register
+
+register_pettingzoo_envs()  # pettingzoo.make("aec", "hiddenenvs/leduc_holdem-v0") and the rest
 
 __all__ = [
     "CHANCE",
@@ -40,5 +42,6 @@ __all__ = [
     "load_game",
     "make",
     "make_parallel",
+    "pettingzoo_id",
     "register",
 ]

@@ -95,7 +95,7 @@ cdef object observe_in(object self, dict env, object agent):
         player = fixed.agent_to_player[agent]
     except (KeyError, TypeError):
         raise self._unknown_agent(agent) from None
-    tensor = fixed.tensor_of(env["state"], player)
+    tensor = fixed.tensor_of(env["game_state"], player)
     if fixed.flat:
         return tensor.reshape(-1)
     return {"observation": tensor, "action_mask": _mask_of(self, env, agent, player)}
@@ -116,7 +116,7 @@ cdef object _mask_of(object self, dict env, object agent, object player):
     if agent == env["agent_selection"]:
         selection_mask = env["_selection_mask"]
         if selection_mask is None:
-            state = env["state"]
+            state = env["game_state"]
             current_player = state.current_player()
             if current_player == _TERMINAL:
                 selection_mask = fixed.no_action_mask
@@ -131,8 +131,8 @@ cdef object _mask_of(object self, dict env, object agent, object player):
         waiting = env["_waiting"] = frozenset(env["_to_act"])
     if player in waiting:  # a simultaneous node: a later mover's turn is coming
         if fixed.state_mask_of is not None:
-            return fixed.state_mask_of(env["state"], player)
-        return fixed.mask_of_legal(tuple(env["state"].legal_actions(player)))
+            return fixed.state_mask_of(env["game_state"], player)
+        return fixed.mask_of_legal(tuple(env["game_state"].legal_actions(player)))
     return fixed.no_action_mask
 
 
@@ -158,7 +158,7 @@ def step(self, action):
     rewards = env["rewards"]
     for name in rewards:
         rewards[name] = 0.0
-    state = env["state"]
+    state = env["game_state"]
     if state.current_player() == _SIMULTANEOUS:
         to_act = env["_to_act"]
         env["_pending_joint"][to_act.pop(0)] = action
@@ -231,7 +231,7 @@ cdef _after_transition_in(object self, dict env, object rewards):
         for player, agent in enumerate(possible_agents):
             if agent in credited:
                 credited[agent] += float(rewards[player])
-    state = env["state"]
+    state = env["game_state"]
     player = state.current_player()
     out = set(state.finished_players()) if fixed.may_finish_early else ()
     if player >= 0:
@@ -269,7 +269,7 @@ def settle_transition(self):
     cdef dict env = PyObject_GenericGetDict(self, NULL)
     cdef _Fixed fixed = _fixed_of(env)
     rewards = self._add_rewards(None)
-    if env["state"].current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
+    if env["game_state"].current_player() < 0:  # chance, simultaneous or terminal: maybe automatic
         more_rewards = self._resolve_automatic_nodes()
         if more_rewards is not None:
             rewards = more_rewards if rewards is None else rewards + more_rewards

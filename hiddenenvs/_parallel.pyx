@@ -49,13 +49,13 @@ def node_masks(self):
     masks = self._masks
     if masks is not None:
         return masks
-    state = self.state
+    state = self.game_state
     current_player = state.current_player()
     if current_player == _SIMULTANEOUS and self._read_only_masks_of is not None:
         masks = self._read_only_masks_of(state)
         self._actors = rows_with_any(masks)
-    elif current_player == _SIMULTANEOUS and hasattr(state, "legal_actions_masks"):
-        masks = state.legal_actions_masks()
+    elif current_player == _SIMULTANEOUS and self._masks_of_all is not None:
+        masks = self._masks_of_all(state)
         # Used as given when read-only C-ordered int8, made fresh for this node (Goofspiel's);
         # else copied, since a state may share its array with clones.
         if (not cnp.PyArray_Check(masks) or cnp.PyArray_TYPE(<cnp.ndarray> masks) != cnp.NPY_INT8
@@ -99,7 +99,7 @@ def step(self, actions):
     """``GameParallelEnv.step``: every live agent's action at once (see the module
     docstring of :mod:`hiddenenvs.pettingzoo_env` for the rules)."""
     cdef long player
-    state = self.state
+    state = self.game_state
     if state is None:
         raise ValueError(f"{self.game.NAME}: call reset() before step()")
     agents = self.agents
@@ -148,7 +148,7 @@ def step_dicts(self, list agents, step_rewards, bint done, dict reports):
     """``GameParallelEnv._step_dicts``: the step's five dicts and the agents still in
     play, in one compiled pass over the agents (``_adapters.parallel_step_dicts``), from
     the state's arrays."""
-    state = self.state
+    state = self.game_state
     self._masks = None  # a new node
     masks = node_masks(self)
     tensors = self._tensors_of_all(state)

@@ -189,6 +189,14 @@ class Game(ABC):
 
     NAME: ClassVar[str] = ""
     PARAMETERS: ClassVar[tuple[Parameter, ...]] = ()
+    # What the PettingZoo adapters read (games override the ones that differ):
+    # render modes offered ("rgb_array" needs State.render_rgb), frames per second for
+    # "human", the bounds of every tensor (observation and state spaces), and the action
+    # played for an illegal one under illegal_action="no_op" (None: the game has none).
+    RENDER_MODES: ClassVar[tuple[str, ...]] = ("ansi", "human")
+    RENDER_FPS: ClassVar[int] = 4
+    TENSOR_BOUNDS: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    NO_OP_ACTION: ClassVar[int | None] = None
 
     info: GameInfo
 
@@ -472,6 +480,56 @@ class State(ABC):
         Equal for any two states with equal ``public_state_key()`` (belief encoders).
         """
         raise NotImplementedError(f"{self.game.NAME} has no public observation tensor")
+
+    def state_tensor(self) -> np.ndarray:
+        """The full-information state as one float32 array of a fixed shape: what a
+        centralised critic sees (PettingZoo's ``env.state()``).
+
+        By default every player's information-state tensor, flattened and concatenated in
+        player order: everything any player knows. A game whose state holds more than the
+        players know together (GDL's true fluents) overrides it, with values in the same
+        bounds as its tensors (``Game.TENSOR_BOUNDS``, default 0..1).
+        """
+        return np.concatenate(
+            [np.asarray(self.information_state_tensor(p), dtype=np.float32).reshape(-1)
+             for p in range(self.game.info.num_players)]
+        )
+
+    # ---- optional fast paths ------------------------------------------------------
+    # The PettingZoo adapters call these where a game overrides them (they compare the
+    # state's class attribute with State's) and otherwise ask player by player; the
+    # defaults below give the same values, so an override changes speed, never results.
+
+    def information_state_tensors(self) -> np.ndarray:
+        """Every player's information-state tensor as one ``(players, ...)`` float32 array
+        (the parallel env slices its rows). An override may share the array with the rows
+        it hands out: callers never modify it."""
+        return np.stack([self.information_state_tensor(p) for p in range(self.game.info.num_players)])
+
+    def observation_tensors(self) -> np.ndarray:
+        """Every player's observation tensor as one ``(players, ...)`` float32 array."""
+        return np.stack([self.observation_tensor(p) for p in range(self.game.info.num_players)])
+
+    def legal_actions_masks(self) -> np.ndarray:
+        """At a simultaneous node, every player's legal-action mask as one
+        ``(players, num_distinct_actions)`` array (int8 or bool; the parallel env copies
+        it unless it is read-only C-ordered int8)."""
+        return np.stack([self.legal_actions_mask(p) for p in range(self.game.info.num_players)])
+
+    def read_only_legal_actions_masks(self) -> np.ndarray:
+        """At a simultaneous node, every player's mask as one read-only C-ordered int8
+        ``(players, num_distinct_actions)`` array the state keeps: the parallel env hands
+        out its rows as they are (combat's fighters)."""
+        masks = np.ascontiguousarray(self.legal_actions_masks(), dtype=np.int8)
+        masks.flags.writeable = False
+        return masks
+
+    def read_only_legal_actions_mask(self, player: int) -> np.ndarray:
+        """At a simultaneous node, ``player``'s mask as a new read-only int8 array (the AEC
+        env hands it out instead of looking the legal set up in its cache)."""
+        mask = self.legal_actions_mask(player)
+        mask.flags.writeable = False
+        return mask
 
     def seat_view(self, player: int) -> SeatView:
         """``player``'s :class:`SeatView` here: its key, its legal actions, the game."""

@@ -123,6 +123,14 @@ _NOBODY: frozenset[int] = frozenset()  # no player waits to act at a simultaneou
 MASK_CACHE_SIZE = 4096
 
 
+def _fast_path(state_class: type, name: str):
+    """``state_class``'s override of the optional :class:`State` method ``name`` (its
+    "optional fast paths"), or None where it keeps State's default: the adapters then ask
+    player by player, which gives the same values."""
+    method = getattr(state_class, name)
+    return None if method is getattr(State, name) else method
+
+
 class _GameEnvBase:
     """What the AEC and the parallel adapter share: spaces, seeding, chance, rendering."""
 
@@ -149,7 +157,7 @@ class _GameEnvBase:
                 f"observation_layout must be one of {OBSERVATION_LAYOUTS}, got {observation_layout!r}"
             )
         check_illegal_action_rule(illegal_action, game)
-        render_modes = list(getattr(game, "RENDER_MODES", ("ansi", "human")))
+        render_modes = list(game.RENDER_MODES)
         if render_mode is not None and render_mode not in render_modes:
             raise ValueError(
                 f"{game.NAME}: render_mode must be one of {render_modes}, got {render_mode!r}"
@@ -167,8 +175,9 @@ class _GameEnvBase:
         self.agent_to_player = {agent: p for p, agent in enumerate(self.possible_agents)}
         self._agent_names = frozenset(self.possible_agents)
         self.metadata = {
-            "name": game.NAME,
+            "name": pettingzoo_id(game.spec.name),
             "render_modes": render_modes,
+            "render_fps": game.RENDER_FPS,
             "is_parallelizable": info.dynamics is Dynamics.SIMULTANEOUS,
         }
         shape = (
@@ -176,7 +185,7 @@ class _GameEnvBase:
             if observation_type == "information_state"
             else info.observation_tensor_shape
         )
-        low, high = getattr(game, "TENSOR_BOUNDS", (0.0, 1.0))
+        low, high = game.TENSOR_BOUNDS
         if self._flat:
             size = int(np.prod(shape))
             self._observation_spaces = {
@@ -204,8 +213,11 @@ class _GameEnvBase:
         self._state_takes_seed = game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC
         self._seed_not_applied: int | None = None
         self._state_seeds_not_drawn = 0
-        self.state: State | None = None
-        state_class = type(game.new_initial_state())
+        self.game_state: State | None = None
+        self._window = None  # render_mode="human" with a picture: (figure, image), see render
+        initial_state = game.new_initial_state()
+        state_class = type(initial_state)
+        self.state_space = spaces.Box(low, high, initial_state.state_tensor().shape, dtype=np.float32)
         self._terminal_rewards_only = state_class.rewards is State.rewards
         # Per-step shortcuts: the tensor method looked up once; most games never finish a
         # player early; masks repeat.
@@ -213,14 +225,16 @@ class _GameEnvBase:
         # A state may hand out every player's tensor as one (players, ...) array, e.g. the
         # combat sim's fighter views: the parallel env then slices rows instead of asking
         # player by player.
-        self._tensors_of_all = getattr(state_class, f"{observation_type}_tensors", None)
-        # ... and every player's mask as one read-only int8 array it keeps (combat's fighters)
-        self._read_only_masks_of = getattr(state_class, "read_only_legal_actions_masks", None)
+        self._tensors_of_all = _fast_path(state_class, f"{observation_type}_tensors")
+        # ... and every player's mask as one read-only int8 array it keeps (combat's
+        # fighters), or as one array made for the node (Goofspiel's hands)
+        self._read_only_masks_of = _fast_path(state_class, "read_only_legal_actions_masks")
+        self._masks_of_all = _fast_path(state_class, "legal_actions_masks")
         self._may_finish_early = state_class.finished_players is not State.finished_players
         # A state may offer read-only masks made in C at simultaneous nodes (Goofspiel's
         # hands): a fresh one costs less than building and hashing the legal set's tuple for
         # the cache, which thousands of distinct sets keep missing.
-        self._state_mask_of = getattr(state_class, "read_only_legal_actions_mask", None)
+        self._state_mask_of = _fast_path(state_class, "read_only_legal_actions_mask")
         self._num_players = info.num_players
         self._num_actions = info.num_distinct_actions
         self._no_action_mask = self._read_only_mask(())
@@ -232,6 +246,7 @@ class _GameEnvBase:
         state = self.__dict__.copy()
         del state["_mask_of_legal"]
         state.pop("_fixed", None)  # the compiled AEC methods' view of the above, remade on use
+        state["_window"] = None  # render_mode="human"'s matplotlib window stays here
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -247,14 +262,22 @@ class _GameEnvBase:
     def observation_space(self, agent):
         return self._observation_spaces[agent]
 
+    def state(self) -> np.ndarray:
+        """The full-information state now, as ``state_space`` says: every player's
+        information-state tensor concatenated, or the game's own full state where it has
+        one (:meth:`hiddenenvs.game.State.state_tensor`), for centralised critics."""
+        if self.game_state is None:
+            raise ValueError(f"{self.game.NAME}: call reset() before state()")
+        return self.game_state.state_tensor()
+
     def seat_view(self, agent: str):
         """What ``agent``'s seat may know now, for search agents (``hiddenenvs.game.SeatView``):
         its information-state key, legal actions and the game model; never the state."""
-        if self.state is None:
+        if self.game_state is None:
             raise ValueError(f"{self.game.NAME}: call reset() before seat_view()")
         if agent not in self.agent_to_player:
             raise ValueError(f"{self.game.NAME}: no agent {agent!r}; agents are {self.possible_agents}")
-        return self.state.seat_view(self.agent_to_player[agent])
+        return self.game_state.seat_view(self.agent_to_player[agent])
 
     def action_space(self, agent):
         return self._action_spaces[agent]
@@ -271,7 +294,7 @@ class _GameEnvBase:
         if self._state_takes_seed:
             if seed is not None:
                 self._seed_not_applied, self._state_seeds_not_drawn = seed, 0
-            self.state = self.game.new_initial_state(seed=self._chance_rng().getrandbits(31))
+            self.game_state = self.game.new_initial_state(seed=self._chance_rng().getrandbits(31))
             return
         # The state ignores its seed: seeding the generator (a few microseconds) and the
         # draw wait until a chance node needs them, which II-Goofspiel's fixed deck never does.
@@ -279,7 +302,7 @@ class _GameEnvBase:
             self._seed_not_applied, self._state_seeds_not_drawn = seed, 1
         else:
             self._state_seeds_not_drawn += 1
-        self.state = self.game.new_initial_state()
+        self.game_state = self.game.new_initial_state()
 
     def _chance_rng(self) -> random.Random:
         """The generator, seeded and advanced as every ``reset`` so far left it: the same
@@ -299,7 +322,7 @@ class _GameEnvBase:
         Returns the rewards those transitions earned, or None when there were none.
         """
         rewards = None
-        state = self.state
+        state = self.game_state
         while True:
             player = state.current_player()
             if player == CHANCE:
@@ -312,14 +335,14 @@ class _GameEnvBase:
 
     def _add_rewards(self, rewards: np.ndarray | None) -> np.ndarray | None:
         """Add the last transition's rewards (games with terminal utilities only pay at the end)."""
-        if self._terminal_rewards_only and not self.state.is_terminal():
+        if self._terminal_rewards_only and not self.game_state.is_terminal():
             return rewards
-        step_rewards = self.state.rewards()
+        step_rewards = self.game_state.rewards()
         return step_rewards if rewards is None else rewards + step_rewards
 
     def _illegal(self, agent: str, action: Any, legal: list[int]) -> ValueError:
         player = self.agent_to_player[agent]
-        described = ", ".join(f"{a} ({self.state.action_to_string(player, a)})" for a in legal)
+        described = ", ".join(f"{a} ({self.game_state.action_to_string(player, a)})" for a in legal)
         return ValueError(
             f"{self.game.NAME}: action {action!r} is illegal for {agent}; legal actions: "
             f"{described or 'none (this agent does not act now)'}"
@@ -327,7 +350,7 @@ class _GameEnvBase:
 
     def _observation(self, player: int, mask: np.ndarray):
         """One agent's observation in this env's layout (the mask goes to infos when flat)."""
-        tensor = self._tensor_of(self.state, player)
+        tensor = self._tensor_of(self.game_state, player)
         if self._flat:
             return tensor.reshape(-1)
         return {"observation": tensor, "action_mask": mask}
@@ -349,18 +372,53 @@ class _GameEnvBase:
     def render(self):
         if self.render_mode is None:
             return None
-        if self.state is None:
+        if self.game_state is None:
             raise ValueError(f"{self.game.NAME}: call reset() before render()")
         if self.render_mode == "rgb_array":
-            return self.state.render_rgb()
-        text = str(self.state)
+            return self.game_state.render_rgb()
+        if self.render_mode == "human" and "rgb_array" in self.metadata["render_modes"]:
+            self._show_picture(self.game_state.render_rgb())
+            return None
+        text = str(self.game_state)
         if self.render_mode == "human":
             print(text)
             return None
         return text
 
+    def _show_picture(self, image: np.ndarray) -> None:
+        """``render_mode="human"`` for a game with a picture: draw it in a matplotlib
+        window (one per env, redrawn in place), held ``1 / render_fps`` seconds."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise ImportError(
+                f"{self.game.NAME}: render_mode='human' draws the picture with matplotlib; "
+                "pip install 'hiddenenvs[render]' (or use render_mode='rgb_array' or 'ansi')"
+            ) from None
+        if not _window_backend(plt.get_backend()):
+            raise RuntimeError(
+                f"{self.game.NAME}: render_mode='human' needs a window, and matplotlib's backend "
+                f"{plt.get_backend()!r} draws none (no display?); use render_mode='rgb_array' "
+                "to get the picture as an array, or 'ansi' for text"
+            )
+        window = self._window
+        if window is None or not plt.fignum_exists(window[0].number):
+            plt.ion()
+            figure, axes = plt.subplots()
+            axes.axis("off")
+            window = self._window = (figure, axes.imshow(image))
+        else:
+            window[1].set_data(image)
+        window[0].canvas.draw_idle()
+        plt.pause(1.0 / self.metadata["render_fps"])
+
     def close(self):
-        self.state = None
+        self.game_state = None
+        if self._window is not None:
+            import matplotlib.pyplot as plt
+
+            plt.close(self._window[0])
+            self._window = None
 
 
 class GameAECEnv(_GameEnvBase, AECEnv):
@@ -395,7 +453,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         """The selected agent's legal actions (none once the game is over), once per node."""
         legal = self._selection_legal
         if legal is None:
-            state = self.state
+            state = self.game_state
             player = state.current_player()
             if player >= 0:
                 legal = state.legal_actions()
@@ -433,7 +491,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         for the cycle, ignored), or the error naming the legal actions."""
         legal = self._legal_actions_of_selection()
         if action is None or self._integer_action(agent, action) not in legal:
-            if legal or self.state.current_player() != SIMULTANEOUS:
+            if legal or self.game_state.current_player() != SIMULTANEOUS:
                 return int(self._played_for_illegal(agent, action, legal, self._illegal_reports))
             return -1
         if self._illegal_reports:
@@ -474,7 +532,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         ``(rng.random(masks.shape) * masks).argmax(axis=1)``. It is made for this node
         and never modified, so it stays valid after later steps; while every agent is in
         play it is the node's own array (no copy)."""
-        if self.state is None:
+        if self.game_state is None:
             raise ValueError(f"{self.game.NAME}: call reset() before action_masks()")
         masks = self._node_masks()
         agents = self.agents
@@ -492,7 +550,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
 
     def _masks_player_by_player(self, current_player: int) -> np.ndarray:
         """``_node_masks`` for a state without a masks array: from ``legal_actions``."""
-        state = self.state
+        state = self.game_state
         masks = np.zeros((self._num_players, self.game.info.num_distinct_actions), np.int8)
         if current_player == SIMULTANEOUS:
             players = range(self._num_players)
@@ -515,7 +573,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         to_player = self.agent_to_player
         if self._tensors_of_all is None:
             return {agent: self._observation(to_player[agent], masks[to_player[agent]]) for agent in self.agents}
-        tensors = self._tensors_of_all(self.state)
+        tensors = self._tensors_of_all(self.game_state)
         if self._flat:
             rows = row_views(tensors.reshape(len(tensors), -1))
             return {agent: rows[to_player[agent]] for agent in self.agents}
@@ -575,7 +633,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
     def _step_dicts_by_player(self, agents: list[str], step_rewards: np.ndarray | None, done: bool,
                               reports: dict[str, dict]) -> tuple:
         """``_step_dicts`` for a state that answers player by player."""
-        state = self.state
+        state = self.game_state
         if step_rewards is None:
             rewards = dict.fromkeys(agents, 0.0)
         else:
@@ -654,13 +712,18 @@ class _FastOrderEnforcingIterable(AECOrderEnforcingIterable):
         return _aec.AgentIterator(self.env, self.max_iter)  # the base iterator's checks, in C
 
 
+def _window_backend(backend: str) -> bool:
+    """Whether matplotlib's ``backend`` opens windows (not a file-only one such as Agg)."""
+    return backend.lower() not in {"agg", "cairo", "pdf", "pgf", "ps", "svg", "template"}
+
+
 def check_illegal_action_rule(illegal_action: str, game: Game | None = None) -> None:
     """Refuse an unknown rule, and ``"no_op"`` for a game that declares no no-op."""
     if illegal_action not in ILLEGAL_ACTION_RULES:
         raise ValueError(
             f"illegal_action must be one of {ILLEGAL_ACTION_RULES}, got {illegal_action!r}"
         )
-    if game is not None and illegal_action == "no_op" and getattr(game, "NO_OP_ACTION", None) is None:
+    if game is not None and illegal_action == "no_op" and game.NO_OP_ACTION is None:
         raise ValueError(
             f"{game.NAME}: illegal_action='no_op' needs a game with a no-op action "
             f"(Game.NO_OP_ACTION, e.g. combat's hold); {game.NAME} has none: use 'raise' or 'lose'"
@@ -704,3 +767,54 @@ def make_parallel(
     game = load_game(name, **params)
     return GameParallelEnv(game, render_mode=render_mode, observation_type=observation_type,
                            observation_layout=observation_layout, illegal_action=illegal_action)
+
+
+# ---- PettingZoo's registry ------------------------------------------------------------------
+# Every registered game under "hiddenenvs/<name>-v<version>" in PettingZoo's registry
+# (``pettingzoo.make("aec", "hiddenenvs/leduc_holdem-v0")``; ``"parallel"`` for the games
+# with simultaneous moves), added when hiddenenvs is imported. A version bumps when the
+# same id with the same parameters would give different spaces, observations, legal
+# actions, rewards or dynamics (anything a trained policy or a stored result depends on);
+# fixes that only change speed or messages keep it. docs/guides/pettingzoo_ids.md.
+PETTINGZOO_NAMESPACE = "hiddenenvs"
+# name -> (version, whether the game has simultaneous moves: a parallel env too)
+PETTINGZOO_ENVS: dict[str, tuple[int, bool]] = {
+    "kuhn_poker": (0, False),
+    "leduc_holdem": (0, False),
+    "rps": (0, True),
+    "biased_rps": (0, True),
+    "matching_pennies": (0, True),
+    "combat": (0, True),
+    "goofspiel": (0, True),
+    "liars_dice": (0, False),
+    "othello": (0, False),
+    "gdl": (0, True),
+    "monty_hall": (0, True),
+    "meier": (0, True),
+    "blind_tictactoe": (0, True),
+    "biased_blind_tictactoe": (0, True),
+    "gdl_biased_rps": (0, True),
+    "gdl_tictactoe": (0, True),
+}
+
+
+def pettingzoo_id(name: str) -> str:
+    """The PettingZoo id of the game registered as ``name`` (version 0 for games that
+    users register themselves): ``metadata["name"]`` of its envs."""
+    version = PETTINGZOO_ENVS.get(name, (0, False))[0]
+    return f"{PETTINGZOO_NAMESPACE}/{name}-v{version}"
+
+
+def register_pettingzoo_envs() -> None:
+    """Add every game of :data:`PETTINGZOO_ENVS` to PettingZoo's AEC registry, and the
+    simultaneous ones to its parallel registry too (ids already there are left alone)."""
+    from pettingzoo import aec_registry, parallel_registry, register
+
+    for name, (_, simultaneous) in PETTINGZOO_ENVS.items():
+        env_id = pettingzoo_id(name)
+        kinds = [("aec", aec_registry, "make")]
+        if simultaneous:
+            kinds.append(("parallel", parallel_registry, "make_parallel"))
+        for kind, registry, factory in kinds:
+            if env_id not in registry:
+                register(kind, env_id, entry_point=f"{__name__}:{factory}", kwargs={"name": name})

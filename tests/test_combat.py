@@ -399,7 +399,7 @@ def test_dead_fighters_are_terminated_individually_in_both_envs():
     removed = []
     while env.agents:
         before = list(env.agents)
-        actions = {a: doctrine_action(env.unwrapped.state, env.unwrapped.agent_to_player[a], rng) for a in before}
+        actions = {a: doctrine_action(env.unwrapped.game_state, env.unwrapped.agent_to_player[a], rng) for a in before}
         _, _, terminations, _, _ = env.step(actions)
         assert set(terminations) == set(before)
         dead = [a for a in before if terminations[a]]
@@ -418,7 +418,7 @@ def test_dead_fighters_are_terminated_individually_in_both_envs():
             aec.step(None)
             assert agent not in aec.agents
         else:
-            state = aec.unwrapped.state
+            state = aec.unwrapped.game_state
             aec.step(doctrine_action(state, aec.unwrapped.agent_to_player[agent], rng))
     assert dead_steps > 0
 
@@ -433,7 +433,7 @@ def test_rendering_draws_teams_fog_and_a_summary():
     fogged = hiddenenvs.make("combat", render_mode="rgb_array", render_visibility="attackers", **SMALL)
     fogged.reset(seed=0)
     assert fogged.render().mean() < image.mean()
-    text = str(env.unwrapped.state)
+    text = str(env.unwrapped.game_state)
     assert "attackers: 5/5 alive" in text and "a5" in text and "d5" in text
 
 

@@ -84,7 +84,7 @@ def parallel_digest(params, episodes, max_steps, layout, illegal_action, doctrin
             actions = {}
             for agent in env.agents:
                 mask = infos[agent]["action_mask"] if layout == "flat" else observations[agent]["action_mask"]
-                actions[agent] = _sent_action(env.state, env.agent_to_player[agent], mask, rng,
+                actions[agent] = _sent_action(env.game_state, env.agent_to_player[agent], mask, rng,
                                               illegal_action, doctrine)
             observations, rewards, terminations, truncations, infos = env.step(actions)
             _feed(digest, [observations, rewards, terminations, truncations, infos, env.agents])
@@ -109,7 +109,7 @@ def aec_digest(params, episodes, max_steps, layout, illegal_action, doctrine=Fal
                 continue
             mask = info["action_mask"] if layout == "flat" else observation["action_mask"]
             unwrapped = env.unwrapped
-            env.step(_sent_action(unwrapped.state, unwrapped.agent_to_player[agent], mask, rng,
+            env.step(_sent_action(unwrapped.game_state, unwrapped.agent_to_player[agent], mask, rng,
                                   illegal_action, doctrine))
     return digest.hexdigest()
 

@@ -324,7 +324,7 @@ def test_random_games_equal_openspiel(points_order, imp_info):
 def test_aec_env_masks_from_the_core_are_read_only_and_checked():
     env = hiddenenvs.make("goofspiel", num_cards=5, imp_info=True)
     env.reset(seed=3)
-    state = env.unwrapped.state
+    state = env.unwrapped.game_state
     observation, *_ = env.last()
     mask = observation["action_mask"]
     assert not mask.flags.writeable and mask.tolist() == state.legal_actions_mask(0).tolist() == [1] * 5

@@ -87,10 +87,10 @@ def test_duplicate_matches_share_chance_across_seat_swaps(tmp_path):
     player = MatchPlayer(variant, resolve_agent)
     for key, env_seed in tasks[:5]:
         player.play(key, env_seed)
-        deal = list(player.env.unwrapped.state.cards)
+        deal = list(player.env.unwrapped.game_state.cards)
         mirrored = MatchKey(key.env, key.params, key.seats[::-1], key.series_seed, key.game_index)
         player.play(mirrored, env_seed)
-        assert player.env.unwrapped.state.cards == deal
+        assert player.env.unwrapped.game_state.cards == deal
     independent = schedule(
         variant, ["random", "cfr+:50"], "round-robin", games=5, series_seed=3, duplicate=False
     )

@@ -34,7 +34,7 @@ def test_fighters_go_through_black_death_and_a_markov_vector_env_across_episode_
     episodes = saw_dead = 0
     for _ in range(400):
         # scripted fighters meet soon; the dead (no mask in their infos) send anything
-        actions = np.array([doctrine_action(env.state, player, rng) if agent in env.agents else 7
+        actions = np.array([doctrine_action(env.game_state, player, rng) if agent in env.agents else 7
                             for player, agent in enumerate(env.possible_agents)])
         dead = [i for i, agent in enumerate(env.possible_agents) if agent not in env.agents]
         observations, rewards, terminations, truncations, infos = vec_env.step(actions)

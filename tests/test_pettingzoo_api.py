@@ -2,6 +2,7 @@
 both observation layouts, and on the AEC env turned parallel by PettingZoo's own
 ``aec_to_parallel``."""
 
+import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 from pettingzoo.utils.conversions import aec_to_parallel
@@ -64,3 +65,103 @@ def test_parallel_seed(name, observation_layout):
         lambda: hiddenenvs.make_parallel(name, observation_layout=observation_layout, illegal_action=rule),
         num_cycles=200,
     )
+
+
+# ---- PettingZoo's conventions: state(), the registry, metadata -------------------------------
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_state_against_pettingzoos_state_test(name):
+    """PettingZoo's own state tests: ``state_space`` is a Box, ``state()`` stays inside it
+    through random play (its unmasked actions lose, or play the no-op, by ``unmasked_rule``)."""
+    from pettingzoo.test.state_test import state_test, test_state, test_state_space
+
+    env = hiddenenvs.make(name, illegal_action=unmasked_rule(name))
+    if name in PARALLEL_NAMES:
+        state_test(env, hiddenenvs.make_parallel(name, illegal_action=unmasked_rule(name)), num_cycles=20)
+    else:
+        test_state_space(env)
+        test_state(env, num_cycles=20)
+
+
+@pytest.mark.parametrize("name", ["leduc_holdem", "goofspiel", "monty_hall"])
+def test_state_is_the_full_information_state(name):
+    """By default every player's information-state tensor, concatenated; a GDL game's
+    true fluents (its own ``state_tensor``); the same on the AEC and the parallel env."""
+    env = hiddenenvs.make(name)
+    env.reset(seed=3)
+    state = env.unwrapped.game_state
+    expected = (
+        state.game.propnet.state_bits(state.fluents).astype(np.float32)
+        if name == "monty_hall"
+        else np.concatenate([state.information_state_tensor(p).ravel() for p in range(state.game.info.num_players)])
+    )
+    np.testing.assert_array_equal(env.state(), expected)
+    assert env.state().shape == env.state_space.shape and env.state().dtype == np.float32
+    if name in PARALLEL_NAMES:
+        parallel = hiddenenvs.make_parallel(name)
+        parallel.reset(seed=3)
+        np.testing.assert_array_equal(parallel.state(), parallel.game_state.state_tensor())
+        assert parallel.state_space == env.state_space
+
+
+def test_state_before_reset_says_so():
+    with pytest.raises(ValueError, match="call reset"):
+        hiddenenvs.make_parallel("rps").state()
+
+
+def test_the_registry_lists_every_env_with_its_dynamics():
+    """PETTINGZOO_ENVS names every registered game once; parallel exactly for the
+    simultaneous ones."""
+    from hiddenenvs.pettingzoo_env import PETTINGZOO_ENVS
+
+    assert sorted(PETTINGZOO_ENVS) == ENV_NAMES
+    assert sorted(name for name, (_, simultaneous) in PETTINGZOO_ENVS.items() if simultaneous) == PARALLEL_NAMES
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_pettingzoo_make_finds_every_env_under_its_versioned_id(name):
+    import pettingzoo
+
+    env_id = hiddenenvs.pettingzoo_id(name)
+    assert env_id == f"hiddenenvs/{name}-v0"
+    env = pettingzoo.make("aec", env_id)
+    assert env.metadata["name"] == env_id and env.metadata["render_fps"] > 0
+    env.reset(seed=0)
+    assert env.agents == env.possible_agents
+    if name in PARALLEL_NAMES:
+        parallel = pettingzoo.make("parallel", env_id)
+        assert parallel.metadata["name"] == env_id
+    else:
+        assert env_id not in pettingzoo.parallel_registry
+
+
+def test_pettingzoo_make_passes_parameters_and_resolves_unversioned_ids():
+    import pettingzoo
+
+    env = pettingzoo.make("aec", "hiddenenvs/othello", board_size=4, observation_layout="flat")
+    assert env.observation_space("player_0").shape == (3 * 4 * 4,)
+    assert env.metadata["name"] == "hiddenenvs/othello-v0"
+
+
+@pytest.mark.parametrize("name, params", [("othello", {"board_size": 6}), ("combat", {"map": "small"})])
+def test_human_rendering_shows_the_picture_in_a_window(name, params, monkeypatch):
+    """Where a game has a picture, ``render_mode="human"`` draws render_rgb()'s array in one
+    matplotlib window, redrawn in place; without a window backend it says so."""
+    plt = pytest.importorskip("matplotlib.pyplot")
+    from hiddenenvs import pettingzoo_env
+
+    env = hiddenenvs.make(name, render_mode="human", **params)
+    picture = hiddenenvs.make(name, render_mode="rgb_array", **params)
+    env.reset(seed=2)
+    picture.reset(seed=2)
+    monkeypatch.setattr(plt, "get_backend", lambda: "agg")
+    with pytest.raises(RuntimeError, match="needs a window"):
+        env.render()
+    monkeypatch.setattr(pettingzoo_env, "_window_backend", lambda backend: True)
+    monkeypatch.setattr(plt, "pause", lambda seconds: None)
+    env.render()
+    figure, image = env.unwrapped._window
+    np.testing.assert_array_equal(image.get_array(), picture.render())
+    env.render()
+    assert env.unwrapped._window[0] is figure and plt.fignum_exists(figure.number)
+    env.close()
+    assert not plt.fignum_exists(figure.number)
