@@ -1,0 +1,489 @@
+"""Pages generated from the code at build time: one per env, one per trainer, the API reference.
+
+Sphinx calls :func:`generate` when the builder starts, before it reads any source, so the
+pages written here are read like the hand-written ones. Everything comes from the code:
+
+- env pages from :data:`hiddenenvs.registry.REGISTRY` (players, actions, tensors,
+  parameters with their defaults), the game class's :class:`~hiddenenvs.game.GameInfo`,
+  its module docstring (rules, spaces, facts such as the game value), a tree size counted
+  on the spot for games that enumerate in under ``TREE_NODE_CAP`` nodes, a PNG drawn by
+  the env's ``rgb_array`` renderer where it has one, and the shipped configs that train on it;
+- trainer pages from ``agents.config.TRAINERS``: the module docstring (paper, equations,
+  how the code maps to them), the config reference read from the trainer's
+  ``CONFIG_CLASS`` dataclass (field, type, default, and the comment on the field's line),
+  the shipped configs, the capability table when ``agents.capabilities`` exists, and the
+  hand-written notes of ``docs/trainer_notes/<page>.md`` (deviations, results);
+- API pages from walking the ``hiddenenvs`` and ``agents`` packages, one page per module,
+  so a module that moves or appears is documented where it now is.
+
+Generated pages go to ``docs/envs/``, ``docs/trainers/`` and ``docs/api/`` (ignored by git
+except each folder's ``index.md``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import io
+import pkgutil
+import re
+import tokenize
+import typing
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent.parent
+ROOT = DOCS.parent
+TREE_NODE_CAP = 30_000  # count a tree for the env page only below this many nodes
+PICTURE_MOVES = 12  # random moves before an env's picture is drawn
+API_PACKAGES = ("hiddenenvs", "agents")
+
+# The nearest game of other libraries, by registered name: facts for readers who come from
+# them (the OpenSpiel names are the ones tests/test_against_openspiel.py and the benchmarks
+# load; PettingZoo's are its classic envs; MAgent2's battle is the benchmark's peer).
+COUNTERPARTS = {
+    "kuhn_poker": "OpenSpiel `kuhn_poker` (same trajectories, tested)",
+    "leduc_holdem": "OpenSpiel `leduc_poker` (same trajectories, tested); PettingZoo `leduc_holdem_v4`",
+    "rps": "OpenSpiel `matrix_rps`; PettingZoo `rps_v2`",
+    "biased_rps": "OpenSpiel `matrix_rps` with scissors paying 2 (no direct counterpart)",
+    "matching_pennies": "OpenSpiel `matrix_mp`",
+    "goofspiel": "OpenSpiel `goofspiel` (`imp_info` as there)",
+    "liars_dice": "OpenSpiel `liars_dice`",
+    "othello": "OpenSpiel `othello` (same action numbers and rules on 8x8)",
+    "combat": "no direct one; the benchmark's peer is MAgent2 `battle_v4`",
+    "gdl_tictactoe": "OpenSpiel `tic_tac_toe`; PettingZoo `tictactoe_v3`",
+    "blind_tictactoe": "close to OpenSpiel `phantom_ttt` (which is turn-based)",
+    "biased_blind_tictactoe": "close to OpenSpiel `phantom_ttt` (which is turn-based)",
+    "gdl_biased_rps": "the `biased_rps` env, as a GDL-II sheet",
+    "monty_hall": "the GDL-II sheet of the GGP literature (Thielscher 2010)",
+    "meier": "the GDL-II sheet of the GGP literature (Schiffel & Thielscher)",
+}
+
+ROLE = re.compile(r":(?:py:)?(class|func|meth|mod|attr|data|obj|exc):`([^`]+)`")
+
+
+def docstring_as_markdown(text: str) -> str:
+    """A docstring (Markdown tables, RST roles and ``::`` blocks) as MyST Markdown."""
+    text = inspect.cleandoc(text)
+    text = ROLE.sub(lambda m: "{py:%s}`%s`" % (m.group(1), m.group(2)), text)
+    return re.sub(r"::\n", ":\n", text)
+
+
+def safe_name(name: str) -> str:
+    return name.replace("+", "_plus").replace("-", "_")
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def shipped_configs() -> list[tuple[str, dict, str]]:
+    """``(file name, parsed config, its leading comment)`` for every ``configs/*.yaml``."""
+    import yaml
+
+    configs = []
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        text = path.read_text()
+        comment = []
+        for line in text.splitlines():
+            if not line.startswith("#"):
+                break
+            comment.append(line.lstrip("#").strip())
+        configs.append((path.name, yaml.safe_load(text) or {}, " ".join(comment)))
+    return configs
+
+
+def configs_table(configs: list[tuple[str, dict, str]], column: str) -> list[str]:
+    if not configs:
+        return ["No config in `configs/` uses it yet.", ""]
+    lines = [f"| config | {column} | budget | what it is |", "|---|---|---|---|"]
+    for name, data, comment in configs:
+        other = (data.get("trainer") if column == "trainer" else data.get("env")) or {}
+        budget = ", ".join(f"{k} {v}" for k, v in (data.get("budget") or {}).items() if v is not None)
+        lines.append(f"| `configs/{name}` | `{other.get('name', '')}` | {budget} | {comment} |")
+    return lines + ["", "Run one with `python train.py --config configs/NAME.yaml` "
+                    "(see {doc}`/guides/training`).", ""]
+
+
+# ---- env pages ---------------------------------------------------------------------------------
+
+def count_tree(game) -> str:
+    from hiddenenvs.analysis.tree import SubgameTooLarge, build_subgame_tree
+    from hiddenenvs.game import ChanceMode
+
+    if game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC:
+        return "sampled chance: not enumerable"
+    try:
+        tree = build_subgame_tree(game, [(game.new_initial_state(), 1.0)], max_nodes=TREE_NODE_CAP)
+    except SubgameTooLarge:
+        return f"more than {TREE_NODE_CAP:,} nodes with the default parameters (not counted here)"
+    return f"{tree.num_nodes:,} nodes, {tree.num_infosets:,} information sets (default parameters)"
+
+
+def draw_picture(name: str, out: Path) -> bool:
+    """A PNG of the env a few random moves in, where it renders to RGB."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    import hiddenenvs
+    from hiddenenvs.game import sample_chance_outcome
+
+    game_class = hiddenenvs.registry.REGISTRY[name].game_class()
+    if "rgb_array" not in getattr(game_class, "RENDER_MODES", ()):
+        return False
+    params = {"map": "small", "mode": "fighter"} if name == "combat" else {}
+    game = hiddenenvs.load_game(name, **params)
+    state = game.new_initial_state(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(PICTURE_MOVES):  # a position a few seeded random moves in
+        if state.is_terminal():
+            break
+        if state.is_chance_node():
+            state.apply_action(sample_chance_outcome(state, rng))
+        elif state.is_simultaneous_node():
+            legal = [state.legal_actions(p) for p in range(game.info.num_players)]
+            state.apply_actions([int(rng.choice(actions)) if actions else -1 for actions in legal])
+        else:
+            state.apply_action(int(rng.choice(state.legal_actions())))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    plt.imsave(out, state.render_rgb())
+    return True
+
+
+def env_page(entry, row: dict, configs, capabilities) -> str:
+    import hiddenenvs
+
+    game_class = entry.game_class()
+    game = hiddenenvs.load_game(entry.name)
+    info = game.info
+    module = importlib.import_module(game_class.__module__)
+    lines = [
+        f"# `{entry.name}`", "",
+        f"{entry.description[0].upper()}{entry.description[1:]}.", "",
+        "| | |", "|---|---|",
+        f"| make it | `hiddenenvs.make({entry.name!r})`, `hiddenenvs.load_game({entry.name!r})` |",
+        f"| game class | {{py:class}}`{game_class.__module__}.{game_class.__name__}` |",
+        f"| players | {info.num_players}: {', '.join(f'`{n}`' for n in info.player_names)} |",
+        f"| actions | `Discrete({info.num_distinct_actions})` |",
+        f"| information-state tensor | `{tuple(info.information_state_tensor_shape)}` |",
+        f"| observation tensor | `{tuple(info.observation_tensor_shape)}` |",
+        f"| dynamics | {info.dynamics.value} (parallel API: "
+        f"{'yes' if info.dynamics.value == 'simultaneous' else 'no'}) |",
+        f"| chance | {info.chance_mode.value.replace('_', ' ')} |",
+        f"| information | {info.information.value} |",
+        f"| utility | {info.utility.value.replace('_', ' ')}, returns in "
+        f"[{info.min_utility:g}, {info.max_utility:g}] |",
+        f"| longest game | {info.max_game_length} moves |",
+        f"| tree size | {count_tree(game)} |",
+        f"| render modes | {', '.join(f'`{m}`' for m in getattr(game_class, 'RENDER_MODES', ()))} |",
+        f"| counterpart | {COUNTERPARTS.get(entry.name, 'none known')} |",
+        "",
+    ]
+    if entry.fixed_params:
+        fixed = ", ".join(f"`{k}={v!r}`" for k, v in entry.fixed_params.items())
+        lines += [f"The registered name fixes {fixed} on the game class.", ""]
+    parameters = row.get("parameters") or {}
+    lines += ["## Parameters", ""]
+    if parameters:
+        lines += ["| name | default |", "|---|---|"]
+        lines += [f"| `{k}` | `{v!r}` |" for k, v in parameters.items()]
+        lines += ["", "Give them to `make`, `make_parallel` or `load_game` as keywords, or as "
+                  "`env.params` in a run config. The module docstring below says what each means.", ""]
+    else:
+        lines += ["None.", ""]
+    picture = DOCS / "envs" / "img" / f"{entry.name}.png"
+    if draw_picture(entry.name, picture):
+        lines += ["## Picture", "", f"![{entry.name} after a few random moves](img/{entry.name}.png)", "",
+                  "Drawn at build time by the `rgb_array` renderer after a few seeded random moves.", ""]
+    lines += [
+        "## Try it", "",
+        "```{testcode}",
+        "import hiddenenvs",
+        "",
+        f"env = hiddenenvs.make({entry.name!r})",
+        "env.reset(seed=0)",
+        "observation, reward, termination, truncation, info = env.last()",
+        "print(observation['action_mask'].shape)",
+        "```", "",
+        "```{testoutput}",
+        f"({info.num_distinct_actions},)",
+        "```", "",
+    ]
+    fits = [name for name, data, _ in configs if (data.get("env") or {}).get("name") == entry.name]
+    lines += ["## Training on it", ""]
+    if capabilities is not None:
+        lines += capabilities(entry.name)
+    lines += configs_table([c for c in configs if c[0] in fits], "trainer")
+    if module.__doc__:
+        lines += [f"## Rules, spaces and facts (`{module.__name__}`)", "",
+                  f"```{{py:currentmodule}} {module.__name__}", "```", "",
+                  docstring_as_markdown(module.__doc__), ""]
+    return "\n".join(lines)
+
+
+# ---- trainer pages -----------------------------------------------------------------------------
+
+def field_comments(cls) -> dict[str, str]:
+    """The comment on each dataclass field's line (``name: type = default  # comment``)."""
+    try:
+        source = inspect.getsource(cls)
+    except (OSError, TypeError):
+        return {}
+    comments: dict[str, str] = {}
+    pending: list[str] = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            line = token.line.strip()
+            match = re.match(r"(\w+)\s*:", line)
+            if match and not line.startswith("#"):
+                comments[match.group(1)] = token.string.lstrip("# ").strip()
+            elif line.startswith("#"):
+                pending.append(token.string.lstrip("# ").strip())
+        elif token.type == tokenize.NAME and pending and token.start[1] == 4:
+            comments.setdefault(token.string, " ".join(pending))
+            pending = []
+        elif token.type == tokenize.NEWLINE:
+            continue
+    return comments
+
+
+def default_of(field: dataclasses.Field) -> str:
+    if field.default is not dataclasses.MISSING:
+        return f"`{field.default!r}`"
+    if field.default_factory is not dataclasses.MISSING:
+        return f"`{field.default_factory()!r}`"
+    return "required"
+
+
+def type_name(annotation) -> str:
+    if isinstance(annotation, str):
+        return annotation
+    return getattr(annotation, "__name__", str(annotation)).replace("typing.", "")
+
+
+def config_reference(cls) -> list[str]:
+    if not dataclasses.is_dataclass(cls):
+        return ["This trainer takes no parameters.", ""]
+    hints = typing.get_type_hints(cls)
+    comments = field_comments(cls)
+    lines = [f"`trainer.params` is validated into {{py:class}}`{cls.__module__}.{cls.__qualname__}`; "
+             "an unknown key or a wrongly typed value is refused with the allowed ones.", "",
+             "| key | type | default | meaning |", "|---|---|---|---|"]
+    for field in dataclasses.fields(cls):
+        meaning = comments.get(field.name, "").replace("|", "\\|")
+        lines.append(f"| `{field.name}` | `{type_name(hints.get(field.name, field.type))}` | "
+                     f"{default_of(field)} | {meaning} |")
+    return lines + [""]
+
+
+def trainer_page(name: str, target: str, configs, capabilities) -> str:
+    module_name, class_name = target.split(":")
+    module = importlib.import_module(module_name)
+    cls = getattr(module, class_name)
+    page = safe_name(name)
+    lines = [
+        f"# `{name}`", "",
+        f"`trainer: {{name: {name}}}` in a run config trains {{py:class}}`{module_name}.{class_name}` "
+        f"(module {{py:mod}}`{module_name}`).", "",
+    ]
+    if module.__doc__:
+        lines += ["## The method and how the code maps to it", "",
+                  f"```{{py:currentmodule}} {module_name}", "```", "",
+                  docstring_as_markdown(module.__doc__), ""]
+    lines += ["## Config reference", ""] + config_reference(getattr(cls, "CONFIG_CLASS", None))
+    lines += ["## Shipped configs", ""]
+    lines += configs_table([c for c in configs if (c[1].get("trainer") or {}).get("name") == name], "env")
+    if capabilities is not None:
+        lines += ["## Envs it fits", ""] + capabilities(name, trainer=True)
+    notes = DOCS / "trainer_notes" / f"{page}.md"
+    if notes.exists():
+        lines += [f"```{{include}} ../trainer_notes/{page}.md", ":heading-offset: 1", "```", ""]
+    return "\n".join(lines)
+
+
+def capability_lines():
+    """Rows of the capability contract (``agents.capabilities``), when it exists."""
+    try:
+        capabilities = importlib.import_module("agents.capabilities")
+    except ModuleNotFoundError as error:
+        if error.name != "agents.capabilities":
+            raise
+        return None
+    table = getattr(capabilities, "CAPABILITIES", None) or getattr(capabilities, "TABLE", None)
+    if not isinstance(table, dict):
+        return None
+
+    def lines(name: str, trainer: bool = False) -> list[str]:
+        rows = []
+        for key, value in table.items():
+            pair = key if isinstance(key, tuple) else (key,)
+            if name in pair:
+                rows.append(f"| `{' / '.join(map(str, pair))}` | {value} |")
+        if not rows:
+            return []
+        return ["From {py:mod}`agents.capabilities`:", "", "| pair | capability |", "|---|---|", *rows, ""]
+
+    return lines
+
+
+# ---- API pages ---------------------------------------------------------------------------------
+
+def api_modules() -> list[str]:
+    names = []
+    for package_name in API_PACKAGES:
+        package = importlib.import_module(package_name)
+        names.append(package_name)
+        for module in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}."):
+            if any(part.startswith("_") for part in module.name.split(".")):
+                continue
+            names.append(module.name)
+    return sorted(names)
+
+
+def api_page(module_name: str) -> str:
+    return "\n".join([
+        f"# `{module_name}`", "",
+        "```{eval-rst}",
+        f".. automodule:: {module_name}",
+        "   :members:",
+        "   :show-inheritance:",
+        "```", "",
+    ])
+
+
+def generate(app) -> None:
+    import hiddenenvs
+    from agents.config import TRAINERS
+
+    configs = shipped_configs()
+    capabilities = capability_lines()
+    rows = {row["name"]: row for row in hiddenenvs.list_envs()}
+    pages = {}
+    for name, entry in hiddenenvs.registry.REGISTRY.items():
+        pages[DOCS / "envs" / f"{name}.md"] = env_page(entry, rows[name], configs, capabilities)
+    for name, target in TRAINERS.items():
+        pages[DOCS / "trainers" / f"{safe_name(name)}.md"] = trainer_page(name, target, configs, capabilities)
+    for module_name in api_modules():
+        pages[DOCS / "api" / f"{module_name}.md"] = api_page(module_name)
+    for path, text in pages.items():
+        write_if_changed(path, text)
+    # A page of an env, trainer or module that no longer exists would be built from nothing.
+    for folder in ("envs", "trainers", "api"):
+        for path in (DOCS / folder).glob("*.md"):
+            if path.name != "index.md" and path not in pages:
+                path.unlink()
+
+
+TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+TABLE_RULE = re.compile(r"^\s*\|[\s:|-]+\|\s*$")
+
+
+def markdown_tables_as_rst(app, what, name, obj, options, lines: list[str]) -> None:
+    """Docstrings write tables in Markdown (``| a | b |``); autodoc reads RST: make them list-tables."""
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        if (TABLE_ROW.match(lines[index]) and index + 1 < len(lines)
+                and TABLE_RULE.match(lines[index + 1]) and "-" in lines[index + 1]):
+            indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
+            rows = [lines[index]]
+            index += 2
+            while index < len(lines) and TABLE_ROW.match(lines[index]):
+                rows.append(lines[index])
+                index += 1
+            cells = [[cell.strip() for cell in re.split(r"(?<!\\)\|", row.strip())[1:-1]] for row in rows]
+            width = max(len(row) for row in cells)
+            if out and out[-1].strip():
+                out.append("")
+            out += [f"{indent}.. list-table::", f"{indent}   :header-rows: 1", ""]
+            for row in cells:
+                row = row + [""] * (width - len(row))
+                out.append(f"{indent}   * - {row[0]}" if row[0] else f"{indent}   * -")
+                out += [f"{indent}     - {cell}" if cell else f"{indent}     -" for cell in row[1:]]
+            out.append("")
+            continue
+        out.append(lines[index])
+        index += 1
+    lines[:] = simple_tables_as_list_tables(out)
+
+
+SIMPLE_TABLE_BORDER = re.compile(r"^(\s*)(=+)((\s+=+)+)\s*$")
+
+
+def _simple_table_cells(line: str, starts: list[int]) -> list[str]:
+    """A simple-table line cut at the column starts; text running into the gap before a
+    column (a first column a few characters too wide) stays with its own column."""
+    cells, begin = [], 0
+    for start in starts[1:]:
+        cut = start
+        if line[start - 1:start].strip():  # text runs across the boundary: cut at the next space
+            space = line.find(" ", start)
+            cut = len(line) if space < 0 else space
+        cells.append(line[begin:cut].strip())
+        begin = cut
+    cells.append(line[begin:].strip())
+    return cells
+
+
+def simple_tables_as_list_tables(lines: list[str]) -> list[str]:
+    """RST simple tables (``===  ===`` borders) as list-tables, forgiving a cell that runs
+    into the gap after its column; a first cell ending in a comma continues on the next line."""
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        border = SIMPLE_TABLE_BORDER.match(lines[index])
+        if not border:
+            out.append(lines[index])
+            index += 1
+            continue
+        indent = border.group(1)
+        starts = [m.start() for m in re.finditer(r"=+", lines[index])]
+        body, borders, end = [], 1, index + 1
+        while end < len(lines):
+            if SIMPLE_TABLE_BORDER.match(lines[end]):
+                borders += 1
+                if borders == 3 or (borders == 2 and end + 1 < len(lines) and not lines[end + 1].strip()):
+                    break
+                body.append(None)  # the header's end
+            elif not lines[end].strip():
+                if end + 1 < len(lines) and SIMPLE_TABLE_BORDER.match(lines[end + 1]):
+                    end += 1
+                    continue
+                body.append("")
+            else:
+                body.append(lines[end])
+            end += 1
+        if end >= len(lines):  # no closing border: not a table
+            out.append(lines[index])
+            index += 1
+            continue
+        header_rows = 1 if None in body else 0
+        rows: list[list[str]] = []
+        for line in body:
+            if line is None or line == "":
+                continue
+            cells = _simple_table_cells(line, starts)
+            if rows and (not cells[0] or rows[-1][0].endswith(",``") or rows[-1][0].endswith(",")):
+                rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells)]
+            else:
+                rows.append(cells)
+        if out and out[-1].strip():
+            out.append("")
+        out += [f"{indent}.. list-table::", f"{indent}   :header-rows: {header_rows}", ""]
+        for row in rows:
+            out.append(f"{indent}   * - {row[0]}" if row[0] else f"{indent}   * -")
+            out += [f"{indent}     - {cell}" if cell else f"{indent}     -" for cell in row[1:]]
+        out.append("")
+        index = end + 1
+    return out
+
+
+def setup(app):
+    app.connect("builder-inited", generate)
+    app.connect("autodoc-process-docstring", markdown_tables_as_rst)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
