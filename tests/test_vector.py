@@ -203,3 +203,15 @@ def test_random_legal_policy_plays_only_legal_actions():
         assert masks[np.arange(3), actions].all()
         seen.add(int(actions[0]))
     assert seen == {1, 2}
+
+
+def test_inactive_envs_keep_their_state():
+    env = vector.make("othello", num_envs=3, seed=0, board_size=4)
+    first = env.reset()
+    actions = np.array([int(np.flatnonzero(mask)[0]) for mask in first.legal_action_masks])
+    step = env.step(actions, active=np.array([True, False, True]))
+    np.testing.assert_array_equal(step.current_players, [1, 0, 1])
+    np.testing.assert_array_equal(step.observations[1], first.observations[1])
+    assert (step.rewards[1] == 0).all() and not step.terminated[1]
+    with pytest.raises(ValueError, match=r"active must be bool of shape \(3,\)"):
+        env.step(actions, active=np.ones(3))

@@ -143,6 +143,7 @@ class VectorEnv:
             kernel.final_observations,
         )
         self._started = False
+        self._all_active = np.ones(self.num_envs, dtype=np.int8)
 
     def __repr__(self) -> str:
         return f"hiddenenvs.vector.VectorEnv({self.game!r}, num_envs={self.num_envs})"
@@ -165,11 +166,27 @@ class VectorEnv:
         self._started = True
         return self._result()
 
-    def step(self, actions) -> VectorStep:
+    def step(self, actions, active=None) -> VectorStep:
         """Play one decision in every env: ``actions`` int ``[B]`` (turn-based games) or
-        ``[B, P]`` (simultaneous games, one action per player)."""
+        ``[B, P]`` (simultaneous games, one action per player).
+
+        ``active`` (bool ``[B]``, default all) restricts the step to some envs: the others
+        keep their state, observations and masks, with zero rewards and ``terminated``
+        unset, and their entries in ``actions`` are ignored (seat wrappers move only the
+        envs where an opponent is to play).
+        """
         if not self._started:
             raise ValueError(f"{self!r}.step: call reset() first")
+        if active is None:
+            active_flags = self._all_active
+        else:
+            active = np.asarray(active)
+            if active.shape != (self.num_envs,) or active.dtype != bool:
+                raise ValueError(
+                    f"{self!r}.step: active must be bool of shape ({self.num_envs},), got "
+                    f"{active.dtype} {active.shape}"
+                )
+            active_flags = active.view(np.int8)
         actions = np.asarray(actions)
         expected = (self.num_envs, self.num_players) if self.simultaneous else (self.num_envs,)
         if actions.shape != expected or not np.issubdtype(actions.dtype, np.integer):
@@ -178,7 +195,7 @@ class VectorEnv:
                 f"{actions.dtype} {actions.shape}"
             )
         rows = np.ascontiguousarray(actions, dtype=np.int64).reshape(self.num_envs, -1)
-        illegal = self._kernel.step(rows)
+        illegal = self._kernel.step(rows, active_flags)
         if illegal >= 0:
             self._raise_illegal(illegal, rows[illegal])
         return self._result()
@@ -236,7 +253,8 @@ class RandomLegalPolicy:
 
     ``policy(masks)`` takes ``[B, A]`` (or ``[B, P, A]``) int8 masks and returns int64
     actions ``[B]`` (or ``[B, P]``), drawn with one generator per row seeded from
-    ``(seed, row)``; its draws never touch an env's chance generators.
+    ``(seed, row)`` on the first call; its draws never touch an env's chance generators.
+    Every later call must have the same number of rows.
     """
 
     def __init__(self, seed: int = 0):
@@ -246,9 +264,14 @@ class RandomLegalPolicy:
     def __call__(self, masks: np.ndarray) -> np.ndarray:
         masks = np.ascontiguousarray(masks, dtype=np.int8)
         rows = masks.reshape(-1, masks.shape[-1])
-        if self._states is None or self._states.shape[0] != rows.shape[0]:
+        if self._states is None:
             self._states = np.zeros(rows.shape[0], dtype=np.uint64)
             _kernels.seed_generators(self._states, self.seed)
+        elif self._states.shape[0] != rows.shape[0]:
+            raise ValueError(
+                f"RandomLegalPolicy: masks of shape {masks.shape} give {rows.shape[0]} rows; this "
+                f"policy's generators serve {self._states.shape[0]} (make one policy per batch size)"
+            )
         actions = np.empty(rows.shape[0], dtype=np.int64)
         _kernels.random_legal_actions(rows, self._states, actions)
         return actions.reshape(masks.shape[:-1])

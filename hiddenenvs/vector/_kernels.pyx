@@ -196,21 +196,30 @@ cdef class VectorKernel:
                 self._terminated[i] = 0
                 memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
 
-    def step(self, const int64_t[:, ::1] actions):
+    def step(self, const int64_t[:, ::1] actions, const int8_t[::1] active):
         """Play ``actions`` (``[B, 1]`` for sequential games, ``[B, P]`` for simultaneous
-        ones) in every env; a finished game records its final tensors and restarts.
+        ones) in every env where ``active`` (``[B]``) is set; a finished game records its
+        final tensors and restarts. An inactive env keeps its state and outputs, with
+        zero rewards and ``terminated`` unset.
 
         Returns -1, or the index of the first env whose action is illegal (then no env
         has moved). A simultaneous player with one legal action has it played for them.
         """
         cdef Py_ssize_t i, row, illegal
         cdef int p
-        if actions.shape[0] != self.num_envs:
-            raise ValueError(f"step: {actions.shape[0]} rows of actions for {self.num_envs} envs")
+        if actions.shape[0] != self.num_envs or active.shape[0] != self.num_envs:
+            raise ValueError(
+                f"step: {actions.shape[0]} rows of actions and {active.shape[0]} active flags "
+                f"for {self.num_envs} envs"
+            )
         with nogil:
-            illegal = self._resolve(actions)
+            illegal = self._resolve(actions, active)
             if illegal < 0:
                 for i in range(self.num_envs):
+                    if not active[i]:
+                        memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+                        self._terminated[i] = 0
+                        continue
                     self.apply(i, &self._joint[i, 0])
                     if self.player(i) == TERMINAL:
                         self.write_returns(i, &self._rewards[i, 0])
@@ -226,13 +235,16 @@ cdef class VectorKernel:
                     self._write_decision(i)
         return illegal
 
-    cdef Py_ssize_t _resolve(self, const int64_t[:, ::1] actions) noexcept nogil:
-        """Check ``actions`` against the masks and copy them to ``_joint`` (a simultaneous
-        player's only legal action replaces their entry); the first illegal env, or -1."""
+    cdef Py_ssize_t _resolve(self, const int64_t[:, ::1] actions, const int8_t[::1] active) noexcept nogil:
+        """Check the active envs' ``actions`` against the masks and copy them to ``_joint``
+        (a simultaneous player's only legal action replaces their entry); the first
+        illegal env, or -1."""
         cdef Py_ssize_t i, row
         cdef int p, a, count, forced
         cdef int64_t action
         for i in range(self.num_envs):
+            if not active[i]:
+                continue
             if self.simultaneous:
                 for p in range(self.num_players):
                     row = i * self.num_players + p
