@@ -7,8 +7,7 @@ strategies; NFSP (:mod:`agents.nfsp`) learns that best response with DQN. MCNFSP
 replaces DQN by a Monte Carlo tree search guided by a policy-value network. Per player i:
 
 - a best-response network ``f_BR(s) = (p, v)`` (policy logits, value in [-1, 1]) trained
-  on a circular memory M_RL of search results ``(s, pi, z)`` with the AlphaZero loss (the
-  paper's formula was lost in conversion; ``trainers.md`` section 4 reconstructs it)
+  on a circular memory M_RL of search results ``(s, pi, z)`` with the AlphaZero loss
 
       L(theta_BR) = (z - v)^2 - pi^T log p,
 
@@ -33,8 +32,7 @@ with f_BR's ``(p, v)`` and ``v`` is backed up; a terminal backs up the returns e
 the way. After ``num_simulations`` simulations ``pi(a) ∝ N(root, a)^(1 / temperature)``
 and the action is sampled from ``pi`` (the paper's choice).
 
-Two changes from the paper make the search a best response, as fictitious play needs
-(``trainers.md`` section 4, "Flaws"):
+Two changes from the paper make the search a best response, as fictitious play needs:
 
 - **Opponents play their average policy, in expectation.** The paper lets the
   opponent choose by PUCT on f_BR too, which searches for a minimax value, not a best
@@ -42,14 +40,10 @@ Two changes from the paper make the search a best response, as fictitious play n
   are tree nodes, chosen by PUCT. With ``opponent_backup: expectation`` (the default) a
   simulation expands every move of the others and of chance and backs up their average
   weighted by the others' current Pi and the chance probabilities (at simultaneous
-  nodes, over the others' joint actions); with ``sample`` it draws one move per node
-  and simulation, as a plain MCTS would. Sampling leaves ~100 simulations with value
-  noise (~0.1 per action on matching pennies) larger than the action gaps near the
-  equilibrium, so the best response, and then Pi, hovers at 0.05-0.15 exploitability;
-  the expectation backup has no such noise (a one-shot game's root values are exact
-  after one visit per action) but a simulation costs the size of the others' and
-  chance's subtree down to the searcher's next decisions: it suits small branching
-  (poker, one-shot games), ``sample`` the board games (``configs/mcnfsp_othello4.yaml``).
+  nodes, over the others' joint actions): no sampling noise, at the cost of the others'
+  and chance's subtree down to the searcher's next decisions per simulation, which suits
+  small branching (poker, one-shot games). With ``sample`` it draws one move per node
+  and simulation, as a plain MCTS would: cheaper per simulation, for board games.
 - **Hidden information.** A node is the searcher's information set (its key), not a
   state (single-observer information-set MCTS), and every simulation starts from a
   history drawn from the game's belief sampler (:mod:`hiddenenvs.beliefs`), weighted by
@@ -63,54 +57,43 @@ Two changes from the paper make the search a best response, as fictitious play n
   episodes on the game model against a fixed opponent (the paper's combat setting:
   MCNFSP attackers trained against scripted defenders).
 
-Three options, all off by default (the paper's search), make the search a best response
-on combat's commander orders (issue 15; ``benchmarks/bench_mcnfsp.py --only combat``
-turns them on), where one order out of ``1 + areas * destinations * team_size`` = 12,961
-flat actions (about 91 legal) is given every 10 ticks for some 53 decisions:
+Options for large action spaces, all off by default (the paper's search):
 
 - ``order_head: factored`` (:class:`agents.networks.FactoredOrderHead`): f_BR's and Pi's
   logit of "send n from area s to destination d" is ``a(s) + b(d | s) + c(n | s)`` from the
   area's own features, a source-destination dot product and the count's share of the
-  group, with a softmax over the legal orders only; a linear head learns each of the
-  12,961 orders on its own (and pays for all of them at every gradient step).
+  group, with a softmax over the legal orders only, where a linear head learns every flat
+  order on its own (combat's commander orders).
 - ``rollout_decisions: n``: a new leaf is valued by n of the searcher's decisions played
   with the game's no-op (combat's hold, so the standing orders play out) against the
   others' policies, plus f_BR's value where that stops (AlphaGo's rollout leaf
   evaluation, Silver et al. 2016, with a fixed rollout policy and lambda 1 up to the
-  rollout's end). The paper's leaf value is f_BR's ``v`` alone: untrained, a search one
-  order deep sees only the next 10 ticks, and the fighters meet no enemy for the first
-  twenty-odd decisions.
+  rollout's end), for games where a shallow search with an untrained value sees nothing.
 - ``root_selection: gumbel`` (Danihelka et al. 2022, "Policy improvement by planning with
   Gumbel", Algorithm 2 and eq. 11): m root actions (``gumbel_actions``) are drawn without
   replacement by Gumbel-top-m on f_BR's logits, the simulations shared among them by
   sequential halving on ``g + logits + sigma(q)``, ``sigma(q) = (50 + max N) * q`` with
   ``q`` min-max normalised and unvisited actions completed by the mixed value; the search
   plays the best survivor and f_BR learns ``softmax(logits + sigma(completed q))``. With
-  PUCT and a few simulations among ~91 orders, every simulation takes a new action (the
-  untrained value makes unvisited ones look best), so ``pi ∝ N`` is nearly uniform over
-  the few the prior proposes: the best response echoes the prior. Below the root the
-  simulations descend by PUCT.
+  few simulations among many legal actions, PUCT visits each action about once and
+  ``pi ∝ N`` echoes the prior; the Gumbel root improves on it with any budget. Below the
+  root the simulations descend by PUCT.
+- ``rl_replay_ratio`` / ``sl_replay_ratio`` > 0: an update takes as many gradient steps as
+  bring the minibatch samples drawn from M_RL / M_SL up to that many per pair the memory
+  has ever stored, instead of the fixed ``rl_steps`` / ``sl_steps``. Only the searched
+  decisions (a fraction eta) enter the memories, so fixed steps per
+  ``learn_every_episodes`` show each pair as often as the steps outnumber the searches,
+  and Pi overfits the sampled search actions as one-hot targets; a ratio keeps the
+  samples per stored pair fixed.
 
 Settings (paper, Othello, section 3.3.1): M_RL 4M, M_SL 400K, Adam with learning rates
 0.01 (RL) and 0.005 (SL), an update every 100 episodes, two convolutional layers
 flattened to a 120-d vector then fully connected layers for boards (``network: auto``
 picks it for ``(C, H, W)`` tensors; :mod:`agents.networks`), an MLP otherwise; the
-paper's dropout is left out. The paper's eta, c_puct, simulation count and gradient
-steps per update were lost or never given: eta 0.1 is OpenSpiel's NFSP default, the
-others are ours (``configs/mcnfsp_*.yaml``). The evaluated and exported policy is Pi.
-
-Replay ratios (our deviation, issue 15; off by default, on in ``configs/mcnfsp_othello4.yaml``):
-with ``rl_replay_ratio`` / ``sl_replay_ratio`` > 0 an update takes as many gradient steps as
-bring the minibatch samples drawn from M_RL / M_SL up to that many per pair the memory has
-ever stored, instead of the fixed ``rl_steps`` / ``sl_steps``. Only the searched decisions
-(a fraction eta) enter the memories, so a fixed number of steps per ``learn_every_episodes``
-episodes shows each pair as often as the steps outnumber the searches: on 4x4 Othello, 20 SL
-steps of 256 every 100 episodes showed each searched ``(s, a)`` about 60 times, Pi learned
-the sampled search actions as one-hot targets and drifted to near-deterministic play
-(exploitability 1.0, above untrained), and the steps took most of the time. NFSP's paper
-settings (a step of 256 every 256 transitions, eta 0.1 of them entering M_SL) draw about
-one RL sample per stored transition and ten SL samples per stored pair; the Othello config's
-10 (RL) and 3 (SL) were chosen by short runs (its header lists them).
+paper's dropout is left out. The paper does not give eta, c_puct, the simulation count
+or the gradient steps per update: eta 0.1 is OpenSpiel's NFSP default, the others are
+set in ``configs/mcnfsp_*.yaml``. The evaluated and exported policy is Pi. How the
+options and settings were chosen: ``docs/results/mcnfsp_history.md``.
 
     python train.py --config configs/mcnfsp_kuhn.yaml
 """
