@@ -1,16 +1,15 @@
-"""The run diagnoses in benchmarks/: nfsp_diagnosis.py (the reservoir's empirical policy and
+"""The run diagnoses in agents/diagnostics/: nfsp.py (the reservoir's empirical policy and
 Q's greedy response) and anfsp_frozen_pi.py (the policy a player meets in training, and Q
 trained in-process against a Pi that stands still)."""
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 import hiddenenvs
+from agents.diagnostics import anfsp_frozen_pi, nfsp
 from agents.memories import ReservoirBuffer
 from agents.networks import mlp
 from hiddenenvs.analysis import GameTree, TabularPolicy
@@ -20,24 +19,14 @@ from hiddenenvs.analysis.exploitability import (
     expected_returns,
 )
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
-
-
-def load_script(name):
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def diagnosis():
-    return load_script("nfsp_diagnosis")
+    return nfsp
 
 
 @pytest.fixture(scope="module")
 def probe():
-    return load_script("anfsp_frozen_pi")
+    return anfsp_frozen_pi
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +131,7 @@ def test_greedy_losses_rank_the_information_sets_where_q_picks_a_worse_action(di
     assert all(row["loss"] == pytest.approx(0.0) for row in rows[1:])
 
 
-# ---- anfsp_frozen_pi.py ----------------------------------------------------------------------
+# ---- anfsp_frozen_pi ----------------------------------------------------------------------
 def random_policy(tree, seed):
     rng = np.random.default_rng(seed)
     slots = rng.random(len(tree.slot_action)) + 0.05
