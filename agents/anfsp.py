@@ -1,5 +1,5 @@
 """Asynchronous Neural Fictitious Self-Play on Ray (ANFSP; the NFSP-extensions paper, §4,
-"Asynchronous Neural Fictitious Self Play", Algorithm 2; summary in trainers.md §5).
+"Asynchronous Neural Fictitious Self Play", Algorithm 2).
 
 NFSP (:mod:`agents.nfsp`) learns, per player, a best response ``Q(s, a | theta^Q)`` by DQN
 and an average policy ``Pi(s, a | theta^Pi)`` by supervised learning on the best

@@ -1,6 +1,6 @@
 """ExIt-OOS: expert iteration with an Online Outcome Sampling expert and a neural
 apprentice (Kitchen & Benedetti 2018, "ExIt-OOS: Towards Learning from Planning in
-Imperfect Information Games", arXiv:1808.10120; ``../shared/research/trainers.md`` section 2).
+Imperfect Information Games", arXiv:1808.10120).
 
 Expert iteration (Anthony et al. 2017) alternates two steps. The *expert* is a search,
 here OOS (:mod:`agents.search.oos`), whose rollout policy ``rho`` is the apprentice
@@ -53,8 +53,9 @@ Design choices (the paper's engineering, on this code base):
   ``ray_address`` (``"local"``, ``"auto"`` or ``host:port``) the workers are Ray actors of
   the pool ANFSP and ``evaluate.py --ray`` use (:mod:`agents.actor_pool`), on one machine
   or a cluster, with the same games; a chunk whose actor dies is replayed.
-- *Budget.* ``simulations_per_move`` is the knob scaled down from the paper's 10,000 on
-  this 2-core machine (configs use 1,000-2,000; README states each run's budget).
+- *Budget.* ``simulations_per_move`` is the knob scaled down from the paper's 10,000: a
+  move's search time grows linearly with it (configs use 1,000-2,000; each config states
+  its run's budget).
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ class ExItOOSConfig:
     hidden_sizes: list[int] = field(default_factory=lambda: [128])
     games_per_iteration: int = 32
     simulations_per_move: int = 1_000  # the paper: 10,000
-    delta: float = 0.9  # OOS targeting probability (trainers.md section 1)
+    delta: float = 0.9  # OOS targeting probability (Lisý, Lanctot & Bowling 2015)
     epsilon: float = 0.4  # OOS exploration of the update player
     gamma: float = 0.01  # uniform share of the biased sampler at others' nodes
     targeting: str = "pst"

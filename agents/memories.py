@@ -6,7 +6,7 @@
   chosen slot with probability capacity / n);
 - :class:`GameReservoir`: ExIt-OOS's memory of whole games with a "decay ratio" beta:
   the n-th game replaces a random stored game with probability min(1, beta capacity / n)
-  (beta = 1 is Algorithm R; beta > 1 keeps more recent games, trainers.md section 2.6).
+  (beta = 1 is Algorithm R; beta > 1 keeps more recent games; Kitchen & Benedetti 2018).
 
 Both store named numpy columns that grow by doubling up to ``capacity`` rows, so a
 memory sized as in the papers (millions of rows) costs only what it holds, and both

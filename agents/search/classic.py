@@ -4,7 +4,7 @@ the search-agent base, and spec options.
 
 Goals. GDL scores every role 0..100, and the lecture's alpha-beta window (0, 100), the
 UCT constant and the single-player "stop at 100" rule are stated on that scale
-(Kissmann, *Spielen allgemeiner Spiele*; ``trainers.md`` section 6). :func:`goal_values`
+(Kissmann, *Spielen allgemeiner Spiele*). :func:`goal_values`
 maps any game's returns there linearly from ``[min_utility, max_utility]``; for a GDL
 sheet that is the raw goal, whether or not the game was built with ``scale_returns``.
 

@@ -1,7 +1,7 @@
 """Minimax-family search on any game model (GDL sheets included): minimax, negamax,
 alpha-beta, max^n with shallow pruning and soft-max^n, all with iterative deepening.
 
-Following the lecture "Spielen allgemeiner Spiele" (Kissmann; ``trainers.md`` §6), on GDL's
+Following the lecture "Spielen allgemeiner Spiele" (Kissmann), on GDL's
 goal scale 0..100 (:func:`agents.search.classic.goal_values`):
 
 - **Minimax** (paranoid view, Korf 1989): the searching player maximises its goal and every

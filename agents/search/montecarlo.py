@@ -1,6 +1,6 @@
 """Simulation-based search on any game model (GDL sheets included): Monte Carlo, Monte
-Carlo with memory, and UCT, following the lecture "Spielen allgemeiner Spiele" (Kissmann;
-``trainers.md`` section 6), on GDL's goal scale 0..100 (:func:`~agents.search.classic.goal_values`).
+Carlo with memory, and UCT, following the lecture "Spielen allgemeiner Spiele" (Kissmann),
+on GDL's goal scale 0..100 (:func:`~agents.search.classic.goal_values`).
 
 - **Monte Carlo** (:class:`MonteCarloSearch`, spec ``mc``): random playouts from the
   current state; the searcher's first move goes round-robin over its legal moves (the

@@ -14,7 +14,7 @@ not in the table, plays uniformly there, then rolls out with a rollout policy ``
 (uniform in OOS, a network in ExIt-OOS) whose probabilities enter both the sample
 probability and the tail ``pi(z | h.a)``.
 
-One iteration, for each update player ``e`` (trainers.md section 1, steps 2-9)::
+One iteration, for each update player ``e``::
 
     biased = (tau != root) and U < delta
     walk(h = root, pi = 1, q_b = q_u = 1):
@@ -34,7 +34,7 @@ At a simultaneous node the movers sample one after another, each restricted to t
 actions that keep some joint action consistent with the target given the earlier
 movers' choices, so the joint sample probability is a product of known factors.
 
-Variants chosen where the reference codes differ (``../shared/research/trainers.md``):
+Variants chosen where the reference codes differ (the paper, OpenSpiel, the original OOS code):
 
 - *Target compensation* (the paper's eq. 3): omitted, as in OpenSpiel's ``oos.h``. The
   mixture weights above already make every sampled value unbiased (checked by
@@ -89,7 +89,7 @@ policy: on the tree backend :meth:`OOS.set_rollout_policy` evaluates ``rho`` onc
 every information set of the tree (one batched call, at a representative state) and
 hands the compiled walk a per-slot probability table; while ``rho`` is fixed this is the
 same as calling it at every rollout step, as the model path does. (2) ``reweighting=
-"ema"`` (S1, trainers.md section 2.4): the importance weight ``1 / q(z)`` becomes
+"ema"`` (Kitchen & Benedetti 2018, ExIt-OOS): the importance weight ``1 / q(z)`` becomes
 ``1 / (q_u(z) r)``, with ``r <- 0.99 r + 0.01 q(z) / q_u(z)`` updated after each sample
 (``ema_ratio``), and the average-strategy weight ``1 / q(h)`` likewise ``1 / (q_u(h) r)``
 (where ``q_u = 0``, a biased sample the unbiased sampler cannot draw, the mixture weight
