@@ -7,6 +7,8 @@
 ['kuhn_poker', 'leduc_holdem']
 """
 
+__version__ = "0.2.0"  # the package's one version (pyproject.toml reads it); CHANGELOG.md
+
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
@@ -26,6 +28,7 @@ from hiddenenvs.registry import EnvEntry, list_envs, load_game, register
 register_pettingzoo_envs()  # pettingzoo.make("aec", "hiddenenvs/leduc_holdem-v0") and the rest
 
 __all__ = [
+    "__version__",
     "CHANCE",
     "SIMULTANEOUS",
     "TERMINAL",

@@ -807,8 +807,12 @@ def pettingzoo_id(name: str) -> str:
 
 def register_pettingzoo_envs() -> None:
     """Add every game of :data:`PETTINGZOO_ENVS` to PettingZoo's AEC registry, and the
-    simultaneous ones to its parallel registry too (ids already there are left alone)."""
-    from pettingzoo import aec_registry, parallel_registry, register
+    simultaneous ones to its parallel registry too (ids already there are left alone).
+    PettingZoo before 1.27 has no registry: nothing to do there."""
+    try:
+        from pettingzoo import aec_registry, parallel_registry, register
+    except ImportError:
+        return
 
     for name, (_, simultaneous) in PETTINGZOO_ENVS.items():
         env_id = pettingzoo_id(name)
