@@ -233,7 +233,12 @@ def load_agent_file(path: str | Path) -> Agent:
         raise UnsafeFileError(f"{path} is not an agent file written by Agent.save()")
     if not isinstance(payload.get("state"), dict):
         raise UnsafeFileError(f"{path}: the agent file has no state dict")
-    return agent_class_named(name, path).from_state_dict(payload["state"])
+    agent_class = agent_class_named(name, path)
+    try:
+        return agent_class.from_state_dict(payload["state"])
+    except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as error:  # a state of another shape
+        raise UnsafeFileError(f"{path}: the file's state does not build a {name} "
+                              f"({type(error).__name__}: {str(error)[:100]})") from None
 
 
 class SearchAgent(Agent):

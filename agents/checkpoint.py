@@ -45,6 +45,7 @@ import torch
 from hiddenenvs.files import atomic_write
 
 NDARRAY_TAG = "__ndarray__"
+ZIP_MAGIC = b"PK\x03\x04"  # the first bytes of a zip archive (a local file header)
 # Imported (from this fixed list, never from a file) when a file names an agent class not
 # yet registered: the modules that define the project's saveable agents.
 PROJECT_AGENT_MODULES = ("agents.baselines", "agents.nfsp", "agents.scripted", "agents.rebel")
@@ -55,6 +56,11 @@ _AMBIGUOUS_NAMES: dict[str, set[str]] = {}
 
 class UnsafeFileError(ValueError):
     """A checkpoint or agent file that is not data only (or not a torch file at all)."""
+
+
+class CorruptedFileError(ValueError):
+    """A checkpoint or agent file that is damaged: truncated, or its bytes changed after it
+    was written (a member's CRC-32 does not match); nothing in it was run."""
 
 
 # ---- the agent registry -------------------------------------------------------------------
@@ -157,28 +163,93 @@ def atomic_torch_save(payload: Any, path: str | Path) -> None:
     atomic_write(path, lambda handle: torch.save(data, handle))
 
 
+def check_archive(path: str | Path) -> None:
+    """Raise :class:`CorruptedFileError` naming ``path`` unless it is a whole zip archive
+    whose members all match their CRC-32 (what ``torch.save`` writes; torch itself reads a
+    changed member without noticing)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+    except zipfile.BadZipFile as error:
+        raise CorruptedFileError(f"{path}: corrupted or truncated (not a whole torch archive: "
+                                 f"{error}); nothing in it was run") from None
+    except (OSError, EOFError, RuntimeError, ValueError) as error:  # a member's header damaged
+        raise CorruptedFileError(f"{path}: corrupted or truncated ({type(error).__name__}: "
+                                 f"{str(error)[:100]}); nothing in it was run") from None
+    if damaged is not None:
+        raise CorruptedFileError(f"{path}: corrupted (member {damaged[:60]!r} does not match its "
+                                 f"header or CRC-32: the file changed after it was written); nothing "
+                                 f"in it was run")
+
+
 def load_checkpoint(path: str | Path) -> Any:
     """The data in a file written by :func:`atomic_torch_save`; nothing in it runs.
 
-    Raises :class:`UnsafeFileError` (a ``ValueError``) naming the file when it is not a
-    torch archive or holds anything but data.
+    Raises :class:`CorruptedFileError` naming the file when it is truncated or its bytes
+    changed (:func:`check_archive`), and :class:`UnsafeFileError` when it holds anything but
+    data (a pickled object, a class reference); both are ``ValueError``.
     """
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(ZIP_MAGIC))
+        # torch.save writes zip archives: one cut short, or whose first bytes changed, is one too
+        is_archive = head == ZIP_MAGIC[:len(head)] or zipfile.is_zipfile(path)
+    except zipfile.BadZipFile:  # is_zipfile found an end record, a damaged one
+        is_archive = True
+    except OSError as error:
+        raise UnsafeFileError(f"{path}: cannot read it ({error.strerror})") from None
+    if is_archive:
+        check_archive(path)
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except (pickle.UnpicklingError, zipfile.BadZipFile, EOFError, RuntimeError, AttributeError,
-            TypeError, ValueError, KeyError) as error:
+            TypeError, ValueError, KeyError, OSError) as error:
         reason = str(error).strip().splitlines()
         detail = next((line for line in reason if "GLOBAL" in line or "Unsupported" in line),
-                      reason[0] if reason else type(error).__name__)
+                      None)
+        if is_archive and (detail is None or "Unsupported operand" in detail):  # damage, not a class
+            raise CorruptedFileError(f"{path}: corrupted or truncated (torch cannot read it: "
+                                     f"{(reason[0] if reason else type(error).__name__)[:100]}); "
+                                     f"nothing in it was run") from None
+        detail = detail or (reason[0] if reason else type(error).__name__)
         raise UnsafeFileError(
-            f"{path}: not a data-only checkpoint or agent file ({detail.strip()}); refusing to load "
+            f"{path}: not a data-only checkpoint or agent file ({detail.strip()[:200]}); refusing to load "
             f"it, nothing in it was run. Files written before data-only files existed must be "
             f"re-created."
         ) from None
     try:
         return from_data(data)
     except (ValueError, TypeError, RecursionError) as error:
-        raise UnsafeFileError(f"{path}: not a checkpoint or agent file: {error}") from None
+        raise UnsafeFileError(f"{path}: not a checkpoint or agent file: {str(error)[:200]}") from None
+
+
+# ---- an agent and the game it is to play ------------------------------------------------------
+class AgentGameMismatchError(ValueError):
+    """An agent file made for another game: its action count or input size differ."""
+
+
+def check_agent_fits_game(agent: Any, game: Any, source: str | Path) -> None:
+    """Raise :class:`AgentGameMismatchError` naming ``source`` when ``agent`` cannot play
+    ``game``: its action count differs from the game's, or its network reads inputs of a
+    size that neither of the game's tensors (information state, observation) has."""
+    info = game.info
+    name = getattr(getattr(game, "spec", None), "name", None) or info.short_name
+    architecture = getattr(agent, "architecture", None)
+    if isinstance(architecture, dict):
+        size = architecture.get("input_size")
+        if size is None and architecture.get("input_shape") is not None:
+            size = int(np.prod(architecture["input_shape"]))
+        state_size = int(np.prod(info.information_state_tensor_shape))
+        observation_size = int(np.prod(info.observation_tensor_shape))
+        if isinstance(size, int) and size not in (state_size, observation_size):
+            raise AgentGameMismatchError(
+                f"{source}: the agent reads inputs of size {size}, {name}'s information state has "
+                f"size {state_size} (observation {observation_size}): it was made for another game")
+    actions = getattr(agent, "num_actions", None)
+    if isinstance(actions, int) and actions != info.num_distinct_actions:
+        raise AgentGameMismatchError(
+            f"{source}: the agent has {actions} actions, {name} has {info.num_distinct_actions}: "
+            f"it was made for another game")
 
 
 # ---- generators ---------------------------------------------------------------------------------

@@ -115,4 +115,7 @@ def load_agent(spec: str, env_name: str, player: int = 0, seed: int | None = Non
     made_for = getattr(getattr(agent, "game", None), "spec", None)
     if made_for is not None and made_for.name != env_name:
         raise ValueError(f"agent spec {spec!r}: this agent plays {made_for}, not {env_name}")
+    from agents.checkpoint import check_agent_fits_game
+
+    check_agent_fits_game(agent, game, path)
     return agent
