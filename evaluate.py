@@ -64,6 +64,16 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--mode", choices=MODES, default="round-robin")
     parser.add_argument(
+        "--first-seat",
+        type=int,
+        action="append",
+        default=None,
+        metavar="SEAT",
+        help="play only the seat orders that put the first agent of each pairing in SEAT "
+        "(repeatable; default: every seat). For games whose sides differ, e.g. combat "
+        "attackers trained for seat 0: --mode gauntlet --first-seat 0",
+    )
+    parser.add_argument(
         "--seed",
         type=int,
         default=0,
@@ -153,6 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if arguments.show:
             return show(arguments)
+        from agents.capabilities import check_agent_spec
+
+        params = parse_params(arguments.param)
+        for spec in arguments.agents:  # before any match: a search agent that cannot play this game
+            check_agent_spec(spec, arguments.env, params)
         board = evaluate(
             arguments.env,
             parse_params(arguments.param),
@@ -168,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             anchor=arguments.anchor,
             rank_by=arguments.rank_by,
             progress=not arguments.quiet,
+            first_seats=arguments.first_seat,
         )
     except ValueError as error:  # a spec that does not resolve, unknown env, bad parameters
         print(f"evaluate.py: {error}", file=sys.stderr)

@@ -1,12 +1,14 @@
 """Learning and search agents: CFR family, NFSP and its extensions, baselines.
 
 The interfaces live in :mod:`agents.base` (``Agent``, ``Learner``, ``Transition``), the
-common training loop in :mod:`agents.loop`, baselines and the agent-spec resolver
-:func:`load_agent` in :mod:`agents.baselines`.
+common training loop in :mod:`agents.loop`, baselines in :mod:`agents.baselines` and the
+agent-spec resolver :func:`load_agent` in :mod:`agents.specs`.
 """
 
+import importlib
 import importlib.abc
 import sys
+from typing import Any
 
 # Packages of the "train" extra that the trainers import. When one is not installed, Python's
 # finders all miss it and reach this last one, which says which extra to install instead
@@ -31,8 +33,24 @@ class _MissingTrainExtra(importlib.abc.MetaPathFinder):
 if not any(isinstance(finder, _MissingTrainExtra) for finder in sys.meta_path):
     sys.meta_path.append(_MissingTrainExtra())
 
-from agents.base import Agent, Learner, Transition, load_agent_file  # noqa: E402
-from agents.baselines import RandomAgent, TabularPolicyAgent, load_agent  # noqa: E402
+# Imported on first use (PEP 562), so that ``agents.config`` and ``agents.capabilities`` (read
+# before a run starts, e.g. to refuse a trainer that does not fit an env) load without torch.
+_LAZY = {
+    "Agent": "agents.base",
+    "Learner": "agents.base",
+    "Transition": "agents.base",
+    "load_agent_file": "agents.base",
+    "RandomAgent": "agents.baselines",
+    "TabularPolicyAgent": "agents.baselines",
+    "load_agent": "agents.specs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'agents' has no attribute {name!r}")
+    return getattr(importlib.import_module(_LAZY[name]), name)
+
 
 __all__ = [
     "Agent",

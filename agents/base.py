@@ -305,6 +305,11 @@ class Learner(ABC):
         returns = loop.self_play(loop.max_episodes)
         return StepReport(episodes=len(returns), iterations=1, metrics=self.update())
 
+    def trained_players(self) -> list[int]:
+        """The players this learner trains (their evaluation agents are exported); seats held
+        by a fixed opponent are left out."""
+        return list(range(self.game.info.num_players))
+
     @property
     def agents(self) -> list[Agent]:
         """The training agent of each player, for self-play (one object may sit in several seats)."""

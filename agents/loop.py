@@ -56,7 +56,7 @@ import numpy as np
 import torch
 
 import hiddenenvs
-from agents.base import Agent, Learner, Transition
+from agents.base import Agent, Learner, StepReport, Transition
 from agents.baselines import RandomAgent
 from agents.checkpoint import (
     atomic_torch_save,
@@ -72,8 +72,9 @@ from hiddenenvs.analysis import tree_is_small
 
 BASE_COLUMNS = (
     "episodes", "iterations", "wall_seconds", "episodes_per_second", "iterations_per_second",
-    "exploitability", "return_vs_random",
 )
+# The first three: the run's metric (exact, or mean return against the evaluation opponent).
+EVALUATION_COLUMNS = ("exploitability", "return_vs_random", "return_vs_opponent", "evaluation_episodes", "win_rate")
 
 
 # ---- playing episodes -----------------------------------------------------------------------
@@ -82,11 +83,17 @@ def play_episodes(
     seat_agents: dict[str, Agent],
     seeds: np.ndarray,
     learn: bool = True,
+    deadline: float | None = None,
 ) -> np.ndarray:
     """Play one episode in each env in lockstep; returns ``(len(envs), num_agents)`` returns.
 
     ``seat_agents`` maps each PettingZoo agent name to the Agent in that seat. With
-    ``learn`` the agents get their transitions and episode boundaries.
+    ``learn`` the agents get their transitions and episode boundaries. Agents that search
+    from their seat's information get its view with each decision; agents that act from
+    the true state (``USES_TRUE_STATE``: scripted bots with full information, a search told
+    to start from the true state) get the game state. Past ``deadline`` (a
+    ``time.perf_counter()`` time) the episodes still running are abandoned (their
+    agents get ``end_episode``) and only the finished episodes' rows are returned.
     """
     possible = envs[0].possible_agents
     seat_index = {name: k for k, name in enumerate(possible)}
@@ -98,7 +105,14 @@ def play_episodes(
                 seat_agents[name].start_episode(episode_id)
     pending: dict[tuple[int, str], tuple[np.ndarray, np.ndarray, int]] = {}
     active = list(range(len(envs)))
+    finished: list[int] = []
     while active:
+        if deadline is not None and time.perf_counter() > deadline:
+            if learn:
+                for episode_id in active:
+                    for name in possible:
+                        seat_agents[name].end_episode(episode_id)
+            return returns[sorted(finished)]
         requests: dict[str, list[tuple[int, dict]]] = defaultdict(list)
         still_active = []
         for episode_id in active:
@@ -107,6 +121,7 @@ def play_episodes(
                 if learn:
                     for name in possible:
                         seat_agents[name].end_episode(episode_id)
+                finished.append(episode_id)
                 continue
             still_active.append(episode_id)
             name = env.agent_selection
@@ -137,8 +152,12 @@ def play_episodes(
             observations = np.stack([obs["observation"] for _, obs in items])
             masks = np.stack([obs["action_mask"] for _, obs in items])
             agent = seat_agents[name]
-            views = [envs[i].seat_view(name) for i, _ in items] if agent.USES_SEAT_VIEW else None
-            actions, _ = agent.act_batch(observations, masks, [i for i, _ in items], views)
+            ids = [i for i, _ in items]
+            if getattr(agent, "USES_TRUE_STATE", False):
+                actions, _ = agent.act_batch(observations, masks, ids, roots=[envs[i].game_state for i in ids])
+            else:
+                views = [envs[i].seat_view(name) for i in ids] if agent.USES_SEAT_VIEW else None
+                actions, _ = agent.act_batch(observations, masks, ids, views)
             for (episode_id, _), observation, mask, action in zip(items, observations, masks, actions):
                 pending[(episode_id, name)] = (observation, mask, int(action))
                 envs[episode_id].step(int(action))
@@ -154,24 +173,68 @@ def returns_against_random(
     num_envs: int = 32,
 ) -> np.ndarray:
     """Mean return of ``agent_for_seat(p)`` in seat ``p`` against uniform random, per seat."""
-    envs = [env_factory().unwrapped for _ in range(min(num_envs, episodes))]
+    return returns_against_opponents(env_factory, agent_for_seat, episodes, seed, num_envs).means
+
+
+class OpponentReturns:
+    """Per evaluated seat: the mean return and the episodes played (``NaN`` / 0 elsewhere)."""
+
+    def __init__(self, num_seats: int):
+        self.means = np.full(num_seats, np.nan)
+        self.episodes = np.zeros(num_seats, dtype=np.int64)
+        self.wins = np.zeros(num_seats, dtype=np.int64)
+
+    @property
+    def total_episodes(self) -> int:
+        return int(self.episodes.sum())
+
+
+def returns_against_opponents(
+    env_factory: Callable[[], Any],
+    agent_for_seat: Callable[[int], Agent],
+    episodes: int,
+    seed: int,
+    num_envs: int = 32,
+    opponent: Callable[[str, int, int], Agent] | None = None,
+    seats: list[int] | None = None,
+    deadline: float | None = None,
+) -> OpponentReturns:
+    """``agent_for_seat(p)`` in each seat ``p`` of ``seats`` (default: all) for ``episodes``
+    episodes, every other seat played by ``opponent(name, seat, seed)`` (default: uniform
+    random). Past ``deadline`` it stops, dropping the episodes in flight (fewer episodes,
+    counted; a seat that finished none has a NaN mean). ``env_factory`` may instead be a
+    list of unwrapped envs to reuse (the loop's own)."""
+    if isinstance(env_factory, list):
+        envs = env_factory[: min(len(env_factory), episodes)]
+    else:
+        envs = [env_factory().unwrapped for _ in range(min(num_envs, episodes))]
     names = envs[0].possible_agents
     num_actions = envs[0].action_space(names[0]).n
     rng = np.random.default_rng(seed)
-    means = np.zeros(len(names))
+    result = OpponentReturns(len(names))
     for seat, seat_name in enumerate(names):
+        if seats is not None and seat not in seats:
+            continue
         agent = agent_for_seat(seat)
         agent.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(seat,)))  # not the env stream
-        opponents = {name: RandomAgent(num_actions, int(rng.integers(2**31))) for name in names}
+        if opponent is None:
+            opponents = {name: RandomAgent(num_actions, int(rng.integers(2**31))) for name in names}
+        else:
+            opponents = {name: opponent(name, k, int(rng.integers(2**31))) for k, name in enumerate(names)}
         opponents[seat_name] = agent
-        total, played = 0.0, 0
-        while played < episodes:
+        total, played, wins = 0.0, 0, 0
+        while played < episodes and (deadline is None or time.perf_counter() < deadline):
             batch = envs[: min(len(envs), episodes - played)]
-            returns = play_episodes(batch, opponents, rng.integers(2**31, size=len(batch)), learn=False)
+            returns = play_episodes(batch, opponents, rng.integers(2**31, size=len(batch)), learn=False,
+                                    deadline=deadline)
             total += returns[:, seat].sum()
-            played += len(batch)
-        means[seat] = total / episodes
-    return means
+            wins += int((returns[:, seat] > returns.max(axis=1, where=np.arange(len(names)) != seat,
+                                                       initial=-np.inf)).sum())
+            played += len(returns)
+        result.means[seat] = total / played if played else np.nan
+        result.episodes[seat] = played
+        result.wins[seat] = wins
+    return result
 
 
 # ---- exact evaluation -------------------------------------------------------------------------
@@ -188,6 +251,10 @@ class LoopContext:
     ``max_episodes`` is the most a self-play step may play now (the next evaluation or
     checkpoint episode, or the budget, comes after that); ``rng`` is the loop's generator
     (checkpointed with it); ``game``, ``num_envs`` and ``env_factory`` describe the env.
+    ``deadline`` (a ``time.perf_counter()`` time, or None) is when training must stop:
+    :meth:`self_play` cuts its episodes there, and a learner whose step runs many
+    iterations or searches checks :meth:`time_left` between them. A learner that stops a
+    step at the deadline sets ``step_cut``: the loop then counts nothing of that step.
     """
 
     def __init__(self, learner: Learner, config: RunConfig, rng: np.random.Generator):
@@ -199,17 +266,34 @@ class LoopContext:
         self.env_factory = lambda: hiddenenvs.make(config.env.name, **config.env.params)
         self._envs: list | None = None
         self._seat_agents: dict[str, Agent] | None = None
+        self.deadline: float | None = None
+        self.step_cut = False
+
+    @property
+    def envs(self) -> list:
+        """The ``num_envs`` unwrapped envs, built once (self-play and evaluation reuse them:
+        every episode resets its env with its own seed)."""
+        if self._envs is None:
+            self._envs = [self.env_factory().unwrapped for _ in range(self.num_envs)]
+        return self._envs
+
+    def time_left(self) -> float:
+        """Seconds until the deadline (infinite without one)."""
+        return float("inf") if self.deadline is None else self.deadline - time.perf_counter()
 
     def self_play(self, num_episodes: int, learn: bool = True) -> np.ndarray:
         """Play ``num_episodes`` (at most ``num_envs``) with the learner's agents in every
         seat, in lockstep, each env seeded from the loop's generator; ``(n, players)`` returns."""
         if not 1 <= num_episodes <= self.num_envs:
             raise ValueError(f"self_play plays 1..num_envs={self.num_envs} episodes, got {num_episodes}")
-        if self._envs is None:
-            self._envs = [self.env_factory().unwrapped for _ in range(self.num_envs)]
-            self._seat_agents = dict(zip(self._envs[0].possible_agents, self.learner.agents))
+        if self._seat_agents is None:
+            self._seat_agents = dict(zip(self.envs[0].possible_agents, self.learner.agents))
         seeds = self.rng.integers(2**31, size=num_episodes)
-        return play_episodes(self._envs[:num_episodes], self._seat_agents, seeds, learn=learn)
+        returns = play_episodes(self.envs[:num_episodes], self._seat_agents, seeds, learn=learn,
+                                deadline=self.deadline)
+        if len(returns) < num_episodes:
+            self.step_cut = True
+        return returns
 
 
 class _Schedule:
@@ -308,14 +392,48 @@ def plot_metrics(rows: list[dict], path: Path, title: str, unit: str = "episodes
 
 
 # ---- the loop -----------------------------------------------------------------------------------
+class TrainingError(RuntimeError):
+    """A run that cannot train (it trained nothing within its budget); the message says why."""
+
+
+def _evaluation_opponent(config: RunConfig) -> Callable[[str, int, int], Agent] | None:
+    """``evaluation.opponent`` as a factory ``(seat name, seat, seed) -> Agent`` (None: random)."""
+    spec = config.evaluation.opponent
+    if spec == "random":
+        return None
+    from agents.leaderboard.specs import resolve_agent
+
+    def opponent(name: str, seat: int, seed: int) -> Agent:
+        agent = resolve_agent(spec, config.env.name, seat, dict(config.env.params))
+        agent.rng = np.random.default_rng(seed)
+        return agent
+
+    return opponent
+
+
 def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
-    """Run (or resume) a training job; returns the last evaluation row and paths."""
+    """Run (or resume) a training job; returns the last evaluation row and paths.
+
+    ``budget.seconds`` bounds the whole run: start-up (building the game, the learner and an
+    exact-evaluation tree), training, every evaluation (each capped at
+    ``evaluation.max_seconds``, by default a tenth of the budget), the final evaluation, the
+    checkpoint and the exported policies. Training stops early enough to leave time for the
+    final evaluation and checkpoint, as long as the last ones took; a self-play step still
+    running at the deadline is cut short. Raises :class:`agents.capabilities.CapabilityError`
+    before any work when the trainer does not fit the env, and :class:`TrainingError` when
+    the run ends having trained nothing.
+    """
+    from agents.capabilities import check_exact_evaluation, check_trainer
+
+    session_started = time.perf_counter()
+    offers = check_trainer(config.trainer.name, config.trainer.params, config.env.name, config.env.params)
+    evaluation = config.evaluation
+    if evaluation.exact == "yes":
+        check_exact_evaluation(config.env.name, config.env.params, evaluation.max_tree_nodes)
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     checkpoint_path = output_dir / CHECKPOINT_NAME
-    # Tiny networks: one thread is faster than two fighting over a shared 2-core machine,
-    # and keeps runs bit-for-bit reproducible.
-    torch.set_num_threads(1)
+    torch.set_num_threads(config.torch_threads)
     seed_everything(config.seed)
     learner = build_learner(config)
     game = learner.game
@@ -332,26 +450,37 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
         wall_seconds_before = loop_state["wall_seconds"]
         loop_rng.bit_generator.state = loop_state["rng"]
         set_global_rng_state(loop_state["global_rng"])
-
-    session_started = time.perf_counter()
+    counters_at_start = dict(counters)
+    budget = config.budget
+    # The wall-clock deadline of this session (budget.seconds counts resumed sessions too).
+    deadline = (None if budget.seconds is None
+                else session_started + budget.seconds - wall_seconds_before)
 
     def wall_seconds() -> float:
         return wall_seconds_before + time.perf_counter() - session_started
 
     context = LoopContext(learner, config, loop_rng)
-    evaluation = config.evaluation
     unit = "episodes" if evaluation.every_episodes else "iterations"
     tree = None
-    if evaluation.exact == "yes" or (
-        evaluation.exact == "auto" and tree_is_small(game, evaluation.max_tree_nodes)
-    ):
+    small = offers.tree.fits(evaluation.max_tree_nodes)
+    if small and offers.tree.how != "exact":  # an estimate says so: count to be sure (bounded)
+        small = tree_is_small(game, evaluation.max_tree_nodes)
+    if evaluation.exact == "yes" or (evaluation.exact == "auto" and small):
         from hiddenenvs.analysis import GameTree
 
         tree = GameTree.build(game)
-    columns = list(BASE_COLUMNS) + list(getattr(learner, "METRICS", ()))
+    evaluation_seconds = evaluation.max_seconds
+    if evaluation_seconds is None and budget.seconds is not None:
+        evaluation_seconds = budget.seconds / 10
+    opponent = _evaluation_opponent(config)
+    metric = "exploitability" if tree is not None else (
+        "return_vs_random" if opponent is None else "return_vs_opponent")
+    columns = list(BASE_COLUMNS) + list(EVALUATION_COLUMNS) + list(getattr(learner, "METRICS", ()))
     log = _MetricsLog(output_dir, columns, unit, counters["iterations"] if resume else None)
+    costs = {"evaluation": 0.0, "checkpoint": 0.0}  # the last ones' wall time: the final ones' reserve
 
     def save_checkpoint() -> None:
+        started = time.perf_counter()
         atomic_torch_save(
             {
                 "format": RUN_CHECKPOINT_FORMAT,
@@ -366,8 +495,10 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
             },
             checkpoint_path,
         )
+        costs["checkpoint"] = time.perf_counter() - started
 
     def evaluate(update_metrics: dict[str, float], rates: tuple[float, float]) -> dict[str, float | None]:
+        started = time.perf_counter()
         row: dict[str, float | None] = {
             **counters, "wall_seconds": round(wall_seconds(), 3),
             "episodes_per_second": round(rates[0], 1), "iterations_per_second": round(rates[1], 2),
@@ -375,30 +506,56 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
         if tree is not None:
             row["exploitability"] = exact_exploitability(learner, tree)
         elif evaluation.episodes_vs_random > 0:
+            cap = None if evaluation_seconds is None else started + evaluation_seconds
+            if deadline is not None:
+                cap = deadline if cap is None else min(cap, deadline)
             with torch.no_grad():
-                per_seat = returns_against_random(
-                    context.env_factory, learner.evaluation_agent, evaluation.episodes_vs_random,
+                result = returns_against_opponents(
+                    context.envs, learner.evaluation_agent, evaluation.episodes_vs_random,
                     seed=config.seed * 1_000_003 + counters[unit], num_envs=config.num_envs,
+                    opponent=opponent, seats=evaluation.seats, deadline=cap,
                 )
-            row["return_vs_random"] = float(per_seat.mean())
+            evaluated = result.episodes > 0
+            row[metric] = float(result.means[evaluated].mean()) if evaluated.any() else None
+            row["evaluation_episodes"] = result.total_episodes
+            if game.info.num_players > 1 and result.total_episodes:
+                row["win_rate"] = round(float(result.wins.sum() / result.total_episodes), 4)
         row.update(update_metrics)
         log.log(row)
+        costs["evaluation"] = time.perf_counter() - started
         return row
 
-    budget = config.budget
     limits = {"episodes": budget.episodes, "iterations": budget.iterations}
     progress = None
     if config.progress_bar:
         from tqdm import tqdm
 
-        bar_unit = unit if limits[unit] is not None else next(
-            (u for u, limit in limits.items() if limit is not None), unit)
-        progress = tqdm(total=limits[bar_unit], initial=counters[bar_unit],
-                        unit=bar_unit[:2] if bar_unit == "episodes" else "it", dynamic_ncols=True)
+        # The bar counts toward what the run will reach: seconds when time bounds it.
+        if budget.seconds is not None:
+            bar_unit = "seconds"
+            progress = tqdm(total=round(budget.seconds), initial=round(wall_seconds_before), unit="s",
+                            dynamic_ncols=True, bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s{postfix}")
+        else:
+            bar_unit = unit if limits[unit] is not None else next(
+                (u for u, limit in limits.items() if limit is not None), unit)
+            progress = tqdm(total=limits[bar_unit], initial=counters[bar_unit],
+                            unit=bar_unit[:2] if bar_unit == "episodes" else "it", dynamic_ncols=True)
+
+    def advance_progress(report: StepReport) -> None:
+        if progress is None:
+            return
+        if bar_unit == "seconds":
+            progress.update(max(0.0, min(budget.seconds, wall_seconds()) - progress.n))
+        else:
+            progress.update(report.episodes if bar_unit == "episodes" else report.iterations)
+
+    def reserve() -> float:
+        """Seconds kept for the final evaluation and checkpoint, as long as the last ones took."""
+        return costs["evaluation"] + costs["checkpoint"]
 
     def finished() -> bool:
         return any(limit is not None and counters[u] >= limit for u, limit in limits.items()) or (
-            budget.seconds is not None and wall_seconds() >= budget.seconds
+            deadline is not None and time.perf_counter() + reserve() >= deadline
         )
 
     evaluation_schedule = _Schedule(evaluation.every_episodes, evaluation.every_iterations, counters)
@@ -418,7 +575,11 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
                     checkpoint_schedule.episodes_left(counters),
                     None if budget.episodes is None else budget.episodes - counters["episodes"]]
             context.max_episodes = max(1, min(c for c in caps if c is not None))
+            context.deadline = None if deadline is None else deadline - reserve()
+            context.step_cut = False
             report = learner.step(context)
+            if context.step_cut:  # the deadline came mid-step: its partial episodes are not counted
+                break
             if report.episodes < 0 or report.iterations < 1:
                 raise ValueError(
                     f"{type(learner).__name__}.step() must count at least one iteration and no "
@@ -427,29 +588,33 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
             counters["episodes"] += report.episodes
             counters["iterations"] += report.iterations
             update_metrics = report.metrics or update_metrics
-            if progress is not None:
-                progress.update(report.episodes if progress.unit == "ep" else report.iterations)
+            advance_progress(report)
             if evaluation_schedule.due(counters) or finished():
                 elapsed = max(time.perf_counter() - window_start, 1e-9)
                 rates = tuple((counters[u] - window_counters[u]) / elapsed for u in ("episodes", "iterations"))
                 last_row = evaluate(update_metrics, rates)
                 window_start, window_counters = time.perf_counter(), dict(counters)
                 evaluation_schedule.advance(counters)
-                if progress is not None:
-                    metric = "exploitability" if tree is not None else "return_vs_random"
-                    if last_row.get(metric) is not None:
-                        progress.set_postfix({metric: f"{last_row[metric]:.4f}"})
+                if progress is not None and last_row.get(metric) is not None:
+                    progress.set_postfix({metric: f"{last_row[metric]:.4f}"})
             if checkpoint_schedule.due(counters):
                 save_checkpoint()
                 checkpoint_schedule.advance(counters)
+        if counters == counters_at_start:
+            raise TrainingError(_trained_nothing(config, wall_seconds() - wall_seconds_before, costs, context))
+        if last_row.get("episodes") != counters["episodes"] or last_row.get("iterations") != counters["iterations"]:
+            elapsed = max(time.perf_counter() - window_start, 1e-9)
+            rates = tuple((counters[u] - window_counters[u]) / elapsed for u in ("episodes", "iterations"))
+            last_row = evaluate(update_metrics, rates)  # the final state, wherever the budget ended
+        save_checkpoint()
         if progress is not None:
+            advance_progress(StepReport(episodes=0, iterations=0))
             progress.close()
-        save_checkpoint()  # the final state, wherever the budget ended
     finally:
         learner.close()
-    for player in range(game.info.num_players):
+        log.close()
+    for player in learner.trained_players():
         learner.evaluation_agent(player).save(output_dir / f"policy_player{player}.pt")
-    log.close()
     plot_path = output_dir / "metrics.png"
     plotted = plot_metrics(log.rows, plot_path, f"{config.trainer.name} on {config.env.name}", unit)
     return {
@@ -459,3 +624,17 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
         "checkpoint": str(checkpoint_path),
         "plot": str(plot_path) if plotted else None,
     }
+
+
+def _trained_nothing(config: RunConfig, seconds: float, costs: dict[str, float], context: LoopContext) -> str:
+    """Why a run trained nothing, and what to change."""
+    where = (f"the first evaluation took {costs['evaluation']:.1f} s of it" if costs["evaluation"] else "")
+    if context.step_cut:
+        return (f"{config.trainer.name} on {config.env.name} trained nothing: its first step was still running "
+                f"when budget.seconds={config.budget.seconds:g} ran out ({seconds:.1f} s in this session"
+                f"{'; ' + where if where else ''}); raise budget.seconds, or make a step smaller "
+                f"(num_envs={config.num_envs}, the trainer's iterations or searches per step)")
+    return (f"{config.trainer.name} on {config.env.name} trained nothing in {seconds:.1f} s: start-up and "
+            f"the first evaluation used the whole budget.seconds={config.budget.seconds}"
+            f"{' (' + where + ')' if where else ''}; "
+            f"raise budget.seconds or lower evaluation.episodes_vs_random / evaluation.max_seconds")

@@ -166,9 +166,25 @@ class MCNFSPConfig:
     min_buffer_size: int = 256  # no learning from a memory holding fewer
     rl_learning_rate: float = 0.01
     sl_learning_rate: float = 0.005
+    # Where the best-response search starts: "beliefs" samples histories consistent with the
+    # seat's information (self-play on imperfect information, as the paper's poker and
+    # Othello); "true_state" starts from the true state, for games whose chance is drawn inside
+    # the state and so have no belief sampler (combat). That search sees what its seat does
+    # not, as in the paper's FPS test bed; the average policy Pi still acts on observations.
+    search_from: str = "beliefs"
+    # Seats held by a fixed opponent instead of a trained player, e.g. {1: "scripted:doctrine"}:
+    # combat attackers learning against the doctrine's defenders (the paper's set-up).
+    opponents: dict = field(default_factory=dict)
 
     def __post_init__(self):
         from agents.config import ConfigError
+
+        if self.search_from not in ("beliefs", "true_state"):
+            raise ConfigError(f"trainer.params.search_from must be 'beliefs' or 'true_state', got {self.search_from!r}")
+        for seat, spec in self.opponents.items():
+            if not isinstance(seat, int) or isinstance(seat, bool) or seat < 0 or not isinstance(spec, str):
+                raise ConfigError(f"trainer.params.opponents maps seats (integers) to agent specs, "
+                                  f"e.g. {{1: scripted:doctrine}}; got {seat!r}: {spec!r}")
 
         if self.network not in ("auto", "mlp", "conv"):
             raise ConfigError(f"trainer.params.network must be 'auto', 'mlp' or 'conv', got {self.network!r}")
@@ -604,6 +620,7 @@ class MCNFSPAgent(Agent):
         self.game = game
         self.player = player
         self.config = config
+        self.USES_TRUE_STATE = config.search_from == "true_state"  # the loop then passes roots=
         self.architecture = architecture
         self.best_response_network = PolicyValueNetwork(architecture)
         self.policy_network = PolicyNetwork(architecture)
@@ -793,25 +810,51 @@ class MCNFSP(Learner):
         super().__init__(game, config, seed)
         self.architecture = architecture_for(game, config)
         self._average_cache: dict[tuple[int, Any], np.ndarray] = {}
+        num_players = game.info.num_players
+        unknown = sorted(seat for seat in config.opponents if seat >= num_players)
+        if unknown or len(config.opponents) >= num_players:
+            from agents.config import ConfigError
+
+            raise ConfigError(f"trainer.params.opponents: {game.spec} has seats 0..{num_players - 1} and at "
+                              f"least one must be trained; got seats {sorted(config.opponents)}")
+        self._opponents = {seat: self._fixed_opponent(spec, seat) for seat, spec in config.opponents.items()}
         self._agents = [
             MCNFSPAgent(game, player, self.architecture, config, self.average_policy, seed=seed * 1000 + player)
-            for player in range(game.info.num_players)
+            for player in self.trained_players()
         ]
+        self._by_seat = dict(zip(self.trained_players(), self._agents))
         self.episodes = 0
         self.learned_at = 0  # episodes at the last update
 
+    def _fixed_opponent(self, spec: str, seat: int) -> Agent:
+        from agents.leaderboard.specs import resolve_agent
+
+        agent = resolve_agent(spec, self.game.spec.name, seat, dict(self.game.spec.params))
+        agent.rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(seat,)))
+        return agent
+
+    def trained_players(self) -> list[int]:
+        return [p for p in range(self.game.info.num_players) if p not in self.config.opponents]
+
     @property
     def agents(self) -> list[Agent]:
-        return self._agents
+        return [self._opponents.get(p) or self._by_seat[p] for p in range(self.game.info.num_players)]
 
     def average_policy(self, state: State, player: int) -> np.ndarray:
-        """Pi_player's probabilities at ``state`` (memoised until the next update)."""
+        """Pi_player's probabilities at ``state`` (memoised until the next update); a fixed
+        opponent's own policy at ``state``."""
+        opponent = self._opponents.get(player)
+        if opponent is not None:
+            if hasattr(opponent, "policy_at_state"):  # reads the true state (the combat doctrine)
+                return opponent.policy_at_state(state, player)
+            return opponent.policy_probabilities(state.information_state_tensor(player),
+                                                 state.legal_actions_mask(player), state.seat_view(player))
         key = (player, state.information_state_key(player))
         probabilities = self._average_cache.get(key)
         if probabilities is None:
             tensor = network_input(state.information_state_tensor(player)[None], self.architecture)
             with torch.no_grad():
-                probabilities = average_probabilities(self._agents[player].policy_network, tensor,
+                probabilities = average_probabilities(self._by_seat[player].policy_network, tensor,
                                                       state.legal_actions_mask(player)[None])[0]
             self._average_cache[key] = probabilities
         return probabilities
@@ -838,8 +881,10 @@ class MCNFSP(Learner):
         })
         return metrics
 
-    def evaluation_agent(self, player: int) -> AveragePolicyAgent:
-        return self._agents[player].evaluation_agent()
+    def evaluation_agent(self, player: int) -> Agent:
+        if player in self._opponents:
+            return self._opponents[player]
+        return self._by_seat[player].evaluation_agent()
 
     def state_dict(self) -> dict[str, Any]:
         return {"agents": [agent.state_dict() for agent in self._agents],

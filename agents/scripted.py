@@ -1,4 +1,5 @@
-"""Scripted opponents from the research, for the GDL-II games (Partridge & Thielscher).
+"""Scripted opponents from the research: the GDL-II games' bots (Partridge & Thielscher) and
+the combat doctrine.
 
 =====================================  ============================================================
 Spec (env)                             Strategy
@@ -15,12 +16,14 @@ Spec (env)                             Strategy
 ``biased_blind_tictactoe``)            without its own marks holding most cells where its tries
                                        failed (a failed try means the opponent holds the cell);
                                        otherwise centre, then corners, then edges.
+``scripted:doctrine`` (``combat``)     The combat doctrine of :mod:`hiddenenvs.envs.combat.doctrine`
+                                       for a commander or a fighter; it reads the true state.
 =====================================  ============================================================
 
 ``rank`` orders Meier values from 31 (rank 0) up to 21 (rank 20). The paper describes
 the Meier bot as bluffing "in proportion to the value of its own roll" and calling "in
-proportion to their claim"; the bluffing direction here follows the issue (fewer bluffs
-with a better roll). Both bots see only what their seat sees: they read their own moves
+proportion to their claim"; the bluffing direction here is the sensible one (fewer bluffs
+with a better roll). The two GDL-II bots see only what their seat sees: they read their own moves
 and percepts back from the information-state tensor of the env (the default
 ``observation_type``), step by step, as the GDL game lays it out.
 """
@@ -176,9 +179,45 @@ class BlindTicTacToeBot(GdlScriptedAgent):
         return {by_cell[blind_tictactoe_cell(mine, theirs, sorted(by_cell))]: 1.0}
 
 
+class CombatDoctrineBot(Agent):
+    """The combat doctrine (:mod:`hiddenenvs.envs.combat.doctrine`) in one seat: a team's
+    commander or one fighter. Like the research's scripted opponents it reads the true state
+    (``USES_TRUE_STATE``: the loop passes ``roots=`` states, an env match the env's state),
+    not only what its seat observes. It is deterministic."""
+
+    USES_TRUE_STATE = True
+
+    def __init__(self, env_name: str, player: int, params: dict[str, Any], seed: int | None = None):
+        game = hiddenenvs.load_game(env_name, **params)
+        super().__init__(game.info.num_distinct_actions, seed)
+        self.player = player
+
+    def policy_at_state(self, state, player: int) -> np.ndarray:
+        """The doctrine's move for ``player`` at ``state``, as a one-hot distribution."""
+        from hiddenenvs.envs.combat.doctrine import doctrine_action
+
+        probabilities = np.zeros(self.num_actions)
+        probabilities[doctrine_action(state, player, self.rng)] = 1.0
+        return probabilities
+
+    def act_batch(self, observations, action_masks, episode_ids=None, views=None, roots=None):
+        if roots is None:
+            raise ValueError("the combat doctrine reads the true state: call act_batch with roots=")
+        probabilities = np.stack([self.policy_at_state(root, self.player) for root in roots])
+        return probabilities.argmax(axis=1), probabilities
+
+    def act_in_env(self, env, agent_name: str, observation: dict) -> int:
+        return int(self.policy_at_state(env.unwrapped.game_state, self.player).argmax())
+
+    def policy_probabilities_batch(self, observations, action_masks, views=None):
+        raise ValueError("the combat doctrine reads the true state, not observations: it has no "
+                         "policy over information states (use it as an opponent)")
+
+
 # {env: {bot name: class(env_name, seat, params)}}: the leaderboard's ``scripted:<name>``.
 SCRIPTED_BOTS = {
     "meier": {"meier": MeierBot},
     "blind_tictactoe": {"blind_tictactoe": BlindTicTacToeBot},
     "biased_blind_tictactoe": {"blind_tictactoe": BlindTicTacToeBot},
+    "combat": {"doctrine": CombatDoctrineBot},
 }

@@ -78,6 +78,7 @@ def evaluate(
     anchor: str | None = None,
     rank_by: str = "elo",
     progress: bool = True,
+    first_seats: Sequence[int] | None = None,
 ) -> Leaderboard:
     """Play what the store lacks of this evaluation, then build its leaderboard.
 
@@ -91,7 +92,7 @@ def evaluate(
     identity = {spec: agent_identity(spec) for spec in agents}
     agents = [identity[spec] for spec in agents]
     anchor = identity.get(anchor, anchor)
-    tasks = schedule(variant, agents, mode, games, seed, duplicate)
+    tasks = schedule(variant, agents, mode, games, seed, duplicate, first_seats)
     # Fail before any match if a spec does not resolve; keep the agents for exploitability.
     seat_0_agents = {spec: resolve_agent(spec, variant.name, 0, variant.params) for spec in agents}
     with ResultStore(db_path) as store:

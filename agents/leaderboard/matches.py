@@ -94,15 +94,24 @@ def schedule(
     games: int,
     series_seed: int,
     duplicate: bool = True,
+    first_seats: Sequence[int] | None = None,
 ) -> list[tuple[MatchKey, int]]:
-    """Every match of an evaluation as ``(key, env_seed)``, in a fixed order."""
+    """Every match of an evaluation as ``(key, env_seed)``, in a fixed order.
+
+    ``first_seats`` keeps only the seat orders that put the first agent of each pairing in
+    one of those seats (for games whose sides differ, such as combat's attackers and
+    defenders, where an agent was trained for one side)."""
     if games < 1:
         raise ValueError(f"games per seat order must be at least 1, got {games}")
     num_players = variant.game().info.num_players
+    if first_seats is not None and not all(0 <= s < num_players for s in first_seats):
+        raise ValueError(f"first seats must be in 0..{num_players - 1} for {variant.name}, got {list(first_seats)}")
     tasks = []
     for first, second in pairings(agents, mode):
         pairing = tuple(sorted((first, second)))
         for order in seat_orders(first, second, num_players):
+            if first_seats is not None and not any(order[s] == first for s in first_seats):
+                continue
             for index in range(games):
                 seed_parts = (variant.name, variant.params_json, pairing, series_seed, index)
                 if not duplicate:
