@@ -12,6 +12,7 @@ from gymnasium.vector import AutoresetMode
 from hiddenenvs.vector.gymnasium_env import SeatedVectorEnv
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "vector_ppo_masked.py"
+TORCHRL_EXAMPLE = EXAMPLE.with_name("torchrl_vector_leduc.py")
 
 
 def always(action):
@@ -110,3 +111,24 @@ def test_masked_ppo_example_runs():
     spec.loader.exec_module(module)
     mean_reward = module.main(["--game", "kuhn_poker", "--updates", "2", "--num-envs", "8", "--num-steps", "8"])
     assert np.isfinite(mean_reward)
+
+
+def test_replace_plays_a_legal_action_and_flags_it():
+    env = SeatedVectorEnv("leduc_holdem", num_envs=4, seed=0, illegal_action="replace")
+    env.reset()
+    _, _, _, _, infos = env.step(np.array([0, 1, 7, -1]))  # fold is illegal at the start
+    np.testing.assert_array_equal(infos["illegal_action"], [True, False, True, True])
+    strict = SeatedVectorEnv("leduc_holdem", num_envs=4, seed=0)
+    strict.reset()
+    with pytest.raises(ValueError, match="illegal action in env 0"):
+        strict.step(np.array([0, 1, 1, 1]))
+    with pytest.raises(ValueError, match="illegal_action must be one of"):
+        SeatedVectorEnv("leduc_holdem", illegal_action="lose")
+
+
+def test_torchrl_example_runs():
+    pytest.importorskip("torchrl")
+    spec = importlib.util.spec_from_file_location("torchrl_vector_leduc", TORCHRL_EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--num-envs", "16", "--steps", "10"]) > 0

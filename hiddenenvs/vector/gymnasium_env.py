@@ -30,6 +30,16 @@ observation and ``action_mask`` already belong to the next game; ``infos["final_
 (``[B, *shape]`` float32, dense rather than Gymnasium's object array) holds the
 learner's tensor at the terminal state in the rows where ``infos["_final_obs"]`` is set.
 ``truncated`` is always false (the games end by their rules).
+
+An illegal learner action raises ``ValueError`` (``illegal_action="raise"``, the
+default), or with ``illegal_action="replace"`` is replaced by a uniform legal action
+(seeded) and flagged in ``infos["illegal_action"]`` (``[B]`` bool): for libraries that
+probe an env with unmasked random actions, such as TorchRL's ``GymWrapper`` when it
+infers the info specs.
+
+TorchRL: ``torchrl.envs.GymWrapper(SeatedVectorEnv(..., illegal_action="replace"))`` is a
+batched TorchRL env (``batch_size [B]``) whose tensordicts carry ``action_mask``; see
+``examples/torchrl_vector_leduc.py``.
 """
 
 from __future__ import annotations
@@ -45,6 +55,7 @@ from gymnasium.vector.utils import batch_space
 from hiddenenvs.vector import RandomLegalPolicy, make
 
 OpponentPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+ILLEGAL_ACTION_RULES = ("raise", "replace")
 
 
 class SeatedVectorEnv(VectorEnv):
@@ -60,19 +71,27 @@ class SeatedVectorEnv(VectorEnv):
         opponents: str | OpponentPolicy | dict[int, OpponentPolicy] = "random",
         seed: int | None = None,
         observation_type: str = "information_state",
+        illegal_action: str = "raise",
         **params: Any,
     ):
+        if illegal_action not in ILLEGAL_ACTION_RULES:
+            raise ValueError(
+                f"SeatedVectorEnv({name!r}): illegal_action must be one of {ILLEGAL_ACTION_RULES}, got {illegal_action!r}"
+            )
+        self.illegal_action = illegal_action
         self.env = make(name, num_envs=num_envs, seed=seed, observation_type=observation_type, copy=False, **params)
         num_players = self.env.num_players
         if not isinstance(seat, int) or not 0 <= seat < num_players:
             raise ValueError(f"SeatedVectorEnv({name!r}): seat must be 0..{num_players - 1}, got {seat!r}")
         self.seat = seat
         self.opponents = self._opponent_policies(name, opponents, seed)
+        self._replacements = RandomLegalPolicy(0 if seed is None else seed)
         self.num_envs = self.env.num_envs
         self.single_observation_space = spaces.Box(0.0, 1.0, self.env.observation_shape, np.float32)
         self.single_action_space = spaces.Discrete(self.env.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.autoreset_mode = AutoresetMode.SAME_STEP  # as Gymnasium's own vector envs declare it
         self._step = None
 
     def _opponent_policies(self, name, opponents, seed) -> dict[int, OpponentPolicy]:
@@ -105,7 +124,13 @@ class SeatedVectorEnv(VectorEnv):
     def step(self, actions):
         if self._step is None:
             raise ValueError("SeatedVectorEnv.step: call reset() first")
-        actions = np.asarray(actions)
+        actions = np.asarray(actions).astype(np.int64, copy=True)
+        mask = self._mask()
+        in_range = (actions >= 0) & (actions < self.env.num_actions)
+        illegal = ~in_range
+        illegal[in_range] = ~mask[np.flatnonzero(in_range), actions[in_range]]
+        if self.illegal_action == "replace":
+            actions[illegal] = self._replacements(mask)[illegal]
         if self.env.simultaneous:
             joint = np.empty((self.num_envs, self.env.num_players), dtype=np.int64)
             for player, policy in self.opponents.items():
@@ -121,6 +146,8 @@ class SeatedVectorEnv(VectorEnv):
         if not self.env.simultaneous:
             self._play_opponents(rewards, ended, final)
         infos = {"action_mask": self._mask(), "final_obs": final, "_final_obs": ended}
+        if self.illegal_action == "replace":
+            infos["illegal_action"] = illegal
         truncated = np.zeros(self.num_envs, dtype=bool)
         return self._observation(), rewards, ended, truncated, infos
 
