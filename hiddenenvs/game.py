@@ -92,6 +92,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from hiddenenvs.beliefs import sample_from_posterior
 from hiddenenvs.core import (  # re-exported: the model's vocabulary
     CHANCE,
     SIMULTANEOUS,
@@ -103,7 +104,6 @@ from hiddenenvs.core import (  # re-exported: the model's vocabulary
     Utility,
     draw_index,  # noqa: F401 (re-exported, as all of these)
 )
-from hiddenenvs.beliefs import sample_from_posterior
 from hiddenenvs.registry import load_game
 
 
@@ -247,16 +247,22 @@ class Game(ABC):
         return state
 
     @classmethod
-    def validate_parameters(cls, params: dict[str, Any]) -> dict[str, Any]:
+    def validate_parameters(
+        cls, params: dict[str, Any], env_name: str = "", fixed: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        """``params`` checked and completed with defaults. Errors name ``env_name`` (the
+        registered name the user asked for, e.g. a variant) or else the class's ``NAME``, and
+        list the allowed parameters other than the ``fixed`` ones."""
+        where = env_name or cls.NAME
         known = {p.name: p for p in cls.PARAMETERS}
         unknown = sorted(set(params) - set(known))
         if unknown:
-            allowed = ", ".join(f"{p.name} (default {p.default!r})" for p in cls.PARAMETERS)
-            raise ValueError(
-                f"{cls.NAME}: unknown parameter(s) {unknown}; allowed: {allowed or 'none'}"
+            allowed = ", ".join(
+                f"{p.name} (default {p.default!r})" for p in cls.PARAMETERS if p.name not in fixed
             )
+            raise ValueError(f"{where}: unknown parameter(s) {unknown}; allowed: {allowed or 'none'}")
         return {
-            name: p.validate(params[name], cls.NAME) if name in params else p.default
+            name: p.validate(params[name], where) if name in params else p.default
             for name, p in known.items()
         }
 

@@ -134,7 +134,11 @@ def load_game(name: str | GameSpec, **params: Any) -> Game:
     fixed = set(entry.fixed_params) & set(params)
     if fixed:
         raise ValueError(f"{name}: parameter(s) {sorted(fixed)} are fixed by this variant")
-    game = entry.game_class()(**entry.fixed_params, **params)
+    game_class = entry.game_class()
+    # Checked here first so that errors name the env asked for (``monty_hall``), not the
+    # class behind it (``gdl``), and list only the parameters the variant leaves open.
+    game_class.validate_parameters(params, env_name=name, fixed=tuple(entry.fixed_params))
+    game = game_class(**entry.fixed_params, **params)
     game.spec = GameSpec.of(name, params)
     return game
 

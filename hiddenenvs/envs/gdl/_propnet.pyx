@@ -64,6 +64,38 @@ cdef class CompiledPropnet:
         self.state_bytes = (self.num_base + 7) // 8
         self.scratch_moves = np.zeros(max(1, len(layout["legal_nodes"])), dtype=np.int32)
 
+    def copy(self):
+        """A propnet over the same (read-only) layout arrays with its own node values and
+        scratch: instances of one compiled sheet share the layout, and each evaluates on
+        its own buffers (evaluation writes them with the GIL released)."""
+        cdef CompiledPropnet other = CompiledPropnet.__new__(CompiledPropnet)
+        other.num_nodes = self.num_nodes
+        other.num_base = self.num_base
+        other.num_roles = self.num_roles
+        other.first_base = self.first_base
+        other.first_input = self.first_input
+        other.values = np.zeros(self.num_nodes, dtype=np.uint8)
+        other.values[1] = 1
+        other.a_blocks = self.a_blocks
+        other.b_blocks = self.b_blocks
+        other.gate_node = self.gate_node
+        other.gate_conj_start = self.gate_conj_start
+        other.conj_lit_start = self.conj_lit_start
+        other.lits = self.lits
+        other.legal_start = self.legal_start
+        other.legal_nodes = self.legal_nodes
+        other.input_nodes = self.input_nodes
+        other.goal_start = self.goal_start
+        other.goal_nodes = self.goal_nodes
+        other.goal_values = self.goal_values
+        other.next_nodes = self.next_nodes
+        other.sees_start = self.sees_start
+        other.sees_nodes = self.sees_nodes
+        other.terminal_node = self.terminal_node
+        other.state_bytes = self.state_bytes
+        other.scratch_moves = np.zeros(self.scratch_moves.shape[0], dtype=np.int32)
+        return other
+
     # ------------------------------------------------------------------ core (nogil)
     cdef inline uint8_t _gate(self, int g) noexcept nogil:
         cdef int c, l, lit

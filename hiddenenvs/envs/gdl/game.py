@@ -93,6 +93,11 @@ pass is kept for further draws from the same key under the uniform policy (a pol
 probabilities may change between calls, so with a policy every draw filters anew;
 ``game.sample_consistent_histories(p, key, rng, count, policy)`` draws ``count`` from one pass).
 
+Instances share the compiled sheet: every game built from the same file (same bytes,
+same ``max_instances``) in a process reuses one parsed, ground and compiled network and
+one reachable-state search (``Propnet.shared``); each game evaluates on its own buffers
+and caches, so ``num_envs`` instances cost about one.
+
 Pickling: a game pickles as its ``spec``; the receiving process rebuilds (and grounds)
 the sheet, once per process. With ``rules=<path>`` the spec holds the path as given, so
 the receiving process must see the same file at that path (give an absolute path when
@@ -171,7 +176,7 @@ class GdlGame(Game):
             raise ValueError("gdl: rules= takes the path of a rule sheet file, got text starting "
                              f"{rules[:40]!r}; write the sheet to a .gdl/.kif file and pass its path")
         path = Path(rules) if rules else resolve_sheet(sheet)
-        self.propnet = Propnet.from_file(path, max_instances=self.params["max_instances"])
+        self.propnet = Propnet.shared(path, max_instances=self.params["max_instances"])
         net = self.propnet
         lowered = [name.lower() for name in net.roles]
         self.random_role = lowered.index("random") if "random" in lowered else None
@@ -194,7 +199,8 @@ class GdlGame(Game):
         # A step's key entries depend on its moves and percepts only; searches meet the
         # same few thousand steps again and again.
         self.step_entries = functools.lru_cache(maxsize=1 << 16)(self._step_entries)
-        utility, utility_sum, depth = self._explore()
+        utility, utility_sum, depth = self.propnet.derived(("explore", self.max_steps),
+                                                          self._explore)
         # The belief sampler's forward passes under the uniform policy, for repeated draws.
         self._uniform_filter = functools.lru_cache(maxsize=16)(
             lambda player, target, max_nodes: _ForwardFilter(self, player, target, None,

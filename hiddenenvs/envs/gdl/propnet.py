@@ -23,12 +23,25 @@ under the same condition.
 Evaluation is compiled (``_propnet.pyx``) over packed bit-vector states (``bytes``, bit
 ``i`` = base proposition ``i``). :class:`Propnet` adds LRU caches for state evaluations
 and transitions with hit statistics (``cache_info()``), on by default.
+
+Shared compiled sheets. :meth:`Propnet.shared` compiles a sheet once per process and hands
+each caller its own :meth:`~Propnet.instance`: the parsed sheet, the ground program's
+layout and every name table are shared (never modified after the build), while the node
+values the evaluator writes, the LRU caches and their statistics belong to the instance.
+Compiled sheets are kept in a bounded LRU (:data:`SHEET_CACHE_SIZE`) keyed by the file's
+path, a digest of its bytes and the grounding limit, so an edited file is compiled again;
+building is locked per key, so threads asking for the same sheet at once compile it once.
+:meth:`~Propnet.derived` memoises facts computed from the network (a game's reachable-state
+search) on the shared build.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
-from collections import defaultdict
+import hashlib
+import threading
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +70,7 @@ from hiddenenvs.envs.gdl.parser import (
     Term,
     intern_structure,
     parse_file,
+    parse_text,
 )
 from hiddenenvs.envs.gdl.validate import strongly_connected_components, validate
 
@@ -65,6 +79,7 @@ SEES_KEY = constant_key("sees")
 TERMINAL_KEY = constant_key("terminal")
 ROLE_KEY = constant_key("role")
 OUTPUT_KEYS = (LEGAL_KEY, GOAL_KEY, TERMINAL_KEY, NEXT_KEY, SEES_KEY)
+SHEET_CACHE_SIZE = 16  # compiled sheets kept per process (Propnet.shared)
 
 
 class TermPrinter:
@@ -131,11 +146,49 @@ class Propnet:
         rules = validate(sheet)
         program = ground(rules, max_instances)
         self._build(program)
+        self._derived: dict = {}
+        self._derived_lock = threading.Lock()
         self.cache_size = cache_size
 
     @classmethod
     def from_file(cls, path, **options) -> Propnet:
         return cls(parse_file(Path(path)), **options)
+
+    @classmethod
+    def shared(cls, path, max_instances: int = DEFAULT_MAX_INSTANCES) -> Propnet:
+        """An :meth:`instance` of the sheet at ``path``, compiled once per process (module
+        docstring); errors are those of :meth:`from_file`, and a failed build is not kept."""
+        sheet_path = Path(path)
+        try:
+            data = sheet_path.read_bytes()
+        except OSError:
+            return cls.from_file(sheet_path, max_instances=max_instances)  # its error names it
+        key = (str(sheet_path), hashlib.sha256(data).hexdigest(), max_instances)
+        return _SHEETS.get(key, lambda: cls._from_bytes(sheet_path, data, max_instances)).instance()
+
+    @classmethod
+    def _from_bytes(cls, path: Path, data: bytes, max_instances: int) -> Propnet:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return cls.from_file(path, max_instances=max_instances)  # its error names it
+        return cls(parse_text(text, filename=str(path)), max_instances=max_instances)
+
+    def instance(self) -> Propnet:
+        """This network with its own evaluation buffers and empty caches, sharing the
+        compiled layout, the name tables and :meth:`derived` results (module docstring)."""
+        other = copy.copy(self)
+        other.compiled = self.compiled.copy()
+        other.cache_size = self.cache_size
+        return other
+
+    def derived(self, key, compute):
+        """``compute()`` once per ``key`` for every instance of this compiled sheet (the
+        result is shared: never modify it)."""
+        with self._derived_lock:
+            if key not in self._derived:
+                self._derived[key] = compute()
+            return self._derived[key]
 
     # ------------------------------------------------------------------ build
     def _build(self, program) -> None:
@@ -508,3 +561,43 @@ class Propnet:
                 return index
         raise GdlPlayError(self.rule_location("legal", role),
                            f"{text!r} is not a move role {self.roles[role]} can ever make")
+
+
+class _SheetCache:
+    """A bounded, thread-safe LRU of compiled sheets; one build per key at a time."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.entries: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+        self.building: dict = {}  # key -> lock held while that key builds
+
+    def get(self, key, build):
+        with self.lock:
+            if key in self.entries:
+                self.entries.move_to_end(key)
+                return self.entries[key]
+            key_lock = self.building.setdefault(key, threading.Lock())
+        with key_lock:
+            with self.lock:
+                if key in self.entries:  # built by another thread meanwhile
+                    return self.entries[key]
+            try:
+                value = build()
+            except BaseException:
+                with self.lock:
+                    self.building.pop(key, None)
+                raise
+            with self.lock:
+                self.entries[key] = value
+                while len(self.entries) > self.size:
+                    self.entries.popitem(last=False)
+                self.building.pop(key, None)
+            return value
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+
+
+_SHEETS = _SheetCache(SHEET_CACHE_SIZE)
