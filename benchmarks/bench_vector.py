@@ -23,6 +23,11 @@ is imported. Contenders take turns in slices (``timing.interleaved_rates``), so 
 other jobs falls on all of them alike.
 
     python benchmarks/bench_vector.py [--seconds 2] [--batches 1 64 1024 16384]
+
+``--self-play`` measures instead NFSP's self-play on Leduc hold'em, episodes per second
+with 64 episodes in lockstep (fresh, untrained agents; acting and storing transitions,
+no gradient steps): :func:`agents.loop.play_episodes` over 64 AEC envs against
+:func:`agents.vector_self_play.play_vector_episodes` over one vector env.
 """
 
 from __future__ import annotations
@@ -132,6 +137,29 @@ def pgx_contender(name: str, batch: int):
     return run_once, memory
 
 
+def self_play_contenders(num_envs: int = 64) -> dict:
+    import hiddenenvs
+    import hiddenenvs.vector as vector
+    from agents.loop import play_episodes
+    from agents.nfsp import NFSP, NFSPConfig
+    from agents.vector_self_play import play_vector_episodes
+
+    game = hiddenenvs.load_game("leduc_holdem")
+    aec_learner, vector_learner = NFSP(game, NFSPConfig(), seed=0), NFSP(game, NFSPConfig(), seed=0)
+    envs = [hiddenenvs.make("leduc_holdem").unwrapped for _ in range(num_envs)]
+    seat_agents = dict(zip(envs[0].possible_agents, aec_learner.agents))
+    vector_env = vector.make("leduc_holdem", num_envs=num_envs, seed=0)
+    rng = np.random.default_rng(0)
+
+    def aec_once() -> int:
+        return len(play_episodes(envs, seat_agents, rng.integers(2**31, size=num_envs)))
+
+    def vector_once() -> int:
+        return len(play_vector_episodes(vector_env, vector_learner.agents, seed=int(rng.integers(2**31))))
+
+    return {"play_episodes (64 AEC envs)": aec_once, "play_vector_episodes (vector env)": vector_once}
+
+
 def commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -147,6 +175,7 @@ def main() -> None:
     parser.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
     parser.add_argument("--core", type=int, default=0, help="the CPU core to pin to")
     parser.add_argument("--no-pgx", action="store_true", help="measure without pgx")
+    parser.add_argument("--self-play", action="store_true", help="NFSP self-play episodes/s instead (see above)")
     args = parser.parse_args()
 
     os.sched_setaffinity(0, {args.core})
@@ -155,6 +184,12 @@ def main() -> None:
         os.environ[variable] = "1"
     from timing import interleaved_rates
 
+    if args.self_play:
+        print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit()}, pinned to core "
+              f"{args.core}, load average {os.getloadavg()[0]:.1f}; NFSP on Leduc hold'em, 64 episodes in lockstep")
+        for label, rate in interleaved_rates(args.seconds, self_play_contenders()).items():
+            print(f"{label:<36}{rate:>10,.0f} episodes/s")
+        return
     have_pgx = False
     if not args.no_pgx:
         try:
