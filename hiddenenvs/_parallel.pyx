@@ -112,6 +112,11 @@ def step(self, actions):
         unknown = sorted(map(repr, set(actions) - self._agent_names))
         raise ValueError(f"{self.game.NAME}: step() got actions for unknown agent(s) "
                          f"{', '.join(unknown)}; agents: {self.possible_agents}")
+    if len(agents) < len(self.possible_agents) and not set(agents).issuperset(actions):
+        finished = sorted(map(repr, set(actions) - set(agents)))
+        raise ValueError(f"{self.game.NAME}: step() got actions for agent(s) no longer in play "
+                         f"{', '.join(finished)} (terminated or truncated earlier); a parallel "
+                         f"step takes actions for env.agents only")
     reports = {}
     joint = joint_action(self, actions, reports)
     if joint is None:

@@ -144,7 +144,8 @@ class _GameEnvBase:
         )
 
     def _unknown_agent(self, agent: Any) -> ValueError:
-        return ValueError(f"{self.game.NAME}: no agent named {agent!r}; agents: {self.possible_agents}")
+        shown = repr(agent) if len(repr(agent)) <= 60 else repr(agent)[:57] + "..."
+        return ValueError(f"{self.game.NAME}: no agent named {shown}; agents: {self.possible_agents}")
 
     def _setup(self, game: Game, render_mode: str | None, observation_type: str,
                observation_layout: str, illegal_action: str) -> None:
@@ -260,7 +261,10 @@ class _GameEnvBase:
         return mask
 
     def observation_space(self, agent):
-        return self._observation_spaces[agent]
+        space = self._observation_spaces.get(agent) if isinstance(agent, str) else None
+        if space is None:
+            raise self._unknown_agent(agent)
+        return space
 
     def state(self) -> np.ndarray:
         """The full-information state now, as ``state_space`` says: every player's
@@ -280,7 +284,10 @@ class _GameEnvBase:
         return self.game_state.seat_view(self.agent_to_player[agent])
 
     def action_space(self, agent):
-        return self._action_spaces[agent]
+        space = self._action_spaces.get(agent) if isinstance(agent, str) else None
+        if space is None:
+            raise self._unknown_agent(agent)
+        return space
 
     def _new_episode(self, seed: int | None) -> None:
         if seed is not None:

@@ -238,6 +238,53 @@ def test_parallel_entry_points_name_bad_inputs():
         env.step({"player_0": 0, "player_1": 0})
 
 
+def test_a_dead_fighter_s_action_is_refused_naming_it():
+    """PettingZoo's parallel API: step() takes actions for ``env.agents``, the agents still
+    in play; an action for a fighter that died is a caller's bug, refused by name."""
+    env = hiddenenvs.make_parallel("combat", mode="fighter", map="small")
+    observations, _ = env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    while env.agents and len(env.agents) == len(env.possible_agents):  # seed 1: one dies at step 186
+        observations, *_ = env.step({agent: int(rng.choice(np.flatnonzero(observations[agent]["action_mask"])))
+                                     for agent in env.agents})
+    assert 0 < len(env.agents) < len(env.possible_agents)
+    dead = next(agent for agent in env.possible_agents if agent not in env.agents)
+    actions = {agent: int(np.flatnonzero(observations[agent]["action_mask"])[0]) for agent in env.agents}
+    with pytest.raises(ValueError, match=rf"combat: step\(\) got actions for agent\(s\) no longer in play "
+                                         rf"'{dead}' \(terminated or truncated earlier\)"):
+        env.step({**actions, dead: 0})
+    env.step(actions)  # the live agents' actions alone are played
+
+
+@pytest.mark.parametrize("make", [hiddenenvs.make, hiddenenvs.make_parallel])
+def test_spaces_of_an_unknown_agent_name_the_known_agents(make):
+    env = make("rps")
+    for method in ("action_space", "observation_space"):
+        with pytest.raises(ValueError, match=r"rps: no agent named 'nobody'; agents: \['player_0', 'player_1'\]"):
+            getattr(env, method)("nobody")
+        with pytest.raises(ValueError, match=r"no agent named \['player_0'\]"):
+            getattr(env, method)(["player_0"])  # unhashable: the same error, not a TypeError
+
+
+def test_large_seeds_use_all_their_bits_as_gymnasium_does():
+    """Gymnasium's ``seeding.np_random`` takes any non-negative integer (``SeedSequence``
+    reads all its bits); so does ``reset(seed=...)`` here (Python's ``random.seed``):
+    2**70 and 2**70 + 2**64 deal different cards (a seed cut to 64 bits would make them
+    one), and a seed replays its deals."""
+    def deals(seed):  # player_0's card in 20 Kuhn episodes: reset(seed), then reset()
+        env = hiddenenvs.make("kuhn_poker")
+        cards = []
+        for episode in range(20):
+            env.reset(seed=seed if episode == 0 else None)
+            cards.append(int(np.argmax(env.observe("player_0")["observation"][2:5])))
+        return cards
+
+    assert deals(2**70) == deals(2**70)
+    assert deals(2**70) != deals(2**70 + 2**64)
+    with pytest.raises(ValueError, match=r"takes None or a non-negative integer, got -1"):
+        hiddenenvs.make_parallel("rps").reset(seed=-1)
+
+
 # ---- errors that used to be swallowed ------------------------------------------------------------
 def test_a_broken_scripted_bot_import_is_an_error_not_no_bots(monkeypatch):
     from agents.leaderboard.specs import resolve_agent
