@@ -36,17 +36,9 @@ autodoc_typehints = "description"
 autodoc_typehints_format = "short"
 # A package's page documents what the package defines; what it re-exports (``__all__``) is
 # documented once, in the module that defines it.
-# Undocumented members too: docstrings refer to module constants (limits, tables) by name.
+# Undocumented members too; module constants, which autodoc leaves out when they carry no
+# doc comment, are listed by the API page generator (docstrings refer to limits by name).
 autodoc_default_options = {"ignore-module-all": True, "undoc-members": True}
-# Annotations are strings (``from __future__ import annotations``); these names are the
-# model's, not the homonyms elsewhere (agents.leaderboard.stats has its own ``Game``).
-autodoc_type_aliases = {
-    "Game": "hiddenenvs.game.Game",
-    "State": "hiddenenvs.game.State",
-    "GameTree": "hiddenenvs.analysis.tree.GameTree",
-    "TabularPolicy": "hiddenenvs.analysis.policy.TabularPolicy",
-    "Policy": "hiddenenvs.beliefs.Policy",
-}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
@@ -64,6 +56,8 @@ THIRD_PARTY = "np|numpy|torch|nn|gymnasium|gym|spaces|pettingzoo|ray|stable_base
 STANDARD_LIBRARY = "collections|pathlib|enum|abc|typing|dataclasses|concurrent|threading|multiprocessing|random|io|os|subprocess|socket|http|json|argparse|logging|types|contextlib|functools|itertools|queue|datetime"
 nitpick_ignore_regex = [
     (r"py:.*", rf"({THIRD_PARTY}|{STANDARD_LIBRARY})(\..*)?"),
+    # PettingZoo's type variables in the signatures of our AEC and parallel envs.
+    (r"py:class", r"AgentID|ObsType|ActionType"),
     # autodoc_typehints_format "short" writes those standard and third-party classes unqualified.
     (r"py:class", r"Path|Module|Tensor|ndarray|Generator|Callable|Sequence|Iterator|Iterable|Hashable|Mapping"),
 ]

@@ -65,7 +65,7 @@ ROLE = re.compile(r":(?:py:)?(class|func|meth|mod|attr|data|obj|exc):`([^`]+)`")
 def docstring_as_markdown(text: str) -> str:
     """A docstring (Markdown tables, RST roles and ``::`` blocks) as MyST Markdown."""
     text = inspect.cleandoc(text)
-    text = ROLE.sub(lambda m: "{py:%s}`%s`" % (m.group(1), m.group(2)), text)
+    text = ROLE.sub(lambda m: f"{{py:{m.group(1)}}}`{m.group(2)}`", text)
     return re.sub(r"::\n", ":\n", text)
 
 
@@ -263,7 +263,9 @@ def default_of(field: dataclasses.Field) -> str:
 def type_name(annotation) -> str:
     if isinstance(annotation, str):
         return annotation
-    return getattr(annotation, "__name__", str(annotation)).replace("typing.", "")
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return re.sub(r"\b(typing|builtins)\.", "", str(annotation))
 
 
 def config_reference(cls) -> list[str]:
@@ -345,15 +347,67 @@ def api_modules() -> list[str]:
     return sorted(names)
 
 
+def undocumented_constants(module_name: str) -> list[str]:
+    """Module-level names assigned in the module that autodoc would leave out: no doc
+    comment, and not a class, function or module (those it documents by themselves)."""
+    import ast
+
+    from sphinx.pycode import ModuleAnalyzer
+
+    module = importlib.import_module(module_name)
+    try:
+        source = inspect.getsource(module)
+    except (OSError, TypeError):
+        return []
+    documented = {name for (_, name) in ModuleAnalyzer.for_module(module_name).find_attr_docs()}
+    names = []
+    for node in ast.parse(source).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            if (not isinstance(target, ast.Name) or target.id.startswith("_") or target.id in documented
+                    or not hasattr(module, target.id)):  # (a file edited since its import)
+                continue
+            value = getattr(module, target.id, None)
+            if not is_type_alias(value) and (inspect.isclass(value) or inspect.isroutine(value)
+                                             or inspect.ismodule(value)):
+                continue
+            if target.id not in names:
+                names.append(target.id)
+    return names
+
+
+def is_type_alias(value) -> bool:
+    return value is typing.Any or isinstance(value, typing.TypeVar) or typing.get_origin(value) is not None
+
+
+def alias_text(value) -> str:
+    return re.sub(r"\b(typing|collections\.abc|builtins)\.", "", repr(value)).replace("`", "'")
+
+
 def api_page(module_name: str) -> str:
-    return "\n".join([
-        f"# `{module_name}`", "",
-        "```{eval-rst}",
-        f".. automodule:: {module_name}",
-        "   :members:",
-        "   :show-inheritance:",
-        "```", "",
-    ])
+    import hiddenenvs.game
+
+    module = importlib.import_module(module_name)
+    # A class named like one of the game model's (agents.leaderboard.stats.Game) is shown
+    # but not indexed, so an annotation ``Game`` anywhere links to the model's.
+    model_names = {name for name, value in vars(hiddenenvs.game).items() if inspect.isclass(value)}
+    homonyms = [name for name, value in vars(module).items()
+                if inspect.isclass(value) and value.__module__ == module_name
+                and name in model_names and module is not hiddenenvs.game]
+    lines = [f"# `{module_name}`", "", "```{eval-rst}", f".. automodule:: {module_name}", "   :members:"]
+    if homonyms:
+        lines.append(f"   :exclude-members: {', '.join(homonyms)}")
+    lines.append("")
+    for name in homonyms:
+        lines += [f".. autoclass:: {module_name}.{name}", "   :members:", "   :no-index:", ""]
+    for name in undocumented_constants(module_name):
+        value = getattr(module, name)
+        if is_type_alias(value):  # so that an annotation naming it links here
+            lines += [f".. py:type:: {name}", "", f"   A type alias: ``{alias_text(value)}``.", ""]
+            continue
+        simple = isinstance(value, (bool, int, float, str)) and len(repr(value)) < 80
+        lines += [f".. autodata:: {module_name}.{name}"] + ([] if simple else ["   :no-value:"]) + [""]
+    return "\n".join(lines + ["```", ""])
 
 
 def generate(app) -> None:
@@ -384,7 +438,13 @@ TABLE_RULE = re.compile(r"^\s*\|[\s:|-]+\|\s*$")
 
 
 def markdown_tables_as_rst(app, what, name, obj, options, lines: list[str]) -> None:
-    """Docstrings write tables in Markdown (``| a | b |``); autodoc reads RST: make them list-tables."""
+    """Docstrings write tables in Markdown (``| a | b |``); autodoc reads RST: make them list-tables.
+
+    A module constant has no docstring of its own: autodoc hands over its type's (``dict``'s),
+    which says nothing about the constant, so it is dropped."""
+    if what == "data" and type(obj).__doc__ and "\n".join(lines).strip() == inspect.cleandoc(type(obj).__doc__).strip():
+        lines[:] = []
+        return
     out: list[str] = []
     index = 0
     while index < len(lines):
