@@ -48,9 +48,9 @@ def test_threads_asking_at_once_compile_once(monkeypatch):
     builds = []
     original = Propnet._from_bytes.__func__
 
-    def counted(cls, path, data, max_instances):
+    def counted(cls, path, data, max_sheet_bytes, options):
         builds.append(path)
-        return original(cls, path, data, max_instances)
+        return original(cls, path, data, max_sheet_bytes, options)
 
     monkeypatch.setattr(Propnet, "_from_bytes", classmethod(counted))
     nets = []

@@ -62,7 +62,7 @@ def test_deep_nesting_and_large_input_do_not_hit_the_recursion_limit():
     sheet = parse_text(f"(role a) (init (p {deep}))")
     assert len(sheet.rules) == 2
     big = "\n".join(f"(succ {i} {i + 1})" for i in range(50_000))
-    assert len(parse_text(big).rules) == 50_000
+    assert len(parse_text(big, max_bytes=10**6, max_sentences=50_000).rules) == 50_000
     with pytest.raises(GdlSyntaxError, match=r"<string>:1:100000: unbalanced '\(': 100000 parentheses"):
         parse_text("(" * 100_000)
 

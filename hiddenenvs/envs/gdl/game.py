@@ -31,6 +31,13 @@ Parameters:
   refusal takes time in proportion (13-20 microseconds an instance, 4-7 s of CPU at
   the default). Raise it for a game that really is larger (racer and crisscross load with
   3000000).
+- ``max_sheet_bytes`` (int, default 524288): the sheet file's size limit, checked before
+  it is read; a sheet may also hold at most 10,000 rules and facts (the reader refuses at
+  the first one beyond, naming its line). Published sheets are under 100 KB.
+- ``max_load_seconds`` (float, default 0: none): a wall-clock budget for grounding and
+  compiling the sheet (the GGP player passes what its start clock leaves); beyond it the
+  load is refused with one line naming the file and the stage reached. A sheet already
+  compiled in this process is reused at once, whatever the budget.
 
 Steps, keys and public observations. Every model step adds one entry to
 ``public_state_key()`` and to every player's ``information_state_key(p)``, each entry
@@ -119,7 +126,7 @@ import numpy as np
 
 from hiddenenvs.beliefs import action_probability_function
 from hiddenenvs.envs.gdl.ground import DEFAULT_MAX_INSTANCES
-from hiddenenvs.envs.gdl.parser import GdlPlayError, Location
+from hiddenenvs.envs.gdl.parser import MAX_SHEET_BYTES, GdlPlayError, Location
 from hiddenenvs.envs.gdl.propnet import Propnet
 from hiddenenvs.game import (
     CHANCE,
@@ -162,6 +169,9 @@ class GdlGame(Game):
         Parameter("scale_returns", bool, False, "scale goal values 0..100 to [-1, 1]"),
         Parameter("max_steps", int, 200, "GDL steps before the episode is cut", minimum=1),
         Parameter("max_instances", int, DEFAULT_MAX_INSTANCES, "grounding size limit", minimum=1),
+        Parameter("max_sheet_bytes", int, MAX_SHEET_BYTES, "rule sheet size limit", minimum=1),
+        Parameter("max_load_seconds", float, 0.0,
+                  "time budget for grounding and compiling the sheet (0: none)", minimum=0.0),
     )
 
     def __init__(self, **params):
@@ -176,7 +186,9 @@ class GdlGame(Game):
             raise ValueError("gdl: rules= takes the path of a rule sheet file, got text starting "
                              f"{rules[:40]!r}; write the sheet to a .gdl/.kif file and pass its path")
         path = Path(rules) if rules else resolve_sheet(sheet)
-        self.propnet = Propnet.shared(path, max_instances=self.params["max_instances"])
+        self.propnet = Propnet.shared(path, max_instances=self.params["max_instances"],
+                                      max_sheet_bytes=self.params["max_sheet_bytes"],
+                                      max_seconds=self.params["max_load_seconds"] or None)
         net = self.propnet
         lowered = [name.lower() for name in net.roles]
         self.random_role = lowered.index("random") if "random" in lowered else None

@@ -47,6 +47,7 @@ deeper than Python's recursion allows is refused with a
 from __future__ import annotations
 
 import itertools
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -296,8 +297,14 @@ class _LimitReached(Exception):
 
 
 class Grounder:
-    def __init__(self, rules: list[NormalRule], max_instances: int = DEFAULT_MAX_INSTANCES):
+    """Grounds validated rules; ``deadline`` (a :func:`time.monotonic` value, or None) is a
+    time budget checked every 1,024 instances and symbols, refused like the size limit."""
+
+    def __init__(self, rules: list[NormalRule], max_instances: int = DEFAULT_MAX_INSTANCES,
+                 deadline: float | None = None):
         self.location = rules[0].source.loc if rules else None
+        self.deadline = deadline
+        self.timed_out = False
         try:
             self.rules = [_compile_rule(rule) for rule in rules]
         except RecursionError:
@@ -310,6 +317,9 @@ class Grounder:
         rule = self.rules[rule_number.number]
         rule.instances += 1
         self.total += 1
+        if self.deadline is not None and not self.total & 1023 and time.monotonic() > self.deadline:
+            self.exceeded = self._out_of_time(f"grounding ({self.total:,} instances so far)")
+            raise _LimitReached()
         if self.total > self.max_instances:
             worst = max(self.rules, key=lambda r: r.instances)
             self.exceeded = GdlGroundingLimitError(
@@ -367,7 +377,10 @@ class Grounder:
         instances: dict[int, list] = defaultdict(list)
         try:
             with control.solve(yield_=True) as models:
-                for symbol in next(iter(models)).symbols(atoms=True):
+                for count, symbol in enumerate(next(iter(models)).symbols(atoms=True)):
+                    if (self.deadline is not None and not count & 1023
+                            and time.monotonic() > self.deadline):
+                        raise self._out_of_time(f"reading the ground program ({count:,} atoms)")
                     name = symbol.name
                     if name[0] == "i":
                         instances[int(name[1:])].append([decode(a) for a in symbol.arguments])
@@ -376,6 +389,11 @@ class Grounder:
         except RecursionError:
             raise self._too_deep() from None
         return relevant, instances
+
+    def _out_of_time(self, stage: str) -> GdlGroundingLimitError:
+        self.timed_out = True
+        return GdlGroundingLimitError(self.location, f"loading the sheet exceeds its time budget "
+                                      f"in {stage}; give it more time or a smaller sheet")
 
     def _too_deep(self) -> GdlRecursionError:
         return GdlRecursionError(self.location, "the rules build terms nested too deeply to ground "
@@ -441,7 +459,7 @@ class Grounder:
                 relevant, instances_by_rule = self._solve(exact)
                 break
             except GdlGroundingLimitError:
-                if attempt == 2 or not self._decompose_explosive():
+                if attempt == 2 or self.timed_out or not self._decompose_explosive():
                     raise
         program = GroundProgram(relevant=relevant)
         seen = set()
@@ -465,9 +483,11 @@ class Grounder:
         return program
 
 
-def ground(rules: list[NormalRule], max_instances: int = DEFAULT_MAX_INSTANCES) -> GroundProgram:
-    """Ground ``rules`` (validated, see :func:`~hiddenenvs.envs.gdl.validate.validate`)."""
-    return Grounder(rules, max_instances).instantiate()
+def ground(rules: list[NormalRule], max_instances: int = DEFAULT_MAX_INSTANCES,
+           deadline: float | None = None) -> GroundProgram:
+    """Ground ``rules`` (validated, see :func:`~hiddenenvs.envs.gdl.validate.validate`)
+    within ``max_instances`` and, if given, by the :func:`time.monotonic` ``deadline``."""
+    return Grounder(rules, max_instances, deadline).instantiate()
 
 
 __all__ = [

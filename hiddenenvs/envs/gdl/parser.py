@@ -326,24 +326,48 @@ _TOKEN = re.compile(r"\s+|;[^\n]*|\(|\)|[^\s();]+")
 # brackets, control characters) is junk rather than a symbol.
 _SYMBOL_PUNCTUATION = frozenset("!$%&*+-./<=>?@_~^:#")
 KEYWORD_FORMS = {"not": 1, "distinct": 2}
+# Size limits, checked before and while reading (reading costs tens of microseconds a
+# token, and every later stage grows with the sheet): the largest of ggp-base's published
+# sheets are 70 KB and 579 sentences, so these leave several times that room while a
+# sheet at the limits is read, refused or loaded in seconds.
+MAX_SHEET_BYTES = 512 * 1024
+MAX_SENTENCES = 10_000  # top-level rules and facts
 
 
-def parse_file(path) -> RuleSheet:
-    """Read a rule sheet from ``path`` (errors name the file as given)."""
+def parse_file(path, max_bytes: int = MAX_SHEET_BYTES,
+               max_sentences: int = MAX_SENTENCES) -> RuleSheet:
+    """Read a rule sheet from ``path`` (errors name the file as given); a file larger than
+    ``max_bytes`` is refused before it is read."""
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise _too_large(str(path), size, max_bytes)
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise GdlSyntaxError(Location(str(path), 0, 0), f"cannot read rule sheet: {exc}") from exc
     except UnicodeDecodeError as exc:
         raise GdlSyntaxError(Location(str(path), 1, 1), f"not UTF-8 text: {exc}") from exc
-    return parse_text(text, filename=str(path))
+    return parse_text(text, filename=str(path), max_bytes=max_bytes, max_sentences=max_sentences)
 
 
-def parse_text(text: str, filename: str = "<string>") -> RuleSheet:
-    """Parse KIF ``text`` into a :class:`RuleSheet` (syntax checks only; see validation)."""
-    items = _read_terms(text, filename)
+def parse_text(text: str, filename: str = "<string>", max_bytes: int = MAX_SHEET_BYTES,
+               max_sentences: int = MAX_SENTENCES) -> RuleSheet:
+    """Parse KIF ``text`` into a :class:`RuleSheet` (syntax checks only; see validation).
+
+    Refused with a :class:`GdlSyntaxError`: text over ``max_bytes`` (UTF-8), before
+    reading; more than ``max_sentences`` top-level rules and facts, at the first one over.
+    """
+    if len(text) > max_bytes or len(text.encode("utf-8")) > max_bytes:
+        raise _too_large(filename, len(text.encode("utf-8")), max_bytes)
+    items = _read_terms(text, filename, max_sentences)
     return RuleSheet(tuple(_to_rule(item, filename) for item in items), filename, text)
+
+
+def _too_large(filename: str, size: int, max_bytes: int) -> GdlSyntaxError:
+    return GdlSyntaxError(Location(filename, 1, 1),
+                          f"the rule sheet is {size:,} bytes, more than the limit of "
+                          f"{max_bytes:,} (published GDL sheets are under 100 KB)")
 
 
 class _Open(NamedTuple):
@@ -351,7 +375,7 @@ class _Open(NamedTuple):
     items: list
 
 
-def _read_terms(text: str, filename: str) -> list[Term]:
+def _read_terms(text: str, filename: str, max_sentences: int = MAX_SENTENCES) -> list[Term]:
     """Tokens -> top-level terms with an explicit stack of open parentheses."""
     top: list[Term] = []
     stack: list[_Open] = []
@@ -377,6 +401,9 @@ def _read_terms(text: str, filename: str) -> list[Term]:
             opened = stack.pop()
             term = _make_compound(opened, filename)
             (stack[-1].items if stack else top).append(term)
+            if not stack and len(top) > max_sentences:
+                raise GdlSyntaxError(opened.loc, f"the sheet has more than {max_sentences:,} "
+                                     f"rules and facts (the limit); this is the first beyond it")
         else:
             for offset, char in enumerate(token):
                 if not (char.isalnum() or char in _SYMBOL_PUNCTUATION):

@@ -41,6 +41,7 @@ import copy
 import functools
 import hashlib
 import threading
+import time
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,8 +62,10 @@ from hiddenenvs.envs.gdl.ground import (
     relation_of,
 )
 from hiddenenvs.envs.gdl.parser import (
+    MAX_SHEET_BYTES,
     STRUCTURES,
     Compound,
+    GdlGroundingLimitError,
     GdlPlayError,
     GdlRuleError,
     Location,
@@ -136,43 +139,65 @@ class StateInfo:
 
 
 class Propnet:
-    """A compiled, simplified propnet with LRU caches (see the module docstring)."""
+    """A compiled, simplified propnet with LRU caches (see the module docstring).
+
+    Loading budgets (all refused with a one-line :class:`~.parser.GdlError` naming the
+    file): ``max_sheet_bytes`` (:meth:`from_file`, :meth:`shared`; the sheet's size, checked
+    before reading, with at most :data:`~.parser.MAX_SENTENCES` rules and facts),
+    ``max_instances`` (ground rule instances, :mod:`.ground`) and ``max_seconds`` (wall-clock
+    seconds for validating, grounding and building, checked every 1,024 instances or atoms
+    and between stages; ``None``: no time budget). A caller with a clock, such as the GGP
+    player's START, passes what is left of it as ``max_seconds``.
+    """
 
     def __init__(self, sheet: RuleSheet, max_instances: int = DEFAULT_MAX_INSTANCES,
-                 cache_size: int = 100_000):
+                 cache_size: int = 100_000, max_seconds: float | None = None):
         self.sheet = sheet
         self.filename = sheet.filename
         self.printer = TermPrinter(sheet)
+        deadline = None if max_seconds is None else time.monotonic() + max_seconds
         rules = validate(sheet)
-        program = ground(rules, max_instances)
+        program = ground(rules, max_instances, deadline)
+        if deadline is not None and time.monotonic() > deadline:
+            raise GdlGroundingLimitError(Location(self.filename, 1, 1),
+                                         f"loading the sheet exceeds its time budget of "
+                                         f"{max_seconds:g} s (after grounding); give it more time "
+                                         f"or a smaller sheet")
         self._build(program)
         self._derived: dict = {}
         self._derived_lock = threading.Lock()
         self.cache_size = cache_size
 
     @classmethod
-    def from_file(cls, path, **options) -> Propnet:
-        return cls(parse_file(Path(path)), **options)
+    def from_file(cls, path, max_sheet_bytes: int = MAX_SHEET_BYTES, **options) -> Propnet:
+        return cls(parse_file(Path(path), max_bytes=max_sheet_bytes), **options)
 
     @classmethod
-    def shared(cls, path, max_instances: int = DEFAULT_MAX_INSTANCES) -> Propnet:
+    def shared(cls, path, max_instances: int = DEFAULT_MAX_INSTANCES,
+               max_sheet_bytes: int = MAX_SHEET_BYTES, max_seconds: float | None = None) -> Propnet:
         """An :meth:`instance` of the sheet at ``path``, compiled once per process (module
-        docstring); errors are those of :meth:`from_file`, and a failed build is not kept."""
+        docstring; budgets as in the class docstring: a sheet already compiled is handed out
+        without spending ``max_seconds``); errors are those of :meth:`from_file`, and a failed
+        build is not kept."""
         sheet_path = Path(path)
+        options = {"max_instances": max_instances, "max_seconds": max_seconds}
         try:
+            if sheet_path.stat().st_size > max_sheet_bytes:
+                raise OSError
             data = sheet_path.read_bytes()
-        except OSError:
-            return cls.from_file(sheet_path, max_instances=max_instances)  # its error names it
-        key = (str(sheet_path), hashlib.sha256(data).hexdigest(), max_instances)
-        return _SHEETS.get(key, lambda: cls._from_bytes(sheet_path, data, max_instances)).instance()
+        except OSError:  # from_file refuses it with the reason, naming the file
+            return cls.from_file(sheet_path, max_sheet_bytes=max_sheet_bytes, **options)
+        key = (str(sheet_path), hashlib.sha256(data).hexdigest(), max_instances, max_sheet_bytes)
+        return _SHEETS.get(key, lambda: cls._from_bytes(sheet_path, data, max_sheet_bytes,
+                                                        options)).instance()
 
     @classmethod
-    def _from_bytes(cls, path: Path, data: bytes, max_instances: int) -> Propnet:
+    def _from_bytes(cls, path: Path, data: bytes, max_sheet_bytes: int, options: dict) -> Propnet:
         try:
             text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return cls.from_file(path, max_instances=max_instances)  # its error names it
-        return cls(parse_text(text, filename=str(path)), max_instances=max_instances)
+        except UnicodeDecodeError:  # from_file refuses it with the reason, naming the file
+            return cls.from_file(path, max_sheet_bytes=max_sheet_bytes, **options)
+        return cls(parse_text(text, filename=str(path), max_bytes=max_sheet_bytes), **options)
 
     def instance(self) -> Propnet:
         """This network with its own evaluation buffers and empty caches, sharing the

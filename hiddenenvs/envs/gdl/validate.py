@@ -157,8 +157,9 @@ def normalise(sheet: RuleSheet) -> list[NormalRule]:
     expanded_total = sum(_check_sizes(rule) for rule in sheet.rules)
     if expanded_total > MAX_NORMAL_RULES:
         raise GdlSyntaxError(Location(sheet.filename, 1, 1),
-                             f"the sheet expands into {expanded_total:,} rules once (or ...) is "
-                             f"expanded, more than the limit of {MAX_NORMAL_RULES:,}")
+                             f"the sheet's {len(sheet.rules):,} rules expand into "
+                             f"{expanded_total:,} rules once (or ...) is expanded, more than "
+                             f"the limit of {MAX_NORMAL_RULES:,}")
     rules = []
     for rule in sheet.rules:
         alternatives = [[]]
