@@ -90,10 +90,12 @@ def test_transitions_and_returns_match_the_scalar_game(name, params):
 
 def test_nfsp_plays_and_learns_through_the_vector_env():
     game = load_game("kuhn_poker")
-    learner = NFSP(game, NFSPConfig(anticipatory=1.0, min_buffer_size=64, learn_every=16, batch_size=32), seed=0)
-    env = vector.make("kuhn_poker", num_envs=256, seed=0)
+    config = NFSPConfig(anticipatory=1.0, min_buffer_size=32, learn_every=16, batch_size=32,
+                        replay_capacity=1_000, reservoir_capacity=1_000)
+    learner = NFSP(game, config, seed=0)
+    env = vector.make("kuhn_poker", num_envs=64, seed=0)
     returns = play_vector_episodes(env, learner.agents, seed=1)
-    assert returns.shape == (256, 2)
+    assert returns.shape == (64, 2)
     np.testing.assert_array_equal(returns.sum(axis=1), 0)
     metrics = learner.update()
     assert "rl_loss" in metrics and "sl_loss" in metrics
