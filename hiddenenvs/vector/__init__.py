@@ -144,6 +144,14 @@ class VectorEnv:
         )
         self._started = False
         self._all_active = np.ones(self.num_envs, dtype=np.int8)
+        # The kernel rewrites its buffers in place, so one set of read-only views serves
+        # every call with copy=False.
+        views = []
+        for array in self._outputs:
+            view = array.view()
+            view.flags.writeable = False
+            views.append(view)
+        self._views = VectorStep(*views)
 
     def __repr__(self) -> str:
         return f"hiddenenvs.vector.VectorEnv({self.game!r}, num_envs={self.num_envs})"
@@ -189,7 +197,7 @@ class VectorEnv:
             active_flags = active.view(np.int8)
         actions = np.asarray(actions)
         expected = (self.num_envs, self.num_players) if self.simultaneous else (self.num_envs,)
-        if actions.shape != expected or not np.issubdtype(actions.dtype, np.integer):
+        if actions.shape != expected or actions.dtype.kind not in "iu":
             raise ValueError(
                 f"{self!r}.step: actions must be integers of shape {expected}, got "
                 f"{actions.dtype} {actions.shape}"
@@ -215,12 +223,7 @@ class VectorEnv:
     def _result(self) -> VectorStep:
         if self.copy:
             return VectorStep(*(array.copy() for array in self._outputs))
-        views = []
-        for array in self._outputs:
-            view = array.view()
-            view.flags.writeable = False
-            views.append(view)
-        return VectorStep(*views)
+        return self._views
 
 
 def make(
