@@ -132,3 +132,19 @@ def test_torchrl_example_runs():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.main(["--num-envs", "16", "--steps", "10"]) > 0
+
+
+def test_gymnasium_episode_statistics_read_the_same_step_autoreset():
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    env = RecordEpisodeStatistics(SeatedVectorEnv("leduc_holdem", num_envs=8, seed=2))
+    _, infos = env.reset(seed=2)
+    episodes = 0
+    for _ in range(30):
+        _, rewards, terminated, _, infos = env.step(np.argmax(infos["action_mask"], axis=1))
+        if terminated.any():
+            np.testing.assert_array_equal(infos["_episode"], terminated)
+            # rewards come only at the end of a game, so a game's return is its last reward
+            np.testing.assert_array_equal(infos["episode"]["r"][terminated], rewards[terminated])
+            episodes += int(terminated.sum())
+    assert episodes > 0
