@@ -8,6 +8,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -447,3 +448,128 @@ def test_every_shipped_config_passes_the_limits(tmp_path, name):
     from agents.config import load_config
 
     load_config(REPO / "configs" / name, [f"output_dir={tmp_path / 'run'}"])
+
+
+# ---- GGP player over HTTP (loopback only) -----------------------------------------------------------
+@pytest.fixture
+def player_server(monkeypatch):
+    import threading
+
+    from agents.ggp_player import spec_player
+    from hiddenenvs.ggp import player as player_module
+
+    monkeypatch.setattr(player_module._Handler, "timeout", 1.0)  # cut a stalled client off in 1 s
+    player = spec_player("random", seed=0)
+    server = player_module.serve(player, host="127.0.0.1", port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield player, server.server_address[1]
+    server.shutdown()
+    server.server_close()
+    player.close()
+
+
+def _exchange(port: int, data: bytes) -> bytes:
+    """Send ``data`` on a new loopback connection; everything the player sends back until
+    it closes the connection (it answers HTTP/1.0: one request per connection)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(data)
+        received = b""
+        for _ in range(1_000):  # bounded: the player closes after its answer
+            chunk = connection.recv(65_536)
+            if not chunk:
+                break
+            received += chunk
+    return received
+
+
+def _post(port: int, body: str) -> tuple[int, str]:
+    data = body.encode()
+    reply = _exchange(port, b"POST / HTTP/1.0\r\nContent-Type: text/acl\r\nContent-Length: "
+                      + str(len(data)).encode() + b"\r\n\r\n" + data)
+    head, _, text = reply.partition(b"\r\n\r\n")
+    return int(head.split()[1]), text.decode()
+
+
+@pytest.mark.parametrize("declared", [b"abc", b"-5", b"1e3", b"\xd9\xa3", b"9" * 40])
+def test_player_answers_malformed_content_length_with_400(player_server, declared):
+    _, port = player_server
+    reply = _exchange(port, b"POST / HTTP/1.0\r\nContent-Length: " + declared + b"\r\n\r\n(info)")
+    status = int(reply.split()[1])
+    if declared == b"9" * 40:
+        assert status == 413 and b"the limit is 4,000,000" in reply
+    else:
+        assert status == 400 and b"Content-Length must be a non-negative integer" in reply, reply
+    assert _post(port, "(info)")[0] == 200  # the player still serves
+
+
+def test_player_cuts_a_stalled_client_off(player_server):
+    import socket
+
+    _, port = player_server
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(b"POST / HTTP/1.0\r\nContent-Length: 100\r\n\r\n(in")  # 97 bytes never come
+        assert connection.recv(1_024) == b""  # closed by the player at its read timeout, no answer
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(b"POST / HTTP/1.0\r\n")  # the headers never end
+        assert connection.recv(1_024) == b""  # http.server's own read times out and closes
+    assert _post(port, "(info)")[0] == 200
+
+
+def _start(match_id: str, start_clock: float = 30, sheet: str = RPS) -> str:
+    rules = " ".join(line.split(";", 1)[0] for line in sheet.splitlines())
+    return f"(start {match_id} row ({rules}) {start_clock:g} 5)"
+
+
+def test_player_caps_matches_and_releases_them_at_stop_abort_and_idle(player_server):
+    from hiddenenvs.envs.gdl import propnet
+    from hiddenenvs.ggp.player import MAX_MATCHES
+
+    player, port = player_server
+    for index in range(MAX_MATCHES):
+        assert _post(port, _start(f"m{index}")) == (200, "ready")
+    directories = [match.directory for match in player.matches.values()]
+    sheets = [str(match.sheet_path) for match in player.matches.values()]
+    assert all(d.is_dir() for d in directories)
+    assert {key[0] for key in propnet._SHEETS.entries} >= set(sheets)
+    status, text = _post(port, _start("one_too_many"))
+    assert status == 503 and f"{MAX_MATCHES} matches in progress (the limit)" in text
+    assert _post(port, "(stop m0 nil)") == (200, "done")
+    assert _post(port, "(abort m1)") == (200, "aborted")
+    assert _post(port, _start("m4")) == (200, "ready")
+    player.handle("(info)", received=time.monotonic() + 10**6)  # every match idle past its limit
+    assert player.matches == {}
+    assert not any(d.is_dir() for d in directories)
+    assert not {key[0] for key in propnet._SHEETS.entries} & set(sheets), "compiled sheets kept"
+
+
+def test_player_answers_start_within_its_clock_and_grounds_one_sheet_at_a_time(player_server, monkeypatch):
+    import threading
+
+    from hiddenenvs.ggp import player as player_module
+
+    player, port = player_server
+    release = threading.Event()
+    slow_directories = []
+    real_load = player_module.load_sheet_game
+
+    def slow_load(path, max_instances):  # a sheet that grounds past the start clock
+        slow_directories.append(Path(path).parent)
+        release.wait(60)
+        return real_load(path, max_instances)
+
+    monkeypatch.setattr(player_module, "load_sheet_game", slow_load)
+    status, text = _post(port, _start("slow", start_clock=1.0))
+    assert status == 400 and "not read and grounded within the start clock less 0.5 s" in text
+    status, text = _post(port, _start("next"))  # the slow sheet still grounds: one at a time
+    assert status == 503 and "still being read and grounded" in text
+    monkeypatch.setattr(player_module, "load_sheet_game", real_load)
+    release.set()
+    for _ in range(600):  # the late load ends, its match is closed, the lock is free
+        if player.loading.acquire(timeout=0.1):
+            player.loading.release()
+            break
+    assert not slow_directories[0].exists() and "slow" not in player.matches
+    assert _post(port, _start("next")) == (200, "ready")

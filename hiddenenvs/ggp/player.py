@@ -60,6 +60,14 @@ from hiddenenvs.ggp.rules import Codec, load_sheet_game, own_step_entry, write_s
 
 DEFAULT_MARGIN_SECONDS = 0.5
 LIVE_STATE_ATTEMPTS = 100  # posterior draws tried before a PLAY is taken to follow the end
+# Limits (docs/guides/limits.md): a client that stalls mid-request is cut off; at most
+# MAX_MATCHES matches are held and one START reads and grounds its sheet at a time, within
+# its start clock; a match that hears nothing for MATCH_IDLE_PLAY_CLOCKS play clocks (and at
+# least MATCH_IDLE_SECONDS) is dropped, its memory released as at STOP and ABORT.
+READ_TIMEOUT_SECONDS = 10.0
+MAX_MATCHES = 4
+MATCH_IDLE_PLAY_CLOCKS = 10
+MATCH_IDLE_SECONDS = 60.0
 
 # make_agent(game, player, seconds to move, seed) -> an agent with ``act(tensor, mask, view)``
 AgentFactory = Callable[[Game, int, float, "int | None"], Any]
@@ -67,6 +75,10 @@ AgentFactory = Callable[[Game, int, float, "int | None"], Any]
 
 class ProtocolError(ValueError):
     """A message this player cannot act on (answered with HTTP 400 and the reason)."""
+
+
+class BusyError(ProtocolError):
+    """A START refused for now: too many matches, or another sheet still grounding (HTTP 503)."""
 
 
 class Match:
@@ -77,16 +89,17 @@ class Match:
                  directory: Path):
         self.match_id = match_id
         self.directory = Path(tempfile.mkdtemp(prefix="match-", dir=directory))
+        self.sheet_path = write_sheet(rules_text, self.directory, match_id)
+        self.last_heard = time.monotonic()
         try:
-            self.game = load_sheet_game(write_sheet(rules_text, self.directory, match_id),
-                                        max_instances)
+            self.game = load_sheet_game(self.sheet_path, max_instances)
+            self.codec = Codec(self.game)
+            self.role = self.codec.role_index(role_name)
+            if self.role == self.game.random_role:
+                raise ProtocolError("the role 'random' is played by the game manager, not by a player")
         except BaseException:
-            self.close()  # a refused sheet leaves nothing behind
+            self.close()  # a refused sheet or role leaves nothing behind
             raise
-        self.codec = Codec(self.game)
-        self.role = self.codec.role_index(role_name)
-        if self.role == self.game.random_role:
-            raise ProtocolError("the role 'random' is played by the game manager, not by a player")
         self.player = self.game.player_roles.index(self.role)
         self.play_clock = play_clock
         self.margin = margin
@@ -194,6 +207,9 @@ class Match:
         return state
 
     def close(self) -> None:
+        from hiddenenvs.envs.gdl.propnet import forget_sheet
+
+        forget_sheet(self.sheet_path)  # the compiled sheet leaves the cache with the match
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -212,6 +228,7 @@ class GgpPlayer:
         self.matches: dict[str, Match] = {}
         self.directory = Path(tempfile.mkdtemp(prefix="hiddenenvs-ggp-"))
         self.lock = threading.Lock()
+        self.loading = threading.Lock()  # held while a START's sheet loads, past its answer too
 
     def handle(self, text: str, received: float | None = None) -> str:
         """The answer to one message; ProtocolError / MessageError / GdlError when it is bad."""
@@ -223,18 +240,20 @@ class GgpPlayer:
             raise ProtocolError(f"a message starts with its name (info, start, play, stop, "
                                 f"abort): {text[:80]!r}")
         kind, arguments = message[0].lower(), message[1:]
+        self._drop_idle_matches(received)
         if kind == "info":
             return f"((name {self.name}) (status available))"
         if kind == "start":
-            return self._start(arguments)
+            return self._start(arguments, received)
         if kind in ("play", "stop", "abort"):
             if not arguments or not isinstance(arguments[0], str):
                 raise ProtocolError(f"{kind}: expected a match id, got {to_kif(message)[:80]!r}")
             with self.lock:
                 match = self.matches.get(arguments[0])
             if match is None:
-                raise ProtocolError(f"{kind}: no match {arguments[0]!r} here (started: "
+                raise ProtocolError(f"{kind}: no match {arguments[0][:80]!r} here (started: "
                                     f"{sorted(self.matches)})")
+            match.last_heard = received
             if kind == "abort":
                 self._end(match)
                 return "aborted"
@@ -246,30 +265,84 @@ class GgpPlayer:
                 return match.choose(received)
         raise ProtocolError(f"unknown message {kind!r} (expected info, start, play, stop, abort)")
 
-    def _start(self, arguments) -> str:
+    def _start(self, arguments, received: float) -> str:
         if len(arguments) != 5 or not all(isinstance(a, str) for a in (arguments[0], arguments[1],
                                                                         arguments[3], arguments[4])):
             raise ProtocolError("start: expected (start <id> <role> (<rules>) <startclock> <playclock>)")
         match_id, role, rules, start_clock, play_clock = arguments
         try:
-            play_seconds = float(play_clock)
-            float(start_clock)
+            play_seconds, start_seconds = float(play_clock), float(start_clock)
         except ValueError:
-            raise ProtocolError(f"start: the clocks must be numbers, got {start_clock!r} and "
-                                f"{play_clock!r}") from None
-        if not play_seconds > 0:
-            raise ProtocolError(f"start: the play clock must be positive, got {play_clock!r}")
+            raise ProtocolError(f"start: the clocks must be numbers, got {start_clock[:20]!r} and "
+                                f"{play_clock[:20]!r}") from None
+        if not 0 < play_seconds < 1e6 or not 0 < start_seconds < 1e6:
+            raise ProtocolError(f"start: the clocks must be positive seconds, got {start_clock[:20]!r} "
+                                f"and {play_clock[:20]!r}")
         if isinstance(rules, str):
             raise ProtocolError("start: the rules must be a list of sentences")
+        with self.lock:
+            if match_id not in self.matches and len(self.matches) >= MAX_MATCHES:
+                raise BusyError(f"start: {MAX_MATCHES} matches in progress (the limit); stop or "
+                                f"abort one first")
         rules_text = "\n".join(to_kif(sentence) for sentence in rules)
-        match = Match(match_id, role, rules_text, play_seconds, self.make_agent, self.seed,
-                      self.margin, self.max_instances, self.directory)
+        match = self._load_within(received + start_seconds - self.margin, match_id, role,
+                                  rules_text, play_seconds)
         with self.lock:
             previous = self.matches.pop(match_id, None)
             self.matches[match_id] = match
         if previous is not None:
             previous.close()
         return "ready"
+
+    def _load_within(self, deadline: float, match_id: str, role: str, rules_text: str,
+                     play_seconds: float) -> Match:
+        """The match, its sheet read and grounded in a thread of its own by ``deadline``
+        (the start clock less the margin), one START at a time. A load still running at
+        the deadline is answered with a ProtocolError; when it ends, its match is closed
+        (nothing kept) and the next START may load."""
+        if not self.loading.acquire(blocking=False):
+            raise BusyError("start: another START's rule sheet is still being read and grounded "
+                            "(one at a time); try again")
+        outcome: dict[str, Any] = {}
+        answered = threading.Event()
+
+        def load() -> None:
+            result: dict[str, Any] = {}
+            try:
+                result["match"] = Match(match_id, role, rules_text, play_seconds, self.make_agent,
+                                        self.seed, self.margin, self.max_instances, self.directory)
+            except BaseException as error:  # noqa: BLE001 - handed to the answering thread
+                result["error"] = error
+            finally:
+                with self.lock:
+                    late = answered.is_set()
+                    if not late:
+                        outcome.update(result)
+                if late and "match" in result:
+                    result["match"].close()
+                self.loading.release()
+
+        worker = threading.Thread(target=load, name=f"ggp-start-{match_id[:40]}", daemon=True)
+        worker.start()
+        worker.join(max(0.0, deadline - time.monotonic()))
+        with self.lock:
+            answered.set()
+            outcome = dict(outcome)
+        if not outcome:
+            raise ProtocolError(f"start: the rule sheet was not read and grounded within the start "
+                                f"clock less {self.margin:g} s; match {match_id[:80]!r} not started")
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["match"]
+
+    def _drop_idle_matches(self, now: float) -> None:
+        """Close the matches nothing was heard of for their idle limit (module constants)."""
+        with self.lock:
+            idle = [match for match in self.matches.values()
+                    if now - match.last_heard > max(MATCH_IDLE_SECONDS,
+                                                   MATCH_IDLE_PLAY_CLOCKS * match.play_clock)]
+        for match in idle:
+            self._end(match)
 
     def _update(self, match: Match, kind: str, arguments: list) -> None:
         if match.gdl_ii and len(arguments) == 3:  # <turn> <lastmove> <percepts>
@@ -307,22 +380,36 @@ class GgpPlayer:
 
 class _Handler(BaseHTTPRequestHandler):
     player: GgpPlayer
+    timeout = READ_TIMEOUT_SECONDS  # per connection: a stalled client is cut off
 
     def do_POST(self):  # noqa: N802 (the http.server API)
         received = time.monotonic()
-        length = int(self.headers.get("Content-Length") or 0)
+        declared = self.headers.get("Content-Length", "0").strip()
+        if not declared.isdigit() or not declared.isascii():
+            self.close_connection = True  # the body's end is unknown
+            self._answer(400, f"Content-Length must be a non-negative integer, got {declared[:40]!r}")
+            return
+        length = int(declared[:12]) if len(declared) <= 12 else MAX_MESSAGE_BYTES + 1
         if length > MAX_MESSAGE_BYTES:
+            self.close_connection = True
             self._answer(413, f"message of {length:,} bytes; the limit is {MAX_MESSAGE_BYTES:,}")
             return
         try:
-            text = self.rfile.read(length).decode("utf-8")
+            body = self.rfile.read(length)
+        except OSError:  # TimeoutError: the client stalled; nobody waits for an answer
+            self.close_connection = True
+            return
+        try:
+            text = body.decode("utf-8")
             self._answer(200, self.player.handle(text, received))
+        except BusyError as error:
+            self._answer(503, str(error))
         except (UnicodeDecodeError, MessageError, ProtocolError) as error:
             self._answer(400, str(error))
         except (GdlError, ValueError) as error:  # a bad sheet, move or percept
-            self._answer(400, f"{type(error).__name__}: {error}")
+            self._answer(400, f"{type(error).__name__}: {str(error)[:2000]}")
         except Exception as error:  # a search that failed: the manager plays for us
-            self._answer(500, f"{type(error).__name__}: {error}")
+            self._answer(500, f"{type(error).__name__}: {str(error)[:2000]}")
 
     def _answer(self, status: int, body: str) -> None:
         data = body.encode("utf-8")
@@ -333,8 +420,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Access-Control-Allow-Origin", "*")
             self.end_headers()
             self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the manager stopped waiting for this answer (past the clock)
+        except OSError:  # BrokenPipeError, ConnectionResetError, TimeoutError
+            self.close_connection = True  # the manager stopped waiting (past the clock) or stalled
 
     def log_message(self, format, *args):  # noqa: A002 (the http.server API): quiet
         pass

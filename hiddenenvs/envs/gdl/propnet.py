@@ -624,5 +624,16 @@ class _SheetCache:
         with self.lock:
             self.entries.clear()
 
+    def discard(self, path: str) -> None:
+        with self.lock:
+            for key in [key for key in self.entries if key[0] == path]:
+                del self.entries[key]
+
 
 _SHEETS = _SheetCache(SHEET_CACHE_SIZE)
+
+
+def forget_sheet(path) -> None:
+    """Drop the sheet at ``path`` from the compiled-sheet cache of :meth:`Propnet.shared`
+    (the GGP player at a match's end: its memory is freed once no game holds it)."""
+    _SHEETS.discard(str(Path(path)))
