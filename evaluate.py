@@ -19,24 +19,11 @@ the stored matches, so an interrupted evaluation resumes where it stopped. Outpu
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
-
-def parse_params(pairs: list[str]) -> dict:
-    """``key=value`` pairs; values are JSON where they parse (``3``, ``true``), else text."""
-    params = {}
-    for pair in pairs:
-        key, separator, value = pair.partition("=")
-        if not separator or not key:
-            raise ValueError(f"--param {pair!r}: expected key=value, e.g. --param max_raises=3")
-        try:
-            params[key] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key] = value
-    return params
+from hiddenenvs.params import parse_params
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
