@@ -25,8 +25,10 @@ from hiddenenvs.ggp.player import DEFAULT_MARGIN_SECONDS, AgentFactory, GgpPlaye
 def spec_agent_factory(spec: str) -> AgentFactory:
     """``make_agent(game, player, seconds, seed)`` for a spec (ValueError if it names none)."""
     if not names_game_agent(spec):
-        raise ValueError(f"unknown agent spec {spec!r}: expected 'random' or a search spec "
-                         f"(alphabeta:6, minimax, maxn, mc, mc-memory, uct, oos, ismcts, ...)")
+        raise ValueError(
+            f"unknown agent spec {spec!r}: expected 'random' or a search spec "
+            f"(alphabeta:6, minimax, maxn, mc, mc-memory, uct, oos, ismcts, ...)"
+        )
 
     def make_agent(game, player: int, seconds: float, seed: int | None):
         return agent_for_game(spec, game, player, seed, bare_argument=f"{seconds:g}s")
@@ -34,25 +36,49 @@ def spec_agent_factory(spec: str) -> AgentFactory:
     return make_agent
 
 
-def spec_player(spec: str = "uct", seed: int | None = None,
-                margin: float = DEFAULT_MARGIN_SECONDS, max_instances: int | None = None,
-                name: str | None = None) -> GgpPlayer:
+def spec_player(
+    spec: str = "uct",
+    seed: int | None = None,
+    margin: float = DEFAULT_MARGIN_SECONDS,
+    max_instances: int | None = None,
+    name: str | None = None,
+) -> GgpPlayer:
     """A :class:`~hiddenenvs.ggp.player.GgpPlayer` whose agent is the one ``spec`` names."""
-    return GgpPlayer(spec_agent_factory(spec), name or f"hiddenenvs-{spec.partition(':')[0]}",
-                     seed, margin, max_instances)
+    return GgpPlayer(
+        spec_agent_factory(spec),
+        name or f"hiddenenvs-{spec.partition(':')[0]}",
+        seed,
+        margin,
+        max_instances,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", type=int, default=9147, help="port to listen on (0: any free one)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--player", default="uct", help="agent spec (default uct: UCT for the play clock)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--port", type=int, default=9147, help="port to listen on (0: any free one)"
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--player", default="uct", help="agent spec (default uct: UCT for the play clock)"
+    )
     parser.add_argument("--seed", type=int, default=None, help="the agent's seed (default: fresh)")
-    parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN_SECONDS,
-                        help="seconds kept from the play clock to send the move (default 0.5)")
-    parser.add_argument("--max-instances", type=int, default=None,
-                        help="grounding limit for received sheets (default the GDL reader's)")
+    parser.add_argument(
+        "--margin",
+        type=float,
+        default=DEFAULT_MARGIN_SECONDS,
+        help="seconds kept from the play clock to send the move (default 0.5)",
+    )
+    parser.add_argument(
+        "--max-instances",
+        type=int,
+        default=None,
+        help="grounding limit for received sheets (default the GDL reader's)",
+    )
     args = parser.parse_args(argv)
     try:
         player = spec_player(args.player, args.seed, args.margin, args.max_instances)

@@ -30,12 +30,24 @@ from hiddenenvs.registry import REGISTRY
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("env", help=f"a registered env: {', '.join(sorted(REGISTRY))}")
-    parser.add_argument("--against", nargs="+", default=["random"], metavar="SPEC",
-                        help="agent spec(s) for the other seats (evaluate.py's specs); default random")
+    parser.add_argument(
+        "--against",
+        nargs="+",
+        default=["random"],
+        metavar="SPEC",
+        help="agent spec(s) for the other seats (evaluate.py's specs); default random",
+    )
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
-    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                        help="a game parameter (repeatable)")
-    parser.add_argument("--seed", type=int, default=None, help="first game's seed (then +1 per game)")
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game parameter (repeatable)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=None, help="first game's seed (then +1 per game)"
+    )
     parser.add_argument("--games", type=int, default=1, help="games to play (default 1)")
     args = parser.parse_args(argv)
 
@@ -50,14 +62,21 @@ def main(argv: list[str] | None = None) -> int:
     human = env.possible_agents[args.seat]
     others = [p for p in range(seats) if p != args.seat]
     if len(args.against) not in (1, len(others)):
-        parser.error(f"--against takes one spec, or one per other seat ({len(others)}), got {len(args.against)}")
+        parser.error(
+            f"--against takes one spec, or one per other seat ({len(others)}), got {len(args.against)}"
+        )
     specs = args.against * len(others) if len(args.against) == 1 else args.against
     try:
-        opponents = {env.possible_agents[p]: resolve_agent(spec, args.env, p, params) for p, spec in zip(others, specs)}
+        opponents = {
+            env.possible_agents[p]: resolve_agent(spec, args.env, p, params)
+            for p, spec in zip(others, specs)
+        }
     except AgentSpecError as error:
         parser.error(str(error))
-    print(f"{args.env}: you are {human} (seat {args.seat}) against "
-          + ", ".join(f"{agent}: {spec}" for agent, spec in zip(opponents, specs)))
+    print(
+        f"{args.env}: you are {human} (seat {args.seat}) against "
+        + ", ".join(f"{agent}: {spec}" for agent, spec in zip(opponents, specs))
+    )
     grand_total = 0.0
     try:
         for game_index in range(args.games):
@@ -68,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
                     opponent.rng = agent_generator(seed, env.possible_agents.index(agent))
             totals = play_game(env, human, opponents, seed)
             grand_total += totals[human]
-            print("game over; returns: " + ", ".join(f"{agent} {value:+g}" for agent, value in totals.items()))
+            print(
+                "game over; returns: "
+                + ", ".join(f"{agent} {value:+g}" for agent, value in totals.items())
+            )
     except Quit:
         print("\nstopped")
     print(f"your total: {grand_total:+g}")

@@ -64,8 +64,9 @@ def names_game_agent(spec: str) -> bool:
     return (bool(argument) or not separator) and spec_builder(variant) is not None
 
 
-def agent_for_game(spec: str, game: Game, player: int = 0, seed: int | None = None,
-                   bare_argument: str = "") -> Agent:
+def agent_for_game(
+    spec: str, game: Game, player: int = 0, seed: int | None = None, bare_argument: str = ""
+) -> Agent:
     """The agent ``spec`` names for seat ``player`` of ``game``: ``random``, ``cfr+:<n>`` /
     ``cfr:<n>`` or a search spec. A bare search prefix (``uct``) gets ``bare_argument``
     (the GGP player passes the play clock's budget, e.g. ``"1.5s"``)."""
@@ -86,8 +87,9 @@ def agent_for_game(spec: str, game: Game, player: int = 0, seed: int | None = No
     return builder(argument if separator else bare_argument, game, player, seed)
 
 
-def load_agent(spec: str, env_name: str, player: int = 0, seed: int | None = None,
-               **env_params: Any) -> Agent:
+def load_agent(
+    spec: str, env_name: str, player: int = 0, seed: int | None = None, **env_params: Any
+) -> Agent:
     """The agent a spec names, for seat ``player`` of ``env_name`` (see the module docstring)."""
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"agent spec must be a non-empty string: {SPEC_HELP}; got {spec!r}")
@@ -109,7 +111,9 @@ def load_agent(spec: str, env_name: str, player: int = 0, seed: int | None = Non
     if isinstance(payload, dict) and payload.get("format") == RUN_CHECKPOINT_FORMAT:
         trained_on = payload["config"]["env"]["name"]
         if trained_on != env_name:
-            raise ValueError(f"agent spec {spec!r}: this run trained on {trained_on}, not {env_name}")
+            raise ValueError(
+                f"agent spec {spec!r}: this run trained on {trained_on}, not {env_name}"
+            )
         return learner_from_checkpoint(payload).evaluation_agent(player)
     agent = load_agent_file(path)
     made_for = getattr(getattr(agent, "game", None), "spec", None)

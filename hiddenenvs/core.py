@@ -79,8 +79,7 @@ class GameSpec:
         return f"{self.name}({args})" if args else self.name
 
 
-
-def draw_index(weights: Sequence[float], rng: np.random.Generator) -> int:
+def draw_index(weights: Sequence[float] | np.ndarray, rng: np.random.Generator) -> int:
     """An index drawn in proportion to ``weights`` (non-negative, not all zero; one uniform draw).
 
     Rounding short of the total goes to the last index.

@@ -169,9 +169,10 @@ class Parameter:
             )
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"{where} must be one of {list(self.choices)}, got {value!r}")
-        if self.minimum is not None and value < self.minimum:
+        # value has the runtime type self.type (checked above), which mypy cannot follow
+        if self.minimum is not None and value < self.minimum:  # type: ignore[operator]
             raise ValueError(f"{where} must be >= {self.minimum}, got {value!r}")
-        if self.maximum is not None and value > self.maximum:
+        if self.maximum is not None and value > self.maximum:  # type: ignore[operator]
             raise ValueError(f"{where} must be <= {self.maximum}, got {value!r}")
         return value
 
@@ -598,15 +599,17 @@ def random_playout(state: State, rng: np.random.Generator) -> Trajectory:
     num_players = state.game.info.num_players
     while not state.is_terminal():
         player = state.current_player()
+        action: int | list[int]
         if player == CHANCE:
             action = sample_chance_outcome(state, rng)
             state.apply_action(action)
         elif player == SIMULTANEOUS:
-            action = []
+            joint = []
             for p in range(num_players):
                 legal = state.legal_actions(p)
-                action.append(legal[rng.integers(len(legal))] if legal else -1)
-            state.apply_actions(action)
+                joint.append(legal[rng.integers(len(legal))] if legal else -1)
+            state.apply_actions(joint)
+            action = joint
         else:
             legal = state.legal_actions()
             action = legal[rng.integers(len(legal))]

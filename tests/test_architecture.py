@@ -26,8 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("hiddenenvs", "agents")
 # A Cython file's Python-level imports: "import a.b" or "from a.b import (c, d" on one line.
-PYX_IMPORT = re.compile(r"^\s*(?:from\s+(?P<source>[\w.]+)\s+import\s+\(?(?P<names>[\w, ]*)"
-                        r"|import\s+(?P<module>[\w.]+))", re.MULTILINE)
+PYX_IMPORT = re.compile(
+    r"^\s*(?:from\s+(?P<source>[\w.]+)\s+import\s+\(?(?P<names>[\w, ]*)"
+    r"|import\s+(?P<module>[\w.]+))",
+    re.MULTILINE,
+)
 
 
 def module_files() -> dict[str, Path]:
@@ -82,8 +85,10 @@ def imported_modules(name: str, path: Path, known: set[str]) -> list[tuple[str, 
                 source = ".".join(base + ([node.module] if node.module else []))
             else:
                 source = node.module or ""
-            targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source
-                       for alias in node.names]
+            targets = [
+                f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source
+                for alias in node.names
+            ]
         else:
             continue
         for target in targets:
@@ -149,11 +154,17 @@ def test_the_graph_sees_the_packages():
 
 def test_hiddenenvs_imports_nothing_from_agents():
     graph = import_graph()
-    offending = [f"{name} ({module_files()[name].relative_to(ROOT)}:{line}) imports {target}"
-                 for name, edges in sorted(graph.items()) if name.split(".")[0] == "hiddenenvs"
-                 for target, line in sorted(edges.items()) if target.split(".")[0] == "agents"]
-    assert not offending, ("hiddenenvs must not depend on agents (take an agent factory, or put "
-                           "the wiring in agents/):\n" + "\n".join(offending))
+    offending = [
+        f"{name} ({module_files()[name].relative_to(ROOT)}:{line}) imports {target}"
+        for name, edges in sorted(graph.items())
+        if name.split(".")[0] == "hiddenenvs"
+        for target, line in sorted(edges.items())
+        if target.split(".")[0] == "agents"
+    ]
+    assert not offending, (
+        "hiddenenvs must not depend on agents (take an agent factory, or put "
+        "the wiring in agents/):\n" + "\n".join(offending)
+    )
 
 
 def test_no_import_cycles():
@@ -162,9 +173,14 @@ def test_no_import_cycles():
     described = []
     for component in found:
         members = set(component)
-        described.append(" ; ".join(f"{name} -> {target} (line {line})" for name in component
-                                    for target, line in sorted(graph[name].items())
-                                    if target in members))
+        described.append(
+            " ; ".join(
+                f"{name} -> {target} (line {line})"
+                for name in component
+                for target, line in sorted(graph[name].items())
+                if target in members
+            )
+        )
     assert not found, "import cycles between modules:\n" + "\n".join(described)
 
 

@@ -10,8 +10,17 @@ from agents.config import apply_override
 from hiddenenvs.params import parse_params, parse_value
 
 ROOT = Path(__file__).resolve().parent.parent
-VALUES = {"True": True, "true": True, "false": False, "5": 5, "0.5": 0.5, "1e-3": 0.001,
-          "text": "text", "'3'": "3", "[1, 2]": [1, 2]}
+VALUES = {
+    "True": True,
+    "true": True,
+    "false": False,
+    "5": 5,
+    "0.5": 0.5,
+    "1e-3": 0.001,
+    "text": "text",
+    "'3'": "3",
+    "[1, 2]": [1, 2],
+}
 
 
 def test_values_are_typed_as_yaml_reads_them():
@@ -41,9 +50,10 @@ def test_a_bool_parameter_reaches_the_game_as_a_bool():
     assert game.params["imp_info"] is True
 
 
-@pytest.mark.parametrize("pair, message", [("imp_info", "expected key=value"),
-                                           ("=3", "expected key=value"),
-                                           ("x={", "not a YAML value")])
+@pytest.mark.parametrize(
+    "pair, message",
+    [("imp_info", "expected key=value"), ("=3", "expected key=value"), ("x={", "not a YAML value")],
+)
 def test_a_bad_pair_is_named(pair, message):
     with pytest.raises(ValueError, match=message) as error:
         parse_params([pair])

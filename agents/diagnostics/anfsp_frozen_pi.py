@@ -52,9 +52,12 @@ from hiddenenvs.analysis.exploitability import (
 
 def network_policy(tree: GameTree, networks: list, epsilon: float | None) -> TabularPolicy:
     """Each player's network as a policy: softmax (``epsilon`` None) or epsilon-greedy."""
+
     def probabilities(player: int, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            batch = torch.from_numpy(np.asarray(tensors, dtype=np.float32).reshape(len(tensors), -1))
+            batch = torch.from_numpy(
+                np.asarray(tensors, dtype=np.float32).reshape(len(tensors), -1)
+            )
             logits = masked_logits(networks[player](batch), torch.from_numpy(masks))
         if epsilon is None:
             return torch.softmax(logits, -1).double().numpy()
@@ -62,10 +65,13 @@ def network_policy(tree: GameTree, networks: list, epsilon: float | None) -> Tab
         chosen = epsilon * legal / legal.sum(axis=1, keepdims=True)
         chosen[np.arange(len(masks)), logits.argmax(-1).numpy()] += 1.0 - epsilon
         return chosen
+
     return TabularPolicy.from_tensor_function(tree, probabilities)
 
 
-def met_policy(tree: GameTree, pi: TabularPolicy, q_play: TabularPolicy, eta: float, player: int) -> TabularPolicy:
+def met_policy(
+    tree: GameTree, pi: TabularPolicy, q_play: TabularPolicy, eta: float, player: int
+) -> TabularPolicy:
     """What ``player``'s opponents show in training: per episode Pi with probability
     ``1 - eta`` and epsilon-greedy Q with ``eta``, as one behaviour policy (each action's
     probability is the mixture's reach of the child over its reach of the parent)."""
@@ -96,45 +102,71 @@ def gains(tree: GameTree, against: TabularPolicy, q_network, player: int) -> tup
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("run", help="a run directory of the anfsp trainer (its checkpoint.pt)")
     parser.add_argument("--seconds", type=float, default=240.0, help="wall time of Q's training")
     parser.add_argument("--every", type=float, default=6.0, help="seconds between measurements")
     parser.add_argument("--seed", type=int, default=7, help="the in-process actor's seed")
-    parser.add_argument("--rl-learning-rate", type=float, help="Q's learning rate (default: the run's)")
-    parser.add_argument("--gradient-every", type=int, help="steps per accumulated gradient (default: the run's)")
-    parser.add_argument("--target-every", type=int, help="actions between target refreshes (default: the run's)")
+    parser.add_argument(
+        "--rl-learning-rate", type=float, help="Q's learning rate (default: the run's)"
+    )
+    parser.add_argument(
+        "--gradient-every", type=int, help="steps per accumulated gradient (default: the run's)"
+    )
+    parser.add_argument(
+        "--target-every", type=int, help="actions between target refreshes (default: the run's)"
+    )
     parser.add_argument("--anticipatory", type=float, help="eta (default: the run's)")
-    parser.add_argument("--epsilon", type=float, help="a fixed exploration rate (default: slot 0's schedule)")
+    parser.add_argument(
+        "--epsilon", type=float, help="a fixed exploration rate (default: slot 0's schedule)"
+    )
     arguments = parser.parse_args(argv)
     payload = load_checkpoint(Path(arguments.run) / CHECKPOINT_NAME)
     if payload["config"]["trainer"]["name"] != "anfsp":
-        raise SystemExit(f"{arguments.run}: a {payload['config']['trainer']['name']} run; this probe reads anfsp runs")
+        raise SystemExit(
+            f"{arguments.run}: a {payload['config']['trainer']['name']} run; this probe reads anfsp runs"
+        )
     torch.set_num_threads(1)
     learner = learner_from_checkpoint(payload)
     config = learner.config
     config.min_reservoir_size = sys.maxsize  # no SL step: Pi stands still
     config.gradient_every = arguments.gradient_every or config.gradient_every
-    config.target_update_every_actions = arguments.target_every or config.target_update_every_actions
+    config.target_update_every_actions = (
+        arguments.target_every or config.target_update_every_actions
+    )
     eta = config.anticipatory if arguments.anticipatory is None else arguments.anticipatory
     if arguments.rl_learning_rate:
         for optimizer in learner.q_optimizers:
             for group in optimizer.param_groups:
                 group["lr"] = arguments.rl_learning_rate
-    actor = ActorLearner(learner.game.spec.to_dict(), learner.architecture, eta, config.discount,
-                         config.envs_per_actor, (arguments.seed, 0, 10**6))
+    actor = ActorLearner(
+        learner.game.spec.to_dict(),
+        learner.architecture,
+        eta,
+        config.discount,
+        config.envs_per_actor,
+        (arguments.seed, 0, 10**6),
+    )
     tree = GameTree.build(learner.game)
     pi = network_policy(tree, learner.policy_networks, None)
 
     def epsilon() -> float:
         return learner.slot_epsilon(0) if arguments.epsilon is None else arguments.epsilon
 
-    print(f"{arguments.run}: {payload['loop']['episodes']:,} episodes; Pi frozen, Q trained "
-          f"{arguments.seconds:g} s (lr {learner.q_optimizers[0].param_groups[0]['lr']:g}, "
-          f"{config.gradient_every}-step gradients, target every {config.target_update_every_actions:,} "
-          f"actions, eta {eta:g})")
+    print(
+        f"{arguments.run}: {payload['loop']['episodes']:,} episodes; Pi frozen, Q trained "
+        f"{arguments.seconds:g} s (lr {learner.q_optimizers[0].param_groups[0]['lr']:g}, "
+        f"{config.gradient_every}-step gradients, target every {config.target_update_every_actions:,} "
+        f"actions, eta {eta:g})"
+    )
     columns = [f"player {p} vs {name}" for p in range(tree.num_players) for name in ("Pi", "met")]
-    print("  seconds  episodes  epsilon  " + "  ".join(f"{c:>20s}" for c in columns) + "   (Q greedy / exact gain)")
+    print(
+        "  seconds  episodes  epsilon  "
+        + "  ".join(f"{c:>20s}" for c in columns)
+        + "   (Q greedy / exact gain)"
+    )
     snapshots, episodes, start, next_measure = [], 0, time.monotonic(), 0.0
     while True:
         elapsed = time.monotonic() - start
@@ -143,17 +175,24 @@ def main(argv: list[str] | None = None) -> None:
             row = []
             for player, q_network in enumerate(learner.q_networks):
                 row.append(gains(tree, pi, q_network, player))
-                row.append(gains(tree, met_policy(tree, pi, q_play, eta, player), q_network, player))
+                row.append(
+                    gains(tree, met_policy(tree, pi, q_play, eta, player), q_network, player)
+                )
             snapshots.append(row)
-            print(f"  {elapsed:7.0f}  {episodes:8,d}  {epsilon():.4f}  "
-                  + "  ".join(f"{greedy:9.3f} / {exact:8.3f}" for exact, greedy in row), flush=True)
+            print(
+                f"  {elapsed:7.0f}  {episodes:8,d}  {epsilon():.4f}  "
+                + "  ".join(f"{greedy:9.3f} / {exact:8.3f}" for exact, greedy in row),
+                flush=True,
+            )
             next_measure += arguments.every
             if elapsed >= arguments.seconds:
                 break
         window = actor.play_window(learner._weights(), epsilon(), config.gradient_every)
         learner._apply(0, window)
         episodes += window["episodes"]
-    trained = np.array(snapshots[1:])  # (snapshots, columns, (exact, greedy)); the first is the checkpoint's
+    trained = np.array(
+        snapshots[1:]
+    )  # (snapshots, columns, (exact, greedy)); the first is the checkpoint's
     print("mean over the snapshots after the checkpoint's (Q greedy gain / exact gain, share):")
     for column, (exact, greedy) in zip(columns, trained.mean(axis=0)):
         print(f"  {column:>20s}: {greedy:.3f} / {exact:.3f}  ({greedy / exact:.0%})")

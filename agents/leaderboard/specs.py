@@ -19,7 +19,6 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-
 import hiddenenvs
 
 ACCEPTED_FORMS = (

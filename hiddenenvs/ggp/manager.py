@@ -33,7 +33,6 @@ import argparse
 import hashlib
 import http.client
 import json
-import socket
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -55,6 +54,8 @@ def post(url: str, message: str, timeout: float) -> tuple[str | None, float, str
     """(reply, seconds, error): POST ``message`` to ``url``, waiting at most ``timeout`` s."""
     parts = urlsplit(url)
     start = time.monotonic()
+    if not parts.hostname:
+        return None, 0.0, f"no host in the player URL {url!r}"
     connection = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
     try:
         body = message.encode("utf-8")
@@ -68,7 +69,7 @@ def post(url: str, message: str, timeout: float) -> tuple[str | None, float, str
         if response.status != 200:
             return text, seconds, f"HTTP {response.status}: {text[:200]}"
         return text, seconds, None
-    except (socket.timeout, TimeoutError):
+    except TimeoutError:
         return None, time.monotonic() - start, f"no answer within {timeout:.2f} s"
     except OSError as error:  # refused, reset: the player is gone
         return None, time.monotonic() - start, f"{type(error).__name__}: {error}"
@@ -113,7 +114,7 @@ class Manager:
 
     def _move_of(self, role: int, reply: str | None, error: str | None, legal) -> tuple[int, str | None]:
         """(move index, fallback reason or None) for a player's reply."""
-        if error is None:
+        if error is None and reply is not None:  # post() gives a reply whenever no error
             try:
                 move = self.codec.move_index(role, to_kif(read_message(reply)))
                 if move in legal:

@@ -46,10 +46,10 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -107,7 +107,8 @@ class Match:
         self.state = self.game.new_initial_state()  # GDL-I: the true state
         self.key = self.state.information_state_key(self.player)  # GDL-II: what we know
         self.steps = 0  # GDL steps played so far
-        self.previous_key, self.last_move = None, None  # GDL-II: before the last step
+        self.previous_key: tuple | None = None  # GDL-II: our key before the last step
+        self.last_move: int | None = None  # GDL-II: our move in the last step
         self.rng = np.random.default_rng(seed)
         self.agent = make_agent(self.game, self.player, max(0.05, play_clock - margin), seed)
         self.lock = threading.Lock()
@@ -438,7 +439,7 @@ def serve(player: GgpPlayer, host: str = "127.0.0.1", port: int = 9147) -> Threa
 def run_server(player: GgpPlayer, host: str, port: int) -> None:
     """Serve ``player`` until interrupted (Ctrl-C), then close it."""
     server = serve(player, host, port)
-    bound_host, bound_port = server.server_address[:2]
+    bound_host, bound_port = cast(tuple[str, int], server.server_address[:2])  # AF_INET
     print(f"{player.name} listening on http://{bound_host}:{bound_port}/", flush=True)
     try:
         server.serve_forever()
