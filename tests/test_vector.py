@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hiddenenvs.vector as vector
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL
@@ -110,6 +112,27 @@ def test_vector_env_matches_the_scalar_game(name, params, observation_type):
         mirror.check_decisions(step, env.simultaneous)
         endings += int(step.terminated.sum())
     assert endings > 0
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(
+    case=st.sampled_from(CASES),
+    num_envs=st.integers(1, 6),
+    seed=st.integers(0, 2**64 - 1),
+    policy_seed=st.integers(0, 2**32 - 1),
+)
+def test_any_seed_and_batch_size_match_the_scalar_game(case, num_envs, seed, policy_seed):
+    name, params, observation_type = case
+    env = vector.make(name, num_envs=num_envs, seed=seed, observation_type=observation_type, **params)
+    policy = vector.RandomLegalPolicy(seed=policy_seed)
+    step = env.reset()
+    mirror = ScalarMirror(load_game(name, **params), observation_type, env.deals)
+    mirror.check_decisions(step, env.simultaneous)
+    for _ in range(25):
+        actions = policy(step.legal_action_masks)
+        step = env.step(actions)
+        mirror.play(actions, step, env.deals)
+        mirror.check_decisions(step, env.simultaneous)
 
 
 def test_same_seed_same_games_and_rows_differ():
