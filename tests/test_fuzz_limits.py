@@ -1,19 +1,25 @@
-"""Fuzzing: mutated rule sheets, map files and run configs end in a clear error, in bounded
-time and memory, never a crash.
+"""Fuzzing: mutated rule sheets, map files, run configs (as dicts and as YAML files), agent
+files and GGP message sequences end in a clear error or success, in bounded time and
+memory, never a crash.
 
 Every case runs in one worker process whose address space is capped with
 ``resource.setrlimit(RLIMIT_AS)`` (:data:`MEMORY_LIMIT`): a case that tried to allocate
 past it would die with a ``MemoryError``, which counts as a failure, as does any error
-that is not the loader's own (``GdlError``, ``MapError``, ``ConfigError``) or a case that
-takes longer than :data:`SECONDS_PER_CASE`. Examples per property are few (the default run
-takes well under a minute); raise ``FUZZ_EXAMPLES`` to search longer.
+that is not the loader's own (``GdlError``, ``MapError``, ``ConfigError``, the agent file
+errors, the GGP player's), a message of several lines or longer than
+:data:`MAX_MESSAGE_CHARS` (configs, maps, agent files), or a case that takes longer than
+:data:`SECONDS_PER_CASE` (wall clock; the worker is killed past it). The default run tries
+:data:`EXAMPLES` cases per property (``FUZZ_EXAMPLES``); the ``slow`` variants try
+:data:`SLOW_EXAMPLES` (``FUZZ_SLOW_EXAMPLES``).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -28,21 +34,68 @@ from hypothesis import strategies as st  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 MEMORY_LIMIT = 3 << 30  # bytes of address space for the worker (torch's import needs ~1.5 GiB)
 SECONDS_PER_CASE = 30.0  # generous: the shared machine is slow; the cases take < 1 s alone
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))
+SLOW_EXAMPLES = int(os.environ.get("FUZZ_SLOW_EXAMPLES", "150"))
+MAX_MESSAGE_CHARS = 1_500
+ONE_LINE_KINDS = ("config", "config_yaml", "map", "map_json", "agent_file")
 
 WORKER = r"""
-import json, resource, sys, time, traceback
+import base64, itertools, json, resource, sys, tempfile, time, traceback
+from pathlib import Path
 limit = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-from agents.config import ConfigError, config_from_dict
+import hiddenenvs
+from agents.base import load_agent_file
+from agents.checkpoint import (AgentGameMismatchError, CorruptedFileError, UnsafeFileError,
+                               check_agent_fits_game)
+from agents.config import ConfigError, config_from_dict, load_config
+from agents.ggp_player import spec_player
 from hiddenenvs.envs.combat.maps import CombatMap, MapError
 from hiddenenvs.envs.gdl.parser import GdlError, parse_text
 from hiddenenvs.envs.gdl.propnet import Propnet
+from hiddenenvs.ggp.kif import MessageError
+from hiddenenvs.ggp.player import ProtocolError
+
+FILES = Path(tempfile.mkdtemp(prefix="fuzz-limits-"))
+NUMBERS = itertools.count()
+KUHN = hiddenenvs.load_game("kuhn_poker")
+
+
+def written(suffix, data):  # a new file each case (the map loader caches by path)
+    path = FILES / f"case{next(NUMBERS)}{suffix}"
+    (path.write_bytes if isinstance(data, bytes) else path.write_text)(data)
+    return path
+
+
+def load_yaml_config(text):
+    return load_config(written(".yaml", text + f"\noutput_dir: {FILES / 'run'}\n"))
+
+
+def load_agent(encoded):
+    path = written(".pt", base64.b64decode(encoded))
+    check_agent_fits_game(load_agent_file(path), KUHN, path)
+
+
+def play_messages(messages):
+    player = spec_player("random", seed=0)
+    try:
+        for message in messages:
+            try:
+                player.handle(message)
+            except (ProtocolError, MessageError, GdlError, ValueError):
+                pass  # answered with HTTP 400 and the message
+    finally:
+        player.close()
+
 
 LOADERS = {
     "gdl": (lambda case: Propnet(parse_text(case, "fuzz.kif"), max_instances=20_000), GdlError),
     "map": (lambda case: CombatMap.from_dict(case, source="fuzz.json"), MapError),
+    "map_json": (lambda case: CombatMap.load(str(written(".json", case))), MapError),
     "config": (config_from_dict, ConfigError),
+    "config_yaml": (load_yaml_config, ConfigError),
+    "agent_file": (load_agent, (UnsafeFileError, CorruptedFileError, AgentGameMismatchError)),
+    "ggp": (play_messages, ()),
 }
 print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
@@ -61,37 +114,62 @@ for line in sys.stdin:
 """
 
 
-@pytest.fixture(scope="module")
-def worker():
+def _start_worker() -> subprocess.Popen:
     process = subprocess.Popen(
         [sys.executable, "-c", WORKER, str(MEMORY_LIMIT)], cwd=REPO, text=True,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
-    ready = process.stdout.readline()
-    if not ready:
-        pytest.fail(f"fuzz worker did not start: {process.stderr.read()}")
+    ready, _, _ = select.select([process.stdout], [], [], 300)
+    if not ready or not process.stdout.readline():
+        process.kill()
+        pytest.fail("the fuzz worker did not start")
+    return process
+
+
+@pytest.fixture(scope="module")
+def worker():
+    processes = [_start_worker()]
 
     def run(kind: str, case) -> dict:
+        process = processes[0]
         process.stdin.write(json.dumps({"kind": kind, "case": case}) + "\n")
         process.stdin.flush()
+        ready, _, _ = select.select([process.stdout], [], [], SECONDS_PER_CASE)
+        if not ready:  # a hang: kill it, start another for the next case, and fail this one
+            process.kill()
+            process.wait()
+            processes[0] = _start_worker()
+            pytest.fail(f"{kind} case still running after {SECONDS_PER_CASE:g} s: {str(case)[:300]}")
         reply = process.stdout.readline()
-        assert reply, f"the worker died on this {kind} case: {process.stderr.read()[-2000:]}"
+        if not reply:
+            code = process.wait()
+            processes[0] = _start_worker()
+            pytest.fail(f"the worker died (exit {code}) on this {kind} case: {str(case)[:300]}")
         result = json.loads(reply)
         assert result["outcome"] != "crash", f"{kind} case crashed:\n{result['message']}"
         if result["outcome"] == "clear":
-            assert result["message"].strip(), "an error without a message"
-        assert result["seconds"] < SECONDS_PER_CASE, f"{kind} case took {result['seconds']:.1f} s"
+            message = result["message"]
+            assert message.strip(), "an error without a message"
+            if kind in ONE_LINE_KINDS:
+                assert "\n" not in message and len(message) <= MAX_MESSAGE_CHARS, message[:3000]
         return result
 
     yield run
-    process.stdin.close()
-    process.wait(timeout=30)
+    processes[0].stdin.close()
+    processes[0].wait(timeout=30)
 
 
-FUZZ_SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-                         suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                HealthCheck.too_slow, HealthCheck.data_too_large])
+def fuzz_property(kind: str, strategy, examples: int, slow: bool = False):
+    """A test that hands ``examples`` cases drawn from ``strategy`` to the worker."""
+    @settings(max_examples=examples, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                     HealthCheck.data_too_large])
+    @given(case=strategy)
+    def test(worker, case):
+        worker(kind, case)
+
+    return pytest.mark.slow(test) if slow else test
 
 # ---- rule sheets ----------------------------------------------------------------------------
 SHEETS = ["biased_rps.gdl", "monty_hall.gdl", "tictactoe.gdl"]
@@ -132,10 +210,8 @@ def mutated_sheets(draw) -> str:
     return " ".join(tokens)
 
 
-@FUZZ_SETTINGS
-@given(text=mutated_sheets())
-def test_mutated_rule_sheets_end_in_a_clear_gdl_error(worker, text):
-    worker("gdl", text)
+test_mutated_rule_sheets_end_in_a_clear_gdl_error = fuzz_property("gdl", mutated_sheets(), EXAMPLES)
+test_many_mutated_rule_sheets = fuzz_property("gdl", mutated_sheets(), SLOW_EXAMPLES, slow=True)
 
 
 # ---- map files ----------------------------------------------------------------------------------
@@ -173,10 +249,41 @@ def mutated_maps(draw) -> dict:
     return data
 
 
-@FUZZ_SETTINGS
-@given(data=mutated_maps())
-def test_mutated_map_files_end_in_a_clear_map_error(worker, data):
-    worker("map", data)
+test_mutated_map_files_end_in_a_clear_map_error = fuzz_property("map", mutated_maps(), EXAMPLES)
+test_many_mutated_map_files = fuzz_property("map", mutated_maps(), SLOW_EXAMPLES, slow=True)
+
+SMALL_MAP_TEXT = json.dumps(SMALL_MAP)
+ODD_JSON = ["true", "null", "NaN", "-Infinity", "1e400", "9" * 5_000, "-" + "9" * 400, str(2**70), '""',
+            "[]", "{}", '[true, 4]', '["", ""]', "[" * 5_000 + "]" * 5_000, '"' + "x" * 10_000 + '"', "0.5"]
+
+
+@st.composite
+def mutated_map_texts(draw) -> str:
+    """small.json as text: a field's value replaced by odd JSON, or the text cut or spliced."""
+    kind = draw(st.sampled_from(["value", "value", "cut", "splice"]))
+    if kind == "value":
+        data = json.loads(SMALL_MAP_TEXT)
+        field = draw(st.sampled_from(sorted(data) + ["birth_points.attackers", "destinations.0.area"]))
+        parent, _, child = field.partition(".")
+        marker = '"@ODD@"'
+        if child:
+            target = data[parent]
+            key = int(child.split(".")[0]) if parent == "destinations" else child
+            if parent == "destinations":
+                target[key]["area"] = "@ODD@"
+            else:
+                target[key] = "@ODD@"
+        else:
+            data[parent] = "@ODD@"
+        return json.dumps(data).replace(marker, draw(st.sampled_from(ODD_JSON)), 1)
+    at = draw(st.integers(0, len(SMALL_MAP_TEXT)))
+    if kind == "cut":
+        return SMALL_MAP_TEXT[:at]
+    return SMALL_MAP_TEXT[:at] + draw(st.sampled_from(ODD_JSON + ["{", "]", ",", '"'])) + SMALL_MAP_TEXT[at:]
+
+
+test_mutated_map_texts_end_in_a_clear_map_error = fuzz_property("map_json", mutated_map_texts(), EXAMPLES)
+test_many_mutated_map_texts = fuzz_property("map_json", mutated_map_texts(), SLOW_EXAMPLES, slow=True)
 
 
 # ---- run configs ---------------------------------------------------------------------------------
@@ -214,7 +321,124 @@ def mutated_configs(draw) -> dict:
     return data
 
 
-@FUZZ_SETTINGS
-@given(data=mutated_configs())
-def test_mutated_configs_end_in_a_clear_config_error(worker, data):
-    worker("config", data)
+test_mutated_configs_end_in_a_clear_config_error = fuzz_property("config", mutated_configs(), EXAMPLES)
+test_many_mutated_configs = fuzz_property("config", mutated_configs(), SLOW_EXAMPLES, slow=True)
+
+KUHN_TEXT = (REPO / "configs" / "nfsp_kuhn.yaml").read_text().replace("output_dir: runs/nfsp_kuhn\n", "")
+YAML_LINES = [line for line in KUHN_TEXT.splitlines() if line.strip() and not line.startswith("#")]
+LAUGHS = ('a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)))
+ODD_YAML = [".nan", "-.inf", "1e-3", "5E+4", "1e400", "9" * 5_000, "-5", "0", "[-64]", "!!python/object:os.system {}",
+            "!!python/name:os.system", "!!binary aGk=", "*undefined", "[" * 3_000 + "]" * 3_000, "&x [*x]",
+            "{a: 1, a: 2}", "'" + "x" * 10_000 + "'", "yes", "~", "2018-01-01", "0x_1f", "1_000", ":", "- 1", "\t"]
+
+
+@st.composite
+def mutated_yaml_configs(draw) -> str:
+    """nfsp_kuhn.yaml as text: a value replaced by odd YAML, a line dropped or cut, or a
+    billion-laughs block put before it."""
+    lines = list(YAML_LINES)
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["value", "value", "drop", "cut", "laughs"]))
+        at = draw(st.integers(0, len(lines) - 1))
+        if kind == "value" and ":" in lines[at]:
+            key = lines[at].split(":", 1)[0]
+            lines[at] = f"{key}: {draw(st.sampled_from(ODD_YAML))}"
+        elif kind == "drop":
+            del lines[at]
+        elif kind == "cut":
+            lines[at] = lines[at][:draw(st.integers(0, len(lines[at])))]
+        else:
+            lines[0:0] = LAUGHS.splitlines() + [f"seed: *{chr(97 + draw(st.integers(0, 8)))}"]
+        if not lines:
+            lines = ["{}"]
+    return "\n".join(lines) + "\n"
+
+
+test_mutated_yaml_configs_end_in_a_clear_config_error = fuzz_property(
+    "config_yaml", mutated_yaml_configs(), EXAMPLES)
+test_many_mutated_yaml_configs = fuzz_property("config_yaml", mutated_yaml_configs(), SLOW_EXAMPLES, slow=True)
+
+
+# ---- agent files --------------------------------------------------------------------------------
+def _agent_file_bytes() -> bytes:
+    import io
+
+    import torch
+
+    from agents.networks import AveragePolicyAgent, mlp
+
+    torch.manual_seed(0)
+    agent = AveragePolicyAgent(mlp(11, [4], 2), {"input_size": 11, "hidden_sizes": [4], "num_actions": 2})
+    from agents.checkpoint import registered_agent_name, to_data
+
+    buffer = io.BytesIO()
+    torch.save(to_data({"format": "hiddenenvs-agent-v2", "agent": registered_agent_name(AveragePolicyAgent),
+                        "state": agent.state_dict()}), buffer)
+    return buffer.getvalue()
+
+
+AGENT_FILE = _agent_file_bytes()
+
+
+@st.composite
+def damaged_agent_files(draw) -> str:
+    """A Kuhn agent file (base64) with bytes flipped, cut short, inserted or overwritten."""
+    data = bytearray(AGENT_FILE)
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["flip", "flip", "cut", "insert", "overwrite"]))
+        at = draw(st.integers(0, max(0, len(data) - 1)))
+        if kind == "flip" and data:
+            data[at] ^= 1 << draw(st.integers(0, 7))
+        elif kind == "cut":
+            del data[at:]
+        elif kind == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=64))
+        else:
+            chunk = draw(st.binary(min_size=1, max_size=64))
+            data[at:at + len(chunk)] = chunk
+    return base64.b64encode(bytes(data)).decode()
+
+
+test_damaged_agent_files_end_in_a_clear_error = fuzz_property("agent_file", damaged_agent_files(), EXAMPLES)
+test_many_damaged_agent_files = fuzz_property("agent_file", damaged_agent_files(), SLOW_EXAMPLES, slow=True)
+
+
+# ---- GGP messages -----------------------------------------------------------------------------------
+RPS_RULES = " ".join(line.split(";", 1)[0] for line in (REPO / "hiddenenvs/envs/gdl/games/biased_rps.gdl")
+                     .read_text().splitlines())
+GGP_MATCH = ["(info)", f"(start m row ({RPS_RULES}) 30 5)", "(play m nil)",
+             "(play m 1 (throw rock) ((threw column paper)))", "(stop m 1 (throw rock) nil)", "(abort m)"]
+GGP_ODD = ["(", ")", "nil", "m", "other", "(play)", "-1", "1e999", "0", "nan", "(throw rock)", "(start)",
+           "((((((((((((((((((((", "(info) (info)", "\x00", "x" * 5_000, "row", "random", "(f " * 300]
+
+
+@st.composite
+def mutated_ggp_matches(draw) -> list[str]:
+    """A GDL-II match's messages (biased rock-paper-scissors) dropped, repeated, swapped or
+    with a token replaced or inserted."""
+    messages = list(GGP_MATCH)
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["drop", "repeat", "swap", "token", "insert"]))
+        at = draw(st.integers(0, len(messages) - 1))
+        if kind == "drop" and len(messages) > 1:
+            del messages[at]
+        elif kind == "repeat":
+            messages.insert(at, messages[at])
+        elif kind == "swap":
+            other = draw(st.integers(0, len(messages) - 1))
+            messages[at], messages[other] = messages[other], messages[at]
+        else:
+            tokens = messages[at].replace("(", " ( ").replace(")", " ) ").split()
+            position = draw(st.integers(0, len(tokens)))
+            odd = draw(st.sampled_from(GGP_ODD))
+            if kind == "token" and position < len(tokens):
+                tokens[position] = odd
+            else:
+                tokens.insert(position, odd)
+            messages[at] = " ".join(tokens)
+    return messages
+
+
+test_mutated_ggp_messages_are_answered_never_crash = fuzz_property("ggp", mutated_ggp_matches(), EXAMPLES)
+test_many_mutated_ggp_messages = fuzz_property("ggp", mutated_ggp_matches(), SLOW_EXAMPLES, slow=True)
