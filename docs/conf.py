@@ -15,6 +15,7 @@ sys.path.insert(0, str(DOCS.parent))  # agents/ and the examples are imported fr
 
 project = "hiddenenvs"
 author = "hiddenenvs contributors"
+copyright = "hiddenenvs contributors"
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
@@ -53,11 +54,11 @@ nitpicky = True
 # references to numpy, torch, gymnasium, PettingZoo, Ray, SB3 and the standard library's
 # less common types stay plain text instead of links.
 THIRD_PARTY = "np|numpy|torch|nn|gymnasium|gym|spaces|pettingzoo|ray|stable_baselines3|sb3_contrib|yaml|clingo|matplotlib|scipy|tianshou|torchrl"
-STANDARD_LIBRARY = "collections|pathlib|enum|abc|typing|dataclasses|concurrent|threading|multiprocessing|random|io|os|subprocess|socket|http|json|argparse|logging|types|contextlib|functools|itertools|queue|datetime"
+STANDARD_LIBRARY = "collections|pathlib|enum|abc|typing|dataclasses|concurrent|threading|multiprocessing|random|io|os|subprocess|socket|http|json|argparse|logging|types|contextlib|functools|itertools|queue|datetime|time|math|heapq|pickle|sqlite3|hashlib|signal|copy|struct|tempfile|shutil|warnings|weakref|operator|inspect|string|textwrap|re|bisect|array|numbers|fractions|statistics|secrets|uuid|zlib|gzip|csv|html|urllib|asyncio|selectors|traceback|builtins"
 nitpick_ignore_regex = [
     (r"py:.*", rf"({THIRD_PARTY}|{STANDARD_LIBRARY})(\..*)?"),
     # PettingZoo's type variables in the signatures of our AEC and parallel envs.
-    (r"py:class", r"AgentID|ObsType|ActionType"),
+    (r"py:class", r"AgentID|ObsType|ActionType|ActType|AECEnv|ParallelEnv"),
     # autodoc_typehints_format "short" writes those standard and third-party classes unqualified.
     (r"py:class", r"Path|Module|Tensor|ndarray|Generator|Callable|Sequence|Iterator|Iterable|Hashable|Mapping"),
 ]

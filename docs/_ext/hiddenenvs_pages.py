@@ -16,8 +16,10 @@ pages written here are read like the hand-written ones. Everything comes from th
 - API pages from walking the ``hiddenenvs`` and ``agents`` packages, one page per module,
   so a module that moves or appears is documented where it now is.
 
-Generated pages go to ``docs/envs/``, ``docs/trainers/`` and ``docs/api/`` (ignored by git
-except each folder's ``index.md``).
+- example pages, one per script of ``examples/``: its docstring and the whole script.
+
+Generated pages go to ``docs/envs/``, ``docs/trainers/``, ``docs/api/`` and ``docs/examples/``
+(ignored by git except each folder's ``index.md``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import dataclasses
 import importlib
 import inspect
 import io
+import math
 import pkgutil
 import re
 import tokenize
@@ -95,6 +98,12 @@ def shipped_configs() -> list[tuple[str, dict, str]]:
     return configs
 
 
+def first_sentence(text: str, limit: int = 160) -> str:
+    """A config's leading comment, cut to its first sentence (the file has the rest)."""
+    sentence = re.split(r"(?<=\.)\s", text, maxsplit=1)[0]
+    return sentence if len(sentence) <= limit else sentence[: limit - 3].rsplit(" ", 1)[0] + "..."
+
+
 def configs_table(configs: list[tuple[str, dict, str]], column: str) -> list[str]:
     if not configs:
         return ["No config in `configs/` uses it yet.", ""]
@@ -102,7 +111,7 @@ def configs_table(configs: list[tuple[str, dict, str]], column: str) -> list[str
     for name, data, comment in configs:
         other = (data.get("trainer") if column == "trainer" else data.get("env")) or {}
         budget = ", ".join(f"{k} {v}" for k, v in (data.get("budget") or {}).items() if v is not None)
-        lines.append(f"| `configs/{name}` | `{other.get('name', '')}` | {budget} | {comment} |")
+        lines.append(f"| `configs/{name}` | `{other.get('name', '')}` | {budget} | {first_sentence(comment)} |")
     return lines + ["", "Run one with `python train.py --config configs/NAME.yaml` "
                     "(see {doc}`/guides/training`).", ""]
 
@@ -155,6 +164,22 @@ def draw_picture(name: str, out: Path) -> bool:
     return True
 
 
+def estimated_tree(name: str) -> str:
+    """The capability contract's tree size (counted, or Knuth's estimate), where it exists."""
+    try:
+        capabilities = importlib.import_module("agents.capabilities")
+    except ModuleNotFoundError as error:
+        if error.name != "agents.capabilities":
+            raise
+        return ""
+    tree = capabilities.offers_for(name).tree
+    if tree.nodes is None or tree.how != "estimated":
+        return ""
+    # The estimate samples random paths: its order of magnitude is what stays put between builds.
+    return (f"; of the order of $10^{{{int(math.log10(tree.nodes))}}}$ nodes by Knuth's estimate "
+            f"({{py:func}}`agents.capabilities.offers_for`)")
+
+
 def env_page(entry, row: dict, configs, capabilities) -> str:
     import hiddenenvs
 
@@ -163,7 +188,7 @@ def env_page(entry, row: dict, configs, capabilities) -> str:
     info = game.info
     module = importlib.import_module(game_class.__module__)
     lines = [
-        f"# `{entry.name}`", "",
+        f"# {entry.name}", "",
         f"{entry.description[0].upper()}{entry.description[1:]}.", "",
         "| | |", "|---|---|",
         f"| make it | `hiddenenvs.make({entry.name!r})`, `hiddenenvs.load_game({entry.name!r})` |",
@@ -179,7 +204,7 @@ def env_page(entry, row: dict, configs, capabilities) -> str:
         f"| utility | {info.utility.value.replace('_', ' ')}, returns in "
         f"[{info.min_utility:g}, {info.max_utility:g}] |",
         f"| longest game | {info.max_game_length} moves |",
-        f"| tree size | {count_tree(game)} |",
+        f"| tree size | {count_tree(game)}{estimated_tree(entry.name)} |",
         f"| render modes | {', '.join(f'`{m}`' for m in getattr(game_class, 'RENDER_MODES', ()))} |",
         f"| counterpart | {COUNTERPARTS.get(entry.name, 'none known')} |",
         "",
@@ -289,7 +314,7 @@ def trainer_page(name: str, target: str, configs, capabilities) -> str:
     cls = getattr(module, class_name)
     page = safe_name(name)
     lines = [
-        f"# `{name}`", "",
+        f"# {name}", "",
         f"`trainer: {{name: {name}}}` in a run config trains {{py:class}}`{module_name}.{class_name}` "
         f"(module {{py:mod}}`{module_name}`).", "",
     ]
@@ -300,6 +325,13 @@ def trainer_page(name: str, target: str, configs, capabilities) -> str:
     lines += ["## Config reference", ""] + config_reference(getattr(cls, "CONFIG_CLASS", None))
     lines += ["## Shipped configs", ""]
     lines += configs_table([c for c in configs if (c[1].get("trainer") or {}).get("name") == name], "env")
+    lines += ["## Results", ""]
+    results = [path.stem for path in sorted((DOCS / "results").glob("*.md"))
+               if path.stem not in ("index", "comparison")
+               and (f"`{name}`" in path.read_text() or f"configs/{page}_" in path.read_text())]
+    lines += [f"Measured runs, each with its date, commit, machine and command: "
+              + ", ".join(f"{{doc}}`/results/{stem}`" for stem in results)
+              + ("; " if results else "") + "every trainer side by side: {doc}`/results/comparison`.", ""]
     if capabilities is not None:
         lines += ["## Envs it fits", ""] + capabilities(name, trainer=True)
     notes = DOCS / "trainer_notes" / f"{page}.md"
@@ -309,26 +341,30 @@ def trainer_page(name: str, target: str, configs, capabilities) -> str:
 
 
 def capability_lines():
-    """Rows of the capability contract (``agents.capabilities``), when it exists."""
+    """Lines of the capability contract (:mod:`agents.capabilities`) for an env or a trainer
+    page, from one table of every registered env with its default parameters; ``None``
+    where the contract does not exist (yet) in this checkout."""
     try:
         capabilities = importlib.import_module("agents.capabilities")
     except ModuleNotFoundError as error:
         if error.name != "agents.capabilities":
             raise
         return None
-    table = getattr(capabilities, "CAPABILITIES", None) or getattr(capabilities, "TABLE", None)
-    if not isinstance(table, dict):
-        return None
+    table = capabilities.capability_table()
 
     def lines(name: str, trainer: bool = False) -> list[str]:
-        rows = []
-        for key, value in table.items():
-            pair = key if isinstance(key, tuple) else (key,)
-            if name in pair:
-                rows.append(f"| `{' / '.join(map(str, pair))}` | {value} |")
-        if not rows:
-            return []
-        return ["From {py:mod}`agents.capabilities`:", "", "| pair | capability |", "|---|---|", *rows, ""]
+        if trainer:
+            rows = [f"| `{row['env']}` | {row['trainers'][name]} |" for row in table if name in row["trainers"]]
+            head = ["From {py:func}`agents.capabilities.capability_table` (each env with its default "
+                    "parameters; `python train.py --list` prints the same):", "", "| env | fits, or what it lacks |", "|---|---|"]
+        else:
+            row = next((row for row in table if row["env"] == name), None)
+            if row is None:
+                return []
+            rows = [f"| `{trainer_name}` | {cell} |" for trainer_name, cell in row["trainers"].items()]
+            head = ["Which trainers fit it with its default parameters ({py:func}`agents.capabilities.capability_table`; "
+                    "`python train.py --list` prints the same):", "", "| trainer | fits, or what it lacks |", "|---|---|"]
+        return head + rows + [""] if rows else []
 
     return lines
 
@@ -390,7 +426,8 @@ def api_page(module_name: str) -> str:
     module = importlib.import_module(module_name)
     # A class named like one of the game model's (agents.leaderboard.stats.Game) is shown
     # but not indexed, so an annotation ``Game`` anywhere links to the model's.
-    model_names = {name for name, value in vars(hiddenenvs.game).items() if inspect.isclass(value)}
+    model_names = {name for name, value in vars(hiddenenvs.game).items()
+                   if inspect.isclass(value) and value.__module__ == "hiddenenvs.game"}
     homonyms = [name for name, value in vars(module).items()
                 if inspect.isclass(value) and value.__module__ == module_name
                 and name in model_names and module is not hiddenenvs.game]
@@ -406,8 +443,26 @@ def api_page(module_name: str) -> str:
             lines += [f".. py:type:: {name}", "", f"   A type alias: ``{alias_text(value)}``.", ""]
             continue
         simple = isinstance(value, (bool, int, float, str)) and len(repr(value)) < 80
-        lines += [f".. autodata:: {module_name}.{name}"] + ([] if simple else ["   :no-value:"]) + [""]
+        lines += [f".. autodata:: {module_name}.{name}"] + ([] if simple else ["   :no-value:"])
+        annotation = getattr(module, "__annotations__", {}).get(name)
+        if annotation is not None:  # a string under ``from __future__ import annotations``: shown as written
+            lines.append(f"   :annotation: : {annotation if isinstance(annotation, str) else type_name(annotation)}")
+        lines.append("")
     return "\n".join(lines + ["```", ""])
+
+
+def example_page(script: Path) -> str:
+    """A page per script of ``examples/``: its docstring, how to run it, the whole script."""
+    import ast
+
+    doc = ast.get_docstring(ast.parse(script.read_text())) or ""
+    # The script is not a module of the API reference: its roles stay code.
+    doc = ROLE.sub(lambda m: f"`{m.group(2).lstrip('~.')}`", doc)
+    return "\n".join([
+        f"# `examples/{script.name}`", "",
+        docstring_as_markdown(doc) if doc else "", "",
+        f"```{{literalinclude}} ../../examples/{script.name}", ":language: python", "```", "",
+    ])
 
 
 def generate(app) -> None:
@@ -424,10 +479,12 @@ def generate(app) -> None:
         pages[DOCS / "trainers" / f"{safe_name(name)}.md"] = trainer_page(name, target, configs, capabilities)
     for module_name in api_modules():
         pages[DOCS / "api" / f"{module_name}.md"] = api_page(module_name)
+    for script in sorted((ROOT / "examples").glob("*.py")):
+        pages[DOCS / "examples" / f"{script.stem}.md"] = example_page(script)
     for path, text in pages.items():
         write_if_changed(path, text)
-    # A page of an env, trainer or module that no longer exists would be built from nothing.
-    for folder in ("envs", "trainers", "api"):
+    # A page of an env, trainer, module or example that no longer exists would be built from nothing.
+    for folder in ("envs", "trainers", "api", "examples"):
         for path in (DOCS / folder).glob("*.md"):
             if path.name != "index.md" and path not in pages:
                 path.unlink()
@@ -543,7 +600,76 @@ def simple_tables_as_list_tables(lines: list[str]) -> list[str]:
     return out
 
 
+def _lookup(target: str, module_name: str | None, class_name: str | None):
+    """The object a Python reference names, as the docstring's own module sees it: a
+    dotted path from an importable module, or a name in the module's or the class's scope."""
+    parts = target.split(".")
+    for cut in range(len(parts), 0, -1):  # the longest importable prefix
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for part in parts[cut:]:
+                obj = getattr(obj, part)
+            return obj
+        except AttributeError:
+            break
+    scopes = []
+    if module_name:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            module = None
+        if module is not None:
+            scope = module
+            for part in (class_name or "").split(".") if class_name else []:
+                scope = getattr(scope, part, None)
+            if class_name and scope is not None:
+                scopes.append(scope)
+            scopes.append(module)
+    for scope in scopes:
+        obj = scope
+        try:
+            for part in parts:
+                obj = getattr(obj, part)
+            return obj
+        except AttributeError:
+            continue
+    return None
+
+
+def resolve_by_import(app, env, node, contnode):
+    """Link a reference Sphinx could not match by name to where its object is documented:
+    a package's re-export (``hiddenenvs.analysis.GameTree``) or a name the docstring's
+    module imported (``TabularPolicy`` in :mod:`hiddenenvs.beliefs`) is the object defined
+    in another module, documented there under its own path."""
+    from sphinx.util.nodes import make_refnode
+
+    if node.get("refdomain") != "py":
+        return None
+    obj = _lookup(node["reftarget"], node.get("py:module"), node.get("py:class"))
+    if obj is None:
+        return None
+    if any(part.startswith("_") and not part.startswith("__") for part in node["reftarget"].split(".")):
+        # A private name: it exists (looked up above), but the API reference leaves private
+        # names out, so it stays code, not a link.
+        return contnode
+    obj = inspect.unwrap(getattr(obj, "__func__", obj)) if callable(obj) else obj
+    module = getattr(obj, "__module__", None) if not inspect.ismodule(obj) else None
+    qualname = getattr(obj, "__qualname__", None)
+    canonical = obj.__name__ if inspect.ismodule(obj) else f"{module}.{qualname}" if module and qualname else None
+    if canonical is None:
+        return None
+    domain = env.get_domain("py")
+    entry = domain.objects.get(canonical) or domain.modules.get(canonical)
+    if entry is None:
+        return None
+    return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, canonical)
+
+
 def setup(app):
+    app.connect("missing-reference", resolve_by_import)
     app.connect("builder-inited", generate)
     app.connect("autodoc-process-docstring", markdown_tables_as_rst)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
