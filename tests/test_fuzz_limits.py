@@ -40,7 +40,7 @@ MAX_MESSAGE_CHARS = 1_500
 ONE_LINE_KINDS = ("config", "config_yaml", "map", "map_json", "agent_file")
 
 WORKER = r"""
-import base64, itertools, json, resource, sys, tempfile, time, traceback
+import base64, itertools, json, resource, shutil, sys, tempfile, time, traceback
 from pathlib import Path
 limit = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -111,6 +111,7 @@ for line in sys.stdin:
         outcome, message = "crash", traceback.format_exc()
     print(json.dumps({"outcome": outcome, "message": message,
                       "seconds": time.perf_counter() - start}), flush=True)
+shutil.rmtree(FILES, ignore_errors=True)
 """
 
 
