@@ -23,7 +23,7 @@ import torch
 
 import hiddenenvs
 from agents.rebel import ReBeLSearch, rebel_exploitability
-from agents.rebel_pbs import PBSValue, train_pbs_values
+from agents.rebel import PBSValue, train_pbs_values
 
 
 def timed_exploitability(search: ReBeLSearch) -> tuple[float, float]:

@@ -1,4 +1,4 @@
-"""ReBeL search (agents/rebel.py): belief-weighted subgames, checked against exact facts.
+"""ReBeL search (agents/rebel/): belief-weighted subgames, checked against exact facts.
 
 Monty Hall must switch (p >= 0.99: strategy fusion would give 2/3), biased RPS must play
 its equilibrium (0.4, 0.4, 0.2), and the policy the search plays at every information set
@@ -39,7 +39,7 @@ from agents.rebel import (
     rebel_exploitability,
     rebel_policy,
 )
-from agents.rebel_pbs import FrontierGroups, PBSValue, marginals, set_frontier_values, train_pbs_values
+from agents.rebel import FrontierGroups, PBSValue, marginals, set_frontier_values, train_pbs_values
 from hiddenenvs.analysis import GameTree, TabularPolicy, best_response, nash_conv
 from hiddenenvs.analysis.tree import build_subgame_tree, reweighted_subgame
 from hiddenenvs.beliefs import consistent_histories

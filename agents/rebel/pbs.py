@@ -1,4 +1,4 @@
-"""Public-belief-state values for ReBeL: a value per private state per role, learned by self-play.
+"""ReBeL's values of public belief states: a value per private state per role, learned by self-play.
 
 ReBeL (Brown, Bakhtin, Lerer & Gong 2020, "Combining Deep Reinforcement Learning and
 Search for Imperfect-Information Games", Sect. 4-5 and Alg. 1) values a depth-limited

@@ -1,0 +1,311 @@
+"""ReBeL's training loop (trainer ``rebel``) and ReBeL as a player (agent spec ``rebel:``).
+
+:class:`ReBeLLearner` is Alg. 1 of Brown, Bakhtin, Lerer & Gong 2020, "Combining Deep Reinforcement Learning and Search for Imperfect-Information Games" (ReBeL) at a small scale, in two kinds: per-history
+values and policies as Partridge & Thielscher, "Hidden Information General Game Playing with Deep Learning and Search" train them (``values: history``, :mod:`agents.rebel.values`),
+or ReBeL proper's values of public belief states (``values: pbs``,
+:mod:`agents.rebel.pbs`). :class:`ReBeLAgent` plays by the search
+(:class:`~agents.rebel.search.ReBeLSearch`), guided by a trained network when it has one.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.base import Learner, SearchAgent, StepReport
+from agents.memories import CircularBuffer
+from agents.rebel.pbs import PBSValue, PBSValueNetwork, self_play_examples, train_step
+from agents.rebel.search import (
+    RESOLVE_MODES,
+    VALUE_KINDS,
+    ReBeLSearch,
+    Solved,
+    SubgameStructures,
+    rebel_policy,
+)
+from agents.rebel.values import NetworkGuide, ReBeLNetwork, state_features
+from agents.search import register_spec
+from agents.search.classic import parse_spec
+from hiddenenvs.analysis import GameTree, TabularPolicy
+from hiddenenvs.analysis.exploitability import edge_probabilities, node_values
+from hiddenenvs.game import CHANCE, Game, GameSpec, SeatView, draw_index
+from hiddenenvs.registry import load_game
+
+
+@dataclass
+class ReBeLConfig:
+    """ReBeL trainer settings (the paper's Alg. 1 at a small scale)."""
+
+    # "history": the GDL-II paper's value/policy network over one history; "pbs": ReBeL
+    # proper's value network over public belief states (agents.rebel.pbs)
+    values: str = "history"
+    resolve: str = "frontier"  # the evaluation search's re-solving: frontier, decision, gadget
+    hidden_size: int = 64  # network width (the paper: 199 for blind tic-tac-toe)
+    iterations: int = 50  # CFR+ iterations per subgame solve
+    max_depth: int = 2  # public steps per subgame (the value network beyond)
+    exploration: float = 0.1  # self-play moves: uniform with this probability, else σ
+    batches_per_episode: int = 20  # the paper's 20 minibatches per game
+    batch_size: int = 64
+    buffer_size: int = 20_000  # newest training examples kept
+    learning_rate: float = 1e-3
+
+    def __post_init__(self):
+        from agents.config import ConfigError
+
+        for name in ("hidden_size", "iterations", "max_depth", "batches_per_episode", "batch_size", "buffer_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
+        if not 0.0 <= self.exploration < 1.0:
+            raise ConfigError(f"trainer.params.exploration must be in [0, 1), got {self.exploration}")
+        if self.values not in VALUE_KINDS:
+            raise ConfigError(f"trainer.params.values must be one of {VALUE_KINDS}, got {self.values!r}")
+        if self.resolve not in RESOLVE_MODES:
+            raise ConfigError(f"trainer.params.resolve must be one of {RESOLVE_MODES}, got {self.resolve!r}")
+        if self.learning_rate <= 0:
+            raise ConfigError(f"trainer.params.learning_rate must be positive, got {self.learning_rate}")
+
+
+class ReBeLLearner(Learner):
+    """The training loop, one self-play game per loop step, in two kinds (``values``).
+
+    ``"history"``, the GDL-II paper's Alg. 1: self-play on the game model where every
+    decision is a subgame solve guided by the network (:class:`ReBeLNetwork`); each solve
+    adds, for every root history h, the example (features(h), v(h) under σ for every
+    role, σ at each mover's information set); then ``batches_per_episode`` minibatches of
+    squared value error plus policy cross-entropy.
+
+    ``"pbs"``, ReBeL proper (Brown et al. 2020, Alg. 1, value side;
+    :mod:`agents.rebel.pbs`): a self-play game over public belief states, each depth-
+    limited subgame solved with the PBS value network at its frontier, adds (root PBS,
+    information-set values averaged over the iterations) to a replay buffer, and the next
+    root is the frontier PBS reached by σ at a random iteration; then
+    ``batches_per_episode`` minibatches of squared error. The evaluation policy is the
+    search with the network at the frontier, re-solving as ``resolve`` says (``"gadget"``:
+    CFR-D's safe re-solving).
+    """
+
+    CONFIG_CLASS = ReBeLConfig
+
+    def __init__(self, game: Game, config: ReBeLConfig, seed: int):
+        super().__init__(game, config, seed)
+        from agents.config import ConfigError
+
+        if config.resolve == "gadget" and not game.info.is_two_player_zero_sum:
+            raise ConfigError(f"trainer.params.resolve: 'gadget' needs a two-player zero-sum game; "
+                              f"{game.spec} is not")
+        torch.manual_seed(seed)
+        info = game.info
+        self.num_players, self.num_actions = info.num_players, info.num_distinct_actions
+        self.pbs: PBSValue | None = None
+        if config.values == "pbs":
+            try:
+                self.pbs = PBSValue(game, hidden_size=config.hidden_size, seed=seed)
+            except ValueError as error:
+                raise ConfigError(f"trainer.params.values: 'pbs' on {game.spec}: {error}") from None
+            self.network = self.pbs.network
+            size = int(self.pbs.offsets[-1])  # private states, all roles
+            input_size = self.network.architecture["public_size"] + size
+            self.buffer = CircularBuffer(config.buffer_size, {
+                "features": ((input_size,), np.float32),
+                "target": ((size,), np.float32),
+                "mask": ((size,), np.float32),
+            })
+        else:
+            input_size = len(state_features(game.new_initial_state()))
+            self.network = ReBeLNetwork(input_size, self.num_players, self.num_actions, config.hidden_size)
+            self.buffer = CircularBuffer(config.buffer_size, {
+                "features": ((input_size,), np.float32),
+                "value": ((self.num_players,), np.float32),
+                "policy": ((self.num_players, self.num_actions), np.float32),
+                "has_policy": ((self.num_players,), np.float32),
+            })
+            self.guide = NetworkGuide(self.network, game)
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
+        self.rng = np.random.default_rng(seed)
+        self.episodes = 0
+        self.structures = SubgameStructures()  # subgame trees, reused across self-play games
+
+    @property
+    def search_options(self) -> dict[str, Any]:
+        return {"iterations": self.config.iterations, "max_depth": self.config.max_depth}
+
+    def search(self, seed: int, resolve: str = "frontier") -> ReBeLSearch:
+        guide = {"pbs_value": self.pbs} if self.pbs is not None else self.guide.search_options()
+        return ReBeLSearch(self.game, seed=seed, resolve=resolve, structures=self.structures,
+                           **self.search_options, **guide)
+
+    def step(self, loop: Any) -> StepReport:
+        if self.pbs is not None:
+            return self._pbs_step()
+        search = self.search(int(self.rng.integers(2**31)))
+        state = self.game.new_initial_state()
+        examples = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[draw_index([p for _, p in outcomes], self.rng)][0])
+                continue
+            joint = [-1] * self.num_players
+            for player in state.movers():
+                view = state.seat_view(player)
+                examples += self._add_examples(search.subgame(view))
+                probabilities = search.policy(view)[list(view.legal_actions)]
+                if self.rng.random() < self.config.exploration:
+                    probabilities = np.full(len(probabilities), 1.0 / len(probabilities))
+                joint[player] = view.legal_actions[draw_index(probabilities, self.rng)]
+            if state.is_simultaneous_node():
+                state.apply_actions(joint)
+            else:
+                state.apply_action(joint[state.current_player()])
+        losses = [self._train_batch() for _ in range(self.config.batches_per_episode)]
+        self.guide.forget()
+        self.episodes += 1
+        return StepReport(episodes=1, iterations=1, metrics={
+            "loss": float(np.mean(losses)), "examples": float(examples), "buffer": float(len(self.buffer))})
+
+    def _pbs_step(self) -> StepReport:
+        config = self.config
+        examples = self_play_examples(self.pbs, self.rng, config.max_depth, config.iterations, config.exploration)
+        for features, target, mask in examples:
+            self.buffer.add(features=features, target=target, mask=mask)
+        losses = []
+        for _ in range(config.batches_per_episode):
+            batch = self.buffer.sample(config.batch_size, self.rng)
+            losses.append(train_step(self.pbs, self.optimizer, batch["features"], batch["target"], batch["mask"]))
+        self.episodes += 1
+        return StepReport(episodes=1, iterations=1, metrics={
+            "loss": float(np.mean(losses)), "examples": float(len(examples)), "buffer": float(len(self.buffer))})
+
+    def _add_examples(self, solved: Solved) -> int:
+        tree, slots, _, _, roots = solved
+        values = node_values(tree, edge_probabilities(tree, slots))
+        root_nodes = [0] if tree.actor[0] != CHANCE or len(roots) == 1 else np.flatnonzero(tree.parent == 0)
+        for node, (state, _) in zip(root_nodes, roots):
+            policy = np.zeros((self.num_players, self.num_actions), dtype=np.float32)
+            has_policy = np.zeros(self.num_players, dtype=np.float32)
+            for player in state.movers():
+                infoset = tree.infoset_index.get((player, state.information_state_key(player)))
+                if infoset is not None:
+                    start, stop = tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1]
+                    policy[player, tree.slot_action[start:stop]] = slots[start:stop]
+                    has_policy[player] = 1.0
+            self.buffer.add(features=state_features(state),
+                            value=self.guide.value_target(values[node]),
+                            policy=policy, has_policy=has_policy)
+        return len(roots)
+
+    def _train_batch(self) -> float:
+        batch = {k: torch.from_numpy(v) for k, v in
+                 self.buffer.sample(self.config.batch_size, self.rng).items()}
+        values, logits = self.network(batch["features"])
+        value_loss = ((values - batch["value"]) ** 2).mean()
+        # Cross-entropy against σ where a role moved (σ is 0 on illegal actions; the prior
+        # renormalises over the legal ones).
+        log_probabilities = torch.log_softmax(logits, -1)
+        policy_loss = -(batch["policy"] * log_probabilities).sum(-1)
+        policy_loss = (policy_loss * batch["has_policy"]).sum() / batch["has_policy"].sum().clamp(min=1.0)
+        loss = value_loss + policy_loss
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    # ---- evaluation and checkpoints -------------------------------------------------------------
+    def evaluation_agent(self, player: int) -> ReBeLAgent:
+        network = {"pbs_network" if self.pbs is not None else "network": copy.deepcopy(self.network)}
+        return ReBeLAgent(self.game, player, seed=self.seed, resolve=self.config.resolve,
+                          **network, **self.search_options)
+
+    def evaluation_policy(self, tree: GameTree) -> TabularPolicy:
+        return rebel_policy(self.search(self.seed, self.config.resolve), tree)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"network": self.network.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "buffer": self.buffer.state_dict(), "rng": self.rng.bit_generator.state,
+                "episodes": self.episodes}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.network.load_state_dict(state["network"])
+        if self.pbs is None:
+            self.guide.forget()
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.buffer.load_state_dict(state["buffer"])
+        self.rng.bit_generator.state = state["rng"]
+        self.episodes = int(state["episodes"])
+
+
+class ReBeLAgent(SearchAgent):
+    """ReBeL search as a player, guided by a :class:`ReBeLNetwork` (per-history values and
+    CFR's starting policy) or a :class:`agents.rebel.pbs.PBSValueNetwork` (frontier values
+    per public belief state) when given one.
+
+    Solves are kept across decisions and matches: with enumerated beliefs σ is a fixed
+    function of the public state, so they stay valid. ``options`` are numbers for
+    :class:`ReBeLSearch` (``iterations``, ``seconds``, ``max_depth``, ...); the agent file
+    holds them, the game's spec and the network's weights.
+    """
+
+    def __init__(self, game: Game, player: int, seed: int | None = None,
+                 network: ReBeLNetwork | None = None, pbs_network: PBSValueNetwork | None = None,
+                 **options: Any):
+        super().__init__(game.info.num_distinct_actions, seed)
+        if network is not None and pbs_network is not None:
+            raise ValueError("give a ReBeLNetwork (network) or a PBSValueNetwork (pbs_network), not both")
+        self.game, self.player, self.network, self.options = game, player, network, options
+        self.pbs_network = pbs_network
+        self.seed = seed
+        guided = NetworkGuide(network, game).search_options() if network is not None else {}
+        if pbs_network is not None:
+            guided = {"pbs_value": PBSValue(game, pbs_network)}
+        self.search = ReBeLSearch(game, seed=int(self.rng.integers(2**31)), **options, **guided)
+
+    def search_policy(self, view: SeatView) -> np.ndarray:
+        return self.search.policy(view)
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {"num_actions": self.num_actions, "game": self.game.spec.to_dict(), "player": self.player,
+                 "seed": self.seed, "options": dict(self.options)}
+        if self.network is not None:
+            state["architecture"] = dict(self.network.architecture)
+            state["weights"] = self.network.state_dict()
+        if self.pbs_network is not None:
+            state["pbs_architecture"] = dict(self.pbs_network.architecture)
+            state["pbs_weights"] = self.pbs_network.state_dict()
+        return state
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> ReBeLAgent:
+        network = pbs_network = None
+        if "weights" in state:
+            network = ReBeLNetwork.from_state_dict(state["architecture"], state["weights"])
+        if "pbs_weights" in state:
+            pbs_network = PBSValueNetwork.from_state_dict(state["pbs_architecture"], state["pbs_weights"])
+        game = load_game(GameSpec.from_dict(state["game"]))
+        return cls(game, int(state["player"]), seed=state["seed"], network=network, pbs_network=pbs_network,
+                   **state["options"])
+
+
+SPEC_OPTIONS = {"iterations": int, "depth": int, "rollouts": int, "samples": int, "resolve": str, "sampler": str}
+
+
+@register_spec("rebel")
+def _build_agent(argument: str, game: Game, player: int, seed: int | None) -> ReBeLAgent:
+    """``rebel:<iterations>`` (CFR+ iterations per solve, deepening to the node cap) or
+    ``rebel:<seconds>s`` (deepening per move), with options ``iterations=``, ``depth=``
+    (max_depth), ``rollouts=``, ``samples=``, ``resolve=`` (frontier, decision, gadget),
+    ``sampler=`` (posterior, proposal, evaluation, particles: who draws ``samples``
+    histories when a public state is too large to enumerate):
+    ``rebel:1s,depth=2,rollouts=2,samples=16,sampler=evaluation``, ``rebel:200,resolve=gadget``.
+    A trained agent is its file: ``runs/rebel_liars_dice/policy_player0.pt``."""
+    iterations, seconds, options = parse_spec("rebel", argument, SPEC_OPTIONS)
+    if iterations is None and seconds is None:
+        raise ValueError(f"agent spec 'rebel:{argument}': give a budget, e.g. rebel:200 or rebel:1s")
+    if iterations is not None:
+        options["iterations"] = iterations
+    if "depth" in options:
+        options["max_depth"] = options.pop("depth")
+    return ReBeLAgent(game, player, seed=seed, seconds=seconds, **options)
