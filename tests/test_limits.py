@@ -555,7 +555,8 @@ def test_player_answers_start_within_its_clock_and_grounds_one_sheet_at_a_time(p
     slow_directories = []
     real_load = player_module.load_sheet_game
 
-    def slow_load(path, max_instances):  # a sheet that grounds past the start clock
+    def slow_load(path, max_instances, max_load_seconds):  # a sheet that grounds past the clock
+        assert 0 < max_load_seconds <= 0.5  # what the 1 s start clock leaves the GDL reader
         slow_directories.append(Path(path).parent)
         release.wait(60)
         return real_load(path, max_instances)

@@ -86,13 +86,13 @@ class Match:
 
     def __init__(self, match_id: str, role_name: str, rules_text: str, play_clock: float,
                  make_agent: AgentFactory, seed: int | None, margin: float, max_instances: int,
-                 directory: Path):
+                 directory: Path, load_seconds: float = 0.0):
         self.match_id = match_id
         self.directory = Path(tempfile.mkdtemp(prefix="match-", dir=directory))
         self.sheet_path = write_sheet(rules_text, self.directory, match_id)
         self.last_heard = time.monotonic()
         try:
-            self.game = load_sheet_game(self.sheet_path, max_instances)
+            self.game = load_sheet_game(self.sheet_path, max_instances, load_seconds)
             self.codec = Codec(self.game)
             self.role = self.codec.role_index(role_name)
             if self.role == self.game.random_role:
@@ -298,9 +298,10 @@ class GgpPlayer:
     def _load_within(self, deadline: float, match_id: str, role: str, rules_text: str,
                      play_seconds: float) -> Match:
         """The match, its sheet read and grounded in a thread of its own by ``deadline``
-        (the start clock less the margin), one START at a time. A load still running at
-        the deadline is answered with a ProtocolError; when it ends, its match is closed
-        (nothing kept) and the next START may load."""
+        (the start clock less the margin; the GDL reader stops at it too, its
+        ``max_load_seconds``), one START at a time. A load still running at the deadline is
+        answered with a ProtocolError; when it ends, its match is closed (nothing kept) and
+        the next START may load."""
         if not self.loading.acquire(blocking=False):
             raise BusyError("start: another START's rule sheet is still being read and grounded "
                             "(one at a time); try again")
@@ -311,7 +312,8 @@ class GgpPlayer:
             result: dict[str, Any] = {}
             try:
                 result["match"] = Match(match_id, role, rules_text, play_seconds, self.make_agent,
-                                        self.seed, self.margin, self.max_instances, self.directory)
+                                        self.seed, self.margin, self.max_instances, self.directory,
+                                        max(0.05, deadline - time.monotonic()))
             except BaseException as error:  # noqa: BLE001 - handed to the answering thread
                 result["error"] = error
             finally:

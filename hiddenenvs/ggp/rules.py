@@ -29,10 +29,12 @@ def write_sheet(rules_text: str, directory: Path, name: str) -> Path:
     return path
 
 
-def load_sheet_game(path: Path, max_instances: int = DEFAULT_MAX_INSTANCES):
-    """The GDL game of the sheet at ``path``, never cut by the model's step limit."""
+def load_sheet_game(path: Path, max_instances: int = DEFAULT_MAX_INSTANCES,
+                    max_load_seconds: float = 0.0):
+    """The GDL game of the sheet at ``path``, never cut by the model's step limit; grounding
+    and compiling it may take ``max_load_seconds`` (0: no limit; the player's start clock)."""
     return hiddenenvs.load_game("gdl", rules=str(path), max_steps=MATCH_MAX_STEPS,
-                                max_instances=max_instances)
+                                max_instances=max_instances, max_load_seconds=max_load_seconds)
 
 
 class Codec:
