@@ -25,7 +25,7 @@ from tests.test_loop_resume import (
 )
 
 import hiddenenvs
-from agents.specs import load_agent
+from agents.cfr import CFRSolver
 from agents.config import config_from_dict
 from agents.loop import train
 from agents.rebel import (
@@ -40,7 +40,8 @@ from agents.rebel import (
     rebel_policy,
 )
 from agents.rebel import FrontierGroups, PBSValue, marginals, set_frontier_values, train_pbs_values
-from hiddenenvs.analysis import GameTree, TabularPolicy, best_response, nash_conv
+from agents.specs import load_agent
+from hiddenenvs.analysis import GameTree, TabularPolicy, best_response, exploitability, nash_conv
 from hiddenenvs.analysis.tree import build_subgame_tree, reweighted_subgame
 from hiddenenvs.beliefs import consistent_histories
 
@@ -64,6 +65,22 @@ def _monty_switch_view(game):
 def normalised_exploitability(search: ReBeLSearch) -> float:
     info = search.game.info
     return rebel_exploitability(search) / (info.max_utility - info.min_utility)
+
+
+def test_the_first_subgame_is_rooted_at_the_initial_states_public_state():
+    """II-Goofspiel reveals the first point card before anyone moves: its initial state's
+    public state is not empty, and the search (which rooted its first subgame at the empty
+    public state) raised "no history has the public state ()" in its first evaluation. At
+    full depth the frontier mode's first subgame is the whole game, so its policy is
+    CFR+'s with the same iterations; the other modes re-solve from there."""
+    game = hiddenenvs.load_game("goofspiel", num_cards=3, imp_info=True)
+    assert game.new_initial_state().public_state_key() == (1,)  # the first point card
+    solver = CFRSolver(game, variant="cfr+")
+    solver.iterate(100)
+    cfr_plus = exploitability(GameTree.build(game), solver.average_policy())
+    assert rebel_exploitability(ReBeLSearch(game, iterations=100)) == pytest.approx(cfr_plus, abs=1e-12)
+    for resolve in ("decision", "gadget"):
+        assert rebel_exploitability(ReBeLSearch(game, iterations=100, resolve=resolve)) < 0.01
 
 
 @pytest.mark.parametrize("options", [{}, {"max_depth": 1}, {"resolve": "decision"}, {"max_root_nodes": 1},

@@ -37,7 +37,7 @@ class SafeResolving:
         """CFR-D's continual re-solving for ``player`` (Burch, Johanson & Bowling 2014;
         DeepStack's re-solving, Moravčík et al. 2017).
 
-        The first subgame (the blueprint) is rooted at the empty public state, where the
+        The first subgame (the blueprint) is rooted at the initial state's public state, where the
         beliefs are the chance probabilities. Walking down to ``public_key``, every public
         state where ``player`` acts, and every frontier public state of the subgame above,
         is re-solved with the gadget from that subgame (:meth:`_solve_gadget`), so the
@@ -45,7 +45,7 @@ class SafeResolving:
         Solves are cached per ``(player, root public state)``.
         """
         solved = self._subgame_of_blueprint()
-        root: tuple = ()
+        root: tuple = self.initial_public_key
         while solved is not None and root != public_key:
             tree, frontier_keys = solved[0], solved[3]
             acting = _states_by_public_state(tree)
@@ -64,9 +64,10 @@ class SafeResolving:
         return solved
 
     def _subgame_of_blueprint(self) -> Solved | None:
-        if () not in self._solved:
-            self._solved[()] = self._solve((), self.public_beliefs(()), iterations=self.blueprint_iterations)
-        return self._solved[()]
+        root = self.initial_public_key
+        if root not in self._solved:
+            self._solved[root] = self._solve(root, self.public_beliefs(root), iterations=self.blueprint_iterations)
+        return self._solved[root]
 
     def _solve_gadget(self, previous: Solved, player: int, public_key: tuple) -> Solved | None:
         """Re-solve at ``public_key`` for ``player`` with the safe re-solving gadget.

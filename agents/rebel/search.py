@@ -111,6 +111,9 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
         # None for a public state too large to enumerate
         self._solved: dict[tuple, Solved | None] = {}
         self.structures = structures if structures is not None else SubgameStructures()
+        # Where the first subgame is rooted: the initial state's public state, empty in most
+        # games but not in all (II-Goofspiel reveals the first point card before any move).
+        self.initial_public_key = tuple(game.new_initial_state().public_state_key())
 
     # ---- the answer ---------------------------------------------------------------------
     def policy(self, view: SeatView) -> np.ndarray:
@@ -174,8 +177,8 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
         """The solved subgame whose σ answers for ``player`` at ``public_key`` (solving
         what is missing).
 
-        ``resolve="frontier"`` (ReBeL's Alg. 1): the first subgame is rooted at the empty
-        public state; a public state inside a solved subgame (above its frontier) takes
+        ``resolve="frontier"`` (ReBeL's Alg. 1): the first subgame is rooted at the initial
+        state's public state (``initial_public_key``); a public state inside a solved subgame (above its frontier) takes
         that subgame's σ, and one on or below the frontier roots the next subgame at the
         frontier public state on its path. ``resolve="decision"``: every public state is
         re-solved from its own beliefs.
@@ -183,7 +186,7 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
         """
         if self.resolve == "gadget":
             return self._gadget_subgame(public_key, player)
-        root = public_key if self.resolve == "decision" else ()
+        root = public_key if self.resolve == "decision" else self.initial_public_key
         while True:
             if root not in self._solved:
                 self._solved[root] = self._solve(root, self.public_beliefs(root))
