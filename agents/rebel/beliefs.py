@@ -95,7 +95,7 @@ class PublicBeliefs:
                     continue
                 for child, child_weight in _reached_children(state, probabilities_of, num_players):
                     key = tuple(child.public_state_key())
-                    if key == target[:len(key)]:
+                    if key == target[: len(key)]:
                         grown.append((child, weight * child_weight, len(key) == len(target)))
             if not grown:
                 raise ValueError(f"{self.game.spec}: no history has the public state {target!r}")
@@ -103,14 +103,21 @@ class PublicBeliefs:
         total = sum(w for _, w, _ in particles)
         return [(state, w / total) for state, w, _ in particles]
 
-    def _resample(self, particles: list[tuple[State, float, bool]]) -> list[tuple[State, float, bool]]:
+    def _resample(
+        self, particles: list[tuple[State, float, bool]]
+    ) -> list[tuple[State, float, bool]]:
         """Systematic resampling to ``samples`` draws of equal weight, duplicates merged."""
         weights = np.array([w for _, w, _ in particles])
         total = weights.sum()
         positions = (self.rng.random() + np.arange(self.samples)) / self.samples
-        picks = np.minimum(np.searchsorted(np.cumsum(weights) / total, positions), len(particles) - 1)
+        picks = np.minimum(
+            np.searchsorted(np.cumsum(weights) / total, positions), len(particles) - 1
+        )
         counts = np.bincount(picks, minlength=len(particles))
-        return [(particles[i][0], total * counts[i] / self.samples, particles[i][2]) for i in np.flatnonzero(counts)]
+        return [
+            (particles[i][0], total * counts[i] / self.samples, particles[i][2])
+            for i in np.flatnonzero(counts)
+        ]
 
     def sampled_beliefs(self, view: SeatView) -> list[tuple[State, float]]:
         """``samples`` histories for the seat's information set, with their weights.
@@ -123,27 +130,42 @@ class PublicBeliefs:
         its stored reach (the posterior restricted to what was drawn).
         """
         if self.sampler == "evaluation":
-            sampler = EvaluationSampler(self.game, view.player, view.information_state_key, self.prior)
-            draws = [(history, sampler.reach[history]) for history in
-                     dict.fromkeys(h for h, _ in sampler.sample(self.samples, self.rng))]
+            sampler = EvaluationSampler(
+                self.game, view.player, view.information_state_key, self.prior
+            )
+            draws = [
+                (history, sampler.reach[history])
+                for history in dict.fromkeys(h for h, _ in sampler.sample(self.samples, self.rng))
+            ]
         elif self.sampler == "proposal":
-            draws = ProposalSampler(self.game, view.player, view.information_state_key, self.prior,
-                                    self.prior).sample(self.samples, self.rng)
+            draws = ProposalSampler(
+                self.game, view.player, view.information_state_key, self.prior, self.prior
+            ).sample(self.samples, self.rng)
         else:
             try:
-                histories = sample_histories(self.game, view.player, view.information_state_key, self.rng,
-                                             self.samples, self.prior)
+                histories = sample_histories(
+                    self.game,
+                    view.player,
+                    view.information_state_key,
+                    self.rng,
+                    self.samples,
+                    self.prior,
+                )
             except ValueError:
                 if self.prior is None:
                     raise
                 # Under a policy the sampler tells apart the other roles' information
                 # states too, which can outgrow its node budget late in long games (Meier):
                 # the uniform opponent model merges them.
-                histories = sample_histories(self.game, view.player, view.information_state_key, self.rng,
-                                             self.samples)
+                histories = sample_histories(
+                    self.game, view.player, view.information_state_key, self.rng, self.samples
+                )
             draws = [(history, 1.0) for history in histories]
         weights: dict[tuple, float] = {}
         for history, weight in draws:
             weights[history] = weights.get(history, 0.0) + weight
         total = sum(weights.values())
-        return [(self.game.state_from_history(h), w / total) for h, w in sorted(weights.items(), key=str)]
+        return [
+            (self.game.state_from_history(h), w / total)
+            for h, w in sorted(weights.items(), key=str)
+        ]

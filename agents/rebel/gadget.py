@@ -50,9 +50,12 @@ class SafeResolving:
             tree, frontier_keys = solved[0], solved[3]
             acting = _states_by_public_state(tree)
             root = next(
-                (public_key[:k] for k in range(len(root) + 1, len(public_key) + 1)
-                 if public_key[:k] in frontier_keys
-                 or any(tree.actor[node] == player for node, _ in acting.get(public_key[:k], ()))),
+                (
+                    public_key[:k]
+                    for k in range(len(root) + 1, len(public_key) + 1)
+                    if public_key[:k] in frontier_keys
+                    or any(tree.actor[node] == player for node, _ in acting.get(public_key[:k], ()))
+                ),
                 None,
             )
             if root is None:  # the player does not act again before public_key: same subgame
@@ -66,7 +69,9 @@ class SafeResolving:
     def _subgame_of_blueprint(self) -> Solved | None:
         root = self.initial_public_key
         if root not in self._solved:
-            self._solved[root] = self._solve(root, self.public_beliefs(root), iterations=self.blueprint_iterations)
+            self._solved[root] = self._solve(
+                root, self.public_beliefs(root), iterations=self.blueprint_iterations
+            )
         return self._solved[root]
 
     def _solve_gadget(self, previous: Solved, player: int, public_key: tuple) -> Solved | None:
@@ -98,7 +103,9 @@ class SafeResolving:
         reach = reach_probabilities(tree, edges)
         weights = reach[nodes, player] * reach[nodes, -1]
         _, response = best_response(tree, TabularPolicy(tree, slots), opponent)
-        values = node_values(tree, edge_probabilities(tree, response.slot_probabilities))[nodes, opponent]
+        values = node_values(tree, edge_probabilities(tree, response.slot_probabilities))[
+            nodes, opponent
+        ]
         opponent_keys = [state.information_state_key(opponent) for _, state in nodes_states]
         mass: dict[tuple, float] = {}
         secured: dict[tuple, float] = {}

@@ -61,7 +61,9 @@ class PrivateStates:
 
     def __init__(self, game: Game):
         if game.info.public_observation_tensor_shape == ():
-            raise ValueError(f"{game.spec}: PBS values need public_observation_tensor(), which it lacks")
+            raise ValueError(
+                f"{game.spec}: PBS values need public_observation_tensor(), which it lacks"
+            )
         tree = GameTree.build(game)
         num_players = game.info.num_players
         found: list[set[tuple]] = [{()} for _ in range(num_players)]
@@ -79,8 +81,10 @@ class PrivateStates:
         for player, index in enumerate(self.index):
             private = private_part(state.information_state_key(player))
             if private not in index:
-                raise ValueError(f"{self.game.spec}: player {player}'s private state {private!r} was not "
-                                 f"seen when the game tree was enumerated")
+                raise ValueError(
+                    f"{self.game.spec}: player {player}'s private state {private!r} was not "
+                    f"seen when the game tree was enumerated"
+                )
             indices.append(index[private])
         return np.array(indices, dtype=np.int64)
 
@@ -90,9 +94,14 @@ class PBSValueNetwork(nn.Module):
 
     def __init__(self, public_size: int, private_sizes: list[int], hidden_size: int = 64):
         super().__init__()
-        self.architecture = {"public_size": public_size, "private_sizes": list(private_sizes),
-                             "hidden_size": hidden_size}
-        self.body = mlp(public_size + sum(private_sizes), [hidden_size, hidden_size], sum(private_sizes))
+        self.architecture = {
+            "public_size": public_size,
+            "private_sizes": list(private_sizes),
+            "hidden_size": hidden_size,
+        }
+        self.body = mlp(
+            public_size + sum(private_sizes), [hidden_size, hidden_size], sum(private_sizes)
+        )
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.body(features))
@@ -100,14 +109,26 @@ class PBSValueNetwork(nn.Module):
     @classmethod
     def from_state_dict(cls, architecture: dict, weights: dict) -> PBSValueNetwork:
         return network_with_weights(
-            lambda: cls(int(architecture["public_size"]), [int(n) for n in architecture["private_sizes"]],
-                        int(architecture["hidden_size"])), weights, "PBS value network")
+            lambda: cls(
+                int(architecture["public_size"]),
+                [int(n) for n in architecture["private_sizes"]],
+                int(architecture["hidden_size"]),
+            ),
+            weights,
+            "PBS value network",
+        )
 
 
 class PBSValue:
     """A :class:`PBSValueNetwork` with its game: encodes PBSs and scales values to utilities."""
 
-    def __init__(self, game: Game, network: PBSValueNetwork | None = None, hidden_size: int = 64, seed: int = 0):
+    def __init__(
+        self,
+        game: Game,
+        network: PBSValueNetwork | None = None,
+        hidden_size: int = 64,
+        seed: int = 0,
+    ):
         self.game = game
         self.private = PrivateStates(game)
         public_size = int(np.prod(game.info.public_observation_tensor_shape))
@@ -121,14 +142,22 @@ class PBSValue:
         self.offsets = np.concatenate([[0], np.cumsum(self.private.sizes)]).astype(np.int64)
 
     def features(self, public_tensor: np.ndarray, marginals: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate([np.asarray(public_tensor, dtype=np.float32).ravel(), *marginals]).astype(np.float32)
+        return np.concatenate(
+            [np.asarray(public_tensor, dtype=np.float32).ravel(), *marginals]
+        ).astype(np.float32)
 
     @torch.no_grad()
     def values(self, features: np.ndarray) -> list[np.ndarray]:
         """Per role, ``(batch, private states)`` values in utility units."""
-        out = self.network(torch.from_numpy(np.asarray(features, dtype=np.float32))).numpy().astype(np.float64)
+        out = (
+            self.network(torch.from_numpy(np.asarray(features, dtype=np.float32)))
+            .numpy()
+            .astype(np.float64)
+        )
         out = out * self.value_scale + self.value_offset
-        return [out[:, self.offsets[p]:self.offsets[p + 1]] for p in range(len(self.private.sizes))]
+        return [
+            out[:, self.offsets[p] : self.offsets[p + 1]] for p in range(len(self.private.sizes))
+        ]
 
 
 def marginals(private: np.ndarray, weights: np.ndarray, sizes: list[int]) -> list[np.ndarray]:
@@ -152,27 +181,42 @@ class FrontierGroups:
             if tree.infoset[node] < 0:
                 groups.setdefault(tuple(states[node].public_state_key()), []).append(node)
         self.nodes = [np.array(nodes) for nodes in groups.values()]
-        self.private = [np.stack([pbs.private.of(states[n]) for n in nodes]) for nodes in self.nodes]
-        self.public = [np.asarray(states[nodes[0]].public_observation_tensor(), dtype=np.float32)
-                       for nodes in self.nodes]
+        self.private = [
+            np.stack([pbs.private.of(states[n]) for n in nodes]) for nodes in self.nodes
+        ]
+        self.public = [
+            np.asarray(states[nodes[0]].public_observation_tensor(), dtype=np.float32)
+            for nodes in self.nodes
+        ]
         self.keys = list(groups)
 
 
-def set_frontier_values(tree: GameTree, groups: FrontierGroups, pbs: PBSValue, slots: np.ndarray) -> None:
+def set_frontier_values(
+    tree: GameTree, groups: FrontierGroups, pbs: PBSValue, slots: np.ndarray
+) -> None:
     """Value every frontier history by the network at its public state's beliefs under ``slots``."""
     if not groups.nodes:
         return
     reach = reach_probabilities(tree, edge_probabilities(tree, slots)).prod(axis=1)
-    features = np.stack([pbs.features(public, marginals(private, reach[nodes], pbs.private.sizes))
-                         for nodes, private, public in zip(groups.nodes, groups.private, groups.public)])
+    features = np.stack(
+        [
+            pbs.features(public, marginals(private, reach[nodes], pbs.private.sizes))
+            for nodes, private, public in zip(groups.nodes, groups.private, groups.public)
+        ]
+    )
     values = pbs.values(features)
     for group, (nodes, private) in enumerate(zip(groups.nodes, groups.private)):
         for player, player_values in enumerate(values):
             tree.terminal_returns[nodes, player] = player_values[group, private[:, player]]
 
 
-def solve_with_pbs_values(tree: GameTree, pbs: PBSValue, iterations: int, solver: CFRSolver | None = None,
-                          sample_iteration: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def solve_with_pbs_values(
+    tree: GameTree,
+    pbs: PBSValue,
+    iterations: int,
+    solver: CFRSolver | None = None,
+    sample_iteration: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """CFR+ on a subgame whose frontier is valued by ``pbs`` at every iteration.
 
     Returns the average policy's slot probabilities, the node values averaged over the
@@ -197,12 +241,24 @@ def solve_with_pbs_values(tree: GameTree, pbs: PBSValue, iterations: int, solver
 
 def root_nodes(tree: GameTree, roots: list) -> np.ndarray:
     """The nodes of a subgame's root histories (below its chance root when it has several)."""
-    return np.array([0]) if tree.actor[0] != CHANCE or len(roots) == 1 else np.flatnonzero(tree.parent == 0)
+    return (
+        np.array([0])
+        if tree.actor[0] != CHANCE or len(roots) == 1
+        else np.flatnonzero(tree.parent == 0)
+    )
 
 
-def train_pbs_values(pbs: PBSValue, episodes: int, max_depth: int = 2, iterations: int = 50,
-                     exploration: float = 0.25, batches_per_episode: int = 20, batch_size: int = 64,
-                     learning_rate: float = 1e-3, seed: int = 0) -> list[float]:
+def train_pbs_values(
+    pbs: PBSValue,
+    episodes: int,
+    max_depth: int = 2,
+    iterations: int = 50,
+    exploration: float = 0.25,
+    batches_per_episode: int = 20,
+    batch_size: int = 64,
+    learning_rate: float = 1e-3,
+    seed: int = 0,
+) -> list[float]:
     """ReBeL's self-play (Alg. 1, value side) for ``episodes`` games; returns the losses.
 
     Each step solves the subgame of ``max_depth`` public steps below the root PBS with the
@@ -225,27 +281,38 @@ def train_pbs_values(pbs: PBSValue, episodes: int, max_depth: int = 2, iteration
     return losses
 
 
-def self_play_examples(pbs: PBSValue, rng: np.random.Generator, max_depth: int, iterations: int,
-                       exploration: float) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def self_play_examples(
+    pbs: PBSValue, rng: np.random.Generator, max_depth: int, iterations: int, exploration: float
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """One game of ReBeL's self-play over PBSs: ``(input, target, mask)`` per root PBS solved."""
     game = pbs.game
     examples = []
     roots: list[tuple[State, float]] = [(game.new_initial_state(), 1.0)]
     while roots:
         cut = len(roots[0][0].public_state_key()) + max_depth
-        tree = build_subgame_tree(game, [(s.clone(), w) for s, w in roots],
-                                  lambda state, cut=cut: len(state.public_state_key()) >= cut,
-                                  zero_values(game),
-                                  keep_states=True)
+        tree = build_subgame_tree(
+            game,
+            [(s.clone(), w) for s, w in roots],
+            lambda state, cut=cut: len(state.public_state_key()) >= cut,
+            zero_values(game),
+            keep_states=True,
+        )
         sample_iteration = int(rng.integers(1, iterations + 1))
-        _, values, sampled = solve_with_pbs_values(tree, pbs, iterations, sample_iteration=sample_iteration)
+        _, values, sampled = solve_with_pbs_values(
+            tree, pbs, iterations, sample_iteration=sample_iteration
+        )
         examples.append(_root_example(pbs, tree, roots, values))
         roots = _sample_next_roots(tree, sampled, exploration, rng)
     return examples
 
 
-def train_step(pbs: PBSValue, optimizer: torch.optim.Optimizer, inputs: np.ndarray, targets: np.ndarray,
-               masks: np.ndarray) -> float:
+def train_step(
+    pbs: PBSValue,
+    optimizer: torch.optim.Optimizer,
+    inputs: np.ndarray,
+    targets: np.ndarray,
+    masks: np.ndarray,
+) -> float:
     """One optimiser step on the squared error over the private states with belief mass."""
     predicted = pbs.network(torch.from_numpy(inputs))
     target, mask = torch.from_numpy(targets), torch.from_numpy(masks)
@@ -256,8 +323,9 @@ def train_step(pbs: PBSValue, optimizer: torch.optim.Optimizer, inputs: np.ndarr
     return loss.item()
 
 
-def _root_example(pbs: PBSValue, tree: GameTree, roots: list,
-                  values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _root_example(
+    pbs: PBSValue, tree: GameTree, roots: list, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The root PBS and its information-set values (conditional on each private state)."""
     nodes = root_nodes(tree, roots)
     weights = np.array([w for _, w in roots])
@@ -266,17 +334,27 @@ def _root_example(pbs: PBSValue, tree: GameTree, roots: list,
     mask = np.zeros_like(target)
     for player, size in enumerate(pbs.private.sizes):
         mass = np.bincount(private[:, player], weights=weights, minlength=size)
-        total = np.bincount(private[:, player], weights=weights * values[nodes, player], minlength=size)
+        total = np.bincount(
+            private[:, player], weights=weights * values[nodes, player], minlength=size
+        )
         seen = mass > 0
         start = pbs.offsets[player]
-        target[start:start + size][seen] = (total[seen] / mass[seen] - pbs.value_offset) / pbs.value_scale
-        mask[start:start + size][seen] = 1.0
-    return (pbs.features(roots[0][0].public_observation_tensor(), marginals(private, weights, pbs.private.sizes)),
-            target, mask)
+        target[start : start + size][seen] = (
+            total[seen] / mass[seen] - pbs.value_offset
+        ) / pbs.value_scale
+        mask[start : start + size][seen] = 1.0
+    return (
+        pbs.features(
+            roots[0][0].public_observation_tensor(), marginals(private, weights, pbs.private.sizes)
+        ),
+        target,
+        mask,
+    )
 
 
-def _sample_next_roots(tree: GameTree, sampled: np.ndarray, exploration: float,
-                       rng: np.random.Generator) -> list[tuple[State, float]]:
+def _sample_next_roots(
+    tree: GameTree, sampled: np.ndarray, exploration: float, rng: np.random.Generator
+) -> list[tuple[State, float]]:
     """ReBeL's SAMPLELEAF: a frontier public state drawn by playing σ^t (mixed with
     ``exploration`` uniform), its histories weighted by their reach under σ^t; [] when
     the draw ends the game inside the subgame."""
@@ -290,8 +368,11 @@ def _sample_next_roots(tree: GameTree, sampled: np.ndarray, exploration: float,
         return []
     key = tuple(tree.node_states[leaf].public_state_key())
     reach = reach_probabilities(tree, edge_probabilities(tree, sampled)).prod(axis=1)
-    histories = [(node, state) for node, state in sorted(tree.node_states.items())
-                 if tree.infoset[node] < 0 and tuple(state.public_state_key()) == key]
+    histories = [
+        (node, state)
+        for node, state in sorted(tree.node_states.items())
+        if tree.infoset[node] < 0 and tuple(state.public_state_key()) == key
+    ]
     weights = np.array([reach[node] for node, _ in histories]) + 1e-12  # σ^t may not reach the draw
     weights /= weights.sum()
     return [(state, float(w)) for (_, state), w in zip(histories, weights)]

@@ -49,8 +49,15 @@ class ProposalSampler:
     weights do not undo exactly while the cache is still learning (it only grows).
     """
 
-    def __init__(self, game: Game, player: int, information_state_key: tuple,
-                 proposal: Prior | None = None, model: Prior | None = None, max_passes: int = 100_000):
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        information_state_key: tuple,
+        proposal: Prior | None = None,
+        model: Prior | None = None,
+        max_passes: int = 100_000,
+    ):
         self.game, self.player = game, player
         self.target = tuple(information_state_key)
         self.proposal = action_probability_function(proposal)
@@ -80,7 +87,9 @@ class ProposalSampler:
             key, arrived = self._follow_target(state, history, known)
             if arrived is not None:
                 return (history, weight) if arrived else None
-            options = [(a, p, q) for a, p, q in self._children(state) if history + (a,) not in self.invalid]
+            options = [
+                (a, p, q) for a, p, q in self._children(state) if history + (a,) not in self.invalid
+            ]
             if not options:
                 self._mark_invalid(history)
                 return None
@@ -96,7 +105,7 @@ class ProposalSampler:
         False off it (``history`` marked invalid), None while it may go on. ``known``: how
         much of the key the pass has already checked."""
         key = state.information_state_key(self.player)
-        if key[known:] != self.target[known:len(key)] or len(key) > len(self.target):
+        if key[known:] != self.target[known : len(key)] or len(key) > len(self.target):
             self._mark_invalid(history)
             return key, False
         return key, (True if len(key) == len(self.target) else None)
@@ -121,13 +130,20 @@ class ProposalSampler:
         for q in range(self.game.info.num_players):
             legal = state.legal_actions(q) if current == SIMULTANEOUS or q == current else []
             if q not in movers:
-                options = [(legal[0] if len(legal) == 1 and current != SIMULTANEOUS else -1, 1.0, 1.0)]
+                options = [
+                    (legal[0] if len(legal) == 1 and current != SIMULTANEOUS else -1, 1.0, 1.0)
+                ]
             else:
                 f = self.proposal(state, q)
                 model = self.model(state, q) if q != self.player else None
                 options = [
-                    (a, 1.0 if q == self.player else _action_weight(model, a, legal),
-                     (_action_weight(f, a, legal) + 1.0 / len(legal)) / 2 if f is not None else 1.0 / len(legal))
+                    (
+                        a,
+                        1.0 if q == self.player else _action_weight(model, a, legal),
+                        (_action_weight(f, a, legal) + 1.0 / len(legal)) / 2
+                        if f is not None
+                        else 1.0 / len(legal),
+                    )
                     for a in legal
                 ]
             joints = [(j + (a,), p * pa, w * qa) for j, p, w in joints for a, pa, qa in options]
@@ -161,9 +177,17 @@ class EvaluationSampler(ProposalSampler):
     Passes restart from the root on a percept mismatch, as in :class:`ProposalSampler`.
     """
 
-    def __init__(self, game: Game, player: int, information_state_key: tuple,
-                 model: Prior | None = None, max_passes: int = 100_000):
-        super().__init__(game, player, information_state_key, proposal=None, model=model, max_passes=max_passes)
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        information_state_key: tuple,
+        model: Prior | None = None,
+        max_passes: int = 100_000,
+    ):
+        super().__init__(
+            game, player, information_state_key, proposal=None, model=model, max_passes=max_passes
+        )
         # history -> [children (action, π(child | node), _), shuffled order, next position]
         self.nodes: dict[tuple, list] = {}
         self.reach: dict[tuple, float] = {(): 1.0}
@@ -179,11 +203,15 @@ class EvaluationSampler(ProposalSampler):
                 children = self._children(state)
                 node = self.nodes[history] = [children, rng.permutation(len(children)), 0]
             children, order, position = node
-            valid = [i for i in range(len(children)) if history + (children[i][0],) not in self.invalid]
+            valid = [
+                i for i in range(len(children)) if history + (children[i][0],) not in self.invalid
+            ]
             if not valid:
                 self._mark_invalid(history)
                 return None
-            while position < len(order) and history + (children[order[position]][0],) in self.invalid:
+            while (
+                position < len(order) and history + (children[order[position]][0],) in self.invalid
+            ):
                 position += 1
             if position < len(order):  # exploring: the next child of the shuffled list
                 index = int(order[position])

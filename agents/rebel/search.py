@@ -87,7 +87,9 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
         if resolve not in RESOLVE_MODES:
             raise ValueError(f"resolve must be one of {RESOLVE_MODES}, got {resolve!r}")
         if resolve == "gadget" and not game.info.is_two_player_zero_sum:
-            raise ValueError(f"resolve='gadget' needs a two-player zero-sum game; {game.spec} is not")
+            raise ValueError(
+                f"resolve='gadget' needs a two-player zero-sum game; {game.spec} is not"
+            )
         if not 0.0 < tremble < 1.0:
             raise ValueError(f"tremble must be in (0, 1), got {tremble}")
         self.game = game
@@ -96,7 +98,9 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
         self.pbs_value = pbs_value
         if pbs_value is not None:
             if leaf_value is not None:
-                raise ValueError("give leaf_value (per history) or pbs_value (per public belief state), not both")
+                raise ValueError(
+                    "give leaf_value (per history) or pbs_value (per public belief state), not both"
+                )
             leaf_value = zero_values(game)  # replaced at every CFR iteration
         self.leaf_value = leaf_value or rollout_values(game, rollouts, seed)
         self.prior = prior
@@ -129,10 +133,14 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
             return out
         return out / total
 
-    def _infoset_policy(self, player: int, key: tuple, public_key: tuple, view: SeatView | None) -> dict[int, float]:
+    def _infoset_policy(
+        self, player: int, key: tuple, public_key: tuple, view: SeatView | None
+    ) -> dict[int, float]:
         """σ at ``(player, key)``; {} when the public state is too large to enumerate and no
         seat is given to sample for (beliefs then fall back to the prior)."""
-        solved = self._subgame_of(tuple(public_key), player) or self._solved.get(("particles", tuple(public_key)))
+        solved = self._subgame_of(tuple(public_key), player) or self._solved.get(
+            ("particles", tuple(public_key))
+        )
         if solved is None and view is not None:
             solved = self.subgame(view)
         if solved is None:
@@ -155,16 +163,22 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
         if solved is None and self.sampler == "particles":
             particles_key = ("particles", tuple(view.public_state_key))
             if particles_key not in self._solved:
-                self._solved[particles_key] = self._solve(view.public_state_key,
-                                                          self.particle_beliefs(view.public_state_key))
+                self._solved[particles_key] = self._solve(
+                    view.public_state_key, self.particle_beliefs(view.public_state_key)
+                )
             solved = self._solved[particles_key]
-            if solved is not None and (view.player, tuple(view.information_state_key)) not in solved[0].infoset_index:
+            if (
+                solved is not None
+                and (view.player, tuple(view.information_state_key)) not in solved[0].infoset_index
+            ):
                 solved = None  # the particles missed the seat's own information set
         if solved is None:
             # Sampled beliefs depend on the seat's own information: cached per information set.
             sampled_key = ("sampled", view.player, tuple(view.information_state_key))
             if sampled_key not in self._solved:
-                self._solved[sampled_key] = self._solve(view.public_state_key, self.sampled_beliefs(view))
+                self._solved[sampled_key] = self._solve(
+                    view.public_state_key, self.sampled_beliefs(view)
+                )
             solved = self._solved[sampled_key]
             if solved is None:
                 raise ValueError(
@@ -195,7 +209,11 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
                 return solved
             frontier_keys = solved[3]
             root = next(
-                (public_key[:k] for k in range(len(root) + 1, len(public_key) + 1) if public_key[:k] in frontier_keys),
+                (
+                    public_key[:k]
+                    for k in range(len(root) + 1, len(public_key) + 1)
+                    if public_key[:k] in frontier_keys
+                ),
                 None,
             )
             if root is None:
@@ -203,8 +221,11 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
 
     # ---- solving ------------------------------------------------------------------------
     def _solve(
-        self, public_key: tuple, roots: list[tuple[State, float]] | None,
-        gadget: tuple[int, np.ndarray] | None = None, iterations: int | None = None,
+        self,
+        public_key: tuple,
+        roots: list[tuple[State, float]] | None,
+        gadget: tuple[int, np.ndarray] | None = None,
+        iterations: int | None = None,
     ) -> Solved | None:
         """Iterative deepening from ``roots`` (behind a re-solving ``gadget`` when given, see
         :func:`build_subgame_tree`): the deepest finished solve (None when not even depth 1
@@ -217,7 +238,13 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
             for depth in range(self.max_depth, 0, -1):
                 built = self._subgame_tree(roots, length + depth, gadget)
                 if built is not None:
-                    return (built[0], self._cfr(built[0], iterations or self.iterations), depth, built[1], roots)
+                    return (
+                        built[0],
+                        self._cfr(built[0], iterations or self.iterations),
+                        depth,
+                        built[1],
+                        roots,
+                    )
             return None
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         depth = 0
@@ -234,8 +261,9 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
                 break
         return best
 
-    def _subgame_tree(self, roots: list[tuple[State, float]], cut: int,
-                      gadget: tuple[int, np.ndarray] | None) -> tuple[GameTree, frozenset] | None:
+    def _subgame_tree(
+        self, roots: list[tuple[State, float]], cut: int, gadget: tuple[int, np.ndarray] | None
+    ) -> tuple[GameTree, frozenset] | None:
         """The subgame below ``roots`` cut where public keys reach length ``cut``, and the
         public states cut (None when it has more than ``max_subgame_nodes`` nodes). Without
         a gadget the structure over the same root histories is built once and reused
@@ -249,7 +277,9 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
                 if cached is SubgameTooLarge:
                     return None
                 tree, frontier_keys = cached
-                return reweighted_subgame(tree, [w for _, w in roots], self.leaf_value), frontier_keys
+                return reweighted_subgame(
+                    tree, [w for _, w in roots], self.leaf_value
+                ), frontier_keys
         frontier_keys: set[tuple] = set()
 
         def frontier(state: State) -> bool:
@@ -261,8 +291,12 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
 
         try:
             tree = build_subgame_tree(
-                self.game, [(s.clone(), w) for s, w in roots], frontier, self.leaf_value,
-                max_nodes=self.max_subgame_nodes, gadget=gadget,
+                self.game,
+                [(s.clone(), w) for s, w in roots],
+                frontier,
+                self.leaf_value,
+                max_nodes=self.max_subgame_nodes,
+                gadget=gadget,
                 keep_states=self.resolve == "gadget" or self.pbs_value is not None,
             )
         except SubgameTooLarge:
@@ -287,7 +321,9 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
                 probabilities = self._prior_probabilities(state, int(player)) or {}
                 start, stop = tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1]
                 for slot in range(start, stop):
-                    solver.cumulative_regret[slot] = scale * probabilities.get(int(tree.slot_action[slot]), 0.0)
+                    solver.cumulative_regret[slot] = scale * probabilities.get(
+                        int(tree.slot_action[slot]), 0.0
+                    )
         if self.pbs_value is not None:
             return solve_with_pbs_values(tree, self.pbs_value, iterations, solver)[0]
         solver.iterate(iterations)

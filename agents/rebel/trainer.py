@@ -56,17 +56,32 @@ class ReBeLConfig:
     def __post_init__(self):
         from agents.config import ConfigError
 
-        for name in ("hidden_size", "iterations", "max_depth", "batches_per_episode", "batch_size", "buffer_size"):
+        for name in (
+            "hidden_size",
+            "iterations",
+            "max_depth",
+            "batches_per_episode",
+            "batch_size",
+            "buffer_size",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         if not 0.0 <= self.exploration < 1.0:
-            raise ConfigError(f"trainer.params.exploration must be in [0, 1), got {self.exploration}")
+            raise ConfigError(
+                f"trainer.params.exploration must be in [0, 1), got {self.exploration}"
+            )
         if self.values not in VALUE_KINDS:
-            raise ConfigError(f"trainer.params.values must be one of {VALUE_KINDS}, got {self.values!r}")
+            raise ConfigError(
+                f"trainer.params.values must be one of {VALUE_KINDS}, got {self.values!r}"
+            )
         if self.resolve not in RESOLVE_MODES:
-            raise ConfigError(f"trainer.params.resolve must be one of {RESOLVE_MODES}, got {self.resolve!r}")
+            raise ConfigError(
+                f"trainer.params.resolve must be one of {RESOLVE_MODES}, got {self.resolve!r}"
+            )
         if self.learning_rate <= 0:
-            raise ConfigError(f"trainer.params.learning_rate must be positive, got {self.learning_rate}")
+            raise ConfigError(
+                f"trainer.params.learning_rate must be positive, got {self.learning_rate}"
+            )
 
 
 class ReBeLLearner(Learner):
@@ -95,8 +110,10 @@ class ReBeLLearner(Learner):
         from agents.config import ConfigError
 
         if config.resolve == "gadget" and not game.info.is_two_player_zero_sum:
-            raise ConfigError(f"trainer.params.resolve: 'gadget' needs a two-player zero-sum game; "
-                              f"{game.spec} is not")
+            raise ConfigError(
+                f"trainer.params.resolve: 'gadget' needs a two-player zero-sum game; "
+                f"{game.spec} is not"
+            )
         torch.manual_seed(seed)
         info = game.info
         self.num_players, self.num_actions = info.num_players, info.num_distinct_actions
@@ -109,20 +126,28 @@ class ReBeLLearner(Learner):
             self.network = self.pbs.network
             size = int(self.pbs.offsets[-1])  # private states, all roles
             input_size = self.network.architecture["public_size"] + size
-            self.buffer = CircularBuffer(config.buffer_size, {
-                "features": ((input_size,), np.float32),
-                "target": ((size,), np.float32),
-                "mask": ((size,), np.float32),
-            })
+            self.buffer = CircularBuffer(
+                config.buffer_size,
+                {
+                    "features": ((input_size,), np.float32),
+                    "target": ((size,), np.float32),
+                    "mask": ((size,), np.float32),
+                },
+            )
         else:
             input_size = len(state_features(game.new_initial_state()))
-            self.network = ReBeLNetwork(input_size, self.num_players, self.num_actions, config.hidden_size)
-            self.buffer = CircularBuffer(config.buffer_size, {
-                "features": ((input_size,), np.float32),
-                "value": ((self.num_players,), np.float32),
-                "policy": ((self.num_players, self.num_actions), np.float32),
-                "has_policy": ((self.num_players,), np.float32),
-            })
+            self.network = ReBeLNetwork(
+                input_size, self.num_players, self.num_actions, config.hidden_size
+            )
+            self.buffer = CircularBuffer(
+                config.buffer_size,
+                {
+                    "features": ((input_size,), np.float32),
+                    "value": ((self.num_players,), np.float32),
+                    "policy": ((self.num_players, self.num_actions), np.float32),
+                    "has_policy": ((self.num_players,), np.float32),
+                },
+            )
             self.guide = NetworkGuide(self.network, game)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
         self.rng = np.random.default_rng(seed)
@@ -135,8 +160,14 @@ class ReBeLLearner(Learner):
 
     def search(self, seed: int, resolve: str = "frontier") -> ReBeLSearch:
         guide = {"pbs_value": self.pbs} if self.pbs is not None else self.guide.search_options()
-        return ReBeLSearch(self.game, seed=seed, resolve=resolve, structures=self.structures,
-                           **self.search_options, **guide)
+        return ReBeLSearch(
+            self.game,
+            seed=seed,
+            resolve=resolve,
+            structures=self.structures,
+            **self.search_options,
+            **guide,
+        )
 
     def step(self, loop: Any) -> StepReport:
         if self.pbs is not None:
@@ -164,50 +195,82 @@ class ReBeLLearner(Learner):
         losses = [self._train_batch() for _ in range(self.config.batches_per_episode)]
         self.guide.forget()
         self.episodes += 1
-        return StepReport(episodes=1, iterations=1, metrics={
-            "loss": float(np.mean(losses)), "examples": float(examples), "buffer": float(len(self.buffer))})
+        return StepReport(
+            episodes=1,
+            iterations=1,
+            metrics={
+                "loss": float(np.mean(losses)),
+                "examples": float(examples),
+                "buffer": float(len(self.buffer)),
+            },
+        )
 
     def _pbs_step(self) -> StepReport:
         config = self.config
-        examples = self_play_examples(self.pbs, self.rng, config.max_depth, config.iterations, config.exploration)
+        examples = self_play_examples(
+            self.pbs, self.rng, config.max_depth, config.iterations, config.exploration
+        )
         for features, target, mask in examples:
             self.buffer.add(features=features, target=target, mask=mask)
         losses = []
         for _ in range(config.batches_per_episode):
             batch = self.buffer.sample(config.batch_size, self.rng)
-            losses.append(train_step(self.pbs, self.optimizer, batch["features"], batch["target"], batch["mask"]))
+            losses.append(
+                train_step(
+                    self.pbs, self.optimizer, batch["features"], batch["target"], batch["mask"]
+                )
+            )
         self.episodes += 1
-        return StepReport(episodes=1, iterations=1, metrics={
-            "loss": float(np.mean(losses)), "examples": float(len(examples)), "buffer": float(len(self.buffer))})
+        return StepReport(
+            episodes=1,
+            iterations=1,
+            metrics={
+                "loss": float(np.mean(losses)),
+                "examples": float(len(examples)),
+                "buffer": float(len(self.buffer)),
+            },
+        )
 
     def _add_examples(self, solved: Solved) -> int:
         tree, slots, _, _, roots = solved
         values = node_values(tree, edge_probabilities(tree, slots))
-        root_nodes = [0] if tree.actor[0] != CHANCE or len(roots) == 1 else np.flatnonzero(tree.parent == 0)
+        root_nodes = (
+            [0] if tree.actor[0] != CHANCE or len(roots) == 1 else np.flatnonzero(tree.parent == 0)
+        )
         for node, (state, _) in zip(root_nodes, roots):
             policy = np.zeros((self.num_players, self.num_actions), dtype=np.float32)
             has_policy = np.zeros(self.num_players, dtype=np.float32)
             for player in state.movers():
                 infoset = tree.infoset_index.get((player, state.information_state_key(player)))
                 if infoset is not None:
-                    start, stop = tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1]
+                    start, stop = (
+                        tree.infoset_slot_start[infoset],
+                        tree.infoset_slot_start[infoset + 1],
+                    )
                     policy[player, tree.slot_action[start:stop]] = slots[start:stop]
                     has_policy[player] = 1.0
-            self.buffer.add(features=state_features(state),
-                            value=self.guide.value_target(values[node]),
-                            policy=policy, has_policy=has_policy)
+            self.buffer.add(
+                features=state_features(state),
+                value=self.guide.value_target(values[node]),
+                policy=policy,
+                has_policy=has_policy,
+            )
         return len(roots)
 
     def _train_batch(self) -> float:
-        batch = {k: torch.from_numpy(v) for k, v in
-                 self.buffer.sample(self.config.batch_size, self.rng).items()}
+        batch = {
+            k: torch.from_numpy(v)
+            for k, v in self.buffer.sample(self.config.batch_size, self.rng).items()
+        }
         values, logits = self.network(batch["features"])
         value_loss = ((values - batch["value"]) ** 2).mean()
         # Cross-entropy against σ where a role moved (σ is 0 on illegal actions; the prior
         # renormalises over the legal ones).
         log_probabilities = torch.log_softmax(logits, -1)
         policy_loss = -(batch["policy"] * log_probabilities).sum(-1)
-        policy_loss = (policy_loss * batch["has_policy"]).sum() / batch["has_policy"].sum().clamp(min=1.0)
+        policy_loss = (policy_loss * batch["has_policy"]).sum() / batch["has_policy"].sum().clamp(
+            min=1.0
+        )
         loss = value_loss + policy_loss
         self.optimizer.zero_grad()
         loss.backward()
@@ -216,17 +279,29 @@ class ReBeLLearner(Learner):
 
     # ---- evaluation and checkpoints -------------------------------------------------------------
     def evaluation_agent(self, player: int) -> ReBeLAgent:
-        network = {"pbs_network" if self.pbs is not None else "network": copy.deepcopy(self.network)}
-        return ReBeLAgent(self.game, player, seed=self.seed, resolve=self.config.resolve,
-                          **network, **self.search_options)
+        network = {
+            "pbs_network" if self.pbs is not None else "network": copy.deepcopy(self.network)
+        }
+        return ReBeLAgent(
+            self.game,
+            player,
+            seed=self.seed,
+            resolve=self.config.resolve,
+            **network,
+            **self.search_options,
+        )
 
     def evaluation_policy(self, tree: GameTree) -> TabularPolicy:
         return rebel_policy(self.search(self.seed, self.config.resolve), tree)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"network": self.network.state_dict(), "optimizer": self.optimizer.state_dict(),
-                "buffer": self.buffer.state_dict(), "rng": self.rng.bit_generator.state,
-                "episodes": self.episodes}
+        return {
+            "network": self.network.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "buffer": self.buffer.state_dict(),
+            "rng": self.rng.bit_generator.state,
+            "episodes": self.episodes,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.network.load_state_dict(state["network"])
@@ -249,12 +324,20 @@ class ReBeLAgent(SearchAgent):
     holds them, the game's spec and the network's weights.
     """
 
-    def __init__(self, game: Game, player: int, seed: int | None = None,
-                 network: ReBeLNetwork | None = None, pbs_network: PBSValueNetwork | None = None,
-                 **options: Any):
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        seed: int | None = None,
+        network: ReBeLNetwork | None = None,
+        pbs_network: PBSValueNetwork | None = None,
+        **options: Any,
+    ):
         super().__init__(game.info.num_distinct_actions, seed)
         if network is not None and pbs_network is not None:
-            raise ValueError("give a ReBeLNetwork (network) or a PBSValueNetwork (pbs_network), not both")
+            raise ValueError(
+                "give a ReBeLNetwork (network) or a PBSValueNetwork (pbs_network), not both"
+            )
         self.game, self.player, self.network, self.options = game, player, network, options
         self.pbs_network = pbs_network
         self.seed = seed
@@ -267,8 +350,13 @@ class ReBeLAgent(SearchAgent):
         return self.search.policy(view)
 
     def state_dict(self) -> dict[str, Any]:
-        state = {"num_actions": self.num_actions, "game": self.game.spec.to_dict(), "player": self.player,
-                 "seed": self.seed, "options": dict(self.options)}
+        state = {
+            "num_actions": self.num_actions,
+            "game": self.game.spec.to_dict(),
+            "player": self.player,
+            "seed": self.seed,
+            "options": dict(self.options),
+        }
         if self.network is not None:
             state["architecture"] = dict(self.network.architecture)
             state["weights"] = self.network.state_dict()
@@ -283,13 +371,28 @@ class ReBeLAgent(SearchAgent):
         if "weights" in state:
             network = ReBeLNetwork.from_state_dict(state["architecture"], state["weights"])
         if "pbs_weights" in state:
-            pbs_network = PBSValueNetwork.from_state_dict(state["pbs_architecture"], state["pbs_weights"])
+            pbs_network = PBSValueNetwork.from_state_dict(
+                state["pbs_architecture"], state["pbs_weights"]
+            )
         game = load_game(GameSpec.from_dict(state["game"]))
-        return cls(game, int(state["player"]), seed=state["seed"], network=network, pbs_network=pbs_network,
-                   **state["options"])
+        return cls(
+            game,
+            int(state["player"]),
+            seed=state["seed"],
+            network=network,
+            pbs_network=pbs_network,
+            **state["options"],
+        )
 
 
-SPEC_OPTIONS = {"iterations": int, "depth": int, "rollouts": int, "samples": int, "resolve": str, "sampler": str}
+SPEC_OPTIONS = {
+    "iterations": int,
+    "depth": int,
+    "rollouts": int,
+    "samples": int,
+    "resolve": str,
+    "sampler": str,
+}
 
 
 @register_spec("rebel")
@@ -303,7 +406,9 @@ def _build_agent(argument: str, game: Game, player: int, seed: int | None) -> Re
     A trained agent is its file: ``runs/rebel_liars_dice/policy_player0.pt``."""
     iterations, seconds, options = parse_spec("rebel", argument, SPEC_OPTIONS)
     if iterations is None and seconds is None:
-        raise ValueError(f"agent spec 'rebel:{argument}': give a budget, e.g. rebel:200 or rebel:1s")
+        raise ValueError(
+            f"agent spec 'rebel:{argument}': give a budget, e.g. rebel:200 or rebel:1s"
+        )
     if iterations is not None:
         options["iterations"] = iterations
     if "depth" in options:

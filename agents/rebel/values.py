@@ -36,7 +36,10 @@ def rollout_values(game: Game, rollouts: int, seed: int) -> LeafValue:
 
     def values(states: list[State]) -> np.ndarray:
         rng = np.random.default_rng(seed)
-        goals = [np.mean([playout_goals(state, rng) for _ in range(rollouts)], axis=0) for state in states]
+        goals = [
+            np.mean([playout_goals(state, rng) for _ in range(rollouts)], axis=0)
+            for state in states
+        ]
         return info.min_utility + span * np.array(goals)
 
     return values
@@ -48,10 +51,12 @@ def state_features(state: State) -> np.ndarray:
     state for the native games, whose hidden information is the players' private parts)."""
     if hasattr(state, "state_tensor"):
         return np.asarray(state.state_tensor(), dtype=np.float32).ravel()
-    return np.concatenate([
-        np.asarray(state.information_state_tensor(p), dtype=np.float32).ravel()
-        for p in range(state.game.info.num_players)
-    ])
+    return np.concatenate(
+        [
+            np.asarray(state.information_state_tensor(p), dtype=np.float32).ravel()
+            for p in range(state.game.info.num_players)
+        ]
+    )
 
 
 class ReBeLNetwork(nn.Module):
@@ -60,8 +65,12 @@ class ReBeLNetwork(nn.Module):
 
     def __init__(self, input_size: int, num_players: int, num_actions: int, hidden_size: int):
         super().__init__()
-        self.architecture = {"input_size": input_size, "num_players": num_players,
-                             "num_actions": num_actions, "hidden_size": hidden_size}
+        self.architecture = {
+            "input_size": input_size,
+            "num_players": num_players,
+            "num_actions": num_actions,
+            "hidden_size": hidden_size,
+        }
         self.trunk = nn.Sequential(nn.Linear(input_size, hidden_size), nn.ReLU())
         self.value = nn.Linear(hidden_size, num_players)
         self.policy = nn.ModuleList(
@@ -83,8 +92,9 @@ class ReBeLNetwork(nn.Module):
 
     @classmethod
     def from_state_dict(cls, architecture: dict[str, int], weights: dict) -> ReBeLNetwork:
-        return network_with_weights(lambda: cls(**{k: int(v) for k, v in architecture.items()}), weights,
-                                    "ReBeL network")
+        return network_with_weights(
+            lambda: cls(**{k: int(v) for k, v in architecture.items()}), weights, "ReBeL network"
+        )
 
 
 class NetworkGuide:
@@ -123,7 +133,9 @@ class NetworkGuide:
         if logits is None:
             if len(self._logits) >= self.MAX_KEPT_LOGITS:
                 self._logits.clear()
-            logits = self._logits[key] = self.network.logits(torch.from_numpy(features[None]), player)[0].numpy()
+            logits = self._logits[key] = self.network.logits(
+                torch.from_numpy(features[None]), player
+            )[0].numpy()
         chosen = logits[legal] - logits[legal].max()
         probabilities = np.exp(chosen) / np.exp(chosen).sum()
         return dict(zip(legal, probabilities.tolist()))
