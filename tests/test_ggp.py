@@ -214,6 +214,36 @@ def blind_tictactoe_after(player: GgpPlayer, xplayer_tries: list[str]):
     return match
 
 
+def test_the_player_plays_the_agent_its_factory_makes():
+    # The protocol takes its agent from a factory: made per match with the match's game,
+    # this player's seat, the time to move (play clock minus margin) and the seed.
+    made = []
+
+    class FirstLegal:
+        def act(self, tensor, mask, view):
+            return int(np.flatnonzero(mask)[0]), None
+
+    def make_agent(game, player, seconds, seed):
+        made.append((game.info.num_players, player, seconds, seed))
+        return FirstLegal()
+
+    player = GgpPlayer(make_agent, "first-legal", seed=3, margin=0.25)
+    try:
+        assert player.handle("(info)") == "((name first-legal) (status available))"
+        rules = (GAMES_DIR / "tictactoe.gdl").read_text()
+        assert player.handle(f"(start m oplayer ({rules}) 10 1)") == "ready"
+        assert made == [(2, 1, 0.75, 3)]
+        match = player.matches["m"]
+        state = match.state.clone()
+        state.apply_actions([state.legal_actions(0)[0], state.legal_actions(1)[0]])
+        moves = [match.codec.move_text(role, move) for role, move in
+                 zip(match.game.player_roles, state.history()[-1])]
+        expected = match.codec.move_text(match.role, state.legal_actions(1)[0])
+        assert player.handle(f"(play m ({' '.join(moves)}))") == expected
+    finally:
+        player.close()
+
+
 def test_a_gdl_ii_play_is_searched_from_a_state_that_is_not_over():
     # After x's three successful tries, o's three marks may have completed a line unseen in
     # half the consistent states; a PLAY says the match goes on, so those are not searched.
