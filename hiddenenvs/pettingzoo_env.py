@@ -55,6 +55,10 @@ Conventions (the same for every game):
   ``None`` or a non-negative integer, an unknown agent given to ``observe``, an unknown
   agent key in a parallel ``step``, a missing action of an agent that must act, and a
   parallel ``step`` before ``reset`` a ``ValueError``;
+- ``state()`` is the full-information state as one float32 vector in ``state_space``
+  (``State.state_tensor``: every player's information-state tensor concatenated, or the
+  game's own full state), for centralised critics; ``env.game_state`` is the game's
+  :class:`~hiddenenvs.game.State` itself (``env.unwrapped.game_state`` through wrappers);
 - action masks are read-only arrays, shared (one per distinct legal set, cached) or made
   fresh by the state in C (see Speed): copy one before writing into it.
 
@@ -67,7 +71,13 @@ methods of both envs and of the wrapper are compiled (``hiddenenvs/_aec.pyx``,
 branches (illegal actions, finished agents, rewards mid-game, automatic nodes) handed to
 the Python methods of this module. With the default layout and rule the infos stay empty
 dicts, untouched from step to step. The parallel env checks the actors' actions in a
-compiled loop (``hiddenenvs/_adapters.pyx``).
+compiled loop (``hiddenenvs/_adapters.pyx``). Each compiled module has a pure-Python
+twin (``_aec_py``, ``_parallel_py``, ``_adapters_py``: the same logic, results and errors,
+tested against it) that the adapters use when the package was built without them
+(``COMPILED`` is then False).
+These "optional fast paths" are methods of :class:`hiddenenvs.game.State` with Python
+defaults that give the same values player by player; the adapters call a state's own
+only where its class overrides them.
 A state may offer every player's data as one array, which the parallel env then slices
 instead of asking player by player: ``legal_actions_masks()`` (players, actions) and
 ``information_state_tensors()`` / ``observation_tensors()`` (players, ...), e.g. the
@@ -98,12 +108,17 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
-from hiddenenvs import _aec, _parallel
-from hiddenenvs._adapters import (
-    observation_dicts,
-    row_views,
-    values_by_agent,
-)
+try:
+    from hiddenenvs import _aec, _parallel
+    from hiddenenvs._adapters import observation_dicts, row_views, values_by_agent
+
+    COMPILED = True
+except ImportError:  # built without a C compiler: the pure-Python twins, same results
+    from hiddenenvs import _aec_py as _aec
+    from hiddenenvs import _parallel_py as _parallel
+    from hiddenenvs._adapters_py import observation_dicts, row_views, values_by_agent
+
+    COMPILED = False
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,

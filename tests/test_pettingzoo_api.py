@@ -165,3 +165,139 @@ def test_human_rendering_shows_the_picture_in_a_window(name, params, monkeypatch
     assert env.unwrapped._window[0] is figure and plt.fignum_exists(figure.number)
     env.close()
     assert not plt.fignum_exists(figure.number)
+
+
+# ---- the pure-Python adapters (the fallback without compiled modules) -----------------------
+# Seeded random play through both env kinds, every observation, mask, reward, flag and info
+# hashed; run once with the compiled adapters and once in a process where they cannot load.
+PLAYOUT_DIGEST = '''
+import hashlib
+import numpy as np
+import hiddenenvs
+from hiddenenvs import pettingzoo_env
+
+
+def feed(digest, value):
+    if isinstance(value, dict):
+        for key in sorted(value):
+            digest.update(repr(key).encode())
+            feed(digest, value[key])
+    elif isinstance(value, np.ndarray):
+        digest.update(value.dtype.str.encode() + repr(value.shape).encode() + value.tobytes())
+    else:
+        digest.update(repr(value).encode())
+
+
+def aec_digest(name, params, options, seed):
+    env = hiddenenvs.make(name, **options, **params)
+    rng = np.random.default_rng(seed)
+    digest = hashlib.sha256()
+    for episode in range(2):
+        env.reset(seed=seed + episode)
+        for agent in env.agent_iter(max_iter=150):
+            observation, reward, termination, truncation, info = env.last()
+            feed(digest, [agent, observation, reward, termination, truncation, info, env.state()])
+            mask = info["action_mask"] if isinstance(observation, np.ndarray) else observation["action_mask"]
+            if termination or truncation:
+                action = None
+            elif rng.random() < 0.1 or not mask.any():
+                action = int(rng.integers(len(mask)))  # maybe illegal: the rule decides
+            else:
+                action = int(rng.choice(np.flatnonzero(mask)))
+            try:
+                env.step(action)
+            except ValueError as error:  # "raise": the message, then a new episode
+                feed(digest, str(error))
+                break
+    return digest.hexdigest()
+
+
+def parallel_digest(name, params, options, seed):
+    env = hiddenenvs.make_parallel(name, **options, **params)
+    rng = np.random.default_rng(seed)
+    digest = hashlib.sha256()
+    for episode in range(2):
+        observations, infos = env.reset(seed=seed + episode)
+        feed(digest, [observations, infos, env.state()])
+        for _ in range(12):  # a few steps (combat's episodes last hundreds)
+            if not env.agents:
+                break
+            masks = env.action_masks()
+            actions = (rng.random(masks.shape) * masks).argmax(axis=1)
+            if rng.random() < 0.2:
+                actions[0] = rng.integers(masks.shape[1])  # maybe illegal
+            try:
+                feed(digest, env.step(dict(zip(env.agents, actions.tolist()))))
+            except ValueError as error:
+                feed(digest, str(error))
+                break
+    return digest.hexdigest()
+
+
+CASES = [
+    ("aec", "leduc_holdem", {}, {}),
+    ("aec", "leduc_holdem", {}, {"observation_layout": "flat", "illegal_action": "lose"}),
+    ("aec", "liars_dice", {}, {"observation_type": "observation"}),
+    ("aec", "goofspiel", {"num_cards": 5, "imp_info": True}, {}),
+    ("aec", "combat", {"mode": "fighter", "map": "small"}, {"illegal_action": "no_op"}),
+    ("aec", "monty_hall", {}, {}),
+    ("parallel", "goofspiel", {"num_cards": 5, "imp_info": True}, {}),
+    ("parallel", "goofspiel", {"num_cards": 5}, {"observation_layout": "flat", "illegal_action": "lose"}),
+    ("parallel", "rps", {}, {}),
+    ("parallel", "combat", {"mode": "fighter", "map": "small"}, {"illegal_action": "no_op"}),
+    ("parallel", "combat", {"mode": "fighter", "map": "small"}, {"observation_layout": "flat", "illegal_action": "no_op"}),
+    ("parallel", "blind_tictactoe", {}, {"illegal_action": "lose"}),
+]
+DIGESTS = [
+    (aec_digest if kind == "aec" else parallel_digest)(name, params, options, seed=7)
+    for kind, name, params, options in CASES
+]
+'''
+
+
+def test_the_pure_python_adapters_play_exactly_like_the_compiled_ones():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from hiddenenvs import pettingzoo_env
+
+    if not pettingzoo_env.COMPILED:
+        pytest.skip("this build has no compiled adapters to compare with")
+    compiled = {}
+    exec(PLAYOUT_DIGEST, compiled)
+    blocked = "import sys\nfor name in ('_aec', '_parallel', '_adapters'):\n    sys.modules['hiddenenvs.' + name] = None\n"
+    result = subprocess.run(
+        [sys.executable, "-c", blocked + PLAYOUT_DIGEST
+         + "\nassert not pettingzoo_env.COMPILED\nimport json\nprint(json.dumps(DIGESTS))"],
+        capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    pure = json.loads(result.stdout.strip().splitlines()[-1])
+    for case, compiled_digest, pure_digest in zip(compiled["CASES"], compiled["DIGESTS"], pure):
+        assert compiled_digest == pure_digest, case
+
+
+@pytest.mark.parametrize("name, params", [("goofspiel", {"num_cards": 5, "imp_info": True}),
+                                          ("combat", {"mode": "fighter", "map": "small"})])
+def test_a_games_fast_paths_equal_the_state_defaults(name, params):
+    """A state's own fast paths give what State's player-by-player defaults give."""
+    from hiddenenvs.game import SIMULTANEOUS, State
+
+    game = hiddenenvs.load_game(name, **params)
+    state = game.new_initial_state(seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(6):
+        while state.current_player() not in (SIMULTANEOUS,) and not state.is_terminal():
+            state.apply_action(int(rng.choice([a for a, _ in state.chance_outcomes()])))
+        if state.is_terminal():
+            break
+        for method in ("information_state_tensors", "observation_tensors"):
+            np.testing.assert_array_equal(getattr(state, method)(), getattr(State, method)(state))
+        np.testing.assert_array_equal(np.asarray(state.legal_actions_masks(), np.int8), State.legal_actions_masks(state))
+        if type(state).read_only_legal_actions_masks is not State.read_only_legal_actions_masks:
+            np.testing.assert_array_equal(state.read_only_legal_actions_masks(), State.read_only_legal_actions_masks(state))
+        if type(state).read_only_legal_actions_mask is not State.read_only_legal_actions_mask:
+            np.testing.assert_array_equal(state.read_only_legal_actions_mask(0), State.read_only_legal_actions_mask(state, 0))
+        state.apply_actions([int(rng.choice(state.legal_actions(p) or [-1])) for p in range(game.info.num_players)])
