@@ -59,6 +59,8 @@ from typing import Any
 
 import yaml
 
+from hiddenenvs.params import ValueLoader
+
 TRAINERS = {
     "nfsp": "agents.nfsp:NFSP",
     "anfsp": "agents.anfsp:ANFSP",
@@ -115,9 +117,10 @@ def one_line(text: str, limit: int = 300) -> str:
 
 
 # ---- reading YAML -------------------------------------------------------------------------
-class ConfigLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, bounded: at most :data:`MAX_ALIASES` aliases per document, and
-    YAML 1.2's scientific notation (``1e-3``) read as a float."""
+class ConfigLoader(ValueLoader):
+    """The ``key=value`` loader (PyYAML's safe loader reading YAML 1.2's scientific notation,
+    ``1e-3``, as a float), bounded: at most :data:`MAX_ALIASES` aliases per document,
+    :data:`MAX_CONFIG_DEPTH` levels, numbers of at most 100 digits."""
 
     alias_count = 0
     depth = 0
@@ -156,11 +159,6 @@ class ConfigLoader(yaml.SafeLoader):
 
 
 ConfigLoader.add_constructor("tag:yaml.org,2002:int", ConfigLoader.construct_yaml_int)
-ConfigLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"),
-    list("-+0123456789."),
-)
 
 
 def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
