@@ -528,7 +528,7 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
     limits = {"episodes": budget.episodes, "iterations": budget.iterations}
     progress = None
     if config.progress_bar:
-        from tqdm import tqdm
+        from agents.progress import progress_bar as tqdm  # a bar on a terminal, lines in a log
 
         # The bar counts toward what the run will reach: seconds when time bounds it.
         if budget.seconds is not None:

@@ -100,7 +100,7 @@ def evaluate(
         todo = [task for task in tasks if task[0] not in stored]
         results = play_all(variant, todo, resolve_agent, workers, ray_address)
         if progress and todo:
-            from tqdm import tqdm
+            from agents.progress import progress_bar as tqdm  # a bar on a terminal, lines in a log
 
             results = tqdm(
                 results,

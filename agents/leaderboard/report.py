@@ -9,7 +9,8 @@ terminal            rich tables: standings (Elo with 95% interval, points, mean 
 ``standings.csv``   one row per agent
 ``head_to_head.csv`` one row per (agent, opponent): games, mean return and win/draw/loss
                     rates, each with its 95% interval
-``leaderboard.png`` head-to-head matrix of mean returns (row agent's view) and the Elo chart
+``leaderboard.png`` head-to-head matrix of mean returns (row agent's view) and the ranking the
+                    board used (Elo or mean return), agents as ``#rank`` with a legend
 ==================  ========================================================================
 """
 
@@ -141,7 +142,13 @@ def _interval(value: float, low: float, high: float, digits: int = 3) -> str:
 
 
 def standings_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
-    header = ["rank", "agent", "Elo [95% CI]", "games", "points", "mean return", "exploitability"]
+    """One row per agent, best first. The column the ranking used comes right after the
+    agent, and the rank column names it, so rank and rating never seem to disagree."""
+    elo_header, return_header = "Elo [95% CI]", "mean return"
+    ranked_by_elo = board.rank_by == "elo"
+    header = [f"rank (by {'Elo' if ranked_by_elo else 'mean return'})", "agent",
+              *((elo_header, return_header) if ranked_by_elo else (return_header, elo_header)),
+              "games", "points", "exploitability"]
     with_openskill = any(s.openskill for s in board.standings)
     if with_openskill:
         header.append("OpenSkill mu ± sigma")
@@ -152,15 +159,8 @@ def standings_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
             if s.agent == board.ratings.anchor
             else f"{round(s.elo)} [{round(s.elo_low)}, {round(s.elo_high)}]"
         )
-        row = [
-            str(rank),
-            s.agent,
-            elo,
-            str(s.games),
-            _number(s.points),
-            _number(s.mean_return),
-            _number(s.exploitability, 4),
-        ]
+        ratings = (elo, _number(s.mean_return)) if ranked_by_elo else (_number(s.mean_return), elo)
+        row = [str(rank), s.agent, *ratings, str(s.games), _number(s.points), _number(s.exploitability, 4)]
         if with_openskill:
             row.append(f"{s.openskill[0]:.1f} ± {s.openskill[1]:.1f}" if s.openskill else "-")
         rows.append(row)
@@ -322,7 +322,18 @@ def write_outputs(board: Leaderboard, out_dir: str | Path) -> list[Path]:
     return paths
 
 
+def short_labels(names: list[str]) -> list[str]:
+    """Labels for the plot's axes, in standings order: ``#1``, ``#2``, ... (the legend
+    under the plot maps each to the agent's full name, however long)."""
+    return [f"#{rank}" for rank in range(1, len(names) + 1)]
+
+
 def plot(board: Leaderboard, path: str | Path) -> None:
+    """``leaderboard.png``: the head-to-head matrix (row agent's mean return) and the
+    ranking the board used (Elo with its 95% interval, or mean return against the field),
+    both labelled ``#rank``, with a legend of the agents' full names underneath."""
+    import textwrap
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -330,10 +341,21 @@ def plot(board: Leaderboard, path: str | Path) -> None:
 
     names = board.agents
     size = len(names)
+    labels = short_labels(names)
     matrix = np.full((size, size), np.nan)
     for (agent, opponent), s in board.pairings.items():
         matrix[names.index(agent), names.index(opponent)] = s.mean_return
-    figure, (left, right) = plt.subplots(1, 2, figsize=(6 + 1.2 * size, 1.5 + 0.7 * size + 2))
+    legend_lines = [
+        line
+        for label, name in zip(labels, names)
+        for line in textwrap.wrap(f"{label}  {name}", width=110, subsequent_indent=" " * (len(label) + 2),
+                                  break_on_hyphens=False)
+    ]
+    panel = max(3.2, 0.45 * size + 1.6)  # inches per panel: cells stay readable
+    legend_height = 0.16 * len(legend_lines) + 0.15
+    figure = plt.figure(figsize=(2 * panel + 2.2, panel + legend_height + 0.6), layout="constrained")
+    grid = figure.add_gridspec(2, 2, height_ratios=[panel, legend_height], width_ratios=[1.15, 1])
+    left, right, legend = figure.add_subplot(grid[0, 0]), figure.add_subplot(grid[0, 1]), figure.add_subplot(grid[1, :])
     limit = np.nanmax(np.abs(matrix)) if np.isfinite(matrix).any() else 0.0
     limit = limit if limit > 0 else 1.0  # all draws: any scale
     image = left.imshow(matrix, cmap="RdBu", vmin=-limit, vmax=limit)
@@ -341,35 +363,36 @@ def plot(board: Leaderboard, path: str | Path) -> None:
         for j in range(size):
             if np.isfinite(matrix[i, j]):
                 dark = abs(matrix[i, j]) > 0.6 * limit
-                left.text(
-                    j,
-                    i,
-                    f"{matrix[i, j]:+.2f}",
-                    ha="center",
-                    va="center",
-                    fontsize=9,
-                    color="white" if dark else "black",
-                )
-    left.set_xticks(range(size), names, rotation=30, ha="right")
-    left.set_yticks(range(size), names)
+                left.text(j, i, f"{matrix[i, j]:+.2f}", ha="center", va="center",
+                          fontsize=9 if size <= 8 else 7, color="white" if dark else "black")
+    left.set_xticks(range(size), labels)
+    left.set_yticks(range(size), labels)
     left.set_xlabel("opponent")
-    left.set_title("mean return of row agent")
-    figure.colorbar(image, ax=left, shrink=0.8)
+    left.set_ylabel("agent")
+    left.set_title("mean return of the row agent")
+    figure.colorbar(image, ax=left, location="right", shrink=0.9)
 
-    elo = np.array([s.elo for s in board.standings])
-    errors = np.array(
-        [
-            [s.elo - s.elo_low for s in board.standings],
-            [s.elo_high - s.elo for s in board.standings],
-        ]
-    )
-    positions = np.arange(size)[::-1]
-    right.barh(positions, elo, xerr=errors, color="tab:blue", alpha=0.8, capsize=4)
-    right.set_yticks(positions, names)
-    right.axvline(board.ratings.anchor_elo, color="grey", linewidth=0.8)
-    right.set_xlabel(f"Elo (95% interval; {board.ratings.anchor} = {board.ratings.anchor_elo:.0f})")
-    right.set_title("ratings")
+    positions = np.arange(size)[::-1]  # #1 on top
+    if board.rank_by == "elo":
+        values = np.array([s.elo for s in board.standings])
+        errors = np.array([[s.elo - s.elo_low for s in board.standings],
+                           [s.elo_high - s.elo for s in board.standings]])
+        right.barh(positions, values, xerr=errors, color="tab:blue", alpha=0.8, capsize=4)
+        right.axvline(board.ratings.anchor_elo, color="grey", linewidth=0.8)
+        anchor = board.ratings.anchor
+        anchor_label = labels[names.index(anchor)] if anchor in names else anchor
+        right.set_xlabel(f"Elo, 95% interval ({anchor_label} = {board.ratings.anchor_elo:.0f})")
+    else:
+        values = np.array([s.mean_return for s in board.standings])
+        right.barh(positions, values, color="tab:blue", alpha=0.8)
+        right.axvline(0.0, color="grey", linewidth=0.8)
+        right.set_xlabel("mean return against the field, per game")
+    right.set_yticks(positions, labels)
+    right.set_title(f"ranking (by {'Elo' if board.rank_by == 'elo' else 'mean return'})")
+
+    legend.axis("off")
+    legend.text(0.0, 1.0, "\n".join(legend_lines), ha="left", va="top", family="monospace", fontsize=8,
+                transform=legend.transAxes)
     figure.suptitle(board.title)
-    figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
