@@ -95,9 +95,9 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--rank-by",
         choices=RANK_BY,
-        default="elo",
-        help="order of the standings: Elo (games won) or mean return against the field "
-        "(better for games with graded payoffs such as poker)",
+        help="order of the standings: Elo (games won, the default) or mean return against the "
+        "field (better for games with graded payoffs such as poker); --show keeps the one the "
+        "evaluation used unless this is given",
     )
     parser.add_argument(
         "--exploitability-max-nodes",
@@ -137,9 +137,8 @@ def show(arguments: argparse.Namespace) -> int:
             )
             return 2
         for env, params_json, _ in variants:
-            print_leaderboard(
-                build_leaderboard(store, env, params_json, arguments.anchor, arguments.rank_by)
-            )
+            rank_by = arguments.rank_by or store.rank_by(env, params_json) or "elo"
+            print_leaderboard(build_leaderboard(store, env, params_json, arguments.anchor, rank_by))
     return 0
 
 
@@ -168,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             ray_address=arguments.ray,
             exploitability_max_nodes=arguments.exploitability_max_nodes,
             anchor=arguments.anchor,
-            rank_by=arguments.rank_by,
+            rank_by=arguments.rank_by or "elo",
             progress=not arguments.quiet,
             first_seats=arguments.first_seat,
         )

@@ -125,4 +125,5 @@ def evaluate(
                 )
                 if value is not None:
                     store.set_exploitability(variant.name, variant.params_json, spec, value)
+        store.set_rank_by(variant.name, variant.params_json, rank_by)  # what --show keeps
         return build_leaderboard(store, variant.name, variant.params_json, anchor, rank_by)

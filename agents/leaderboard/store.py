@@ -56,6 +56,12 @@ CREATE TABLE IF NOT EXISTS exploitability (
     computed_at TEXT NOT NULL,
     PRIMARY KEY (env, params, agent)
 );
+CREATE TABLE IF NOT EXISTS rankings (
+    env TEXT NOT NULL,
+    params TEXT NOT NULL,
+    rank_by TEXT NOT NULL,
+    PRIMARY KEY (env, params)
+);
 """
 
 
@@ -194,6 +200,18 @@ class ResultStore:
             (env, params),
         )
         return dict(rows)
+
+    # ---- the ranking a run chose ("elo" or "mean-return"), which --show keeps ---------
+    def set_rank_by(self, env: str, params: str, rank_by: str) -> None:
+        with self._transaction():
+            self.connection.execute("INSERT OR REPLACE INTO rankings VALUES (?, ?, ?)", (env, params, rank_by))
+
+    def rank_by(self, env: str, params: str) -> str | None:
+        """The ranking the last evaluation of this variant used (None: none recorded)."""
+        row = self.connection.execute(
+            "SELECT rank_by FROM rankings WHERE env = ? AND params = ?", (env, params)
+        ).fetchone()
+        return None if row is None else row[0]
 
     def _transaction(self):
         return _Transaction(self.connection)
