@@ -115,3 +115,11 @@ def test_hiddenenvs_train_runs_a_shipped_config_by_name(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert (tmp_path / "run" / "metrics.csv").is_file()
+
+
+def test_the_install_guide_lists_every_compiled_module():
+    guide = (ROOT / "docs" / "guides" / "install.md").read_text()
+    listed = guide.split("<!-- compiled-modules -->\n", 1)[1].split("\n\n", 1)[0]
+    modules = sorted(str(path.relative_to(ROOT)) for package in ("hiddenenvs", "agents")
+                     for path in (ROOT / package).rglob("*.pyx"))
+    assert listed.splitlines() == [f"- `{module}`" for module in modules]
