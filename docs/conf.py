@@ -33,6 +33,10 @@ myst_heading_anchors = 3
 default_role = "literal"  # `x` in a docstring is code, as in Markdown
 
 autodoc_member_order = "bysource"
+# A method without a docstring of its own shows none: inherited ones would be
+# gymnasium's and torch's (their references out of reach offline) or our base class's,
+# documented on its own page.
+autodoc_inherit_docstrings = False
 autodoc_typehints = "description"
 autodoc_typehints_format = "short"
 # A package's page documents what the package defines; what it re-exports (``__all__``) is

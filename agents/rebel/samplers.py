@@ -171,7 +171,7 @@ class EvaluationSampler(ProposalSampler):
       known invalid counts ``1/n`` (a systematic sample over the shuffled list);
     - every consistent draw comes back with ``π(h) / q(h)``, ``q`` the probability the
       pass chose it with, so the weighted frequencies estimate the posterior
-      ``π(h) / Σ π`` whatever the opponents played; :attr:`reach` holds ``π(h)`` of every
+      ``π(h) / Σ π`` whatever the opponents played; ``self.reach`` holds ``π(h)`` of every
       history drawn, so a set of distinct draws can be weighted exactly by its reach.
 
     Passes restart from the root on a percept mismatch, as in :class:`ProposalSampler`.

@@ -431,13 +431,20 @@ def api_page(module_name: str) -> str:
     homonyms = [name for name, value in vars(module).items()
                 if inspect.isclass(value) and value.__module__ == module_name
                 and name in model_names and module is not hiddenenvs.game]
+    from sphinx.pycode import ModuleAnalyzer
+
+    documented = {name for (_, name) in ModuleAnalyzer.for_module(module_name).find_attr_docs()}
+    # Annotated module data with a doc comment: autodoc would show the annotation as a
+    # quoted string (``from __future__ import annotations``); listed below as written.
+    annotated = [name for name in getattr(module, "__annotations__", {})
+                 if name in documented and not name.startswith("_") and hasattr(module, name)]
     lines = [f"# `{module_name}`", "", "```{eval-rst}", f".. automodule:: {module_name}", "   :members:"]
-    if homonyms:
-        lines.append(f"   :exclude-members: {', '.join(homonyms)}")
+    if homonyms or annotated:
+        lines.append(f"   :exclude-members: {', '.join(homonyms + annotated)}")
     lines.append("")
     for name in homonyms:
         lines += [f".. autoclass:: {module_name}.{name}", "   :members:", "   :no-index:", ""]
-    for name in undocumented_constants(module_name):
+    for name in annotated + undocumented_constants(module_name):
         value = getattr(module, name)
         if is_type_alias(value):  # so that an annotation naming it links here
             lines += [f".. py:type:: {name}", "", f"   A type alias: ``{alias_text(value)}``.", ""]
@@ -499,6 +506,10 @@ def markdown_tables_as_rst(app, what, name, obj, options, lines: list[str]) -> N
 
     A module constant has no docstring of its own: autodoc hands over its type's (``dict``'s),
     which says nothing about the constant, so it is dropped."""
+    if what == "property" and lines:
+        # "(rows, columns) int32: what it holds" is prose; napoleon would read the part
+        # before the colon as a type to link, word by word.
+        lines[0] = re.sub(r"^(\(.*?\)\s*[\w.]+):\s", r"``\1`` — ", lines[0])
     if what == "data" and type(obj).__doc__ and "\n".join(lines).strip() == inspect.cleandoc(type(obj).__doc__).strip():
         lines[:] = []
         return
@@ -636,6 +647,12 @@ def _lookup(target: str, module_name: str | None, class_name: str | None):
             return obj
         except AttributeError:
             continue
+    if scopes and len(parts) == 1:  # a module docstring naming a method of its one class that has it
+        module = scopes[-1]
+        owners = [value for value in vars(module).values()
+                  if inspect.isclass(value) and value.__module__ == module.__name__ and parts[0] in vars(value)]
+        if len(owners) == 1:
+            return getattr(owners[0], parts[0])
     return None
 
 
@@ -648,6 +665,10 @@ def resolve_by_import(app, env, node, contnode):
 
     if node.get("refdomain") != "py":
         return None
+    if node["reftarget"].startswith(("'", '"')):
+        # A piece of a quoted annotation autodoc could not evaluate (a dataclass's generated
+        # ``__init__`` under ``from __future__ import annotations``): it stays as written.
+        return contnode
     obj = _lookup(node["reftarget"], node.get("py:module"), node.get("py:class"))
     if obj is None:
         return None
@@ -663,6 +684,10 @@ def resolve_by_import(app, env, node, contnode):
         return None
     domain = env.get_domain("py")
     entry = domain.objects.get(canonical) or domain.modules.get(canonical)
+    if entry is None and module in domain.modules:
+        # It exists but has no entry of its own (shown without an index entry, like
+        # agents.leaderboard.stats.Game beside the model's Game): its module's page.
+        entry = domain.modules[module]
     if entry is None:
         return None
     return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, canonical)
@@ -671,5 +696,5 @@ def resolve_by_import(app, env, node, contnode):
 def setup(app):
     app.connect("missing-reference", resolve_by_import)
     app.connect("builder-inited", generate)
-    app.connect("autodoc-process-docstring", markdown_tables_as_rst)
+    app.connect("autodoc-process-docstring", markdown_tables_as_rst, priority=400)  # before napoleon
     return {"parallel_read_safe": True, "parallel_write_safe": True}

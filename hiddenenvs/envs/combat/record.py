@@ -1,4 +1,4 @@
-"""Record one combat episode as an animated GIF or a PNG strip of frames.
+"""Record one combat episode as an animated GIF or a PNG strip of frames::
 
     python -m hiddenenvs.envs.combat.record --map small --attackers doctrine \\
         --defenders random --seed 0 --out episode.gif
