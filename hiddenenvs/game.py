@@ -274,6 +274,12 @@ class Game(ABC):
     def action_to_string(self, player: int, action: int) -> str:
         return str(action)
 
+    def describe_step(self, player: int, public: Any, private: Any) -> str:
+        """One step of ``player``'s information-state key, ``(public, private)``, in words
+        for a person (``python -m agents.play`` prints it). The default shows the values as
+        they are; a game whose steps are bare numbers names them."""
+        return repr(public) + ("" if private is None else f" | yours: {private!r}")
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{self.NAME}({args})"

@@ -62,7 +62,7 @@ def play_game(env, human: str, opponents: dict, seed: int | None) -> dict[str, f
         nonlocal shown_steps
         key = unwrapped.seat_view(human).information_state_key
         for public, private in key[shown_steps:]:
-            print(f"  step {shown_steps + 1}: {public!r}" + ("" if private is None else f" | yours: {private!r}"))
+            print(f"  step {shown_steps + 1}: {unwrapped.game.describe_step(player, public, private)}")
             shown_steps += 1
 
     for agent in env.agent_iter():

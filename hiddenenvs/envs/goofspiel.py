@@ -170,6 +170,19 @@ class GoofspielGame(Game):
             return f"point card {action + 1}"
         return f"bid {action + 1}"
 
+    def describe_step(self, player, public, private):
+        """A key step in words: a revealed point card, or a round's bids (both, or one's
+        own and who won with ``imp_info``); see the observations above."""
+        if isinstance(public, tuple):
+            mine, theirs = public[player], public[1 - player]
+            return f"round: you bid {mine}, your opponent bid {theirs}"
+        if private is None:
+            return f"point card {public} revealed"
+        if public == 0:
+            return f"round: you bid {private}; a tie"
+        you_won = (public == 1) == (player == 0)  # 1: player 0 won, -1: player 1 won
+        return f"round: you bid {private}; {'you' if you_won else 'your opponent'} won"
+
     def sample_consistent_history(self, player, information_state_key, rng, policy=None):
         key = tuple(information_state_key)
         n, opponent = self.num_cards, 1 - player
