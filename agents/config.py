@@ -529,7 +529,12 @@ def from_dict(cls: type, data: Any, where: str = "config") -> Any:
     for name, value in data.items():
         key = name if where == "config" else f"{where}.{name}"
         values[name] = _check_type(value, hints[name], key)
-    return cls(**values)
+    try:
+        return cls(**values)  # a trainer config's own checks (__post_init__) run here
+    except ConfigError as error:
+        raise ConfigError(one_line(str(error))) from None
+    except (ValueError, TypeError) as error:
+        raise ConfigError(f"{where}: {one_line(str(error))}") from None
 
 
 def apply_override(data: dict, override: str) -> None:

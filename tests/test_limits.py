@@ -394,6 +394,8 @@ LAUGHS = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".
     ("".join(f"k{i}: {i}\n" for i in range(20)),
      r"unknown key\(s\) \['k0', 'k1', 'k10', 'k11', 'k12'\] and 15 more; allowed keys:"),
     ("env: {name: " + "n" * 100_000 + "}\n", r"env.name: unknown env 'n+\.\.\.n+'; registered envs: "),
+    ("trainer: {name: nfsp, params: {optimizer: " + "x" * 10_000 + "}}\n",
+     r"trainer.params.optimizer must be 'adam' or 'sgd', got 'x+\.\.\.$"),
     ("env: {name: kuhn_poker, params: {" + "p" * 1_000 + ": 1}}\n",
      r"env: kuhn_poker: unknown parameter\(s\) .*\.\.\.$"),
 ])
