@@ -16,6 +16,9 @@ Need                   Offered when
                        when the count finishes within a second, else Knuth's estimate
 ``explicit_chance``    chance nodes list their outcomes with probabilities (deterministic games
                        too); combat samples chance inside the state and offers none
+``max_external_sampling_nodes`` one external-sampling MCCFR iteration (every action of the
+                       traverser, one sample elsewhere) visits at most that many nodes (Knuth's
+                       estimate)
 ``two_player_zero_sum`` two players whose returns sum to a constant
 ``belief_sampler``     histories consistent with an information state can be sampled
                        (explicit chance, or the game's own sampler)
@@ -41,6 +44,7 @@ class Needs:
     refused user can make it fit (a config switch), when there is a way."""
 
     max_tree_nodes: int | None = None
+    max_external_sampling_nodes: int | None = None
     explicit_chance: bool = False
     two_player_zero_sum: bool = False
     belief_sampler: bool = False
@@ -58,6 +62,10 @@ class Needs:
             lacking.append("a belief sampler (histories consistent with an information state)")
         if self.max_tree_nodes is not None and not offers.tree.fits(self.max_tree_nodes):
             lacking.append(f"a game tree of at most {self.max_tree_nodes:,} nodes (this one: {offers.tree})")
+        if (self.max_external_sampling_nodes is not None and offers.chance != "sampled"
+                and offers.external_sampling_nodes > self.max_external_sampling_nodes):
+            lacking.append(f"external-sampling iterations of at most {self.max_external_sampling_nodes:,} nodes "
+                           f"(this game's: about {offers.external_sampling_nodes:.2g}, estimated)")
         return lacking
 
 
@@ -82,12 +90,20 @@ def offers_for(env: str | Game, params: dict[str, Any] | None = None) -> GameOff
 CFR_MAX_TREE_NODES = 2_000_000
 
 
-def _mccfr_needs(params: dict[str, Any]) -> Needs:
+# External sampling explores every action of the traverser: on a game where one iteration
+# visits more nodes than this (at some 10,000-100,000 model steps a second), a step takes minutes.
+ES_MAX_ITERATION_NODES = 100_000
+
+
+def _mccfr_needs(params: dict[str, Any], external_sampling: bool) -> Needs:
     # The model backend walks any game with chance probabilities; the tree backend enumerates it.
+    per_iteration = ES_MAX_ITERATION_NODES if external_sampling else None
     if params.get("backend", "auto") == "tree":
         return Needs(explicit_chance=True, max_tree_nodes=CFR_MAX_TREE_NODES,
+                     max_external_sampling_nodes=per_iteration,
                      hint="backend: model walks the game model instead of enumerating it")
-    return Needs(explicit_chance=True)
+    return Needs(explicit_chance=True, max_external_sampling_nodes=per_iteration,
+                 hint="os-mccfr samples one path per iteration" if external_sampling else "")
 
 
 def _mcnfsp_needs(params: dict[str, Any]) -> Needs:
@@ -117,8 +133,8 @@ TRAINER_NEEDS: dict[str, Any] = {
     "cfr": lambda params: Needs(max_tree_nodes=CFR_MAX_TREE_NODES, explicit_chance=True),
     "cfr+": lambda params: Needs(max_tree_nodes=CFR_MAX_TREE_NODES, explicit_chance=True),
     "rebel": _rebel_needs,
-    "es-mccfr": _mccfr_needs,
-    "os-mccfr": _mccfr_needs,
+    "es-mccfr": lambda params: _mccfr_needs(params, external_sampling=True),
+    "os-mccfr": lambda params: _mccfr_needs(params, external_sampling=False),
 }
 
 
@@ -132,8 +148,6 @@ def trainer_needs(trainer: str, trainer_params: dict[str, Any] | None = None) ->
 # Settings that widen what a trainer fits (listed when only they make it fit).
 TRAINER_SWITCHES: dict[str, dict[str, Any]] = {
     "mcnfsp": {"search_from": "true_state"},
-    "es-mccfr": {"backend": "model"},
-    "os-mccfr": {"backend": "model"},
 }
 
 
@@ -181,7 +195,7 @@ def check_exact_evaluation(env: str, env_params: dict[str, Any], max_tree_nodes:
 _SPEC_NEEDS: dict[str, Needs] = {
     "cfr": Needs(max_tree_nodes=CFR_MAX_TREE_NODES, explicit_chance=True),
     "cfr+": Needs(max_tree_nodes=CFR_MAX_TREE_NODES, explicit_chance=True),
-    "es-mccfr": Needs(explicit_chance=True),
+    "es-mccfr": Needs(explicit_chance=True, max_external_sampling_nodes=ES_MAX_ITERATION_NODES),
     "os-mccfr": Needs(explicit_chance=True),
     "oos": Needs(explicit_chance=True, belief_sampler=True),
     "ismcts": Needs(belief_sampler=True),

@@ -25,6 +25,7 @@ from tests.test_loop_resume import (
 )
 
 import hiddenenvs
+from agents.capabilities import CapabilityError
 from agents.cfr import CFRSolver
 from agents.config import config_from_dict
 from agents.loop import train
@@ -466,7 +467,8 @@ def test_bad_trainer_settings_name_the_key(params, message):
 
 def test_trainer_refuses_the_gadget_on_a_game_that_is_not_two_player_zero_sum(tmp_path):
     run = {**MONTY_RUN, "trainer": {"name": "rebel", "params": {"resolve": "gadget"}}, "output_dir": str(tmp_path)}
-    with pytest.raises(ValueError, match="trainer.params.resolve.*two-player zero-sum"):
+    with pytest.raises(CapabilityError, match=r"trainer rebel cannot train on monty_hall: it needs a two-player "
+                                               r"zero-sum game \(monty_hall has 1 player"):
         train(config_from_dict(run))
 
 

@@ -110,3 +110,58 @@ def test_cfr_leduc_config_trains_below_1e_3_and_resumes(tmp_path, capsys):
     for key, row in uninterrupted.table.items():
         np.testing.assert_allclose(resumed.table[key], row, rtol=0, atol=1e-12)
     assert "600 iterations" in capsys.readouterr().out
+
+
+def test_a_trainer_that_does_not_fit_is_refused_in_one_line(capsys):
+    arguments = ["--config", str(REPO / "configs" / "cfr_kuhn.yaml"), "env.name=combat", "output_dir=unused"]
+    assert train.main(arguments) == 2
+    error = capsys.readouterr().err.strip()
+    assert "\n" not in error
+    assert error.startswith("train.py: trainer cfr cannot train on combat: it needs chance outcomes with probabilities")
+    assert "Trainers that fit combat: nfsp, anfsp, mcnfsp (trainer.params.search_from: true_state)" in error
+
+
+def test_list_prints_the_trainers_that_fit(capsys):
+    assert train.main(["--list", "combat", "--param", "mode=fighter"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("combat(mode='fighter'): 20 player(s), simultaneous, chance sampled")
+    assert "  fits: nfsp, anfsp\n" in out
+    assert "  cfr: needs chance outcomes with probabilities" in out
+
+
+def test_a_run_that_trains_nothing_exits_1_and_says_why(tmp_path, capsys):
+    # The budget is spent before the first step: start-up alone takes longer than a microsecond.
+    arguments = ["--config", str(REPO / "configs" / "nfsp_kuhn.yaml"), f"output_dir={tmp_path}",
+                 "budget.episodes=null", "budget.seconds=0.000001", "progress_bar=false"]
+    assert train.main(arguments) == 1
+    error = capsys.readouterr().err
+    assert "nfsp on kuhn_poker trained nothing" in error and "raise budget.seconds" in error
+
+
+def test_a_time_budget_ends_with_a_final_evaluation_and_checkpoint(tmp_path):
+    """A seconds budget: the last metrics row is the final state, checkpointed, its policies exported."""
+    from agents.checkpoint import load_checkpoint
+
+    arguments = ["--config", str(REPO / "configs" / "nfsp_kuhn.yaml"), f"output_dir={tmp_path}",
+                 "budget.episodes=null", "budget.seconds=4", "evaluation.every_episodes=100000",
+                 "progress_bar=false"]
+    assert train.main(arguments) == 0
+    rows = (tmp_path / "metrics.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    last = dict(zip(header, rows[-1].split(",")))
+    loop = load_checkpoint(tmp_path / "checkpoint.pt")["loop"]
+    assert int(last["episodes"]) == loop["episodes"] > 0 and last["exploitability"]
+    assert (tmp_path / "policy_player0.pt").exists() and (tmp_path / "policy_player1.pt").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
+def test_every_shipped_config_trains_one_step(path, tmp_path):
+    """Each shipped config, shrunk to one step and a short evaluation, trains and exits 0."""
+    from agents.loop import train as run
+
+    config = load_config(path, [f"output_dir={tmp_path}", "budget.episodes=null", "budget.iterations=1",
+                                "budget.seconds=600", "evaluation.episodes_vs_random=4",
+                                "evaluation.max_seconds=30", "progress_bar=false"])
+    result = run(config)
+    assert result["iterations"] >= 1 and (tmp_path / "checkpoint.pt").exists()

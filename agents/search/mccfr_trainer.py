@@ -17,6 +17,25 @@ from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 from hiddenenvs.game import Game
 
 
+def run_until_deadline(iterate: Any, iterations: int, loop: Any, chunks: int = 20) -> int:
+    """``iterate(n)`` until ``iterations`` are done, in up to ``chunks`` slices, stopping early
+    when the loop's deadline passes (then fewer are done; none done marks the step cut).
+    Without a deadline nothing is split: the same iterations run as one call would."""
+    if loop is None or getattr(loop, "deadline", None) is None:
+        iterate(iterations)
+        return iterations
+    size = max(1, iterations // chunks)
+    done = 0
+    while done < iterations and loop.time_left() > 0:
+        batch = min(size, iterations - done)
+        iterate(batch)
+        done += batch
+    if done == 0:
+        loop.step_cut = True
+        return 1  # the step counts nothing: the loop discards a cut step
+    return done
+
+
 class MCCFRSolverBase:
     """Tables, a seeded generator and an iteration counter; subclasses define ``iterate``.
 
@@ -115,8 +134,8 @@ class MCCFRLearner(Learner):
         return {"backend": config.backend}
 
     def step(self, loop: Any) -> StepReport:
-        self.solver.iterate(self.config.iterations_per_step)
-        return StepReport(episodes=0, iterations=self.config.iterations_per_step, metrics={"infosets": float(len(self.solver.tables))})
+        done = run_until_deadline(self.solver.iterate, self.config.iterations_per_step, loop)
+        return StepReport(episodes=0, iterations=done, metrics={"infosets": float(len(self.solver.tables))})
 
     def evaluation_agent(self, player: int) -> TablePolicyAgent:
         return TablePolicyAgent(self.game, self.solver.average_table(), player)

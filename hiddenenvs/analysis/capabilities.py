@@ -12,9 +12,10 @@ trainer can be matched to a game before any work starts (``agents.capabilities``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from hiddenenvs.analysis.size import TreeSize, tree_size
+from hiddenenvs.analysis.size import EXACT, TreeSize, external_sampling_nodes, tree_size
 from hiddenenvs.game import ChanceMode, Dynamics, Game
 
 # Counting stops here: no trainer enumerates a larger tree.
@@ -40,6 +41,8 @@ class GameOffers:
     two_player_zero_sum: bool
     belief_sampler: bool
     tree: TreeSize
+    # Knuth's estimate of the nodes one external-sampling MCCFR iteration visits.
+    external_sampling_nodes: float = math.inf
 
 
 def _has_own_sampler(game: Game) -> bool:
@@ -49,6 +52,7 @@ def _has_own_sampler(game: Game) -> bool:
 def game_offers(game: Game, seconds: float = 0.4) -> GameOffers:
     """The offers of ``game``; sizing its tree takes at most about ``2 * seconds``."""
     info = game.info
+    tree = tree_size(game, max_nodes=COUNT_LIMIT, seconds=seconds)
     chance = {
         ChanceMode.DETERMINISTIC: "none",
         ChanceMode.EXPLICIT_STOCHASTIC: "explicit",
@@ -63,5 +67,7 @@ def game_offers(game: Game, seconds: float = 0.4) -> GameOffers:
         utility=info.utility.value.replace("_", "-"),
         two_player_zero_sum=info.is_two_player_zero_sum,
         belief_sampler=chance != "sampled" or _has_own_sampler(game),
-        tree=tree_size(game, max_nodes=COUNT_LIMIT, seconds=seconds),
+        tree=tree,
+        external_sampling_nodes=(float(tree.nodes) if tree.how == EXACT
+                                 else external_sampling_nodes(game, probes=64, seconds=seconds / 2)),
     )

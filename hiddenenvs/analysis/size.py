@@ -138,6 +138,34 @@ def knuth_estimate(game: Game, probes: int, seconds: float, seed: int = 0) -> fl
     return float(np.mean(estimates))
 
 
+def external_sampling_nodes(game: Game, probes: int, seconds: float, seed: int = 0) -> float:
+    """Knuth's estimate of the nodes one external-sampling MCCFR iteration visits: for each
+    traverser, every action at its own nodes (its simultaneous moves too), one sampled
+    action or outcome elsewhere; the estimator multiplies branching only at the traverser's
+    nodes. ``inf`` for a game whose chance is sampled inside the state."""
+    if game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC:
+        return math.inf
+    rng = np.random.default_rng(seed)
+    deadline = time.perf_counter() + seconds
+    num_players = game.info.num_players
+    total = 0.0
+    for traverser in range(num_players):
+        estimates = []
+        for _ in range(probes):
+            state, product, estimate = game.new_initial_state(), 1.0, 1.0
+            while not state.is_terminal():
+                player = state.current_player()
+                if player == traverser or (player == SIMULTANEOUS and state.legal_actions(traverser)):
+                    product *= max(1, len(state.legal_actions(traverser)))
+                estimate += product
+                state = _random_child(state, num_players, rng)
+            estimates.append(estimate)
+            if time.perf_counter() > deadline:
+                break
+        total += float(np.mean(estimates))
+    return total
+
+
 _CACHE: dict[tuple, TreeSize] = {}
 
 
