@@ -26,11 +26,10 @@ Parameters:
 - ``max_steps`` (int, default 200): GDL steps before the episode is cut (the cut state
   is terminal; each role's return is its goal there if it has exactly one, else 0).
   Also the horizon of the information-state tensor.
-- ``max_instances`` (int, default 500000): grounding size limit (ground rule
+- ``max_instances`` (int, default 750000): grounding size limit (ground rule
   instances per grounding attempt); beyond it, an error names the exploding rule. The
-  refusal takes time in proportion (13-20 microseconds an instance, 4-7 s of CPU at
-  the default). Raise it for a game that really is larger (racer and crisscross load with
-  3000000).
+  refusal takes time in proportion (:mod:`hiddenenvs.envs.gdl.ground`). Every ggp-base
+  sheet but AlexChess loads at the default (racer, the largest, grounds 515,000).
 - ``max_sheet_bytes`` (int, default 524288): the sheet file's size limit, checked before
   it is read; a sheet may also hold at most 10,000 rules and facts (the reader refuses at
   the first one beyond, naming its line). Published sheets are under 100 KB.

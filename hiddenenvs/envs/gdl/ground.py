@@ -10,8 +10,14 @@
    satisfies its positive atoms (within the relevant ones), its ``distinct`` and its
    equalities. A negated atom that is not relevant can never hold: the literal is dropped
    as true.
+3. Demand. Both steps are restricted to what the game's keyword relations (``legal``,
+   ``next``, ``goal``, ``terminal``, ``sees``, ``init``) can ask for, by the magic-set
+   transformation (:meth:`Grounder._program`): a relation used with some arguments bound
+   (``(count e3 e4 f3 f4 red ?n)`` in crisscross) is computed for those bindings only, not
+   for every tuple its rules could produce. Static tables (exact relations, see
+   :meth:`Grounder.exact_relations`) are computed in full.
 
-Both steps are one positive logic program, so clingo's grounder (gringo, in C++) computes
+All steps are one positive logic program, so clingo's grounder (gringo, in C++) computes
 them completely: its model is the relevant atoms plus the rule instances. Terms travel to
 clingo as ``k<key>`` symbols (``key`` the hash-consed term key of
 :mod:`~hiddenenvs.envs.gdl.parser`), so case folding, numbers and odd GDL spellings never
@@ -20,21 +26,21 @@ meet ASP syntax, and come back as keys.
 The result, :class:`GroundProgram`, lists ground rules as ``(head, positives, negatives)``
 over integer atom keys.
 
-A size limit (``max_instances``, ground rule instances per attempt, default 500,000)
-keeps a sheet whose grounding explodes from eating the memory and the user's time: every
-rule's body calls a counter from the grounder, which stops grounding at the limit. An
-instance costs about 6 microseconds of grounding (clingo, C++) plus 7-14 of the counter
-callback (the clingo binding's own overhead), so the default refuses a blow-up after 4-7 s
-of CPU and at most about 250 MB (``benchmarks/bench_gdl_refusal.py``; the old default,
-3,000,000, took 38 s and 990 MB). Of the shipped and ggp-base sheets, only racer (0.76
-million instances once decomposed) and crisscross (2.2 million) need more; they load with
-``max_instances=3_000_000``, and the error says to raise it. Counting cannot be skipped to
-go faster: uncounted grounding cannot be stopped, and grounding to the limit uncounted in a
-child process would only about halve the per-instance cost. The rules behind the
-explosion are then decomposed (:func:`_split`: a body that joins independent fluents is
-factored through auxiliary rules) and grounding starts again; when nothing more can be
-factored, the error names the rule that produced the most instances. Rules are kept whole
-otherwise, since whole rules make smaller, faster propnets.
+A size limit (``max_instances``, ground rule and demand instances per attempt, default
+750,000) keeps a sheet whose grounding explodes from eating the memory and the user's
+time: every rule's body calls a counter from the grounder (one function per rule, looked
+up by name, so a call decodes nothing), which stops grounding at the limit. Counted
+grounding costs about 1.5 times clingo's grounding alone (``benchmarks/
+bench_gdl_refusal.py``), and a blow-up is refused at the default within about 460 MB.
+Every ggp-base sheet but AlexChess (30 million and more) loads at the default: with demand,
+crisscross grounds 47,000 instances (2.2 million before), and racer, the largest, 515,000
+once its rules are decomposed; ``docs/results/gdl_loading.md`` has the figures. An optional
+deadline (``Grounder(..., deadline=)``) refuses by time as well, for callers with a clock.
+Counting cannot be skipped to go faster: uncounted grounding cannot be stopped. The rules
+behind an explosion are then decomposed (:func:`_split`: a body that joins independent
+fluents is factored through auxiliary rules) and grounding starts again; when nothing more
+can be factored, the error names the rule that produced the most instances. Rules are
+kept whole otherwise, since whole rules make smaller, faster propnets.
 
 Depth. Terms reach clingo as text and come back through :class:`_Decoder`, both
 recursive in the depth of a term; the validator already bounds the sheet's own terms
@@ -64,7 +70,7 @@ from hiddenenvs.envs.gdl.parser import (
 )
 from hiddenenvs.envs.gdl.validate import NormalRule
 
-DEFAULT_MAX_INSTANCES = 500_000
+DEFAULT_MAX_INSTANCES = 750_000
 
 
 def constant_key(name: str) -> int:
@@ -192,6 +198,38 @@ def _asp_atom(atom: _Atom) -> str:
     return f"k{atom.relation}({','.join(_asp_term(p) for p in atom.arguments)})"
 
 
+KEYWORD_KEYS = frozenset(constant_key(name) for name in (
+    "init", "next", "legal", "goal", "terminal", "sees", "role", "true", "does", "base", "input"))
+
+
+def _demand_atom(atom: _Atom, adornment: tuple) -> str:
+    """``m<relation>_<b/f per argument>(the bound arguments)``: demand for ``atom``."""
+    name = f"m{atom.relation}_{''.join('b' if bound else 'f' for bound in adornment)}"
+    arguments = [_asp_term(p) for p, bound in zip(atom.arguments, adornment) if bound]
+    return f"{name}({','.join(arguments)})" if arguments else name
+
+
+def _demand_order(atoms: list, bound: set, full: frozenset) -> list:
+    """The positive atoms in the order that passes bindings along: at each step the atom
+    with every argument bound (a pure test), else an atom of a relation computed in
+    ``full`` anyway (it binds for the rest), else the one with the most bound arguments;
+    ties in written order."""
+    bound = set(bound)
+    left = list(atoms)
+    ordered = []
+    while left:
+        def rank(item, bound=bound):
+            position, atom = item
+            unbound = [bool(_pattern_variables(p, set()) - bound) for p in atom.arguments]
+            return (any(unbound), atom.relation not in full,
+                    sum(unbound) - len(unbound), position)
+        position, atom = min(enumerate(left), key=rank)
+        ordered.append(atom)
+        bound |= _atom_variables(atom)
+        del left[position]
+    return ordered
+
+
 def _compile_rule(rule: NormalRule) -> _CompiledRule:
     compiler = _Compiler()
     positives = [_compile_atom(atom, compiler) for atom in rule.positives]
@@ -296,6 +334,34 @@ class _LimitReached(Exception):
     """Raised inside the grounder's callback to stop it (clingo re-raises it by type)."""
 
 
+class _Counters:
+    """The grounder's callbacks: ``@c<n>(binding)`` is called once per binding of rule copy
+    ``n`` (clingo looks the function up by name), so a call decodes no argument; every
+    1,024 calls, and past the limit, :meth:`Grounder.stop_if_over` checks the budgets."""
+
+    ZERO = clingo.Number(0)
+
+    def __init__(self, grounder: Grounder):
+        self._grounder = grounder
+
+    def __getattr__(self, name: str):
+        if not (name.startswith("c") and name[1:].isdigit()):
+            raise AttributeError(name)
+        grounder = self._grounder
+        rule = grounder.rules[grounder.program_rules[int(name[1:])]]
+        zero = self.ZERO
+
+        def count(_binding):
+            rule.instances += 1
+            grounder.total += 1
+            if grounder.total > grounder.max_instances or not grounder.total & 1023:
+                grounder.stop_if_over()
+            return zero
+
+        setattr(self, name, count)
+        return count
+
+
 class Grounder:
     """Grounds validated rules; ``deadline`` (a :func:`time.monotonic` value, or None) is a
     time budget checked every 1,024 instances and symbols, refused like the size limit."""
@@ -312,14 +378,8 @@ class Grounder:
         self.max_instances = max_instances
         self.total = 0
 
-    def count(self, rule_number: clingo.Symbol, *_) -> clingo.Symbol:
-        """Called by the grounder once per rule instance (relaxed or final): the limit."""
-        rule = self.rules[rule_number.number]
-        rule.instances += 1
-        self.total += 1
-        if self.deadline is not None and not self.total & 1023 and time.monotonic() > self.deadline:
-            self.exceeded = self._out_of_time(f"grounding ({self.total:,} instances so far)")
-            raise _LimitReached()
+    def stop_if_over(self) -> None:
+        """Called by the counters: :class:`_LimitReached` past the limit or the deadline."""
         if self.total > self.max_instances:
             worst = max(self.rules, key=lambda r: r.instances)
             self.exceeded = GdlGroundingLimitError(
@@ -328,26 +388,94 @@ class Grounder:
                 f"{worst.source.where()} explodes with {worst.instances:,} instances so far "
                 f"(raise max_instances if the game really is this large)")
             raise _LimitReached()
-        return rule_number
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self.exceeded = self._out_of_time(f"grounding ({self.total:,} instances so far)")
+            raise _LimitReached()
 
     def _program(self, exact: set, counted: bool = True) -> str:
-        """The relaxed rules, the instance rules and the keyword closure, as ASP text.
+        """The demanded relaxed rules, their instance rules, the demand (magic) rules and the
+        keyword closure, as ASP text.
 
-        Rule ``n``'s instances are atoms ``i<n>(head, positives..., negatives...)`` of ground
-        terms (positives over exact relations left out) and its relaxed head is read off
-        them; rules of exact relations have only the relaxed rule. Either way the body
-        calls the counter once per instance (unless not ``counted``: benchmarks/
-        bench_gdl_refusal.py measures clingo's grounding alone with it).
+        Demand (the magic-set transformation, Bancilhon et al. 1986, over the relaxed
+        program). The keyword relations (``legal``, ``next``, ``goal``, ...) are computed in
+        full; every other relation only where some rule body asks for it. Each of its
+        rules is copied once per *adornment* asked for (which arguments arrive bound) and
+        guarded by a demand atom ``m<relation>_<adornment>(bound arguments)``; each body
+        atom over such a relation gets a demand rule: its bound arguments, derived from
+        the guard and the atoms before it (:func:`_demand_order`). In crisscross,
+        ``(stones red ?payoff)`` asks for ``(count e3 e4 f3 f4 red ?payoff)``, not for
+        every quadruple of locations. Demand rules are counted like instances. The
+        relevant atoms of a demanded relation are those the plain relaxed fixpoint
+        derives among the demanded ones (magic sets are sound and complete for positive
+        programs), so every instance whose head is needed is still produced.
+
+        Rule copy ``n``'s instances are atoms ``i<n>(head, positives..., negatives...)``
+        of ground terms (positives over exact relations left out) and its relaxed head is
+        read off them; rules of exact relations have only the relaxed rule. Every body
+        calls the counter once per binding (unless not ``counted``: benchmarks/
+        bench_gdl_refusal.py measures clingo's grounding alone with it);
+        ``self.program_rules[n]`` is the index in ``self.rules`` behind counter ``n``.
         """
         lines = [f"k{TRUE_KEY}(X) :- k{INIT_KEY}(X).", f"k{TRUE_KEY}(X) :- k{NEXT_KEY}(X).",
                  f"k{DOES_KEY}(R,M) :- k{LEGAL_KEY}(R,M)."]
-        for number, rule in enumerate(self.rules):
+        self.program_rules = []
+        rules_of = defaultdict(list)
+        for index, rule in enumerate(self.rules):
+            rules_of[rule.head.relation].append(index)
+
+        def counter(index: int, variables) -> str:
+            number = len(self.program_rules)
+            self.program_rules.append(index)
+            if not counted:
+                return ""
             # The grounder calls the counter once per binding of its arguments, so it gets
             # every variable, packed in one term (one symbol to convert, not one each).
-            variables = ",".join(f"X{i}" for i in rule.variables)
-            counter = ("" if not counted else f"@count({number},v({variables}))={number}"
-                       if variables else f"@count({number})={number}")
-            body = ",".join(part for part in (rule.asp_body, counter) if part)
+            names = ",".join(f"X{i}" for i in sorted(variables))
+            return f"@c{number}(v({names}))=0" if names else f"@c{number}(0)=0"
+
+        # Keyword and exact relations are computed in full: exact ones are tables such as
+        # succ or add, as cheap whole as in part, whose demand rules would only add work.
+        full = KEYWORD_KEYS | exact
+        demanded: set = set()
+        pending: list = [(index, None) for relation in sorted(rules_of)
+                         if relation in full for index in rules_of[relation]]
+
+        def ask(atom: _Atom, bound: set) -> tuple:
+            """The adornment ``atom`` is asked for with ``bound`` variables; its relation's
+            rules are queued for it the first time."""
+            wanted = tuple(not _pattern_variables(pattern, set()) - bound
+                           for pattern in atom.arguments)
+            if (atom.relation, wanted) not in demanded:
+                demanded.add((atom.relation, wanted))
+                pending.extend((other, wanted) for other in rules_of.get(atom.relation, ()))
+            return wanted
+
+        while pending:
+            index, adornment = pending.pop()
+            rule = self.rules[index]
+            bound: set = set()
+            prefix = []
+            if adornment is not None:
+                prefix.append(_demand_atom(rule.head, adornment))
+                for pattern, is_bound in zip(rule.head.arguments, adornment):
+                    if is_bound:
+                        _pattern_variables(pattern, bound)
+            filters = [(left, right, "!=") for left, right in rule.distincts]
+            filters += [(left, right, "=") for left, right in rule.equals]
+            for atom in _demand_order(rule.positives, bound, full):
+                if atom.relation not in full:
+                    wanted = ask(atom, bound)
+                    checks = [f"{_asp_term(left)}{op}{_asp_term(right)}" for left, right, op
+                              in filters if not (_pattern_variables(left, set())
+                                                 | _pattern_variables(right, set())) - bound]
+                    body = ",".join(part for part in prefix + checks + [counter(index, bound)]
+                                    if part)
+                    lines.append(_demand_atom(atom, wanted) + (f" :- {body}." if body else "."))
+                prefix.append(_asp_atom(atom))
+                bound |= _atom_variables(atom)
+            guard = prefix[:1] if adornment is not None else []
+            body = ",".join(part for part in guard + [rule.asp_body, counter(index, rule.variables)]
+                            if part)
             rule_end = f" :- {body}." if body else "."
             if rule.head.relation in exact:
                 lines.append(_asp_atom(rule.head) + rule_end)
@@ -355,10 +483,14 @@ class Grounder:
             terms = [_asp_atom(rule.head)]
             terms += [_asp_atom(atom) for atom in rule.positives if atom.relation not in exact]
             terms += [_asp_atom(atom) for atom in rule.negatives]
-            instance = f"i{number}({','.join(terms)})"
+            instance = f"i{len(self.program_rules) - 1}({','.join(terms)})"
             lines.append(instance + rule_end)
-            # The relaxed head projects the instance, so the body is joined (and counted) once.
+            # The relaxed head projects the instance, so the body is joined (and counted) once;
+            # so does the demand for each negated atom (bound by the positives, for safety).
             lines.append(f"{terms[0]} :- {instance}.")
+            for atom in rule.negatives:
+                if atom.relation not in full:
+                    lines.append(f"{_demand_atom(atom, ask(atom, bound))} :- {instance}.")
         return "\n".join(lines)
 
     def _solve(self, exact: set) -> tuple[set, dict]:
@@ -367,7 +499,7 @@ class Grounder:
         control.add("base", [], self._program(exact))
         self.exceeded = None
         try:
-            control.ground([("base", [])], context=self)
+            control.ground([("base", [])], context=_Counters(self))
         except _LimitReached:
             raise self.exceeded from None
         except RecursionError:
@@ -384,7 +516,7 @@ class Grounder:
                     name = symbol.name
                     if name[0] == "i":
                         instances[int(name[1:])].append([decode(a) for a in symbol.arguments])
-                    else:
+                    elif name[0] != "m":  # not a demand atom
                         relevant.add(decode(symbol))
         except RecursionError:
             raise self._too_deep() from None
@@ -463,10 +595,11 @@ class Grounder:
                     raise
         program = GroundProgram(relevant=relevant)
         seen = set()
-        for number, rule in enumerate(self.rules):
+        for number in sorted(instances_by_rule):
+            rule = self.rules[self.program_rules[number]]
             kept = sum(atom.relation not in exact for atom in rule.positives)
             negated_exact = [atom.relation in exact for atom in rule.negatives]
-            for terms in instances_by_rule.get(number, ()):
+            for terms in instances_by_rule[number]:
                 negatives = []
                 for key, is_exact in zip(terms[1 + kept:], negated_exact):
                     if key in relevant:
