@@ -13,7 +13,7 @@ A run config reads::
       episodes_vs_random: 1000  # per seat, when not exact: mean return against the opponent
       opponent: random       # or a scripted opponent, e.g. scripted:doctrine (combat)
       seats: null            # the evaluated seats (null: all)
-      max_seconds: null      # one evaluation's cap (null: budget.seconds / 10 when set)
+      max_seconds: null      # one evaluation's cap (null: budget.seconds / 10, else 120 s)
     checkpoint_every_episodes: 10000                     # or checkpoint_every_iterations: N
     num_envs: 64                                         # episodes in lockstep (batched inference)
     output_dir: runs/nfsp_kuhn
@@ -82,9 +82,8 @@ PATH_CHARS = 250  # of an offending path
 MAX_INTEGER = 2**62  # any integer value (seeds, budgets, sizes)
 MAX_SEED = 2**63 - 1  # torch.manual_seed takes [-2**63, 2**64); numpy's generators >= 0
 # Ranges by key name, wherever the key is (trainer params included).
-UNIT_INTERVAL = {"anticipatory", "discount", "epsilon_start", "epsilon_end", "epsilon_choices",
-                 "average_policy_ema"}
-POSITIVE_FLOATS = {"seconds", "learning_rate", "rl_learning_rate", "sl_learning_rate"}
+UNIT_INTERVAL = {"anticipatory", "discount", "epsilon_start", "epsilon_end", "average_policy_ema"}
+POSITIVE_FLOATS = {"seconds", "max_seconds", "learning_rate", "rl_learning_rate", "sl_learning_rate"}
 POSITIVE_INTS = {"hidden_sizes", "conv_channels", "hidden_size", "batch_size", "replay_capacity",
                  "reservoir_capacity", "buffer_size", "num_envs"}
 
@@ -259,9 +258,9 @@ class EvaluationConfig:
     opponent: str = "random"
     # Seats evaluated against the opponent (null: every seat).
     seats: list[int] | None = None
-    # Cap on one evaluation's wall time: it stops after the batch that crosses it (fewer
-    # episodes, counted in the evaluation_episodes column). null: a tenth of
-    # budget.seconds when that is set, else no cap.
+    # Cap on one evaluation's wall time, shared equally by the evaluated seats: episodes still
+    # running at a seat's share are dropped (the evaluation_episodes column counts those
+    # played). null: a tenth of budget.seconds when that is set, else 120 s.
     max_seconds: float | None = None
 
 
