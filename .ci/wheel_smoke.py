@@ -27,7 +27,7 @@ for name, params in FAMILIES.items():
     env = pettingzoo.make("aec", hiddenenvs.pettingzoo_id(name), **params)
     env.reset(seed=0)
     steps = 0
-    for agent in env.agent_iter(max_iter=2000):
+    for _ in env.agent_iter(max_iter=2000):
         observation, _, termination, truncation, _ = env.last()
         mask = observation["action_mask"]
         env.step(None if termination or truncation else int(rng.choice(np.flatnonzero(mask))))

@@ -102,12 +102,16 @@ def load_agent(
     path = Path(spec)
     if path.is_dir():
         if not (path / "checkpoint.pt").is_file():
-            raise ValueError(f"agent spec {spec!r} does not resolve: no such file: {path / 'checkpoint.pt'} (a run "
-                             "directory holds its checkpoint.pt once the run has saved one)")
+            raise ValueError(
+                f"agent spec {spec!r} does not resolve: no such file: {path / 'checkpoint.pt'} (a run "
+                "directory holds its checkpoint.pt once the run has saved one)"
+            )
         path = path / "checkpoint.pt"
     if not path.is_file():
         if "/" in spec or "\\" in spec or path.suffix:  # written as a path: say it is missing
-            raise ValueError(f"agent spec {spec!r} does not resolve: no such file or directory: {path}")
+            raise ValueError(
+                f"agent spec {spec!r} does not resolve: no such file or directory: {path}"
+            )
         raise ValueError(f"agent spec {spec!r} does not resolve: expected {SPEC_HELP}")
     from agents.checkpoint import load_checkpoint
     from agents.runs import RUN_CHECKPOINT_FORMAT, learner_from_checkpoint

@@ -255,6 +255,7 @@ DIGESTS = [
 '''
 
 
+@pytest.mark.slow  # about a minute on a busy 2-core machine: every case played twice
 def test_the_pure_python_adapters_play_exactly_like_the_compiled_ones():
     import json
     import subprocess
