@@ -237,8 +237,9 @@ def load_agent_file(path: str | Path) -> Agent:
     try:
         return agent_class.from_state_dict(payload["state"])
     except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as error:  # a state of another shape
+        reason = " ".join(str(error).split())
         raise UnsafeFileError(f"{path}: the file's state does not build a {name} "
-                              f"({type(error).__name__}: {str(error)[:100]})") from None
+                              f"({type(error).__name__}: {reason[:500]})") from None
 
 
 class SearchAgent(Agent):
