@@ -135,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     except TrainingError as error:
         print(f"train.py: {error}", file=sys.stderr)
         return 1
+    except ConfigError as error:  # found once the game is built (an evaluation opponent, seats)
+        print(f"train.py: config error: {error}", file=sys.stderr)
+        return 2
     last = result["last_evaluation"]
     metric = next((m for m in ("exploitability", "return_vs_random", "return_vs_opponent")
                    if last.get(m) is not None), "return_vs_random")

@@ -70,6 +70,10 @@ from agents.config import RunConfig
 from agents.runs import CHECKPOINT_NAME, RUN_CHECKPOINT_FORMAT, build_learner
 from hiddenenvs.analysis import tree_is_small
 
+# One evaluation's cap when neither evaluation.max_seconds nor budget.seconds sets it: a
+# many-player game (combat's 20 fighters) would otherwise play 1,000 episodes per seat.
+DEFAULT_EVALUATION_SECONDS = 120.0
+
 BASE_COLUMNS = (
     "episodes", "iterations", "wall_seconds", "episodes_per_second", "iterations_per_second",
 )
@@ -212,9 +216,13 @@ def returns_against_opponents(
     num_actions = envs[0].action_space(names[0]).n
     rng = np.random.default_rng(seed)
     result = OpponentReturns(len(names))
+    evaluated = [seat for seat in range(len(names)) if seats is None or seat in seats]
     for seat, seat_name in enumerate(names):
-        if seats is not None and seat not in seats:
+        if seat not in evaluated:
             continue
+        # Each seat gets an equal share of what is left before the deadline.
+        seat_deadline = None if deadline is None else (
+            time.perf_counter() + (deadline - time.perf_counter()) / (len(evaluated) - evaluated.index(seat)))
         agent = agent_for_seat(seat)
         agent.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(seat,)))  # not the env stream
         if opponent is None:
@@ -223,10 +231,10 @@ def returns_against_opponents(
             opponents = {name: opponent(name, k, int(rng.integers(2**31))) for k, name in enumerate(names)}
         opponents[seat_name] = agent
         total, played, wins = 0.0, 0, 0
-        while played < episodes and (deadline is None or time.perf_counter() < deadline):
+        while played < episodes and (seat_deadline is None or time.perf_counter() < seat_deadline):
             batch = envs[: min(len(envs), episodes - played)]
             returns = play_episodes(batch, opponents, rng.integers(2**31, size=len(batch)), learn=False,
-                                    deadline=deadline)
+                                    deadline=seat_deadline)
             total += returns[:, seat].sum()
             wins += int((returns[:, seat] > returns.max(axis=1, where=np.arange(len(names)) != seat,
                                                        initial=-np.inf)).sum())
@@ -396,8 +404,14 @@ class TrainingError(RuntimeError):
     """A run that cannot train (it trained nothing within its budget); the message says why."""
 
 
-def _evaluation_opponent(config: RunConfig) -> Callable[[str, int, int], Agent] | None:
-    """``evaluation.opponent`` as a factory ``(seat name, seat, seed) -> Agent`` (None: random)."""
+def _evaluation_opponent(config: RunConfig, num_players: int) -> Callable[[str, int, int], Agent] | None:
+    """``evaluation.opponent`` as a factory ``(seat name, seat, seed) -> Agent`` (None: random),
+    checked (with ``evaluation.seats``) before the run starts."""
+    from agents.config import ConfigError
+
+    seats = config.evaluation.seats
+    if seats is not None and (not seats or not all(0 <= s < num_players for s in seats)):
+        raise ConfigError(f"evaluation.seats must name seats in 0..{num_players - 1} of {config.env.name}, got {seats}")
     spec = config.evaluation.opponent
     if spec == "random":
         return None
@@ -408,6 +422,10 @@ def _evaluation_opponent(config: RunConfig) -> Callable[[str, int, int], Agent] 
         agent.rng = np.random.default_rng(seed)
         return agent
 
+    try:
+        opponent("", 0, 0)
+    except ValueError as error:
+        raise ConfigError(f"evaluation.opponent: {str(error).splitlines()[0]}") from None
     return opponent
 
 
@@ -470,9 +488,9 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
 
         tree = GameTree.build(game)
     evaluation_seconds = evaluation.max_seconds
-    if evaluation_seconds is None and budget.seconds is not None:
-        evaluation_seconds = budget.seconds / 10
-    opponent = _evaluation_opponent(config)
+    if evaluation_seconds is None:
+        evaluation_seconds = DEFAULT_EVALUATION_SECONDS if budget.seconds is None else budget.seconds / 10
+    opponent = _evaluation_opponent(config, game.info.num_players)
     metric = "exploitability" if tree is not None else (
         "return_vs_random" if opponent is None else "return_vs_opponent")
     columns = list(BASE_COLUMNS) + list(EVALUATION_COLUMNS) + list(getattr(learner, "METRICS", ()))
