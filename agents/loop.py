@@ -619,6 +619,10 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
                 save_checkpoint()
                 checkpoint_schedule.advance(counters)
         if counters == counters_at_start:
+            reached = [f"budget.{u}={limit}" for u, limit in limits.items() if limit is not None and counters[u] >= limit]
+            if reached:
+                raise TrainingError(f"{config.trainer.name} on {config.env.name} trained nothing: the run had already "
+                                    f"reached {', '.join(reached)}; resume with a larger budget")
             raise TrainingError(_trained_nothing(config, wall_seconds() - wall_seconds_before, costs, context))
         if last_row.get("episodes") != counters["episodes"] or last_row.get("iterations") != counters["iterations"]:
             elapsed = max(time.perf_counter() - window_start, 1e-9)

@@ -7,7 +7,8 @@ import pytest
 
 import train
 from agents import load_agent
-from agents.config import TRAINERS, ConfigError, load_config
+from agents.capabilities import check_run_data
+from agents.config import TRAINERS, ConfigError, config_data, load_config
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
@@ -17,6 +18,7 @@ CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
 def test_shipped_configs_validate(path):
     config = load_config(path)
     assert config.trainer.name in TRAINERS
+    check_run_data(config_data(path))  # the trainer fits the env (and an exact evaluation, the tree)
 
 
 def test_quickstart_and_issue_configs_exist():
