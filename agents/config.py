@@ -19,6 +19,7 @@ A run config reads::
     output_dir: runs/nfsp_kuhn
     progress_bar: true
     torch_threads: 1                                     # PyTorch threads (small nets: 1)
+    vector_self_play: false                              # self-play through hiddenenvs.vector (see agents/loop.py)
 
 Every section is a dataclass below; unknown keys and wrongly typed values raise
 :class:`ConfigError` naming the key and listing the allowed ones. Overrides use dotted
@@ -280,6 +281,9 @@ class RunConfig:
     # are small, so more threads cost synchronisation without speed-up, and one thread keeps
     # runs bit-for-bit reproducible; raise it for large networks on a many-core machine.
     torch_threads: int = 1
+    # Self-play through the env's compiled vector kernel (hiddenenvs.vector) instead of
+    # num_envs PettingZoo envs; see agents/loop.py for which envs and trainers it takes.
+    vector_self_play: bool = False
 
     def validate(self) -> RunConfig:
         if self.trainer.name not in TRAINERS:

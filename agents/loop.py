@@ -19,7 +19,12 @@ never plays past the next scheduled episode.
    choices), so any number of players works. Agents that search (``USES_SEAT_VIEW``)
    get their seat's view with each decision. Each agent's experience is routed to it as
    :class:`agents.base.Transition` objects: from one of its decisions to its next one (or
-   the end), with everything it earned in between.
+   the end), with everything it earned in between. With ``vector_self_play: true`` the
+   episodes are games of one compiled vector env instead (:mod:`hiddenenvs.vector`,
+   :func:`agents.vector_self_play.play_vector_episodes`: same hooks, same transitions);
+   the run refuses at its start, with a one-line ``ConfigError``, an env without a
+   vector kernel, agents that need seat views or the true state, and trainers with their
+   own step.
 2. **Update.** ``learner.update()`` after every batch; the learner decides how many
    gradient steps that is (NFSP: one per ``learn_every`` new transitions).
 3. **Evaluation** every ``evaluation.every_episodes``: the exact exploitability of the
@@ -66,8 +71,9 @@ from agents.checkpoint import (
     seed_everything,
     set_global_rng_state,
 )
-from agents.config import RunConfig
+from agents.config import ConfigError, RunConfig
 from agents.runs import CHECKPOINT_NAME, RUN_CHECKPOINT_FORMAT, build_learner
+from agents.vector_self_play import play_vector_episodes
 from hiddenenvs.analysis import tree_is_small
 
 # One evaluation's cap when neither evaluation.max_seconds nor budget.seconds sets it: a
@@ -276,6 +282,7 @@ class LoopContext:
         self._seat_agents: dict[str, Agent] | None = None
         self.deadline: float | None = None
         self.step_cut = False
+        self._vector_env = _vector_self_play_env(config, learner) if config.vector_self_play else None
 
     @property
     def envs(self) -> list:
@@ -291,9 +298,21 @@ class LoopContext:
 
     def self_play(self, num_episodes: int, learn: bool = True) -> np.ndarray:
         """Play ``num_episodes`` (at most ``num_envs``) with the learner's agents in every
-        seat, in lockstep, each env seeded from the loop's generator; ``(n, players)`` returns."""
+        seat, in lockstep, each env seeded from the loop's generator; ``(n, players)`` returns.
+
+        With ``vector_self_play`` the episodes are the first ``num_episodes`` games of one
+        vector env (:func:`agents.vector_self_play.play_vector_episodes`, the rest held
+        still), reset with one seed drawn from the loop's generator; the deadline cuts them
+        between ticks as it cuts the AEC episodes."""
         if not 1 <= num_episodes <= self.num_envs:
             raise ValueError(f"self_play plays 1..num_envs={self.num_envs} episodes, got {num_episodes}")
+        if self._vector_env is not None:
+            seed = int(self.rng.integers(2**31))
+            returns = play_vector_episodes(self._vector_env, self.learner.agents, seed, learn=learn,
+                                           deadline=self.deadline, num_games=num_episodes)
+            if len(returns) < num_episodes:
+                self.step_cut = True
+            return returns
         if self._seat_agents is None:
             self._seat_agents = dict(zip(self.envs[0].possible_agents, self.learner.agents))
         seeds = self.rng.integers(2**31, size=num_episodes)
@@ -302,6 +321,37 @@ class LoopContext:
         if len(returns) < num_episodes:
             self.step_cut = True
         return returns
+
+
+# PettingZoo adapter options in env.params that the vector env has no use for.
+_AEC_ONLY_PARAMS = ("render_mode", "observation_layout", "illegal_action")
+
+
+def _vector_self_play_env(config: RunConfig, learner: Learner):
+    """The vector env ``vector_self_play`` plays through: ``num_envs`` games of ``env.name``
+    with ``env.params``. A one-line :class:`ConfigError` when the env has no vector kernel,
+    an agent needs seat views or the true state, or the trainer has its own step."""
+    from hiddenenvs.vector import VECTOR_GAMES
+    from hiddenenvs.vector import make as make_vector
+
+    name, trainer = config.env.name, config.trainer.name
+    if name not in VECTOR_GAMES:
+        raise ConfigError(f"vector_self_play: env {name!r} has no vector kernel (hiddenenvs.vector has "
+                          f"{', '.join(VECTOR_GAMES)}); set vector_self_play: false")
+    try:
+        agents = learner.agents
+    except NotImplementedError:
+        agents = []
+    for agent in agents:
+        for flag, what in (("USES_SEAT_VIEW", "seat views"), ("USES_TRUE_STATE", "the true state")):
+            if getattr(agent, flag, False):
+                raise ConfigError(f"vector_self_play: trainer {trainer!r}'s agents need {what}, which the "
+                                  f"vector env does not build; set vector_self_play: false")
+    if type(learner).step is not Learner.step:
+        raise ConfigError(f"vector_self_play: trainer {trainer!r} runs its own step; only trainers that keep "
+                          f"the loop's self-play step (nfsp) play through the vector env; set vector_self_play: false")
+    params = {key: value for key, value in config.env.params.items() if key not in _AEC_ONLY_PARAMS}
+    return make_vector(name, num_envs=config.num_envs, copy=False, **params)
 
 
 class _Schedule:

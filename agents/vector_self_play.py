@@ -39,11 +39,16 @@ def play_vector_episodes(
     seed: int,
     learn: bool = True,
     deadline: float | None = None,
+    num_games: int | None = None,
 ) -> np.ndarray:
-    """Play one episode in each of ``env``'s games, ``agents[p]`` in seat ``p``; returns the
-    ``(B, P)`` returns of the finished episodes (all ``B`` unless ``deadline``, a
+    """Play one episode in each of ``env``'s games (or in its first ``num_games``: the others
+    stay still, through ``step``'s ``active`` mask), ``agents[p]`` in seat ``p``; returns the
+    ``(n, P)`` returns of the finished episodes (all ``n`` games unless ``deadline``, a
     ``time.perf_counter()`` time, cut the rest: their agents get ``end_episode``)."""
     num_envs, num_players = env.num_envs, env.num_players
+    num_games = num_envs if num_games is None else num_games
+    if not 1 <= num_games <= num_envs:
+        raise ValueError(f"play_vector_episodes: num_games must be 1..{num_envs} (the env's games), got {num_games}")
     if len(agents) != num_players:
         raise ValueError(f"play_vector_episodes: {len(agents)} agents for {num_players} seats of {env.game.NAME}")
     for agent in agents:
@@ -53,13 +58,13 @@ def play_vector_episodes(
                 "which the vector env does not build; play it with agents.loop.play_episodes"
             )
     step = env.reset(seed=seed)
-    episode_ids = np.arange(num_envs)
+    episode_ids = np.arange(num_games)
     if learn:
         for agent in agents:
             for episode_id in episode_ids:
                 agent.start_episode(int(episode_id))
     returns = np.zeros((num_envs, num_players))
-    active = np.ones(num_envs, dtype=bool)
+    active = np.arange(num_envs) < num_games
     pending = [_Pending(num_envs, env.observation_shape, env.num_actions) for _ in range(num_players)]
     while active.any():
         if deadline is not None and time.perf_counter() > deadline:
@@ -67,7 +72,7 @@ def play_vector_episodes(
                 for agent in agents:
                     for episode_id in np.flatnonzero(active):
                         agent.end_episode(int(episode_id))
-            return returns[~active]
+            return returns[:num_games][~active[:num_games]]
         actions = np.zeros((num_envs, num_players) if env.simultaneous else num_envs, dtype=np.int64)
         for player, agent in enumerate(agents):
             if env.simultaneous:
@@ -103,7 +108,7 @@ def play_vector_episodes(
                     for episode_id in ended:
                         agent.end_episode(int(episode_id))
             active[ended] = False
-    return returns
+    return returns[:num_games]
 
 
 class _Pending:
