@@ -25,7 +25,7 @@ measured on enumerable games with :meth:`ExternalSamplingMCCFR.exploitability`.
 
 >>> import hiddenenvs
 >>> solver = ExternalSamplingMCCFR(hiddenenvs.load_game("kuhn_poker"), seed=0)
->>> solver.iterate(2000)
+>>> solver.iterate(5000)
 >>> solver.exploitability() < 0.02
 True
 """

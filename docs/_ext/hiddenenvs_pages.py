@@ -438,7 +438,10 @@ def api_page(module_name: str) -> str:
     # quoted string (``from __future__ import annotations``); listed below as written.
     annotated = [name for name in getattr(module, "__annotations__", {})
                  if name in documented and not name.startswith("_") and hasattr(module, name)]
-    lines = [f"# `{module_name}`", "", "```{eval-rst}", f".. automodule:: {module_name}", "   :members:"]
+    lines = [f"# `{module_name}`", "", "```{eval-rst}",
+             # The docstrings' examples run as ``python -m doctest`` runs them: in the module's names.
+             ".. testsetup:: *", "", f"   from {module_name} import *", "",
+             f".. automodule:: {module_name}", "   :members:"]
     if homonyms or annotated:
         lines.append(f"   :exclude-members: {', '.join(homonyms + annotated)}")
     lines.append("")
