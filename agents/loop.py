@@ -545,7 +545,8 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
         "return_vs_random" if opponent is None else "return_vs_opponent")
     columns = list(BASE_COLUMNS) + list(EVALUATION_COLUMNS) + list(getattr(learner, "METRICS", ()))
     log = _MetricsLog(output_dir, columns, unit, counters["iterations"] if resume else None)
-    costs = {"evaluation": 0.0, "checkpoint": 0.0}  # the last ones' wall time: the final ones' reserve
+    # The last evaluation's and checkpoint's wall time: the final ones' reserve.
+    costs = {"evaluation": 0.0, "checkpoint": 0.0, "checkpointed_at": time.perf_counter()}
 
     def save_checkpoint() -> None:
         started = time.perf_counter()
@@ -564,6 +565,7 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
             checkpoint_path,
         )
         costs["checkpoint"] = time.perf_counter() - started
+        costs["checkpointed_at"] = time.perf_counter()
 
     def evaluate(update_metrics: dict[str, float], rates: tuple[float, float]) -> dict[str, float | None]:
         started = time.perf_counter()
@@ -618,8 +620,9 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
             progress.update(report.episodes if bar_unit == "episodes" else report.iterations)
 
     def reserve() -> float:
-        """Seconds kept for the final evaluation and checkpoint, as long as the last ones took."""
-        return costs["evaluation"] + costs["checkpoint"]
+        """Seconds kept for the final evaluation and checkpoint, as long as the last ones took
+        (the checkpoint grows with the memories: twice the last one's)."""
+        return costs["evaluation"] + 2 * costs["checkpoint"]
 
     def finished() -> bool:
         return any(limit is not None and counters[u] >= limit for u, limit in limits.items()) or (
@@ -665,7 +668,10 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
                 evaluation_schedule.advance(counters)
                 if progress is not None and last_row.get(metric) is not None:
                     progress.set_postfix({metric: f"{last_row[metric]:.4f}"})
-            if checkpoint_schedule.due(counters):
+            # Under a time budget a checkpoint also falls every tenth of it: the final one's
+            # cost is then known (the reserve) and a crash loses at most that much.
+            timed_checkpoint = deadline is not None and time.perf_counter() - costs["checkpointed_at"] >= budget.seconds / 10
+            if checkpoint_schedule.due(counters) or timed_checkpoint:
                 save_checkpoint()
                 checkpoint_schedule.advance(counters)
         if counters == counters_at_start:
