@@ -71,6 +71,27 @@ class CircularBuffer(_ArrayMemory):
         self.size = min(self.size + 1, self.capacity)
         self.added += 1
 
+    def add_batch(self, **columns: np.ndarray) -> None:
+        """Add ``n`` items at once (each column ``[n, ...]``): the same memory as ``add`` on
+        each row in turn. The ``k``-th item ever added goes to slot ``k % capacity`` (while
+        not full, that is the next empty row); of ``n`` > ``capacity`` rows only the last
+        ``capacity`` stay, as the earlier ones would be overwritten."""
+        count = len(next(iter(columns.values())))
+        size = min(self.capacity, self.added + count)
+        rows = len(self.data[next(iter(self.data))])
+        if size > rows:
+            grown = min(self.capacity, max(1024, 2 * rows, size))
+            for name, array in self.data.items():
+                bigger = np.zeros((grown, *array.shape[1:]), array.dtype)
+                bigger[:rows] = array
+                self.data[name] = bigger
+        kept = min(count, self.capacity)
+        slots = (self.added + np.arange(count - kept, count)) % self.capacity
+        for name, value in columns.items():
+            self.data[name][slots] = value[count - kept:]
+        self.size = size
+        self.added += count
+
     def state_dict(self):
         return {**super().state_dict(), "added": self.added}
 

@@ -179,6 +179,18 @@ class NFSPAgent(Agent):
         )
         self.transitions += 1
 
+    def observe_batch(self, observations, action_masks, actions, rewards, next_observations,
+                      next_action_masks, dones):
+        """:meth:`observe` for ``n`` transitions at once (arrays ``[n, ...]``, in play order):
+        the same replay memory, written one column at a time (batched self-play)."""
+        count = len(actions)
+        self.replay.add_batch(
+            observation=np.reshape(observations, (count, -1)), action_mask=action_masks, action=actions,
+            reward=rewards, next_observation=np.reshape(next_observations, (count, -1)),
+            next_action_mask=next_action_masks, done=np.asarray(dones, dtype=np.float32),
+        )
+        self.transitions += count
+
     # ---- learning ------------------------------------------------------------------------------
     def rl_step(self) -> float:
         """One DQN step on a minibatch of M_RL (masked max in the TD target)."""

@@ -129,7 +129,18 @@ class _Pending:
         self.rewards[rows] = 0.0
 
     def emit(self, agent: Agent, rows, next_observations, next_masks, done: bool) -> None:
-        """Hand ``agent`` the transitions of ``rows`` that have a decision waiting."""
+        """Hand ``agent`` the transitions of ``rows`` that have a decision waiting: in one
+        ``observe_batch`` call where the agent has one (NFSP), else one ``observe`` each."""
+        if hasattr(agent, "observe_batch"):
+            rows = np.asarray(rows)
+            positions = np.flatnonzero(self.waiting[rows])
+            if len(positions):
+                waiting = rows[positions]
+                agent.observe_batch(self.observations[waiting], self.masks[waiting], self.actions[waiting],
+                                    self.rewards[waiting], next_observations[positions], next_masks[positions],
+                                    np.full(len(positions), done))
+                self.waiting[waiting] = False
+            return
         for index, row in enumerate(rows):
             if not self.waiting[row]:
                 continue
