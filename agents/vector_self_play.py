@@ -12,7 +12,10 @@ player's next one (or to the end of the game): the reward is the player's reward
 over the steps in between, ``next_observation`` is the player's tensor at its next
 decision (its terminal tensor, ``final_observations``, when ``done``) and
 ``next_action_mask`` its mask there (zeros when ``done``). Tensors are the scalar game's
-``information_state_tensor``, as the AEC env's default observation.
+``information_state_tensor``, as the AEC env's default observation. An agent with an
+``observe_batch(observations, action_masks, actions, rewards, next_observations,
+next_action_masks, dones)`` method (NFSP's) gets each tick's transitions of a seat in
+one call instead, as ``[n, ...]`` arrays in the order ``observe`` would have seen them.
 
 Determinism: the batch's deals follow ``seed`` (:func:`hiddenenvs.vector.make`'s per-env
 generators); the actions follow the agents' own generators.
