@@ -15,6 +15,7 @@ other agents in :mod:`agents.specs`.
 from __future__ import annotations
 
 import ast
+import math
 
 import numpy as np
 
@@ -94,8 +95,8 @@ class TabularPolicyAgent(Agent):
     def state_dict(self):
         keys = list(self.table)
         encoded = [repr(key) for key in keys]
-        for key, text in zip(keys, encoded):
-            if _literal(text) != key:
+        for key in keys:
+            if not _is_literal(key):
                 raise ValueError(
                     f"{self.game.spec}: information-state key {key!r} does not survive a round "
                     f"trip through a Python literal; keys must be built from str, int, float, "
@@ -114,6 +115,20 @@ class TabularPolicyAgent(Agent):
         game = hiddenenvs.load_game(GameSpec.from_dict(state["game"]))
         table = {_literal(text): row for text, row in zip(state["keys"], np.asarray(state["probabilities"]))}
         return cls(game, table, state["player"])
+
+
+_LITERAL_TYPES = (str, int, bool, type(None), bytes)
+
+
+def _is_literal(value) -> bool:
+    """Whether ``repr(value)`` reads back as an equal value through ``ast.literal_eval``:
+    built from str, int, bool, None, bytes, finite floats and tuples (checked by type, which
+    is much cheaper than parsing every key of a large table back)."""
+    if isinstance(value, tuple):
+        return all(_is_literal(item) for item in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return type(value) in _LITERAL_TYPES
 
 
 def _literal(text: str):
