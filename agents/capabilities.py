@@ -65,7 +65,8 @@ class Needs:
         if (self.max_external_sampling_nodes is not None and offers.chance != "sampled"
                 and offers.external_sampling_nodes > self.max_external_sampling_nodes):
             lacking.append(f"external-sampling iterations of at most {self.max_external_sampling_nodes:,} nodes "
-                           f"(this game's: about {offers.external_sampling_nodes:.2g}, estimated)")
+                           f"(this game's: about {offers.external_sampling_nodes:.2g}, estimated; os-mccfr samples "
+                           f"one path per iteration instead)")
         return lacking
 
 
@@ -102,8 +103,7 @@ def _mccfr_needs(params: dict[str, Any], external_sampling: bool) -> Needs:
         return Needs(explicit_chance=True, max_tree_nodes=CFR_MAX_TREE_NODES,
                      max_external_sampling_nodes=per_iteration,
                      hint="backend: model walks the game model instead of enumerating it")
-    return Needs(explicit_chance=True, max_external_sampling_nodes=per_iteration,
-                 hint="os-mccfr samples one path per iteration" if external_sampling else "")
+    return Needs(explicit_chance=True, max_external_sampling_nodes=per_iteration)
 
 
 def _mcnfsp_needs(params: dict[str, Any]) -> Needs:
