@@ -16,6 +16,7 @@ def kuhn_tasks(games: int):
     return variant, schedule(variant, ["random", "cfr+:30"], "round-robin", games, series_seed=5)
 
 
+@pytest.mark.slow  # a local Ray start-up: minutes on 2 cores, run in .ci/run's slow step
 def test_ray_actors_play_the_same_matches_and_replay_one_whose_actor_died():
     variant, tasks = kuhn_tasks(games=30)
     in_process = {r.key: r.returns for r in play_all(variant, tasks, resolve_agent, workers=1)}
@@ -33,6 +34,7 @@ def test_ray_actors_play_the_same_matches_and_replay_one_whose_actor_died():
     assert on_ray == in_process and len(on_ray) == len(tasks)
 
 
+@pytest.mark.slow  # a local Ray start-up: minutes on 2 cores, run in .ci/run's slow step
 def test_evaluate_py_on_local_ray_stores_every_match(tmp_path):
     db = tmp_path / "board.sqlite"
     code = evaluate_cli.main(["--env", "kuhn_poker", "--agents", "random", "cfr+:30", "--games", "10",
@@ -50,6 +52,7 @@ def test_a_ray_address_without_a_cluster_says_so():
     assert not ray.is_initialized()
 
 
+@pytest.mark.slow  # a local Ray start-up: minutes on 2 cores, run in .ci/run's slow step
 def test_exit_oos_self_play_on_ray_actors_stores_the_games_of_the_single_process_run(tmp_path):
     from agents.checkpoint import load_checkpoint
     from agents.config import config_from_dict
