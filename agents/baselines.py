@@ -78,8 +78,12 @@ class TabularPolicyAgent(Agent):
                 "views (the loop, evaluate.py and the SB3 wrapper do; or use act_in_env)"
             )
         rows = []
-        for view in views:
+        for view, mask in zip(views, np.asarray(action_masks)):
             row = self.table.get((view.player, view.information_state_key))
+            if row is None and np.count_nonzero(mask) == 1:
+                # A forced move (a GDL noop while another player moves): the enumerated tree
+                # has no information set there, since there is nothing to choose.
+                row = (np.asarray(mask) > 0).astype(np.float64)
             if row is None:
                 raise KeyError(
                     f"{self.game.spec}: the table has no information set of player "
