@@ -90,6 +90,10 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=REPO).stdout.strip()
+    started = datetime.now(timezone.utc)
+    total = sum(1 for env, _ in ENVS if not arguments.envs or env in arguments.envs) * len(arguments.trainers)
     rows = []
     for env, params in ENVS:
         if arguments.envs and env not in arguments.envs:
@@ -102,27 +106,32 @@ def main() -> None:
                 status, detail = run_cell(trainer, env, params, arguments.seconds, cell_dir)
             print(f"{trainer:9s} {label(env, params):45s} {status:8s} {detail}", flush=True)
             rows.append((trainer, label(env, params), status, detail))
+            if arguments.output:  # after every cell: an interrupted run leaves its table so far
+                write_table(arguments, rows, total, commit, started)
     if arguments.output:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=REPO).stdout.strip()
-        command = "python benchmarks/" + " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
-        lines = [
-            "# Every trainer on every env",
-            "",
-            f"- date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
-            f"- commit: `{commit}`",
-            f"- machine: {platform.machine()}, {os.cpu_count()} cores, load average "
-            f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} at the end",
-            f"- command: `{command}`",
-            f"- budget per cell: one step of the trainer at toy sizes (`tests/test_matrix.py`'s TINY), "
-            f"at most {arguments.seconds:g} s",
-            "",
-            "| trainer | env | result | detail |",
-            "|---|---|---|---|",
-        ]
-        lines += [f"| {t} | `{e}` | {s} | {d.replace('|', '/')} |" for t, e, s, d in rows]
-        arguments.output.write_text("\n".join(lines) + "\n")
         print(f"table in {arguments.output}")
+
+
+def write_table(arguments, rows, total: int, commit: str, started: datetime) -> None:
+    """The Markdown table of the cells run so far, with the run's provenance."""
+    command = "python benchmarks/" + " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
+    lines = [
+        "# Every trainer on every env",
+        "",
+        f"- date: {started:%Y-%m-%d %H:%M} UTC (cells run one after another from then)",
+        f"- cells: {len(rows)} of {total}" + ("" if len(rows) == total else " (the run was still going)"),
+        f"- commit: `{commit}`",
+        f"- machine: {platform.machine()}, {os.cpu_count()} cores, load average "
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} at the time of writing",
+        f"- command: `{command}`",
+        f"- budget per cell: one step of the trainer at toy sizes (`tests/test_matrix.py`'s TINY), "
+        f"at most {arguments.seconds:g} s",
+        "",
+        "| trainer | env | result | detail |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {t} | `{e}` | {s} | {d.replace('|', '/')} |" for t, e, s, d in rows]
+    arguments.output.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
