@@ -329,7 +329,7 @@ def trainer_page(name: str, target: str, configs, capabilities) -> str:
     results = [path.stem for path in sorted((DOCS / "results").glob("*.md"))
                if path.stem not in ("index", "comparison")
                and (f"`{name}`" in path.read_text() or f"configs/{page}_" in path.read_text())]
-    lines += [f"Measured runs, each with its date, commit, machine and command: "
+    lines += ["Measured runs, each with its date, commit, machine and command: "
               + ", ".join(f"{{doc}}`/results/{stem}`" for stem in results)
               + ("; " if results else "") + "every trainer side by side: {doc}`/results/comparison`.", ""]
     if capabilities is not None:
