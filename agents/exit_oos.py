@@ -61,7 +61,8 @@ Design choices (the paper's engineering, on this code base):
 from __future__ import annotations
 
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,11 +166,14 @@ class SelfPlayer:
         for search in self.searches:
             search.set_rollout_policy(self.rollout)
 
-    def play_many(self, seeds: list[int]) -> list[dict[str, Any]]:
-        """The games of ``seeds``, ``concurrent_games`` at a time on the model backend."""
+    def play_many(self, seeds: list[int], deadline: float | None = None) -> list[dict[str, Any]]:
+        """The games of ``seeds``, ``concurrent_games`` at a time on the model backend; past
+        ``deadline`` (a ``time.perf_counter()`` time) no further group starts."""
         group = len(self.concurrent_searches)
         results = []
         for start in range(0, len(seeds), group):
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
             chunk = seeds[start:start + group]
             results += search_concurrently([self.play_steps(seed, searches) for seed, searches
                                             in zip(chunk, self.concurrent_searches)], self.rollout)
@@ -219,15 +223,19 @@ class SelfPlayer:
 
 
 _WORKER: SelfPlayer | None = None  # this worker process's self-player
+_WORKER_NETWORK_VERSION: int | None = None  # the apprentice it holds (set_network is not free)
 
 
 def _start_worker(game: Game, config: ExItOOSConfig, architecture: dict) -> None:
-    global _WORKER
-    _WORKER = SelfPlayer(game, config, architecture)
+    global _WORKER, _WORKER_NETWORK_VERSION
+    _WORKER, _WORKER_NETWORK_VERSION = SelfPlayer(game, config, architecture), None
 
 
-def _play_games(network_state: dict, seeds: list[int]) -> list[dict[str, Any]]:
-    _WORKER.set_network(network_state)
+def _play_games(network_version: int, network_state: dict, seeds: list[int]) -> list[dict[str, Any]]:
+    global _WORKER_NETWORK_VERSION
+    if network_version != _WORKER_NETWORK_VERSION:
+        _WORKER.set_network(network_state)
+        _WORKER_NETWORK_VERSION = network_version
     return _WORKER.play_many(seeds)
 
 
@@ -237,8 +245,8 @@ class SelfPlayActor:
     def __init__(self, game: Game, config: ExItOOSConfig, architecture: dict):
         _start_worker(game, config, architecture)
 
-    def play_games(self, network_state: dict, seeds: list[int]) -> list[dict[str, Any]]:
-        return _play_games(network_state, seeds)
+    def play_games(self, network_version: int, network_state: dict, seeds: list[int]) -> list[dict[str, Any]]:
+        return _play_games(network_version, network_state, seeds)
 
 
 # ---- the trainer ---------------------------------------------------------------------------------
@@ -260,28 +268,63 @@ class ExItOOS(Learner):
         self.rng = np.random.default_rng(seed)
         self._pool = None
         self._local: SelfPlayer | None = None
+        self._network_version = 0  # the apprentice's number, sent with it to the workers
 
     # ---- self-play -------------------------------------------------------------------------
-    def _self_play(self, seeds: list[int]) -> list[dict[str, Any]]:
+    def _self_play(self, seeds: list[int], deadline: float | None) -> list[dict[str, Any]]:
+        """The games of ``seeds`` in order; past ``deadline`` fewer (the step is then cut).
+
+        Each worker's share is sent in pieces of ``concurrent_games`` (the groups it would
+        play in lockstep anyway), so the deadline stops a step within one piece."""
+        self._network_version += 1
         network_state = {k: v.clone() for k, v in self.network.state_dict().items()}
         game_args = (self.game, self.config, self.architecture)
         if self.config.workers == 0:
             if self._local is None:
                 self._local = SelfPlayer(*game_args)
             self._local.set_network(network_state)
-            return self._local.play_many(seeds)
-        chunks = [[int(s) for s in chunk] for chunk in np.array_split(seeds, self.config.workers) if len(chunk)]
+            return self._local.play_many(seeds, deadline)
+        shares = [[int(s) for s in share] for share in np.array_split(seeds, self.config.workers) if len(share)]
+        pieces = [[share[i:i + self.config.concurrent_games] for i in range(0, len(share), self.config.concurrent_games)]
+                  for share in shares]
         if self.config.ray_address is not None:
-            return self._self_play_on_ray(network_state, chunks, game_args)
+            played = self._self_play_on_ray(network_state, pieces, game_args, deadline)
+        else:
+            played = self._self_play_in_processes(network_state, pieces, game_args, deadline)
+        # Only the games before the first piece not played count: the seeds stay in order.
+        games = []
+        for worker, share_pieces in enumerate(pieces):
+            for index in range(len(share_pieces)):
+                if (worker, index) not in played:
+                    return games
+                games += played[worker, index]
+        return games
+
+    def _self_play_in_processes(self, network_state: dict, pieces: list[list[list[int]]], game_args: tuple,
+                                deadline: float | None) -> dict[tuple[int, int], list]:
         if self._pool is None:  # a worker that fails to start raises BrokenProcessPool here, no hang
             self._pool = ProcessPoolExecutor(self.config.workers, initializer=_start_worker, initargs=game_args,
                                              mp_context=multiprocessing.get_context("spawn"))  # no forked torch
-        results = self._pool.map(_play_games, [network_state] * len(chunks), chunks)
-        return [game for chunk in results for game in chunk]
+        futures = {self._pool.submit(_play_games, self._network_version, network_state, piece): (worker, index)
+                   for worker, share_pieces in enumerate(pieces) for index, piece in enumerate(share_pieces)}
+        played: dict[tuple[int, int], list] = {}
+        pending = set(futures)
+        while pending:
+            timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            done, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
+            for future in done:
+                played[futures[future]] = future.result()
+            if not done:  # the deadline: drop the pieces not started, let the running ones end
+                for future in pending:
+                    future.cancel()
+                wait(pending)
+                break
+        return played
 
-    def _self_play_on_ray(self, network_state: dict, chunks: list[list[int]], game_args: tuple) -> list:
-        """The chunks on ANFSP's actor pool; a chunk whose actor died is replayed by its
-        replacement (the games are seeded, so with the same result)."""
+    def _self_play_on_ray(self, network_state: dict, pieces: list[list[list[int]]], game_args: tuple,
+                          deadline: float | None) -> dict[tuple[int, int], list]:
+        """Each worker's pieces, one at a time, on ANFSP's actor pool; a piece whose actor died
+        is replayed by its replacement (the games are seeded, so with the same result)."""
         from agents.actor_pool import ActorPool, Finished
 
         if self._pool is None:
@@ -290,20 +333,29 @@ class ExItOOS(Learner):
                                    address=None if address == "local" else address,
                                    name="exit-oos-self-play", where="trainer.params.ray_address")
             self._pool.start()
-        results: dict[int, list] = {}
-        for slot, chunk in enumerate(chunks):
-            self._pool.submit(slot, "play_games", network_state, chunk, tag=slot)
+        played: dict[tuple[int, int], list] = {}
+        for slot, share_pieces in enumerate(pieces):
+            self._pool.submit(slot, "play_games", self._network_version, network_state, share_pieces[0],
+                              tag=(slot, 0))
         while self._pool.in_flight:
             result = self._pool.next()
-            if isinstance(result, Finished):
-                results[result.tag] = result.value
-            else:
-                self._pool.submit(result.slot, "play_games", network_state, chunks[result.tag], tag=result.tag)
-        return [game for index in range(len(chunks)) for game in results[index]]
+            slot, index = result.tag
+            if not isinstance(result, Finished):  # lost: the replacement actor starts from a new apprentice
+                self._pool.submit(result.slot, "play_games", self._network_version, network_state,
+                                  pieces[slot][index], tag=result.tag)
+                continue
+            played[slot, index] = result.value
+            if index + 1 < len(pieces[slot]) and (deadline is None or time.perf_counter() < deadline):
+                self._pool.submit(result.slot, "play_games", self._network_version, network_state,
+                                  pieces[slot][index + 1], tag=(slot, index + 1))
+        return played
 
     def step(self, loop: Any) -> StepReport:
         seeds = [int(s) for s in loop.rng.integers(2**63, size=self.config.games_per_iteration)]
-        games = self._self_play(seeds)
+        games = self._self_play(seeds, loop.deadline)
+        if len(games) < len(seeds):  # cut at the deadline: nothing of this step is kept
+            loop.step_cut = True
+            return StepReport(episodes=0, iterations=0)
         for game in games:
             self.reservoir.add(self.rng, game["game"])
         decisions = sum(len(g["game"]["target"]) for g in games)

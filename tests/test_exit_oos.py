@@ -3,6 +3,7 @@ same on both OOS backends, the game reservoir keeps the paper's decay, the KL st
 imitates its targets, worker processes change nothing, SIGKILL + resume changes nothing,
 and the apprentice learns Leduc."""
 
+import time
 
 import numpy as np
 import pytest
@@ -246,3 +247,32 @@ def test_the_apprentice_learns_leduc(tmp_path):
 
         exploitability = [float(row["exploitability"]) for row in csv.DictReader(handle)]
     assert exploitability[-1] < 0.75 * exploitability[0], exploitability
+
+
+class StepContext:
+    """What a learner's step uses of the loop: its generator and deadline (``step_cut`` is set back)."""
+
+    def __init__(self, seed: int, deadline: float | None):
+        self.rng = np.random.default_rng(seed)
+        self.deadline = deadline
+        self.step_cut = False
+
+    def time_left(self) -> float:
+        return float("inf") if self.deadline is None else self.deadline - time.perf_counter()
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_a_step_past_the_deadline_is_cut_and_keeps_no_game(workers):
+    """Past the deadline no further piece of a step's games starts (one game a piece here),
+    the step is cut and nothing of it reaches the reservoir; without one it plays all."""
+    params = {**RUN["trainer"]["params"], "workers": workers, "concurrent_games": 1}
+    learner = ExItOOS(hiddenenvs.load_game("kuhn_poker"), ExItOOSConfig(**params), seed=0)
+    try:
+        context = StepContext(0, deadline=time.perf_counter())
+        report = learner.step(context)
+        assert context.step_cut and report.episodes == 0 and len(learner.reservoir) == 0
+        context = StepContext(0, deadline=None)
+        report = learner.step(context)
+        assert not context.step_cut and report.episodes == len(learner.reservoir) == params["games_per_iteration"]
+    finally:
+        learner.close()

@@ -12,6 +12,7 @@ information set and, trained, beat the untrained network (Kuhn) and playout valu
 from __future__ import annotations
 
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,7 @@ from agents.rebel import (
     NetworkGuide,
     ProposalSampler,
     ReBeLAgent,
+    ReBeLLearner,
     ReBeLNetwork,
     ReBeLSearch,
     SubgameStructures,
@@ -619,3 +621,19 @@ def test_pbs_values_beat_playout_values_on_liars_dice():
     pbs = PBSValue(game, hidden_size=64)
     train_pbs_values(pbs, episodes=200, max_depth=2, iterations=50, seed=0)
     assert rebel_exploitability(ReBeLSearch(game, iterations=50, max_depth=2, pbs_value=pbs)) < playout
+
+
+@pytest.mark.parametrize("run", [MONTY_RUN, KUHN_PBS_RUN], ids=["history", "pbs"])
+def test_a_step_past_the_deadline_is_cut_before_its_next_solve(run):
+    """Each decision (or PBS root) is a subgame solve: past the deadline none starts, the
+    step is cut and its game is not counted; without a deadline the game is played."""
+    from agents.config import trainer_config
+    from tests.test_exit_oos import StepContext
+
+    config = config_from_dict({**run, "output_dir": "unused"})
+    learner = ReBeLLearner(hiddenenvs.load_game(run["env"]["name"]), trainer_config(config), seed=0)
+    context = StepContext(0, deadline=time.perf_counter())
+    report = learner.step(context)
+    assert context.step_cut and report.episodes == 0 and len(learner.buffer) == 0
+    context = StepContext(0, deadline=None)
+    assert learner.step(context).episodes == 1 and not context.step_cut and len(learner.buffer) > 0

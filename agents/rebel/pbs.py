@@ -32,6 +32,7 @@ Use in search: ``ReBeLSearch(game, max_depth=2, pbs_value=PBSValue(game, network
 
 from __future__ import annotations
 
+import time
 from collections.abc import Hashable
 
 import numpy as np
@@ -282,13 +283,21 @@ def train_pbs_values(
 
 
 def self_play_examples(
-    pbs: PBSValue, rng: np.random.Generator, max_depth: int, iterations: int, exploration: float
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """One game of ReBeL's self-play over PBSs: ``(input, target, mask)`` per root PBS solved."""
+    pbs: PBSValue,
+    rng: np.random.Generator,
+    max_depth: int,
+    iterations: int,
+    exploration: float,
+    deadline: float | None = None,
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
+    """One game of ReBeL's self-play over PBSs: ``(input, target, mask)`` per root PBS solved;
+    None when ``deadline`` (a ``time.perf_counter()`` time) passes before the game ends."""
     game = pbs.game
     examples = []
     roots: list[tuple[State, float]] = [(game.new_initial_state(), 1.0)]
     while roots:
+        if deadline is not None and time.perf_counter() >= deadline:
+            return None
         cut = len(roots[0][0].public_state_key()) + max_depth
         tree = build_subgame_tree(
             game,

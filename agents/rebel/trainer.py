@@ -171,7 +171,7 @@ class ReBeLLearner(Learner):
 
     def step(self, loop: Any) -> StepReport:
         if self.pbs is not None:
-            return self._pbs_step()
+            return self._pbs_step(loop)
         search = self.search(int(self.rng.integers(2**31)))
         state = self.game.new_initial_state()
         examples = 0
@@ -180,6 +180,9 @@ class ReBeLLearner(Learner):
                 outcomes = state.chance_outcomes()
                 state.apply_action(outcomes[draw_index([p for _, p in outcomes], self.rng)][0])
                 continue
+            if loop.time_left() <= 0:  # each decision re-solves a subgame: stop between them
+                loop.step_cut = True
+                return StepReport(episodes=0, iterations=0)
             joint = [-1] * self.num_players
             for player in state.movers():
                 view = state.seat_view(player)
@@ -205,11 +208,14 @@ class ReBeLLearner(Learner):
             },
         )
 
-    def _pbs_step(self) -> StepReport:
+    def _pbs_step(self, loop: Any) -> StepReport:
         config = self.config
         examples = self_play_examples(
-            self.pbs, self.rng, config.max_depth, config.iterations, config.exploration
+            self.pbs, self.rng, config.max_depth, config.iterations, config.exploration, loop.deadline
         )
+        if examples is None:  # the deadline came mid-game: nothing of this step is kept
+            loop.step_cut = True
+            return StepReport(episodes=0, iterations=0)
         for features, target, mask in examples:
             self.buffer.add(features=features, target=target, mask=mask)
         losses = []
