@@ -211,7 +211,12 @@ class ReBeLLearner(Learner):
     def _pbs_step(self, loop: Any) -> StepReport:
         config = self.config
         examples = self_play_examples(
-            self.pbs, self.rng, config.max_depth, config.iterations, config.exploration, loop.deadline
+            self.pbs,
+            self.rng,
+            config.max_depth,
+            config.iterations,
+            config.exploration,
+            loop.deadline,
         )
         if examples is None:  # the deadline came mid-game: nothing of this step is kept
             loop.step_cut = True
