@@ -26,7 +26,11 @@ from setuptools.modified import newer_group
 
 ROOT = Path(__file__).parent
 COMPILER_DIRECTIVES = {"language_level": 3, "boundscheck": False, "wraparound": False}
-SHIPPED_FILES = ["train.py", "evaluate.py", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "configs").glob("*.yaml"))]
+SHIPPED_FILES = [
+    "train.py",
+    "evaluate.py",
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "configs").glob("*.yaml")),
+]
 
 
 def extension(path: Path, source: Path) -> Extension:
@@ -49,9 +53,15 @@ def needs_cython(pyx: Path) -> bool:
 
 
 def extensions() -> list[Extension]:
-    modules = sorted(path for package in ("hiddenenvs", "agents") for path in Path(package).rglob("*.pyx"))
+    modules = sorted(
+        path for package in ("hiddenenvs", "agents") for path in Path(package).rglob("*.pyx")
+    )
     stale = [pyx for pyx in modules if needs_cython(pyx)]
-    built = cythonize([extension(pyx, pyx) for pyx in stale], compiler_directives=COMPILER_DIRECTIVES) if stale else []
+    built = (
+        cythonize([extension(pyx, pyx) for pyx in stale], compiler_directives=COMPILER_DIRECTIVES)
+        if stale
+        else []
+    )
     current = [extension(pyx, pyx.with_suffix(".c")) for pyx in modules if pyx not in stale]
     return built + current
 
@@ -62,7 +72,9 @@ class BuildExtReusingBuiltModules(build_ext):
 
     def build_extension(self, ext):
         built = ROOT / self.get_ext_filename(ext.name)
-        if built.is_file() and not newer_group([*ext.sources, *ext.depends], str(built), missing="newer"):
+        if built.is_file() and not newer_group(
+            [*ext.sources, *ext.depends], str(built), missing="newer"
+        ):
             target = Path(self.get_ext_fullpath(ext.name))
             target.parent.mkdir(parents=True, exist_ok=True)
             if target.resolve() != built.resolve():
@@ -85,4 +97,7 @@ class BuildPyWithShippedFiles(build_py):
             shutil.copyfile(ROOT / name, target)
 
 
-setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExtReusingBuiltModules, "build_py": BuildPyWithShippedFiles})
+setup(
+    ext_modules=extensions(),
+    cmdclass={"build_ext": BuildExtReusingBuiltModules, "build_py": BuildPyWithShippedFiles},
+)

@@ -30,18 +30,32 @@ from agents.config import ConfigError, apply_override, config_data, config_from_
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--config", help="YAML run config (see configs/)")
-    source.add_argument("--resume", metavar="DIR", help="run directory to continue from its checkpoint")
-    source.add_argument("--list", nargs="*", metavar="ENV",
-                        help="print which trainers fit each registered env (or the envs named) and exit")
-    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                        help="with --list: env parameters (YAML values, repeatable)")
+    source.add_argument(
+        "--resume", metavar="DIR", help="run directory to continue from its checkpoint"
+    )
+    source.add_argument(
+        "--list",
+        nargs="*",
+        metavar="ENV",
+        help="print which trainers fit each registered env (or the envs named) and exit",
+    )
     parser.add_argument(
-        "--address", metavar="ADDRESS",
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --list: env parameters (YAML values, repeatable)",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="ADDRESS",
         help="Ray cluster of a distributed trainer (anfsp): 'auto' or the host:port `ray start --head` "
-             "printed; the same as trainer.params.address=ADDRESS (without it, a local Ray is started)",
+        "printed; the same as trainer.params.address=ADDRESS (without it, a local Ray is started)",
     )
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     return parser.parse_args(argv)
@@ -57,8 +71,10 @@ def _address_override(data: dict, address: str) -> str:
     except (KeyError, AttributeError):
         fields = {}
     if "address" not in fields:
-        raise ConfigError(f"--address {address}: trainer {trainer!r} does not run on Ray; "
-                          f"only distributed trainers (anfsp) take a cluster address")
+        raise ConfigError(
+            f"--address {address}: trainer {trainer!r} does not run on Ray; "
+            f"only distributed trainers (anfsp) take a cluster address"
+        )
     return f"trainer.params.address={json.dumps(address)}"  # quoted: YAML would read 1:30 as 90
 
 
@@ -74,8 +90,10 @@ def list_fits(envs: list[str], param_pairs: list[str]) -> int:
     for row in capability_table([(name, params if envs else {}) for name in names]):
         offers = row["offers"]
         fits = [trainer for trainer, cell in row["trainers"].items() if cell == "fits"]
-        print(f"{row['env']}: {offers.num_players} player(s), {'simultaneous' if offers.simultaneous else 'turns'}, "
-              f"chance {offers.chance}, {offers.utility}, tree {offers.tree}")
+        print(
+            f"{row['env']}: {offers.num_players} player(s), {'simultaneous' if offers.simultaneous else 'turns'}, "
+            f"chance {offers.chance}, {offers.utility}, tree {offers.tree}"
+        )
         print(f"  fits: {', '.join(fits) or 'none'}")
         for trainer, cell in row["trainers"].items():
             if cell != "fits":
@@ -101,7 +119,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise ConfigError(f"--resume {arguments.resume}: no {CHECKPOINT_NAME} there")
             payload = load_checkpoint(checkpoint)  # data only: a hostile file runs nothing
             if not isinstance(payload, dict) or not isinstance(payload.get("config"), dict):
-                raise ConfigError(f"--resume {arguments.resume}: {checkpoint} is not a run checkpoint")
+                raise ConfigError(
+                    f"--resume {arguments.resume}: {checkpoint} is not a run checkpoint"
+                )
             data = payload["config"]
             for override in arguments.overrides:
                 apply_override(data, override)
@@ -111,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
             config = config_from_dict(data)
         else:
             overrides = list(arguments.overrides)
-            check_run_data(config_data(arguments.config, overrides))  # refuse a misfit before torch loads
+            check_run_data(
+                config_data(arguments.config, overrides)
+            )  # refuse a misfit before torch loads
             if arguments.address is not None:
                 probe = load_config(arguments.config, overrides).to_dict()
                 overrides.append(_address_override(probe, arguments.address))
@@ -139,8 +161,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"train.py: config error: {error}", file=sys.stderr)
         return 2
     last = result["last_evaluation"]
-    metric = next((m for m in ("exploitability", "return_vs_random", "return_vs_opponent")
-                   if last.get(m) is not None), "return_vs_random")
+    metric = next(
+        (
+            m
+            for m in ("exploitability", "return_vs_random", "return_vs_opponent")
+            if last.get(m) is not None
+        ),
+        "return_vs_random",
+    )
     print(
         f"{config.trainer.name} on {config.env.name}: {result['episodes']} episodes, "
         f"{result['iterations']} iterations in {result['wall_seconds']:.1f} s; {metric} "

@@ -16,11 +16,19 @@ from hiddenenvs import pettingzoo_env
 
 assert pettingzoo_env.COMPILED, "the wheel should carry the compiled adapters"
 assert not any(shutil.which(name) for name in ("cc", "gcc", "clang")), "a C compiler is on PATH"
-assert "site-packages" in hiddenenvs.__file__, f"hiddenenvs from {hiddenenvs.__file__}, not the wheel"
+assert "site-packages" in hiddenenvs.__file__, (
+    f"hiddenenvs from {hiddenenvs.__file__}, not the wheel"
+)
 
 FAMILIES = {  # one env per family: poker, matrix, simultaneous cards, dice, board, combat, GDL
-    "kuhn_poker": {}, "leduc_holdem": {}, "rps": {}, "goofspiel": {"imp_info": True},
-    "liars_dice": {}, "othello": {"board_size": 6}, "combat": {"map": "small"}, "monty_hall": {},
+    "kuhn_poker": {},
+    "leduc_holdem": {},
+    "rps": {},
+    "goofspiel": {"imp_info": True},
+    "liars_dice": {},
+    "othello": {"board_size": 6},
+    "combat": {"map": "small"},
+    "monty_hall": {},
 }
 rng = np.random.default_rng(0)
 for name, params in FAMILIES.items():
@@ -35,9 +43,18 @@ for name, params in FAMILIES.items():
     print(f"wheel smoke: {name} played {steps} agent steps; state {env.state().shape}")
 
 with tempfile.TemporaryDirectory() as folder:  # outside any checkout: the shipped config
-    command = [str(Path(sys.executable).with_name("hiddenenvs")), "train", "--config", "quickstart",
-               "budget.episodes=300", "budget.seconds=60", "evaluation.every_episodes=300",
-               "checkpoint_every_episodes=300", "num_envs=4", f"output_dir={folder}/run"]
+    command = [
+        str(Path(sys.executable).with_name("hiddenenvs")),
+        "train",
+        "--config",
+        "quickstart",
+        "budget.episodes=300",
+        "budget.seconds=60",
+        "evaluation.every_episodes=300",
+        "checkpoint_every_episodes=300",
+        "num_envs=4",
+        f"output_dir={folder}/run",
+    ]
     subprocess.run(command, cwd=folder, check=True)
     assert (Path(folder) / "run" / "metrics.csv").is_file()
 print("wheel smoke: ok")

@@ -13,7 +13,9 @@ from typing import Any
 # Packages of the "train" extra that the trainers import. When one is not installed, Python's
 # finders all miss it and reach this last one, which says which extra to install instead
 # of a bare "No module named 'torch'" (hiddenenvs itself never needs them).
-_TRAIN_EXTRA_PACKAGES = frozenset({"torch", "stable_baselines3", "sb3_contrib", "tensorboard", "tqdm"})
+_TRAIN_EXTRA_PACKAGES = frozenset(
+    {"torch", "stable_baselines3", "sb3_contrib", "tensorboard", "tqdm"}
+)
 
 
 class _MissingTrainExtra(importlib.abc.MetaPathFinder):

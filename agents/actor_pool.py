@@ -54,13 +54,23 @@ class Lost:
 class ActorPool:
     """``num_actors`` Ray actors of ``actor_class`` (module docstring)."""
 
-    def __init__(self, actor_class: type, actor_arguments: Callable[[int, int], tuple], num_actors: int,
-                 actor_num_cpus: float = 1.0, address: str | None = None,
-                 local_num_cpus: int | None = None, name: str = "actor", where: str = "address"):
+    def __init__(
+        self,
+        actor_class: type,
+        actor_arguments: Callable[[int, int], tuple],
+        num_actors: int,
+        actor_num_cpus: float = 1.0,
+        address: str | None = None,
+        local_num_cpus: int | None = None,
+        name: str = "actor",
+        where: str = "address",
+    ):
         self.actor_class, self.actor_arguments = actor_class, actor_arguments
         self.num_actors, self.actor_num_cpus = num_actors, actor_num_cpus
         self.address, self.name, self.where = address, name, where
-        self.local_num_cpus = local_num_cpus or max(1, math.ceil(num_actors * actor_num_cpus - 1e-9))
+        self.local_num_cpus = local_num_cpus or max(
+            1, math.ceil(num_actors * actor_num_cpus - 1e-9)
+        )
         self.generations = [0] * num_actors  # actors started in each slot, ever
         self.replacements = 0
         self.actors: list[Any] = []
@@ -79,21 +89,29 @@ class ActorPool:
         ray = import_ray()
         if not ray.is_initialized():
             if self.address is None:
-                ray.init(num_cpus=self.local_num_cpus, include_dashboard=False,
-                         object_store_memory=200 * 1024**2, log_to_driver=False)
+                ray.init(
+                    num_cpus=self.local_num_cpus,
+                    include_dashboard=False,
+                    object_store_memory=200 * 1024**2,
+                    log_to_driver=False,
+                )
             else:
                 self._check_reachable()
                 try:
                     ray.init(address=self.address, log_to_driver=False)
                 except (ConnectionError, RuntimeError, ValueError) as error:
-                    raise RuntimeError(f"{self.where}={self.address!r}: no Ray cluster there ({error}); "
-                                       f"start one with `ray start --head` and pass its address") from None
+                    raise RuntimeError(
+                        f"{self.where}={self.address!r}: no Ray cluster there ({error}); "
+                        f"start one with `ray start --head` and pass its address"
+                    ) from None
             self._started_ray = True
         available = ray.cluster_resources().get("CPU", 0.0)
         needed = self.num_actors * self.actor_num_cpus
         if available + 1e-9 < needed:
-            raise RuntimeError(f"the Ray cluster has {available:g} CPUs, the {self.num_actors} {self.name}s "
-                               f"need {needed:g} ({self.actor_num_cpus} each); add nodes or use fewer")
+            raise RuntimeError(
+                f"the Ray cluster has {available:g} CPUs, the {self.num_actors} {self.name}s "
+                f"need {needed:g} ({self.actor_num_cpus} each); add nodes or use fewer"
+            )
         self.actors = [None] * self.num_actors
         for slot in range(self.num_actors):
             self._start_actor(slot)
@@ -109,20 +127,29 @@ class ActorPool:
             return
         host, _, port = self.address.removeprefix("ray://").rpartition(":")
         if not host or not port.isdigit():
-            raise RuntimeError(f"{self.where}={self.address!r}: expected 'auto' or host:port of `ray start --head`")
+            raise RuntimeError(
+                f"{self.where}={self.address!r}: expected 'auto' or host:port of `ray start --head`"
+            )
         try:
             socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
         except OSError as error:
-            raise RuntimeError(f"{self.where}={self.address!r}: no Ray cluster there ({error}); start one "
-                               f"with `ray start --head` and pass its address") from None
+            raise RuntimeError(
+                f"{self.where}={self.address!r}: no Ray cluster there ({error}); start one "
+                f"with `ray start --head` and pass its address"
+            ) from None
 
     def _start_actor(self, slot: int) -> None:
         ray = import_ray()
         generation = self.generations[slot]
         self.generations[slot] += 1
-        self.actors[slot] = ray.remote(self.actor_class).options(
-            num_cpus=self.actor_num_cpus, name=f"{self.name}-{slot}-{generation}",
-        ).remote(*self.actor_arguments(slot, generation))
+        self.actors[slot] = (
+            ray.remote(self.actor_class)
+            .options(
+                num_cpus=self.actor_num_cpus,
+                name=f"{self.name}-{slot}-{generation}",
+            )
+            .remote(*self.actor_arguments(slot, generation))
+        )
 
     def submit(self, slot: int, method: str, *arguments, tag: Any = None) -> None:
         """Call ``method(*arguments)`` on the slot's actor; :meth:`next` reports it."""
@@ -141,13 +168,17 @@ class ActorPool:
         try:
             value = ray.get(reference)
         except ray.exceptions.RayActorError as error:  # killed, crashed or its node lost
-            if actor is not self.actors[slot]:  # another call to that actor told us: replaced already
+            if (
+                actor is not self.actors[slot]
+            ):  # another call to that actor told us: replaced already
                 return Lost(slot, tag, error)
             self._deaths_in_a_row += 1
             if self._deaths_in_a_row > 2 * self.num_actors:  # not a fault: a broken set-up
-                raise RuntimeError(f"{self.name}s keep dying ({self._deaths_in_a_row} in a row without a "
-                                   f"result; is this package installed on every Ray node?); last error: "
-                                   f"{error}") from None
+                raise RuntimeError(
+                    f"{self.name}s keep dying ({self._deaths_in_a_row} in a row without a "
+                    f"result; is this package installed on every Ray node?); last error: "
+                    f"{error}"
+                ) from None
             self.replacements += 1
             self._start_actor(slot)
             return Lost(slot, tag, error)

@@ -95,6 +95,7 @@ from agents.memories import ReservoirBuffer
 from agents.networks import AveragePolicyAgent, masked_logits, mlp, network_input
 from hiddenenvs.game import Game
 
+
 @dataclass
 class ANFSPConfig:
     """ANFSP hyperparameters (defaults: the paper's Leduc settings where it gives them)."""
@@ -107,7 +108,9 @@ class ANFSPConfig:
     epsilon_choices: list[float] = field(default_factory=lambda: [0.06, 0.1, 0.2])
     epsilon_decay_transitions: int = 100_000  # epsilon_0 / sqrt(1 + t / this)
     gradient_every: int = 32  # actor steps per accumulated gradient
-    windows_in_flight: int = 1  # windows queued at each actor (1: it waits for the weights of its last)
+    windows_in_flight: int = (
+        1  # windows queued at each actor (1: it waits for the weights of its last)
+    )
     target_update_every_actions: int = 50_000
     reservoir_capacity: int = 2_000_000
     batch_size: int = 128  # SL minibatch
@@ -125,29 +128,47 @@ class ANFSPConfig:
         from agents.config import ConfigError
 
         if not 0.0 <= self.anticipatory <= 1.0:
-            raise ConfigError(f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}")
+            raise ConfigError(
+                f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}"
+            )
         if not 0.0 <= self.average_policy_ema < 1.0:
             raise ConfigError(
                 f"trainer.params.average_policy_ema must be in [0, 1) (0: off), got {self.average_policy_ema}"
             )
         if self.optimizer not in ("adam", "sgd"):
-            raise ConfigError(f"trainer.params.optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
-        for name in ("num_actors", "envs_per_actor", "epsilon_decay_transitions", "gradient_every",
-                     "windows_in_flight", "target_update_every_actions", "reservoir_capacity", "batch_size"):
+            raise ConfigError(
+                f"trainer.params.optimizer must be 'adam' or 'sgd', got {self.optimizer!r}"
+            )
+        for name in (
+            "num_actors",
+            "envs_per_actor",
+            "epsilon_decay_transitions",
+            "gradient_every",
+            "windows_in_flight",
+            "target_update_every_actions",
+            "reservoir_capacity",
+            "batch_size",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         if not self.hidden_sizes or min(self.hidden_sizes) < 1:
-            raise ConfigError(f"trainer.params.hidden_sizes must be positive sizes, got {self.hidden_sizes}")
+            raise ConfigError(
+                f"trainer.params.hidden_sizes must be positive sizes, got {self.hidden_sizes}"
+            )
         if not self.epsilon_choices or not all(0.0 <= e <= 1.0 for e in self.epsilon_choices):
             raise ConfigError(
                 f"trainer.params.epsilon_choices must be a non-empty list of rates in [0, 1], "
                 f"got {self.epsilon_choices}"
             )
         if not self.actor_num_cpus > 0:
-            raise ConfigError(f"trainer.params.actor_num_cpus must be > 0, got {self.actor_num_cpus}")
+            raise ConfigError(
+                f"trainer.params.actor_num_cpus must be > 0, got {self.actor_num_cpus}"
+            )
         if self.address is not None:
             if not self.address.strip():
-                raise ConfigError("trainer.params.address must be 'auto' or host:port, got an empty string")
+                raise ConfigError(
+                    "trainer.params.address must be 'auto' or host:port, got an empty string"
+                )
             if self.num_cpus is not None:
                 raise ConfigError(
                     "trainer.params.num_cpus sizes the local Ray; with an address the cluster's CPUs "
@@ -178,8 +199,13 @@ def mean_epsilon(epsilon_start: float, transitions: int, decay_transitions: int)
     ``(1/T) * integral_0^T epsilon_0 / sqrt(1 + t/d) dt = 2 epsilon_0 d (sqrt(1 + T/d) - 1) / T``."""
     if transitions <= 0:
         return epsilon_start
-    return 2.0 * epsilon_start * decay_transitions * (
-        math.sqrt(1.0 + transitions / decay_transitions) - 1.0) / transitions
+    return (
+        2.0
+        * epsilon_start
+        * decay_transitions
+        * (math.sqrt(1.0 + transitions / decay_transitions) - 1.0)
+        / transitions
+    )
 
 
 # ---- the actor side ----------------------------------------------------------------------------
@@ -190,8 +216,16 @@ class _ActorAgent(Agent):
     def __init__(self, architecture: dict[str, Any], anticipatory: float, seed: int):
         super().__init__(architecture["num_actions"], seed)
         self.architecture = architecture
-        sizes = (architecture["input_size"], architecture["hidden_sizes"], architecture["num_actions"])
-        self.q_network, self.target_network, self.policy_network = mlp(*sizes), mlp(*sizes), mlp(*sizes)
+        sizes = (
+            architecture["input_size"],
+            architecture["hidden_sizes"],
+            architecture["num_actions"],
+        )
+        self.q_network, self.target_network, self.policy_network = (
+            mlp(*sizes),
+            mlp(*sizes),
+            mlp(*sizes),
+        )
         self.anticipatory = anticipatory
         self.epsilon = 0.0
         self.best_response_mode: dict[int, bool] = {}
@@ -209,13 +243,19 @@ class _ActorAgent(Agent):
     def act_batch(self, observations, action_masks, episode_ids=None, views=None):
         observations = network_input(observations, self.architecture).numpy()
         masks = np.asarray(action_masks, dtype=np.int8)
-        best_response = np.array([self.best_response_mode.get(i, False)
-                                  for i in (episode_ids if episode_ids is not None else range(len(masks)))])
+        best_response = np.array(
+            [
+                self.best_response_mode.get(i, False)
+                for i in (episode_ids if episode_ids is not None else range(len(masks)))
+            ]
+        )
         probabilities = self.policy_probabilities_batch(observations, masks)
         if best_response.any():
             with torch.no_grad():
-                q_values = masked_logits(self.q_network(torch.from_numpy(observations[best_response])),
-                                         torch.from_numpy(masks[best_response]))
+                q_values = masked_logits(
+                    self.q_network(torch.from_numpy(observations[best_response])),
+                    torch.from_numpy(masks[best_response]),
+                )
             greedy = q_values.argmax(dim=-1).numpy()
             legal = masks[best_response].astype(np.float64)
             explore = self.epsilon * legal / legal.sum(axis=1, keepdims=True)
@@ -229,20 +269,28 @@ class _ActorAgent(Agent):
     def observe(self, transition: Transition):
         self.transitions.append(transition)
 
-    def td_gradients(self, discount: float, chunk_size: int) -> tuple[list[tuple[list[np.ndarray], int]], float]:
+    def td_gradients(
+        self, discount: float, chunk_size: int
+    ) -> tuple[list[tuple[list[np.ndarray], int]], float]:
         """This window's transitions cut into consecutive chunks of at least ``chunk_size``
         (one chunk when fewer), and per chunk the sum of its squared-TD-error gradients, all
         at the window's fixed weights (so one forward pass for the window); with the mean
         loss. Each chunk is one of the paper's 32-step accumulated gradients."""
         batch = self.transitions
-        observations = network_input(np.stack([np.ravel(t.observation) for t in batch]), self.architecture)
-        next_observations = network_input(np.stack([np.ravel(t.next_observation) for t in batch]), self.architecture)
+        observations = network_input(
+            np.stack([np.ravel(t.observation) for t in batch]), self.architecture
+        )
+        next_observations = network_input(
+            np.stack([np.ravel(t.next_observation) for t in batch]), self.architecture
+        )
         next_masks = torch.from_numpy(np.stack([t.next_action_mask for t in batch]).astype(np.int8))
         rewards = torch.tensor([t.reward for t in batch], dtype=torch.float32)
         done = torch.tensor([t.done for t in batch])
         actions = torch.tensor([t.action for t in batch], dtype=torch.int64)
         with torch.no_grad():
-            next_value = masked_logits(self.target_network(next_observations), next_masks).max(dim=-1).values
+            next_value = (
+                masked_logits(self.target_network(next_observations), next_masks).max(dim=-1).values
+            )
             target = rewards + discount * torch.where(done, torch.zeros_like(rewards), next_value)
         q = self.q_network(observations).gather(1, actions[:, None]).squeeze(1)
         squared_errors = (target - q) ** 2
@@ -251,7 +299,9 @@ class _ActorAgent(Agent):
         gradients = []
         for number, rows in enumerate(chunks):
             chunk_loss = squared_errors[torch.from_numpy(rows)].sum()
-            summed = torch.autograd.grad(chunk_loss, parameters, retain_graph=number + 1 < len(chunks))
+            summed = torch.autograd.grad(
+                chunk_loss, parameters, retain_graph=number + 1 < len(chunks)
+            )
             gradients.append(([g.numpy() for g in summed], len(rows)))
         return gradients, squared_errors.mean().item()
 
@@ -261,31 +311,53 @@ class ActorLearner:
     :meth:`play_window` plays until ``gradient_every`` steps per player and returns their
     chunk gradients."""
 
-    def __init__(self, game_spec: dict[str, Any], architecture: dict[str, Any], anticipatory: float,
-                 discount: float, envs_per_actor: int, seed_entropy: tuple[int, ...]):
+    def __init__(
+        self,
+        game_spec: dict[str, Any],
+        architecture: dict[str, Any],
+        anticipatory: float,
+        discount: float,
+        envs_per_actor: int,
+        seed_entropy: tuple[int, ...],
+    ):
         torch.set_num_threads(1)  # tiny networks; the core belongs to this actor alone
-        self.envs = [hiddenenvs.make(game_spec["name"], **game_spec["params"]).unwrapped
-                     for _ in range(envs_per_actor)]
-        seeds = np.random.SeedSequence(list(seed_entropy)).spawn(1 + len(self.envs[0].possible_agents))
+        self.envs = [
+            hiddenenvs.make(game_spec["name"], **game_spec["params"]).unwrapped
+            for _ in range(envs_per_actor)
+        ]
+        seeds = np.random.SeedSequence(list(seed_entropy)).spawn(
+            1 + len(self.envs[0].possible_agents)
+        )
         self.rng = np.random.default_rng(seeds[0])
         self.agents = [_ActorAgent(architecture, anticipatory, seed=s) for s in seeds[1:]]
         self.seat_agents = dict(zip(self.envs[0].possible_agents, self.agents))
         self.discount = discount
 
-    def play_window(self, weights: dict[str, list], epsilon: float, gradient_every: int) -> dict[str, Any]:
+    def play_window(
+        self, weights: dict[str, list], epsilon: float, gradient_every: int
+    ) -> dict[str, Any]:
         import ray
 
         from agents.loop import play_episodes
 
-        for agent, q, target, policy in zip(self.agents, weights["q"], weights["target"], weights["policy"]):
-            for network, vector in ((agent.q_network, q), (agent.target_network, target),
-                                    (agent.policy_network, policy)):
+        for agent, q, target, policy in zip(
+            self.agents, weights["q"], weights["target"], weights["policy"]
+        ):
+            for network, vector in (
+                (agent.q_network, q),
+                (agent.target_network, target),
+                (agent.policy_network, policy),
+            ):
                 vector_to_parameters(torch.from_numpy(vector), network.parameters())
             agent.epsilon = epsilon
             agent.transitions, agent.best_response_play = [], []
         episodes = 0
-        while sum(len(agent.transitions) for agent in self.agents) < gradient_every * len(self.agents):
-            play_episodes(self.envs, self.seat_agents, self.rng.integers(2**31, size=len(self.envs)))
+        while sum(len(agent.transitions) for agent in self.agents) < gradient_every * len(
+            self.agents
+        ):
+            play_episodes(
+                self.envs, self.seat_agents, self.rng.integers(2**31, size=len(self.envs))
+            )
             episodes += len(self.envs)
         gradients, losses, reservoir = [], [], []
         for agent in self.agents:
@@ -296,14 +368,18 @@ class ActorLearner:
             else:
                 gradients.append([])
             play = agent.best_response_play
-            reservoir.append({
-                "observation": np.stack([o for o, _, _ in play]) if play else None,
-                "action_mask": np.stack([m for _, m, _ in play]) if play else None,
-                "action": np.array([a for _, _, a in play], dtype=np.int64),
-            })
+            reservoir.append(
+                {
+                    "observation": np.stack([o for o, _, _ in play]) if play else None,
+                    "action_mask": np.stack([m for _, m, _ in play]) if play else None,
+                    "action": np.array([a for _, _, a in play], dtype=np.int64),
+                }
+            )
         return {
-            "episodes": episodes, "transitions": [len(agent.transitions) for agent in self.agents],
-            "gradients": gradients, "td_loss": float(np.mean(losses)) if losses else None,
+            "episodes": episodes,
+            "transitions": [len(agent.transitions) for agent in self.agents],
+            "gradients": gradients,
+            "td_loss": float(np.mean(losses)) if losses else None,
             "reservoir": reservoir,
             # In-process (no Ray, e.g. benchmarks/anfsp_frozen_pi.py) there is no node to name.
             "node": ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local",
@@ -315,16 +391,26 @@ class ANFSP(Learner):
     """ANFSP through the common loop: one :meth:`step` applies one actor's window."""
 
     CONFIG_CLASS = ANFSPConfig
-    METRICS = ("td_loss", "sl_loss", "epsilon", "reservoir_size", "actions", "staleness",
-               "actor_replacements", "actor_nodes")
+    METRICS = (
+        "td_loss",
+        "sl_loss",
+        "epsilon",
+        "reservoir_size",
+        "actions",
+        "staleness",
+        "actor_replacements",
+        "actor_nodes",
+    )
 
     def __init__(self, game: Game, config: ANFSPConfig, seed: int):
         super().__init__(game, config, seed)
         import_ray()  # fail at construction, not at the first step, when Ray is absent
         info = game.info
-        self.architecture = {"input_size": int(np.prod(info.information_state_tensor_shape)),
-                             "hidden_sizes": list(config.hidden_sizes),
-                             "num_actions": info.num_distinct_actions}
+        self.architecture = {
+            "input_size": int(np.prod(info.information_state_tensor_shape)),
+            "hidden_sizes": list(config.hidden_sizes),
+            "num_actions": info.num_distinct_actions,
+        }
         torch.manual_seed(seed)
         sizes = (self.architecture["input_size"], config.hidden_sizes, info.num_distinct_actions)
         players = range(info.num_players)
@@ -334,30 +420,56 @@ class ANFSP(Learner):
         for q, target in zip(self.q_networks, self.target_networks):
             target.load_state_dict(q.state_dict())
         # What is evaluated and exported as Pi: its Polyak average when asked for, else itself.
-        self.average_networks = ([copy.deepcopy(n) for n in self.policy_networks] if config.average_policy_ema
-                                 else self.policy_networks)
+        self.average_networks = (
+            [copy.deepcopy(n) for n in self.policy_networks]
+            if config.average_policy_ema
+            else self.policy_networks
+        )
         # Adam's fused kernel: the same update in one call per step (0.11 ms against the
         # per-tensor path's 0.31 for Leduc's networks; the server takes several per window).
-        optimizer = (functools.partial(torch.optim.Adam, fused=True) if config.optimizer == "adam"
-                     else torch.optim.SGD)
-        self.q_optimizers = [optimizer(n.parameters(), lr=config.rl_learning_rate) for n in self.q_networks]
-        self.policy_optimizers = [optimizer(n.parameters(), lr=config.sl_learning_rate)
-                                  for n in self.policy_networks]
+        optimizer = (
+            functools.partial(torch.optim.Adam, fused=True)
+            if config.optimizer == "adam"
+            else torch.optim.SGD
+        )
+        self.q_optimizers = [
+            optimizer(n.parameters(), lr=config.rl_learning_rate) for n in self.q_networks
+        ]
+        self.policy_optimizers = [
+            optimizer(n.parameters(), lr=config.sl_learning_rate) for n in self.policy_networks
+        ]
         observation_column = ((self.architecture["input_size"],), np.float32)
-        self.reservoirs = [ReservoirBuffer(config.reservoir_capacity, {
-            "observation": observation_column, "action_mask": ((info.num_distinct_actions,), np.int8),
-            "action": ((), np.int64)}) for _ in players]
+        self.reservoirs = [
+            ReservoirBuffer(
+                config.reservoir_capacity,
+                {
+                    "observation": observation_column,
+                    "action_mask": ((info.num_distinct_actions,), np.int8),
+                    "action": ((), np.int64),
+                },
+            )
+            for _ in players
+        ]
         self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(16,)))
-        self.epsilon_starts = [float(self.rng.choice(config.epsilon_choices)) for _ in range(config.num_actors)]
+        self.epsilon_starts = [
+            float(self.rng.choice(config.epsilon_choices)) for _ in range(config.num_actors)
+        ]
         self.slot_transitions = [0] * config.num_actors
         self.actions = 0
         self.updates = 0
         self.target_updates = 0
         self.sl_steps = [0] * info.num_players  # per player: the Polyak average's warm-up
         # Runtime only (not checkpointed): the actors and Ray ownership.
-        self.pool = ActorPool(ActorLearner, self._actor_arguments, config.num_actors, config.actor_num_cpus,
-                              config.address, config.local_num_cpus(), name="anfsp-actor",
-                              where="trainer.params.address")
+        self.pool = ActorPool(
+            ActorLearner,
+            self._actor_arguments,
+            config.num_actors,
+            config.actor_num_cpus,
+            config.address,
+            config.local_num_cpus(),
+            name="anfsp-actor",
+            where="trainer.params.address",
+        )
         self.earlier_replacements = 0  # actors replaced before this process (a resumed run)
         self.actor_nodes: set[str] = set()
 
@@ -367,8 +479,14 @@ class ANFSP(Learner):
 
     # ---- Ray actors ---------------------------------------------------------------------------
     def _actor_arguments(self, slot: int, generation: int) -> tuple:
-        return (self.game.spec.to_dict(), self.architecture, self.config.anticipatory,
-                self.config.discount, self.config.envs_per_actor, (self.seed, slot, generation))
+        return (
+            self.game.spec.to_dict(),
+            self.architecture,
+            self.config.anticipatory,
+            self.config.discount,
+            self.config.envs_per_actor,
+            (self.seed, slot, generation),
+        )
 
     def _ensure_running(self) -> None:
         if not self.pool.running:
@@ -380,18 +498,32 @@ class ANFSP(Learner):
     def _weights(self) -> dict[str, list[np.ndarray]]:
         """Every network as one flat float32 vector: numpy pickles without copies, where
         a state_dict of tensors went through torch.save (most of the driver's time)."""
+
         def flat(networks):
             return [parameters_to_vector(n.parameters()).detach().numpy().copy() for n in networks]
-        return {"q": flat(self.q_networks), "target": flat(self.target_networks),
-                "policy": flat(self.policy_networks)}
+
+        return {
+            "q": flat(self.q_networks),
+            "target": flat(self.target_networks),
+            "policy": flat(self.policy_networks),
+        }
 
     def slot_epsilon(self, slot: int) -> float:
-        return epsilon_at(self.epsilon_starts[slot], self.slot_transitions[slot],
-                          self.config.epsilon_decay_transitions)
+        return epsilon_at(
+            self.epsilon_starts[slot],
+            self.slot_transitions[slot],
+            self.config.epsilon_decay_transitions,
+        )
 
     def _submit(self, slot: int) -> None:
-        self.pool.submit(slot, "play_window", self._weights(), self.slot_epsilon(slot),
-                         self.config.gradient_every, tag=self.updates)
+        self.pool.submit(
+            slot,
+            "play_window",
+            self._weights(),
+            self.slot_epsilon(slot),
+            self.config.gradient_every,
+            tag=self.updates,
+        )
 
     def close(self) -> None:
         """Stop the actors, and the local Ray if this learner started it."""
@@ -417,8 +549,12 @@ class ANFSP(Learner):
             play = window["reservoir"][player]
             reservoir = self.reservoirs[player]
             for row in range(len(play["action"])):
-                reservoir.add(self.rng, observation=play["observation"][row],
-                              action_mask=play["action_mask"][row], action=play["action"][row])
+                reservoir.add(
+                    self.rng,
+                    observation=play["observation"][row],
+                    action_mask=play["action_mask"][row],
+                    action=play["action"][row],
+                )
             for gradient, count in chunks:  # each chunk's mean gradient on the shared theta^Q
                 for parameter, summed in zip(self.q_networks[player].parameters(), gradient):
                     parameter.grad = torch.from_numpy(summed / count)
@@ -433,9 +569,12 @@ class ANFSP(Learner):
             for q, target in zip(self.q_networks, self.target_networks):
                 target.load_state_dict(q.state_dict())
         metrics = {
-            "epsilon": float(np.mean([self.slot_epsilon(s) for s in range(self.config.num_actors)])),
+            "epsilon": float(
+                np.mean([self.slot_epsilon(s) for s in range(self.config.num_actors)])
+            ),
             "reservoir_size": float(sum(len(r) for r in self.reservoirs)),
-            "actions": float(self.actions), "actor_replacements": float(self.actor_replacements),
+            "actions": float(self.actions),
+            "actor_replacements": float(self.actor_replacements),
         }
         if window["td_loss"] is not None:
             metrics["td_loss"] = window["td_loss"]
@@ -444,9 +583,13 @@ class ANFSP(Learner):
         return metrics
 
     def _sl_step(self, player: int) -> float:
-        batch = {k: torch.from_numpy(v) for k, v in
-                 self.reservoirs[player].sample(self.config.batch_size, self.rng).items()}
-        logits = masked_logits(self.policy_networks[player](batch["observation"]), batch["action_mask"])
+        batch = {
+            k: torch.from_numpy(v)
+            for k, v in self.reservoirs[player].sample(self.config.batch_size, self.rng).items()
+        }
+        logits = masked_logits(
+            self.policy_networks[player](batch["observation"]), batch["action_mask"]
+        )
         loss = nn.functional.cross_entropy(logits, batch["action"])
         self.policy_optimizers[player].zero_grad()
         loss.backward()
@@ -455,8 +598,10 @@ class ANFSP(Learner):
             steps = self.sl_steps[player]
             decay = min(self.config.average_policy_ema, (1 + steps) / (10 + steps))
             with torch.no_grad():
-                for average, current in zip(self.average_networks[player].parameters(),
-                                            self.policy_networks[player].parameters()):
+                for average, current in zip(
+                    self.average_networks[player].parameters(),
+                    self.policy_networks[player].parameters(),
+                ):
                     average.lerp_(current, 1.0 - decay)
         self.sl_steps[player] += 1
         return loss.item()
@@ -468,13 +613,17 @@ class ANFSP(Learner):
         transitions (a slot's best-response play is the share eta of them)."""
         if not any(self.slot_transitions):
             return 0.0
-        rates = [mean_epsilon(start, transitions, self.config.epsilon_decay_transitions)
-                 for start, transitions in zip(self.epsilon_starts, self.slot_transitions)]
+        rates = [
+            mean_epsilon(start, transitions, self.config.epsilon_decay_transitions)
+            for start, transitions in zip(self.epsilon_starts, self.slot_transitions)
+        ]
         return float(np.average(rates, weights=self.slot_transitions))
 
     def evaluation_agent(self, player: int) -> AveragePolicyAgent:
         share = self.reservoir_exploration_rate() if self.config.output_without_exploration else 0.0
-        return AveragePolicyAgent(self.average_networks[player], self.architecture, exploration_share=share)
+        return AveragePolicyAgent(
+            self.average_networks[player], self.architecture, exploration_share=share
+        )
 
     def state_dict(self) -> dict[str, Any]:
         return {
@@ -486,28 +635,46 @@ class ANFSP(Learner):
             "policy_optimizers": [o.state_dict() for o in self.policy_optimizers],
             "reservoirs": [r.state_dict() for r in self.reservoirs],
             "rng": self.rng.bit_generator.state,
-            "slots": {"epsilon_starts": list(self.epsilon_starts), "transitions": list(self.slot_transitions),
-                      "generations": list(self.pool.generations)},
-            "counters": {"actions": self.actions, "updates": self.updates,
-                         "target_updates": self.target_updates, "actor_replacements": self.actor_replacements,
-                         "sl_steps": list(self.sl_steps)},
+            "slots": {
+                "epsilon_starts": list(self.epsilon_starts),
+                "transitions": list(self.slot_transitions),
+                "generations": list(self.pool.generations),
+            },
+            "counters": {
+                "actions": self.actions,
+                "updates": self.updates,
+                "target_updates": self.target_updates,
+                "actor_replacements": self.actor_replacements,
+                "sl_steps": list(self.sl_steps),
+            },
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if len(state["q_networks"]) != len(self.q_networks):
-            raise ValueError(f"checkpoint has {len(state['q_networks'])} ANFSP players, this game "
-                             f"has {len(self.q_networks)}")
+            raise ValueError(
+                f"checkpoint has {len(state['q_networks'])} ANFSP players, this game "
+                f"has {len(self.q_networks)}"
+            )
         slots = state["slots"]
         if len(slots["epsilon_starts"]) != self.config.num_actors:
-            raise ValueError(f"checkpoint has {len(slots['epsilon_starts'])} actor slots, the config "
-                             f"asks for num_actors={self.config.num_actors}; resume with the same number")
-        for name in ("q_networks", "target_networks", "policy_networks", "q_optimizers", "policy_optimizers"):
+            raise ValueError(
+                f"checkpoint has {len(slots['epsilon_starts'])} actor slots, the config "
+                f"asks for num_actors={self.config.num_actors}; resume with the same number"
+            )
+        for name in (
+            "q_networks",
+            "target_networks",
+            "policy_networks",
+            "q_optimizers",
+            "policy_optimizers",
+        ):
             for item, item_state in zip(getattr(self, name), state[name]):
                 item.load_state_dict(item_state)
         if self.average_networks is not self.policy_networks:
             # A checkpoint from a run without the average starts it at Pi.
-            for average, average_state in zip(self.average_networks,
-                                              state.get("average_networks", state["policy_networks"])):
+            for average, average_state in zip(
+                self.average_networks, state.get("average_networks", state["policy_networks"])
+            ):
                 average.load_state_dict(average_state)
         for reservoir, reservoir_state in zip(self.reservoirs, state["reservoirs"]):
             reservoir.load_state_dict(reservoir_state)

@@ -130,7 +130,8 @@ class Agent(ABC):
         self, observation: np.ndarray, action_mask: np.ndarray, view: SeatView | None = None
     ) -> np.ndarray:
         return self.policy_with_views(
-            np.asarray(observation)[None], np.asarray(action_mask)[None],
+            np.asarray(observation)[None],
+            np.asarray(action_mask)[None],
             None if view is None else [view],
         )[0]
 
@@ -157,7 +158,9 @@ class Agent(ABC):
         self, observation: np.ndarray, action_mask: np.ndarray, view: SeatView | None = None
     ) -> tuple[int, np.ndarray]:
         actions, probabilities = self.act_batch(
-            np.asarray(observation)[None], np.asarray(action_mask)[None], [0],
+            np.asarray(observation)[None],
+            np.asarray(action_mask)[None],
+            [0],
             None if view is None else [view],
         )
         return int(actions[0]), probabilities[0]
@@ -236,10 +239,18 @@ def load_agent_file(path: str | Path) -> Agent:
     agent_class = agent_class_named(name, path)
     try:
         return agent_class.from_state_dict(payload["state"])
-    except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as error:  # a state of another shape
+    except (
+        KeyError,
+        TypeError,
+        ValueError,
+        RuntimeError,
+        IndexError,
+    ) as error:  # a state of another shape
         reason = " ".join(str(error).split())
-        raise UnsafeFileError(f"{path}: the file's state does not build a {name} "
-                              f"({type(error).__name__}: {reason[:500]})") from None
+        raise UnsafeFileError(
+            f"{path}: the file's state does not build a {name} "
+            f"({type(error).__name__}: {reason[:500]})"
+        ) from None
 
 
 class SearchAgent(Agent):

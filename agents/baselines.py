@@ -53,12 +53,14 @@ class TabularPolicyAgent(Agent):
         self.player = player
         self.table = {
             key: np.asarray(row, dtype=np.float64)
-            for key, row in table.items() if player is None or key[0] == player
+            for key, row in table.items()
+            if player is None or key[0] == player
         }
 
     @classmethod
-    def from_policy(cls, policy: TabularPolicy, player: int | None = None,
-                    seed: int | None = None) -> TabularPolicyAgent:
+    def from_policy(
+        cls, policy: TabularPolicy, player: int | None = None, seed: int | None = None
+    ) -> TabularPolicyAgent:
         """The agent playing a :class:`TabularPolicy` (e.g. CFR+'s average policy)."""
         tree = policy.tree
         num_actions = tree.game.info.num_distinct_actions
@@ -110,14 +112,18 @@ class TabularPolicyAgent(Agent):
             "game": self.game.spec.to_dict(),
             "player": self.player,
             "keys": encoded,
-            "probabilities": np.stack([self.table[key] for key in keys]) if keys
+            "probabilities": np.stack([self.table[key] for key in keys])
+            if keys
             else np.zeros((0, self.num_actions)),
         }
 
     @classmethod
     def from_state_dict(cls, state):
         game = hiddenenvs.load_game(GameSpec.from_dict(state["game"]))
-        table = {_literal(text): row for text, row in zip(state["keys"], np.asarray(state["probabilities"]))}
+        table = {
+            _literal(text): row
+            for text, row in zip(state["keys"], np.asarray(state["probabilities"]))
+        }
         return cls(game, table, state["player"])
 
 

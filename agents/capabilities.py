@@ -54,19 +54,30 @@ class Needs:
         """What ``offers`` lacks, one short phrase each (empty: it fits)."""
         lacking = []
         if self.two_player_zero_sum and not offers.two_player_zero_sum:
-            lacking.append(f"a two-player zero-sum game ({offers.env} has {offers.num_players} "
-                           f"player(s), {offers.utility} utility)")
+            lacking.append(
+                f"a two-player zero-sum game ({offers.env} has {offers.num_players} "
+                f"player(s), {offers.utility} utility)"
+            )
         if self.explicit_chance and offers.chance == "sampled":
-            lacking.append("chance outcomes with probabilities (this game samples chance inside the state)")
+            lacking.append(
+                "chance outcomes with probabilities (this game samples chance inside the state)"
+            )
         if self.belief_sampler and not offers.belief_sampler:
             lacking.append("a belief sampler (histories consistent with an information state)")
         if self.max_tree_nodes is not None and not offers.tree.fits(self.max_tree_nodes):
-            lacking.append(f"a game tree of at most {self.max_tree_nodes:,} nodes (this one: {offers.tree})")
-        if (self.max_external_sampling_nodes is not None and offers.chance != "sampled"
-                and offers.external_sampling_nodes > self.max_external_sampling_nodes):
-            lacking.append(f"external-sampling iterations of at most {self.max_external_sampling_nodes:,} nodes "
-                           f"(this game's: about {offers.external_sampling_nodes:.2g}, estimated; os-mccfr samples "
-                           f"one path per iteration instead)")
+            lacking.append(
+                f"a game tree of at most {self.max_tree_nodes:,} nodes (this one: {offers.tree})"
+            )
+        if (
+            self.max_external_sampling_nodes is not None
+            and offers.chance != "sampled"
+            and offers.external_sampling_nodes > self.max_external_sampling_nodes
+        ):
+            lacking.append(
+                f"external-sampling iterations of at most {self.max_external_sampling_nodes:,} nodes "
+                f"(this game's: about {offers.external_sampling_nodes:.2g}, estimated; os-mccfr samples "
+                f"one path per iteration instead)"
+            )
         return lacking
 
 
@@ -100,9 +111,12 @@ def _mccfr_needs(params: dict[str, Any], external_sampling: bool) -> Needs:
     # The model backend walks any game with chance probabilities; the tree backend enumerates it.
     per_iteration = ES_MAX_ITERATION_NODES if external_sampling else None
     if params.get("backend", "auto") == "tree":
-        return Needs(explicit_chance=True, max_tree_nodes=CFR_MAX_TREE_NODES,
-                     max_external_sampling_nodes=per_iteration,
-                     hint="backend: model walks the game model instead of enumerating it")
+        return Needs(
+            explicit_chance=True,
+            max_tree_nodes=CFR_MAX_TREE_NODES,
+            max_external_sampling_nodes=per_iteration,
+            hint="backend: model walks the game model instead of enumerating it",
+        )
     return Needs(explicit_chance=True, max_external_sampling_nodes=per_iteration)
 
 
@@ -112,14 +126,20 @@ def _mcnfsp_needs(params: dict[str, Any]) -> Needs:
     # inside the state, so no belief sampler exists; the search then sees hidden information).
     if params.get("search_from", "beliefs") == "true_state":
         return Needs()
-    return Needs(belief_sampler=True, hint="trainer.params.search_from: true_state searches from the true state")
+    return Needs(
+        belief_sampler=True,
+        hint="trainer.params.search_from: true_state searches from the true state",
+    )
 
 
 def _rebel_needs(params: dict[str, Any]) -> Needs:
     # Public belief states are built from chance probabilities and the belief sampler; the
     # gadget re-solve is defined for two-player zero-sum games only.
-    return Needs(explicit_chance=True, belief_sampler=True,
-                 two_player_zero_sum=params.get("resolve", "frontier") == "gadget")
+    return Needs(
+        explicit_chance=True,
+        belief_sampler=True,
+        two_player_zero_sum=params.get("resolve", "frontier") == "gadget",
+    )
 
 
 # trainer name -> its needs, from its raw ``trainer.params`` (see the module docstring).
@@ -159,11 +179,15 @@ def fitting_trainers(offers: GameOffers) -> list[str]:
         if not trainer_needs(name).missing(offers):
             fits.append(name)
         elif switch and not trainer_needs(name, switch).missing(offers):
-            fits.append(f"{name} (" + ", ".join(f"trainer.params.{k}: {v}" for k, v in switch.items()) + ")")
+            fits.append(
+                f"{name} (" + ", ".join(f"trainer.params.{k}: {v}" for k, v in switch.items()) + ")"
+            )
     return fits
 
 
-def check_trainer(trainer: str, trainer_params: dict[str, Any], env: str, env_params: dict[str, Any]) -> GameOffers:
+def check_trainer(
+    trainer: str, trainer_params: dict[str, Any], env: str, env_params: dict[str, Any]
+) -> GameOffers:
     """Refuse (:class:`CapabilityError`) a trainer that cannot train on an env; else the offers."""
     offers = offers_for(env, env_params)
     needs = trainer_needs(trainer, trainer_params)
@@ -251,9 +275,16 @@ def check_run_data(data: dict[str, Any]) -> None:
 
     env, trainer, evaluation = section("env"), section("trainer"), section("evaluation")
     env_name, env_params = env.get("name", EnvConfig.name), env.get("params") or {}
-    trainer_name, trainer_params = trainer.get("name", TrainerConfig.name), trainer.get("params") or {}
-    if not all(isinstance(v, str) for v in (env_name, trainer_name)) or trainer_name not in TRAINER_NEEDS \
-            or not isinstance(env_params, dict) or not isinstance(trainer_params, dict):
+    trainer_name, trainer_params = (
+        trainer.get("name", TrainerConfig.name),
+        trainer.get("params") or {},
+    )
+    if (
+        not all(isinstance(v, str) for v in (env_name, trainer_name))
+        or trainer_name not in TRAINER_NEEDS
+        or not isinstance(env_params, dict)
+        or not isinstance(trainer_params, dict)
+    ):
         return
     try:
         offers_for(env_name, env_params)

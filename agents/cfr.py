@@ -66,7 +66,9 @@ class CFRSolver:
     def __init__(self, game_or_tree: Game | GameTree, variant: str = "cfr+"):
         if variant not in VARIANTS:
             raise ValueError(f"CFR variant must be one of {VARIANTS}, got {variant!r}")
-        self.tree = game_or_tree if isinstance(game_or_tree, GameTree) else GameTree.build(game_or_tree)
+        self.tree = (
+            game_or_tree if isinstance(game_or_tree, GameTree) else GameTree.build(game_or_tree)
+        )
         self.variant = variant
         self.iteration = 0
         self.cumulative_regret = np.zeros(self.tree.num_slots)
@@ -93,10 +95,14 @@ class CFRSolver:
 
     def average_policy(self) -> TabularPolicy:
         tree = self.tree
-        totals = np.add.reduceat(self.cumulative_policy, tree.infoset_slot_start[:-1])[tree.slot_infoset]
+        totals = np.add.reduceat(self.cumulative_policy, tree.infoset_slot_start[:-1])[
+            tree.slot_infoset
+        ]
         counts = np.diff(tree.infoset_slot_start)[tree.slot_infoset]
         safe_totals = np.where(totals > 0, totals, 1.0)
-        return TabularPolicy(tree, np.where(totals > 0, self.cumulative_policy / safe_totals, 1.0 / counts))
+        return TabularPolicy(
+            tree, np.where(totals > 0, self.cumulative_policy / safe_totals, 1.0 / counts)
+        )
 
     # ---- one iteration -----------------------------------------------------------------
     def _update(self, players: list[int], policy: np.ndarray, average_weight: float) -> None:
@@ -116,7 +122,9 @@ class CFRSolver:
             )
             slots = self._player_slots[player]
             if self.variant == "cfr+":
-                self.cumulative_regret[slots] = np.maximum(self.cumulative_regret[slots] + regret[slots], 0.0)
+                self.cumulative_regret[slots] = np.maximum(
+                    self.cumulative_regret[slots] + regret[slots], 0.0
+                )
             else:
                 self.cumulative_regret[slots] += regret[slots]
             own_reach = reach[self._slot_node[slots], player]
@@ -144,7 +152,10 @@ class CFRSolver:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        if state["variant"] != self.variant or len(state["cumulative_regret"]) != self.tree.num_slots:
+        if (
+            state["variant"] != self.variant
+            or len(state["cumulative_regret"]) != self.tree.num_slots
+        ):
             raise ValueError(
                 f"checkpoint is for {state['variant']} with {len(state['cumulative_regret'])} "
                 f"slots; this solver is {self.variant} with {self.tree.num_slots}"
@@ -165,7 +176,9 @@ class CFRConfig:
         from agents.config import ConfigError
 
         if self.iterations_per_step < 1:
-            raise ConfigError(f"trainer.params.iterations_per_step must be >= 1, got {self.iterations_per_step}")
+            raise ConfigError(
+                f"trainer.params.iterations_per_step must be >= 1, got {self.iterations_per_step}"
+            )
 
 
 class CFRLearner(Learner):

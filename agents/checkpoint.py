@@ -89,8 +89,11 @@ def registered_agent_name(cls: type) -> str:
     if _AGENT_CLASSES.get(name) is not cls or name in _AMBIGUOUS_NAMES:
         raise ValueError(
             f"cannot save a {cls.__qualname__}: agent files name a registered agent class, and "
-            + (f"{name!r} is ambiguous ({', '.join(sorted(_AMBIGUOUS_NAMES[name]))}); set AGENT_NAME"
-               if name in _AMBIGUOUS_NAMES else "classes defined inside functions are not registered")
+            + (
+                f"{name!r} is ambiguous ({', '.join(sorted(_AMBIGUOUS_NAMES[name]))}); set AGENT_NAME"
+                if name in _AMBIGUOUS_NAMES
+                else "classes defined inside functions are not registered"
+            )
         )
     return name
 
@@ -127,7 +130,9 @@ def to_data(value: Any, where: str = "payload") -> Any:
         native = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("="))
         return {NDARRAY_TAG: torch.from_numpy(native.copy()), "dtype": value.dtype.str}
     if isinstance(value, dict):
-        return {to_data(key, where): to_data(item, f"{where}[{key!r}]") for key, item in value.items()}
+        return {
+            to_data(key, where): to_data(item, f"{where}[{key!r}]") for key, item in value.items()
+        }
     if isinstance(value, (list, tuple)):
         converted = [to_data(item, f"{where}[{k}]") for k, item in enumerate(value)]
         return converted if isinstance(value, list) else tuple(converted)
@@ -170,15 +175,21 @@ def check_archive(path: str | Path) -> None:
         with zipfile.ZipFile(path) as archive:
             damaged = archive.testzip()
     except zipfile.BadZipFile as error:
-        raise CorruptedFileError(f"{path}: corrupted or truncated (not a whole torch archive: "
-                                 f"{error}); nothing in it was run") from None
+        raise CorruptedFileError(
+            f"{path}: corrupted or truncated (not a whole torch archive: "
+            f"{error}); nothing in it was run"
+        ) from None
     except (OSError, EOFError, RuntimeError, ValueError) as error:  # a member's header damaged
-        raise CorruptedFileError(f"{path}: corrupted or truncated ({type(error).__name__}: "
-                                 f"{str(error)[:100]}); nothing in it was run") from None
+        raise CorruptedFileError(
+            f"{path}: corrupted or truncated ({type(error).__name__}: "
+            f"{str(error)[:100]}); nothing in it was run"
+        ) from None
     if damaged is not None:
-        raise CorruptedFileError(f"{path}: corrupted (member {damaged[:60]!r} does not match its "
-                                 f"header or CRC-32: the file changed after it was written); nothing "
-                                 f"in it was run")
+        raise CorruptedFileError(
+            f"{path}: corrupted (member {damaged[:60]!r} does not match its "
+            f"header or CRC-32: the file changed after it was written); nothing "
+            f"in it was run"
+        )
 
 
 def load_checkpoint(path: str | Path) -> Any:
@@ -192,7 +203,7 @@ def load_checkpoint(path: str | Path) -> Any:
         with open(path, "rb") as handle:
             head = handle.read(len(ZIP_MAGIC))
         # torch.save writes zip archives: one cut short, or whose first bytes changed, is one too
-        is_archive = head == ZIP_MAGIC[:len(head)] or zipfile.is_zipfile(path)
+        is_archive = head == ZIP_MAGIC[: len(head)] or zipfile.is_zipfile(path)
     except zipfile.BadZipFile:  # is_zipfile found an end record, a damaged one
         is_archive = True
     except OSError as error:
@@ -204,12 +215,15 @@ def load_checkpoint(path: str | Path) -> Any:
     except Exception as error:  # noqa: BLE001 - weights_only runs nothing; any failure is the file's
         # (UnpicklingError, BadZipFile, EOFError, RuntimeError, IndexError, struct.error, ...)
         reason = str(error).strip().splitlines()
-        detail = next((line for line in reason if "GLOBAL" in line or "Unsupported" in line),
-                      None)
-        if is_archive and (detail is None or "Unsupported operand" in detail):  # damage, not a class
-            raise CorruptedFileError(f"{path}: corrupted or truncated (torch cannot read it: "
-                                     f"{(reason[0] if reason else type(error).__name__)[:100]}); "
-                                     f"nothing in it was run") from None
+        detail = next((line for line in reason if "GLOBAL" in line or "Unsupported" in line), None)
+        if is_archive and (
+            detail is None or "Unsupported operand" in detail
+        ):  # damage, not a class
+            raise CorruptedFileError(
+                f"{path}: corrupted or truncated (torch cannot read it: "
+                f"{(reason[0] if reason else type(error).__name__)[:100]}); "
+                f"nothing in it was run"
+            ) from None
         detail = detail or (reason[0] if reason else type(error).__name__)
         raise UnsafeFileError(
             f"{path}: not a data-only checkpoint or agent file ({detail.strip()[:200]}); refusing to load "
@@ -219,7 +233,9 @@ def load_checkpoint(path: str | Path) -> Any:
     try:
         return from_data(data)
     except (ValueError, TypeError, RecursionError) as error:
-        raise UnsafeFileError(f"{path}: not a checkpoint or agent file: {str(error)[:200]}") from None
+        raise UnsafeFileError(
+            f"{path}: not a checkpoint or agent file: {str(error)[:200]}"
+        ) from None
 
 
 # ---- an agent and the game it is to play ------------------------------------------------------
@@ -243,12 +259,14 @@ def check_agent_fits_game(agent: Any, game: Any, source: str | Path) -> None:
         if isinstance(size, int) and size not in (state_size, observation_size):
             raise AgentGameMismatchError(
                 f"{source}: the agent reads inputs of size {size}, {name}'s information state has "
-                f"size {state_size} (observation {observation_size}): it was made for another game")
+                f"size {state_size} (observation {observation_size}): it was made for another game"
+            )
     actions = getattr(agent, "num_actions", None)
     if isinstance(actions, int) and actions != info.num_distinct_actions:
         raise AgentGameMismatchError(
             f"{source}: the agent has {actions} actions, {name} has {info.num_distinct_actions}: "
-            f"it was made for another game")
+            f"it was made for another game"
+        )
 
 
 # ---- generators ---------------------------------------------------------------------------------

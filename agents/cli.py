@@ -101,8 +101,12 @@ def _module_main(module: str) -> Callable[[list[str]], int | None]:
 def _usage() -> str:
     width = max(map(len, COMMANDS))
     lines = [f"  {name.ljust(width)}  {summary}" for name, summary in COMMANDS.items()]
-    return "usage: hiddenenvs COMMAND [ARGUMENTS...]\n\ncommands:\n" + "\n".join(lines) + (
-        "\n\nhiddenenvs COMMAND --help shows a command's arguments; hiddenenvs --version its version."
+    return (
+        "usage: hiddenenvs COMMAND [ARGUMENTS...]\n\ncommands:\n"
+        + "\n".join(lines)
+        + (
+            "\n\nhiddenenvs COMMAND --help shows a command's arguments; hiddenenvs --version its version."
+        )
     )
 
 
@@ -127,11 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     elif command == "evaluate":
         run = _script_main("evaluate")
     else:
-        run = _module_main({
-            "play": "agents.play",
-            "ggp-player": "agents.ggp_player",
-            "record": "hiddenenvs.envs.combat.record",
-        }[command])
+        run = _module_main(
+            {
+                "play": "agents.play",
+                "ggp-player": "agents.ggp_player",
+                "record": "hiddenenvs.envs.combat.record",
+            }[command]
+        )
     status = run(arguments)
     return status if isinstance(status, int) else 0
 

@@ -84,9 +84,23 @@ MAX_INTEGER = 2**62  # any integer value (seeds, budgets, sizes)
 MAX_SEED = 2**63 - 1  # torch.manual_seed takes [-2**63, 2**64); numpy's generators >= 0
 # Ranges by key name, wherever the key is (trainer params included).
 UNIT_INTERVAL = {"anticipatory", "discount", "epsilon_start", "epsilon_end", "average_policy_ema"}
-POSITIVE_FLOATS = {"seconds", "max_seconds", "learning_rate", "rl_learning_rate", "sl_learning_rate"}
-POSITIVE_INTS = {"hidden_sizes", "conv_channels", "hidden_size", "batch_size", "replay_capacity",
-                 "reservoir_capacity", "buffer_size", "num_envs"}
+POSITIVE_FLOATS = {
+    "seconds",
+    "max_seconds",
+    "learning_rate",
+    "rl_learning_rate",
+    "sl_learning_rate",
+}
+POSITIVE_INTS = {
+    "hidden_sizes",
+    "conv_channels",
+    "hidden_size",
+    "batch_size",
+    "replay_capacity",
+    "reservoir_capacity",
+    "buffer_size",
+    "num_envs",
+}
 
 
 class ConfigError(ValueError):
@@ -107,13 +121,13 @@ def quote(value: Any, limit: int = QUOTE_CHARS) -> str:
     if isinstance(value, int) and value.bit_length() > 4 * QUOTE_CHARS:  # repr may refuse it
         return f"an integer of {int(value.bit_length() * math.log10(2)) + 1:,} digits"
     text = _QUOTE.repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def one_line(text: str, limit: int = 300) -> str:
     """``text`` on one line, cut to ``limit`` characters."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # ---- reading YAML -------------------------------------------------------------------------
@@ -135,8 +149,10 @@ class ConfigLoader(ValueLoader):
             self.alias_count += 1
             if self.alias_count > MAX_ALIASES:
                 mark = self.peek_event().start_mark
-                raise ConfigError(f"{mark.line + 1}:{mark.column + 1}: more than {MAX_ALIASES} "
-                                  f"YAML aliases (*name); a config needs none")
+                raise ConfigError(
+                    f"{mark.line + 1}:{mark.column + 1}: more than {MAX_ALIASES} "
+                    f"YAML aliases (*name); a config needs none"
+                )
         if self.depth >= MAX_CONFIG_DEPTH:
             self._too_deep(self.peek_event().start_mark)
         self.depth += 1
@@ -148,14 +164,18 @@ class ConfigLoader(ValueLoader):
     def construct_yaml_int(self, node):
         digits = len(node.value)
         if digits > 100:  # Python refuses to read past 4,300 digits; no config value has 20
-            raise ConfigError(f"{node.start_mark.line + 1}:{node.start_mark.column + 1}: a number of "
-                              f"{digits:,} digits")
+            raise ConfigError(
+                f"{node.start_mark.line + 1}:{node.start_mark.column + 1}: a number of "
+                f"{digits:,} digits"
+            )
         return super().construct_yaml_int(node)
 
     @staticmethod
     def _too_deep(mark) -> None:
-        raise ConfigError(f"{mark.line + 1}:{mark.column + 1}: values nest more than "
-                          f"{MAX_CONFIG_DEPTH} levels deep")
+        raise ConfigError(
+            f"{mark.line + 1}:{mark.column + 1}: values nest more than "
+            f"{MAX_CONFIG_DEPTH} levels deep"
+        )
 
 
 ConfigLoader.add_constructor("tag:yaml.org,2002:int", ConfigLoader.construct_yaml_int)
@@ -168,8 +188,10 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int])
     if key in sizes:
         return sizes[key]
     if key in open_nodes:
-        raise ConfigError(f"{node.start_mark.line + 1}:{node.start_mark.column + 1}: a YAML alias "
-                          f"refers to its own anchor (a recursive value)")
+        raise ConfigError(
+            f"{node.start_mark.line + 1}:{node.start_mark.column + 1}: a YAML alias "
+            f"refers to its own anchor (a recursive value)"
+        )
     open_nodes.add(key)
     total = 1
     if isinstance(node, yaml.SequenceNode):
@@ -181,8 +203,10 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int])
     for child in children:
         total += _expanded_size(child, sizes, open_nodes)
         if total > MAX_CONFIG_NODES:
-            raise ConfigError(f"{node.start_mark.line + 1}:{node.start_mark.column + 1}: expands "
-                              f"into more than {MAX_CONFIG_NODES:,} values (YAML aliases?), the limit")
+            raise ConfigError(
+                f"{node.start_mark.line + 1}:{node.start_mark.column + 1}: expands "
+                f"into more than {MAX_CONFIG_NODES:,} values (YAML aliases?), the limit"
+            )
     open_nodes.discard(key)
     sizes[key] = total
     return total
@@ -205,13 +229,19 @@ def read_yaml(text: str, source: str) -> Any:
         raise ConfigError(f"{source}:{error}") from None
     except yaml.constructor.ConstructorError as error:
         tag = quote((error.problem.partition("tag ")[2] or error.problem).strip("'"))
-        raise ConfigError(f"{source}:{_where(error)}: YAML tag {tag} is not allowed in a config "
-                          f"(plain values only)") from None
+        raise ConfigError(
+            f"{source}:{_where(error)}: YAML tag {tag} is not allowed in a config "
+            f"(plain values only)"
+        ) from None
     except yaml.MarkedYAMLError as error:
-        raise ConfigError(f"{source}:{_where(error)}: not valid YAML: {error.problem or error.context}") from None
+        raise ConfigError(
+            f"{source}:{_where(error)}: not valid YAML: {error.problem or error.context}"
+        ) from None
     except yaml.reader.ReaderError as error:
-        raise ConfigError(f"{source}: character {error.position + 1} (code point "
-                          f"{error.character:#x}) is not allowed in YAML") from None
+        raise ConfigError(
+            f"{source}: character {error.position + 1} (code point "
+            f"{error.character:#x}) is not allowed in YAML"
+        ) from None
     except yaml.YAMLError as error:
         raise ConfigError(f"{source}: not valid YAML: {quote(str(error))}") from None
     except RecursionError:
@@ -312,14 +342,20 @@ class RunConfig:
             raise ConfigError("evaluation: give every_episodes, every_iterations or both")
         if self.checkpoint_every_episodes is None and self.checkpoint_every_iterations is None:
             raise ConfigError("give checkpoint_every_episodes, checkpoint_every_iterations or both")
-        if self.budget.episodes is None and self.budget.iterations is None and self.budget.seconds is None:
+        if (
+            self.budget.episodes is None
+            and self.budget.iterations is None
+            and self.budget.seconds is None
+        ):
             raise ConfigError("budget: give episodes, iterations, seconds or a combination")
         import hiddenenvs
         from hiddenenvs.registry import REGISTRY
 
         if self.env.name not in REGISTRY:
-            raise ConfigError(f"env.name: unknown env {quote(self.env.name)}; registered envs: "
-                              f"{', '.join(sorted(REGISTRY))}")
+            raise ConfigError(
+                f"env.name: unknown env {quote(self.env.name)}; registered envs: "
+                f"{', '.join(sorted(REGISTRY))}"
+            )
         try:
             game = hiddenenvs.load_game(self.env.name, **self.env.params)
         except (ValueError, TypeError, OverflowError) as error:  # a game's own parameter checks
@@ -383,8 +419,10 @@ def memory_estimate(config: RunConfig, game, params: Any) -> dict[str, int]:
     lockstep (their envs, measured above :data:`MEASURE_ENVS_ABOVE`, and tensors), the replay and reservoir memories when full (one
     float32 tensor per row, for one player) and one copy of the networks' weights."""
     info = game.info
-    tensor = min(math.prod(info.information_state_tensor_shape or (0,)),
-                 math.prod(info.observation_tensor_shape or (0,)))
+    tensor = min(
+        math.prod(info.information_state_tensor_shape or (0,)),
+        math.prod(info.observation_tensor_shape or (0,)),
+    )
     per_env = 4 * tensor + (_env_bytes(config) if config.num_envs > MEASURE_ENVS_ABOVE else 0)
     needs = {"num_envs": config.num_envs * per_env}
     for name in ("replay_capacity", "reservoir_capacity"):
@@ -404,9 +442,11 @@ def check_memory(config: RunConfig, game, params: Any) -> None:
     total, limit = sum(needs.values()), memory_limit()
     if total > limit:
         largest = max(needs, key=needs.get)
-        raise ConfigError(f"the run needs at least {_gigabytes(total)} of memory ({largest}="
-                          f"{quote(_value_at(config, largest))}: {_gigabytes(needs[largest])}); "
-                          f"the limit here is {_gigabytes(limit)}")
+        raise ConfigError(
+            f"the run needs at least {_gigabytes(total)} of memory ({largest}="
+            f"{quote(_value_at(config, largest))}: {_gigabytes(needs[largest])}); "
+            f"the limit here is {_gigabytes(limit)}"
+        )
 
 
 def _value_at(config: RunConfig, key: str) -> Any:
@@ -429,15 +469,19 @@ def check_output_dir(output_dir: str) -> None:
         while not existing.exists():
             existing = existing.parent
         if not existing.is_dir():
-            raise ConfigError(f"output_dir {quote(output_dir, PATH_CHARS)}: {quote(str(existing), PATH_CHARS)} is a file, "
-                              f"not a directory")
+            raise ConfigError(
+                f"output_dir {quote(output_dir, PATH_CHARS)}: {quote(str(existing), PATH_CHARS)} is a file, "
+                f"not a directory"
+            )
         with tempfile.TemporaryFile(dir=existing):
             pass
     except (OSError, ValueError) as error:
         if isinstance(error, ConfigError):
             raise
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        raise ConfigError(f"output_dir {quote(output_dir, PATH_CHARS)}: cannot write there ({reason})") from None
+        raise ConfigError(
+            f"output_dir {quote(output_dir, PATH_CHARS)}: cannot write there ({reason})"
+        ) from None
 
 
 def trainer_class(name: str) -> type:
@@ -521,7 +565,10 @@ def from_dict(cls: type, data: Any, where: str = "config") -> Any:
     unknown = sorted((key for key in data if key not in fields), key=str)
     if unknown:
         prefix = f"{where}." if where != "config" else ""
-        names = [prefix + (key if isinstance(key, str) else quote(key))[:QUOTE_CHARS] for key in unknown[:5]]
+        names = [
+            prefix + (key if isinstance(key, str) else quote(key))[:QUOTE_CHARS]
+            for key in unknown[:5]
+        ]
         named = f"{names}" + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
         raise ConfigError(
             f"unknown key(s) {named}; allowed keys{' of ' + where if where != 'config' else ''}: "
@@ -543,7 +590,9 @@ def from_dict(cls: type, data: Any, where: str = "config") -> Any:
 def apply_override(data: dict, override: str) -> None:
     """Apply one ``dotted.key=yaml_value`` override to a nested dict, in place."""
     if "=" not in override:
-        raise ConfigError(f"override {quote(override)} must look like key=value (e.g. budget.episodes=5000)")
+        raise ConfigError(
+            f"override {quote(override)} must look like key=value (e.g. budget.episodes=5000)"
+        )
     key, _, raw = override.partition("=")
     value = read_yaml(raw, f"override {quote(key)}") if raw else None
     parts = key.strip().split(".")
@@ -551,7 +600,9 @@ def apply_override(data: dict, override: str) -> None:
     for depth, part in enumerate(parts[:-1]):
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ConfigError(f"override {quote(key)}: {'.'.join(parts[:depth + 1])} is not a section")
+            raise ConfigError(
+                f"override {quote(key)}: {'.'.join(parts[: depth + 1])} is not a section"
+            )
         node = child
     node[parts[-1]] = value
 
@@ -564,7 +615,9 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> RunConfig
     try:
         return config_from_dict(data)
     except ConfigError as error:
-        raise ConfigError(f"{path}" + (" (with overrides)" if overrides else "") + f": {error}") from None
+        raise ConfigError(
+            f"{path}" + (" (with overrides)" if overrides else "") + f": {error}"
+        ) from None
 
 
 def config_data(path: str | Path | None, overrides: list[str] = ()) -> dict:

@@ -96,29 +96,49 @@ class ExItOOSConfig:
     batch_size: int = 128  # the paper does not say
     learning_rate: float = 1e-3
     workers: int = 2  # self-play processes; 0 plays in the training process
-    concurrent_games: int = 8  # model backend: games a worker plays in lockstep, one forward per round
-    ray_address: str | None = None  # "local" or a cluster ("auto", host:port): workers are Ray actors
+    concurrent_games: int = (
+        8  # model backend: games a worker plays in lockstep, one forward per round
+    )
+    ray_address: str | None = (
+        None  # "local" or a cluster ("auto", host:port): workers are Ray actors
+    )
 
     def __post_init__(self):
         from agents.config import ConfigError
 
         if self.targeting not in TARGETING:
-            raise ConfigError(f"trainer.params.targeting must be one of {TARGETING}, got {self.targeting!r}")
+            raise ConfigError(
+                f"trainer.params.targeting must be one of {TARGETING}, got {self.targeting!r}"
+            )
         if self.reweighting not in REWEIGHTING:
-            raise ConfigError(f"trainer.params.reweighting must be one of {REWEIGHTING}, got {self.reweighting!r}")
+            raise ConfigError(
+                f"trainer.params.reweighting must be one of {REWEIGHTING}, got {self.reweighting!r}"
+            )
         if self.backend not in ("auto", "tree", "model"):
-            raise ConfigError(f"trainer.params.backend must be 'auto', 'tree' or 'model', got {self.backend!r}")
+            raise ConfigError(
+                f"trainer.params.backend must be 'auto', 'tree' or 'model', got {self.backend!r}"
+            )
         for name in ("delta", "epsilon", "gamma"):
             if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ConfigError(f"trainer.params.{name} must be in [0, 1], got {getattr(self, name)}")
-        for name in ("games_per_iteration", "simulations_per_move", "reservoir_games", "train_steps",
-                     "batch_size", "concurrent_games"):
+                raise ConfigError(
+                    f"trainer.params.{name} must be in [0, 1], got {getattr(self, name)}"
+                )
+        for name in (
+            "games_per_iteration",
+            "simulations_per_move",
+            "reservoir_games",
+            "train_steps",
+            "batch_size",
+            "concurrent_games",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         if self.workers < 0:
             raise ConfigError(f"trainer.params.workers must be >= 0, got {self.workers}")
         if self.ray_address is not None and self.workers < 1:
-            raise ConfigError("trainer.params.ray_address plays on `workers` Ray actors: workers must be >= 1")
+            raise ConfigError(
+                "trainer.params.ray_address plays on `workers` Ray actors: workers must be >= 1"
+            )
         if self.reservoir_decay <= 0.0 or self.learning_rate <= 0.0:
             raise ConfigError("trainer.params.reservoir_decay and learning_rate must be > 0")
 
@@ -130,7 +150,9 @@ class ApprenticeRollout:
         self.agent = agent
 
     def __call__(self, states, players, masks) -> np.ndarray:
-        tensors = np.stack([np.ravel(s.information_state_tensor(int(p))) for s, p in zip(states, players)])
+        tensors = np.stack(
+            [np.ravel(s.information_state_tensor(int(p))) for s, p in zip(states, players)]
+        )
         return self.agent.policy_probabilities_batch(tensors.astype(np.float32), masks)
 
 
@@ -143,20 +165,40 @@ class SelfPlayer:
         torch.set_num_threads(1)
         self.game = game
         self.config = config
-        self.agent = AveragePolicyAgent(mlp(architecture["input_size"], architecture["hidden_sizes"],
-                                            architecture["num_actions"]), architecture)
+        self.agent = AveragePolicyAgent(
+            mlp(
+                architecture["input_size"],
+                architecture["hidden_sizes"],
+                architecture["num_actions"],
+            ),
+            architecture,
+        )
         self.rollout = ApprenticeRollout(self.agent)
-        options = dict(delta=config.delta, epsilon=config.epsilon, gamma=config.gamma, targeting=config.targeting,
-                       reweighting=config.reweighting)
+        options = dict(
+            delta=config.delta,
+            epsilon=config.epsilon,
+            gamma=config.gamma,
+            targeting=config.targeting,
+            reweighting=config.reweighting,
+        )
         seats = range(self.game.info.num_players)
         self.searches = None
-        if config.backend != "model":  # the tree when the game enumerates ("auto"), rho a table per iteration
+        if (
+            config.backend != "model"
+        ):  # the tree when the game enumerates ("auto"), rho a table per iteration
             self.searches = [OOS(self.game, p, backend=config.backend, **options) for p in seats]
         if self.searches is None or any(s.backend == "model" for s in self.searches):
-            self.searches = [OOS(self.game, p, backend="model", rollout_policy=self.rollout, **options) for p in seats]
+            self.searches = [
+                OOS(self.game, p, backend="model", rollout_policy=self.rollout, **options)
+                for p in seats
+            ]
             self.concurrent_searches = [self.searches] + [
-                [OOS(self.game, p, backend="model", rollout_policy=self.rollout, **options) for p in seats]
-                for _ in range(config.concurrent_games - 1)]
+                [
+                    OOS(self.game, p, backend="model", rollout_policy=self.rollout, **options)
+                    for p in seats
+                ]
+                for _ in range(config.concurrent_games - 1)
+            ]
         else:
             self.concurrent_searches = [self.searches]
 
@@ -174,9 +216,14 @@ class SelfPlayer:
         for start in range(0, len(seeds), group):
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-            chunk = seeds[start:start + group]
-            results += search_concurrently([self.play_steps(seed, searches) for seed, searches
-                                            in zip(chunk, self.concurrent_searches)], self.rollout)
+            chunk = seeds[start : start + group]
+            results += search_concurrently(
+                [
+                    self.play_steps(seed, searches)
+                    for seed, searches in zip(chunk, self.concurrent_searches)
+                ],
+                self.rollout,
+            )
         return results
 
     def play(self, seed: int) -> dict[str, Any]:
@@ -189,7 +236,9 @@ class SelfPlayer:
         for player, search in enumerate(searches):
             search.reset()
             # In place: the compiled walk holds a pointer to this generator.
-            search.rng.bit_generator.state = np.random.default_rng([seed, player]).bit_generator.state
+            search.rng.bit_generator.state = np.random.default_rng(
+                [seed, player]
+            ).bit_generator.state
         tensors, masks, targets = [], [], []
         missed = restored = 0
         state = self.game.new_initial_state()
@@ -215,9 +264,14 @@ class SelfPlayer:
                 actions.append(draw_index(sigma, rng))
             apply_choices(state, joint, movers, actions)
         return {
-            "game": {"observation": np.stack(tensors), "action_mask": np.stack(masks), "target": np.stack(targets)},
+            "game": {
+                "observation": np.stack(tensors),
+                "action_mask": np.stack(masks),
+                "target": np.stack(targets),
+            },
             "returns": np.asarray(state.returns(), dtype=np.float64),
-            "missed_targets": missed, "restored_searches": restored,
+            "missed_targets": missed,
+            "restored_searches": restored,
             "ema_ratio": float(np.mean([s.ema_ratio for s in searches])),
         }
 
@@ -231,7 +285,9 @@ def _start_worker(game: Game, config: ExItOOSConfig, architecture: dict) -> None
     _WORKER, _WORKER_NETWORK_VERSION = SelfPlayer(game, config, architecture), None
 
 
-def _play_games(network_version: int, network_state: dict, seeds: list[int]) -> list[dict[str, Any]]:
+def _play_games(
+    network_version: int, network_state: dict, seeds: list[int]
+) -> list[dict[str, Any]]:
     global _WORKER_NETWORK_VERSION
     if network_version != _WORKER_NETWORK_VERSION:
         _WORKER.set_network(network_state)
@@ -245,7 +301,9 @@ class SelfPlayActor:
     def __init__(self, game: Game, config: ExItOOSConfig, architecture: dict):
         _start_worker(game, config, architecture)
 
-    def play_games(self, network_version: int, network_state: dict, seeds: list[int]) -> list[dict[str, Any]]:
+    def play_games(
+        self, network_version: int, network_state: dict, seeds: list[int]
+    ) -> list[dict[str, Any]]:
         return _play_games(network_version, network_state, seeds)
 
 
@@ -254,15 +312,27 @@ class ExItOOS(Learner):
     """ExIt-OOS through the common loop: one :meth:`step` is one expert iteration."""
 
     CONFIG_CLASS = ExItOOSConfig
-    METRICS = ("kl_loss", "reservoir_games", "reservoir_moves", "missed_target_rate", "restored_searches",
-               "ema_ratio", "mean_first_player_return")
+    METRICS = (
+        "kl_loss",
+        "reservoir_games",
+        "reservoir_moves",
+        "missed_target_rate",
+        "restored_searches",
+        "ema_ratio",
+        "mean_first_player_return",
+    )
 
     def __init__(self, game: Game, config: ExItOOSConfig, seed: int):
         super().__init__(game, config, seed)
         info = game.info
-        self.architecture = {"input_size": int(np.prod(info.information_state_tensor_shape)),
-                             "hidden_sizes": list(config.hidden_sizes), "num_actions": info.num_distinct_actions}
-        self.network = mlp(self.architecture["input_size"], config.hidden_sizes, info.num_distinct_actions)
+        self.architecture = {
+            "input_size": int(np.prod(info.information_state_tensor_shape)),
+            "hidden_sizes": list(config.hidden_sizes),
+            "num_actions": info.num_distinct_actions,
+        }
+        self.network = mlp(
+            self.architecture["input_size"], config.hidden_sizes, info.num_distinct_actions
+        )
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
         self.reservoir = GameReservoir(config.reservoir_games, config.reservoir_decay)
         self.rng = np.random.default_rng(seed)
@@ -284,9 +354,18 @@ class ExItOOS(Learner):
                 self._local = SelfPlayer(*game_args)
             self._local.set_network(network_state)
             return self._local.play_many(seeds, deadline)
-        shares = [[int(s) for s in share] for share in np.array_split(seeds, self.config.workers) if len(share)]
-        pieces = [[share[i:i + self.config.concurrent_games] for i in range(0, len(share), self.config.concurrent_games)]
-                  for share in shares]
+        shares = [
+            [int(s) for s in share]
+            for share in np.array_split(seeds, self.config.workers)
+            if len(share)
+        ]
+        pieces = [
+            [
+                share[i : i + self.config.concurrent_games]
+                for i in range(0, len(share), self.config.concurrent_games)
+            ]
+            for share in shares
+        ]
         if self.config.ray_address is not None:
             played = self._self_play_on_ray(network_state, pieces, game_args, deadline)
         else:
@@ -300,13 +379,30 @@ class ExItOOS(Learner):
                 games += played[worker, index]
         return games
 
-    def _self_play_in_processes(self, network_state: dict, pieces: list[list[list[int]]], game_args: tuple,
-                                deadline: float | None) -> dict[tuple[int, int], list]:
-        if self._pool is None:  # a worker that fails to start raises BrokenProcessPool here, no hang
-            self._pool = ProcessPoolExecutor(self.config.workers, initializer=_start_worker, initargs=game_args,
-                                             mp_context=multiprocessing.get_context("spawn"))  # no forked torch
-        futures = {self._pool.submit(_play_games, self._network_version, network_state, piece): (worker, index)
-                   for worker, share_pieces in enumerate(pieces) for index, piece in enumerate(share_pieces)}
+    def _self_play_in_processes(
+        self,
+        network_state: dict,
+        pieces: list[list[list[int]]],
+        game_args: tuple,
+        deadline: float | None,
+    ) -> dict[tuple[int, int], list]:
+        if (
+            self._pool is None
+        ):  # a worker that fails to start raises BrokenProcessPool here, no hang
+            self._pool = ProcessPoolExecutor(
+                self.config.workers,
+                initializer=_start_worker,
+                initargs=game_args,
+                mp_context=multiprocessing.get_context("spawn"),
+            )  # no forked torch
+        futures = {
+            self._pool.submit(_play_games, self._network_version, network_state, piece): (
+                worker,
+                index,
+            )
+            for worker, share_pieces in enumerate(pieces)
+            for index, piece in enumerate(share_pieces)
+        }
         played: dict[tuple[int, int], list] = {}
         pending = set(futures)
         while pending:
@@ -321,33 +417,65 @@ class ExItOOS(Learner):
                 break
         return played
 
-    def _self_play_on_ray(self, network_state: dict, pieces: list[list[list[int]]], game_args: tuple,
-                          deadline: float | None) -> dict[tuple[int, int], list]:
+    def _self_play_on_ray(
+        self,
+        network_state: dict,
+        pieces: list[list[list[int]]],
+        game_args: tuple,
+        deadline: float | None,
+    ) -> dict[tuple[int, int], list]:
         """Each worker's pieces, one at a time, on ANFSP's actor pool; a piece whose actor died
         is replayed by its replacement (the games are seeded, so with the same result)."""
         from agents.actor_pool import ActorPool, Finished
 
         if self._pool is None:
             address = self.config.ray_address
-            self._pool = ActorPool(SelfPlayActor, lambda slot, generation: game_args, self.config.workers,
-                                   address=None if address == "local" else address,
-                                   name="exit-oos-self-play", where="trainer.params.ray_address")
+            self._pool = ActorPool(
+                SelfPlayActor,
+                lambda slot, generation: game_args,
+                self.config.workers,
+                address=None if address == "local" else address,
+                name="exit-oos-self-play",
+                where="trainer.params.ray_address",
+            )
             self._pool.start()
         played: dict[tuple[int, int], list] = {}
         for slot, share_pieces in enumerate(pieces):
-            self._pool.submit(slot, "play_games", self._network_version, network_state, share_pieces[0],
-                              tag=(slot, 0))
+            self._pool.submit(
+                slot,
+                "play_games",
+                self._network_version,
+                network_state,
+                share_pieces[0],
+                tag=(slot, 0),
+            )
         while self._pool.in_flight:
             result = self._pool.next()
             slot, index = result.tag
-            if not isinstance(result, Finished):  # lost: the replacement actor starts from a new apprentice
-                self._pool.submit(result.slot, "play_games", self._network_version, network_state,
-                                  pieces[slot][index], tag=result.tag)
+            if not isinstance(
+                result, Finished
+            ):  # lost: the replacement actor starts from a new apprentice
+                self._pool.submit(
+                    result.slot,
+                    "play_games",
+                    self._network_version,
+                    network_state,
+                    pieces[slot][index],
+                    tag=result.tag,
+                )
                 continue
             played[slot, index] = result.value
-            if index + 1 < len(pieces[slot]) and (deadline is None or time.perf_counter() < deadline):
-                self._pool.submit(result.slot, "play_games", self._network_version, network_state,
-                                  pieces[slot][index + 1], tag=(slot, index + 1))
+            if index + 1 < len(pieces[slot]) and (
+                deadline is None or time.perf_counter() < deadline
+            ):
+                self._pool.submit(
+                    result.slot,
+                    "play_games",
+                    self._network_version,
+                    network_state,
+                    pieces[slot][index + 1],
+                    tag=(slot, index + 1),
+                )
         return played
 
     def step(self, loop: Any) -> StepReport:
@@ -360,22 +488,33 @@ class ExItOOS(Learner):
             self.reservoir.add(self.rng, game["game"])
         decisions = sum(len(g["game"]["target"]) for g in games)
         losses = [self.train_step() for _ in range(self.config.train_steps)]
-        biased_searches = max(1, decisions * self.config.simulations_per_move * self.game.info.num_players)
-        return StepReport(episodes=len(games), iterations=1, metrics={
-            "kl_loss": float(np.mean(losses)),
-            "reservoir_games": float(len(self.reservoir)),
-            "reservoir_moves": float(self.reservoir.num_moves),
-            "missed_target_rate": sum(g["missed_targets"] for g in games) / biased_searches,
-            "restored_searches": float(sum(g["restored_searches"] for g in games)),
-            "ema_ratio": float(np.mean([g["ema_ratio"] for g in games])),
-            "mean_first_player_return": float(np.mean([g["returns"][0] for g in games])),
-        })
+        biased_searches = max(
+            1, decisions * self.config.simulations_per_move * self.game.info.num_players
+        )
+        return StepReport(
+            episodes=len(games),
+            iterations=1,
+            metrics={
+                "kl_loss": float(np.mean(losses)),
+                "reservoir_games": float(len(self.reservoir)),
+                "reservoir_moves": float(self.reservoir.num_moves),
+                "missed_target_rate": sum(g["missed_targets"] for g in games) / biased_searches,
+                "restored_searches": float(sum(g["restored_searches"] for g in games)),
+                "ema_ratio": float(np.mean([g["ema_ratio"] for g in games])),
+                "mean_first_player_return": float(np.mean([g["returns"][0] for g in games])),
+            },
+        )
 
     # ---- learning ------------------------------------------------------------------------------
     def train_step(self) -> float:
         """One Adam step on KL(sigma_oos || f_theta) over the legal actions of a minibatch."""
-        batch = {k: torch.from_numpy(v) for k, v in self.reservoir.sample(self.config.batch_size, self.rng).items()}
-        log_p = torch.log_softmax(masked_logits(self.network(batch["observation"]), batch["action_mask"]), dim=-1)
+        batch = {
+            k: torch.from_numpy(v)
+            for k, v in self.reservoir.sample(self.config.batch_size, self.rng).items()
+        }
+        log_p = torch.log_softmax(
+            masked_logits(self.network(batch["observation"]), batch["action_mask"]), dim=-1
+        )
         sigma = batch["target"]
         loss = (torch.xlogy(sigma, sigma) - sigma * log_p).sum(dim=-1).mean()
         self.optimizer.zero_grad()
@@ -396,8 +535,12 @@ class ExItOOS(Learner):
 
     # ---- checkpoints ---------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        return {"network": self.network.state_dict(), "optimizer": self.optimizer.state_dict(),
-                "reservoir": self.reservoir.state_dict(), "rng": self.rng.bit_generator.state}
+        return {
+            "network": self.network.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "reservoir": self.reservoir.state_dict(),
+            "rng": self.rng.bit_generator.state,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.network.load_state_dict(state["network"])

@@ -81,10 +81,20 @@ from hiddenenvs.analysis import tree_is_small
 DEFAULT_EVALUATION_SECONDS = 120.0
 
 BASE_COLUMNS = (
-    "episodes", "iterations", "wall_seconds", "episodes_per_second", "iterations_per_second",
+    "episodes",
+    "iterations",
+    "wall_seconds",
+    "episodes_per_second",
+    "iterations_per_second",
 )
 # The first three: the run's metric (exact, or mean return against the evaluation opponent).
-EVALUATION_COLUMNS = ("exploitability", "return_vs_random", "return_vs_opponent", "evaluation_episodes", "win_rate")
+EVALUATION_COLUMNS = (
+    "exploitability",
+    "return_vs_random",
+    "return_vs_opponent",
+    "evaluation_episodes",
+    "win_rate",
+)
 
 
 # ---- playing episodes -----------------------------------------------------------------------
@@ -164,11 +174,15 @@ def play_episodes(
             agent = seat_agents[name]
             ids = [i for i, _ in items]
             if getattr(agent, "USES_TRUE_STATE", False):
-                actions, _ = agent.act_batch(observations, masks, ids, roots=[envs[i].game_state for i in ids])
+                actions, _ = agent.act_batch(
+                    observations, masks, ids, roots=[envs[i].game_state for i in ids]
+                )
             else:
                 views = [envs[i].seat_view(name) for i in ids] if agent.USES_SEAT_VIEW else None
                 actions, _ = agent.act_batch(observations, masks, ids, views)
-            for (episode_id, _), observation, mask, action in zip(items, observations, masks, actions):
+            for (episode_id, _), observation, mask, action in zip(
+                items, observations, masks, actions
+            ):
                 pending[(episode_id, name)] = (observation, mask, int(action))
                 envs[episode_id].step(int(action))
         active = still_active
@@ -227,23 +241,42 @@ def returns_against_opponents(
         if seat not in evaluated:
             continue
         # Each seat gets an equal share of what is left before the deadline.
-        seat_deadline = None if deadline is None else (
-            time.perf_counter() + (deadline - time.perf_counter()) / (len(evaluated) - evaluated.index(seat)))
+        seat_deadline = (
+            None
+            if deadline is None
+            else (
+                time.perf_counter()
+                + (deadline - time.perf_counter()) / (len(evaluated) - evaluated.index(seat))
+            )
+        )
         agent = agent_for_seat(seat)
-        agent.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(seat,)))  # not the env stream
+        agent.rng = np.random.default_rng(
+            np.random.SeedSequence(seed, spawn_key=(seat,))
+        )  # not the env stream
         if opponent is None:
             opponents = {name: RandomAgent(num_actions, int(rng.integers(2**31))) for name in names}
         else:
-            opponents = {name: opponent(name, k, int(rng.integers(2**31))) for k, name in enumerate(names)}
+            opponents = {
+                name: opponent(name, k, int(rng.integers(2**31))) for k, name in enumerate(names)
+            }
         opponents[seat_name] = agent
         total, played, wins = 0.0, 0, 0
         while played < episodes and (seat_deadline is None or time.perf_counter() < seat_deadline):
             batch = envs[: min(len(envs), episodes - played)]
-            returns = play_episodes(batch, opponents, rng.integers(2**31, size=len(batch)), learn=False,
-                                    deadline=seat_deadline)
+            returns = play_episodes(
+                batch,
+                opponents,
+                rng.integers(2**31, size=len(batch)),
+                learn=False,
+                deadline=seat_deadline,
+            )
             total += returns[:, seat].sum()
-            wins += int((returns[:, seat] > returns.max(axis=1, where=np.arange(len(names)) != seat,
-                                                       initial=-np.inf)).sum())
+            wins += int(
+                (
+                    returns[:, seat]
+                    > returns.max(axis=1, where=np.arange(len(names)) != seat, initial=-np.inf)
+                ).sum()
+            )
             played += len(returns)
         result.means[seat] = total / played if played else np.nan
         result.episodes[seat] = played
@@ -282,7 +315,9 @@ class LoopContext:
         self._seat_agents: dict[str, Agent] | None = None
         self.deadline: float | None = None
         self.step_cut = False
-        self._vector_env = _vector_self_play_env(config, learner) if config.vector_self_play else None
+        self._vector_env = (
+            _vector_self_play_env(config, learner) if config.vector_self_play else None
+        )
 
     @property
     def envs(self) -> list:
@@ -305,19 +340,28 @@ class LoopContext:
         still), reset with one seed drawn from the loop's generator; the deadline cuts them
         between ticks as it cuts the AEC episodes."""
         if not 1 <= num_episodes <= self.num_envs:
-            raise ValueError(f"self_play plays 1..num_envs={self.num_envs} episodes, got {num_episodes}")
+            raise ValueError(
+                f"self_play plays 1..num_envs={self.num_envs} episodes, got {num_episodes}"
+            )
         if self._vector_env is not None:
             seed = int(self.rng.integers(2**31))
-            returns = play_vector_episodes(self._vector_env, self.learner.agents, seed, learn=learn,
-                                           deadline=self.deadline, num_games=num_episodes)
+            returns = play_vector_episodes(
+                self._vector_env,
+                self.learner.agents,
+                seed,
+                learn=learn,
+                deadline=self.deadline,
+                num_games=num_episodes,
+            )
             if len(returns) < num_episodes:
                 self.step_cut = True
             return returns
         if self._seat_agents is None:
             self._seat_agents = dict(zip(self.envs[0].possible_agents, self.learner.agents))
         seeds = self.rng.integers(2**31, size=num_episodes)
-        returns = play_episodes(self.envs[:num_episodes], self._seat_agents, seeds, learn=learn,
-                                deadline=self.deadline)
+        returns = play_episodes(
+            self.envs[:num_episodes], self._seat_agents, seeds, learn=learn, deadline=self.deadline
+        )
         if len(returns) < num_episodes:
             self.step_cut = True
         return returns
@@ -336,8 +380,10 @@ def _vector_self_play_env(config: RunConfig, learner: Learner):
 
     name, trainer = config.env.name, config.trainer.name
     if name not in VECTOR_GAMES:
-        raise ConfigError(f"vector_self_play: env {name!r} has no vector kernel (hiddenenvs.vector has "
-                          f"{', '.join(VECTOR_GAMES)}); set vector_self_play: false")
+        raise ConfigError(
+            f"vector_self_play: env {name!r} has no vector kernel (hiddenenvs.vector has "
+            f"{', '.join(VECTOR_GAMES)}); set vector_self_play: false"
+        )
     try:
         agents = learner.agents
     except NotImplementedError:
@@ -345,11 +391,15 @@ def _vector_self_play_env(config: RunConfig, learner: Learner):
     for agent in agents:
         for flag, what in (("USES_SEAT_VIEW", "seat views"), ("USES_TRUE_STATE", "the true state")):
             if getattr(agent, flag, False):
-                raise ConfigError(f"vector_self_play: trainer {trainer!r}'s agents need {what}, which the "
-                                  f"vector env does not build; set vector_self_play: false")
+                raise ConfigError(
+                    f"vector_self_play: trainer {trainer!r}'s agents need {what}, which the "
+                    f"vector env does not build; set vector_self_play: false"
+                )
     if type(learner).step is not Learner.step:
-        raise ConfigError(f"vector_self_play: trainer {trainer!r} runs its own step; only trainers that keep "
-                          f"the loop's self-play step (nfsp) play through the vector env; set vector_self_play: false")
+        raise ConfigError(
+            f"vector_self_play: trainer {trainer!r} runs its own step; only trainers that keep "
+            f"the loop's self-play step (nfsp) play through the vector env; set vector_self_play: false"
+        )
     params = {key: value for key, value in config.env.params.items() if key not in _AEC_ONLY_PARAMS}
     return make_vector(name, num_envs=config.num_envs, copy=False, **params)
 
@@ -362,8 +412,11 @@ class _Schedule:
         self.advance(counters)
 
     def advance(self, counters: dict) -> None:
-        self.next = {unit: (counters[unit] // every + 1) * every
-                     for unit, every in self.every.items() if every}
+        self.next = {
+            unit: (counters[unit] // every + 1) * every
+            for unit, every in self.every.items()
+            if every
+        }
 
     def due(self, counters: dict) -> bool:
         return any(counters[unit] >= threshold for unit, threshold in self.next.items())
@@ -381,7 +434,9 @@ class _MetricsLog:
     the old one (a kill mid-resume leaves the old file whole); then rows are only appended.
     """
 
-    def __init__(self, output_dir: Path, columns: list[str], unit: str, resume_iterations: int | None):
+    def __init__(
+        self, output_dir: Path, columns: list[str], unit: str, resume_iterations: int | None
+    ):
         import io
 
         from torch.utils.tensorboard import SummaryWriter
@@ -392,8 +447,11 @@ class _MetricsLog:
         kept: list[dict[str, str]] = []
         if resume_iterations is not None and self.path.exists():
             with self.path.open(newline="") as handle:
-                kept = [row for row in csv.DictReader(handle)
-                        if int(float(row["iterations"])) <= resume_iterations]
+                kept = [
+                    row
+                    for row in csv.DictReader(handle)
+                    if int(float(row["iterations"])) <= resume_iterations
+                ]
         text = io.StringIO(newline="")
         writer = csv.DictWriter(text, fieldnames=columns)
         writer.writeheader()
@@ -423,8 +481,14 @@ class _MetricsLog:
 
 def plot_metrics(rows: list[dict], path: Path, title: str, unit: str = "episodes") -> str | None:
     """PNG of exploitability (or return vs random) against ``unit`` and wall time."""
-    metric = next((m for m in ("exploitability", "return_vs_random")
-                   if any(r.get(m) is not None for r in rows)), None)
+    metric = next(
+        (
+            m
+            for m in ("exploitability", "return_vs_random")
+            if any(r.get(m) is not None for r in rows)
+        ),
+        None,
+    )
     if metric is None:
         return None
     import matplotlib
@@ -454,14 +518,18 @@ class TrainingError(RuntimeError):
     """A run that cannot train (it trained nothing within its budget); the message says why."""
 
 
-def _evaluation_opponent(config: RunConfig, num_players: int) -> Callable[[str, int, int], Agent] | None:
+def _evaluation_opponent(
+    config: RunConfig, num_players: int
+) -> Callable[[str, int, int], Agent] | None:
     """``evaluation.opponent`` as a factory ``(seat name, seat, seed) -> Agent`` (None: random),
     checked (with ``evaluation.seats``) before the run starts."""
     from agents.config import ConfigError
 
     seats = config.evaluation.seats
     if seats is not None and (not seats or not all(0 <= s < num_players for s in seats)):
-        raise ConfigError(f"evaluation.seats must name seats in 0..{num_players - 1} of {config.env.name}, got {seats}")
+        raise ConfigError(
+            f"evaluation.seats must name seats in 0..{num_players - 1} of {config.env.name}, got {seats}"
+        )
     spec = config.evaluation.opponent
     if spec == "random":
         return None
@@ -494,7 +562,9 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
     from agents.capabilities import check_exact_evaluation, check_trainer
 
     session_started = time.perf_counter()
-    offers = check_trainer(config.trainer.name, config.trainer.params, config.env.name, config.env.params)
+    offers = check_trainer(
+        config.trainer.name, config.trainer.params, config.env.name, config.env.params
+    )
     evaluation = config.evaluation
     if evaluation.exact == "yes":
         check_exact_evaluation(config.env.name, config.env.params, evaluation.max_tree_nodes)
@@ -521,8 +591,9 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
     counters_at_start = dict(counters)
     budget = config.budget
     # The wall-clock deadline of this session (budget.seconds counts resumed sessions too).
-    deadline = (None if budget.seconds is None
-                else session_started + budget.seconds - wall_seconds_before)
+    deadline = (
+        None if budget.seconds is None else session_started + budget.seconds - wall_seconds_before
+    )
 
     def wall_seconds() -> float:
         return wall_seconds_before + time.perf_counter() - session_started
@@ -539,10 +610,15 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
         tree = GameTree.build(game)
     evaluation_seconds = evaluation.max_seconds
     if evaluation_seconds is None:
-        evaluation_seconds = DEFAULT_EVALUATION_SECONDS if budget.seconds is None else budget.seconds / 10
+        evaluation_seconds = (
+            DEFAULT_EVALUATION_SECONDS if budget.seconds is None else budget.seconds / 10
+        )
     opponent = _evaluation_opponent(config, game.info.num_players)
-    metric = "exploitability" if tree is not None else (
-        "return_vs_random" if opponent is None else "return_vs_opponent")
+    metric = (
+        "exploitability"
+        if tree is not None
+        else ("return_vs_random" if opponent is None else "return_vs_opponent")
+    )
     columns = list(BASE_COLUMNS) + list(EVALUATION_COLUMNS) + list(getattr(learner, "METRICS", ()))
     log = _MetricsLog(output_dir, columns, unit, counters["iterations"] if resume else None)
     # The last evaluation's and checkpoint's wall time: the final ones' reserve.
@@ -567,11 +643,15 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
         costs["checkpoint"] = time.perf_counter() - started
         costs["checkpointed_at"] = time.perf_counter()
 
-    def evaluate(update_metrics: dict[str, float], rates: tuple[float, float]) -> dict[str, float | None]:
+    def evaluate(
+        update_metrics: dict[str, float], rates: tuple[float, float]
+    ) -> dict[str, float | None]:
         started = time.perf_counter()
         row: dict[str, float | None] = {
-            **counters, "wall_seconds": round(wall_seconds(), 3),
-            "episodes_per_second": round(rates[0], 1), "iterations_per_second": round(rates[1], 2),
+            **counters,
+            "wall_seconds": round(wall_seconds(), 3),
+            "episodes_per_second": round(rates[0], 1),
+            "iterations_per_second": round(rates[1], 2),
         }
         if tree is not None:
             row["exploitability"] = exact_exploitability(learner, tree)
@@ -581,9 +661,14 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
                 cap = deadline if cap is None else min(cap, deadline)
             with torch.no_grad():
                 result = returns_against_opponents(
-                    context.envs, learner.evaluation_agent, evaluation.episodes_vs_random,
-                    seed=config.seed * 1_000_003 + counters[unit], num_envs=config.num_envs,
-                    opponent=opponent, seats=evaluation.seats, deadline=cap,
+                    context.envs,
+                    learner.evaluation_agent,
+                    evaluation.episodes_vs_random,
+                    seed=config.seed * 1_000_003 + counters[unit],
+                    num_envs=config.num_envs,
+                    opponent=opponent,
+                    seats=evaluation.seats,
+                    deadline=cap,
                 )
             evaluated = result.episodes > 0
             row[metric] = float(result.means[evaluated].mean()) if evaluated.any() else None
@@ -603,13 +688,25 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
         # The bar counts toward what the run will reach: seconds when time bounds it.
         if budget.seconds is not None:
             bar_unit = "seconds"
-            progress = tqdm(total=round(budget.seconds), initial=round(wall_seconds_before), unit="s",
-                            dynamic_ncols=True, bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s{postfix}")
+            progress = tqdm(
+                total=round(budget.seconds),
+                initial=round(wall_seconds_before),
+                unit="s",
+                dynamic_ncols=True,
+                bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s{postfix}",
+            )
         else:
-            bar_unit = unit if limits[unit] is not None else next(
-                (u for u, limit in limits.items() if limit is not None), unit)
-            progress = tqdm(total=limits[bar_unit], initial=counters[bar_unit],
-                            unit=bar_unit[:2] if bar_unit == "episodes" else "it", dynamic_ncols=True)
+            bar_unit = (
+                unit
+                if limits[unit] is not None
+                else next((u for u, limit in limits.items() if limit is not None), unit)
+            )
+            progress = tqdm(
+                total=limits[bar_unit],
+                initial=counters[bar_unit],
+                unit=bar_unit[:2] if bar_unit == "episodes" else "it",
+                dynamic_ncols=True,
+            )
 
     def advance_progress(report: StepReport) -> None:
         if progress is None:
@@ -629,7 +726,9 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
             deadline is not None and time.perf_counter() + reserve() >= deadline
         )
 
-    evaluation_schedule = _Schedule(evaluation.every_episodes, evaluation.every_iterations, counters)
+    evaluation_schedule = _Schedule(
+        evaluation.every_episodes, evaluation.every_iterations, counters
+    )
     checkpoint_schedule = _Schedule(
         config.checkpoint_every_episodes, config.checkpoint_every_iterations, counters
     )
@@ -642,9 +741,12 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
     try:  # a distributed learner's actors go, however the run ends
         while not finished():
             # Self-play steps end exactly on evaluation and checkpoint episodes (and the budget).
-            caps = [config.num_envs, evaluation_schedule.episodes_left(counters),
-                    checkpoint_schedule.episodes_left(counters),
-                    None if budget.episodes is None else budget.episodes - counters["episodes"]]
+            caps = [
+                config.num_envs,
+                evaluation_schedule.episodes_left(counters),
+                checkpoint_schedule.episodes_left(counters),
+                None if budget.episodes is None else budget.episodes - counters["episodes"],
+            ]
             context.max_episodes = max(1, min(c for c in caps if c is not None))
             context.deadline = None if deadline is None else deadline - reserve()
             context.step_cut = False
@@ -662,7 +764,9 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
             advance_progress(report)
             if evaluation_schedule.due(counters) or finished():
                 elapsed = max(time.perf_counter() - window_start, 1e-9)
-                rates = tuple((counters[u] - window_counters[u]) / elapsed for u in ("episodes", "iterations"))
+                rates = tuple(
+                    (counters[u] - window_counters[u]) / elapsed for u in ("episodes", "iterations")
+                )
                 last_row = evaluate(update_metrics, rates)
                 window_start, window_counters = time.perf_counter(), dict(counters)
                 evaluation_schedule.advance(counters)
@@ -670,19 +774,35 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
                     progress.set_postfix({metric: f"{last_row[metric]:.4f}"})
             # Under a time budget a checkpoint also falls every tenth of it: the final one's
             # cost is then known (the reserve) and a crash loses at most that much.
-            timed_checkpoint = deadline is not None and time.perf_counter() - costs["checkpointed_at"] >= budget.seconds / 10
+            timed_checkpoint = (
+                deadline is not None
+                and time.perf_counter() - costs["checkpointed_at"] >= budget.seconds / 10
+            )
             if checkpoint_schedule.due(counters) or timed_checkpoint:
                 save_checkpoint()
                 checkpoint_schedule.advance(counters)
         if counters == counters_at_start:
-            reached = [f"budget.{u}={limit}" for u, limit in limits.items() if limit is not None and counters[u] >= limit]
+            reached = [
+                f"budget.{u}={limit}"
+                for u, limit in limits.items()
+                if limit is not None and counters[u] >= limit
+            ]
             if reached:
-                raise TrainingError(f"{config.trainer.name} on {config.env.name} trained nothing: the run had already "
-                                    f"reached {', '.join(reached)}; resume with a larger budget")
-            raise TrainingError(_trained_nothing(config, wall_seconds() - wall_seconds_before, costs, context))
-        if last_row.get("episodes") != counters["episodes"] or last_row.get("iterations") != counters["iterations"]:
+                raise TrainingError(
+                    f"{config.trainer.name} on {config.env.name} trained nothing: the run had already "
+                    f"reached {', '.join(reached)}; resume with a larger budget"
+                )
+            raise TrainingError(
+                _trained_nothing(config, wall_seconds() - wall_seconds_before, costs, context)
+            )
+        if (
+            last_row.get("episodes") != counters["episodes"]
+            or last_row.get("iterations") != counters["iterations"]
+        ):
             elapsed = max(time.perf_counter() - window_start, 1e-9)
-            rates = tuple((counters[u] - window_counters[u]) / elapsed for u in ("episodes", "iterations"))
+            rates = tuple(
+                (counters[u] - window_counters[u]) / elapsed for u in ("episodes", "iterations")
+            )
             last_row = evaluate(update_metrics, rates)  # the final state, wherever the budget ended
         save_checkpoint()
         if progress is not None:
@@ -704,15 +824,25 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
     }
 
 
-def _trained_nothing(config: RunConfig, seconds: float, costs: dict[str, float], context: LoopContext) -> str:
+def _trained_nothing(
+    config: RunConfig, seconds: float, costs: dict[str, float], context: LoopContext
+) -> str:
     """Why a run trained nothing, and what to change."""
-    where = (f"the first evaluation took {costs['evaluation']:.1f} s of it" if costs["evaluation"] else "")
+    where = (
+        f"the first evaluation took {costs['evaluation']:.1f} s of it"
+        if costs["evaluation"]
+        else ""
+    )
     if context.step_cut:
-        return (f"{config.trainer.name} on {config.env.name} trained nothing: its first step was still running "
-                f"when budget.seconds={config.budget.seconds:g} ran out ({seconds:.1f} s in this session"
-                f"{'; ' + where if where else ''}); raise budget.seconds, or make a step smaller "
-                f"(num_envs={config.num_envs}, the trainer's iterations or searches per step)")
-    return (f"{config.trainer.name} on {config.env.name} trained nothing in {seconds:.1f} s: start-up and "
-            f"the first evaluation used the whole budget.seconds={config.budget.seconds}"
-            f"{' (' + where + ')' if where else ''}; "
-            f"raise budget.seconds or lower evaluation.episodes_vs_random / evaluation.max_seconds")
+        return (
+            f"{config.trainer.name} on {config.env.name} trained nothing: its first step was still running "
+            f"when budget.seconds={config.budget.seconds:g} ran out ({seconds:.1f} s in this session"
+            f"{'; ' + where if where else ''}); raise budget.seconds, or make a step smaller "
+            f"(num_envs={config.num_envs}, the trainer's iterations or searches per step)"
+        )
+    return (
+        f"{config.trainer.name} on {config.env.name} trained nothing in {seconds:.1f} s: start-up and "
+        f"the first evaluation used the whole budget.seconds={config.budget.seconds}"
+        f"{' (' + where + ')' if where else ''}; "
+        f"raise budget.seconds or lower evaluation.episodes_vs_random / evaluation.max_seconds"
+    )

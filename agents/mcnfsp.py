@@ -112,8 +112,23 @@ from torch import nn
 
 from agents.base import Agent, Learner, StepReport, Transition, sample_batch
 from agents.memories import CircularBuffer, ReservoirBuffer
-from agents.networks import AveragePolicyAgent, PolicyNetwork, PolicyValueNetwork, masked_logits, network_input
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, ChanceMode, Game, Information, SeatView, State, draw_index
+from agents.networks import (
+    AveragePolicyAgent,
+    PolicyNetwork,
+    PolicyValueNetwork,
+    masked_logits,
+    network_input,
+)
+from hiddenenvs.game import (
+    CHANCE,
+    SIMULTANEOUS,
+    ChanceMode,
+    Game,
+    Information,
+    SeatView,
+    State,
+    draw_index,
+)
 from hiddenenvs.game import sample_chance_outcome
 
 # fn(state, player) -> probabilities over num_distinct_actions (a hiddenenvs.beliefs policy)
@@ -121,7 +136,9 @@ OpponentPolicy = Callable[[State, int], np.ndarray]
 # Gumbel root search, sigma(q) = (C_VISIT + max_b N(b)) * C_SCALE * q (Danihelka et al. 2022, eq. 8)
 GUMBEL_C_VISIT = 50.0
 GUMBEL_C_SCALE = 1.0
-GUMBEL_TARGET_WIDTH = 128  # entries of the improved policy stored per search (combat: at most 91 legal)
+GUMBEL_TARGET_WIDTH = (
+    128  # entries of the improved policy stored per search (combat: at most 91 legal)
+)
 
 
 @dataclass
@@ -180,32 +197,61 @@ class MCNFSPConfig:
         from agents.config import ConfigError
 
         if self.search_from not in ("beliefs", "true_state"):
-            raise ConfigError(f"trainer.params.search_from must be 'beliefs' or 'true_state', got {self.search_from!r}")
+            raise ConfigError(
+                f"trainer.params.search_from must be 'beliefs' or 'true_state', got {self.search_from!r}"
+            )
         for seat, spec in self.opponents.items():
-            if not isinstance(seat, int) or isinstance(seat, bool) or seat < 0 or not isinstance(spec, str):
-                raise ConfigError(f"trainer.params.opponents maps seats (integers) to agent specs, "
-                                  f"e.g. {{1: scripted:doctrine}}; got {seat!r}: {spec!r}")
+            if (
+                not isinstance(seat, int)
+                or isinstance(seat, bool)
+                or seat < 0
+                or not isinstance(spec, str)
+            ):
+                raise ConfigError(
+                    f"trainer.params.opponents maps seats (integers) to agent specs, "
+                    f"e.g. {{1: scripted:doctrine}}; got {seat!r}: {spec!r}"
+                )
 
         if self.network not in ("auto", "mlp", "conv"):
-            raise ConfigError(f"trainer.params.network must be 'auto', 'mlp' or 'conv', got {self.network!r}")
+            raise ConfigError(
+                f"trainer.params.network must be 'auto', 'mlp' or 'conv', got {self.network!r}"
+            )
         if self.order_head not in ("flat", "factored"):
-            raise ConfigError(f"trainer.params.order_head must be 'flat' or 'factored', got {self.order_head!r}")
+            raise ConfigError(
+                f"trainer.params.order_head must be 'flat' or 'factored', got {self.order_head!r}"
+            )
         if self.root_selection not in ("puct", "gumbel"):
-            raise ConfigError(f"trainer.params.root_selection must be 'puct' or 'gumbel', got {self.root_selection!r}")
+            raise ConfigError(
+                f"trainer.params.root_selection must be 'puct' or 'gumbel', got {self.root_selection!r}"
+            )
         if self.opponent_backup not in ("expectation", "sample"):
-            raise ConfigError(f"trainer.params.opponent_backup must be 'expectation' or 'sample', "
-                              f"got {self.opponent_backup!r}")
+            raise ConfigError(
+                f"trainer.params.opponent_backup must be 'expectation' or 'sample', "
+                f"got {self.opponent_backup!r}"
+            )
         if not 0.0 <= self.anticipatory <= 1.0:
-            raise ConfigError(f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}")
+            raise ConfigError(
+                f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}"
+            )
         for name in ("rl_replay_ratio", "sl_replay_ratio"):
             if not getattr(self, name) >= 0:
-                raise ConfigError(f"trainer.params.{name} must be >= 0 (0: fixed steps per update), "
-                                  f"got {getattr(self, name)}")
+                raise ConfigError(
+                    f"trainer.params.{name} must be >= 0 (0: fixed steps per update), "
+                    f"got {getattr(self, name)}"
+                )
         for name in ("c_puct", "temperature", "rl_learning_rate", "sl_learning_rate"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"trainer.params.{name} must be > 0, got {getattr(self, name)}")
-        for name in ("num_simulations", "replay_capacity", "reservoir_capacity", "learn_every_episodes",
-                     "batch_size", "flatten_size", "order_embedding_size", "gumbel_actions"):
+        for name in (
+            "num_simulations",
+            "replay_capacity",
+            "reservoir_capacity",
+            "learn_every_episodes",
+            "batch_size",
+            "flatten_size",
+            "order_embedding_size",
+            "gumbel_actions",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         for name in ("rl_steps", "sl_steps", "min_buffer_size", "rollout_decisions"):
@@ -221,17 +267,25 @@ def architecture_for(game: Game, config: MCNFSPConfig) -> dict[str, Any]:
     if kind == "auto":
         kind = "conv" if len(shape) == 3 else "mlp"
     architecture = {
-        "kind": kind, "input_shape": shape, "num_actions": game.info.num_distinct_actions,
-        "conv_channels": list(config.conv_channels), "flatten_size": config.flatten_size,
+        "kind": kind,
+        "input_shape": shape,
+        "num_actions": game.info.num_distinct_actions,
+        "conv_channels": list(config.conv_channels),
+        "flatten_size": config.flatten_size,
         "hidden_sizes": list(config.hidden_sizes),
     }
     if config.order_head == "factored":
         if not callable(getattr(game, "order_structure", None)):
             from agents.config import ConfigError
 
-            raise ConfigError(f"trainer.params.order_head 'factored' needs a game whose actions are orders "
-                              f"(combat in commander mode); {game.spec} has none: use order_head: flat")
-        architecture["order_head"] = {**game.order_structure(), "embedding_size": config.order_embedding_size}
+            raise ConfigError(
+                f"trainer.params.order_head 'factored' needs a game whose actions are orders "
+                f"(combat in commander mode); {game.spec} has none: use order_head: flat"
+            )
+        architecture["order_head"] = {
+            **game.order_structure(),
+            "embedding_size": config.order_embedding_size,
+        }
     return architecture
 
 
@@ -240,7 +294,9 @@ def utility_scale(game: Game) -> float:
     return max(abs(game.info.min_utility), abs(game.info.max_utility), 1e-9)
 
 
-def average_probabilities(network: nn.Module, tensors: torch.Tensor, masks: np.ndarray) -> np.ndarray:
+def average_probabilities(
+    network: nn.Module, tensors: torch.Tensor, masks: np.ndarray
+) -> np.ndarray:
     """Pi's probabilities ``(B, A)``, zero on illegal actions."""
     logits = masked_logits(network(tensors), masks)
     return torch.softmax(logits, dim=-1).double().numpy()
@@ -261,7 +317,9 @@ class _Node:
 
     def select(self, c_puct: float, scale: float) -> int:
         """The PUCT choice (an index into ``actions``; ties to the first)."""
-        q = np.where(self.visits > 0, self.return_sum / np.maximum(self.visits, 1) / scale, self.value)
+        q = np.where(
+            self.visits > 0, self.return_sum / np.maximum(self.visits, 1) / scale, self.value
+        )
         exploration = c_puct * self.prior * math.sqrt(self.visits.sum()) / (1.0 + self.visits)
         return int(np.argmax(q + exploration))
 
@@ -282,8 +340,16 @@ class BestResponseSearch:
     outcomes and reseeds.
     """
 
-    def __init__(self, game: Game, player: int, network: PolicyValueNetwork, architecture: dict[str, Any],
-                 opponent_policy: OpponentPolicy, config: MCNFSPConfig, rng: np.random.Generator):
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        network: PolicyValueNetwork,
+        architecture: dict[str, Any],
+        opponent_policy: OpponentPolicy,
+        config: MCNFSPConfig,
+        rng: np.random.Generator,
+    ):
         self.game = game
         self.player = player
         self.network = network
@@ -295,8 +361,10 @@ class BestResponseSearch:
         self.sampled_chance = game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC
         self.no_op = getattr(game, "NO_OP_ACTION", None)
         if config.rollout_decisions and self.no_op is None:
-            raise ValueError(f"MCNFSP search on {game.spec}: rollout_decisions needs the game's no-op action "
-                             f"(Game.NO_OP_ACTION, e.g. combat's hold) and {game.NAME} has none; use rollout_decisions: 0")
+            raise ValueError(
+                f"MCNFSP search on {game.spec}: rollout_decisions needs the game's no-op action "
+                f"(Game.NO_OP_ACTION, e.g. combat's hold) and {game.NAME} has none; use rollout_decisions: 0"
+            )
 
     def _root_sampler(self, view: SeatView, root: State | None) -> Callable[[], State]:
         """A function returning a fresh copy of a root state for each simulation."""
@@ -305,7 +373,9 @@ class BestResponseSearch:
             fixed = root
         elif game.info.information is Information.PERFECT:
             # One consistent history: the true one (no opponent weights needed).
-            fixed = game.state_from_history(game.sample_consistent_history(player, view.information_state_key, rng))
+            fixed = game.state_from_history(
+                game.sample_consistent_history(player, view.information_state_key, rng)
+            )
         elif self.sampled_chance:
             raise ValueError(
                 f"MCNFSP search on {game.spec}: chance is sampled inside the state, so the game has no "
@@ -319,8 +389,9 @@ class BestResponseSearch:
             if fixed is not None:
                 state = fixed.clone()
             else:
-                history = game.sample_consistent_history(player, view.information_state_key, rng,
-                                                         self.opponent_policy)
+                history = game.sample_consistent_history(
+                    player, view.information_state_key, rng, self.opponent_policy
+                )
                 if history not in states:
                     states[history] = game.state_from_history(history)
                 state = states[history].clone()
@@ -351,7 +422,9 @@ class BestResponseSearch:
     def _sample_policy(self, state: State, player: int, legal: list[int]) -> int:
         return int(legal[draw_index(self._policy_over(state, player, legal), self.rng)])
 
-    def _joint_outcomes(self, state: State, own_action: int | None) -> list[tuple[list[int], float]]:
+    def _joint_outcomes(
+        self, state: State, own_action: int | None
+    ) -> list[tuple[list[int], float]]:
         """Every joint action with its probability: ``own_action`` for the searcher, the
         others' actions by their policies (zero-probability ones left out)."""
         per_player: list[list[tuple[int, float]]] = []
@@ -362,9 +435,13 @@ class BestResponseSearch:
             elif q == self.player:
                 per_player.append([(own_action, 1.0)])
             else:
-                per_player.append([(a, p) for a, p in zip(legal, self._policy_over(state, q, legal)) if p > 0])
-        return [([a for a, _ in combination], math.prod(p for _, p in combination))
-                for combination in itertools.product(*per_player)]
+                per_player.append(
+                    [(a, p) for a, p in zip(legal, self._policy_over(state, q, legal)) if p > 0]
+                )
+        return [
+            ([a for a, _ in combination], math.prod(p for _, p in combination))
+            for combination in itertools.product(*per_player)
+        ]
 
     def _outcomes(self, state: State) -> list[tuple[int | list[int], float]]:
         """The moves at a node where the searcher does not decide, with their probabilities."""
@@ -386,7 +463,9 @@ class BestResponseSearch:
             if len(legal) <= 1:
                 joint.append(legal[0] if legal else -1)
             else:
-                joint.append(own_action if q == self.player else self._sample_policy(state, q, legal))
+                joint.append(
+                    own_action if q == self.player else self._sample_policy(state, q, legal)
+                )
         return joint
 
     def _advance(self, state: State) -> float:
@@ -401,7 +480,9 @@ class BestResponseSearch:
                 state.apply_actions(self._joint(state, None))
             else:
                 legal = state.legal_actions()
-                state.apply_action(legal[0] if len(legal) == 1 else self._sample_policy(state, current, legal))
+                state.apply_action(
+                    legal[0] if len(legal) == 1 else self._sample_policy(state, current, legal)
+                )
             earned += float(state.rewards()[self.player])
         return earned
 
@@ -430,7 +511,9 @@ class BestResponseSearch:
         """The root node after ``num_simulations`` simulations, and (Gumbel) the chosen index."""
         legal = list(view.legal_actions)
         if len(legal) < 2:
-            raise ValueError(f"MCNFSP search: player {self.player} has {len(legal)} legal actions; nothing to search")
+            raise ValueError(
+                f"MCNFSP search: player {self.player} has {len(legal)} legal actions; nothing to search"
+            )
         fresh_root = self._root_sampler(view, root)
         nodes: dict[tuple, _Node] = {}
         key = tuple(view.information_state_key)
@@ -440,8 +523,9 @@ class BestResponseSearch:
             self._simulate(fresh_root(), nodes, key)
         return nodes[key], None
 
-    def _gumbel_search(self, fresh_root: Callable[[], State], nodes: dict[tuple, _Node],
-                       key: tuple) -> tuple[_Node, int]:
+    def _gumbel_search(
+        self, fresh_root: Callable[[], State], nodes: dict[tuple, _Node], key: tuple
+    ) -> tuple[_Node, int]:
         """Gumbel root search (Danihelka et al. 2022, Algorithm 2): sample m root actions
         without replacement by Gumbel-top-m on f_BR's logits, then share the simulations
         among them by sequential halving, keeping the half with the highest
@@ -476,7 +560,9 @@ class BestResponseSearch:
         q = np.where(visited, node.return_sum / np.maximum(node.visits, 1) / self.scale, 0.0)
         total = node.visits.sum()
         if total > 0:
-            weighted = (node.prior[visited] * q[visited]).sum() / max(node.prior[visited].sum(), 1e-30)
+            weighted = (node.prior[visited] * q[visited]).sum() / max(
+                node.prior[visited].sum(), 1e-30
+            )
             mixed = (node.value + total * weighted) / (1.0 + total)
         else:
             mixed = node.value
@@ -495,14 +581,19 @@ class BestResponseSearch:
     def action_values(self, view: SeatView, root: State | None = None) -> dict[int, float]:
         """``Q(root, a)`` in the game's units (mean backed-up return) for each visited action."""
         root_node, _ = self._search(view, root)
-        return {int(a): float(total / n) for a, n, total in zip(root_node.actions, root_node.visits,
-                                                                 root_node.return_sum) if n > 0}
+        return {
+            int(a): float(total / n)
+            for a, n, total in zip(root_node.actions, root_node.visits, root_node.return_sum)
+            if n > 0
+        }
 
     def policy(self, view: SeatView, root: State | None = None) -> np.ndarray:
         """The search's acting policy at the view (:meth:`policy_and_target`)."""
         return self.policy_and_target(view, root)[0]
 
-    def policy_and_target(self, view: SeatView, root: State | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def policy_and_target(
+        self, view: SeatView, root: State | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """What the search plays and what f_BR's policy head learns, over ``num_distinct_actions``.
 
         PUCT: both are ``pi ∝ N^(1/temperature)`` (the paper). Gumbel: it plays its chosen
@@ -525,8 +616,13 @@ class BestResponseSearch:
         target[node.actions] = np.exp(logits - logits.max())
         return pi, target / target.sum()
 
-    def _simulate(self, state: State, nodes: dict[tuple, _Node], root_key: tuple,
-                  root_index: int | None = None) -> None:
+    def _simulate(
+        self,
+        state: State,
+        nodes: dict[tuple, _Node],
+        root_key: tuple,
+        root_index: int | None = None,
+    ) -> None:
         """One descent from ``state`` (the searcher decides there; ``root_index``: the root
         action to take, else PUCT's), then the backup."""
         node = nodes.get(root_key)
@@ -538,7 +634,9 @@ class BestResponseSearch:
         path: list[tuple[_Node, int, float]] = []  # (node, action index, returns earned before it)
         earned, leaf_value = 0.0, 0.0
         while True:
-            index = node.select(self.config.c_puct, self.scale) if root_index is None else root_index
+            index = (
+                node.select(self.config.c_puct, self.scale) if root_index is None else root_index
+            )
             root_index = None
             path.append((node, index, earned))
             action = int(node.actions[index])
@@ -561,9 +659,9 @@ class BestResponseSearch:
             visited.visits[index] += 1
             visited.return_sum[index] += total - before
 
-
-    def _descend_expected(self, state: State, node: _Node, nodes: dict[tuple, _Node],
-                          index: int | None = None) -> float:
+    def _descend_expected(
+        self, state: State, node: _Node, nodes: dict[tuple, _Node], index: int | None = None
+    ) -> float:
         """Expectation backup: the PUCT choice (or ``index``) at the searcher's ``node``, then
         the searcher's expected return from it, summed over the others' moves and chance;
         backed up into ``node`` and returned (unscaled)."""
@@ -575,7 +673,9 @@ class BestResponseSearch:
             for joint, probability in self._joint_outcomes(state, action):
                 child = state.clone()
                 child.apply_actions(joint)
-                value += probability * (float(child.rewards()[self.player]) + self._expected_value(child, nodes))
+                value += probability * (
+                    float(child.rewards()[self.player]) + self._expected_value(child, nodes)
+                )
         else:
             state.apply_action(action)
             value = float(state.rewards()[self.player]) + self._expected_value(state, nodes)
@@ -604,7 +704,9 @@ class BestResponseSearch:
                 child.apply_actions(move)
             else:
                 child.apply_action(move)
-            value += probability * (float(child.rewards()[self.player]) + self._expected_value(child, nodes))
+            value += probability * (
+                float(child.rewards()[self.player]) + self._expected_value(child, nodes)
+            )
         return value
 
 
@@ -614,8 +716,15 @@ class MCNFSPAgent(Agent):
 
     USES_SEAT_VIEW = True
 
-    def __init__(self, game: Game, player: int, architecture: dict[str, Any], config: MCNFSPConfig,
-                 opponent_policy: OpponentPolicy, seed: int):
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        architecture: dict[str, Any],
+        config: MCNFSPConfig,
+        opponent_policy: OpponentPolicy,
+        seed: int,
+    ):
         super().__init__(game.info.num_distinct_actions, seed)
         self.game = game
         self.player = player
@@ -624,26 +733,53 @@ class MCNFSPAgent(Agent):
         self.architecture = architecture
         self.best_response_network = PolicyValueNetwork(architecture)
         self.policy_network = PolicyNetwork(architecture)
-        self.rl_optimizer = torch.optim.Adam(self.best_response_network.parameters(), lr=config.rl_learning_rate)
-        self.sl_optimizer = torch.optim.Adam(self.policy_network.parameters(), lr=config.sl_learning_rate)
-        self.search = BestResponseSearch(game, player, self.best_response_network, architecture,
-                                         opponent_policy, config, self.rng)
+        self.rl_optimizer = torch.optim.Adam(
+            self.best_response_network.parameters(), lr=config.rl_learning_rate
+        )
+        self.sl_optimizer = torch.optim.Adam(
+            self.policy_network.parameters(), lr=config.sl_learning_rate
+        )
+        self.search = BestResponseSearch(
+            game,
+            player,
+            self.best_response_network,
+            architecture,
+            opponent_policy,
+            config,
+            self.rng,
+        )
         self.scale = utility_scale(game)
         observation_column = ((int(np.prod(architecture["input_shape"])),), np.float32)
-        mask_column = ((math.ceil(self.num_actions / 8),), np.uint8)  # packed bits: combat has 12,961 actions
+        mask_column = (
+            (math.ceil(self.num_actions / 8),),
+            np.uint8,
+        )  # packed bits: combat has 12,961 actions
         # A PUCT search visits at most num_simulations actions at its root: pi is stored sparse.
         # Gumbel's target covers every legal action: its largest GUMBEL_TARGET_WIDTH are kept.
-        self.policy_width = min(self.num_actions, config.num_simulations if config.root_selection == "puct"
-                                else max(config.num_simulations, GUMBEL_TARGET_WIDTH))
-        self.replay = CircularBuffer(config.replay_capacity, {
-            "observation": observation_column, "action_mask": mask_column,
-            "policy_actions": ((self.policy_width,), np.int64),
-            "policy_probabilities": ((self.policy_width,), np.float32),
-            "value_target": ((), np.float32),
-        })
-        self.reservoir = ReservoirBuffer(config.reservoir_capacity, {
-            "observation": observation_column, "action_mask": mask_column, "action": ((), np.int64),
-        })
+        self.policy_width = min(
+            self.num_actions,
+            config.num_simulations
+            if config.root_selection == "puct"
+            else max(config.num_simulations, GUMBEL_TARGET_WIDTH),
+        )
+        self.replay = CircularBuffer(
+            config.replay_capacity,
+            {
+                "observation": observation_column,
+                "action_mask": mask_column,
+                "policy_actions": ((self.policy_width,), np.int64),
+                "policy_probabilities": ((self.policy_width,), np.float32),
+                "value_target": ((), np.float32),
+            },
+        )
+        self.reservoir = ReservoirBuffer(
+            config.reservoir_capacity,
+            {
+                "observation": observation_column,
+                "action_mask": mask_column,
+                "action": ((), np.int64),
+            },
+        )
         # Per episode in flight: the rewards so far, and the searches waiting for their z.
         self._episode_rewards: dict[int, list[float]] = {}
         self._episode_searches: dict[int, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]] = {}
@@ -659,7 +795,9 @@ class MCNFSPAgent(Agent):
     def act_batch(self, observations, action_masks, episode_ids=None, views=None, roots=None):
         """Search with probability eta per decision (from ``views``, or ``roots`` states), else Pi."""
         if views is None and roots is None:
-            raise ValueError("MCNFSPAgent searches from the seat's view: call act_batch with views=")
+            raise ValueError(
+                "MCNFSPAgent searches from the seat's view: call act_batch with views="
+            )
         tensors = network_input(observations, self.architecture)
         flat = tensors.reshape(len(tensors), -1).numpy()
         action_masks = np.asarray(action_masks, dtype=np.int8)
@@ -670,26 +808,37 @@ class MCNFSPAgent(Agent):
         if (~searching).any():
             with torch.no_grad():
                 probabilities[~searching] = average_probabilities(
-                    self.policy_network, tensors[torch.from_numpy(~searching)], action_masks[~searching])
+                    self.policy_network,
+                    tensors[torch.from_numpy(~searching)],
+                    action_masks[~searching],
+                )
         for row in np.flatnonzero(searching):
             root = None if roots is None else roots[row]
             view = root.seat_view(self.player) if views is None else views[row]
             probabilities[row], targets[row] = self.search.policy_and_target(view, root)
             self.searches += 1
         actions = sample_batch(probabilities, self.rng)
-        for row, episode_id in zip(np.flatnonzero(searching), np.asarray(list(episode_ids))[searching]):
+        for row, episode_id in zip(
+            np.flatnonzero(searching), np.asarray(list(episode_ids))[searching]
+        ):
             packed = np.packbits(action_masks[row])
-            self.reservoir.add(self.rng, observation=flat[row], action_mask=packed, action=actions[row])
+            self.reservoir.add(
+                self.rng, observation=flat[row], action_mask=packed, action=actions[row]
+            )
             if episode_id in self._episode_searches:  # learning: z comes at the episode's end
                 self._episode_searches[episode_id].append(
-                    (len(self._episode_rewards[episode_id]), flat[row], packed, targets[row]))
+                    (len(self._episode_rewards[episode_id]), flat[row], packed, targets[row])
+                )
         return actions, probabilities
 
     def policy_probabilities_batch(self, observations, action_masks, views=None):
         """The average policy Pi (what is evaluated), as NFSP's agents."""
         with torch.no_grad():
-            return average_probabilities(self.policy_network, network_input(observations, self.architecture),
-                                         np.asarray(action_masks, dtype=np.int8))
+            return average_probabilities(
+                self.policy_network,
+                network_input(observations, self.architecture),
+                np.asarray(action_masks, dtype=np.int8),
+            )
 
     def observe(self, transition: Transition):
         if transition.episode_id in self._episode_rewards:
@@ -701,16 +850,24 @@ class MCNFSPAgent(Agent):
         returns_to_go = np.append(np.cumsum(rewards[::-1])[::-1], 0.0)
         for decision, observation, packed, pi in self._episode_searches.pop(episode_id, []):
             support = np.flatnonzero(pi)
-            if len(support) > self.policy_width:  # Gumbel targets: the largest entries, renormalised
-                support = np.sort(support[np.argsort(-pi[support], kind="stable")[: self.policy_width]])
+            if (
+                len(support) > self.policy_width
+            ):  # Gumbel targets: the largest entries, renormalised
+                support = np.sort(
+                    support[np.argsort(-pi[support], kind="stable")[: self.policy_width]]
+                )
                 pi = pi / pi[support].sum()
             actions = np.zeros(self.policy_width, dtype=np.int64)
             weights = np.zeros(self.policy_width, dtype=np.float32)
             actions[: len(support)] = support
             weights[: len(support)] = pi[support]
-            self.replay.add(observation=observation, action_mask=packed, policy_actions=actions,
-                            policy_probabilities=weights,
-                            value_target=float(np.clip(returns_to_go[decision] / self.scale, -1.0, 1.0)))
+            self.replay.add(
+                observation=observation,
+                action_mask=packed,
+                policy_actions=actions,
+                policy_probabilities=weights,
+                value_target=float(np.clip(returns_to_go[decision] / self.scale, -1.0, 1.0)),
+            )
 
     # ---- learning ------------------------------------------------------------------------------
     def _batch(self, memory, size: int) -> dict[str, torch.Tensor]:
@@ -724,7 +881,9 @@ class MCNFSPAgent(Agent):
         batch = self._batch(self.replay, self.config.batch_size)
         logits, values = self.best_response_network(batch["observation"])
         log_p = torch.log_softmax(masked_logits(logits, batch["action_mask"]), dim=-1)
-        targets = torch.zeros_like(log_p).scatter_add_(1, batch["policy_actions"], batch["policy_probabilities"])
+        targets = torch.zeros_like(log_p).scatter_add_(
+            1, batch["policy_actions"], batch["policy_probabilities"]
+        )
         policy_loss = -(targets * log_p).sum(dim=-1).mean()
         value_loss = nn.functional.mse_loss(values, batch["value_target"])
         self.rl_optimizer.zero_grad()
@@ -744,7 +903,9 @@ class MCNFSPAgent(Agent):
         self.sl_steps += 1
         return loss.item()
 
-    def _steps_due(self, fixed_steps: int, replay_ratio: float, stored: int, steps_taken: int) -> int:
+    def _steps_due(
+        self, fixed_steps: int, replay_ratio: float, stored: int, steps_taken: int
+    ) -> int:
         """``fixed_steps``, or with a replay ratio the steps that bring the samples drawn so far
         (``steps_taken * batch_size``) up to ``replay_ratio * stored``."""
         if replay_ratio == 0:
@@ -758,12 +919,20 @@ class MCNFSPAgent(Agent):
         minimum = max(self.config.min_buffer_size, 1)
         config = self.config
         if len(self.replay) >= minimum:
-            for _ in range(self._steps_due(config.rl_steps, config.rl_replay_ratio, self.replay.added, self.rl_steps)):
+            for _ in range(
+                self._steps_due(
+                    config.rl_steps, config.rl_replay_ratio, self.replay.added, self.rl_steps
+                )
+            ):
                 policy_loss, value_loss = self.rl_step()
                 losses["rl_loss"].append(policy_loss)
                 losses["value_loss"].append(value_loss)
         if len(self.reservoir) >= minimum:
-            for _ in range(self._steps_due(config.sl_steps, config.sl_replay_ratio, self.reservoir.seen, self.sl_steps)):
+            for _ in range(
+                self._steps_due(
+                    config.sl_steps, config.sl_replay_ratio, self.reservoir.seen, self.sl_steps
+                )
+            ):
                 losses["sl_loss"].append(self.sl_step())
         return losses
 
@@ -780,7 +949,11 @@ class MCNFSPAgent(Agent):
             "replay": self.replay.state_dict(),
             "reservoir": self.reservoir.state_dict(),
             "rng": self.rng.bit_generator.state,
-            "counters": {"searches": self.searches, "rl_steps": self.rl_steps, "sl_steps": self.sl_steps},
+            "counters": {
+                "searches": self.searches,
+                "rl_steps": self.rl_steps,
+                "sl_steps": self.sl_steps,
+            },
         }
 
     def load_state_dict(self, state):
@@ -790,7 +963,11 @@ class MCNFSPAgent(Agent):
         self.reservoir.load_state_dict(state["reservoir"])
         self.rng.bit_generator.state = state["rng"]
         counters = state["counters"]
-        self.searches, self.rl_steps, self.sl_steps = counters["searches"], counters["rl_steps"], counters["sl_steps"]
+        self.searches, self.rl_steps, self.sl_steps = (
+            counters["searches"],
+            counters["rl_steps"],
+            counters["sl_steps"],
+        )
 
 
 class MCNFSP(Learner):
@@ -815,11 +992,22 @@ class MCNFSP(Learner):
         if unknown or len(config.opponents) >= num_players:
             from agents.config import ConfigError
 
-            raise ConfigError(f"trainer.params.opponents: {game.spec} has seats 0..{num_players - 1} and at "
-                              f"least one must be trained; got seats {sorted(config.opponents)}")
-        self._opponents = {seat: self._fixed_opponent(spec, seat) for seat, spec in config.opponents.items()}
+            raise ConfigError(
+                f"trainer.params.opponents: {game.spec} has seats 0..{num_players - 1} and at "
+                f"least one must be trained; got seats {sorted(config.opponents)}"
+            )
+        self._opponents = {
+            seat: self._fixed_opponent(spec, seat) for seat, spec in config.opponents.items()
+        }
         self._agents = [
-            MCNFSPAgent(game, player, self.architecture, config, self.average_policy, seed=seed * 1000 + player)
+            MCNFSPAgent(
+                game,
+                player,
+                self.architecture,
+                config,
+                self.average_policy,
+                seed=seed * 1000 + player,
+            )
             for player in self.trained_players()
         ]
         self._by_seat = dict(zip(self.trained_players(), self._agents))
@@ -838,7 +1026,9 @@ class MCNFSP(Learner):
 
     @property
     def agents(self) -> list[Agent]:
-        return [self._opponents.get(p) or self._by_seat[p] for p in range(self.game.info.num_players)]
+        return [
+            self._opponents.get(p) or self._by_seat[p] for p in range(self.game.info.num_players)
+        ]
 
     def average_policy(self, state: State, player: int) -> np.ndarray:
         """Pi_player's probabilities at ``state`` (memoised until the next update); a fixed
@@ -847,15 +1037,21 @@ class MCNFSP(Learner):
         if opponent is not None:
             if hasattr(opponent, "policy_at_state"):  # reads the true state (the combat doctrine)
                 return opponent.policy_at_state(state, player)
-            return opponent.policy_probabilities(state.information_state_tensor(player),
-                                                 state.legal_actions_mask(player), state.seat_view(player))
+            return opponent.policy_probabilities(
+                state.information_state_tensor(player),
+                state.legal_actions_mask(player),
+                state.seat_view(player),
+            )
         key = (player, state.information_state_key(player))
         probabilities = self._average_cache.get(key)
         if probabilities is None:
             tensor = network_input(state.information_state_tensor(player)[None], self.architecture)
             with torch.no_grad():
-                probabilities = average_probabilities(self._by_seat[player].policy_network, tensor,
-                                                      state.legal_actions_mask(player)[None])[0]
+                probabilities = average_probabilities(
+                    self._by_seat[player].policy_network,
+                    tensor,
+                    state.legal_actions_mask(player)[None],
+                )[0]
             self._average_cache[key] = probabilities
         return probabilities
 
@@ -874,11 +1070,13 @@ class MCNFSP(Learner):
                 losses[name] += values
         self._average_cache.clear()  # Pi changed
         metrics = {name: float(np.mean(values)) for name, values in losses.items() if values}
-        metrics.update({
-            "replay_size": float(sum(len(a.replay) for a in self._agents)),
-            "reservoir_size": float(sum(len(a.reservoir) for a in self._agents)),
-            "searches": float(sum(a.searches for a in self._agents)),
-        })
+        metrics.update(
+            {
+                "replay_size": float(sum(len(a.replay) for a in self._agents)),
+                "reservoir_size": float(sum(len(a.reservoir) for a in self._agents)),
+                "searches": float(sum(a.searches for a in self._agents)),
+            }
+        )
         return metrics
 
     def evaluation_agent(self, player: int) -> Agent:
@@ -887,12 +1085,17 @@ class MCNFSP(Learner):
         return self._by_seat[player].evaluation_agent()
 
     def state_dict(self) -> dict[str, Any]:
-        return {"agents": [agent.state_dict() for agent in self._agents],
-                "episodes": self.episodes, "learned_at": self.learned_at}
+        return {
+            "agents": [agent.state_dict() for agent in self._agents],
+            "episodes": self.episodes,
+            "learned_at": self.learned_at,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if len(state["agents"]) != len(self._agents):
-            raise ValueError(f"checkpoint has {len(state['agents'])} MCNFSP players, this game has {len(self._agents)}")
+            raise ValueError(
+                f"checkpoint has {len(state['agents'])} MCNFSP players, this game has {len(self._agents)}"
+            )
         for agent, agent_state in zip(self._agents, state["agents"]):
             agent.load_state_dict(agent_state)
         self.episodes, self.learned_at = state["episodes"], state["learned_at"]
@@ -900,8 +1103,15 @@ class MCNFSP(Learner):
 
 
 # ---- against a fixed opponent, on the game model ------------------------------------------------
-def play_against_policy(agent: Agent, player: int, opponent_policy: OpponentPolicy, state: State,
-                        rng: np.random.Generator, learn: bool = True, episode_id: int = 0) -> State:
+def play_against_policy(
+    agent: Agent,
+    player: int,
+    opponent_policy: OpponentPolicy,
+    state: State,
+    rng: np.random.Generator,
+    learn: bool = True,
+    episode_id: int = 0,
+) -> State:
     """Play ``state`` to the end: ``agent`` in seat ``player``, every other seat drawn from
     ``opponent_policy(state, q)`` with ``rng``, chance by its probabilities.
 
@@ -917,8 +1127,18 @@ def play_against_policy(agent: Agent, player: int, opponent_policy: OpponentPoli
     earned = 0.0
 
     def transition(next_observation, next_mask, done):
-        agent.observe(Transition(previous[0], previous[1], previous[2], earned, next_observation, next_mask,
-                                 done, episode_id))
+        agent.observe(
+            Transition(
+                previous[0],
+                previous[1],
+                previous[2],
+                earned,
+                next_observation,
+                next_mask,
+                done,
+                episode_id,
+            )
+        )
 
     while not state.is_terminal():
         current = state.current_player()
@@ -928,15 +1148,24 @@ def play_against_policy(agent: Agent, player: int, opponent_policy: OpponentPoli
             joint = [-1] * num_players
             for q in state.movers():
                 if q != player:
-                    joint[q] = int(state.legal_actions(q)[draw_index(
-                        np.asarray(opponent_policy(state, q))[state.legal_actions(q)], rng)])
+                    joint[q] = int(
+                        state.legal_actions(q)[
+                            draw_index(
+                                np.asarray(opponent_policy(state, q))[state.legal_actions(q)], rng
+                            )
+                        ]
+                    )
             if player in state.movers():
                 observation = state.information_state_tensor(player)
                 mask = state.legal_actions_mask(player)
                 if learn and previous is not None:
                     transition(observation, mask, False)
-                actions, _ = agent.act_batch(observation[None], mask[None], [episode_id],
-                                             **({"roots": [state]} if search_from_state else {}))
+                actions, _ = agent.act_batch(
+                    observation[None],
+                    mask[None],
+                    [episode_id],
+                    **({"roots": [state]} if search_from_state else {}),
+                )
                 previous, earned = (observation, mask, int(actions[0])), 0.0
                 joint[player] = previous[2]
             if current == SIMULTANEOUS:

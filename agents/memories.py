@@ -88,7 +88,7 @@ class CircularBuffer(_ArrayMemory):
         kept = min(count, self.capacity)
         slots = (self.added + np.arange(count - kept, count)) % self.capacity
         for name, value in columns.items():
-            self.data[name][slots] = value[count - kept:]
+            self.data[name][slots] = value[count - kept :]
         self.size = size
         self.added += count
 
@@ -132,11 +132,15 @@ class GameReservoir:
 
     def __init__(self, capacity: int, decay: float):
         if capacity < 1 or decay <= 0.0:
-            raise ValueError(f"GameReservoir needs capacity >= 1 and decay > 0, got {capacity} and {decay}")
+            raise ValueError(
+                f"GameReservoir needs capacity >= 1 and decay > 0, got {capacity} and {decay}"
+            )
         self.capacity, self.decay = capacity, decay
         self.games: list[dict[str, np.ndarray]] = []
         self.seen = 0
-        self._rows: dict[str, np.ndarray] | None = None  # the stored moves concatenated, until the next add
+        self._rows: dict[str, np.ndarray] | None = (
+            None  # the stored moves concatenated, until the next add
+        )
 
     def add(self, rng: np.random.Generator, game: dict[str, np.ndarray]) -> None:
         self.seen += 1
@@ -150,7 +154,9 @@ class GameReservoir:
 
     def sample(self, batch_size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         if self._rows is None:
-            self._rows = {name: np.concatenate([g[name] for g in self.games]) for name in self.games[0]}
+            self._rows = {
+                name: np.concatenate([g[name] for g in self.games]) for name in self.games[0]
+            }
         picks = rng.integers(self.num_moves, size=batch_size)
         return {name: column[picks] for name, column in self._rows.items()}
 

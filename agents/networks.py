@@ -84,7 +84,11 @@ def _body(architecture: dict[str, Any]) -> tuple[nn.Sequential, int]:
         for out_channels in architecture["conv_channels"]:
             layers += [nn.Conv2d(channels, out_channels, kernel_size=3, padding=1), nn.ReLU()]
             channels = out_channels
-        layers += [nn.Flatten(), nn.Linear(channels * height * width, architecture["flatten_size"]), nn.ReLU()]
+        layers += [
+            nn.Flatten(),
+            nn.Linear(channels * height * width, architecture["flatten_size"]),
+            nn.ReLU(),
+        ]
         size = architecture["flatten_size"]
     else:
         layers.append(nn.Flatten())
@@ -102,12 +106,18 @@ def network_with_weights(build: Any, weights: dict, where: str) -> nn.Module:
     anything is allocated, and a mismatch names the parameter."""
     with torch.device("meta"):
         expected = {name: tuple(tensor.shape) for name, tensor in build().state_dict().items()}
-    given = {name: tuple(tensor.shape) for name, tensor in weights.items() if isinstance(tensor, torch.Tensor)}
+    given = {
+        name: tuple(tensor.shape)
+        for name, tensor in weights.items()
+        if isinstance(tensor, torch.Tensor)
+    }
     if given != expected:
         name = min(n for n in expected.keys() | given.keys() if expected.get(n) != given.get(n))
-        raise ValueError(f"{where}: the weights do not fit the declared architecture: parameter {name!r} "
-                         f"is {given.get(name, 'missing')} in the file, the architecture needs "
-                         f"{expected.get(name, 'none')}")
+        raise ValueError(
+            f"{where}: the weights do not fit the declared architecture: parameter {name!r} "
+            f"is {given.get(name, 'missing')} in the file, the architecture needs "
+            f"{expected.get(name, 'none')}"
+        )
     network = build()
     network.load_state_dict(weights)
     return network
@@ -139,16 +149,32 @@ class FactoredOrderHead(nn.Module):
     each destination) and ``embedding_size`` (e).
     """
 
-    SPEC_KEYS = ("num_areas", "num_destinations", "team_size", "area_features", "count_feature",
-                 "destination_areas", "embedding_size")
+    SPEC_KEYS = (
+        "num_areas",
+        "num_destinations",
+        "team_size",
+        "area_features",
+        "count_feature",
+        "destination_areas",
+        "embedding_size",
+    )
 
     def __init__(self, hidden_size: int, spec: dict[str, Any]):
         super().__init__()
-        areas, destinations, embedding = spec["num_areas"], spec["num_destinations"], spec["embedding_size"]
+        areas, destinations, embedding = (
+            spec["num_areas"],
+            spec["num_destinations"],
+            spec["embedding_size"],
+        )
         self.spec = spec
-        self.register_buffer("destination_areas", torch.as_tensor(spec["destination_areas"], dtype=torch.long),
-                             persistent=False)
-        self.register_buffer("counts", torch.arange(1, spec["team_size"] + 1, dtype=torch.float32), persistent=False)
+        self.register_buffer(
+            "destination_areas",
+            torch.as_tensor(spec["destination_areas"], dtype=torch.long),
+            persistent=False,
+        )
+        self.register_buffer(
+            "counts", torch.arange(1, spec["team_size"] + 1, dtype=torch.float32), persistent=False
+        )
         self.hold = nn.Linear(hidden_size, 1)
         self.area_embedding = nn.Parameter(torch.randn(areas, embedding) * 0.1)
         self.area_key = nn.Linear(spec["area_features"], embedding)
@@ -170,11 +196,19 @@ class FactoredOrderHead(nn.Module):
         source = self.source_score(keys).squeeze(-1) + self.source_context(features)  # (B, S)
         queries = self.destination_query(features).reshape(batch, destinations, -1)
         queries = queries + self.destination_features(x[:, self.destination_areas])  # (B, D, e)
-        destination = torch.einsum("bse,bde->bsd", keys, queries) + self.destination_context(features)[:, None, :]
+        destination = (
+            torch.einsum("bse,bde->bsd", keys, queries)
+            + self.destination_context(features)[:, None, :]
+        )
         present = torch.round(x[..., spec["count_feature"]] * team)  # N_s: fighters in each area
         share = self.counts / present.clamp(min=1.0)[..., None]  # (B, S, T)
-        count_features = torch.stack([self.counts.expand_as(share) / team, share, (share == 1.0).float()], dim=-1)
-        count = torch.einsum("bstk,bk->bst", count_features, self.count_weights(features)) + self.count_bias
+        count_features = torch.stack(
+            [self.counts.expand_as(share) / team, share, (share == 1.0).float()], dim=-1
+        )
+        count = (
+            torch.einsum("bstk,bk->bst", count_features, self.count_weights(features))
+            + self.count_bias
+        )
         return self.hold(features), source, destination, count
 
     def forward(self, features: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
@@ -182,7 +216,9 @@ class FactoredOrderHead(nn.Module):
         orders = source[:, :, None, None] + destination[:, :, :, None] + count[:, :, None, :]
         return torch.cat([hold, orders.reshape(len(hold), -1)], dim=1)
 
-    def logits_at(self, features: torch.Tensor, inputs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+    def logits_at(
+        self, features: torch.Tensor, inputs: torch.Tensor, actions: torch.Tensor
+    ) -> torch.Tensor:
         """The logits of ``actions`` (flat orders, any shape ``(B, ...)``) only: a search
         expanding a node needs a hundred of the 12,961."""
         hold, source, destination, count = self.parts(features, inputs)
@@ -208,17 +244,25 @@ def check_architecture(architecture: dict[str, Any]) -> None:
     if spec is not None:
         missing = [key for key in FactoredOrderHead.SPEC_KEYS if key not in spec]
         if missing:
-            raise ValueError(f"order_head is missing {missing}; it needs {list(FactoredOrderHead.SPEC_KEYS)}")
+            raise ValueError(
+                f"order_head is missing {missing}; it needs {list(FactoredOrderHead.SPEC_KEYS)}"
+            )
         orders = 1 + spec["num_areas"] * spec["num_destinations"] * spec["team_size"]
         if orders != architecture["num_actions"]:
-            raise ValueError(f"order_head describes {orders} actions (1 + areas * destinations * team_size), "
-                             f"the network has num_actions {architecture['num_actions']}")
+            raise ValueError(
+                f"order_head describes {orders} actions (1 + areas * destinations * team_size), "
+                f"the network has num_actions {architecture['num_actions']}"
+            )
         if spec["num_areas"] * spec["area_features"] > int(np.prod(architecture["input_shape"])):
-            raise ValueError(f"order_head reads {spec['num_areas']} x {spec['area_features']} area features, "
-                             f"the input has only {int(np.prod(architecture['input_shape']))} values")
+            raise ValueError(
+                f"order_head reads {spec['num_areas']} x {spec['area_features']} area features, "
+                f"the input has only {int(np.prod(architecture['input_shape']))} values"
+            )
         if len(spec["destination_areas"]) != spec["num_destinations"]:
-            raise ValueError(f"order_head has {len(spec['destination_areas'])} destination areas for "
-                             f"{spec['num_destinations']} destinations")
+            raise ValueError(
+                f"order_head has {len(spec['destination_areas'])} destination areas for "
+                f"{spec['num_destinations']} destinations"
+            )
 
 
 class PolicyNetwork(nn.Module):
@@ -229,8 +273,11 @@ class PolicyNetwork(nn.Module):
         check_architecture(architecture)
         self.body, self.feature_size = _body(architecture)
         spec = architecture.get("order_head")
-        self.policy_head = (nn.Linear(self.feature_size, architecture["num_actions"]) if spec is None
-                            else FactoredOrderHead(self.feature_size, spec))
+        self.policy_head = (
+            nn.Linear(self.feature_size, architecture["num_actions"])
+            if spec is None
+            else FactoredOrderHead(self.feature_size, spec)
+        )
 
     def logits(self, features: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         if isinstance(self.policy_head, FactoredOrderHead):
@@ -256,7 +303,9 @@ class PolicyValueNetwork(PolicyNetwork):
         """The value alone (a search's rollout end needs no logits)."""
         return torch.tanh(self.value_head(self.body(inputs))).squeeze(-1)
 
-    def legal_logits_and_value(self, inputs: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def legal_logits_and_value(
+        self, inputs: torch.Tensor, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits of ``actions`` only, and the value: what a search expanding one node needs
         (a linear head on combat has 12,961 rows, of which a node uses a hundred; the
         factored head's full logits are a cheap broadcast sum)."""
@@ -264,14 +313,18 @@ class PolicyValueNetwork(PolicyNetwork):
         if isinstance(self.policy_head, FactoredOrderHead):
             logits = self.policy_head.logits_at(features, inputs, actions.expand(len(features), -1))
         else:
-            logits = nn.functional.linear(features, self.policy_head.weight[actions], self.policy_head.bias[actions])
+            logits = nn.functional.linear(
+                features, self.policy_head.weight[actions], self.policy_head.bias[actions]
+            )
         return logits, torch.tanh(self.value_head(features)).squeeze(-1)
 
 
 def policy_network(architecture: dict[str, Any]) -> nn.Module:
     """The average-policy network an architecture describes (NFSP's plain MLP without ``kind``)."""
     if "kind" not in architecture:
-        return mlp(architecture["input_size"], architecture["hidden_sizes"], architecture["num_actions"])
+        return mlp(
+            architecture["input_size"], architecture["hidden_sizes"], architecture["num_actions"]
+        )
     return PolicyNetwork(architecture)
 
 
@@ -284,11 +337,18 @@ class AveragePolicyAgent(Agent):
     ``p'(a) ∝ max(0, p(a) - e / |legal|)``. At least one action keeps a positive share, since
     the largest ``p(a)`` is at least ``1 / |legal|``."""
 
-    def __init__(self, network: nn.Module, architecture: dict[str, Any], seed: int | None = None,
-                 exploration_share: float = 0.0):
+    def __init__(
+        self,
+        network: nn.Module,
+        architecture: dict[str, Any],
+        seed: int | None = None,
+        exploration_share: float = 0.0,
+    ):
         super().__init__(architecture["num_actions"], seed)
         if not isinstance(exploration_share, (int, float)) or not 0.0 <= exploration_share < 1.0:
-            raise ValueError(f"exploration_share must be a number in [0, 1), got {exploration_share!r}")
+            raise ValueError(
+                f"exploration_share must be a number in [0, 1), got {exploration_share!r}"
+            )
         self.network = network
         self.architecture = architecture
         self.exploration_share = float(exploration_share)
@@ -296,7 +356,9 @@ class AveragePolicyAgent(Agent):
     def policy_probabilities_batch(self, observations, action_masks, views=None):
         with torch.no_grad():
             logits = self.network(network_input(observations, self.architecture))
-            probabilities = torch.softmax(masked_logits(logits, action_masks), dim=-1).double().numpy()
+            probabilities = (
+                torch.softmax(masked_logits(logits, action_masks), dim=-1).double().numpy()
+            )
         if self.exploration_share:
             legal = np.asarray(action_masks, dtype=np.float64).reshape(probabilities.shape)
             uniform = legal / legal.sum(axis=-1, keepdims=True)
@@ -305,11 +367,17 @@ class AveragePolicyAgent(Agent):
         return probabilities
 
     def state_dict(self):
-        return {"architecture": self.architecture, "network": self.network.state_dict(),
-                "exploration_share": self.exploration_share}
+        return {
+            "architecture": self.architecture,
+            "network": self.network.state_dict(),
+            "exploration_share": self.exploration_share,
+        }
 
     @classmethod
     def from_state_dict(cls, state):
-        network = network_with_weights(lambda: policy_network(state["architecture"]), state["network"],
-                                       "average-policy agent")
-        return cls(network, state["architecture"], exploration_share=state.get("exploration_share", 0.0))
+        network = network_with_weights(
+            lambda: policy_network(state["architecture"]), state["network"], "average-policy agent"
+        )
+        return cls(
+            network, state["architecture"], exploration_share=state.get("exploration_share", 0.0)
+        )

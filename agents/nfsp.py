@@ -77,11 +77,20 @@ class NFSPConfig:
         from agents.config import ConfigError
 
         if not 0.0 <= self.anticipatory <= 1.0:
-            raise ConfigError(f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}")
+            raise ConfigError(
+                f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}"
+            )
         if self.optimizer not in ("adam", "sgd"):
-            raise ConfigError(f"trainer.params.optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
-        for name in ("replay_capacity", "reservoir_capacity", "batch_size", "learn_every",
-                     "target_update_every"):
+            raise ConfigError(
+                f"trainer.params.optimizer must be 'adam' or 'sgd', got {self.optimizer!r}"
+            )
+        for name in (
+            "replay_capacity",
+            "reservoir_capacity",
+            "batch_size",
+            "learn_every",
+            "target_update_every",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
 
@@ -94,7 +103,9 @@ class NFSPAgent(Agent):
         super().__init__(num_actions, seed)
         self.config = config
         self.architecture = {
-            "input_size": input_size, "hidden_sizes": list(config.hidden_sizes), "num_actions": num_actions,
+            "input_size": input_size,
+            "hidden_sizes": list(config.hidden_sizes),
+            "num_actions": num_actions,
         }
         self.q_network = mlp(input_size, config.hidden_sizes, num_actions)
         self.target_network = mlp(input_size, config.hidden_sizes, num_actions)
@@ -102,17 +113,31 @@ class NFSPAgent(Agent):
         self.policy_network = mlp(input_size, config.hidden_sizes, num_actions)
         optimizer = torch.optim.Adam if config.optimizer == "adam" else torch.optim.SGD
         self.q_optimizer = optimizer(self.q_network.parameters(), lr=config.rl_learning_rate)
-        self.policy_optimizer = optimizer(self.policy_network.parameters(), lr=config.sl_learning_rate)
+        self.policy_optimizer = optimizer(
+            self.policy_network.parameters(), lr=config.sl_learning_rate
+        )
         observation_column = ((input_size,), np.float32)
         mask_column = ((num_actions,), np.int8)
-        self.replay = CircularBuffer(config.replay_capacity, {
-            "observation": observation_column, "action_mask": mask_column, "action": ((), np.int64),
-            "reward": ((), np.float32), "next_observation": observation_column,
-            "next_action_mask": mask_column, "done": ((), np.float32),
-        })
-        self.reservoir = ReservoirBuffer(config.reservoir_capacity, {
-            "observation": observation_column, "action_mask": mask_column, "action": ((), np.int64),
-        })
+        self.replay = CircularBuffer(
+            config.replay_capacity,
+            {
+                "observation": observation_column,
+                "action_mask": mask_column,
+                "action": ((), np.int64),
+                "reward": ((), np.float32),
+                "next_observation": observation_column,
+                "next_action_mask": mask_column,
+                "done": ((), np.float32),
+            },
+        )
+        self.reservoir = ReservoirBuffer(
+            config.reservoir_capacity,
+            {
+                "observation": observation_column,
+                "action_mask": mask_column,
+                "action": ((), np.int64),
+            },
+        )
         self.best_response_mode: dict[int, bool] = {}
         self.transitions = 0  # transitions observed, drives epsilon and the learning schedule
         self.learn_calls = 0
@@ -128,7 +153,9 @@ class NFSPAgent(Agent):
     def start_episode(self, episode_id=0):
         self.best_response_mode[episode_id] = bool(self.rng.random() < self.config.anticipatory)
 
-    def _best_response_probabilities(self, observations: torch.Tensor, masks: np.ndarray) -> np.ndarray:
+    def _best_response_probabilities(
+        self, observations: torch.Tensor, masks: np.ndarray
+    ) -> np.ndarray:
         q_values = self.q_network(observations)
         greedy = masked_logits(q_values, masks).argmax(dim=-1).numpy()
         legal = masks.astype(np.float64)
@@ -159,8 +186,12 @@ class NFSPAgent(Agent):
                 )
         actions = sample_batch(probabilities, self.rng)
         for row in np.flatnonzero(best_response):
-            self.reservoir.add(self.rng, observation=observations[row],
-                               action_mask=action_masks[row], action=actions[row])
+            self.reservoir.add(
+                self.rng,
+                observation=observations[row],
+                action_mask=action_masks[row],
+                action=actions[row],
+            )
         return actions, probabilities
 
     def policy_probabilities_batch(self, observations, action_masks, views=None):
@@ -172,32 +203,54 @@ class NFSPAgent(Agent):
 
     def observe(self, transition: Transition):
         self.replay.add(  # board-shaped tensors are stored flat, as the MLP reads them
-            observation=np.ravel(transition.observation), action_mask=transition.action_mask,
-            action=transition.action, reward=transition.reward,
+            observation=np.ravel(transition.observation),
+            action_mask=transition.action_mask,
+            action=transition.action,
+            reward=transition.reward,
             next_observation=np.ravel(transition.next_observation),
-            next_action_mask=transition.next_action_mask, done=float(transition.done),
+            next_action_mask=transition.next_action_mask,
+            done=float(transition.done),
         )
         self.transitions += 1
 
-    def observe_batch(self, observations, action_masks, actions, rewards, next_observations,
-                      next_action_masks, dones):
+    def observe_batch(
+        self,
+        observations,
+        action_masks,
+        actions,
+        rewards,
+        next_observations,
+        next_action_masks,
+        dones,
+    ):
         """:meth:`observe` for ``n`` transitions at once (arrays ``[n, ...]``, in play order):
         the same replay memory, written one column at a time (batched self-play)."""
         count = len(actions)
         self.replay.add_batch(
-            observation=np.reshape(observations, (count, -1)), action_mask=action_masks, action=actions,
-            reward=rewards, next_observation=np.reshape(next_observations, (count, -1)),
-            next_action_mask=next_action_masks, done=np.asarray(dones, dtype=np.float32),
+            observation=np.reshape(observations, (count, -1)),
+            action_mask=action_masks,
+            action=actions,
+            reward=rewards,
+            next_observation=np.reshape(next_observations, (count, -1)),
+            next_action_mask=next_action_masks,
+            done=np.asarray(dones, dtype=np.float32),
         )
         self.transitions += count
 
     # ---- learning ------------------------------------------------------------------------------
     def rl_step(self) -> float:
         """One DQN step on a minibatch of M_RL (masked max in the TD target)."""
-        batch = {k: torch.from_numpy(v) for k, v in self.replay.sample(self.config.batch_size, self.rng).items()}
+        batch = {
+            k: torch.from_numpy(v)
+            for k, v in self.replay.sample(self.config.batch_size, self.rng).items()
+        }
         with torch.no_grad():
-            next_q = masked_logits(self.target_network(batch["next_observation"]), batch["next_action_mask"])
-            next_value = torch.where(batch["done"] > 0, torch.zeros_like(batch["reward"]), next_q.max(dim=-1).values)
+            next_q = masked_logits(
+                self.target_network(batch["next_observation"]), batch["next_action_mask"]
+            )
+            next_value = torch.where(
+                batch["done"] > 0, torch.zeros_like(batch["reward"]), next_q.max(dim=-1).values
+            )
             target = batch["reward"] + self.config.discount * next_value
         q = self.q_network(batch["observation"]).gather(1, batch["action"][:, None]).squeeze(1)
         loss = nn.functional.mse_loss(q, target)
@@ -211,7 +264,10 @@ class NFSPAgent(Agent):
 
     def sl_step(self) -> float:
         """One supervised step on a minibatch of M_SL: cross-entropy over legal actions."""
-        batch = {k: torch.from_numpy(v) for k, v in self.reservoir.sample(self.config.batch_size, self.rng).items()}
+        batch = {
+            k: torch.from_numpy(v)
+            for k, v in self.reservoir.sample(self.config.batch_size, self.rng).items()
+        }
         logits = masked_logits(self.policy_network(batch["observation"]), batch["action_mask"])
         loss = nn.functional.cross_entropy(logits, batch["action"])
         self.policy_optimizer.zero_grad()
@@ -246,12 +302,21 @@ class NFSPAgent(Agent):
             "replay": self.replay.state_dict(),
             "reservoir": self.reservoir.state_dict(),
             "rng": self.rng.bit_generator.state,
-            "counters": {"transitions": self.transitions, "learn_calls": self.learn_calls,
-                         "rl_steps": self.rl_steps},
+            "counters": {
+                "transitions": self.transitions,
+                "learn_calls": self.learn_calls,
+                "rl_steps": self.rl_steps,
+            },
         }
 
     def load_state_dict(self, state):
-        for name in ("q_network", "target_network", "policy_network", "q_optimizer", "policy_optimizer"):
+        for name in (
+            "q_network",
+            "target_network",
+            "policy_network",
+            "q_optimizer",
+            "policy_optimizer",
+        ):
             getattr(self, name).load_state_dict(state[name])
         self.replay.load_state_dict(state["replay"])
         self.reservoir.load_state_dict(state["reservoir"])

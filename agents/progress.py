@@ -23,8 +23,13 @@ from typing import Any, TextIO
 PLAIN_LINE_EVERY_SECONDS = 30.0
 
 
-def progress_bar(iterable: Iterable | None = None, *, file: TextIO | None = None,
-                 every_seconds: float = PLAIN_LINE_EVERY_SECONDS, **tqdm_arguments: Any):
+def progress_bar(
+    iterable: Iterable | None = None,
+    *,
+    file: TextIO | None = None,
+    every_seconds: float = PLAIN_LINE_EVERY_SECONDS,
+    **tqdm_arguments: Any,
+):
     """A tqdm bar when ``file`` (default: standard error) is a terminal, else a
     :class:`PlainProgress` with the same total, unit and description."""
     stream = sys.stderr if file is None else file
@@ -32,9 +37,15 @@ def progress_bar(iterable: Iterable | None = None, *, file: TextIO | None = None
         from tqdm import tqdm
 
         return tqdm(iterable, file=stream, **tqdm_arguments)
-    return PlainProgress(iterable, file=stream, every_seconds=every_seconds, total=tqdm_arguments.get("total"),
-                         initial=tqdm_arguments.get("initial", 0), unit=tqdm_arguments.get("unit", "it"),
-                         desc=tqdm_arguments.get("desc"))
+    return PlainProgress(
+        iterable,
+        file=stream,
+        every_seconds=every_seconds,
+        total=tqdm_arguments.get("total"),
+        initial=tqdm_arguments.get("initial", 0),
+        unit=tqdm_arguments.get("unit", "it"),
+        desc=tqdm_arguments.get("desc"),
+    )
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -47,9 +58,18 @@ def _is_terminal(stream: TextIO) -> bool:
 class PlainProgress:
     """Progress as a plain line every ``every_seconds`` and one at :meth:`close`."""
 
-    def __init__(self, iterable: Iterable | None = None, *, file: TextIO, every_seconds: float,
-                 total: float | None = None, initial: float = 0, unit: str = "it", desc: str | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        iterable: Iterable | None = None,
+        *,
+        file: TextIO,
+        every_seconds: float,
+        total: float | None = None,
+        initial: float = 0,
+        unit: str = "it",
+        desc: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.iterable = iterable
         self.file = file
         self.every_seconds = every_seconds

@@ -54,7 +54,9 @@ class FrozenSB3Agent(Agent):
         self.policy.set_training_mode(False)
         # sb3-contrib's maskable policies take the mask; decided from the signature, never
         # by catching a TypeError (which would hide a real error and drop the mask).
-        self.takes_masks = "action_masks" in inspect.signature(self.policy.get_distribution).parameters
+        self.takes_masks = (
+            "action_masks" in inspect.signature(self.policy.get_distribution).parameters
+        )
 
     def policy_probabilities_batch(self, observations, action_masks, views=None):
         masks = np.asarray(action_masks, dtype=bool)
@@ -74,9 +76,16 @@ class SingleAgentEnv(gymnasium.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, aec_env: Any, seat: int | str = 0, opponents: Any = "random",
-                 env_name: str | None = None, env_params: dict | None = None, seed: int | None = None,
-                 illegal_action: str = "raise"):
+    def __init__(
+        self,
+        aec_env: Any,
+        seat: int | str = 0,
+        opponents: Any = "random",
+        env_name: str | None = None,
+        env_params: dict | None = None,
+        seed: int | None = None,
+        illegal_action: str = "raise",
+    ):
         if illegal_action not in ("raise", "lose"):
             raise ValueError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
         self.illegal_action = illegal_action
@@ -87,7 +96,9 @@ class SingleAgentEnv(gymnasium.Env):
         self.alternate = seat == "alternate"
         self.seat_name = self.names[0] if self.alternate else self._seat_name(seat)
         space = aec_env.observation_space(self.names[0])
-        self.observation_space = space["observation"] if isinstance(space, gymnasium.spaces.Dict) else space
+        self.observation_space = (
+            space["observation"] if isinstance(space, gymnasium.spaces.Dict) else space
+        )
         self.action_space = aec_env.action_space(self.names[0])
         self._seed_rng = np.random.default_rng(seed)
         self._mask = np.zeros(self.action_space.n, dtype=bool)
@@ -98,7 +109,9 @@ class SingleAgentEnv(gymnasium.Env):
             return self.names[seat]
         if seat in self.names:
             return seat
-        raise ValueError(f"seat must be 'alternate', an index 0..{len(self.names) - 1} or one of {self.names}, got {seat!r}")
+        raise ValueError(
+            f"seat must be 'alternate', an index 0..{len(self.names) - 1} or one of {self.names}, got {seat!r}"
+        )
 
     def _resolve(self, spec: Any, player: int) -> Agent:
         if isinstance(spec, Agent):
@@ -108,20 +121,31 @@ class SingleAgentEnv(gymnasium.Env):
                 raise ValueError("opponent specs need a registered env; pass Agent objects instead")
             from agents.specs import load_agent
 
-            return load_agent(spec, self.env_name, player=player,
-                              seed=int(self._seed_rng.integers(2**31)), **self.env_params)
-        raise TypeError(f"an opponent must be an Agent or an agent spec string, got {type(spec).__name__}")
+            return load_agent(
+                spec,
+                self.env_name,
+                player=player,
+                seed=int(self._seed_rng.integers(2**31)),
+                **self.env_params,
+            )
+        raise TypeError(
+            f"an opponent must be an Agent or an agent spec string, got {type(spec).__name__}"
+        )
 
     def set_opponents(self, opponents: Any) -> None:
         """One opponent for every other seat, or a dict ``{seat name or index: opponent}``."""
         if isinstance(opponents, dict):
-            by_name = {(self.names[k] if isinstance(k, int) else k): v for k, v in opponents.items()}
+            by_name = {
+                (self.names[k] if isinstance(k, int) else k): v for k, v in opponents.items()
+            }
             unknown = sorted(set(by_name) - set(self.names))
             if unknown:
                 raise ValueError(f"opponents for unknown seats {unknown}; seats are {self.names}")
         else:
             by_name = dict.fromkeys(self.names, opponents)
-        self.opponents = {name: self._resolve(spec, self.names.index(name)) for name, spec in by_name.items()}
+        self.opponents = {
+            name: self._resolve(spec, self.names.index(name)) for name, spec in by_name.items()
+        }
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner now (for sb3-contrib's MaskablePPO)."""
@@ -156,7 +180,9 @@ class SingleAgentEnv(gymnasium.Env):
         if seed is not None:  # same seed, same episode: the opponents' sampling included
             self._seed_rng = np.random.default_rng(seed)
             for index, opponent in enumerate(self.opponents.values()):
-                opponent.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
+                opponent.rng = np.random.default_rng(
+                    np.random.SeedSequence(seed, spawn_key=(index,))
+                )
             if self.alternate:  # the first seat after a seeded reset is always the first seat
                 self.seat_name = self.names[-1]
         if self.alternate:
@@ -173,24 +199,44 @@ class SingleAgentEnv(gymnasium.Env):
         if not self._mask[int(action)]:
             legal = np.flatnonzero(self._mask).tolist()
             if self.illegal_action == "raise":
-                raise ValueError(f"action {int(action)} is illegal for {self.seat_name}; legal actions: {legal}")
+                raise ValueError(
+                    f"action {int(action)} is illegal for {self.seat_name}; legal actions: {legal}"
+                )
             game = getattr(self.aec_env.unwrapped, "game", None)
             penalty = game.info.min_utility if game is not None else -1.0
             self._mask = np.zeros(self.action_space.n, dtype=bool)
             observation = self.aec_env.observe(self.seat_name)["observation"]
-            return observation, float(penalty), True, False, {"seat": self.seat_name, "illegal": True}
+            return (
+                observation,
+                float(penalty),
+                True,
+                False,
+                {"seat": self.seat_name, "illegal": True},
+            )
         self.aec_env.step(int(action))
         observation, reward, done = self._play_until_learner_moves()
         return observation, float(reward), done, False, {"seat": self.seat_name}
 
 
-def single_agent_env(env_name: str, seat: int | str = 0, opponents: Any = "random",
-                     seed: int | None = None, illegal_action: str = "raise",
-                     **env_params: Any) -> SingleAgentEnv:
+def single_agent_env(
+    env_name: str,
+    seat: int | str = 0,
+    opponents: Any = "random",
+    seed: int | None = None,
+    illegal_action: str = "raise",
+    **env_params: Any,
+) -> SingleAgentEnv:
     """A registered env's seat as a gymnasium env whose other seats ``opponents`` play."""
     aec_env = hiddenenvs.make(env_name, **env_params)
-    return SingleAgentEnv(aec_env, seat, opponents, env_name=env_name, env_params=env_params,
-                          seed=seed, illegal_action=illegal_action)
+    return SingleAgentEnv(
+        aec_env,
+        seat,
+        opponents,
+        env_name=env_name,
+        env_params=env_params,
+        seed=seed,
+        illegal_action=illegal_action,
+    )
 
 
 try:

@@ -210,8 +210,10 @@ class CombatDoctrineBot(Agent):
         return int(self.policy_at_state(env.unwrapped.game_state, self.player).argmax())
 
     def policy_probabilities_batch(self, observations, action_masks, views=None):
-        raise ValueError("the combat doctrine reads the true state, not observations: it has no "
-                         "policy over information states (use it as an opponent)")
+        raise ValueError(
+            "the combat doctrine reads the true state, not observations: it has no "
+            "policy over information states (use it as an opponent)"
+        )
 
 
 # {env: {bot name: class(env_name, seat, params)}}: the leaderboard's ``scripted:<name>``.

@@ -51,9 +51,13 @@ def play_vector_episodes(
     num_envs, num_players = env.num_envs, env.num_players
     num_games = num_envs if num_games is None else num_games
     if not 1 <= num_games <= num_envs:
-        raise ValueError(f"play_vector_episodes: num_games must be 1..{num_envs} (the env's games), got {num_games}")
+        raise ValueError(
+            f"play_vector_episodes: num_games must be 1..{num_envs} (the env's games), got {num_games}"
+        )
     if len(agents) != num_players:
-        raise ValueError(f"play_vector_episodes: {len(agents)} agents for {num_players} seats of {env.game.NAME}")
+        raise ValueError(
+            f"play_vector_episodes: {len(agents)} agents for {num_players} seats of {env.game.NAME}"
+        )
     for agent in agents:
         if getattr(agent, "USES_SEAT_VIEW", False) or getattr(agent, "USES_TRUE_STATE", False):
             raise ValueError(
@@ -68,7 +72,9 @@ def play_vector_episodes(
                 agent.start_episode(int(episode_id))
     returns = np.zeros((num_envs, num_players))
     active = np.arange(num_envs) < num_games
-    pending = [_Pending(num_envs, env.observation_shape, env.num_actions) for _ in range(num_players)]
+    pending = [
+        _Pending(num_envs, env.observation_shape, env.num_actions) for _ in range(num_players)
+    ]
     while active.any():
         if deadline is not None and time.perf_counter() > deadline:
             if learn:
@@ -76,7 +82,9 @@ def play_vector_episodes(
                     for episode_id in np.flatnonzero(active):
                         agent.end_episode(int(episode_id))
             return returns[:num_games][~active[:num_games]]
-        actions = np.zeros((num_envs, num_players) if env.simultaneous else num_envs, dtype=np.int64)
+        actions = np.zeros(
+            (num_envs, num_players) if env.simultaneous else num_envs, dtype=np.int64
+        )
         for player, agent in enumerate(agents):
             if env.simultaneous:
                 rows = np.flatnonzero(active)
@@ -107,7 +115,13 @@ def play_vector_episodes(
             if learn:
                 for player, agent in enumerate(agents):
                     final = step.final_observations[ended, player]
-                    pending[player].emit(agent, ended, final, np.zeros((len(ended), env.num_actions), np.int8), done=True)
+                    pending[player].emit(
+                        agent,
+                        ended,
+                        final,
+                        np.zeros((len(ended), env.num_actions), np.int8),
+                        done=True,
+                    )
                     for episode_id in ended:
                         agent.end_episode(int(episode_id))
             active[ended] = False
@@ -139,9 +153,15 @@ class _Pending:
             positions = np.flatnonzero(self.waiting[rows])
             if len(positions):
                 waiting = rows[positions]
-                agent.observe_batch(self.observations[waiting], self.masks[waiting], self.actions[waiting],
-                                    self.rewards[waiting], next_observations[positions], next_masks[positions],
-                                    np.full(len(positions), done))
+                agent.observe_batch(
+                    self.observations[waiting],
+                    self.masks[waiting],
+                    self.actions[waiting],
+                    self.rewards[waiting],
+                    next_observations[positions],
+                    next_masks[positions],
+                    np.full(len(positions), done),
+                )
                 self.waiting[waiting] = False
             return
         for index, row in enumerate(rows):

@@ -41,12 +41,21 @@ from timing import print_exploitability_rows  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 
 
-def exploitability_curve(config_name: str, seconds: float, output: Path, every: int, seed: int,
-                         overrides: list[str]) -> list[dict]:
-    config = load_config(REPO / "configs" / config_name, [
-        f"budget.seconds={seconds}", "budget.episodes=null", f"output_dir={output}",
-        f"evaluation.every_episodes={every}", f"seed={seed}", "progress_bar=false", *overrides,
-    ])
+def exploitability_curve(
+    config_name: str, seconds: float, output: Path, every: int, seed: int, overrides: list[str]
+) -> list[dict]:
+    config = load_config(
+        REPO / "configs" / config_name,
+        [
+            f"budget.seconds={seconds}",
+            "budget.episodes=null",
+            f"output_dir={output}",
+            f"evaluation.every_episodes={every}",
+            f"seed={seed}",
+            "progress_bar=false",
+            *overrides,
+        ],
+    )
     train(config)
     return evaluated_rows(output / "metrics.csv")
 
@@ -57,14 +66,21 @@ def evaluated_rows(metrics: Path) -> list[dict]:
         return [row for row in csv.DictReader(handle) if row["exploitability"]]
 
 
-def throughput(num_actors: int, cores: int, warmup_seconds: float, seconds: float,
-               overrides: list[str]) -> float:
+def throughput(
+    num_actors: int, cores: int, warmup_seconds: float, seconds: float, overrides: list[str]
+) -> float:
     """Episodes per second of ANFSP on Leduc with ``num_actors`` actors, after a warm-up."""
     share = min(1.0, cores / num_actors)
-    config = load_config(REPO / "configs" / "anfsp_leduc.yaml", [
-        *overrides, f"trainer.params.num_actors={num_actors}", f"trainer.params.actor_num_cpus={share}",
-        f"trainer.params.num_cpus={cores}", "progress_bar=false",
-    ])
+    config = load_config(
+        REPO / "configs" / "anfsp_leduc.yaml",
+        [
+            *overrides,
+            f"trainer.params.num_actors={num_actors}",
+            f"trainer.params.actor_num_cpus={share}",
+            f"trainer.params.num_cpus={cores}",
+            "progress_bar=false",
+        ],
+    )
     learner = build_learner(config)
     context = LoopContext(learner, config, rng=None)
     try:
@@ -87,8 +103,12 @@ def plot(curves: dict[str, list[dict]], path: Path) -> None:
 
     figure, axis = plt.subplots(figsize=(6, 4))
     for name, rows in curves.items():
-        axis.plot([float(r["wall_seconds"]) for r in rows], [float(r["exploitability"]) for r in rows],
-                  marker=".", label=name)
+        axis.plot(
+            [float(r["wall_seconds"]) for r in rows],
+            [float(r["exploitability"]) for r in rows],
+            marker=".",
+            label=name,
+        )
     axis.axhline(0.1, color="grey", linestyle="--", linewidth=1, label="the issue's goal (0.1)")
     axis.set_xlabel("wall time (s)")
     axis.set_ylabel("exploitability (exact)")
@@ -103,25 +123,41 @@ def plot(curves: dict[str, list[dict]], path: Path) -> None:
 def earlier_curves(output: Path, trainers: str) -> dict[str, list[dict]]:
     """The curve of the trainer this run skips, from an earlier run into the same ``output``
     (so one plot can hold both when they ran at different times)."""
-    skipped = {"anfsp": ("nfsp", "NFSP, 1 process (earlier run)"),
-               "nfsp": ("anfsp", "ANFSP (earlier run)")}.get(trainers)
+    skipped = {
+        "anfsp": ("nfsp", "NFSP, 1 process (earlier run)"),
+        "nfsp": ("anfsp", "ANFSP (earlier run)"),
+    }.get(trainers)
     if skipped is None or not (output / skipped[0] / "metrics.csv").is_file():
         return {}
     return {skipped[1]: evaluated_rows(output / skipped[0] / "metrics.csv")}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=1800.0, help="wall time of each trainer (0: skip)")
-    parser.add_argument("--trainers", choices=("both", "anfsp", "nfsp"), default="both",
-                        help="which exploitability curves to run")
-    parser.add_argument("--cores", type=int, default=2, help="CPUs of the local Ray: one actor each")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=1800.0, help="wall time of each trainer (0: skip)"
+    )
+    parser.add_argument(
+        "--trainers",
+        choices=("both", "anfsp", "nfsp"),
+        default="both",
+        help="which exploitability curves to run",
+    )
+    parser.add_argument(
+        "--cores", type=int, default=2, help="CPUs of the local Ray: one actor each"
+    )
     parser.add_argument("--every", type=int, default=20_000, help="episodes between evaluations")
-    parser.add_argument("--throughput-seconds", type=float, default=30.0, help="per actor count (0: skip)")
+    parser.add_argument(
+        "--throughput-seconds", type=float, default=30.0, help="per actor count (0: skip)"
+    )
     parser.add_argument("--warmup-seconds", type=float, default=10.0)
     parser.add_argument("--output", default="runs/bench_anfsp_leduc")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("overrides", nargs="*", metavar="key=value", help="overrides of the ANFSP config")
+    parser.add_argument(
+        "overrides", nargs="*", metavar="key=value", help="overrides of the ANFSP config"
+    )
     arguments = parser.parse_args()
     output = Path(arguments.output)
     print(f"load average at start: {os.getloadavg()}; cores given: {arguments.cores}")
@@ -130,26 +166,49 @@ def main() -> None:
         curves = {}
         if arguments.trainers in ("both", "anfsp"):
             curves[f"ANFSP, {arguments.cores} actors"] = exploitability_curve(
-                "anfsp_leduc.yaml", arguments.seconds, output / "anfsp", arguments.every, arguments.seed,
-                [f"trainer.params.num_actors={arguments.cores}", f"trainer.params.num_cpus={arguments.cores}",
-                 *arguments.overrides])
+                "anfsp_leduc.yaml",
+                arguments.seconds,
+                output / "anfsp",
+                arguments.every,
+                arguments.seed,
+                [
+                    f"trainer.params.num_actors={arguments.cores}",
+                    f"trainer.params.num_cpus={arguments.cores}",
+                    *arguments.overrides,
+                ],
+            )
         if arguments.trainers in ("both", "nfsp"):
             curves["NFSP, 1 process"] = exploitability_curve(
-                "nfsp_leduc.yaml", arguments.seconds, output / "nfsp", arguments.every, arguments.seed, [])
+                "nfsp_leduc.yaml",
+                arguments.seconds,
+                output / "nfsp",
+                arguments.every,
+                arguments.seed,
+                [],
+            )
         for name, rows in curves.items():
             print(f"\n{name}, {arguments.seconds:.0f} s:")
             best = print_exploitability_rows(rows)
-            print(f"last {float(rows[-1]['exploitability']):.4f}; best {float(best['exploitability']):.4f} "
-                  f"at {float(best['wall_seconds']):.0f} s")
+            print(
+                f"last {float(rows[-1]['exploitability']):.4f}; best {float(best['exploitability']):.4f} "
+                f"at {float(best['wall_seconds']):.0f} s"
+            )
         plot({**earlier_curves(output, arguments.trainers), **curves}, output / "anfsp_vs_nfsp.png")
         print(f"plot: {output / 'anfsp_vs_nfsp.png'}")
 
     if arguments.throughput_seconds > 0:
-        print(f"\nANFSP throughput on Leduc, local Ray with {arguments.cores} CPUs, "
-              f"{arguments.throughput_seconds:.0f} s each after {arguments.warmup_seconds:.0f} s warm-up:")
+        print(
+            f"\nANFSP throughput on Leduc, local Ray with {arguments.cores} CPUs, "
+            f"{arguments.throughput_seconds:.0f} s each after {arguments.warmup_seconds:.0f} s warm-up:"
+        )
         for actors in (1, 2, 4):
-            rate = throughput(actors, arguments.cores, arguments.warmup_seconds, arguments.throughput_seconds,
-                              arguments.overrides)
+            rate = throughput(
+                actors,
+                arguments.cores,
+                arguments.warmup_seconds,
+                arguments.throughput_seconds,
+                arguments.overrides,
+            )
             label = " (oversubscribed: actors share cores)" if actors > arguments.cores else ""
             print(f"{actors} actor(s): {rate:,.0f} episodes/s{label}")
     print(f"\nload average at end: {os.getloadavg()}")

@@ -43,7 +43,9 @@ def main() -> None:
     ours_exploitability_seconds = timed(lambda: exploitability(tree, average), repeat=20)
     uniform_seconds = timed(lambda: exploitability(tree, TabularPolicy.uniform(tree)), repeat=20)
     print(f"ours: tree build {build_seconds * 1e3:.1f} ms ({tree})")
-    print(f"ours: exploitability after {args.iterations} CFR+ iterations = {solver.exploitability():.2e}")
+    print(
+        f"ours: exploitability after {args.iterations} CFR+ iterations = {solver.exploitability():.2e}"
+    )
 
     rows = [
         ("CFR+ iterations/s", ours_rate, None),
@@ -62,7 +64,9 @@ def main() -> None:
         spiel_policy = spiel_solver.average_policy()
         spiel_seconds = timed(lambda: pyspiel.exploitability(spiel_game, spiel_policy), repeat=5)
         uniform_policy = pyspiel.UniformRandomPolicy(spiel_game)
-        spiel_uniform_seconds = timed(lambda: pyspiel.exploitability(spiel_game, uniform_policy), repeat=5)
+        spiel_uniform_seconds = timed(
+            lambda: pyspiel.exploitability(spiel_game, uniform_policy), repeat=5
+        )
         rows = [
             (rows[0][0], ours_rate, spiel_rate),
             (rows[1][0], ours_exploitability_seconds, spiel_seconds),

@@ -25,7 +25,9 @@ import hiddenenvs
 from hiddenenvs.envs.combat.doctrine import play_episode
 from timing import interleaved_rates
 
-MAGENT2_QUOTED_AGENT_STEPS_PER_SECOND = 162_000  # the anchor, 160 agents, this kind of machine
+MAGENT2_QUOTED_AGENT_STEPS_PER_SECOND = (
+    162_000  # the anchor, 160 agents, this kind of machine
+)
 
 
 def parallel_random_steps(env, rng: np.random.Generator, holder: dict, ticks: int = 50) -> int:
@@ -64,7 +66,9 @@ def magent2_steps(env, rng: np.random.Generator, use_sample: bool, ticks: int = 
         if use_sample:
             actions = {agent: env.action_space(agent).sample() for agent in agents}
         else:
-            actions = dict(zip(agents, rng.integers(env.action_space(agents[0]).n, size=len(agents)).tolist()))
+            actions = dict(
+                zip(agents, rng.integers(env.action_space(agents[0]).n, size=len(agents)).tolist())
+            )
         env.step(actions)
         done += len(agents)
     return done
@@ -81,13 +85,17 @@ def main() -> None:
     ticks = {map_name: [] for map_name in ("small", "default")}
 
     def episode(game, ticks_of_map):
-        state = play_episode(game.new_initial_state(seed=int(rng.integers(2**31))), "doctrine", "random", rng)
+        state = play_episode(
+            game.new_initial_state(seed=int(rng.integers(2**31))), "doctrine", "random", rng
+        )
         ticks_of_map.append(state.battle.tick)
 
     commander = {}
     for map_name, ticks_of_map in ticks.items():
         game = hiddenenvs.load_game("combat", map=map_name)
-        commander[map_name] = lambda game=game, ticks_of_map=ticks_of_map: episode(game, ticks_of_map)
+        commander[map_name] = lambda game=game, ticks_of_map=ticks_of_map: episode(
+            game, ticks_of_map
+        )
     episodes_per_second = interleaved_rates(args.seconds, commander)
     for map_name, rate in episodes_per_second.items():
         print(f"{map_name:<10}{rate:>12.1f}{rate * np.mean(ticks[map_name]):>12.0f}")
@@ -98,10 +106,12 @@ def main() -> None:
         env = hiddenenvs.make_parallel("combat", mode="fighter", team_size=team_size)
         game = hiddenenvs.load_game("combat", mode="fighter", team_size=team_size)
         env_holder, model_holder = {}, {}  # each contender's episode in progress
-        contenders[f"ours, parallel env, {agents} agents"] = (
-            lambda env=env, holder=env_holder: parallel_random_steps(env, rng, holder))
-        contenders[f"ours, game model, {agents} agents"] = (
-            lambda game=game, holder=model_holder: model_random_steps(game, rng, holder))
+        contenders[f"ours, parallel env, {agents} agents"] = lambda env=env, holder=env_holder: (
+            parallel_random_steps(env, rng, holder)
+        )
+        contenders[f"ours, game model, {agents} agents"] = lambda game=game, holder=model_holder: (
+            model_random_steps(game, rng, holder)
+        )
     vectorised_label = sampled_label = None
     try:
         from magent2.environments import battle_v4
@@ -122,8 +132,10 @@ def main() -> None:
     for label, rate in rates.items():
         print(f"{label:<46}{rate:>14,.0f}{rate / reference:>11.2f}x")
     if vectorised_label is None:
-        print(f"{'MAgent2 battle, 160 agents (QUOTED, not measured)':<46}"
-              f"{MAGENT2_QUOTED_AGENT_STEPS_PER_SECOND:>14,.0f}{1:>11.2f}x")
+        print(
+            f"{'MAgent2 battle, 160 agents (QUOTED, not measured)':<46}"
+            f"{MAGENT2_QUOTED_AGENT_STEPS_PER_SECOND:>14,.0f}{1:>11.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -57,8 +57,16 @@ def step_parts(team_size: int, seconds: float) -> tuple[int, dict[str, float]]:
         finished = None if done else set(state.finished_players())
         mask_rows = env._mask_rows(node_masks)
         t = lap("step: masks, tensor rows, finished", t)
-        result = parallel_step_dicts(agents, env.agent_to_player, rows, mask_rows,
-                                     step_rewards.tolist(), done, finished, False)
+        result = parallel_step_dicts(
+            agents,
+            env.agent_to_player,
+            rows,
+            mask_rows,
+            step_rewards.tolist(),
+            done,
+            finished,
+            False,
+        )
         t = lap("step: the five dicts (compiled)", t)
         if len(result[5]) != len(agents):
             env.agents = result[5]

@@ -65,11 +65,24 @@ def _rows(run_dir: Path) -> list[dict]:
 def leduc(arguments: argparse.Namespace) -> None:
     output = Path(arguments.output)
     runs = {
-        "ExIt-OOS": load_config(REPO / "configs" / "exit_oos_leduc.yaml", [
-            f"budget.seconds={arguments.seconds}", f"output_dir={output / 'exit_oos'}", "progress_bar=false"]),
-        "NFSP": load_config(REPO / "configs" / "nfsp_leduc.yaml", [
-            f"budget.seconds={arguments.seconds}", "budget.episodes=null", f"output_dir={output / 'nfsp'}",
-            "evaluation.every_episodes=10000", "progress_bar=false"]),
+        "ExIt-OOS": load_config(
+            REPO / "configs" / "exit_oos_leduc.yaml",
+            [
+                f"budget.seconds={arguments.seconds}",
+                f"output_dir={output / 'exit_oos'}",
+                "progress_bar=false",
+            ],
+        ),
+        "NFSP": load_config(
+            REPO / "configs" / "nfsp_leduc.yaml",
+            [
+                f"budget.seconds={arguments.seconds}",
+                "budget.episodes=null",
+                f"output_dir={output / 'nfsp'}",
+                "evaluation.every_episodes=10000",
+                "progress_bar=false",
+            ],
+        ),
     }
     curves = {}
     for name, config in runs.items():
@@ -81,13 +94,17 @@ def leduc(arguments: argparse.Namespace) -> None:
         if name == "ExIt-OOS":
             print(f"{'iteration':>10} {'games':>8} {'wall s':>8} {'exploitability':>15}")
             for row in rows:
-                print(f"{int(row['iterations']):>10} {int(row['episodes']):>8} {float(row['wall_seconds']):>8.0f} "
-                      f"{float(row['exploitability']):>15.4f}")
+                print(
+                    f"{int(row['iterations']):>10} {int(row['episodes']):>8} {float(row['wall_seconds']):>8.0f} "
+                    f"{float(row['exploitability']):>15.4f}"
+                )
         else:
             print_exploitability_rows(rows)
     ours, peer = (float(curves[name][-1]["exploitability"]) for name in ("ExIt-OOS", "NFSP"))
-    print(f"\nafter {arguments.seconds:.0f} s each: ExIt-OOS apprentice {ours:.4f}, NFSP average policy {peer:.4f}; "
-          f"ratio ExIt-OOS / NFSP = {ours / peer:.2f}")
+    print(
+        f"\nafter {arguments.seconds:.0f} s each: ExIt-OOS apprentice {ours:.4f}, NFSP average policy {peer:.4f}; "
+        f"ratio ExIt-OOS / NFSP = {ours / peer:.2f}"
+    )
     import matplotlib
 
     matplotlib.use("Agg")
@@ -95,8 +112,12 @@ def leduc(arguments: argparse.Namespace) -> None:
 
     figure, axis = plt.subplots(figsize=(6, 4))
     for name, rows in curves.items():
-        axis.plot([float(r["wall_seconds"]) for r in rows], [float(r["exploitability"]) for r in rows],
-                  marker=".", label=name)
+        axis.plot(
+            [float(r["wall_seconds"]) for r in rows],
+            [float(r["exploitability"]) for r in rows],
+            marker=".",
+            label=name,
+        )
     axis.set_xlabel("wall time (s), 2 shared cores")
     axis.set_ylabel("exact exploitability (chips)")
     axis.set_yscale("log")
@@ -113,15 +134,35 @@ def matches(arguments: argparse.Namespace) -> None:
     env, params = config["env"]["name"], config["env"].get("params", {})
     budget = config["trainer"]["params"].get("simulations_per_move", 1000)
     output = Path(arguments.output)
-    command = [sys.executable, str(REPO / "evaluate.py"), "--env", env, "--agents", str(run), "random",
-               f"oos:{budget}", "--mode", "gauntlet", "--games", str(arguments.games),
-               "--db", str(output / "leaderboard.sqlite"), "--out", str(output), "--seed", "0", "--quiet"]
+    command = [
+        sys.executable,
+        str(REPO / "evaluate.py"),
+        "--env",
+        env,
+        "--agents",
+        str(run),
+        "random",
+        f"oos:{budget}",
+        "--mode",
+        "gauntlet",
+        "--games",
+        str(arguments.games),
+        "--db",
+        str(output / "leaderboard.sqlite"),
+        "--out",
+        str(output),
+        "--seed",
+        "0",
+        "--quiet",
+    ]
     for key, value in params.items():
         command += ["--param", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
     started = time.perf_counter()
     subprocess.run(command, check=True)
-    print(f"\n{env}: {time.perf_counter() - started:.0f} s for the gauntlet; the paper (network alone): "
-          f"{PAPER.get(env, 'no figure')}")
+    print(
+        f"\n{env}: {time.perf_counter() - started:.0f} s for the gauntlet; the paper (network alone): "
+        f"{PAPER.get(env, 'no figure')}"
+    )
 
 
 def elo(arguments: argparse.Namespace) -> None:
@@ -129,8 +170,13 @@ def elo(arguments: argparse.Namespace) -> None:
     run = output / "run"
     snapshots, started = [], time.perf_counter()
     for stop in arguments.iterations:
-        overrides = [f"budget.iterations={stop}", "budget.seconds=null", "budget.episodes=null",
-                     f"output_dir={run}", "progress_bar=false"]
+        overrides = [
+            f"budget.iterations={stop}",
+            "budget.seconds=null",
+            "budget.episodes=null",
+            f"output_dir={run}",
+            "progress_bar=false",
+        ]
         config = load_config(REPO / arguments.config, overrides)
         train(config, resume=(run / "checkpoint.pt").exists())
         snapshot = output / f"iteration_{stop}"
@@ -140,9 +186,27 @@ def elo(arguments: argparse.Namespace) -> None:
         print(f"trained to iteration {stop}: {time.perf_counter() - started:.0f} s")
     env, params = config.env.name, config.env.params
     budget = config.trainer.params.get("simulations_per_move", 1000)
-    command = [sys.executable, str(REPO / "evaluate.py"), "--env", env, "--agents", *map(str, snapshots), "random",
-               f"oos:{budget}", "--mode", "round-robin", "--games", str(arguments.games),
-               "--db", str(output / "leaderboard.sqlite"), "--out", str(output), "--seed", "0", "--quiet"]
+    command = [
+        sys.executable,
+        str(REPO / "evaluate.py"),
+        "--env",
+        env,
+        "--agents",
+        *map(str, snapshots),
+        "random",
+        f"oos:{budget}",
+        "--mode",
+        "round-robin",
+        "--games",
+        str(arguments.games),
+        "--db",
+        str(output / "leaderboard.sqlite"),
+        "--out",
+        str(output),
+        "--seed",
+        "0",
+        "--quiet",
+    ]
     for key, value in params.items():
         command += ["--param", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
     started = time.perf_counter()
@@ -159,50 +223,85 @@ def batching(arguments: argparse.Namespace) -> None:
 
     game = hiddenenvs.load_game("goofspiel", num_cards=arguments.cards, imp_info=True)
     info = game.info
-    architecture = {"input_size": int(np.prod(info.information_state_tensor_shape)),
-                    "hidden_sizes": arguments.hidden, "num_actions": info.num_distinct_actions}
+    architecture = {
+        "input_size": int(np.prod(info.information_state_tensor_shape)),
+        "hidden_sizes": arguments.hidden,
+        "num_actions": info.num_distinct_actions,
+    }
     seeds = list(range(arguments.games))
     rates: dict[int, list[float]] = {1: [], arguments.concurrent: []}
     for _ in range(arguments.turns):
         for concurrent in rates:
             torch.manual_seed(0)
-            config = ExItOOSConfig(hidden_sizes=arguments.hidden, simulations_per_move=arguments.simulations,
-                                   backend="model", targeting="ist", concurrent_games=concurrent, workers=0)
+            config = ExItOOSConfig(
+                hidden_sizes=arguments.hidden,
+                simulations_per_move=arguments.simulations,
+                backend="model",
+                targeting="ist",
+                concurrent_games=concurrent,
+                workers=0,
+            )
             player = SelfPlayer(game, config, architecture)
             started = time.perf_counter()
             player.play_many(seeds)
             rates[concurrent].append(len(seeds) / (time.perf_counter() - started))
     alone, together = (float(np.median(r)) for r in rates.values())
-    print(f"II-Goofspiel({arguments.cards}), OOS model backend, {arguments.simulations} iterations per move, "
-          f"apprentice {arguments.hidden}, {arguments.games} games x {arguments.turns} turns, median:")
+    print(
+        f"II-Goofspiel({arguments.cards}), OOS model backend, {arguments.simulations} iterations per move, "
+        f"apprentice {arguments.hidden}, {arguments.games} games x {arguments.turns} turns, median:"
+    )
     print(f"one game at a time (peer): {alone:.3f} games/s")
-    print(f"{arguments.concurrent} games in lockstep:     {together:.3f} games/s  ({together / alone:.2f}x)")
+    print(
+        f"{arguments.concurrent} games in lockstep:     {together:.3f} games/s  ({together / alone:.2f}x)"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     leduc_parser = commands.add_parser("leduc", help="exploitability curves, ExIt-OOS and NFSP")
-    leduc_parser.add_argument("--seconds", type=float, default=300.0, help="wall time of each trainer")
+    leduc_parser.add_argument(
+        "--seconds", type=float, default=300.0, help="wall time of each trainer"
+    )
     leduc_parser.add_argument("--output", default="runs/bench_exit_oos")
     matches_parser = commands.add_parser("matches", help="a run's apprentice vs random and OOS")
     matches_parser.add_argument("--run", required=True, help="run directory of an exit_oos run")
-    matches_parser.add_argument("--games", type=int, default=1000, help="games per seat order and pairing")
+    matches_parser.add_argument(
+        "--games", type=int, default=1000, help="games per seat order and pairing"
+    )
     matches_parser.add_argument("--output", default="runs/bench_exit_oos_matches")
     elo_parser = commands.add_parser("elo", help="Elo of training checkpoints, random and OOS")
     elo_parser.add_argument("--config", required=True, help="an exit_oos config")
-    elo_parser.add_argument("--iterations", type=int, nargs="+", required=True, help="checkpoint iterations")
-    elo_parser.add_argument("--games", type=int, default=200, help="games per seat order and pairing")
+    elo_parser.add_argument(
+        "--iterations", type=int, nargs="+", required=True, help="checkpoint iterations"
+    )
+    elo_parser.add_argument(
+        "--games", type=int, default=200, help="games per seat order and pairing"
+    )
     elo_parser.add_argument("--output", default="runs/bench_exit_oos_elo")
-    batching_parser = commands.add_parser("batching", help="self-play games/s, concurrent games vs one at a time")
-    batching_parser.add_argument("--cards", type=int, default=13, help="II-Goofspiel's number of cards")
+    batching_parser = commands.add_parser(
+        "batching", help="self-play games/s, concurrent games vs one at a time"
+    )
+    batching_parser.add_argument(
+        "--cards", type=int, default=13, help="II-Goofspiel's number of cards"
+    )
     batching_parser.add_argument("--concurrent", type=int, default=8, help="games in lockstep")
-    batching_parser.add_argument("--simulations", type=int, default=200, help="OOS iterations per move")
+    batching_parser.add_argument(
+        "--simulations", type=int, default=200, help="OOS iterations per move"
+    )
     batching_parser.add_argument("--games", type=int, default=16, help="games per measurement")
-    batching_parser.add_argument("--turns", type=int, default=2, help="measurements per side, alternating")
-    batching_parser.add_argument("--hidden", type=int, nargs="+", default=[128, 64], help="apprentice sizes")
+    batching_parser.add_argument(
+        "--turns", type=int, default=2, help="measurements per side, alternating"
+    )
+    batching_parser.add_argument(
+        "--hidden", type=int, nargs="+", default=[128, 64], help="apprentice sizes"
+    )
     arguments = parser.parse_args()
-    {"leduc": leduc, "matches": matches, "elo": elo, "batching": batching}[arguments.command](arguments)
+    {"leduc": leduc, "matches": matches, "elo": elo, "batching": batching}[arguments.command](
+        arguments
+    )
 
 
 if __name__ == "__main__":

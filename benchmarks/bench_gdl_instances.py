@@ -18,8 +18,14 @@ import argparse
 import multiprocessing
 import time
 
-GDL_ENVS = ("meier", "monty_hall", "blind_tictactoe", "biased_blind_tictactoe",
-            "gdl_biased_rps", "gdl_tictactoe")
+GDL_ENVS = (
+    "meier",
+    "monty_hall",
+    "blind_tictactoe",
+    "biased_blind_tictactoe",
+    "gdl_biased_rps",
+    "gdl_tictactoe",
+)
 
 
 def _build(name: str, count: int, shared: bool, queue) -> None:
@@ -54,8 +60,10 @@ def main() -> None:
         for shared in (False, True):
             wall, cpu = measure(name, args.count, shared)
             mode = "shared" if shared else "per instance"
-            print(f"{name:24} {mode:13} {args.count:9d} {wall:8.2f} {cpu:8.2f} "
-                  f"{cpu / args.count:10.4f}")
+            print(
+                f"{name:24} {mode:13} {args.count:9d} {wall:8.2f} {cpu:8.2f} "
+                f"{cpu / args.count:10.4f}"
+            )
 
 
 if __name__ == "__main__":

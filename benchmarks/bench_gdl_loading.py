@@ -25,8 +25,9 @@ from hiddenenvs.envs.gdl.parser import GdlError
 from hiddenenvs.envs.gdl.propnet import Propnet
 
 GAMES = Path(__file__).resolve().parent.parent / "hiddenenvs" / "envs" / "gdl" / "games"
-SHEETS = (Path(__file__).resolve().parent.parent.parent
-          / "shared" / "gdl" / "ggp-base" / "rulesheets")
+SHEETS = (
+    Path(__file__).resolve().parent.parent.parent / "shared" / "gdl" / "ggp-base" / "rulesheets"
+)
 GENERATED = ("facts177k", "duplicates177k", "facts_at_limit")
 
 
@@ -37,8 +38,10 @@ def generated_sheet(case: str, directory: Path) -> Path:
     elif case == "duplicates177k":
         facts = "(fact f0 g0 h00000)\n" * 177_000
     else:
-        facts = "".join(f"(fact (pair f{i} g{i % 97}) (more h{i} (deep k{i} m{i % 13})))\n"
-                        for i in range(9_500))
+        facts = "".join(
+            f"(fact (pair f{i} g{i % 97}) (more h{i} (deep k{i} m{i % 13})))\n"
+            for i in range(9_500)
+        )
     path = directory / f"{case}.kif"
     path.write_text(base + facts)
     return path
@@ -67,17 +70,26 @@ def in_child(path: Path, limit: int):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sheets", default="", help="comma-separated sheet names (default: all, "
-                        f"then the generated {', '.join(GENERATED)})")
+    parser.add_argument(
+        "--sheets",
+        default="",
+        help="comma-separated sheet names (default: all, "
+        f"then the generated {', '.join(GENERATED)})",
+    )
     parser.add_argument("--max-instances", type=int, default=DEFAULT_MAX_INSTANCES)
     parser.add_argument("--tmp", default="/tmp", help="where generated sheets are written")
     args = parser.parse_args()
-    names = (args.sheets.split(",") if args.sheets
-             else sorted(p.stem for p in SHEETS.glob("*.kif")) + list(GENERATED))
+    names = (
+        args.sheets.split(",")
+        if args.sheets
+        else sorted(p.stem for p in SHEETS.glob("*.kif")) + list(GENERATED)
+    )
     print(f"{'sheet':<28}{'wall s':>8}{'CPU s':>8}{'peak MB':>9}  outcome", flush=True)
     worst = (0.0, "")
     for name in names:
-        path = generated_sheet(name, Path(args.tmp)) if name in GENERATED else SHEETS / f"{name}.kif"
+        path = (
+            generated_sheet(name, Path(args.tmp)) if name in GENERATED else SHEETS / f"{name}.kif"
+        )
         wall, cpu, peak, outcome = in_child(path, args.max_instances)
         worst = max(worst, (cpu, name))
         print(f"{name:<28}{wall:>8.2f}{cpu:>8.2f}{peak:>9.0f}  {outcome}", flush=True)

@@ -26,7 +26,9 @@ import numpy as np
 import hiddenenvs
 from hiddenenvs.envs.gdl.propnet import Propnet
 
-SHEETS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl" / "ggp-base" / "rulesheets"
+SHEETS = (
+    Path(__file__).resolve().parent.parent.parent / "shared" / "gdl" / "ggp-base" / "rulesheets"
+)
 QUOTED_JAVA_PROVER = {"tictactoe": 2000, "connectFour": 1100, "breakthroughSmall": 630}
 
 
@@ -49,8 +51,7 @@ def apply_loop_rate(name: str, seconds: float) -> float:
     while time.perf_counter() - start < seconds:
         state = game.new_initial_state()
         while not state.is_terminal():
-            joint = [int(rng.choice(state.legal_actions(p)))
-                     for p in range(game.info.num_players)]
+            joint = [int(rng.choice(state.legal_actions(p))) for p in range(game.info.num_players)]
             state.apply_actions(joint)
             transitions += 1
     return transitions / (time.perf_counter() - start)
@@ -91,19 +92,25 @@ def main() -> None:
     args = parser.parse_args()
     if not SHEETS.is_dir():
         raise SystemExit(f"needs ../shared/gdl/ggp-base/ beside the repository ({SHEETS})")
-    print(f"{'sheet':18s} {'depth charge/s':>15s} {'apply loop/s':>13s} {'Java (quoted)':>14s} "
-          f"{'charge/Java':>12s} {'loop/Java':>10s}")
+    print(
+        f"{'sheet':18s} {'depth charge/s':>15s} {'apply loop/s':>13s} {'Java (quoted)':>14s} "
+        f"{'charge/Java':>12s} {'loop/Java':>10s}"
+    )
     for name, anchor in QUOTED_JAVA_PROVER.items():
         net = Propnet.from_file(SHEETS / f"{name}.kif")
         charge = depth_charge_rate(net, args.seconds)
         loop = apply_loop_rate(name, args.seconds)
-        print(f"{name:18s} {charge:15,.0f} {loop:13,.0f} {anchor:14,d} {charge / anchor:11.0f}x "
-              f"{loop / anchor:9.1f}x")
+        print(
+            f"{name:18s} {charge:15,.0f} {loop:13,.0f} {anchor:14,d} {charge / anchor:11.0f}x "
+            f"{loop / anchor:9.1f}x"
+        )
     net = Propnet.from_file(SHEETS / "tictactoe.kif")
     hit_rate, uncached, cached = cache_benchmark(net, depth=4, passes=5)
-    print(f"\nCFR-style re-traversal (tictactoe, every joint move to depth 4, 5 passes): "
-          f"transition cache hit rate {hit_rate:.1%}, {uncached:.2f}s without cache, "
-          f"{cached:.2f}s with, speed-up {uncached / cached:.1f}x")
+    print(
+        f"\nCFR-style re-traversal (tictactoe, every joint move to depth 4, 5 passes): "
+        f"transition cache hit rate {hit_rate:.1%}, {uncached:.2f}s without cache, "
+        f"{cached:.2f}s with, speed-up {uncached / cached:.1f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,9 @@ from hiddenenvs.envs.gdl.propnet import Propnet
 from hiddenenvs.envs.gdl.validate import validate
 
 GAMES = Path(__file__).resolve().parent.parent / "hiddenenvs" / "envs" / "gdl" / "games"
-SHEETS = (Path(__file__).resolve().parent.parent.parent
-          / "shared" / "gdl" / "ggp-base" / "rulesheets")
+SHEETS = (
+    Path(__file__).resolve().parent.parent.parent / "shared" / "gdl" / "ggp-base" / "rulesheets"
+)
 OLD_DEFAULT = 3_000_000
 
 
@@ -58,14 +59,14 @@ def _refuse(case: str, limit: int, queue) -> None:
 
 def _gringo_alone(instances: int, queue) -> None:
     """Uncounted grounding of ``join4`` with about ``instances`` instances."""
-    numbers = round(instances ** 0.25)
+    numbers = round(instances**0.25)
     grounder = Grounder(validate(parse_text(join4(numbers), "join4.kif")))
     program = grounder._program(grounder.exact_relations(), counted=False)
     cpu = time.process_time()
     control = clingo.Control(["--warn=none"])
     control.add("base", [], program)
     control.ground([("base", [])])
-    queue.put((numbers ** 4, time.process_time() - cpu))
+    queue.put((numbers**4, time.process_time() - cpu))
 
 
 def in_child(target, *args):
@@ -82,22 +83,32 @@ def in_child(target, *args):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--old-default", action="store_true",
-                        help=f"also refuse at the old default of {OLD_DEFAULT:,} (40-60 s a case)")
+    parser.add_argument(
+        "--old-default",
+        action="store_true",
+        help=f"also refuse at the old default of {OLD_DEFAULT:,} (40-60 s a case)",
+    )
     args = parser.parse_args()
-    cases = ["join4"] + [name for name in ("ruleDepthQuadratic", "AlexChess")
-                         if (SHEETS / f"{name}.kif").exists()]
+    cases = ["join4"] + [
+        name for name in ("ruleDepthQuadratic", "AlexChess") if (SHEETS / f"{name}.kif").exists()
+    ]
     limits = [DEFAULT_MAX_INSTANCES] + ([OLD_DEFAULT] if args.old_default else [])
-    print(f"{'case':<20}{'max_instances':>15}{'wall s':>9}{'CPU s':>8}{'peak MB':>9}  refusal",
-          flush=True)
+    print(
+        f"{'case':<20}{'max_instances':>15}{'wall s':>9}{'CPU s':>8}{'peak MB':>9}  refusal",
+        flush=True,
+    )
     for case in cases:
         for limit in limits:
             wall, cpu, peak, outcome = in_child(_refuse, case, limit)
-            print(f"{case:<20}{limit:>15,}{wall:>9.1f}{cpu:>8.1f}{peak:>9.0f}  {outcome}", flush=True)
+            print(
+                f"{case:<20}{limit:>15,}{wall:>9.1f}{cpu:>8.1f}{peak:>9.0f}  {outcome}", flush=True
+            )
     instances, gringo_cpu = in_child(_gringo_alone, DEFAULT_MAX_INSTANCES)
     _, ours_cpu, _, _ = in_child(_refuse, "join4", instances)
-    print(f"\njoin4, {instances:,} instances: counted refusal {ours_cpu:.1f} s CPU; peer, clingo's "
-          f"grounder alone (uncounted) {gringo_cpu:.1f} s CPU; ratio {ours_cpu / gringo_cpu:.2f}x")
+    print(
+        f"\njoin4, {instances:,} instances: counted refusal {ours_cpu:.1f} s CPU; peer, clingo's "
+        f"grounder alone (uncounted) {gringo_cpu:.1f} s CPU; ratio {ours_cpu / gringo_cpu:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -28,13 +28,28 @@ import numpy as np
 
 from hiddenenvs.ggp.manager import DEFAULT_GRACE_SECONDS, Manager
 
-SHEETS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl" / "ggp-base" / "rulesheets"
+SHEETS = (
+    Path(__file__).resolve().parent.parent.parent / "shared" / "gdl" / "ggp-base" / "rulesheets"
+)
 
 
 def start_player(spec: str, seed: int) -> tuple[subprocess.Popen, str]:
     """A player process on a free port and the URL it announces."""
-    process = subprocess.Popen([sys.executable, "-m", "agents.ggp_player", "--port", "0",
-                                "--player", spec, "--seed", str(seed)], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agents.ggp_player",
+            "--port",
+            "0",
+            "--player",
+            spec,
+            "--seed",
+            str(seed),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     line = process.stdout.readline()
     if " listening on " not in line:
         process.kill()
@@ -43,7 +58,9 @@ def start_player(spec: str, seed: int) -> tuple[subprocess.Popen, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rules", default=str(SHEETS / "connectFour.kif"))
     parser.add_argument("--players", nargs=2, default=["uct", "mc"], metavar="SPEC")
     parser.add_argument("--matches", type=int, default=4)
@@ -58,8 +75,14 @@ def main(argv: list[str] | None = None) -> None:
             urls = [url for _, url in processes]
             if match % 2:
                 urls.reverse()
-            record = Manager(args.rules, urls, start_clock=args.start_clock, play_clock=args.play_clock,
-                             seed=match, match_id=f"latency{match}").run()
+            record = Manager(
+                args.rules,
+                urls,
+                start_clock=args.start_clock,
+                play_clock=args.play_clock,
+                seed=match,
+                match_id=f"latency{match}",
+            ).run()
             for step in record["steps"]:
                 for role, answer in step["moves"].items():
                     if answer["fallback"] is not None:
@@ -75,13 +98,22 @@ def main(argv: list[str] | None = None) -> None:
 
     seconds = np.array(searching)
     deadline = args.play_clock + DEFAULT_GRACE_SECONDS
-    print(f"{Path(args.rules).name}: {args.matches} matches, players {args.players}, play clock "
-          f"{args.play_clock} s, load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{Path(args.rules).name}: {args.matches} matches, players {args.players}, play clock "
+        f"{args.play_clock} s, load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"searching moves: {len(seconds)}, forced single-move answers: {forced}")
-    for name, value in (("median", np.median(seconds)), ("99th percentile", np.percentile(seconds, 99)),
-                        ("maximum", seconds.max())):
-        print(f"  {name:16s} {value:.3f} s = {value / deadline:.2f} x the deadline {deadline:.1f} s")
-    print(f"moves later than the deadline: {int((seconds > deadline).sum())}; fallbacks: {len(fallbacks)}")
+    for name, value in (
+        ("median", np.median(seconds)),
+        ("99th percentile", np.percentile(seconds, 99)),
+        ("maximum", seconds.max()),
+    ):
+        print(
+            f"  {name:16s} {value:.3f} s = {value / deadline:.2f} x the deadline {deadline:.1f} s"
+        )
+    print(
+        f"moves later than the deadline: {int((seconds > deadline).sum())}; fallbacks: {len(fallbacks)}"
+    )
     for match, role, reason in fallbacks:
         print(f"  match {match}, {role}: {reason}")
 

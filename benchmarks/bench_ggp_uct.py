@@ -26,9 +26,13 @@ from agents.leaderboard.stats import wilson_interval
 from agents.search.classic import apply_choices
 from agents.search.montecarlo import TreeSearch
 
-SHEETS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl" / "ggp-base" / "rulesheets"
-PEER_GAMES = {"connectFour": ("connect_four", {}),
-              "breakthroughSmall": ("breakthrough", {"rows": 6, "columns": 6})}
+SHEETS = (
+    Path(__file__).resolve().parent.parent.parent / "shared" / "gdl" / "ggp-base" / "rulesheets"
+)
+PEER_GAMES = {
+    "connectFour": ("connect_four", {}),
+    "breakthroughSmall": ("breakthrough", {"rows": 6, "columns": 6}),
+}
 
 
 def play_ours(game, seat: int, iterations: int, seed: int) -> tuple[float, int, float]:
@@ -52,7 +56,9 @@ def play_ours(game, seat: int, iterations: int, seed: int) -> tuple[float, int, 
     return float(state.returns()[seat]), runs, seconds
 
 
-def play_peer(name: str, params: dict, seat: int, iterations: int, seed: int) -> tuple[float, int, float]:
+def play_peer(
+    name: str, params: dict, seat: int, iterations: int, seed: int
+) -> tuple[float, int, float]:
     import pyspiel
     from open_spiel.python.algorithms import mcts
 
@@ -77,16 +83,24 @@ def report(label: str, results: list[tuple[float, int, float]], win: float) -> f
     wins = sum(goal == win for goal, _, _ in results)
     low, high = wilson_interval(wins, len(results))
     rate = sum(r for _, r, _ in results) / sum(s for _, _, s in results)
-    print(f"{label}: won {wins}/{len(results)} = {wins / len(results):.3f} "
-          f"[95% Wilson {low:.3f}, {high:.3f}], {rate:,.0f} iterations/s")
+    print(
+        f"{label}: won {wins}/{len(results)} = {wins / len(results):.3f} "
+        f"[95% Wilson {low:.3f}, {high:.3f}], {rate:,.0f} iterations/s"
+    )
     return rate
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--games", type=int, default=200, help="our games per sheet (default 200)")
-    parser.add_argument("--peer-games", type=int, default=50, help="the peer's games per game (default 50)")
-    parser.add_argument("--iterations", type=int, default=300, help="UCT iterations per move (default 300)")
+    parser.add_argument(
+        "--peer-games", type=int, default=50, help="the peer's games per game (default 50)"
+    )
+    parser.add_argument(
+        "--iterations", type=int, default=300, help="UCT iterations per move (default 300)"
+    )
     parser.add_argument("--sheets", nargs="+", default=list(PEER_GAMES))
     args = parser.parse_args()
     for sheet in args.sheets:
@@ -95,8 +109,9 @@ def main() -> None:
         our_rate = report(f"{sheet}, ours (UCT {args.iterations}/move) vs random", ours, 100.0)
         name, params = PEER_GAMES[sheet]
         peer = [play_peer(name, params, g % 2, args.iterations, g) for g in range(args.peer_games)]
-        peer_rate = report(f"{name}{params or ''}, OpenSpiel MCTSBot ({args.iterations}/move) vs random",
-                           peer, 1.0)
+        peer_rate = report(
+            f"{name}{params or ''}, OpenSpiel MCTSBot ({args.iterations}/move) vs random", peer, 1.0
+        )
         print(f"{sheet}: iterations/s ours / peer = {our_rate / peer_rate:.2f}x")
 
 

@@ -63,14 +63,15 @@ grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
 print(json.dumps({"seconds": seconds, "peak_growth_mb": grown / 1024, "message": message}))
 """
 
-LAUGHS = ('a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)))
+LAUGHS = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+)
 
 CASES = {
     # configs
     "laughs": f"make = lambda: config({LAUGHS + 'seed: *i'!r})",
     "alias_chain": "make = lambda: config('x: &k0 [1, 2]\\n' + ''.join(f'k{i}: &k{i} [*k{i-1}, *k{i-1}]\\n' "
-                   "for i in range(1, 31)) + 'seed: *k30')",
+    "for i in range(1, 31)) + 'seed: *k30')",
     "tag": "make = lambda: config(\"seed: !!python/object/apply:os.system ['true']\")",
     "nesting": "make = lambda: config('seed: ' + '[' * 500_000 + ']' * 500_000)",
     "digits": "make = lambda: config('seed: ' + '9' * 5_000)",
@@ -84,7 +85,7 @@ CASES = {
     "output_dir": "make = lambda: config('output_dir: /proc/version/run')",
     # combat maps
     "birth_point": "make = lambda: map_file('birth_points', '{\"attackers\": [true, 4], \"defenders\": [1, 1]}')",
-    "empty_rows": "make = lambda: map_file('rows', '[\"\", \"\", \"\"]')",
+    "empty_rows": 'make = lambda: map_file(\'rows\', \'["", "", ""]\')',
     "door_capacity": "make = lambda: map_file('door_capacity', str(2**70))",
     "max_ticks_digits": "make = lambda: map_file('max_ticks', '9' * 5_000)",
     # agent files
@@ -97,7 +98,8 @@ CASES = {
         "    path = folder / 'kuhn.pt'\n"
         "    AveragePolicyAgent(mlp(11, [64], 2), {'input_size': 11, 'hidden_sizes': [64], "
         "'num_actions': 2}).save(path)\n"
-        "    return lambda: load_agent(str(path), 'leduc_holdem')"),
+        "    return lambda: load_agent(str(path), 'leduc_holdem')"
+    ),
     # GGP player
     "ggp_content_length": (
         "def make():\n"
@@ -111,24 +113,35 @@ CASES = {
         "            c.sendall(b'POST / HTTP/1.0\\r\\nContent-Length: abc\\r\\n\\r\\n(info)')\n"
         "            reply = c.recv(4096).decode()\n"
         "        raise ValueError(reply.splitlines()[0] + ' / ' + reply.splitlines()[-1])\n"
-        "    return send"),
+        "    return send"
+    ),
     "ggp_big_sheet": (
         "def make():\n"
         "    from agents.ggp_player import spec_player\n"
         "    player = spec_player('random', seed=0)\n"
         "    facts = ' '.join(f'(fact{k} a{k})' for k in range(177_000))\n"
         "    message = f'(start big row ((role row) (init (round 1)) {facts}) 10 5)'\n"
-        "    return lambda: player.handle(message)"),
+        "    return lambda: player.handle(message)"
+    ),
 }
 
 
 def run(name: str) -> dict:
-    child = subprocess.run([sys.executable, "-c", PRELUDE + CASES[name] + "\n" + RUN], cwd=REPO,
-                           capture_output=True, text=True, timeout=600, check=False)
+    child = subprocess.run(
+        [sys.executable, "-c", PRELUDE + CASES[name] + "\n" + RUN],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     lines = child.stdout.strip().splitlines()
     if child.returncode or not lines:
-        return {"seconds": float("nan"), "peak_growth_mb": float("nan"),
-                "message": f"child failed: {child.stderr.strip()[-300:]}"}
+        return {
+            "seconds": float("nan"),
+            "peak_growth_mb": float("nan"),
+            "message": f"child failed: {child.stderr.strip()[-300:]}",
+        }
     return json.loads(lines[-1])
 
 
@@ -138,8 +151,10 @@ def main(argv: list[str]) -> None:
     for name in names:
         result = run(name)
         message = " ".join(result["message"].split())
-        print(f"{name:<20} {result['seconds']:>8.3f} {result['peak_growth_mb']:>9.1f}  {message[:110]}",
-              flush=True)
+        print(
+            f"{name:<20} {result['seconds']:>8.3f} {result['peak_growth_mb']:>9.1f}  {message[:110]}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -53,8 +53,12 @@ def ours(solver_class, game, seconds: float, chunk: int, **options) -> dict:
     solver = solver_class(game, seed=0, backend="tree", **options)
     setup_seconds = time.perf_counter() - started
     iterations, iterating_seconds = run_for(seconds, solver.iterate, chunk, started)
-    return {"setup_seconds": setup_seconds, "iterations": iterations,
-            "per_second": iterations / iterating_seconds, "exploitability": solver.exploitability()}
+    return {
+        "setup_seconds": setup_seconds,
+        "iterations": iterations,
+        "per_second": iterations / iterating_seconds,
+        "exploitability": solver.exploitability(),
+    }
 
 
 def peer_external_sampling(seconds: float, exact: bool) -> dict:
@@ -70,8 +74,12 @@ def peer_external_sampling(seconds: float, exact: bool) -> dict:
             solver.run_iteration()
 
     iterations, iterating_seconds = run_for(seconds, step, 10, started)
-    result = {"setup_seconds": setup_seconds, "iterations": iterations,
-              "per_second": iterations / iterating_seconds, "exploitability": None}
+    result = {
+        "setup_seconds": setup_seconds,
+        "iterations": iterations,
+        "per_second": iterations / iterating_seconds,
+        "exploitability": None,
+    }
     if exact:
         measured_from = time.perf_counter()
         result["exploitability"] = pyspiel.exploitability(game, solver.average_policy())
@@ -93,50 +101,81 @@ def peer_outcome_sampling(seconds: float) -> dict:
             solver.iteration()
 
     iterations, iterating_seconds = run_for(seconds, step, 100, started)
-    return {"setup_seconds": setup_seconds, "iterations": iterations, "per_second": iterations / iterating_seconds,
-            "exploitability": exploitability.exploitability(game, solver.average_policy())}
+    return {
+        "setup_seconds": setup_seconds,
+        "iterations": iterations,
+        "per_second": iterations / iterating_seconds,
+        "exploitability": exploitability.exploitability(game, solver.average_policy()),
+    }
 
 
 def report(title: str, our: dict, peer: dict | None, peer_name: str, goal: float) -> None:
     print(f"\n== {title}")
-    print(f"ours: {our['iterations']:,} iterations, {our['per_second']:,.0f} iterations/s "
-          f"(setup {our['setup_seconds']:.1f} s), exploitability {our['exploitability']:.4f}")
+    print(
+        f"ours: {our['iterations']:,} iterations, {our['per_second']:,.0f} iterations/s "
+        f"(setup {our['setup_seconds']:.1f} s), exploitability {our['exploitability']:.4f}"
+    )
     if peer is None:
         print(f"{peer_name}: not installed (pip install open_spiel)")
         return
-    exploitability = ("not measured" if peer["exploitability"] is None
-                      else f"{peer['exploitability']:.4f}")
+    exploitability = (
+        "not measured" if peer["exploitability"] is None else f"{peer['exploitability']:.4f}"
+    )
     if peer.get("exploitability_seconds"):
         exploitability += f" ({peer['exploitability_seconds']:.0f} s to compute)"
-    print(f"{peer_name}: {peer['iterations']:,} iterations, {peer['per_second']:,.0f} iterations/s "
-          f"(setup {peer['setup_seconds']:.1f} s), exploitability {exploitability}")
+    print(
+        f"{peer_name}: {peer['iterations']:,} iterations, {peer['per_second']:,.0f} iterations/s "
+        f"(setup {peer['setup_seconds']:.1f} s), exploitability {exploitability}"
+    )
     ratio = our["per_second"] / peer["per_second"]
-    print(f"ratio (ours / peer) iterations/s: {ratio:.1f}x (goal >= {goal:g}x: {'met' if ratio >= goal else 'NOT met'})")
+    print(
+        f"ratio (ours / peer) iterations/s: {ratio:.1f}x (goal >= {goal:g}x: {'met' if ratio >= goal else 'NOT met'})"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=30.0, help="wall time per solver (default 30)")
-    parser.add_argument("--skip-peer-exploitability", action="store_true",
-                        help="leave out pyspiel.exploitability on Goofspiel (one to two minutes)")
+    parser.add_argument(
+        "--seconds", type=float, default=30.0, help="wall time per solver (default 30)"
+    )
+    parser.add_argument(
+        "--skip-peer-exploitability",
+        action="store_true",
+        help="leave out pyspiel.exploitability on Goofspiel (one to two minutes)",
+    )
     args = parser.parse_args()
     try:
         import pyspiel  # noqa: F401
+
         have_peer = True
     except ImportError:
         have_peer = False
 
     goofspiel = hiddenenvs.load_game("goofspiel", num_cards=5, points_order="random")
     our_es = ours(ExternalSamplingMCCFR, goofspiel, args.seconds, 100)
-    peer_es = peer_external_sampling(args.seconds, not args.skip_peer_exploitability) if have_peer else None
-    report(f"ES-MCCFR, Goofspiel(5) random deck, {args.seconds:g} s each", our_es, peer_es,
-           "OpenSpiel C++ ExternalSamplingMCCFRSolver", 1.0)
+    peer_es = (
+        peer_external_sampling(args.seconds, not args.skip_peer_exploitability)
+        if have_peer
+        else None
+    )
+    report(
+        f"ES-MCCFR, Goofspiel(5) random deck, {args.seconds:g} s each",
+        our_es,
+        peer_es,
+        "OpenSpiel C++ ExternalSamplingMCCFRSolver",
+        1.0,
+    )
 
     leduc = hiddenenvs.load_game("leduc_holdem")
     our_os = ours(OutcomeSamplingMCCFR, leduc, args.seconds, 10_000, exploration=0.6)
     peer_os = peer_outcome_sampling(args.seconds) if have_peer else None
-    report(f"OS-MCCFR (epsilon 0.6), Leduc hold'em, {args.seconds:g} s each", our_os, peer_os,
-           "OpenSpiel Python outcome_sampling_mccfr", 10.0)
+    report(
+        f"OS-MCCFR (epsilon 0.6), Leduc hold'em, {args.seconds:g} s each",
+        our_os,
+        peer_os,
+        "OpenSpiel Python outcome_sampling_mccfr",
+        10.0,
+    )
 
 
 if __name__ == "__main__":

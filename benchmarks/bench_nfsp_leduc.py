@@ -50,11 +50,25 @@ def run_peer(seconds: float) -> dict | None:
     info_state_size = env.observation_spec()["info_state"][0]
     num_actions = env.action_spec()["num_actions"]
     agents = [
-        nfsp.NFSP(player, info_state_size, num_actions, [128], 2_000_000, 0.1,
-                  replay_buffer_capacity=200_000, batch_size=128, learn_every=64,
-                  rl_learning_rate=0.01, sl_learning_rate=0.01, min_buffer_size_to_learn=1000,
-                  update_target_network_every=19200, epsilon_start=0.06, epsilon_end=0.001,
-                  epsilon_decay_duration=20_000_000, optimizer_str="sgd")
+        nfsp.NFSP(
+            player,
+            info_state_size,
+            num_actions,
+            [128],
+            2_000_000,
+            0.1,
+            replay_buffer_capacity=200_000,
+            batch_size=128,
+            learn_every=64,
+            rl_learning_rate=0.01,
+            sl_learning_rate=0.01,
+            min_buffer_size_to_learn=1000,
+            update_target_network_every=19200,
+            epsilon_start=0.06,
+            epsilon_end=0.001,
+            epsilon_decay_duration=20_000_000,
+            optimizer_str="sgd",
+        )
         for player in range(2)
     ]
 
@@ -65,10 +79,15 @@ def run_peer(seconds: float) -> dict | None:
         def action_probabilities(self, state, player_id=None):
             player = state.current_player()
             time_step = rl_environment.TimeStep(
-                observations={"info_state": [state.information_state_tensor(p) for p in range(2)],
-                              "legal_actions": [state.legal_actions(p) for p in range(2)],
-                              "current_player": player},
-                rewards=None, discounts=None, step_type=None)
+                observations={
+                    "info_state": [state.information_state_tensor(p) for p in range(2)],
+                    "legal_actions": [state.legal_actions(p) for p in range(2)],
+                    "current_player": player,
+                },
+                rewards=None,
+                discounts=None,
+                step_type=None,
+            )
             with agents[player].temp_mode_as(nfsp.MODE.average_policy):
                 probabilities = agents[player].step(time_step, is_evaluation=True).probs
             return {a: probabilities[a] for a in state.legal_actions()}
@@ -88,26 +107,39 @@ def run_peer(seconds: float) -> dict | None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seconds", type=float, default=1800.0, help="wall-time budget of our run")
     parser.add_argument("--output", default="runs/bench_nfsp_leduc", help="run directory")
     parser.add_argument("--every", type=int, default=20_000, help="episodes between evaluations")
-    parser.add_argument("--peer-seconds", type=float, default=0.0, help="also run the peer this long")
+    parser.add_argument(
+        "--peer-seconds", type=float, default=0.0, help="also run the peer this long"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="more config overrides")
     arguments = parser.parse_args()
 
-    config = load_config(REPO / "configs" / "nfsp_leduc.yaml", [
-        f"budget.seconds={arguments.seconds}", "budget.episodes=null", f"output_dir={arguments.output}",
-        f"evaluation.every_episodes={arguments.every}", f"seed={arguments.seed}", *arguments.overrides,
-    ])
+    config = load_config(
+        REPO / "configs" / "nfsp_leduc.yaml",
+        [
+            f"budget.seconds={arguments.seconds}",
+            "budget.episodes=null",
+            f"output_dir={arguments.output}",
+            f"evaluation.every_episodes={arguments.every}",
+            f"seed={arguments.seed}",
+            *arguments.overrides,
+        ],
+    )
     result = train(config)
     with (Path(arguments.output) / "metrics.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     print(f"\nNFSP (ours) on leduc_holdem, seed {arguments.seed}:")
     best = print_exploitability_rows(rows)
-    print(f"best: {float(best['exploitability']):.4f} at {int(best['episodes'])} episodes, "
-          f"{float(best['wall_seconds']):.0f} s; plot: {result['plot']}")
+    print(
+        f"best: {float(best['exploitability']):.4f} at {int(best['episodes'])} episodes, "
+        f"{float(best['wall_seconds']):.0f} s; plot: {result['plot']}"
+    )
 
     peer = run_peer(arguments.peer_seconds) if arguments.peer_seconds > 0 else None
     source = "measured now" if peer else "recorded on the 2-core development machine"
@@ -115,10 +147,12 @@ def main() -> None:
     ours_then = [row for row in rows if float(row["wall_seconds"]) <= peer["seconds"]]
     if ours_then:
         ours = ours_then[-1]
-        print(f"\nat ~{peer['seconds']:.0f} s: ours {float(ours['exploitability']):.4f} "
-              f"({int(ours['episodes'])} episodes); OpenSpiel torch NFSP {peer['exploitability']:.4f} "
-              f"({peer['episodes']} episodes, {source}); "
-              f"ratio {peer['exploitability'] / float(ours['exploitability']):.1f}x lower exploitability")
+        print(
+            f"\nat ~{peer['seconds']:.0f} s: ours {float(ours['exploitability']):.4f} "
+            f"({int(ours['episodes'])} episodes); OpenSpiel torch NFSP {peer['exploitability']:.4f} "
+            f"({peer['episodes']} episodes, {source}); "
+            f"ratio {peer['exploitability'] / float(ours['exploitability']):.1f}x lower exploitability"
+        )
 
 
 if __name__ == "__main__":

@@ -46,8 +46,10 @@ from hiddenenvs.game import CHANCE, SIMULTANEOUS  # noqa: E402
 
 GAMES = {
     "Liar's Dice(1)": (("liars_dice", {}), "liars_dice"),
-    "II-Goofspiel(6)": (("goofspiel", {"num_cards": 6, "imp_info": True}),
-                        "turn_based_simultaneous_game(game=goofspiel(num_cards=6,imp_info=True,points_order=ascending))"),
+    "II-Goofspiel(6)": (
+        ("goofspiel", {"num_cards": 6, "imp_info": True}),
+        "turn_based_simultaneous_game(game=goofspiel(num_cards=6,imp_info=True,points_order=ascending))",
+    ),
 }
 
 
@@ -72,12 +74,15 @@ def rates(game, spiel_name: str, seconds: float) -> dict[str, float]:
             peer.run_iteration()
         return 100
 
-    return interleaved_rates(seconds, {
-        "ours, compiled OOS": lambda: compiled.search(key, iterations=2000) or 2000,
-        "ours, model-path OOS": lambda: model.search(key, iterations=10) or 10,
-        "OpenSpiel C++ OS-MCCFR": peer_iterations,
-        "ours, IS-MCTS": lambda: int(ismcts.search(0, key, iterations=50).sum()),
-    })
+    return interleaved_rates(
+        seconds,
+        {
+            "ours, compiled OOS": lambda: compiled.search(key, iterations=2000) or 2000,
+            "ours, model-path OOS": lambda: model.search(key, iterations=10) or 10,
+            "OpenSpiel C++ OS-MCCFR": peer_iterations,
+            "ours, IS-MCTS": lambda: int(ismcts.search(0, key, iterations=50).sum()),
+        },
+    )
 
 
 def iterations_in_play(game, games: int, move_seconds: float) -> tuple[list[int], list[int]]:
@@ -85,17 +90,23 @@ def iterations_in_play(game, games: int, move_seconds: float) -> tuple[list[int]
     oos_counts, ismcts_counts = [], []
     rng = np.random.default_rng(0)
     for index in range(games):
-        agents = [OOSAgent(game, 0, seconds=move_seconds, seed=index),
-                  ISMCTSAgent(game, 1, seconds=move_seconds, seed=index)]
+        agents = [
+            OOSAgent(game, 0, seconds=move_seconds, seed=index),
+            ISMCTSAgent(game, 1, seconds=move_seconds, seed=index),
+        ]
         if index % 2:
-            agents = [ISMCTSAgent(game, 0, seconds=move_seconds, seed=index),
-                      OOSAgent(game, 1, seconds=move_seconds, seed=index)]
+            agents = [
+                ISMCTSAgent(game, 0, seconds=move_seconds, seed=index),
+                OOSAgent(game, 1, seconds=move_seconds, seed=index),
+            ]
         state = game.new_initial_state()
         while not state.is_terminal():
             player = state.current_player()
             if player == CHANCE:
                 outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
+                state.apply_action(
+                    outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0]
+                )
                 continue
             movers = state.movers() if player == SIMULTANEOUS else [player]
             actions = []
@@ -120,8 +131,12 @@ def iterations_in_play(game, games: int, move_seconds: float) -> tuple[list[int]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=10.0, help="seconds per contender per game (part 1)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=10.0, help="seconds per contender per game (part 1)"
+    )
     parser.add_argument("--games", type=int, default=10, help="matches per game (part 2)")
     parser.add_argument("--move-seconds", type=float, default=0.05, help="time per move (part 2)")
     arguments = parser.parse_args()
@@ -134,12 +149,18 @@ def main() -> None:
         peer = measured["OpenSpiel C++ OS-MCCFR"]
         baseline = measured["ours, model-path OOS"]
         for contender, per_second in measured.items():
-            print(f"  {contender:24s} {per_second:12,.0f} iterations/s   "
-                  f"{per_second / peer:8.1f}x OpenSpiel C++   {per_second / baseline:8.1f}x model path")
-        oos_counts, ismcts_counts = iterations_in_play(game, arguments.games, arguments.move_seconds)
+            print(
+                f"  {contender:24s} {per_second:12,.0f} iterations/s   "
+                f"{per_second / peer:8.1f}x OpenSpiel C++   {per_second / baseline:8.1f}x model path"
+            )
+        oos_counts, ismcts_counts = iterations_in_play(
+            game, arguments.games, arguments.move_seconds
+        )
         for label, counts in (("OOS (compiled)", oos_counts), ("IS-MCTS", ismcts_counts)):
-            print(f"  in play at {arguments.move_seconds} s/move, {label}: {np.mean(counts):,.0f} iterations per move "
-                  f"(min {min(counts):,}, max {max(counts):,}, {len(counts)} moves)")
+            print(
+                f"  in play at {arguments.move_seconds} s/move, {label}: {np.mean(counts):,.0f} iterations per move "
+                f"(min {min(counts):,}, max {max(counts):,}, {len(counts)} moves)"
+            )
 
 
 if __name__ == "__main__":

@@ -51,7 +51,9 @@ def milliseconds(function, repeats: int) -> float:
 
 def measure(game, order_head: str, states: list, batch: int, repeats: int) -> dict:
     torch.manual_seed(0)
-    network = PolicyValueNetwork(architecture_for(game, MCNFSPConfig(network="mlp", order_head=order_head)))
+    network = PolicyValueNetwork(
+        architecture_for(game, MCNFSPConfig(network="mlp", order_head=order_head))
+    )
     optimizer = torch.optim.Adam(network.parameters(), lr=0.01)
     chosen = states[:batch]
     inputs = torch.from_numpy(np.stack([s.information_state_tensor(0) for s in chosen]))
@@ -68,36 +70,51 @@ def measure(game, order_head: str, states: list, batch: int, repeats: int) -> di
         loss.backward()
         optimizer.step()
 
-    expansions = [(torch.from_numpy(s.information_state_tensor(0)[None]), torch.tensor(s.legal_actions(0)))
-                  for s in states[:repeats]]
+    expansions = [
+        (torch.from_numpy(s.information_state_tensor(0)[None]), torch.tensor(s.legal_actions(0)))
+        for s in states[:repeats]
+    ]
 
     def expansions_run():
         with torch.no_grad():
             for tensor, legal in expansions:
                 network.legal_logits_and_value(tensor, legal)
 
-    return {"parameters": sum(p.numel() for p in network.parameters()),
-            "gradient_step_ms": milliseconds(gradient_step, repeats),
-            "expansion_ms": milliseconds(expansions_run, 1) / len(expansions)}
+    return {
+        "parameters": sum(p.numel() for p in network.parameters()),
+        "gradient_step_ms": milliseconds(gradient_step, repeats),
+        "expansion_ms": milliseconds(expansions_run, 1) / len(expansions),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=30)
     arguments = parser.parse_args()
     torch.set_num_threads(1)
     game = hiddenenvs.load_game("combat", mode="commander")
     states = commander_states(game, max(arguments.batch, arguments.repeats))
-    rows = {head: measure(game, head, states, arguments.batch, arguments.repeats) for head in ("flat", "factored")}
-    print(f"combat commander, {game.info.num_distinct_actions} actions, batch {arguments.batch}, one thread")
+    rows = {
+        head: measure(game, head, states, arguments.batch, arguments.repeats)
+        for head in ("flat", "factored")
+    }
+    print(
+        f"combat commander, {game.info.num_distinct_actions} actions, batch {arguments.batch}, one thread"
+    )
     print(f"{'head':10s} {'parameters':>11s} {'gradient step ms':>17s} {'expansion ms':>13s}")
     for head, row in rows.items():
-        print(f"{head:10s} {row['parameters']:11,d} {row['gradient_step_ms']:17.2f} {row['expansion_ms']:13.3f}")
+        print(
+            f"{head:10s} {row['parameters']:11,d} {row['gradient_step_ms']:17.2f} {row['expansion_ms']:13.3f}"
+        )
     flat, factored = rows["flat"], rows["factored"]
-    print(f"flat / factored: parameters {flat['parameters'] / factored['parameters']:.1f}x, gradient step "
-          f"{flat['gradient_step_ms'] / factored['gradient_step_ms']:.2f}x, expansion "
-          f"{flat['expansion_ms'] / factored['expansion_ms']:.2f}x")
+    print(
+        f"flat / factored: parameters {flat['parameters'] / factored['parameters']:.1f}x, gradient step "
+        f"{flat['gradient_step_ms'] / factored['gradient_step_ms']:.2f}x, expansion "
+        f"{flat['expansion_ms'] / factored['expansion_ms']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

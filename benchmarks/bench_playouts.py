@@ -28,7 +28,9 @@ def main() -> None:
     contenders = {}
     for name in ("kuhn_poker", "leduc_holdem"):
         game, env = hiddenenvs.load_game(name), hiddenenvs.make(name)
-        contenders[f"{name}: raw game model"] = lambda game=game: random_playout(game.new_initial_state(), rng)
+        contenders[f"{name}: raw game model"] = lambda game=game: random_playout(
+            game.new_initial_state(), rng
+        )
         contenders[f"{name}: hiddenenvs AEC env"] = lambda env=env: aec_playout(env, rng)
     peer_label = "peer: pettingzoo leduc_holdem_v4 AEC env"
     try:
@@ -37,7 +39,9 @@ def main() -> None:
         peer_env = leduc_holdem_v4.env()
         contenders[peer_label] = lambda: aec_playout(peer_env, rng)
     except ImportError as error:
-        print(f"peer pettingzoo leduc_holdem_v4 not installed ({error}); pip install 'pettingzoo[classic]'")
+        print(
+            f"peer pettingzoo leduc_holdem_v4 not installed ({error}); pip install 'pettingzoo[classic]'"
+        )
 
     rates = interleaved_rates(args.seconds, contenders)
     peer = rates.get(peer_label)

@@ -23,10 +23,16 @@ from timing import aec_playout, interleaved_rates
 
 # (label, our name and parameters, OpenSpiel name and parameters)
 GAMES = [
-    ("II-Goofspiel(13), ascending", ("goofspiel", {"num_cards": 13, "imp_info": True}),
-     ("goofspiel", {"num_cards": 13, "imp_info": True, "points_order": "ascending"})),
-    ("Goofspiel(5), random deck", ("goofspiel", {"num_cards": 5, "points_order": "random"}),
-     ("goofspiel", {"num_cards": 5, "points_order": "random"})),
+    (
+        "II-Goofspiel(13), ascending",
+        ("goofspiel", {"num_cards": 13, "imp_info": True}),
+        ("goofspiel", {"num_cards": 13, "imp_info": True, "points_order": "ascending"}),
+    ),
+    (
+        "Goofspiel(5), random deck",
+        ("goofspiel", {"num_cards": 5, "points_order": "random"}),
+        ("goofspiel", {"num_cards": 5, "points_order": "random"}),
+    ),
     ("Liar's Dice(1)", ("liars_dice", {"num_dice": 1}), ("liars_dice", {"numdice": 1})),
     ("Liar's Dice(2)", ("liars_dice", {"num_dice": 2}), ("liars_dice", {"numdice": 2})),
     ("Othello 6x6", ("othello", {"board_size": 6}), None),

@@ -41,7 +41,10 @@ def per_state_switch_probability(game, view) -> float:
         tree = build_subgame_tree(game, [(game.state_from_history(history), 1.0)])
         solver = CFRSolver(tree, variant="cfr+")
         solver.iterate(100)
-        total += posterior * solver.average_policy().probabilities(view.player, view.information_state_key)[SWITCH]
+        total += (
+            posterior
+            * solver.average_policy().probabilities(view.player, view.information_state_key)[SWITCH]
+        )
     return total
 
 
@@ -51,8 +54,10 @@ def main() -> None:
     ours = ReBeLSearch(game, iterations=100).policy(view)[SWITCH]
     peer = per_state_switch_probability(game, view)
     print("Monty Hall, P(switch) at the switch decision")
-    print(f"  one subgame (ours): {ours:.4f}   per-state solving (GDL-II paper): {peer:.4f}   "
-          f"ratio {ours / peer:.2f}")
+    print(
+        f"  one subgame (ours): {ours:.4f}   per-state solving (GDL-II paper): {peer:.4f}   "
+        f"ratio {ours / peer:.2f}"
+    )
 
     game = hiddenenvs.load_game("liars_dice", faces=4)
     start = time.perf_counter()
@@ -64,10 +69,14 @@ def main() -> None:
     limited_exploitability = rebel_exploitability(limited)
     limited_seconds = time.perf_counter() - start
     print("Liar's Dice 1x4f, exact exploitability of the policy (seconds)")
-    print(f"  ReBeL full depth (ours): {ours_exploitability:.6f} ({ours_seconds:.1f} s, "
-          f"{len(search._solved)} solve)")
-    print(f"  ReBeL depth 2, playout values (ours): {limited_exploitability:.4f} ({limited_seconds:.1f} s, "
-          f"{len(limited._solved)} solves)")
+    print(
+        f"  ReBeL full depth (ours): {ours_exploitability:.6f} ({ours_seconds:.1f} s, "
+        f"{len(search._solved)} solve)"
+    )
+    print(
+        f"  ReBeL depth 2, playout values (ours): {limited_exploitability:.4f} ({limited_seconds:.1f} s, "
+        f"{len(limited._solved)} solves)"
+    )
     try:
         import pyspiel
     except ImportError:
@@ -80,9 +89,13 @@ def main() -> None:
         solver.evaluate_and_update_policy()
     peer_exploitability = pyspiel.exploitability(reference, solver.average_policy())
     peer_seconds = time.perf_counter() - start
-    print(f"  OpenSpiel CFRPlusSolver, 200 iterations (C++): {peer_exploitability:.6f} ({peer_seconds:.1f} s)")
-    print(f"  time ratio ours/OpenSpiel: {ours_seconds / peer_seconds:.2f}; "
-          f"exploitability difference {abs(ours_exploitability - peer_exploitability):.2e}")
+    print(
+        f"  OpenSpiel CFRPlusSolver, 200 iterations (C++): {peer_exploitability:.6f} ({peer_seconds:.1f} s)"
+    )
+    print(
+        f"  time ratio ours/OpenSpiel: {ours_seconds / peer_seconds:.2f}; "
+        f"exploitability difference {abs(ours_exploitability - peer_exploitability):.2e}"
+    )
 
 
 if __name__ == "__main__":

@@ -45,21 +45,38 @@ def openspiel_cfr_plus(name: str, params: dict, iterations: int) -> float | None
 
 
 def gadget_part() -> None:
-    cases = [("kuhn_poker", {}, "kuhn_poker", {}, [(10, 1000), (200, 200)]),
-             ("liars_dice", {"faces": 4}, "liars_dice", {"numdice": 1, "dice_sides": 4}, [(10, 200), (200, 200)])]
+    cases = [
+        ("kuhn_poker", {}, "kuhn_poker", {}, [(10, 1000), (200, 200)]),
+        (
+            "liars_dice",
+            {"faces": 4},
+            "liars_dice",
+            {"numdice": 1, "dice_sides": 4},
+            [(10, 200), (200, 200)],
+        ),
+    ]
     for name, params, spiel_name, spiel_params, budgets in cases:
         game = hiddenenvs.load_game(name, **params)
         print(f"{name} {params}: exact exploitability (seconds)")
         for blueprint, resolve in budgets:
             base, base_s = timed_exploitability(ReBeLSearch(game, iterations=blueprint))
-            unsafe, unsafe_s = timed_exploitability(ReBeLSearch(game, iterations=resolve, resolve="decision"))
+            unsafe, unsafe_s = timed_exploitability(
+                ReBeLSearch(game, iterations=resolve, resolve="decision")
+            )
             safe, safe_s = timed_exploitability(
-                ReBeLSearch(game, iterations=resolve, blueprint_iterations=blueprint, resolve="gadget"))
+                ReBeLSearch(
+                    game, iterations=resolve, blueprint_iterations=blueprint, resolve="gadget"
+                )
+            )
             peer = openspiel_cfr_plus(spiel_name, spiel_params, blueprint)
-            print(f"  blueprint {blueprint} it: {base:.6f} ({base_s:.1f} s)   OpenSpiel CFR+ {blueprint} it: "
-                  + ("n/a" if peer is None else f"{peer:.6f}, ratio ours/peer {base / peer:.3f}"))
-            print(f"  re-solve every decision, {resolve} it: unsafe {unsafe:.6f} ({unsafe_s:.1f} s), "
-                  f"gadget {safe:.6f} ({safe_s:.1f} s); gadget/blueprint {safe / base:.3f}")
+            print(
+                f"  blueprint {blueprint} it: {base:.6f} ({base_s:.1f} s)   OpenSpiel CFR+ {blueprint} it: "
+                + ("n/a" if peer is None else f"{peer:.6f}, ratio ours/peer {base / peer:.3f}")
+            )
+            print(
+                f"  re-solve every decision, {resolve} it: unsafe {unsafe:.6f} ({unsafe_s:.1f} s), "
+                f"gadget {safe:.6f} ({safe_s:.1f} s); gadget/blueprint {safe / base:.3f}"
+            )
 
 
 def pbs_part(episodes: int, iterations: int) -> None:
@@ -67,16 +84,24 @@ def pbs_part(episodes: int, iterations: int) -> None:
     game = hiddenenvs.load_game("liars_dice", faces=4)
     playout, playout_s = timed_exploitability(ReBeLSearch(game, iterations=iterations, max_depth=2))
     pbs = PBSValue(game, hidden_size=64)
-    untrained, _ = timed_exploitability(ReBeLSearch(game, iterations=iterations, max_depth=2, pbs_value=pbs))
+    untrained, _ = timed_exploitability(
+        ReBeLSearch(game, iterations=iterations, max_depth=2, pbs_value=pbs)
+    )
     start = time.perf_counter()
     losses = train_pbs_values(pbs, episodes=episodes, max_depth=2, iterations=iterations, seed=0)
     train_s = time.perf_counter() - start
-    trained, trained_s = timed_exploitability(ReBeLSearch(game, iterations=iterations, max_depth=2, pbs_value=pbs))
-    print(f"Liar's Dice 1x4f, depth 2, {iterations} CFR+ iterations per solve: exact exploitability")
+    trained, trained_s = timed_exploitability(
+        ReBeLSearch(game, iterations=iterations, max_depth=2, pbs_value=pbs)
+    )
+    print(
+        f"Liar's Dice 1x4f, depth 2, {iterations} CFR+ iterations per solve: exact exploitability"
+    )
     print(f"  per-history playout values (peer, part (a)): {playout:.4f} ({playout_s:.1f} s)")
-    print(f"  PBS network untrained: {untrained:.4f}; after {episodes} self-play games ({train_s:.0f} s, "
-          f"last loss {sum(losses[-20:]) / 20:.4f}): {trained:.4f} ({trained_s:.1f} s); "
-          f"ratio PBS/playout {trained / playout:.2f}")
+    print(
+        f"  PBS network untrained: {untrained:.4f}; after {episodes} self-play games ({train_s:.0f} s, "
+        f"last loss {sum(losses[-20:]) / 20:.4f}): {trained:.4f} ({trained_s:.1f} s); "
+        f"ratio PBS/playout {trained / playout:.2f}"
+    )
 
 
 def main() -> None:

@@ -35,12 +35,15 @@ def seconds_per_game(env: str, params: dict, games: int, config: ReBeLConfig) ->
         report = learner.step(None)
     seconds = (time.process_time() - start) / games
     checksum = sum(float(p.detach().double().abs().sum()) for p in learner.network.parameters())
-    return seconds, (f"loss {report.metrics['loss']:.6f}, buffer {len(learner.buffer)}, "
-                     f"weights {checksum:.6f}")
+    return seconds, (
+        f"loss {report.metrics['loss']:.6f}, buffer {len(learner.buffer)}, weights {checksum:.6f}"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--env", default="meier")
     parser.add_argument("--games", type=int, default=4, help="timed games after one untimed")
     parser.add_argument("--depth", type=int, default=2)
@@ -50,9 +53,13 @@ def main() -> None:
     config = ReBeLConfig(iterations=arguments.iterations, max_depth=arguments.depth)
     ours, fingerprint = seconds_per_game(arguments.env, {}, arguments.games, config)
     peer, _ = seconds_per_game("liars_dice", {"faces": 4}, arguments.games, config)
-    print(f"ReBeL training, depth {arguments.depth}, {arguments.iterations} CFR+ iterations, CPU s per game "
-          f"({arguments.games} games after one untimed)")
-    print(f"  {arguments.env}: {ours:.3f} s/game ({1 / ours:.3f} games/s)   fingerprint: {fingerprint}")
+    print(
+        f"ReBeL training, depth {arguments.depth}, {arguments.iterations} CFR+ iterations, CPU s per game "
+        f"({arguments.games} games after one untimed)"
+    )
+    print(
+        f"  {arguments.env}: {ours:.3f} s/game ({1 / ours:.3f} games/s)   fingerprint: {fingerprint}"
+    )
     print(f"  peer, liars_dice(faces=4): {peer:.3f} s/game   ratio {ours / peer:.1f}")
 
 

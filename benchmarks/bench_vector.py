@@ -155,27 +155,37 @@ def self_play_contenders(num_envs: int = 64) -> dict:
         return len(play_episodes(envs, seat_agents, rng.integers(2**31, size=num_envs)))
 
     def vector_once() -> int:
-        return len(play_vector_episodes(vector_env, vector_learner.agents, seed=int(rng.integers(2**31))))
+        return len(
+            play_vector_episodes(vector_env, vector_learner.agents, seed=int(rng.integers(2**31)))
+        )
 
-    return {"play_episodes (64 AEC envs)": aec_once, "play_vector_episodes (vector env)": vector_once}
+    return {
+        "play_episodes (64 AEC envs)": aec_once,
+        "play_vector_episodes (vector env)": vector_once,
+    }
 
 
 def commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="time per contender and batch size")
+    parser.add_argument(
+        "--seconds", type=float, default=2.0, help="time per contender and batch size"
+    )
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 64, 1024, 16384])
     parser.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
     parser.add_argument("--core", type=int, default=0, help="the CPU core to pin to")
     parser.add_argument("--no-pgx", action="store_true", help="measure without pgx")
-    parser.add_argument("--self-play", action="store_true", help="NFSP self-play episodes/s instead (see above)")
+    parser.add_argument(
+        "--self-play", action="store_true", help="NFSP self-play episodes/s instead (see above)"
+    )
     args = parser.parse_args()
 
     os.sched_setaffinity(0, {args.core})
@@ -185,8 +195,10 @@ def main() -> None:
     from timing import interleaved_rates
 
     if args.self_play:
-        print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit()}, pinned to core "
-              f"{args.core}, load average {os.getloadavg()[0]:.1f}; NFSP on Leduc hold'em, 64 episodes in lockstep")
+        print(
+            f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit()}, pinned to core "
+            f"{args.core}, load average {os.getloadavg()[0]:.1f}; NFSP on Leduc hold'em, 64 episodes in lockstep"
+        )
         for label, rate in interleaved_rates(args.seconds, self_play_contenders()).items():
             print(f"{label:<36}{rate:>10,.0f} episodes/s")
         return
@@ -197,18 +209,26 @@ def main() -> None:
             import pgx
 
             have_pgx = True
-            pgx_version = f"pgx {pgx.__version__}, jax {jax.__version__} ({jax.devices()[0].platform})"
+            pgx_version = (
+                f"pgx {pgx.__version__}, jax {jax.__version__} ({jax.devices()[0].platform})"
+            )
         except ImportError as error:
             print(f"pgx not measured: {error} (pip install -e '.[bench]')")
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit()}, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores (pinned to core {args.core}), load average {os.getloadavg()[0]:.1f}"
-          + (f", {pgx_version}" if have_pgx else ""))
-    print("| game | batch | vector (decisions/s) | AEC env | game model | pgx CPU | vector / pgx | vector bytes/game | pgx bytes/game |")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit()}, {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores (pinned to core {args.core}), load average {os.getloadavg()[0]:.1f}"
+        + (f", {pgx_version}" if have_pgx else "")
+    )
+    print(
+        "| game | batch | vector (decisions/s) | AEC env | game model | pgx CPU | vector / pgx | vector bytes/game | pgx bytes/game |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in args.games:
         params = GAMES[name]
-        single = interleaved_rates(args.seconds, {"aec": aec_contender(name, params),
-                                                  "model": model_contender(name, params)})
+        single = interleaved_rates(
+            args.seconds,
+            {"aec": aec_contender(name, params), "model": model_contender(name, params)},
+        )
         for batch in args.batches:
             contenders, memory = {}, {}
             contenders["vector"], memory["vector"] = vector_contender(name, params, batch)
@@ -218,8 +238,13 @@ def main() -> None:
             pgx_rate = rates.get("pgx")
             print(
                 f"| {name} | {batch:,} | {rates['vector']:,.0f} | {single['aec']:,.0f} | {single['model']:,.0f} | "
-                + (f"{pgx_rate:,.0f} | {rates['vector'] / pgx_rate:.1f}x | " if pgx_rate else "- | - | ")
-                + f"{memory['vector']:,.0f} | " + (f"{memory['pgx']:,.0f} |" if pgx_rate else "- |"),
+                + (
+                    f"{pgx_rate:,.0f} | {rates['vector'] / pgx_rate:.1f}x | "
+                    if pgx_rate
+                    else "- | - | "
+                )
+                + f"{memory['vector']:,.0f} | "
+                + (f"{memory['pgx']:,.0f} |" if pgx_rate else "- |"),
                 flush=True,
             )
 

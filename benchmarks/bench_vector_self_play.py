@@ -29,12 +29,19 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def run(config_path: Path, seconds: float, vector_self_play: bool, output_dir: Path) -> dict:
-    overrides = [f"budget.seconds={seconds}", "progress_bar=false", f"output_dir={output_dir}",
-                 f"vector_self_play={str(vector_self_play).lower()}"]
+    overrides = [
+        f"budget.seconds={seconds}",
+        "progress_bar=false",
+        f"output_dir={output_dir}",
+        f"vector_self_play={str(vector_self_play).lower()}",
+    ]
     result = train(load_config(config_path, overrides))
     last = result["last_evaluation"] or {}
-    return {"episodes": result["episodes"], "wall_seconds": result["wall_seconds"],
-            "exploitability": last.get("exploitability")}
+    return {
+        "episodes": result["episodes"],
+        "wall_seconds": result["wall_seconds"],
+        "exploitability": last.get("exploitability"),
+    }
 
 
 def main() -> None:
@@ -42,14 +49,25 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=REPO / "configs" / "nfsp_leduc.yaml")
     parser.add_argument("--seconds", type=float, default=60.0, help="budget.seconds of each run")
     args = parser.parse_args()
-    print(f"{args.config.name}, budget.seconds={args.seconds:g} per run, {platform.processor() or platform.machine()}")
-    print(f"{'vector_self_play':>16} {'episodes':>9} {'wall s':>7} {'episodes/s':>11} {'exploitability':>15}")
+    print(
+        f"{args.config.name}, budget.seconds={args.seconds:g} per run, {platform.processor() or platform.machine()}"
+    )
+    print(
+        f"{'vector_self_play':>16} {'episodes':>9} {'wall s':>7} {'episodes/s':>11} {'exploitability':>15}"
+    )
     with tempfile.TemporaryDirectory() as scratch:
         for vector_self_play in (False, True):
-            row = run(args.config, args.seconds, vector_self_play, Path(scratch) / str(vector_self_play))
-            exploitability = "-" if row["exploitability"] is None else f"{row['exploitability']:.4f}"
-            print(f"{str(vector_self_play).lower():>16} {row['episodes']:>9} {row['wall_seconds']:>7.1f} "
-                  f"{row['episodes'] / row['wall_seconds']:>11.0f} {exploitability:>15}", flush=True)
+            row = run(
+                args.config, args.seconds, vector_self_play, Path(scratch) / str(vector_self_play)
+            )
+            exploitability = (
+                "-" if row["exploitability"] is None else f"{row['exploitability']:.4f}"
+            )
+            print(
+                f"{str(vector_self_play).lower():>16} {row['episodes']:>9} {row['wall_seconds']:>7.1f} "
+                f"{row['episodes'] / row['wall_seconds']:>11.0f} {exploitability:>15}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

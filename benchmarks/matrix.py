@@ -66,42 +66,63 @@ def run_cell(trainer: str, env: str, params: dict, seconds: float, output: Path)
         return "error", f"still running after {seconds * 3:.0f} s (its step ignores the deadline)"
     except SystemError as error:  # Ray's wait, interrupted by the alarm, wraps it
         if isinstance(error.__cause__ or error.__context__, CellTimeout):
-            return "error", f"still running after {seconds * 3:.0f} s (its step ignores the deadline)"
+            return (
+                "error",
+                f"still running after {seconds * 3:.0f} s (its step ignores the deadline)",
+            )
         return "error", f"SystemError: {str(error)[:200]}"
     except Exception as error:  # noqa: BLE001 - every failure is a row of the table
         return "error", f"{type(error).__name__}: {str(error)[:200]}"
     finally:
         signal.alarm(0)
     last = result["last_evaluation"]
-    metric = next((m for m in ("exploitability", "return_vs_random") if last.get(m) is not None), None)
+    metric = next(
+        (m for m in ("exploitability", "return_vs_random") if last.get(m) is not None), None
+    )
     shown = f"; {metric.replace('_', ' ')} {last[metric]:.3g}" if metric else ""
-    return "trained", (f"{result['episodes']} episodes, {result['iterations']} iterations in "
-                       f"{time.perf_counter() - started:.1f} s{shown}")
+    return "trained", (
+        f"{result['episodes']} episodes, {result['iterations']} iterations in "
+        f"{time.perf_counter() - started:.1f} s{shown}"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--trainers", nargs="+", default=list(TRAINER_NEEDS))
     parser.add_argument("--envs", nargs="+", help="env names (default: every env of the matrix)")
     parser.add_argument("--seconds", type=float, default=60.0, help="each cell's budget.seconds")
     parser.add_argument("--output", type=Path, help="Markdown table to write")
-    parser.add_argument("--runs", type=Path, default=Path("runs/matrix"), help="where the cells' runs go")
+    parser.add_argument(
+        "--runs", type=Path, default=Path("runs/matrix"), help="where the cells' runs go"
+    )
     arguments = parser.parse_args()
     import torch
 
     torch.set_num_threads(1)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=REPO).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
+    ).stdout.strip()
     started = datetime.now(timezone.utc)
-    total = sum(1 for env, _ in ENVS if not arguments.envs or env in arguments.envs) * len(arguments.trainers)
+    total = sum(1 for env, _ in ENVS if not arguments.envs or env in arguments.envs) * len(
+        arguments.trainers
+    )
     rows = []
     for env, params in ENVS:
         if arguments.envs and env not in arguments.envs:
             continue
         for trainer in arguments.trainers:
             cell_dir = arguments.runs / f"{trainer}-{label(env, params)}".replace("/", "_")
-            if trainer == "anfsp" and (env, params) not in ANFSP_CELLS and admitted(trainer, env, params):
-                status, detail = "not run", "admitted; ANFSP runs on Kuhn, Meier and small commander combat only here"
+            if (
+                trainer == "anfsp"
+                and (env, params) not in ANFSP_CELLS
+                and admitted(trainer, env, params)
+            ):
+                status, detail = (
+                    "not run",
+                    "admitted; ANFSP runs on Kuhn, Meier and small commander combat only here",
+                )
             else:
                 status, detail = run_cell(trainer, env, params, arguments.seconds, cell_dir)
             print(f"{trainer:9s} {label(env, params):45s} {status:8s} {detail}", flush=True)
@@ -119,7 +140,8 @@ def write_table(arguments, rows, total: int, commit: str, started: datetime) -> 
         "# Every trainer on every env",
         "",
         f"- date: {started:%Y-%m-%d %H:%M} UTC (cells run one after another from then)",
-        f"- cells: {len(rows)} of {total}" + ("" if len(rows) == total else " (the run was still going)"),
+        f"- cells: {len(rows)} of {total}"
+        + ("" if len(rows) == total else " (the run was still going)"),
         f"- commit: `{commit}`",
         f"- machine: {platform.machine()}, {os.cpu_count()} cores, load average "
         f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} at the time of writing",

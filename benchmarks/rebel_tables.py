@@ -32,13 +32,22 @@ from agents.leaderboard.store import ResultStore
 # hand-crafted))}): S0's tables.
 GAMES = (
     ("meier", "scripted:meier", {0: ((83, 64), (97, 81)), 1: ((80, 40), (80, 41))}),
-    ("blind_tictactoe", "scripted:blind_tictactoe", {0: ((54, 25), (79.5, 48)), 1: ((60, 20), (79.5, 55))}),
-    ("biased_blind_tictactoe", "scripted:blind_tictactoe",
-     {0: ((84, 40.5), (89.5, 79.5)), 1: ((36, 14.5), (46, 44))}),
+    (
+        "blind_tictactoe",
+        "scripted:blind_tictactoe",
+        {0: ((54, 25), (79.5, 48)), 1: ((60, 20), (79.5, 55))},
+    ),
+    (
+        "biased_blind_tictactoe",
+        "scripted:blind_tictactoe",
+        {0: ((84, 40.5), (89.5, 79.5)), 1: ((36, 14.5), (46, 44))},
+    ),
 )
 
 
-def seat_scores(db: Path, env: str, spec: str, opponent: str) -> dict[int, tuple[float, float, float, int]]:
+def seat_scores(
+    db: Path, env: str, spec: str, opponent: str
+) -> dict[int, tuple[float, float, float, int]]:
     """``{seat: (score, low, high, games)}`` of ``spec`` (an :func:`agent_identity`)
     against ``opponent``."""
     with ResultStore(db) as store:
@@ -61,7 +70,9 @@ def parse_trained(items: list[str]) -> dict[str, str]:
     for item in items:
         env, separator, path = item.partition("=")
         if not separator or not env or not path:
-            raise SystemExit(f"--trained {item!r}: give env=file, e.g. meier=runs/rebel_meier/policy_player0.pt")
+            raise SystemExit(
+                f"--trained {item!r}: give env=file, e.g. meier=runs/rebel_meier/policy_player0.pt"
+            )
         if not Path(path).is_file():
             raise SystemExit(f"--trained {item!r}: no file {path}")
         trained[env] = path
@@ -69,10 +80,19 @@ def parse_trained(items: list[str]) -> dict[str, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--spec", default="rebel:0.3s,rollouts=2,samples=16", help="the search-only agent")
-    parser.add_argument("--trained", nargs="*", default=[], metavar="ENV=FILE",
-                        help="a trained rebel agent file per env (a column of its own)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--spec", default="rebel:0.3s,rollouts=2,samples=16", help="the search-only agent"
+    )
+    parser.add_argument(
+        "--trained",
+        nargs="*",
+        default=[],
+        metavar="ENV=FILE",
+        help="a trained rebel agent file per env (a column of its own)",
+    )
     parser.add_argument("--games", type=int, default=10, help="games per seat per opponent")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default="results/rebel_tables")
@@ -81,10 +101,14 @@ def main() -> None:
     trained = parse_trained(arguments.trained)
     out = Path(arguments.out)
     out.mkdir(parents=True, exist_ok=True)
-    print(f"{arguments.games} games per seat and opponent, {arguments.workers} worker(s); search only: "
-          f"{arguments.spec}; trained: {trained or 'none'}")
-    print("| game | seat | vs | ReBeL search [95% CI] | ReBeL trained [95% CI] | games | paper CFR-only "
-          "| paper CFR+NN | wall s |")
+    print(
+        f"{arguments.games} games per seat and opponent, {arguments.workers} worker(s); search only: "
+        f"{arguments.spec}; trained: {trained or 'none'}"
+    )
+    print(
+        "| game | seat | vs | ReBeL search [95% CI] | ReBeL trained [95% CI] | games | paper CFR-only "
+        "| paper CFR+NN | wall s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for env, bot, paper in GAMES:
         if env not in arguments.envs:
@@ -93,16 +117,28 @@ def main() -> None:
         start = time.perf_counter()
         players = [arguments.spec] + ([trained[env]] if env in trained else [])
         for player in players:
-            evaluate(env, {}, [player, "random", bot], arguments.games, db, mode="gauntlet",
-                     workers=arguments.workers, exploitability_max_nodes=0, progress=False)
+            evaluate(
+                env,
+                {},
+                [player, "random", bot],
+                arguments.games,
+                db,
+                mode="gauntlet",
+                workers=arguments.workers,
+                exploitability_max_nodes=0,
+                progress=False,
+            )
         seconds = time.perf_counter() - start
         for index, opponent in enumerate(("random", bot)):
             columns = [seat_scores(db, env, agent_identity(player), opponent) for player in players]
             for seat in (0, 1):
                 search = columns[0][seat]
                 with_network = cell(columns[1][seat]) if len(columns) > 1 else "-"
-                print(f"| {env} | {seat} | {opponent} | {cell(search)} | {with_network} | {search[3]} "
-                      f"| {paper[seat][0][index]} | {paper[seat][1][index]} | {seconds:.0f} |", flush=True)
+                print(
+                    f"| {env} | {seat} | {opponent} | {cell(search)} | {with_network} | {search[3]} "
+                    f"| {paper[seat][0][index]} | {paper[seat][1][index]} | {seconds:.0f} |",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

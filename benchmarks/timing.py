@@ -9,8 +9,9 @@ from typing import Callable
 import numpy as np
 
 
-def interleaved_rates(seconds: float, contenders: dict[str, Callable[[], object]],
-                      turns: int = 8) -> dict[str, float]:
+def interleaved_rates(
+    seconds: float, contenders: dict[str, Callable[[], object]], turns: int = 8
+) -> dict[str, float]:
     """Units per second of each contender, ``name: run_once``: ``run_once()`` returns the
     units one call did as an int; any other result (None, a playout's trajectory) counts
     as one game.
@@ -55,6 +56,8 @@ def print_exploitability_rows(rows: list[dict]) -> dict:
     exploitability) as a table; return the row with the lowest exploitability."""
     print(f"{'episodes':>10} {'wall s':>8} {'episodes/s':>11} {'exploitability':>15}")
     for row in rows:
-        print(f"{int(row['episodes']):>10} {float(row['wall_seconds']):>8.0f} "
-              f"{float(row['episodes_per_second']):>11.0f} {float(row['exploitability']):>15.4f}")
+        print(
+            f"{int(row['episodes']):>10} {float(row['wall_seconds']):>8.0f} "
+            f"{float(row['episodes_per_second']):>11.0f} {float(row['exploitability']):>15.4f}"
+        )
     return min(rows, key=lambda row: float(row["exploitability"]))

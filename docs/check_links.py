@@ -52,7 +52,10 @@ def broken_links(site: Path) -> dict[str, list[str]]:
             target = html if not parts.path else (html.parent / unquote(parts.path)).resolve()
             if target.is_dir():
                 target = target / "index.html"
-            ok = target.is_file() and site.resolve() in (target.resolve(), *target.resolve().parents)
+            ok = target.is_file() and site.resolve() in (
+                target.resolve(),
+                *target.resolve().parents,
+            )
             if ok and parts.fragment and target.suffix == ".html":
                 ok = unquote(parts.fragment) in page(target).ids
             if not ok:

@@ -51,7 +51,9 @@ napoleon_numpy_docstring = False
 doctest_default_flags = 0
 import doctest as _doctest  # noqa: E402
 
-doctest_default_flags = _doctest.ELLIPSIS | _doctest.NORMALIZE_WHITESPACE | _doctest.DONT_ACCEPT_TRUE_FOR_1
+doctest_default_flags = (
+    _doctest.ELLIPSIS | _doctest.NORMALIZE_WHITESPACE | _doctest.DONT_ACCEPT_TRUE_FOR_1
+)
 
 nitpicky = True
 # Third-party types: the build stays offline (no intersphinx inventories to download), so
@@ -64,5 +66,8 @@ nitpick_ignore_regex = [
     # PettingZoo's type variables in the signatures of our AEC and parallel envs.
     (r"py:class", r"AgentID|ObsType|ActionType|ActType|AECEnv|ParallelEnv"),
     # autodoc_typehints_format "short" writes those standard and third-party classes unqualified.
-    (r"py:class", r"Path|Module|Tensor|ndarray|Generator|Callable|Sequence|Iterator|Iterable|Hashable|Mapping"),
+    (
+        r"py:class",
+        r"Path|Module|Tensor|ndarray|Generator|Callable|Sequence|Iterator|Iterable|Hashable|Mapping",
+    ),
 ]

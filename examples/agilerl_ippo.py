@@ -46,7 +46,9 @@ class MaskedIPPO(IPPO):
             if all(missing):
                 masks[group] = None
             elif any(missing):
-                raise ValueError(f"{group}: some agents of the group have action masks and some do not")
+                raise ValueError(
+                    f"{group}: some agents of the group have action masks and some do not"
+                )
             else:
                 masks[group] = torch.as_tensor(np.array(group_masks), dtype=torch.float32)
         return masks
@@ -56,7 +58,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", default="goofspiel")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--steps", type=int, default=4_000, help="env steps of training (all copies)")
+    parser.add_argument(
+        "--steps", type=int, default=4_000, help="env steps of training (all copies)"
+    )
     parser.add_argument("--copies", type=int, default=2, help="env copies in the vector env")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -65,7 +69,9 @@ def main(argv=None):
     np.random.seed(args.seed)
 
     def make_env():
-        return hiddenenvs.make_parallel(args.env, observation_layout="flat", illegal_action="raise", **params)
+        return hiddenenvs.make_parallel(
+            args.env, observation_layout="flat", illegal_action="raise", **params
+        )
 
     env = AsyncPettingZooVecEnv([make_env for _ in range(args.copies)])
     env.reset(seed=args.seed)
@@ -75,11 +81,19 @@ def main(argv=None):
         action_spaces=[single.action_space(a) for a in single.possible_agents],
         agent_ids=list(single.possible_agents),
         net_config={"encoder_config": {"hidden_size": [64, 64]}},
-        learn_step=256, batch_size=64,
+        learn_step=256,
+        batch_size=64,
     )
     population, _ = train_multi_agent_on_policy(
-        env, args.env, "IPPO", [agent], max_steps=args.steps, evo_steps=args.steps,
-        eval_loop=1, verbose=False)
+        env,
+        args.env,
+        "IPPO",
+        [agent],
+        max_steps=args.steps,
+        evo_steps=args.steps,
+        eval_loop=1,
+        verbose=False,
+    )
     env.close()
     steps = population[0].steps
     print(f"{args.env}: AgileRL IPPO with action masks, {steps} env steps, no illegal action")

@@ -32,12 +32,16 @@ class RLlibMaskedObservations(BaseParallelWrapper):
 
     def observation_space(self, agent):
         space = self.env.observation_space(agent)
-        return gymnasium.spaces.Dict({"observations": space["observation"], "action_mask": space["action_mask"]})
+        return gymnasium.spaces.Dict(
+            {"observations": space["observation"], "action_mask": space["action_mask"]}
+        )
 
     @staticmethod
     def _renamed(observations):
-        return {agent: {"observations": o["observation"], "action_mask": o["action_mask"]}
-                for agent, o in observations.items()}
+        return {
+            agent: {"observations": o["observation"], "action_mask": o["action_mask"]}
+            for agent, o in observations.items()
+        }
 
     def reset(self, seed=None, options=None):
         observations, infos = self.env.reset(seed=seed, options=options)
@@ -57,17 +61,30 @@ def main(argv=None):
     args = parser.parse_args(argv)
     params = parse_params(args.param)
 
-    register_env("hiddenenvs", lambda _: ParallelPettingZooEnv(
-        RLlibMaskedObservations(hiddenenvs.make_parallel(args.env, **params))))
+    register_env(
+        "hiddenenvs",
+        lambda _: ParallelPettingZooEnv(
+            RLlibMaskedObservations(hiddenenvs.make_parallel(args.env, **params))
+        ),
+    )
     config = (
         PPOConfig()
         .environment("hiddenenvs")
         .env_runners(num_env_runners=0)
         .training(train_batch_size_per_learner=500, minibatch_size=100, num_epochs=2)
-        .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "shared")
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
-            "shared": RLModuleSpec(module_class=ActionMaskingTorchRLModule,
-                                   model_config={"fcnet_hiddens": [64, 64]})}))
+        .multi_agent(
+            policies={"shared"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "shared"
+        )
+        .rl_module(
+            rl_module_spec=MultiRLModuleSpec(
+                rl_module_specs={
+                    "shared": RLModuleSpec(
+                        module_class=ActionMaskingTorchRLModule,
+                        model_config={"fcnet_hiddens": [64, 64]},
+                    )
+                }
+            )
+        )
         .debugging(seed=args.seed)
     )
     algorithm = config.build_algo()
@@ -76,8 +93,10 @@ def main(argv=None):
         result = algorithm.train()
         steps = int(result["num_env_steps_sampled_lifetime"])
     episode_return = result["env_runners"].get("episode_return_mean")
-    print(f"{args.env}: RLlib PPO with action masking, {steps} env steps, "
-          f"mean episode return (all agents) {episode_return}")
+    print(
+        f"{args.env}: RLlib PPO with action masking, {steps} env steps, "
+        f"mean episode return (all agents) {episode_return}"
+    )
     algorithm.stop()
     return steps
 

@@ -63,8 +63,10 @@ def main(argv=None):
     counter = IllegalActionCount()
     model.learn(total_timesteps=args.steps, callback=counter)
     share = counter.illegal / max(counter.total, 1)
-    print(f"{args.env}: {counter.total} agent-steps, {vec_env.num_envs} agents in the vector env, "
-          f"illegal actions {share:.1%} (held or lost, reported in infos)")
+    print(
+        f"{args.env}: {counter.total} agent-steps, {vec_env.num_envs} agents in the vector env, "
+        f"illegal actions {share:.1%} (held or lost, reported in infos)"
+    )
     vec_env.close()
     return model, share
 

@@ -13,7 +13,11 @@ import logging
 
 import numpy as np
 import torch
-from tianshou.algorithm import DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm
+from tianshou.algorithm import (
+    DQN,
+    MARLRandomDiscreteMaskedOffPolicyAlgorithm,
+    MultiAgentOffPolicyAlgorithm,
+)
 from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
 from tianshou.algorithm.optim import AdamOptimizerFactory
 from tianshou.data import Collector, CollectStats, VectorReplayBuffer
@@ -40,10 +44,17 @@ def main(argv=None):
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     env = make_env()
-    net = Net(state_shape=env.observation_space["observation"].shape, action_shape=env.action_space.n,
-              hidden_sizes=[64, 64])
-    policy = DiscreteQLearningPolicy(model=net, action_space=env.action_space, eps_training=0.1, eps_inference=0.0)
-    learner = DQN(policy=policy, optim=AdamOptimizerFactory(lr=1e-3), gamma=1.0, target_update_freq=200)
+    net = Net(
+        state_shape=env.observation_space["observation"].shape,
+        action_shape=env.action_space.n,
+        hidden_sizes=[64, 64],
+    )
+    policy = DiscreteQLearningPolicy(
+        model=net, action_space=env.action_space, eps_training=0.1, eps_inference=0.0
+    )
+    learner = DQN(
+        policy=policy, optim=AdamOptimizerFactory(lr=1e-3), gamma=1.0, target_update_freq=200
+    )
     opponent = MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=env.action_space)
     algorithm = MultiAgentOffPolicyAlgorithm(algorithms=[learner, opponent], env=env)
 
@@ -51,25 +62,37 @@ def main(argv=None):
     test_envs = DummyVectorEnv([make_env for _ in range(2)])
     train_envs.seed(args.seed)
     test_envs.seed(args.seed + 1000)
-    train_collector = Collector[CollectStats](algorithm, train_envs, VectorReplayBuffer(20_000, 4),
-                                              exploration_noise=True)
+    train_collector = Collector[CollectStats](
+        algorithm, train_envs, VectorReplayBuffer(20_000, 4), exploration_noise=True
+    )
     test_collector = Collector[CollectStats](algorithm, test_envs)
 
     def learner_return(rewards: np.ndarray) -> np.ndarray:
         return rewards[:, 0]  # player_0 is the learner
 
     epoch_steps = min(args.steps, 5_000)
-    algorithm.run_training(OffPolicyTrainerParams(
-        training_collector=train_collector, test_collector=test_collector,
-        max_epochs=max(1, args.steps // epoch_steps), epoch_num_steps=epoch_steps,
-        collection_step_num_env_steps=40, test_step_num_episodes=20, batch_size=64,
-        update_step_num_gradient_steps_per_sample=0.25, test_in_training=False,
-        multi_agent_return_reduction=learner_return, show_progress=False, verbose=False,
-    ))
+    algorithm.run_training(
+        OffPolicyTrainerParams(
+            training_collector=train_collector,
+            test_collector=test_collector,
+            max_epochs=max(1, args.steps // epoch_steps),
+            epoch_num_steps=epoch_steps,
+            collection_step_num_env_steps=40,
+            test_step_num_episodes=20,
+            batch_size=64,
+            update_step_num_gradient_steps_per_sample=0.25,
+            test_in_training=False,
+            multi_agent_return_reduction=learner_return,
+            show_progress=False,
+            verbose=False,
+        )
+    )
     result = test_collector.collect(n_episode=args.test_episodes, reset_before_collect=True)
     mean_return = float(result.returns[:, 0].mean())
-    print(f"leduc_holdem: DQN as player_0 after {args.steps} steps, mean return against "
-          f"random over {args.test_episodes} episodes: {mean_return:+.3f} chips")
+    print(
+        f"leduc_holdem: DQN as player_0 after {args.steps} steps, mean return against "
+        f"random over {args.test_episodes} episodes: {mean_return:+.3f} chips"
+    )
     return mean_return
 
 

@@ -24,7 +24,9 @@ import hiddenenvs
 
 def make_env(seed: int):
     env = hiddenenvs.make("leduc_holdem")
-    return PettingZooWrapper(env, use_mask=True, seed=seed, group_map={"player": env.possible_agents})
+    return PettingZooWrapper(
+        env, use_mask=True, seed=seed, group_map={"player": env.possible_agents}
+    )
 
 
 def main(argv=None):
@@ -40,18 +42,23 @@ def main(argv=None):
     num_actions = env.full_action_spec["player", "action"].space.n
     logits = TensorDictModule(
         nn.Sequential(MLP(in_features=observation_size, out_features=num_actions, num_cells=[64])),
-        in_keys=[observation_key], out_keys=[("player", "logits")],
+        in_keys=[observation_key],
+        out_keys=[("player", "logits")],
     )
     policy = ProbabilisticActor(
-        logits, in_keys={"logits": ("player", "logits"), "mask": ("player", "action_mask")},
-        out_keys=[("player", "action")], distribution_class=MaskedCategorical, return_log_prob=True,
+        logits,
+        in_keys={"logits": ("player", "logits"), "mask": ("player", "action_mask")},
+        out_keys=[("player", "action")],
+        distribution_class=MaskedCategorical,
+        return_log_prob=True,
     )
-    collector = Collector(lambda: make_env(args.seed), policy, frames_per_batch=1_000,
-                                  total_frames=args.frames)
+    collector = Collector(
+        lambda: make_env(args.seed), policy, frames_per_batch=1_000, total_frames=args.frames
+    )
     frames = acting = illegal = 0
     for batch in collector:
         player = batch["player"]
-        acts = player["mask"]                                  # (frames, players): who acted
+        acts = player["mask"]  # (frames, players): who acted
         chosen = player["action"]
         legal = player["action_mask"].gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
         frames += batch.numel()

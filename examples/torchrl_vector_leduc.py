@@ -30,18 +30,24 @@ def main(argv=None):
 
     torch.manual_seed(args.seed)
     env = GymWrapper(
-        SeatedVectorEnv("leduc_holdem", num_envs=args.num_envs, seed=args.seed, illegal_action="replace"),
+        SeatedVectorEnv(
+            "leduc_holdem", num_envs=args.num_envs, seed=args.seed, illegal_action="replace"
+        ),
         categorical_action_encoding=True,
     )
     observation_size = env.observation_spec["observation"].shape[-1]
     num_actions = env.action_spec.space.n
     logits = TensorDictModule(
         MLP(in_features=observation_size, out_features=num_actions, num_cells=[64]),
-        in_keys=["observation"], out_keys=["logits"],
+        in_keys=["observation"],
+        out_keys=["logits"],
     )
     policy = ProbabilisticActor(
-        logits, in_keys={"logits": "logits", "mask": "action_mask"}, out_keys=["action"],
-        distribution_class=MaskedCategorical, return_log_prob=True,
+        logits,
+        in_keys={"logits": "logits", "mask": "action_mask"},
+        out_keys=["action"],
+        distribution_class=MaskedCategorical,
+        return_log_prob=True,
     )
     with torch.no_grad():
         rollout = env.rollout(args.steps, policy, break_when_any_done=False)
@@ -51,8 +57,10 @@ def main(argv=None):
     ended = rollout["next", "terminated"].squeeze(-1)
     rewards = rollout["next", "reward"].squeeze(-1)
     games = int(ended.sum())
-    print(f"{rollout.batch_size[0]} envs x {rollout.batch_size[1]} steps: {games} games, all actions legal, "
-          f"mean reward per game {float(rewards.sum()) / max(games, 1):+.3f}")
+    print(
+        f"{rollout.batch_size[0]} envs x {rollout.batch_size[1]} steps: {games} games, all actions legal, "
+        f"mean reward per game {float(rewards.sum()) / max(games, 1):+.3f}"
+    )
     return games
 
 

@@ -25,7 +25,9 @@ from hiddenenvs.vector.gymnasium_env import SeatedVectorEnv
 class Agent(nn.Module):
     def __init__(self, observation_size: int, num_actions: int, hidden: int = 128):
         super().__init__()
-        self.body = nn.Sequential(nn.Linear(observation_size, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
+        self.body = nn.Sequential(
+            nn.Linear(observation_size, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh()
+        )
         self.actor = nn.Linear(hidden, num_actions)
         self.critic = nn.Linear(hidden, 1)
 
@@ -38,7 +40,12 @@ class Agent(nn.Module):
         distribution = Categorical(logits=logits)
         if actions is None:
             actions = distribution.sample()
-        return actions, distribution.log_prob(actions), distribution.entropy(), self.critic(hidden).squeeze(-1)
+        return (
+            actions,
+            distribution.log_prob(actions),
+            distribution.entropy(),
+            self.critic(hidden).squeeze(-1),
+        )
 
 
 def main(argv=None):
@@ -46,7 +53,9 @@ def main(argv=None):
     parser.add_argument("--game", default="leduc_holdem")
     parser.add_argument("--seat", type=int, default=0)
     parser.add_argument("--num-envs", type=int, default=64)
-    parser.add_argument("--num-steps", type=int, default=32, help="learner steps per env per update")
+    parser.add_argument(
+        "--num-steps", type=int, default=32, help="learner steps per env per update"
+    )
     parser.add_argument("--updates", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--learning-rate", type=float, default=2.5e-3)
@@ -59,7 +68,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     torch.manual_seed(args.seed)
-    env = SeatedVectorEnv(args.game, num_envs=args.num_envs, seat=args.seat, opponents="random", seed=args.seed)
+    env = SeatedVectorEnv(
+        args.game, num_envs=args.num_envs, seat=args.seat, opponents="random", seed=args.seed
+    )
     observation_size = int(np.prod(env.single_observation_space.shape))
     num_actions = int(env.single_action_space.n)
     agent = Agent(observation_size, num_actions)
@@ -115,8 +126,14 @@ def main(argv=None):
                 _, log_prob, entropy, value = agent.act(obs_b, mask_b, action_b)
                 ratio = (log_prob - old_log_prob).exp()
                 advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
-                policy_loss = torch.max(-advantage * ratio, -advantage * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
-                loss = policy_loss + 0.5 * ((value - target) ** 2).mean() - args.entropy_coefficient * entropy.mean()
+                policy_loss = torch.max(
+                    -advantage * ratio, -advantage * ratio.clamp(1 - args.clip, 1 + args.clip)
+                ).mean()
+                loss = (
+                    policy_loss
+                    + 0.5 * ((value - target) ** 2).mean()
+                    - args.entropy_coefficient * entropy.mean()
+                )
                 optimiser.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), 0.5)

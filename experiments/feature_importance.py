@@ -81,8 +81,15 @@ NO_FEATURES = "none"  # the label of the empty subset: the hand alone
 UNABSTRACTED = "unabstracted"  # the control: player 0 keeps its whole information state too
 BASELINES = ("perfect_recall", "openspiel")
 RESULT_COLUMNS = (
-    "features", "seed", "iterations", "exploitability", "abstracted_exploitability",
-    "baseline_exploitability", "abstracted_return", "abstract_infosets", "seconds",
+    "features",
+    "seed",
+    "iterations",
+    "exploitability",
+    "abstracted_exploitability",
+    "baseline_exploitability",
+    "abstracted_return",
+    "abstract_infosets",
+    "seconds",
 )
 MEASURES = ("exploitability", "abstracted_exploitability", "abstracted_return")
 ABSTRACTED_PLAYER = 0
@@ -95,8 +102,11 @@ def subset_label(features: Iterable[str]) -> str:
 
 def all_subsets() -> list[str]:
     """The 16 subsets of {C, O, D, P}, by size, as labels."""
-    return [subset_label(combo) for size in range(len(FEATURES) + 1)
-            for combo in itertools.combinations(FEATURES, size)]
+    return [
+        subset_label(combo)
+        for size in range(len(FEATURES) + 1)
+        for combo in itertools.combinations(FEATURES, size)
+    ]
 
 
 def study_labels() -> list[str]:
@@ -114,8 +124,10 @@ def parse_subset(label: str) -> tuple[str, ...]:
     parts = label.split("+")
     unknown = [part for part in parts if part not in FEATURES]
     if unknown or len(set(parts)) != len(parts):
-        raise ValueError(f"feature subset {label!r}: use features from {FEATURES} joined by '+', "
-                         f"each at most once, or {NO_FEATURES!r} or {UNABSTRACTED!r}")
+        raise ValueError(
+            f"feature subset {label!r}: use features from {FEATURES} joined by '+', "
+            f"each at most once, or {NO_FEATURES!r} or {UNABSTRACTED!r}"
+        )
     return tuple(feature for feature in FEATURES if feature in parts)
 
 
@@ -132,14 +144,20 @@ class StudyConfig:
         if self.num_cards < 3:
             raise ValueError(f"num_cards must be >= 3 (two decided rounds), got {self.num_cards}")
         if self.iterations < 1 or self.checkpoints < 1:
-            raise ValueError(f"iterations and checkpoints must be >= 1, got {self.iterations} and {self.checkpoints}")
+            raise ValueError(
+                f"iterations and checkpoints must be >= 1, got {self.iterations} and {self.checkpoints}"
+            )
         if self.baseline not in BASELINES:
             raise ValueError(f"baseline must be one of {BASELINES}, got {self.baseline!r}")
 
     def checkpoint_iterations(self) -> list[int]:
         """Log-spaced from iterations / 200 to iterations, rounded to two significant digits."""
         first = max(1, self.iterations // 200)
-        points = np.geomspace(first, self.iterations, self.checkpoints) if self.checkpoints > 1 else [self.iterations]
+        points = (
+            np.geomspace(first, self.iterations, self.checkpoints)
+            if self.checkpoints > 1
+            else [self.iterations]
+        )
         rounded = {int(float(f"{point:.2g}")) for point in points[:-1]} | {self.iterations}
         return sorted(point for point in rounded if 1 <= point <= self.iterations)
 
@@ -151,7 +169,9 @@ FEATURE_COLUMN = {"C": 1, "O": 2, "D": 3, "P": 4}  # column 0 is the own hand, a
 def load_goofspiel(num_cards: int):
     import hiddenenvs
 
-    return hiddenenvs.load_game("goofspiel", num_cards=num_cards, points_order="random", returns="win_loss")
+    return hiddenenvs.load_game(
+        "goofspiel", num_cards=num_cards, points_order="random", returns="win_loss"
+    )
 
 
 def _rounds(key: tuple) -> tuple[list[int], list[tuple[int, int]]]:
@@ -164,7 +184,9 @@ def feature_columns(tree, player: int) -> tuple[np.ndarray, np.ndarray]:
     integers: own hand, C, O, D (card sets as bit masks, bit v for card v) and P."""
     game = tree.game
     if game.NAME != "goofspiel" or game.imp_info or game.fixed_points is not None:
-        raise ValueError(f"feature importance needs Goofspiel with a random deck and revealed bids, got {game.spec}")
+        raise ValueError(
+            f"feature importance needs Goofspiel with a random deck and revealed bids, got {game.spec}"
+        )
     every_card = (1 << (game.num_cards + 1)) - 2  # bits 1..N
     infosets = np.flatnonzero(tree.infoset_player == player)
     columns = np.empty((len(infosets), 5), dtype=np.int64)
@@ -178,8 +200,13 @@ def feature_columns(tree, player: int) -> tuple[np.ndarray, np.ndarray]:
             score_difference += point * ((mine > theirs) - (mine < theirs))
         for point in points:
             revealed |= 1 << point
-        columns[row] = (every_card ^ own_bids, points[-1], every_card ^ opponent_bids,
-                        every_card ^ revealed, score_difference)
+        columns[row] = (
+            every_card ^ own_bids,
+            points[-1],
+            every_card ^ opponent_bids,
+            every_card ^ revealed,
+            score_difference,
+        )
     return infosets, columns
 
 
@@ -198,7 +225,9 @@ class StudyAbstractions:
 
     def __init__(self, tree, baseline: str, features: tuple[np.ndarray, np.ndarray] | None = None):
         self.tree = tree
-        self.infosets, self.columns = features if features is not None else feature_columns(tree, ABSTRACTED_PLAYER)
+        self.infosets, self.columns = (
+            features if features is not None else feature_columns(tree, ABSTRACTED_PLAYER)
+        )
         # The other player's sets: themselves (perfect recall) or OpenSpiel's information state.
         self.other_ids = np.arange(tree.num_infosets)
         if baseline == "openspiel":
@@ -214,11 +243,15 @@ class StudyAbstractions:
         from agents.search.tree_mccfr import InfosetAbstraction
 
         if label == UNABSTRACTED:
-            return InfosetAbstraction(self.tree, self.other_ids)  # player 0's sets are their own ids there
+            return InfosetAbstraction(
+                self.tree, self.other_ids
+            )  # player 0's sets are their own ids there
         kept = [0] + [FEATURE_COLUMN[feature] for feature in parse_subset(label)]
         _, ids = np.unique(self.columns[:, kept], axis=0, return_inverse=True)
         abstract = self.other_ids.copy()
-        abstract[self.infosets] = self.tree.num_infosets + ids.reshape(-1)  # apart from every other id
+        abstract[self.infosets] = self.tree.num_infosets + ids.reshape(
+            -1
+        )  # apart from every other id
         return InfosetAbstraction(self.tree, abstract)
 
 
@@ -240,7 +273,9 @@ def measure(tree, policy) -> dict[str, float]:
     }
 
 
-def run_cell(tree, abstractions: StudyAbstractions, config: StudyConfig, label: str, seed: int) -> list[dict]:
+def run_cell(
+    tree, abstractions: StudyAbstractions, config: StudyConfig, label: str, seed: int
+) -> list[dict]:
     """ES-MCCFR with subset ``label``'s abstraction from ``seed``; one row per checkpoint."""
     from agents.search.external_sampling_mccfr import ExternalSamplingMCCFR
 
@@ -251,9 +286,16 @@ def run_cell(tree, abstractions: StudyAbstractions, config: StudyConfig, label: 
     rows = []
     for checkpoint in config.checkpoint_iterations():
         solver.iterate(checkpoint - solver.iteration)
-        rows.append({"features": label, "seed": seed, "iterations": checkpoint,
-                     **measure(tree, solver.average_policy(tree)),
-                     "abstract_infosets": abstract_infosets, "seconds": time.perf_counter() - started})
+        rows.append(
+            {
+                "features": label,
+                "seed": seed,
+                "iterations": checkpoint,
+                **measure(tree, solver.average_policy(tree)),
+                "abstract_infosets": abstract_infosets,
+                "seconds": time.perf_counter() - started,
+            }
+        )
     return rows
 
 
@@ -293,8 +335,12 @@ def csv_text(rows: Sequence[dict], columns: Sequence[str]) -> str:
     writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({column: (f"{row[column]:.6g}" if isinstance(row[column], float) else row[column])
-                         for column in columns})
+        writer.writerow(
+            {
+                column: (f"{row[column]:.6g}" if isinstance(row[column], float) else row[column])
+                for column in columns
+            }
+        )
     return buffer.getvalue()
 
 
@@ -304,14 +350,22 @@ def read_results(path: Path) -> list[dict]:
     with open(path, newline="") as handle:
         reader = csv.DictReader(handle)
         if tuple(reader.fieldnames or ()) != RESULT_COLUMNS:
-            raise ValueError(f"{path}: expected the columns {RESULT_COLUMNS}, found {reader.fieldnames}; "
-                             "give another --output")
+            raise ValueError(
+                f"{path}: expected the columns {RESULT_COLUMNS}, found {reader.fieldnames}; "
+                "give another --output"
+            )
         rows = []
         for line, raw in enumerate(reader, start=2):
             try:
-                row = {"features": raw["features"], "seed": int(raw["seed"]), "iterations": int(raw["iterations"]),
-                       "abstract_infosets": int(raw["abstract_infosets"])}
-                row.update({column: float(raw[column]) for column in RESULT_COLUMNS if column not in row})
+                row = {
+                    "features": raw["features"],
+                    "seed": int(raw["seed"]),
+                    "iterations": int(raw["iterations"]),
+                    "abstract_infosets": int(raw["abstract_infosets"]),
+                }
+                row.update(
+                    {column: float(raw[column]) for column in RESULT_COLUMNS if column not in row}
+                )
             except (TypeError, ValueError) as error:
                 raise ValueError(f"{path}, line {line}: unreadable row ({error})") from error
             rows.append(row)
@@ -325,15 +379,23 @@ def check_config(output: Path, config: StudyConfig) -> None:
     if path.exists():
         found = json.loads(path.read_text())
         if found != recorded:
-            raise ValueError(f"{output} holds results made with {found}, not {recorded}; "
-                             "give another --output or the same settings")
+            raise ValueError(
+                f"{output} holds results made with {found}, not {recorded}; "
+                "give another --output or the same settings"
+            )
         return
     write_atomically(path, json.dumps(recorded, indent=2) + "\n")
 
 
 # ---- the study -----------------------------------------------------------------------------------
-def run_study(config: StudyConfig, output: Path, subsets: Sequence[str], seeds: Sequence[int],
-              workers: int = 1, progress: bool = True) -> list[dict]:
+def run_study(
+    config: StudyConfig,
+    output: Path,
+    subsets: Sequence[str],
+    seeds: Sequence[int],
+    workers: int = 1,
+    progress: bool = True,
+) -> list[dict]:
     """Run every unfinished (subset, seed) cell, rewriting ``results.csv`` as each finishes,
     then write ``summary.csv`` for these subsets and seeds; returns their rows (earlier
     runs' included). :func:`plot_study` draws the figures."""
@@ -347,7 +409,9 @@ def run_study(config: StudyConfig, output: Path, subsets: Sequence[str], seeds: 
     last = config.checkpoint_iterations()[-1]
     rows = read_results(results_path)
     finished = {(row["features"], row["seed"]) for row in rows if row["iterations"] == last}
-    rows = [row for row in rows if (row["features"], row["seed"]) in finished]  # drop what a crash left
+    rows = [
+        row for row in rows if (row["features"], row["seed"]) in finished
+    ]  # drop what a crash left
     # Seed by seed, so that a study stopped early has every subset with the same seeds.
     cells = [(label, seed) for seed in seeds for label in subsets if (label, seed) not in finished]
 
@@ -357,7 +421,9 @@ def run_study(config: StudyConfig, output: Path, subsets: Sequence[str], seeds: 
         write_atomically(results_path, csv_text(rows, RESULT_COLUMNS))
         bar.update()
 
-    with tqdm(total=len(cells), desc="feature-importance cells", unit="cell", disable=not progress) as bar:
+    with tqdm(
+        total=len(cells), desc="feature-importance cells", unit="cell", disable=not progress
+    ) as bar:
         if cells and workers > 1:
             context = multiprocessing.get_context("spawn")  # no fork of a parent holding threads
             with context.Pool(min(workers, len(cells)), _prepare_worker, (config,)) as pool:
@@ -370,7 +436,9 @@ def run_study(config: StudyConfig, output: Path, subsets: Sequence[str], seeds: 
     wanted = {(label, seed) for label in subsets for seed in seeds}
     selected = [row for row in rows if (row["features"], row["seed"]) in wanted]
     summary = summarise(selected, subsets, last)
-    write_atomically(output / "summary.csv", csv_text(summary, list(summary[0]) if summary else ["features"]))
+    write_atomically(
+        output / "summary.csv", csv_text(summary, list(summary[0]) if summary else ["features"])
+    )
     return selected
 
 
@@ -393,7 +461,11 @@ def summarise(rows: Sequence[dict], subsets: Sequence[str], last: int) -> list[d
         final = [row for row in rows if row["features"] == label and row["iterations"] == last]
         if not final:
             continue
-        entry = {"features": label, "abstract_infosets": final[0]["abstract_infosets"], "seeds": len(final)}
+        entry = {
+            "features": label,
+            "abstract_infosets": final[0]["abstract_infosets"],
+            "seeds": len(final),
+        }
         for name in (*MEASURES, "baseline_exploitability"):
             entry[name], entry[f"{name}_ci95"] = interval([row[name] for row in final])
         entry["seconds"] = float(np.mean([row["seconds"] for row in final]))
@@ -403,11 +475,16 @@ def summarise(rows: Sequence[dict], subsets: Sequence[str], last: int) -> list[d
 
 def markdown_table(summary: Sequence[dict]) -> str:
     """The summary as the README's table, sorted by the abstracted player's exploitability."""
-    lines = ["| features | player-0 abstract sets | eps (paper) | eps of player 0 alone | "
-             "player 0's return vs player 1 |", "|---|---:|---:|---:|---:|"]
+    lines = [
+        "| features | player-0 abstract sets | eps (paper) | eps of player 0 alone | "
+        "player 0's return vs player 1 |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for entry in sorted(summary, key=lambda entry: entry["abstracted_exploitability"]):
         cells = [f"{entry[name]:.3f} ± {entry[name + '_ci95']:.3f}" for name in MEASURES]
-        lines.append(f"| {entry['features']} | {entry['abstract_infosets']:,} | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {entry['features']} | {entry['abstract_infosets']:,} | " + " | ".join(cells) + " |"
+        )
     return "\n".join(lines)
 
 
@@ -417,9 +494,11 @@ def markdown_table(summary: Sequence[dict]) -> str:
 def figure_groups(subsets: Sequence[str]) -> list[tuple[str, list[str]]]:
     references = [label for label in (subset_label(FEATURES), UNABSTRACTED) if label in subsets]
     sizes = {label: len(parse_subset(label)) for label in subsets if label not in references}
-    groups = [("three or four features", [s for s in sizes if sizes[s] >= 3]),
-              ("one feature or none", [s for s in sizes if sizes[s] <= 1]),
-              ("two features", [s for s in sizes if sizes[s] == 2])]
+    groups = [
+        ("three or four features", [s for s in sizes if sizes[s] >= 3]),
+        ("one feature or none", [s for s in sizes if sizes[s] <= 1]),
+        ("two features", [s for s in sizes if sizes[s] == 2]),
+    ]
     return [(title, members + references) for title, members in groups if members]
 
 
@@ -449,11 +528,21 @@ def plot_study(rows: Sequence[dict], subsets: Sequence[str], output: Path) -> No
         for axis, (title, members) in zip(axes[0], groups):
             for label in members:
                 points = sorted({row["iterations"] for row in rows if row["features"] == label})
-                stats = [interval([row[name] for row in rows if row["features"] == label and row["iterations"] == x])
-                         for x in points]
+                stats = [
+                    interval(
+                        [
+                            row[name]
+                            for row in rows
+                            if row["features"] == label and row["iterations"] == x
+                        ]
+                    )
+                    for x in points
+                ]
                 mean, half = np.array(stats).T
                 axis.plot(points, mean, label=label, color=colours.get(label), marker=".")
-                axis.fill_between(points, mean - half, mean + half, color=colours.get(label), alpha=0.2)
+                axis.fill_between(
+                    points, mean - half, mean + half, color=colours.get(label), alpha=0.2
+                )
             axis.set_xscale("log")
             if name != "abstracted_return":
                 axis.set_yscale("log")
@@ -469,11 +558,18 @@ def plot_study(rows: Sequence[dict], subsets: Sequence[str], output: Path) -> No
         plt.close(figure)
 
     ordered = sorted(summary, key=lambda entry: entry["abstracted_exploitability"], reverse=True)
-    figure, axes = plt.subplots(1, len(MEASURES), figsize=(15, 0.35 * len(ordered) + 1.5), sharey=True)
+    figure, axes = plt.subplots(
+        1, len(MEASURES), figsize=(15, 0.35 * len(ordered) + 1.5), sharey=True
+    )
     positions = np.arange(len(ordered))
     for axis, name in zip(axes, MEASURES):
-        axis.barh(positions, [entry[name] for entry in ordered], xerr=[entry[f"{name}_ci95"] for entry in ordered],
-                  color=[colours.get(entry["features"]) for entry in ordered], capsize=2)
+        axis.barh(
+            positions,
+            [entry[name] for entry in ordered],
+            xerr=[entry[f"{name}_ci95"] for entry in ordered],
+            color=[colours.get(entry["features"]) for entry in ordered],
+            capsize=2,
+        )
         axis.set_title(MEASURE_TITLES[name], fontsize=9)
         axis.grid(True, axis="x", alpha=0.3)
     axes[0].set_yticks(positions, [entry["features"] for entry in ordered])
@@ -485,7 +581,9 @@ def plot_study(rows: Sequence[dict], subsets: Sequence[str], output: Path) -> No
 
 def _save(figure, path: Path) -> None:
     """Save a figure atomically (render to a temporary file, then rename)."""
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".png")
+    descriptor, temporary = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".png"
+    )
     os.close(descriptor)
     try:
         figure.savefig(temporary, dpi=80)
@@ -500,21 +598,46 @@ def _save(figure, path: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     defaults = StudyConfig()
-    parser.add_argument("--num-cards", type=int, default=defaults.num_cards, help="Goofspiel's N (default 5)")
-    parser.add_argument("--iterations", type=int, default=defaults.iterations,
-                        help=f"ES-MCCFR iterations per cell (default {defaults.iterations:,})")
-    parser.add_argument("--checkpoints", type=int, default=defaults.checkpoints,
-                        help=f"log-spaced measurement points per cell (default {defaults.checkpoints})")
-    parser.add_argument("--baseline", choices=BASELINES, default=defaults.baseline,
-                        help="player 1's information state: perfect recall (default) or OpenSpiel's")
+    parser.add_argument(
+        "--num-cards", type=int, default=defaults.num_cards, help="Goofspiel's N (default 5)"
+    )
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        default=defaults.iterations,
+        help=f"ES-MCCFR iterations per cell (default {defaults.iterations:,})",
+    )
+    parser.add_argument(
+        "--checkpoints",
+        type=int,
+        default=defaults.checkpoints,
+        help=f"log-spaced measurement points per cell (default {defaults.checkpoints})",
+    )
+    parser.add_argument(
+        "--baseline",
+        choices=BASELINES,
+        default=defaults.baseline,
+        help="player 1's information state: perfect recall (default) or OpenSpiel's",
+    )
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..K-1 per subset (default 5)")
-    parser.add_argument("--subsets", default=",".join(study_labels()),
-                        help="comma-separated subsets such as C+O,none,unabstracted (default: all 16 and the "
-                             "unabstracted control)")
-    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
-                        help="processes, one cell each at a time (default 2; each holds the tree, 2 GB for N=5)")
-    parser.add_argument("--output", type=Path, default=Path("results/feature_importance"),
-                        help="directory of the CSVs and figures (default results/feature_importance)")
+    parser.add_argument(
+        "--subsets",
+        default=",".join(study_labels()),
+        help="comma-separated subsets such as C+O,none,unabstracted (default: all 16 and the "
+        "unabstracted control)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="processes, one cell each at a time (default 2; each holds the tree, 2 GB for N=5)",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=Path("results/feature_importance"),
+        help="directory of the CSVs and figures (default results/feature_importance)",
+    )
     args = parser.parse_args(argv)
     if args.seeds < 1 or args.workers < 1:
         parser.error("--seeds and --workers must be >= 1")
@@ -530,8 +653,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     plot_study(rows, subsets, args.output)
     summary = summarise(rows, subsets, config.checkpoint_iterations()[-1])
     print(markdown_table(summary))
-    print(f"\n{len(summary)} subsets x {args.seeds} seeds in {args.output}; "
-          f"this run took {time.perf_counter() - started:.0f} s")
+    print(
+        f"\n{len(summary)} subsets x {args.seeds} seeds in {args.output}; "
+        f"this run took {time.perf_counter() - started:.0f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -6,8 +6,12 @@ import numpy as np
 
 
 def _checked_masks(masks) -> np.ndarray:
-    if not (isinstance(masks, np.ndarray) and masks.ndim == 2 and masks.dtype == np.int8
-            and masks.flags.c_contiguous):
+    if not (
+        isinstance(masks, np.ndarray)
+        and masks.ndim == 2
+        and masks.dtype == np.int8
+        and masks.flags.c_contiguous
+    ):
         raise TypeError(f"masks must be a 2-D C-ordered int8 array, got {masks!r}")
     return masks
 
@@ -17,17 +21,23 @@ def row_views(array: np.ndarray) -> list:
     return [array[row] for row in range(array.shape[0])]
 
 
-def accept_legal_actions(actors: list, actions: dict, possible_agents: list, masks, joint: list) -> list:
+def accept_legal_actions(
+    actors: list, actions: dict, possible_agents: list, masks, joint: list
+) -> list:
     """As the compiled ``accept_legal_actions``: write the legal integer actions into
     ``joint``; return the players left unchecked, in ``actors`` order."""
     num_players, num_actions = _checked_masks(masks).shape
     if len(possible_agents) != num_players or len(joint) != num_players:
-        raise ValueError(f"accept_legal_actions: {num_players} mask rows need as many agents "
-                         f"and joint entries, got {len(possible_agents)} and {len(joint)}")
+        raise ValueError(
+            f"accept_legal_actions: {num_players} mask rows need as many agents "
+            f"and joint entries, got {len(possible_agents)} and {len(joint)}"
+        )
     unchecked = []
     for player in actors:
         if player < 0 or player >= num_players:
-            raise IndexError(f"accept_legal_actions: player {player} has no row in {num_players} masks")
+            raise IndexError(
+                f"accept_legal_actions: player {player} has no row in {num_players} masks"
+            )
         action = actions.get(possible_agents[player])
         if type(action) is not int and not isinstance(action, np.integer):  # bools are neither
             unchecked.append(player)
@@ -44,17 +54,26 @@ def observation_dicts(agents: list, agent_to_player: dict, tensors, masks) -> di
     """``{agent: {"observation": tensors[p], "action_mask": masks[p]}}``, rows as views."""
     rows, mask_rows_ = row_views(tensors), list(masks)
     if len(rows) != len(agent_to_player) or len(mask_rows_) != len(agent_to_player):
-        raise ValueError(f"observation_dicts: {len(agent_to_player)} players need as many tensors "
-                         f"and masks, got {len(rows)} and {len(mask_rows_)}")
-    return {agent: {"observation": rows[agent_to_player[agent]], "action_mask": mask_rows_[agent_to_player[agent]]}
-            for agent in agents}
+        raise ValueError(
+            f"observation_dicts: {len(agent_to_player)} players need as many tensors "
+            f"and masks, got {len(rows)} and {len(mask_rows_)}"
+        )
+    return {
+        agent: {
+            "observation": rows[agent_to_player[agent]],
+            "action_mask": mask_rows_[agent_to_player[agent]],
+        }
+        for agent in agents
+    }
 
 
 def values_by_agent(agents: list, agent_to_player: dict, values: list) -> dict:
     """``{agent: values[p]}`` for the agents, ``p`` their players."""
     if len(values) != len(agent_to_player):
-        raise ValueError(f"values_by_agent: {len(agent_to_player)} players need as many values, "
-                         f"got {len(values)}")
+        raise ValueError(
+            f"values_by_agent: {len(agent_to_player)} players need as many values, "
+            f"got {len(values)}"
+        )
     return {agent: values[agent_to_player[agent]] for agent in agents}
 
 
@@ -79,14 +98,27 @@ def mask_rows(masks, table: dict, mask_of_legal) -> list:
     return rows
 
 
-def parallel_step_dicts(agents: list, agent_to_player: dict, observation_rows: list, mask_rows_: list,
-                        rewards, done: bool, finished, flat: bool) -> tuple:
+def parallel_step_dicts(
+    agents: list,
+    agent_to_player: dict,
+    observation_rows: list,
+    mask_rows_: list,
+    rewards,
+    done: bool,
+    finished,
+    flat: bool,
+) -> tuple:
     """A parallel step's five dicts and the agents still in play (see the compiled one)."""
-    if len(observation_rows) != len(agent_to_player) or len(mask_rows_) != len(agent_to_player) or (
-            rewards is not None and len(rewards) != len(agent_to_player)):
-        raise ValueError(f"parallel_step_dicts: {len(agent_to_player)} players need as many "
-                         f"observations, masks and rewards, got {len(observation_rows)}, "
-                         f"{len(mask_rows_)} and {'none' if rewards is None else len(rewards)}")
+    if (
+        len(observation_rows) != len(agent_to_player)
+        or len(mask_rows_) != len(agent_to_player)
+        or (rewards is not None and len(rewards) != len(agent_to_player))
+    ):
+        raise ValueError(
+            f"parallel_step_dicts: {len(agent_to_player)} players need as many "
+            f"observations, masks and rewards, got {len(observation_rows)}, "
+            f"{len(mask_rows_)} and {'none' if rewards is None else len(rewards)}"
+        )
     observations, step_rewards, terminations, truncations, infos, staying = {}, {}, {}, {}, {}, []
     for agent in agents:
         player = agent_to_player[agent]

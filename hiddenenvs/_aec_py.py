@@ -84,8 +84,11 @@ def step(self, action):
     else:
         state._apply_action(action)  # validated above
     player = state.current_player()
-    if (self._terminal_rewards_only and not self._may_finish_early
-            and (player >= 0 or (player == SIMULTANEOUS and state.movers()))):
+    if (
+        self._terminal_rewards_only
+        and not self._may_finish_early
+        and (player >= 0 or (player == SIMULTANEOUS and state.movers()))
+    ):
         self._selection_legal = self._selection_mask = None
         if player >= 0:
             self._to_act = [player]
@@ -150,8 +153,11 @@ def after_transition(self, rewards):
         self.agent_selection = self.agents[0]
     if out:
         terminations = self.terminations
-        finished = [agent for agent in (possible_agents[p] for p in out)
-                    if agent in terminations and not terminations[agent]]
+        finished = [
+            agent
+            for agent in (possible_agents[p] for p in out)
+            if agent in terminations and not terminations[agent]
+        ]
         if finished:  # players out before the end step(None) once, first (PettingZoo rule)
             for agent in finished:
                 terminations[agent] = True

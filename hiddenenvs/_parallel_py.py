@@ -36,8 +36,12 @@ def node_masks(self):
         self._actors = rows_with_any(masks)
     elif current_player == SIMULTANEOUS and self._masks_of_all is not None:
         masks = self._masks_of_all(state)
-        if (not isinstance(masks, np.ndarray) or masks.dtype != np.int8 or masks.flags.writeable
-                or not masks.flags.c_contiguous):
+        if (
+            not isinstance(masks, np.ndarray)
+            or masks.dtype != np.int8
+            or masks.flags.writeable
+            or not masks.flags.c_contiguous
+        ):
             masks = np.array(masks, dtype=np.int8)
             masks.flags.writeable = False
         self._actors = rows_with_any(masks)
@@ -77,17 +81,22 @@ def step(self, actions):
     if not agents:
         raise ValueError(f"{self.game.NAME}: the episode is over; call reset()")
     if not isinstance(actions, dict):
-        raise TypeError(f"{self.game.NAME}: step() takes a dict {{agent: action}}, got "
-                        f"{type(actions).__name__}")
+        raise TypeError(
+            f"{self.game.NAME}: step() takes a dict {{agent: action}}, got {type(actions).__name__}"
+        )
     if not self._agent_names.issuperset(actions):
         unknown = sorted(map(repr, set(actions) - self._agent_names))
-        raise ValueError(f"{self.game.NAME}: step() got actions for unknown agent(s) "
-                         f"{', '.join(unknown)}; agents: {self.possible_agents}")
+        raise ValueError(
+            f"{self.game.NAME}: step() got actions for unknown agent(s) "
+            f"{', '.join(unknown)}; agents: {self.possible_agents}"
+        )
     if len(agents) < len(self.possible_agents) and not set(agents).issuperset(actions):
         finished = sorted(map(repr, set(actions) - set(agents)))
-        raise ValueError(f"{self.game.NAME}: step() got actions for agent(s) no longer in play "
-                         f"{', '.join(finished)} (terminated or truncated earlier); a parallel "
-                         f"step takes actions for env.agents only")
+        raise ValueError(
+            f"{self.game.NAME}: step() got actions for agent(s) no longer in play "
+            f"{', '.join(finished)} (terminated or truncated earlier); a parallel "
+            f"step takes actions for env.agents only"
+        )
     reports = {}
     joint = joint_action(self, actions, reports)
     if joint is None:
@@ -130,8 +139,14 @@ def step_dicts(self, agents: list, step_rewards, done: bool, reports: dict):
     rows = row_views(tensors.reshape(len(tensors), -1) if self._flat else tensors)
     finished = set(state.finished_players()) if not done and self._may_finish_early else None
     result = parallel_step_dicts(
-        agents, self.agent_to_player, rows, node_mask_rows(self, masks),
-        None if step_rewards is None else step_rewards.tolist(), done, finished, self._flat,
+        agents,
+        self.agent_to_player,
+        rows,
+        node_mask_rows(self, masks),
+        None if step_rewards is None else step_rewards.tolist(),
+        done,
+        finished,
+        self._flat,
     )
     infos = result[4]
     for agent, report in reports.items():

@@ -54,16 +54,20 @@ DEFAULT_MAX_NODES = 2_000_000
 Policy = Any  # None | callable(state, player) | mapping {(player, key): probabilities}
 
 
-def action_probability_function(policy: Policy) -> Callable[[State, int], Mapping[int, float] | None]:
+def action_probability_function(
+    policy: Policy,
+) -> Callable[[State, int], Mapping[int, float] | None]:
     """``policy`` as ``fn(state, player) -> {action: probability}`` (None: uniform)."""
     if policy is None:
         return lambda state, player: None
     if isinstance(policy, Mapping):
+
         def from_mapping(state: State, player: int):
             key = (player, state.information_state_key(player))
             if key not in policy:
                 raise KeyError(f"the policy has no entry for {key!r}")
             return _as_dict(policy[key])
+
         return from_mapping
     if callable(policy):
         return lambda state, player: _as_dict(policy(state, player))
@@ -80,7 +84,9 @@ def _as_dict(probabilities: Any) -> Mapping[int, float]:
     return {int(a): float(array[a]) for a in np.flatnonzero(array)}
 
 
-def _action_weight(probabilities: Mapping[int, float] | None, action: int, legal: Sequence[int]) -> float:
+def _action_weight(
+    probabilities: Mapping[int, float] | None, action: int, legal: Sequence[int]
+) -> float:
     if probabilities is None:
         return 1.0 / len(legal)
     return float(probabilities.get(action, 0.0))
@@ -122,7 +128,7 @@ def consistent_histories(
                 f"game's own sampler (game.sample_consistent_history) or raise max_nodes"
             )
         key = state.information_state_key(player)
-        if key[known:] != target[known:len(key)]:
+        if key[known:] != target[known : len(key)]:
             continue
         if len(key) >= len(target):
             if len(key) == len(target):
@@ -204,7 +210,11 @@ def history_weight(game: Game, player: int, history: Sequence, policy: Policy = 
 
 
 def draw_weighted(
-    game: Game, player: int, candidates: Sequence[tuple], rng: np.random.Generator, policy: Policy = None
+    game: Game,
+    player: int,
+    candidates: Sequence[tuple],
+    rng: np.random.Generator,
+    policy: Policy = None,
 ) -> tuple:
     """One of ``candidates`` (consistent histories), drawn by :func:`history_weight`.
 
@@ -255,7 +265,9 @@ def sample_histories(
 ) -> list[tuple]:
     """``count`` histories consistent with the key, as ``count`` calls of
     :func:`sample_history` would draw them (the game's sampler sets up once)."""
-    return game.sample_consistent_histories(player, tuple(information_state_key), rng, count, policy)
+    return game.sample_consistent_histories(
+        player, tuple(information_state_key), rng, count, policy
+    )
 
 
 def sample_state(

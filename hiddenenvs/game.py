@@ -224,12 +224,20 @@ class Game(ABC):
         return sample_from_posterior(self, player, information_state_key, rng, policy)
 
     def sample_consistent_histories(
-        self, player: int, information_state_key: tuple, rng: np.random.Generator, count: int, policy=None
+        self,
+        player: int,
+        information_state_key: tuple,
+        rng: np.random.Generator,
+        count: int,
+        policy=None,
     ) -> list[tuple]:
         """``count`` draws of :meth:`sample_consistent_history` under one fixed ``policy``
         (the same draws, in order, from the same ``rng``); a game whose sampler has set-up
         work per key (GDL-II's forward filter) overrides this to do it once."""
-        return [self.sample_consistent_history(player, information_state_key, rng, policy) for _ in range(count)]
+        return [
+            self.sample_consistent_history(player, information_state_key, rng, policy)
+            for _ in range(count)
+        ]
 
     def state_from_history(self, history: Sequence, seed: int | None = None) -> State:
         """The state reached by replaying ``history`` (as ``State.history()`` gives it).
@@ -244,7 +252,9 @@ class Game(ABC):
             try:
                 state._replay(entry)
             except ValueError as error:
-                raise ValueError(f"{self.NAME}: history entry {step} ({entry!r}): {error}") from None
+                raise ValueError(
+                    f"{self.NAME}: history entry {step} ({entry!r}): {error}"
+                ) from None
         return state
 
     @classmethod
@@ -261,7 +271,9 @@ class Game(ABC):
             allowed = ", ".join(
                 f"{p.name} (default {p.default!r})" for p in cls.PARAMETERS if p.name not in fixed
             )
-            raise ValueError(f"{where}: unknown parameter(s) {unknown}; allowed: {allowed or 'none'}")
+            raise ValueError(
+                f"{where}: unknown parameter(s) {unknown}; allowed: {allowed or 'none'}"
+            )
         return {
             name: p.validate(params[name], where) if name in params else p.default
             for name, p in known.items()
@@ -504,8 +516,10 @@ class State(ABC):
         bounds as its tensors (``Game.TENSOR_BOUNDS``, default 0..1).
         """
         return np.concatenate(
-            [np.asarray(self.information_state_tensor(p), dtype=np.float32).reshape(-1)
-             for p in range(self.game.info.num_players)]
+            [
+                np.asarray(self.information_state_tensor(p), dtype=np.float32).reshape(-1)
+                for p in range(self.game.info.num_players)
+            ]
         )
 
     # ---- optional fast paths ------------------------------------------------------
@@ -517,7 +531,9 @@ class State(ABC):
         """Every player's information-state tensor as one ``(players, ...)`` float32 array
         (the parallel env slices its rows). An override may share the array with the rows
         it hands out: callers never modify it."""
-        return np.stack([self.information_state_tensor(p) for p in range(self.game.info.num_players)])
+        return np.stack(
+            [self.information_state_tensor(p) for p in range(self.game.info.num_players)]
+        )
 
     def observation_tensors(self) -> np.ndarray:
         """Every player's observation tensor as one ``(players, ...)`` float32 array."""

@@ -41,7 +41,13 @@ class EpisodeEndAsTerminatedAndTruncated(BaseParallelWrapper):
     def step(self, actions):
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         if not self.env.agents:
-            return observations, rewards, dict.fromkeys(terminations, True), dict.fromkeys(truncations, True), infos
+            return (
+                observations,
+                rewards,
+                dict.fromkeys(terminations, True),
+                dict.fromkeys(truncations, True),
+                infos,
+            )
         return observations, rewards, terminations, truncations, infos
 
 

@@ -151,7 +151,9 @@ class _GameEnvBase:
 
     def _integer_action(self, agent: str, action: Any) -> int:
         """``action`` as an int; TypeError naming it unless it is an integer (not a bool)."""
-        if type(action) is int or (isinstance(action, (int, np.integer)) and not isinstance(action, bool)):
+        if type(action) is int or (
+            isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+        ):
             return int(action)
         raise TypeError(
             f"{self.game.NAME}: the action for {agent} must be an integer in "
@@ -160,10 +162,18 @@ class _GameEnvBase:
 
     def _unknown_agent(self, agent: Any) -> ValueError:
         shown = repr(agent) if len(repr(agent)) <= 60 else repr(agent)[:57] + "..."
-        return ValueError(f"{self.game.NAME}: no agent named {shown}; agents: {self.possible_agents}")
+        return ValueError(
+            f"{self.game.NAME}: no agent named {shown}; agents: {self.possible_agents}"
+        )
 
-    def _setup(self, game: Game, render_mode: str | None, observation_type: str,
-               observation_layout: str, illegal_action: str) -> None:
+    def _setup(
+        self,
+        game: Game,
+        render_mode: str | None,
+        observation_type: str,
+        observation_layout: str,
+        illegal_action: str,
+    ) -> None:
         if observation_type not in OBSERVATION_TYPES:
             raise ValueError(
                 f"observation_type must be one of {OBSERVATION_TYPES}, got {observation_type!r}"
@@ -205,14 +215,17 @@ class _GameEnvBase:
         if self._flat:
             size = int(np.prod(shape))
             self._observation_spaces = {
-                agent: spaces.Box(low, high, (size,), dtype=np.float32) for agent in self.possible_agents
+                agent: spaces.Box(low, high, (size,), dtype=np.float32)
+                for agent in self.possible_agents
             }
         else:
             self._observation_spaces = {
                 agent: spaces.Dict(
                     {
                         "observation": spaces.Box(low, high, shape, dtype=np.float32),
-                        "action_mask": spaces.Box(0, 1, (info.num_distinct_actions,), dtype=np.int8),
+                        "action_mask": spaces.Box(
+                            0, 1, (info.num_distinct_actions,), dtype=np.int8
+                        ),
                     }
                 )
                 for agent in self.possible_agents
@@ -233,7 +246,9 @@ class _GameEnvBase:
         self._window = None  # render_mode="human" with a picture: (figure, image), see render
         initial_state = game.new_initial_state()
         state_class = type(initial_state)
-        self.state_space = spaces.Box(low, high, initial_state.state_tensor().shape, dtype=np.float32)
+        self.state_space = spaces.Box(
+            low, high, initial_state.state_tensor().shape, dtype=np.float32
+        )
         self._terminal_rewards_only = state_class.rewards is State.rewards
         # Per-step shortcuts: the tensor method looked up once; most games never finish a
         # player early; masks repeat.
@@ -295,7 +310,9 @@ class _GameEnvBase:
         if self.game_state is None:
             raise ValueError(f"{self.game.NAME}: call reset() before seat_view()")
         if agent not in self.agent_to_player:
-            raise ValueError(f"{self.game.NAME}: no agent {agent!r}; agents are {self.possible_agents}")
+            raise ValueError(
+                f"{self.game.NAME}: no agent {agent!r}; agents are {self.possible_agents}"
+            )
         return self.game_state.seat_view(self.agent_to_player[agent])
 
     def action_space(self, agent):
@@ -307,11 +324,15 @@ class _GameEnvBase:
     def _new_episode(self, seed: int | None) -> None:
         if seed is not None:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise TypeError(f"{self.game.NAME}: reset(seed=...) takes None or a non-negative "
-                                f"integer, got {seed!r} ({type(seed).__name__})")
+                raise TypeError(
+                    f"{self.game.NAME}: reset(seed=...) takes None or a non-negative "
+                    f"integer, got {seed!r} ({type(seed).__name__})"
+                )
             if seed < 0:
-                raise ValueError(f"{self.game.NAME}: reset(seed=...) takes None or a non-negative "
-                                 f"integer, got {seed}")
+                raise ValueError(
+                    f"{self.game.NAME}: reset(seed=...) takes None or a non-negative "
+                    f"integer, got {seed}"
+                )
             seed = operator.index(seed)
         if self._state_takes_seed:
             if seed is not None:
@@ -383,8 +404,11 @@ class _GameEnvBase:
         ``"no_op"`` plays the game's no-op and records ``report[agent]``; anything else (and
         an action that is not an integer of the action space, under any rule) raises.
         """
-        if (self.illegal_action == "no_op" and action is not None
-                and 0 <= self._integer_action(agent, action) < self.game.info.num_distinct_actions):
+        if (
+            self.illegal_action == "no_op"
+            and action is not None
+            and 0 <= self._integer_action(agent, action) < self.game.info.num_distinct_actions
+        ):
             no_op = self.game.NO_OP_ACTION
             if no_op in legal:
                 report[agent] = {"illegal_action": int(action), "played_action": no_op}
@@ -446,12 +470,20 @@ class _GameEnvBase:
 class GameAECEnv(_GameEnvBase, AECEnv):
     """A hiddenenvs game as a PettingZoo AEC env (see the module docstring)."""
 
-    def __init__(self, game: Game, render_mode=None, observation_type="information_state",
-                 observation_layout="dict", illegal_action="raise"):
+    def __init__(
+        self,
+        game: Game,
+        render_mode=None,
+        observation_type="information_state",
+        observation_layout="dict",
+        illegal_action="raise",
+    ):
         super().__init__()
         if illegal_action == "lose":
-            raise ValueError('GameAECEnv takes "raise" or "no_op"; hiddenenvs.make(..., '
-                             'illegal_action="lose") adds PettingZoo\'s TerminateIllegalWrapper')
+            raise ValueError(
+                'GameAECEnv takes "raise" or "no_op"; hiddenenvs.make(..., '
+                'illegal_action="lose") adds PettingZoo\'s TerminateIllegalWrapper'
+            )
         self._setup(game, render_mode, observation_type, observation_layout, illegal_action)
         # Players still to act at the current node, in order (the selected one first, unless
         # a finished agent's step(None) comes first): the player to move at a decision node,
@@ -531,8 +563,14 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
     follows ``illegal_action`` (module docstring).
     """
 
-    def __init__(self, game: Game, render_mode=None, observation_type="information_state",
-                 observation_layout="dict", illegal_action="raise"):
+    def __init__(
+        self,
+        game: Game,
+        render_mode=None,
+        observation_type="information_state",
+        observation_layout="dict",
+        illegal_action="raise",
+    ):
         if game.info.dynamics is not Dynamics.SIMULTANEOUS:
             raise ValueError(
                 f"{game.NAME} is turn-based; use hiddenenvs.make({game.NAME!r}) for its AEC env"
@@ -543,7 +581,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         # With few actions every legal set's read-only mask is made once and handed out
         # again (bit code -> mask, at most MASK_CACHE_SIZE of them) instead of a row view
         # per player per step: combat's 160 fighters share a few dozen masks.
-        self._mask_table = {} if 2 ** self._num_actions <= MASK_CACHE_SIZE else None
+        self._mask_table = {} if 2**self._num_actions <= MASK_CACHE_SIZE else None
         self._rows_of_agents: tuple[list[str], np.ndarray] | None = None  # see action_masks
 
     def action_masks(self) -> np.ndarray:
@@ -562,7 +600,10 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
             return masks
         if self._rows_of_agents is None or self._rows_of_agents[0] is not agents:
             to_player = self.agent_to_player
-            self._rows_of_agents = (agents, np.array([to_player[agent] for agent in agents], dtype=np.intp))
+            self._rows_of_agents = (
+                agents,
+                np.array([to_player[agent] for agent in agents], dtype=np.intp),
+            )
         stacked = masks[self._rows_of_agents[1]]
         stacked.flags.writeable = False
         return stacked
@@ -594,7 +635,10 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         masks = self._node_masks()
         to_player = self.agent_to_player
         if self._tensors_of_all is None:
-            return {agent: self._observation(to_player[agent], masks[to_player[agent]]) for agent in self.agents}
+            return {
+                agent: self._observation(to_player[agent], masks[to_player[agent]])
+                for agent in self.agents
+            }
         tensors = self._tensors_of_all(self.game_state)
         if self._flat:
             rows = row_views(tensors.reshape(len(tensors), -1))
@@ -606,7 +650,10 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         if not self._flat:
             return {agent: dict(reports.get(agent, ())) for agent in agents}
         rows, to_player = self._mask_rows(self._node_masks()), self.agent_to_player
-        return {agent: {**reports.get(agent, {}), "action_mask": rows[to_player[agent]]} for agent in agents}
+        return {
+            agent: {**reports.get(agent, {}), "action_mask": rows[to_player[agent]]}
+            for agent in agents
+        }
 
     def reset(self, seed=None, options=None):
         self._new_episode(seed)
@@ -629,8 +676,11 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         legal = np.flatnonzero(self._masks[player]).tolist()
         if action is not None and self._integer_action(agent, action) in legal:
             return int(action)
-        if (self.illegal_action == "lose" and action is not None
-                and 0 <= action < self.game.info.num_distinct_actions):
+        if (
+            self.illegal_action == "lose"
+            and action is not None
+            and 0 <= action < self.game.info.num_distinct_actions
+        ):
             reports[agent] = {"illegal_action": int(action)}
             return None
         return self._played_for_illegal(agent, action, legal, reports)
@@ -652,8 +702,13 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
     step = _parallel.step
     _step_dicts = _parallel.step_dicts
 
-    def _step_dicts_by_player(self, agents: list[str], step_rewards: np.ndarray | None, done: bool,
-                              reports: dict[str, dict]) -> tuple:
+    def _step_dicts_by_player(
+        self,
+        agents: list[str],
+        step_rewards: np.ndarray | None,
+        done: bool,
+        reports: dict[str, dict],
+    ) -> tuple:
         """``_step_dicts`` for a state that answers player by player."""
         state = self.game_state
         if step_rewards is None:
@@ -664,12 +719,20 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         finished = []
         if not done and self._may_finish_early:
             possible_agents = self.possible_agents
-            finished = [possible_agents[p] for p in state.finished_players() if possible_agents[p] in terminations]
+            finished = [
+                possible_agents[p]
+                for p in state.finished_players()
+                if possible_agents[p] in terminations
+            ]
             for agent in finished:
                 terminations[agent] = True
         truncations = dict.fromkeys(agents, False)
         observations = self._observations()
-        infos = self._infos(agents, reports) if self._infos_in_use or reports else {agent: {} for agent in agents}
+        infos = (
+            self._infos(agents, reports)
+            if self._infos_in_use or reports
+            else {agent: {} for agent in agents}
+        )
         if done:
             staying = []
         elif finished:
@@ -766,9 +829,13 @@ def make(
     check_illegal_action_rule(illegal_action)  # before a game that may take a while to load
     game = load_game(name, **params)
     # The "lose" rule is PettingZoo's wrapper around an env that would raise.
-    env = GameAECEnv(game, render_mode=render_mode, observation_type=observation_type,
-                     observation_layout=observation_layout,
-                     illegal_action="raise" if illegal_action == "lose" else illegal_action)
+    env = GameAECEnv(
+        game,
+        render_mode=render_mode,
+        observation_type=observation_type,
+        observation_layout=observation_layout,
+        illegal_action="raise" if illegal_action == "lose" else illegal_action,
+    )
     if illegal_action == "lose":
         env = wrappers.TerminateIllegalWrapper(env, illegal_reward=game.info.min_utility)
     return FastOrderEnforcingWrapper(env)
@@ -787,8 +854,13 @@ def make_parallel(
 
     check_illegal_action_rule(illegal_action)
     game = load_game(name, **params)
-    return GameParallelEnv(game, render_mode=render_mode, observation_type=observation_type,
-                           observation_layout=observation_layout, illegal_action=illegal_action)
+    return GameParallelEnv(
+        game,
+        render_mode=render_mode,
+        observation_type=observation_type,
+        observation_layout=observation_layout,
+        illegal_action=illegal_action,
+    )
 
 
 # ---- PettingZoo's registry ------------------------------------------------------------------

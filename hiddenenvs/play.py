@@ -62,7 +62,9 @@ def play_game(env, human: str, opponents: dict, seed: int | None) -> dict[str, f
         nonlocal shown_steps
         key = unwrapped.seat_view(human).information_state_key
         for public, private in key[shown_steps:]:
-            print(f"  step {shown_steps + 1}: {unwrapped.game.describe_step(player, public, private)}")
+            print(
+                f"  step {shown_steps + 1}: {unwrapped.game.describe_step(player, public, private)}"
+            )
             shown_steps += 1
 
     for agent in env.agent_iter():
@@ -71,8 +73,10 @@ def play_game(env, human: str, opponents: dict, seed: int | None) -> dict[str, f
             env.step(None)
         elif agent == human:
             show_new_steps()
-            legal = {int(a): unwrapped.game_state.action_to_string(player, int(a))
-                     for a in observation["action_mask"].nonzero()[0]}
+            legal = {
+                int(a): unwrapped.game_state.action_to_string(player, int(a))
+                for a in observation["action_mask"].nonzero()[0]
+            }
             lines = [f"your turn ({human}); legal actions:"]
             lines += [f"  {action}: {name}" for action, name in legal.items()]
             env.step(choose(lines, legal))

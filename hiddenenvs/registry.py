@@ -37,67 +37,83 @@ _ENTRIES = [
         "Leduc hold'em, 6 cards, two rounds",
     ),
     EnvEntry(
-        "rps", "hiddenenvs.envs.matrix_games:MatrixGame", "rock-paper-scissors",
+        "rps",
+        "hiddenenvs.envs.matrix_games:MatrixGame",
+        "rock-paper-scissors",
         {"matrix": "rps"},
     ),
     EnvEntry(
-        "biased_rps", "hiddenenvs.envs.matrix_games:MatrixGame",
+        "biased_rps",
+        "hiddenenvs.envs.matrix_games:MatrixGame",
         "rock-paper-scissors where a decided round with scissors pays 2",
         {"matrix": "biased_rps"},
     ),
     EnvEntry(
-        "matching_pennies", "hiddenenvs.envs.matrix_games:MatrixGame", "matching pennies",
+        "matching_pennies",
+        "hiddenenvs.envs.matrix_games:MatrixGame",
+        "matching pennies",
         {"matrix": "matching_pennies"},
     ),
     EnvEntry(
-        "combat", "hiddenenvs.envs.combat:CombatGame",
+        "combat",
+        "hiddenenvs.envs.combat:CombatGame",
         "grid FPS team combat under fog of war: attack/defend a walled compound "
         "(mode='commander' or 'fighter', map='default' or 'small')",
     ),
     EnvEntry(
-        "goofspiel", "hiddenenvs.envs.goofspiel:GoofspielGame",
+        "goofspiel",
+        "hiddenenvs.envs.goofspiel:GoofspielGame",
         "Goofspiel / II-Goofspiel: simultaneous card bids for point cards",
     ),
     EnvEntry(
-        "liars_dice", "hiddenenvs.envs.liars_dice:LiarsDiceGame",
+        "liars_dice",
+        "hiddenenvs.envs.liars_dice:LiarsDiceGame",
         "Liar's Dice: private dice, rising bids, call liar; the top face is wild",
     ),
     EnvEntry(
-        "othello", "hiddenenvs.envs.othello:OthelloGame",
+        "othello",
+        "hiddenenvs.envs.othello:OthelloGame",
         "Othello (Reversi) on a 4x4, 6x6 or 8x8 board",
     ),
     EnvEntry(
-        "gdl", "hiddenenvs.envs.gdl.game:GdlGame",
+        "gdl",
+        "hiddenenvs.envs.gdl.game:GdlGame",
         "any GDL / GDL-II rule sheet (rules= a path, or sheet= a shipped name)",
     ),
     EnvEntry(
-        "monty_hall", "hiddenenvs.envs.gdl.game:GdlGame",
+        "monty_hall",
+        "hiddenenvs.envs.gdl.game:GdlGame",
         "GDL-II Monty Hall: choose a door, the host opens a goat door, switch or stay",
         {"sheet": "monty_hall"},
     ),
     EnvEntry(
-        "meier", "hiddenenvs.envs.gdl.game:GdlGame",
+        "meier",
+        "hiddenenvs.envs.gdl.game:GdlGame",
         "GDL-II Meier: private dice rolls, rising claims, call the bluff or accept",
         {"sheet": "meier", "max_steps": 63},  # 21 turns of roll, claim, respond at most
     ),
     EnvEntry(
-        "blind_tictactoe", "hiddenenvs.envs.gdl.game:GdlGame",
+        "blind_tictactoe",
+        "hiddenenvs.envs.gdl.game:GdlGame",
         "GDL-II blind tic-tac-toe: simultaneous marks, only told ok/fail; random settles "
         "collisions",
         {"sheet": "blind_tictactoe", "max_steps": 9},  # each player tries each cell once
     ),
     EnvEntry(
-        "biased_blind_tictactoe", "hiddenenvs.envs.gdl.game:GdlGame",
+        "biased_blind_tictactoe",
+        "hiddenenvs.envs.gdl.game:GdlGame",
         "GDL-II blind tic-tac-toe where x always wins a collision",
         {"sheet": "biased_blind_tictactoe", "max_steps": 9},
     ),
     EnvEntry(
-        "gdl_biased_rps", "hiddenenvs.envs.gdl.game:GdlGame",
+        "gdl_biased_rps",
+        "hiddenenvs.envs.gdl.game:GdlGame",
         "biased rock-paper-scissors as a GDL-II sheet (goals 50 + 25 * payoff)",
         {"sheet": "biased_rps"},
     ),
     EnvEntry(
-        "gdl_tictactoe", "hiddenenvs.envs.gdl.game:GdlGame",
+        "gdl_tictactoe",
+        "hiddenenvs.envs.gdl.game:GdlGame",
         "tic-tac-toe as a GDL-I sheet",
         {"sheet": "tictactoe"},
     ),
@@ -159,7 +175,9 @@ def list_envs() -> list[dict[str, Any]]:
                 "name": entry.name,
                 "description": entry.description,
                 "parameters": {
-                    p.name: p.default for p in game_class.PARAMETERS if p.name not in entry.fixed_params
+                    p.name: p.default
+                    for p in game_class.PARAMETERS
+                    if p.name not in entry.fixed_params
                 },
                 "players": info.num_players,
                 "actions": info.num_distinct_actions,

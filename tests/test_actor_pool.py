@@ -37,12 +37,32 @@ def test_ray_actors_play_the_same_matches_and_replay_one_whose_actor_died():
 @pytest.mark.slow  # a local Ray start-up: minutes on 2 cores, run in .ci/run's slow step
 def test_evaluate_py_on_local_ray_stores_every_match(tmp_path):
     db = tmp_path / "board.sqlite"
-    code = evaluate_cli.main(["--env", "kuhn_poker", "--agents", "random", "cfr+:30", "--games", "10",
-                              "--workers", "2", "--ray", "local", "--db", str(db), "--out", str(tmp_path),
-                              "--quiet"])
+    code = evaluate_cli.main(
+        [
+            "--env",
+            "kuhn_poker",
+            "--agents",
+            "random",
+            "cfr+:30",
+            "--games",
+            "10",
+            "--workers",
+            "2",
+            "--ray",
+            "local",
+            "--db",
+            str(db),
+            "--out",
+            str(tmp_path),
+            "--quiet",
+        ]
+    )
     assert code == 0
     with ResultStore(db) as store:
-        assert len(store.stored_keys("kuhn_poker", EnvVariant.resolve("kuhn_poker", {}).params_json)) == 20
+        assert (
+            len(store.stored_keys("kuhn_poker", EnvVariant.resolve("kuhn_poker", {}).params_json))
+            == 20
+        )
 
 
 def test_a_ray_address_without_a_cluster_says_so():
@@ -62,8 +82,16 @@ def test_exit_oos_self_play_on_ray_actors_stores_the_games_of_the_single_process
     states = []
     for name, extra in (("local", {"workers": 0}), ("ray", {"workers": 2, "ray_address": "local"})):
         params = {**RUN["trainer"]["params"], **extra}
-        train(config_from_dict({**RUN, "trainer": {"name": "exit_oos", "params": params},
-                                "budget": {"iterations": 2}, "output_dir": str(tmp_path / name)}))
+        train(
+            config_from_dict(
+                {
+                    **RUN,
+                    "trainer": {"name": "exit_oos", "params": params},
+                    "budget": {"iterations": 2},
+                    "output_dir": str(tmp_path / name),
+                }
+            )
+        )
         states.append(load_checkpoint(tmp_path / name / "checkpoint.pt")["learner"])
     assert not ray.is_initialized(), "the trainer stops the local Ray its pool started"
     _assert_same_state(*states)
@@ -84,7 +112,9 @@ def test_an_actor_with_two_calls_queued_dies_once_is_replaced_once_and_both_call
 
     from agents.actor_pool import ActorPool, Finished, Lost
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import tests/
+    cloudpickle.register_pickle_by_value(
+        sys.modules[__name__]
+    )  # Ray's workers cannot import tests/
     pool = ActorPool(_Sleeper, lambda slot, generation: (), num_actors=1, name="sleeper")
     pool.start()
     try:

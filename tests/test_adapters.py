@@ -23,7 +23,10 @@ def _play_to_end(env, choose):
 def test_illegal_action_raises_with_the_legal_ones():
     env = hiddenenvs.make("leduc_holdem")
     env.reset(seed=0)
-    with pytest.raises(ValueError, match=r"action 0 is illegal for player_0; legal actions: 1 \(call\), 2 \(raise\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"action 0 is illegal for player_0; legal actions: 1 \(call\), 2 \(raise\)",
+    ):
         env.step(0)
 
 
@@ -91,7 +94,9 @@ def test_returns_equal_the_sum_of_rewards_and_are_zero_sum():
     env = hiddenenvs.make("leduc_holdem")
     for seed in range(50):
         env.reset(seed=seed)
-        totals = _play_to_end(env, lambda agent, obs: int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        totals = _play_to_end(
+            env, lambda agent, obs: int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        )
         assert sum(totals.values()) == 0.0
         assert max(abs(v) for v in totals.values()) <= 13
 
@@ -140,7 +145,10 @@ def test_every_mover_at_a_simultaneous_node_sees_its_mask_until_it_has_acted(key
                     player = env.unwrapped.agent_to_player[other]
                     expected = np.zeros(env.action_space(other).n, np.int8)
                     expected[state.legal_actions(player)] = 1
-                    assert np.array_equal(env.observe(other)["action_mask"], expected), (other, seed)
+                    assert np.array_equal(env.observe(other)["action_mask"], expected), (
+                        other,
+                        seed,
+                    )
             for other in acted:
                 assert not env.observe(other)["action_mask"].any(), (other, "has acted")
             mask = env.observe(agent)["action_mask"]
@@ -165,7 +173,9 @@ def test_aec_to_parallel_plays_like_the_parallel_env(key, layout):
     converted = aec_to_parallel(hiddenenvs.make(name, observation_layout=layout, **params))
 
     def mask_of(observations, infos, agent):
-        return observations[agent]["action_mask"] if layout == "dict" else infos[agent]["action_mask"]
+        return (
+            observations[agent]["action_mask"] if layout == "dict" else infos[agent]["action_mask"]
+        )
 
     rng = np.random.default_rng(1)
     for seed in range(3):
@@ -174,16 +184,24 @@ def test_aec_to_parallel_plays_like_the_parallel_env(key, layout):
         while native.agents:
             assert converted.agents == native.agents
             for agent in native.agents:
-                assert np.array_equal(mask_of(native_obs, native_infos, agent),
-                                      mask_of(converted_obs, converted_infos, agent))
+                assert np.array_equal(
+                    mask_of(native_obs, native_infos, agent),
+                    mask_of(converted_obs, converted_infos, agent),
+                )
                 if layout == "flat":
                     assert native_obs[agent].ndim == 1
                     assert np.array_equal(native_obs[agent], converted_obs[agent])
                 else:
-                    assert np.array_equal(native_obs[agent]["observation"], converted_obs[agent]["observation"])
-            actions = {a: _masked_random(mask_of(native_obs, native_infos, a), rng) for a in native.agents}
+                    assert np.array_equal(
+                        native_obs[agent]["observation"], converted_obs[agent]["observation"]
+                    )
+            actions = {
+                a: _masked_random(mask_of(native_obs, native_infos, a), rng) for a in native.agents
+            }
             native_obs, native_rewards, native_terms, _, native_infos = native.step(actions)
-            converted_obs, converted_rewards, converted_terms, _, converted_infos = converted.step(actions)
+            converted_obs, converted_rewards, converted_terms, _, converted_infos = converted.step(
+                actions
+            )
             assert dict(converted_rewards) == pytest.approx(native_rewards)
             assert converted_terms == native_terms
         assert not converted.agents
@@ -206,7 +224,9 @@ def test_flat_layout_is_the_dict_observation_flattened_with_the_mask_in_infos():
         dict_env.step(action)
         flat_env.step(action)
 
-    fighters = hiddenenvs.make_parallel("combat", mode="fighter", map="small", observation_layout="flat")
+    fighters = hiddenenvs.make_parallel(
+        "combat", mode="fighter", map="small", observation_layout="flat"
+    )
     observations, infos = fighters.reset(seed=0)
     assert observations["attacker_0"].shape == (11 * 11 * 5,)
     assert infos["attacker_0"]["action_mask"].shape == (10,)
@@ -216,7 +236,10 @@ def test_parallel_illegal_action_raises_by_default():
     env = hiddenenvs.make_parallel("goofspiel")
     env.reset(seed=0)
     env.step({"player_0": 0, "player_1": 0})
-    with pytest.raises(ValueError, match=r"action 0 is illegal for player_1; legal actions: 1 \(bid 2\), 2 \(bid 3\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"action 0 is illegal for player_1; legal actions: 1 \(bid 2\), 2 \(bid 3\)",
+    ):
         env.step({"player_0": 1, "player_1": 0})
     combat = hiddenenvs.make_parallel("combat", mode="fighter", map="small")
     observations, _ = combat.reset(seed=0)
@@ -274,12 +297,17 @@ def test_parallel_no_op_rule_plays_hold_and_says_so_in_infos():
         if not env.agents:
             break
         actions = {a: int(rng.integers(10)) for a in env.agents}  # unmasked, like PPO
-        legal_actions = {a: (action if observations[a]["action_mask"][action] else 0) for a, action in actions.items()}
+        legal_actions = {
+            a: (action if observations[a]["action_mask"][action] else 0)
+            for a, action in actions.items()
+        }
         observations, rewards, terminations, _, infos = env.step(actions)
         twin_observations, twin_rewards, twin_terminations, _, _ = twin.step(legal_actions)
         assert rewards == twin_rewards and terminations == twin_terminations
         for agent in observations:
-            assert np.array_equal(observations[agent]["observation"], twin_observations[agent]["observation"])
+            assert np.array_equal(
+                observations[agent]["observation"], twin_observations[agent]["observation"]
+            )
             if actions[agent] != legal_actions[agent]:
                 assert infos[agent] == {"illegal_action": actions[agent], "played_action": 0}
                 reported += 1
@@ -309,7 +337,9 @@ def test_no_op_rule_needs_a_game_with_a_no_op_and_bad_actions_raise_under_every_
 
 
 def test_aec_no_op_rule_reports_until_the_agent_acts_legally_again():
-    env = hiddenenvs.make("combat", mode="fighter", map="small", illegal_action="no_op", observation_layout="flat")
+    env = hiddenenvs.make(
+        "combat", mode="fighter", map="small", illegal_action="no_op", observation_layout="flat"
+    )
     env.reset(seed=0)
     reported = None
     for agent in env.agent_iter(max_iter=200):
@@ -322,7 +352,10 @@ def test_aec_no_op_rule_reports_until_the_agent_acts_legally_again():
             reported = agent
             illegal = int(np.flatnonzero(mask == 0)[0])
             env.step(illegal)
-            assert env.infos[agent]["illegal_action"] == illegal and env.infos[agent]["played_action"] == 0
+            assert (
+                env.infos[agent]["illegal_action"] == illegal
+                and env.infos[agent]["played_action"] == 0
+            )
             continue
         if agent == reported:
             assert env.infos[agent]["illegal_action"] == illegal  # seen at its next turn
@@ -353,7 +386,10 @@ def test_parallel_envs_pickle_for_vector_env_constructors():
 @pytest.mark.parametrize("rule", ["raise", "no_op"])
 def test_parallel_actions_may_be_numpy_integers_and_odd_ones_are_refused_by_name(rule):
     parameters = {"mode": "fighter", "map": "small", "team_size": 3, "illegal_action": rule}
-    env, twin = hiddenenvs.make_parallel("combat", **parameters), hiddenenvs.make_parallel("combat", **parameters)
+    env, twin = (
+        hiddenenvs.make_parallel("combat", **parameters),
+        hiddenenvs.make_parallel("combat", **parameters),
+    )
     observations, _ = env.reset(seed=4)
     twin.reset(seed=4)
     rng = np.random.default_rng(1)
@@ -361,12 +397,20 @@ def test_parallel_actions_may_be_numpy_integers_and_odd_ones_are_refused_by_name
     for tick in range(12):
         masks = np.stack([observations[agent]["action_mask"] for agent in env.agents])
         chosen = (rng.random(masks.shape) * masks).argmax(axis=1)
-        actions = {agent: kinds[(tick + k) % 4](action) for k, (agent, action) in enumerate(zip(env.agents, chosen))}
+        actions = {
+            agent: kinds[(tick + k) % 4](action)
+            for k, (agent, action) in enumerate(zip(env.agents, chosen))
+        }
         observations, rewards, *_ = env.step(actions)
         twin_observations, twin_rewards, *_ = twin.step(dict(zip(twin.agents, chosen.tolist())))
         assert rewards == twin_rewards
-        assert all(np.array_equal(observations[a]["observation"], twin_observations[a]["observation"]) for a in observations)
-    legal = {agent: int(np.flatnonzero(observations[agent]["action_mask"])[0]) for agent in env.agents}
+        assert all(
+            np.array_equal(observations[a]["observation"], twin_observations[a]["observation"])
+            for a in observations
+        )
+    legal = {
+        agent: int(np.flatnonzero(observations[agent]["action_mask"])[0]) for agent in env.agents
+    }
     agent = env.agents[0]
     with pytest.raises(TypeError, match=f"the action for {agent} must be an integer.*True"):
         env.step(legal | {agent: True})
@@ -396,18 +440,26 @@ def test_the_compiled_adapter_loops_refuse_arrays_that_do_not_match_the_players(
     assert observations["player_1"]["action_mask"].tolist() == [0, 1]
     with pytest.raises(ValueError, match="2 players need as many tensors and masks, got 1 and 2"):
         observation_dicts(agents, to_player, np.zeros((1, 3), np.float32), masks)
-    assert values_by_agent(agents[::-1], to_player, [1.5, -1.5]) == {"player_1": -1.5, "player_0": 1.5}
+    assert values_by_agent(agents[::-1], to_player, [1.5, -1.5]) == {
+        "player_1": -1.5,
+        "player_0": 1.5,
+    }
     with pytest.raises(ValueError, match="2 players need as many values, got 1"):
         values_by_agent(agents, to_player, [1.0])
 
 
 @pytest.mark.parametrize("layout", ["dict", "flat"])
 @pytest.mark.parametrize("observation_type", ["information_state", "observation"])
-def test_observations_sliced_from_all_players_tensors_equal_the_per_player_ones(layout, observation_type):
+def test_observations_sliced_from_all_players_tensors_equal_the_per_player_ones(
+    layout, observation_type
+):
     parameters = {"mode": "fighter", "map": "small", "team_size": 4}
-    bulk = hiddenenvs.make_parallel("combat", observation_type=observation_type, observation_layout=layout, **parameters)
-    per_player = hiddenenvs.make_parallel("combat", observation_type=observation_type, observation_layout=layout,
-                                          **parameters)
+    bulk = hiddenenvs.make_parallel(
+        "combat", observation_type=observation_type, observation_layout=layout, **parameters
+    )
+    per_player = hiddenenvs.make_parallel(
+        "combat", observation_type=observation_type, observation_layout=layout, **parameters
+    )
     assert bulk._tensors_of_all is not None
     per_player._tensors_of_all = None  # the generic path: one tensor method call per agent
     observations, infos = bulk.reset(seed=5)
@@ -430,14 +482,26 @@ def test_observations_sliced_from_all_players_tensors_equal_the_per_player_ones(
         assert rewards == twin_rewards
 
 
+FIGHTERS_WHO_DIE = {
+    "mode": "fighter",
+    "map": "small",
+    "team_size": 5,
+    "hit_probability": 1.0,
+    "damage": 100,
+}
 
-FIGHTERS_WHO_DIE = {"mode": "fighter", "map": "small", "team_size": 5, "hit_probability": 1.0, "damage": 100}
 
-
-@pytest.mark.parametrize("name, parameters, layout", [
-    ("combat", FIGHTERS_WHO_DIE, "dict"), ("combat", FIGHTERS_WHO_DIE, "flat"), ("goofspiel", {}, "dict"),
-])
-def test_action_masks_stack_the_agents_masks_and_stay_valid_after_later_steps(name, parameters, layout):
+@pytest.mark.parametrize(
+    "name, parameters, layout",
+    [
+        ("combat", FIGHTERS_WHO_DIE, "dict"),
+        ("combat", FIGHTERS_WHO_DIE, "flat"),
+        ("goofspiel", {}, "dict"),
+    ],
+)
+def test_action_masks_stack_the_agents_masks_and_stay_valid_after_later_steps(
+    name, parameters, layout
+):
     env = hiddenenvs.make_parallel(name, observation_layout=layout, **parameters)
     with pytest.raises(ValueError, match="reset"):
         env.action_masks()
@@ -453,7 +517,10 @@ def test_action_masks_stack_the_agents_masks_and_stay_valid_after_later_steps(na
         handed_out.append((masks, masks.copy()))
         shrank |= len(env.agents) < len(env.possible_agents)
         if name == "combat":  # doctrine fighters meet and die, so agents shrinks
-            actions = [doctrine_action(env.game_state, env.agent_to_player[agent], rng) for agent in env.agents]
+            actions = [
+                doctrine_action(env.game_state, env.agent_to_player[agent], rng)
+                for agent in env.agents
+            ]
         else:
             actions = (rng.random(masks.shape) * masks).argmax(axis=1).tolist()
         observations, _, _, _, infos = env.step(dict(zip(env.agents, actions)))

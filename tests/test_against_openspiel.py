@@ -13,7 +13,9 @@ def _card_to_ours(game_name, card):
     return card // 2 if game_name == "leduc_poker" else card  # OpenSpiel Leduc: two suits per rank
 
 
-@pytest.mark.parametrize("spiel_name, our_name", [("kuhn_poker", "kuhn_poker"), ("leduc_poker", "leduc_holdem")])
+@pytest.mark.parametrize(
+    "spiel_name, our_name", [("kuhn_poker", "kuhn_poker"), ("leduc_poker", "leduc_holdem")]
+)
 def test_random_trajectories_agree(spiel_name, our_name):
     spiel_game = pyspiel.load_game(spiel_name)
     game = hiddenenvs.load_game(our_name)
@@ -43,7 +45,9 @@ def test_uniform_nash_conv_matches_openspiel():
 
     for spiel_name, our_name in [("kuhn_poker", "kuhn_poker"), ("leduc_poker", "leduc_holdem")]:
         spiel_game = pyspiel.load_game(spiel_name)
-        expected = spiel_exploitability.nash_conv(spiel_game, spiel_policy.UniformRandomPolicy(spiel_game))
+        expected = spiel_exploitability.nash_conv(
+            spiel_game, spiel_policy.UniformRandomPolicy(spiel_game)
+        )
         tree = GameTree.build(hiddenenvs.load_game(our_name))
         assert nash_conv(tree, TabularPolicy.uniform(tree)) == pytest.approx(expected, abs=1e-9)
 
@@ -58,7 +62,9 @@ def test_random_policy_nash_conv_matches_openspiel_on_kuhn():
     tree = GameTree.build(game)
     rng = np.random.default_rng(3)
     ours = TabularPolicy(tree, rng.random(tree.num_slots))
-    ours.slot_probabilities /= np.add.reduceat(ours.slot_probabilities, tree.infoset_slot_start[:-1])[tree.slot_infoset]
+    ours.slot_probabilities /= np.add.reduceat(
+        ours.slot_probabilities, tree.infoset_slot_start[:-1]
+    )[tree.slot_infoset]
 
     def to_our_state(spiel_state):
         state = game.new_initial_state()

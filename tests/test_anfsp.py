@@ -31,11 +31,21 @@ KUHN_UNIFORM_EXPLOITABILITY = 0.4583333  # 11/24: the exploitability of uniform 
 
 RUN = {
     "env": {"name": "kuhn_poker"},
-    "trainer": {"name": "anfsp", "params": {
-        "hidden_sizes": [16], "num_actors": 2, "num_cpus": 2, "min_reservoir_size": 100,
-        "batch_size": 32, "optimizer": "adam", "rl_learning_rate": 0.01, "sl_learning_rate": 0.01,
-        "envs_per_actor": 4, "target_update_every_actions": 2000,
-    }},
+    "trainer": {
+        "name": "anfsp",
+        "params": {
+            "hidden_sizes": [16],
+            "num_actors": 2,
+            "num_cpus": 2,
+            "min_reservoir_size": 100,
+            "batch_size": 32,
+            "optimizer": "adam",
+            "rl_learning_rate": 0.01,
+            "sl_learning_rate": 0.01,
+            "envs_per_actor": 4,
+            "target_update_every_actions": 2000,
+        },
+    },
     "seed": 3,
     "budget": {"episodes": 3000},
     "evaluation": {"every_episodes": 1000},
@@ -62,22 +72,28 @@ def _rows(run_dir):
 
 
 # ---- no Ray needed ---------------------------------------------------------------------------
-@pytest.mark.parametrize("params, message", [
-    ({"num_actors": 0}, "num_actors must be >= 1"),
-    ({"gradient_every": 0}, "gradient_every must be >= 1"),
-    ({"windows_in_flight": 0}, "windows_in_flight must be >= 1"),
-    ({"epsilon_choices": []}, "epsilon_choices must be a non-empty list"),
-    ({"epsilon_choices": [0.1, 1.5]}, "epsilon_choices must be a non-empty list of rates in [0, 1]"),
-    ({"anticipatory": 2.0}, "anticipatory must be in [0, 1]"),
-    ({"optimizer": "rmsprop"}, "optimizer must be 'adam' or 'sgd'"),
-    ({"average_policy_ema": 1.0}, "average_policy_ema must be in [0, 1) (0: off)"),
-    ({"actor_num_cpus": 0}, "actor_num_cpus must be > 0"),
-    ({"num_actors": 4, "num_cpus": 2}, "need 4 CPUs but num_cpus is 2"),
-    ({"address": "auto", "num_cpus": 2}, "drop num_cpus"),
-    ({"address": " "}, "address must be 'auto' or host:port"),
-    ({"num_actor": 2}, "unknown key(s) ['trainer.params.num_actor']"),
-    ({"num_actors": "two"}, "trainer.params.num_actors must be int"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"num_actors": 0}, "num_actors must be >= 1"),
+        ({"gradient_every": 0}, "gradient_every must be >= 1"),
+        ({"windows_in_flight": 0}, "windows_in_flight must be >= 1"),
+        ({"epsilon_choices": []}, "epsilon_choices must be a non-empty list"),
+        (
+            {"epsilon_choices": [0.1, 1.5]},
+            "epsilon_choices must be a non-empty list of rates in [0, 1]",
+        ),
+        ({"anticipatory": 2.0}, "anticipatory must be in [0, 1]"),
+        ({"optimizer": "rmsprop"}, "optimizer must be 'adam' or 'sgd'"),
+        ({"average_policy_ema": 1.0}, "average_policy_ema must be in [0, 1) (0: off)"),
+        ({"actor_num_cpus": 0}, "actor_num_cpus must be > 0"),
+        ({"num_actors": 4, "num_cpus": 2}, "need 4 CPUs but num_cpus is 2"),
+        ({"address": "auto", "num_cpus": 2}, "drop num_cpus"),
+        ({"address": " "}, "address must be 'auto' or host:port"),
+        ({"num_actor": 2}, "unknown key(s) ['trainer.params.num_actor']"),
+        ({"num_actors": "two"}, "trainer.params.num_actors must be int"),
+    ],
+)
 def test_config_errors_name_the_key(params, message):
     with pytest.raises(ConfigError) as error:
         config_from_dict({"trainer": {"name": "anfsp", "params": params}})
@@ -91,17 +107,23 @@ def test_oversubscription_is_allowed_when_asked_for():
 
 
 def test_address_option_only_for_distributed_trainers(capsys):
-    code = train_cli.main(["--config", str(REPO / "configs" / "nfsp_kuhn.yaml"), "--address", "auto"])
+    code = train_cli.main(
+        ["--config", str(REPO / "configs" / "nfsp_kuhn.yaml"), "--address", "auto"]
+    )
     assert code == 2 and "does not run on Ray" in capsys.readouterr().err
     arguments = train_cli.parse_arguments(["--config", "x.yaml", "--address", "10.0.0.1:6379"])
-    assert train_cli._address_override({"trainer": {"name": "anfsp"}}, arguments.address) \
+    assert (
+        train_cli._address_override({"trainer": {"name": "anfsp"}}, arguments.address)
         == 'trainer.params.address="10.0.0.1:6379"'
+    )
 
 
 def test_epsilon_decays_like_one_over_square_root():
     assert epsilon_at(0.2, 0, 1000) == 0.2
     assert math.isclose(epsilon_at(0.2, 3000, 1000), 0.1)  # 4x the steps: half the rate
-    assert math.isclose(epsilon_at(0.2, 99_000, 1000) / epsilon_at(0.2, 399_000, 1000), 2.0, rel_tol=1e-3)
+    assert math.isclose(
+        epsilon_at(0.2, 99_000, 1000) / epsilon_at(0.2, 399_000, 1000), 2.0, rel_tol=1e-3
+    )
 
 
 def test_chunk_gradients_are_the_sums_of_their_per_step_td_gradients():
@@ -110,10 +132,17 @@ def test_chunk_gradients_are_the_sums_of_their_per_step_td_gradients():
     rng = np.random.default_rng(1)
     for step in range(7):
         done = step % 3 == 2
-        agent.observe(Transition(
-            rng.random(3, dtype=np.float32), np.array([1, 1], np.int8), int(rng.integers(2)),
-            float(rng.normal()), rng.random(3, dtype=np.float32),
-            np.zeros(2, np.int8) if done else np.array([1, step % 2], np.int8), done))
+        agent.observe(
+            Transition(
+                rng.random(3, dtype=np.float32),
+                np.array([1, 1], np.int8),
+                int(rng.integers(2)),
+                float(rng.normal()),
+                rng.random(3, dtype=np.float32),
+                np.zeros(2, np.int8) if done else np.array([1, step % 2], np.int8),
+                done,
+            )
+        )
     chunks, _ = agent.td_gradients(discount=0.9, chunk_size=3)
     assert [count for _, count in chunks] == [4, 3]  # 7 steps: two chunks of at least 3
     per_step = []
@@ -125,10 +154,14 @@ def test_chunk_gradients_are_the_sums_of_their_per_step_td_gradients():
         q = agent.q_network(torch.from_numpy(transition.observation[None]))[0, transition.action]
         agent.q_network.zero_grad()
         ((transition.reward + 0.9 * bootstrap - q) ** 2).backward()
-        per_step.append([parameter.grad.numpy().copy() for parameter in agent.q_network.parameters()])
+        per_step.append(
+            [parameter.grad.numpy().copy() for parameter in agent.q_network.parameters()]
+        )
     for (got, _), steps in zip(chunks, (per_step[:4], per_step[4:])):
         for got_parameter, *step_parameters in zip(got, *steps):
-            np.testing.assert_allclose(got_parameter, np.sum(step_parameters, axis=0), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(
+                got_parameter, np.sum(step_parameters, axis=0), rtol=1e-5, atol=1e-6
+            )
     whole, _ = agent.td_gradients(discount=0.9, chunk_size=32)  # fewer steps than a chunk: one
     assert len(whole) == 1 and whole[0][1] == 7
 
@@ -138,14 +171,24 @@ def test_average_policy_ema_is_the_polyak_average_of_pi_with_a_warm_up_and_what_
     from agents.runs import build_learner
 
     params = dict(RUN["trainer"]["params"], average_policy_ema=0.9)
-    learner = build_learner(config_from_dict({**RUN, "trainer": {"name": "anfsp", "params": params}}))
+    learner = build_learner(
+        config_from_dict({**RUN, "trainer": {"name": "anfsp", "params": params}})
+    )
     rng = np.random.default_rng(0)
     reservoir = learner.reservoirs[0]
     for _ in range(64):
-        reservoir.add(rng, observation=rng.random(11, dtype=np.float32), action_mask=np.ones(2, np.int8),
-                      action=int(rng.integers(2)))
-    assert all(torch.equal(a, p) for a, p in zip(learner.average_networks[0].parameters(),
-                                                 learner.policy_networks[0].parameters()))
+        reservoir.add(
+            rng,
+            observation=rng.random(11, dtype=np.float32),
+            action_mask=np.ones(2, np.int8),
+            action=int(rng.integers(2)),
+        )
+    assert all(
+        torch.equal(a, p)
+        for a, p in zip(
+            learner.average_networks[0].parameters(), learner.policy_networks[0].parameters()
+        )
+    )
     # The n-th SL step's decay is min(d, (1 + n) / (10 + n)): 1/10, 2/11, 3/12, then d = 0.9
     # once the warm-up is over (n >= 81).
     for steps, decay in ((0, 1 / 10), (1, 2 / 11), (2, 3 / 12), (500, 0.9)):
@@ -153,17 +196,28 @@ def test_average_policy_ema_is_the_polyak_average_of_pi_with_a_warm_up_and_what_
         before = [p.detach().clone() for p in learner.average_networks[0].parameters()]
         learner._sl_step(0)
         assert learner.sl_steps == [steps + 1, 0]
-        for old, average, current in zip(before, learner.average_networks[0].parameters(),
-                                         learner.policy_networks[0].parameters()):
+        for old, average, current in zip(
+            before,
+            learner.average_networks[0].parameters(),
+            learner.policy_networks[0].parameters(),
+        ):
             torch.testing.assert_close(average, decay * old + (1 - decay) * current)
             assert not torch.equal(average, current)  # the SL step moved Pi; its average moved less
     sent = learner._weights()["policy"][0]  # the actors play Pi itself
     np.testing.assert_array_equal(
-        sent, torch.nn.utils.parameters_to_vector(learner.policy_networks[0].parameters()).detach().numpy())
+        sent,
+        torch.nn.utils.parameters_to_vector(learner.policy_networks[0].parameters())
+        .detach()
+        .numpy(),
+    )
     assert learner.evaluation_agent(0).network is learner.average_networks[0]
-    restored = build_learner(config_from_dict({**RUN, "trainer": {"name": "anfsp", "params": params}}))
+    restored = build_learner(
+        config_from_dict({**RUN, "trainer": {"name": "anfsp", "params": params}})
+    )
     restored.load_state_dict(learner.state_dict())
-    for got, want in zip(restored.average_networks[0].parameters(), learner.average_networks[0].parameters()):
+    for got, want in zip(
+        restored.average_networks[0].parameters(), learner.average_networks[0].parameters()
+    ):
         assert torch.equal(got, want)
     assert restored.sl_steps == [501, 0]
     learner.close()
@@ -187,9 +241,14 @@ def test_the_output_without_exploration_removes_the_reservoirs_mean_exploration_
         network[-1].bias.copy_(torch.log(torch.tensor([exploration / 2, 1 - exploration / 2, 0.5])))
     agent = AveragePolicyAgent(network, architecture, exploration_share=exploration)
     masks = np.array([[1, 1, 0], [0, 0, 1]], np.int8)
-    np.testing.assert_allclose(agent.policy_probabilities_batch(np.zeros((2, 11)), masks),
-                               [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], atol=1e-6)
-    untouched = AveragePolicyAgent(network, architecture).policy_probabilities_batch(np.zeros((1, 11)), masks[:1])
+    np.testing.assert_allclose(
+        agent.policy_probabilities_batch(np.zeros((2, 11)), masks),
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+        atol=1e-6,
+    )
+    untouched = AveragePolicyAgent(network, architecture).policy_probabilities_batch(
+        np.zeros((1, 11)), masks[:1]
+    )
     np.testing.assert_allclose(untouched, [[exploration / 2, 1 - exploration / 2, 0.0]], rtol=1e-5)
     agent.save(tmp_path / "agent.pt")  # the share travels with the exported policy
     assert AveragePolicyAgent.load(tmp_path / "agent.pt").exploration_share == exploration
@@ -198,12 +257,20 @@ def test_the_output_without_exploration_removes_the_reservoirs_mean_exploration_
             AveragePolicyAgent(network, architecture, exploration_share=bad)
     # The learner's rate: each slot's mean epsilon, weighted by its transitions.
     for option in (True, False):
-        params = dict(RUN["trainer"]["params"], output_without_exploration=option, epsilon_decay_transitions=1000)
-        learner = build_learner(config_from_dict({**RUN, "trainer": {"name": "anfsp", "params": params}}))
+        params = dict(
+            RUN["trainer"]["params"],
+            output_without_exploration=option,
+            epsilon_decay_transitions=1000,
+        )
+        learner = build_learner(
+            config_from_dict({**RUN, "trainer": {"name": "anfsp", "params": params}})
+        )
         assert learner.reservoir_exploration_rate() == 0.0  # nothing played yet
         learner.slot_transitions = [3000, 1000]
-        expected = np.average([mean_epsilon(e, t, 1000) for e, t in zip(learner.epsilon_starts, [3000, 1000])],
-                              weights=[3000, 1000])
+        expected = np.average(
+            [mean_epsilon(e, t, 1000) for e, t in zip(learner.epsilon_starts, [3000, 1000])],
+            weights=[3000, 1000],
+        )
         assert math.isclose(learner.reservoir_exploration_rate(), expected)
         assert learner.evaluation_agent(0).exploration_share == (expected if option else 0.0)
         learner.close()
@@ -239,8 +306,13 @@ def test_sigkill_then_resume_continues_from_the_checkpoint(tmp_path):
     run_dir = tmp_path / "killed"
     config_path = tmp_path / "run.yaml"
     config_path.write_text(yaml.safe_dump(_run(run_dir, budget={"episodes": 4000})))
-    process = subprocess.Popen([sys.executable, "train.py", "--config", str(config_path)], cwd=REPO,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "train.py", "--config", str(config_path)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     checkpoint = run_dir / "checkpoint.pt"
     try:
         deadline = time.monotonic() + 180
@@ -255,8 +327,13 @@ def test_sigkill_then_resume_continues_from_the_checkpoint(tmp_path):
     interrupted_at = load_checkpoint(checkpoint)["loop"]["episodes"]
     assert 0 < interrupted_at < 4000
 
-    resumed = subprocess.run([sys.executable, "train.py", "--resume", str(run_dir)], cwd=REPO,
-                             capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(
+        [sys.executable, "train.py", "--resume", str(run_dir)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     final = load_checkpoint(checkpoint)
     assert final["loop"]["episodes"] >= 4000
@@ -280,8 +357,14 @@ def _kill_session(session_id):
 def two_node_cluster():
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 1, "include_dashboard": False, "object_store_memory": 100 * 1024**2})
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 1,
+            "include_dashboard": False,
+            "object_store_memory": 100 * 1024**2,
+        },
+    )
     cluster.add_node(num_cpus=1, object_store_memory=100 * 1024**2)
     cluster.wait_for_nodes()
     ray.init(address=cluster.address, log_to_driver=False)
@@ -329,5 +412,8 @@ def test_two_node_cluster_trains_replaces_a_killed_actor_and_resumes(tmp_path, t
     rows = _rows(run_dir)
     episodes = [int(r["episodes"]) for r in rows]
     assert episodes == sorted(set(episodes)) and resumed["episodes"] >= 6000
-    assert rows[-1]["exploitability"] != "" and float(rows[-1]["exploitability"]) < KUHN_UNIFORM_EXPLOITABILITY
+    assert (
+        rows[-1]["exploitability"] != ""
+        and float(rows[-1]["exploitability"]) < KUHN_UNIFORM_EXPLOITABILITY
+    )
     assert first["episodes"] < min(e for e in episodes if e > first["episodes"])

@@ -15,14 +15,23 @@ import pytest
 from scipy.stats import chisquare
 
 import hiddenenvs
-from hiddenenvs.beliefs import consistent_histories, history_weight, sample_histories, sample_history, sample_state
+from hiddenenvs.beliefs import (
+    consistent_histories,
+    history_weight,
+    sample_histories,
+    sample_history,
+    sample_state,
+)
 from hiddenenvs.game import CHANCE, SIMULTANEOUS
 
 CASES = [
     ("kuhn_poker", {}),
     ("leduc_holdem", {}),
     ("goofspiel", {"num_cards": 4, "imp_info": True}),
-    ("goofspiel", {"num_cards": 4, "imp_info": True, "points_order": "random", "returns": "point_difference"}),
+    (
+        "goofspiel",
+        {"num_cards": 4, "imp_info": True, "points_order": "random", "returns": "point_difference"},
+    ),
     ("liars_dice", {"num_dice": 1, "faces": 4}),
     ("liars_dice", {"num_dice": 2, "faces": 2}),  # own and opponent roll orders hidden
     ("monty_hall", {}),
@@ -58,10 +67,12 @@ def _decision_keys(game, episodes=6, seed=0):
             elif player == SIMULTANEOUS:
                 for mover in state.movers():
                     found.append((mover, state.information_state_key(mover)))
-                state.apply_actions([
-                    (int(rng.choice(l)) if l else -1)
-                    for l in (state.legal_actions(p) for p in range(game.info.num_players))
-                ])
+                state.apply_actions(
+                    [
+                        (int(rng.choice(l)) if l else -1)
+                        for l in (state.legal_actions(p) for p in range(game.info.num_players))
+                    ]
+                )
             else:
                 found.append((player, state.information_state_key(player)))
                 legal = state.legal_actions()
@@ -183,7 +194,9 @@ def test_gdl_sampler_matches_the_exact_posterior_where_it_can_be_enumerated(name
         exact = dict(enumerated)
         if len(exact) < 3:
             continue
-        _assert_sampler_matches(game, player, key, exact, 1_500 if policy is None else 1_000, rng, policy)
+        _assert_sampler_matches(
+            game, player, key, exact, 1_500 if policy is None else 1_000, rng, policy
+        )
         tested += 1
         if tested == wanted:
             break

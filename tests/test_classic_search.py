@@ -11,7 +11,12 @@ import pytest
 import hiddenenvs
 from agents.specs import load_agent
 from agents.search.classic import apply_choices
-from agents.search.minimax import MinimaxSearch, soft_maxn_union, strongly_dominates, weakly_dominates
+from agents.search.minimax import (
+    MinimaxSearch,
+    soft_maxn_union,
+    strongly_dominates,
+    weakly_dominates,
+)
 from agents.search.montecarlo import MonteCarloSearch, TreeSearch
 
 
@@ -23,7 +28,9 @@ def play(game, agents: dict, seed: int) -> np.ndarray:
         choices = {}
         for player in state.movers():
             if player in agents:
-                choices[player] = int(np.argmax(agents[player].search_policy(state.seat_view(player))))
+                choices[player] = int(
+                    np.argmax(agents[player].search_policy(state.seat_view(player)))
+                )
             else:
                 legal = state.legal_actions(player)
                 choices[player] = legal[int(rng.integers(len(legal)))]
@@ -32,7 +39,9 @@ def play(game, agents: dict, seed: int) -> np.ndarray:
 
 
 def sheet(shared_dir, name):
-    return hiddenenvs.load_game("gdl", rules=str(shared_dir / "gdl/ggp-base/rulesheets" / f"{name}.kif"))
+    return hiddenenvs.load_game(
+        "gdl", rules=str(shared_dir / "gdl/ggp-base/rulesheets" / f"{name}.kif")
+    )
 
 
 # ---- minimax family --------------------------------------------------------------------------
@@ -104,19 +113,21 @@ def test_soft_maxn_dominance_on_the_lecture_example():
 
 def tree_sheet(payoffs: dict) -> str:
     """Three roles; p1 picks l/r, then p2 picks l/r; ``payoffs[(x, y)]`` are the goals."""
-    rules = ["(role p1) (role p2) (role p3) (side l) (side r) (init (turn p1))",
-             "(<= (legal p1 (pick ?x)) (true (turn p1)) (side ?x))",
-             "(<= (legal p1 noop) (not (true (turn p1))))",
-             "(<= (legal p2 (pick ?x)) (true (turn p2)) (side ?x))",
-             "(<= (legal p2 noop) (not (true (turn p2))))",
-             "(<= (legal p3 noop))",
-             "(<= (next (first ?x)) (does p1 (pick ?x)))",
-             "(<= (next (first ?x)) (true (first ?x)))",
-             "(<= (next (second ?y)) (does p2 (pick ?y)))",
-             "(<= (next (turn p2)) (true (turn p1)))",
-             "(<= (next done) (true (turn p2)))",
-             "(<= terminal (true done))",
-             "(<= (goal ?r ?v) (true (first ?x)) (true (second ?y)) (payoff ?x ?y ?r ?v))"]
+    rules = [
+        "(role p1) (role p2) (role p3) (side l) (side r) (init (turn p1))",
+        "(<= (legal p1 (pick ?x)) (true (turn p1)) (side ?x))",
+        "(<= (legal p1 noop) (not (true (turn p1))))",
+        "(<= (legal p2 (pick ?x)) (true (turn p2)) (side ?x))",
+        "(<= (legal p2 noop) (not (true (turn p2))))",
+        "(<= (legal p3 noop))",
+        "(<= (next (first ?x)) (does p1 (pick ?x)))",
+        "(<= (next (first ?x)) (true (first ?x)))",
+        "(<= (next (second ?y)) (does p2 (pick ?y)))",
+        "(<= (next (turn p2)) (true (turn p1)))",
+        "(<= (next done) (true (turn p2)))",
+        "(<= terminal (true done))",
+        "(<= (goal ?r ?v) (true (first ?x)) (true (second ?y)) (payoff ?x ?y ?r ?v))",
+    ]
     for (x, y), goals in payoffs.items():
         rules += [f"(payoff {x} {y} p{i + 1} {v})" for i, v in enumerate(goals)]
     return "\n".join(rules)
@@ -126,8 +137,16 @@ def test_maxn_shallow_pruning_cuts_and_keeps_the_value(tmp_path):
     # Korf's shallow cut: after the left subtree p1 has 40; at the right node p2 gets 70
     # >= 100 - 40 from rl, so rr (however good for p1) cannot change p1's choice.
     path = tmp_path / "korf.kif"
-    path.write_text(tree_sheet({("l", "l"): (50, 30, 20), ("l", "r"): (40, 40, 20),
-                                ("r", "l"): (20, 70, 10), ("r", "r"): (90, 5, 5)}))
+    path.write_text(
+        tree_sheet(
+            {
+                ("l", "l"): (50, 30, 20),
+                ("l", "r"): (40, 40, 20),
+                ("r", "l"): (20, 70, 10),
+                ("r", "r"): (90, 5, 5),
+            }
+        )
+    )
     game = hiddenenvs.load_game("gdl", rules=str(path))
     assert game.info.utility_sum == 100.0
     pruned = MinimaxSearch(game, 0, "maxn")
@@ -139,8 +158,16 @@ def test_maxn_shallow_pruning_cuts_and_keeps_the_value(tmp_path):
 
 def test_maxn_breaks_ties_to_the_first_child_and_soft_maxn_keeps_both(tmp_path):
     path = tmp_path / "ties.kif"
-    path.write_text(tree_sheet({("l", "l"): (60, 30, 10), ("l", "r"): (10, 30, 60),
-                                ("r", "l"): (40, 50, 10), ("r", "r"): (40, 10, 50)}))
+    path.write_text(
+        tree_sheet(
+            {
+                ("l", "l"): (60, 30, 10),
+                ("l", "r"): (10, 30, 60),
+                ("r", "l"): (40, 50, 10),
+                ("r", "r"): (40, 10, 50),
+            }
+        )
+    )
     game = hiddenenvs.load_game("gdl", rules=str(path))
     root = game.new_initial_state()
     # p2 is indifferent at the left node: max^n assumes its first child, worth 60 to p1
@@ -178,7 +205,9 @@ def test_paranoid_alpha_beta_on_three_players(shared_dir):
     game = sheet(shared_dir, "3pttc")
     searcher = MinimaxSearch(game, 0, "alphabeta", max_depth=3)
     action, value, depth = searcher.search(game.new_initial_state())
-    assert depth == 3 and 0.0 <= value <= 100.0 and action in game.new_initial_state().legal_actions(0)
+    assert (
+        depth == 3 and 0.0 <= value <= 100.0 and action in game.new_initial_state().legal_actions(0)
+    )
 
 
 # ---- simulation family ----------------------------------------------------------------------
@@ -197,8 +226,10 @@ def test_uct_beats_random(shared_dir, name, games):
 def test_monte_carlo_and_memory_beat_random_at_tic_tac_toe():
     game = hiddenenvs.load_game("gdl_tictactoe")
     for spec in ("mc:200", "mc-memory:200"):
-        scores = [play(game, {s % 2: load_agent(spec, "gdl_tictactoe", player=s % 2, seed=s)}, s)[s % 2]
-                  for s in range(6)]
+        scores = [
+            play(game, {s % 2: load_agent(spec, "gdl_tictactoe", player=s % 2, seed=s)}, s)[s % 2]
+            for s in range(6)
+        ]
         assert np.mean(scores) >= 75.0, (spec, scores)
 
 
@@ -216,8 +247,13 @@ def test_decoupled_statistics_and_one_tree_per_player_agree_on_a_gdl_i_sheet(sha
     for mode in ("decoupled", "trees"):
         searcher = TreeSearch(game, 0, simultaneous=mode, seed=3)
         action = searcher.search(root, iterations=400)
-        answers.append((action, [s.tolist() for s in searcher.root_statistics(0, root)[1:]],
-                        searcher.root_statistics(1, root)[1].tolist()))
+        answers.append(
+            (
+                action,
+                [s.tolist() for s in searcher.root_statistics(0, root)[1:]],
+                searcher.root_statistics(1, root)[1].tolist(),
+            )
+        )
     assert answers[0] == answers[1]
     assert sum(answers[0][1][0]) == 400  # every run visits the root once per player
 
@@ -280,4 +316,5 @@ def test_specs_parse_options_and_refuse_bad_ones():
         load_agent("uct:1s,k=3", "gdl_tictactoe")
     with pytest.raises(ValueError, match="needs a budget"):
         load_agent("uct", "gdl_tictactoe").search_policy(
-            hiddenenvs.load_game("gdl_tictactoe").new_initial_state().seat_view(0))
+            hiddenenvs.load_game("gdl_tictactoe").new_initial_state().seat_view(0)
+        )

@@ -22,14 +22,18 @@ def test_pettingzoo_api_small_map(mode):
     seed_test(lambda: hiddenenvs.make("combat", mode=mode, **SMALL), num_cycles=60)
     parallel_api_test(hiddenenvs.make_parallel("combat", mode=mode, **SMALL), num_cycles=60)
     # parallel_seed_test samples unmasked actions: illegal orders are played as hold
-    parallel_seed_test(lambda: hiddenenvs.make_parallel("combat", mode=mode, illegal_action="no_op", **SMALL),
-                       num_cycles=60)
+    parallel_seed_test(
+        lambda: hiddenenvs.make_parallel("combat", mode=mode, illegal_action="no_op", **SMALL),
+        num_cycles=60,
+    )
 
 
 def test_fighter_mode_default_parameters_build_twenty_agents():
     env = hiddenenvs.make_parallel("combat", mode="fighter")
     observations, _ = env.reset(seed=0)
-    assert len(env.agents) == 20 and env.agents[0] == "attacker_0" and env.agents[-1] == "defender_9"
+    assert (
+        len(env.agents) == 20 and env.agents[0] == "attacker_0" and env.agents[-1] == "defender_9"
+    )
     assert observations["attacker_0"]["observation"].shape == (11, 11, 5)
 
 
@@ -60,7 +64,9 @@ def test_distance_fields_match_a_plain_bfs_and_paths_descend():
     for index, area in enumerate(combat_map.destination_areas):
         assert np.array_equal(combat_map.distance_fields[index], _bfs_to_area(combat_map, area))
     reachable = combat_map.distance_fields < UNREACHABLE
-    steps = combat_map.distance_fields[np.arange(len(combat_map.next_cell))[:, None], combat_map.next_cell]
+    steps = combat_map.distance_fields[
+        np.arange(len(combat_map.next_cell))[:, None], combat_map.next_cell
+    ]
     away = combat_map.distance_fields > 0
     assert np.all(steps[reachable & away] == combat_map.distance_fields[reachable & away] - 1)
 
@@ -72,13 +78,25 @@ def _small_map_data():
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda d: d["rows"].__setitem__(5, d["rows"][5][:3] + "x" + d["rows"][5][4:]), "unknown cell code 'x' at row 5, column 3"),
+        (
+            lambda d: d["rows"].__setitem__(5, d["rows"][5][:3] + "x" + d["rows"][5][4:]),
+            "unknown cell code 'x' at row 5, column 3",
+        ),
         (lambda d: d["rows"].__setitem__(0, "." + d["rows"][0][1:]), "border must be walls"),
         (lambda d: d["rows"].__setitem__(3, d["rows"][3][:-1]), "row 3 has 47 cells"),
-        (lambda d: d["birth_points"].__setitem__("attackers", [0, 0]), "birth point of the attackers .* not passable"),
-        (lambda d: d["destinations"].append({"name": "far", "area": [9, 9]}), "outside the map's areas"),
+        (
+            lambda d: d["birth_points"].__setitem__("attackers", [0, 0]),
+            "birth point of the attackers .* not passable",
+        ),
+        (
+            lambda d: d["destinations"].append({"name": "far", "area": [9, 9]}),
+            "outside the map's areas",
+        ),
         (lambda d: d.pop("area_size"), "missing key"),
-        (lambda d: d.__setitem__("rows", [r.replace("D", "W") for r in d["rows"]]), "defenders' birth point cannot be reached"),
+        (
+            lambda d: d.__setitem__("rows", [r.replace("D", "W") for r in d["rows"]]),
+            "defenders' birth point cannot be reached",
+        ),
     ],
 )
 def test_bad_maps_are_refused_with_the_place_named(change, message):
@@ -157,7 +175,9 @@ def test_clone_is_independent_and_replays_the_same_hits():
     snapshot = state.battle.positions.copy(), state.battle.health.copy()
     probe = state.clone()
     probe.apply_actions([random_action(probe, p, rng) for p in range(2)])
-    assert np.array_equal(state.battle.positions, snapshot[0]) and np.array_equal(state.battle.health, snapshot[1])
+    assert np.array_equal(state.battle.positions, snapshot[0]) and np.array_equal(
+        state.battle.health, snapshot[1]
+    )
     joint = [random_action(state, p, rng) for p in range(2)]
     for _ in range(6):
         if copy.is_terminal():
@@ -206,7 +226,10 @@ def test_reseeded_clones_draw_fresh_hits_and_equal_seeds_the_same():
         copy = state.clone()
         copy.reseed(seed)
         reseeded.setdefault(seed, []).append(_trace(copy, holds))
-        assert game.state_from_history(copy.history()).battle.health.tolist() == copy.battle.health.tolist()
+        assert (
+            game.state_from_history(copy.history()).battle.health.tolist()
+            == copy.battle.health.tolist()
+        )
     assert np.array_equal(*reseeded[11])
     assert not np.array_equal(reseeded[11][0], reseeded[12][0])
     assert not np.array_equal(reseeded[11][0], same)
@@ -230,9 +253,14 @@ def test_bad_seeds_are_refused_with_the_input_named(bad):
 
 def test_bad_history_entries_are_named():
     game = hiddenenvs.load_game("combat", **SMALL)
-    with pytest.raises(ValueError, match=r"history entry 1 \(\(99999, 0\)\): .*action 99999 is illegal for player 0"):
+    with pytest.raises(
+        ValueError,
+        match=r"history entry 1 \(\(99999, 0\)\): .*action 99999 is illegal for player 0",
+    ):
         game.state_from_history([0, (99999, 0)])
-    with pytest.raises(ValueError, match=r"history entry 0 \('x'\): .*reseed\(\) takes a non-negative int seed"):
+    with pytest.raises(
+        ValueError, match=r"history entry 0 \('x'\): .*reseed\(\) takes a non-negative int seed"
+    ):
         game.state_from_history(["x"])
 
 
@@ -240,13 +268,20 @@ def test_bad_history_entries_are_named():
 def test_history_and_pickle_rebuild_a_state_that_plays_on_identically(mode):
     game = hiddenenvs.load_game("combat", mode=mode, **SMALL)
     unseeded = game.new_initial_state()  # still names its seed, so it replays
-    assert game.state_from_history(unseeded.history()).battle.rng.random() == unseeded.battle.rng.random()
+    assert (
+        game.state_from_history(unseeded.history()).battle.rng.random()
+        == unseeded.battle.rng.random()
+    )
     state = _battle_in_contact(game)
     rng = np.random.default_rng(2)
     state.reseed(99)
     health_before = state.battle.health.sum()
     history = state.history()
-    assert history[0] == 1 and history[-1] == 99 and all(isinstance(entry, tuple) for entry in history[1:-1])
+    assert (
+        history[0] == 1
+        and history[-1] == 99
+        and all(isinstance(entry, tuple) for entry in history[1:-1])
+    )
     copies = [game.state_from_history(history), pickle.loads(pickle.dumps(state))]
     while not state.is_terminal():
         joint = [doctrine_action(state, p, rng) for p in range(game.info.num_players)]
@@ -288,10 +323,19 @@ def _public_tensor_from_key(mode, shaped, key, team_size, max_ticks):
         return [tick / max_ticks, balance_feature, *results[result]]
     tick, attackers, defenders = key[-1][:3] if key else (0, team_size, team_size)
     attackers_won = defenders == 0 and attackers > 0
-    defenders_won = attackers == 0 and defenders > 0 or tick >= max_ticks and attackers and defenders
+    defenders_won = (
+        attackers == 0 and defenders > 0 or tick >= max_ticks and attackers and defenders
+    )
     over = attackers == 0 or defenders == 0 or tick >= max_ticks
-    return [tick / max_ticks, balance_feature, float(over), float(attackers_won),
-            float(defenders_won), attackers / team_size, defenders / team_size]
+    return [
+        tick / max_ticks,
+        balance_feature,
+        float(over),
+        float(attackers_won),
+        float(defenders_won),
+        attackers / team_size,
+        defenders / team_size,
+    ]
 
 
 @pytest.mark.parametrize("mode", ["commander", "fighter"])
@@ -332,7 +376,10 @@ def test_an_order_is_private_to_the_team_that_gives_it():
         order = root.legal_actions(player)[-1]  # all of the team to the last destination
         joint = [0, 0]
         joint[player] = order
-        moved, held = game.state_from_history([0, tuple(joint)]), game.state_from_history([0, (0, 0)])
+        moved, held = (
+            game.state_from_history([0, tuple(joint)]),
+            game.state_from_history([0, (0, 0)]),
+        )
         assert not np.array_equal(moved.battle.positions, held.battle.positions)
         assert moved.public_state_key() == held.public_state_key()
         assert np.array_equal(moved.public_observation_tensor(), held.public_observation_tensor())
@@ -377,7 +424,9 @@ def test_doctrine_attackers_beat_random_defenders_on_the_small_map():
     game = hiddenenvs.load_game("combat", map="small")
     wins = 0
     for seed in range(20):
-        state = play_episode(game.new_initial_state(seed=seed), "doctrine", "random", np.random.default_rng(seed))
+        state = play_episode(
+            game.new_initial_state(seed=seed), "doctrine", "random", np.random.default_rng(seed)
+        )
         wins += state.returns()[ATTACKERS] > 0
     assert wins >= 14, f"doctrine attackers won only {wins} of 20"
 
@@ -386,20 +435,31 @@ def test_fighter_doctrine_attackers_beat_random_defenders_on_the_small_map():
     game = hiddenenvs.load_game("combat", mode="fighter", map="small")
     wins = 0
     for seed in range(10):
-        state = play_episode(game.new_initial_state(seed=seed), "doctrine", "random", np.random.default_rng(seed))
+        state = play_episode(
+            game.new_initial_state(seed=seed), "doctrine", "random", np.random.default_rng(seed)
+        )
         wins += state.returns()[ATTACKERS] > 0
     assert wins >= 7, f"doctrine attackers won only {wins} of 10"
 
 
 def test_dead_fighters_are_terminated_individually_in_both_envs():
-    parameters = {"mode": "fighter", "map": "small", "team_size": 5, "hit_probability": 1.0, "damage": 100}
+    parameters = {
+        "mode": "fighter",
+        "map": "small",
+        "team_size": 5,
+        "hit_probability": 1.0,
+        "damage": 100,
+    }
     env = hiddenenvs.make_parallel("combat", **parameters)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     removed = []
     while env.agents:
         before = list(env.agents)
-        actions = {a: doctrine_action(env.unwrapped.game_state, env.unwrapped.agent_to_player[a], rng) for a in before}
+        actions = {
+            a: doctrine_action(env.unwrapped.game_state, env.unwrapped.agent_to_player[a], rng)
+            for a in before
+        }
         _, _, terminations, _, _ = env.step(actions)
         assert set(terminations) == set(before)
         dead = [a for a in before if terminations[a]]
@@ -430,7 +490,9 @@ def test_rendering_draws_teams_fog_and_a_summary():
     assert image.shape == (480, 480, 3) and image.dtype == np.uint8
     colours = {tuple(c) for c in image.reshape(-1, 3)[::7]}
     assert (230, 80, 30) in colours and (40, 90, 230) in colours
-    fogged = hiddenenvs.make("combat", render_mode="rgb_array", render_visibility="attackers", **SMALL)
+    fogged = hiddenenvs.make(
+        "combat", render_mode="rgb_array", render_visibility="attackers", **SMALL
+    )
     fogged.reset(seed=0)
     assert fogged.render().mean() < image.mean()
     text = str(env.unwrapped.game_state)
@@ -454,7 +516,7 @@ def test_beliefs_follow_last_sightings_and_clear_when_the_cell_is_seen_empty():
     place((5, 8), (6, 40))  # the attacker sees (5, 12) again and the defender is gone
     assert battle.belief_cells[ATTACKERS, 0] == -1
     observation = game.new_initial_state(seed=0).observation_tensor(ATTACKERS)
-    assert observation[1:5 * game.map.num_areas:5].sum() == 0  # nothing believed at the start
+    assert observation[1 : 5 * game.map.num_areas : 5].sum() == 0  # nothing believed at the start
 
 
 def test_the_commanders_observation_holds_its_standing_orders_until_the_fighters_arrive():
@@ -464,11 +526,13 @@ def test_the_commanders_observation_holds_its_standing_orders_until_the_fighters
     areas = game.map.num_areas
 
     def per_area(player):
-        return state.observation_tensor(player)[:5 * areas].reshape(areas, 5)
+        return state.observation_tensor(player)[: 5 * areas].reshape(areas, 5)
 
     assert per_area(ATTACKERS)[:, 4].sum() == 0 and per_area(DEFENDERS)[:, 4].sum() == 0
     birth = int(np.flatnonzero(state.own_counts(ATTACKERS))[0])
-    destination = game.map.destination_names.index("north door outside")  # out of the defenders' sight
+    destination = game.map.destination_names.index(
+        "north door outside"
+    )  # out of the defenders' sight
     target = int(game.map.destination_areas[destination])
     assert target != birth
     state.apply_actions([game.encode_order(birth, destination, 3), 0])
@@ -478,7 +542,9 @@ def test_the_commanders_observation_holds_its_standing_orders_until_the_fighters
     while per_area(ATTACKERS)[target, 4] > 0:
         state.apply_actions([0, 0])
     assert not state.is_terminal()
-    assert per_area(ATTACKERS)[target, 0] == pytest.approx(3 / 5)  # arrived, so no longer on their way
+    assert per_area(ATTACKERS)[target, 0] == pytest.approx(
+        3 / 5
+    )  # arrived, so no longer on their way
 
 
 def test_fighter_view_is_the_map_window_around_the_fighter():
@@ -490,7 +556,7 @@ def test_fighter_view_is_the_map_window_around_the_fighter():
     codes = np.pad(game.map.codes, 4, constant_values=2)
     for fighter in range(6):
         row, col = divmod(int(state.battle.positions[fighter]), game.map.width)
-        window = codes[row:row + 9, col:col + 9]
+        window = codes[row : row + 9, col : col + 9]
         view = state.observation_tensor(fighter)
         assert np.array_equal(view[..., 0], np.isin(window, (1, 2)).astype(np.float32))
         assert np.array_equal(view[..., 1], (window == 3).astype(np.float32))
@@ -554,7 +620,9 @@ def test_stored_maps_are_what_the_documented_builder_writes():
     from hiddenenvs.envs.combat.map_builder import RECIPES, build
 
     for recipe in RECIPES:
-        assert build(recipe) == json.loads((MAPS_DIR / f"{recipe.name}.json").read_text()), recipe.name
+        assert build(recipe) == json.loads((MAPS_DIR / f"{recipe.name}.json").read_text()), (
+            recipe.name
+        )
 
 
 def test_compiled_history_hashes_equal_the_numpy_formula():
@@ -566,7 +634,9 @@ def test_compiled_history_hashes_equal_the_numpy_formula():
     actions = rng.integers(-1, 10, size=7)
     # the formula written out in numpy (uint64 arithmetic wraps modulo 2**64)
     words = observations.reshape(7, -1).view(np.uint32).astype(np.uint64)
-    observation_hash = (words * combat_env._HASH_COEFFICIENTS[: words.shape[1]]).sum(axis=1, dtype=np.uint64)
+    observation_hash = (words * combat_env._HASH_COEFFICIENTS[: words.shape[1]]).sum(
+        axis=1, dtype=np.uint64
+    )
     mixed = (keys ^ observation_hash) * combat_env._MIX_A
     mixed ^= mixed >> np.uint64(31)
     expected = (mixed + actions.astype(np.uint64) + np.uint64(1)) * combat_env._MIX_B
@@ -588,18 +658,27 @@ def test_compiled_fighter_masks_and_intents_equal_the_numpy_formulas():
     for trial in range(40):
         count = 24
         # a third of the fighters crowd the doorways, so some doors are full
-        positions = np.where(rng.random(count) < 0.35, rng.choice(doors, count), rng.choice(cells, count))
+        positions = np.where(
+            rng.random(count) < 0.35, rng.choice(doors, count), rng.choice(cells, count)
+        )
         positions = positions.astype(np.int32)
         alive = rng.random(count) < 0.8
-        target_of = np.where(rng.random(count) < 0.4, rng.integers(0, count, count), -1).astype(np.int64)
+        target_of = np.where(rng.random(count) < 0.4, rng.integers(0, count, count), -1).astype(
+            np.int64
+        )
         capacity = int(rng.integers(1, 4))
         # the numpy formula the kernel replaced
-        occupancy = np.bincount(combat_map.door_of_cell[positions[alive]][combat_map.door_of_cell[positions[alive]] >= 0],
-                                minlength=combat_map.num_doors)
+        occupancy = np.bincount(
+            combat_map.door_of_cell[positions[alive]][
+                combat_map.door_of_cell[positions[alive]] >= 0
+            ],
+            minlength=combat_map.num_doors,
+        )
         move_targets = combat_map.move_target[:, positions].T
         target_doors = combat_map.door_of_cell[np.maximum(move_targets, 0)]
         entering_full_door = (
-            (target_doors >= 0) & (target_doors != combat_map.door_of_cell[positions][:, None])
+            (target_doors >= 0)
+            & (target_doors != combat_map.door_of_cell[positions][:, None])
             & (occupancy >= capacity)[np.maximum(target_doors, 0)]
         )
         expected = np.zeros((count, SHOOT + 1), dtype=bool)
@@ -609,8 +688,16 @@ def test_compiled_fighter_masks_and_intents_equal_the_numpy_formulas():
         expected[~alive] = False
         blocked_by_a_full_door += int(entering_full_door[alive].sum())
         masks = np.empty((count, SHOOT + 1), dtype=bool)
-        movers = fighter_masks(masks.view(np.uint8), positions, alive.view(np.uint8), combat_map.move_target,
-                               combat_map.door_of_cell, combat_map.num_doors, capacity, target_of)
+        movers = fighter_masks(
+            masks.view(np.uint8),
+            positions,
+            alive.view(np.uint8),
+            combat_map.move_target,
+            combat_map.door_of_cell,
+            combat_map.num_doors,
+            capacity,
+            target_of,
+        )
         np.testing.assert_array_equal(masks, expected, err_msg=f"trial {trial}")
         assert movers == np.flatnonzero(expected.sum(axis=1) > 1).tolist()
 
@@ -625,10 +712,20 @@ def test_compiled_fighter_masks_and_intents_equal_the_numpy_formulas():
         np.testing.assert_array_equal(fires, actions == SHOOT)
     assert blocked_by_a_full_door > 0  # the door rule was exercised
     with pytest.raises(ValueError, match="need a"):
-        fighter_masks(masks[:3].view(np.uint8), positions, alive.view(np.uint8), combat_map.move_target,
-                      combat_map.door_of_cell, combat_map.num_doors, 1, target_of)
+        fighter_masks(
+            masks[:3].view(np.uint8),
+            positions,
+            alive.view(np.uint8),
+            combat_map.move_target,
+            combat_map.door_of_cell,
+            combat_map.num_doors,
+            1,
+            target_of,
+        )
     with pytest.raises(ValueError, match="as many"):
-        fighter_intents(actions[:3], positions, combat_map.move_target, wanted, fires.view(np.uint8))
+        fighter_intents(
+            actions[:3], positions, combat_map.move_target, wanted, fires.view(np.uint8)
+        )
 
 
 def test_the_view_kernel_refuses_a_views_array_of_the_wrong_shape():
@@ -637,6 +734,15 @@ def test_the_view_kernel_refuses_a_views_array_of_the_wrong_shape():
     game = hiddenenvs.load_game("combat", mode="fighter", map="small", team_size=3)
     battle, combat_map = game.new_initial_state(seed=0).battle, game.map
     with pytest.raises(ValueError, match=r"need a \(6, 11, 11, 5\) array, got \(6, 11, 11, 4\)"):
-        fill_views(np.empty((6, 11, 11, 4), np.float32), battle.positions, battle.health,
-                   battle.alive.view(np.uint8), np.stack(battle.seen).view(np.uint8), game.padded_codes,
-                   combat_map.cell_rows, combat_map.cell_cols, 5, 3)
+        fill_views(
+            np.empty((6, 11, 11, 4), np.float32),
+            battle.positions,
+            battle.health,
+            battle.alive.view(np.uint8),
+            np.stack(battle.seen).view(np.uint8),
+            game.padded_codes,
+            combat_map.cell_rows,
+            combat_map.cell_cols,
+            5,
+            3,
+        )

@@ -22,16 +22,24 @@ episodes = st.fixed_dictionaries(
         "team_size": st.integers(1, 10),
         "door_capacity": st.integers(1, 3),
         "sight_range": st.integers(2, 16),  # short sight puts unseen enemies inside the view
-        "policies": st.tuples(st.sampled_from(["doctrine", "random"]), st.sampled_from(["doctrine", "random"])),
+        "policies": st.tuples(
+            st.sampled_from(["doctrine", "random"]), st.sampled_from(["doctrine", "random"])
+        ),
     }
 )
 
 
 def _game(episode):
     return hiddenenvs.load_game(
-        "combat", mode=episode["mode"], map="small", team_size=episode["team_size"],
-        door_capacity=episode["door_capacity"], sight_range=episode["sight_range"],
-        fire_range=min(12, episode["sight_range"]), decision_interval=1, max_ticks=80,
+        "combat",
+        mode=episode["mode"],
+        map="small",
+        team_size=episode["team_size"],
+        door_capacity=episode["door_capacity"],
+        sight_range=episode["sight_range"],
+        fire_range=min(12, episode["sight_range"]),
+        decision_interval=1,
+        max_ticks=80,
     )  # one tick per decision, so commander-mode checks see every tick
 
 
@@ -53,7 +61,9 @@ def _play(episode, check=lambda before, after: None):
         before = state.clone()
         state.apply_actions(_joint(state, episode, rng))
         check(before, state)
-        trajectory.append((state.battle.positions.copy(), state.battle.health.copy(), state.rewards().copy()))
+        trajectory.append(
+            (state.battle.positions.copy(), state.battle.health.copy(), state.rewards().copy())
+        )
     return state, trajectory
 
 
@@ -116,9 +126,7 @@ def test_observations_never_show_an_enemy_no_friend_can_see(episode):
         for team in (ATTACKERS, DEFENDERS):
             friends = battle.positions[battle.team_slice(team)][alive[battle.team_slice(team)]]
             enemies = np.arange(2 * size)[battle.team_slice(1 - team)]
-            truly_seen = [
-                alive[e] and _sees(battle, friends, battle.positions[e]) for e in enemies
-            ]
+            truly_seen = [alive[e] and _sees(battle, friends, battle.positions[e]) for e in enemies]
             assert list(battle.seen_enemies(team)) == truly_seen
             if state.is_terminal():
                 continue
@@ -126,10 +134,12 @@ def test_observations_never_show_an_enemy_no_friend_can_see(episode):
                 areas = SMALL_MAP.area_of_cell[battle.positions[enemies[truly_seen]]]
                 expected = np.bincount(areas, minlength=SMALL_MAP.num_areas) / size
                 observation = state.observation_tensor(team)
-                assert np.allclose(observation[3:5 * SMALL_MAP.num_areas:5], expected)
+                assert np.allclose(observation[3 : 5 * SMALL_MAP.num_areas : 5], expected)
             else:
                 radius = state.game.params["view_radius"]
-                for fighter in np.arange(2 * size)[battle.team_slice(team)][alive[battle.team_slice(team)]]:
+                for fighter in np.arange(2 * size)[battle.team_slice(team)][
+                    alive[battle.team_slice(team)]
+                ]:
                     rows, cols = np.nonzero(state.observation_tensor(fighter)[..., 3])
                     row, col = divmod(int(battle.positions[fighter]), SMALL_MAP.width)
                     for r, c in zip(rows, cols):
@@ -156,12 +166,15 @@ def test_moving_an_unseen_enemy_to_an_unseen_cell_changes_no_observation(episode
     size = game.team_size
     for team in (ATTACKERS, DEFENDERS):
         friends = battle.positions[battle.team_slice(team)][battle.alive[battle.team_slice(team)]]
-        hidden = [e for e in np.arange(2 * size)[battle.team_slice(1 - team)]
-                  if battle.alive[e] and not _sees(battle, friends, battle.positions[e])]
+        hidden = [
+            e
+            for e in np.arange(2 * size)[battle.team_slice(1 - team)]
+            if battle.alive[e] and not _sees(battle, friends, battle.positions[e])
+        ]
         if not hidden:
             continue
         enemy = hidden[pick % len(hidden)]
-        unseen_cells = [c for c in PASSABLE_CELLS[pick % 7::7] if not _sees(battle, friends, c)]
+        unseen_cells = [c for c in PASSABLE_CELLS[pick % 7 :: 7] if not _sees(battle, friends, c)]
         if not unseen_cells:
             continue
         moved = state.clone()
@@ -169,10 +182,16 @@ def test_moving_an_unseen_enemy_to_an_unseen_cell_changes_no_observation(episode
         moved.battle._update_sight()
         if game.mode == "fighter":
             moved._refresh_views(game, moved.battle)
-        players = [team] if game.mode == "commander" else list(np.arange(2 * size)[battle.team_slice(team)])
+        players = (
+            [team]
+            if game.mode == "commander"
+            else list(np.arange(2 * size)[battle.team_slice(team)])
+        )
         for player in players:
             if battle.alive[player] or game.mode == "commander":
-                assert np.array_equal(moved.observation_tensor(player), state.observation_tensor(player))
+                assert np.array_equal(
+                    moved.observation_tensor(player), state.observation_tensor(player)
+                )
         assert np.array_equal(moved.battle.belief_cells[team], battle.belief_cells[team])
 
 
@@ -209,14 +228,18 @@ def test_history_and_pickle_give_back_the_state_at_any_tick(episode, pick):
         for copy in copies:
             assert copy.history() == state.history()
             assert copy.public_state_key() == state.public_state_key()
-            assert np.array_equal(copy.public_observation_tensor(), state.public_observation_tensor())
+            assert np.array_equal(
+                copy.public_observation_tensor(), state.public_observation_tensor()
+            )
             assert np.array_equal(copy.battle.health, state.battle.health)
             assert np.array_equal(copy.battle.positions, state.battle.positions)
             assert np.array_equal(copy.battle.belief_cells, state.battle.belief_cells)
             assert np.array_equal(copy.returns(), state.returns())
             for player in range(game.info.num_players):
                 assert copy.information_state_key(player) == state.information_state_key(player)
-                assert np.array_equal(copy.observation_tensor(player), state.observation_tensor(player))
+                assert np.array_equal(
+                    copy.observation_tensor(player), state.observation_tensor(player)
+                )
                 if not state.is_terminal():
                     assert copy.legal_actions(player) == state.legal_actions(player)
         if state.is_terminal():

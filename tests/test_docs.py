@@ -23,19 +23,28 @@ import hiddenenvs_pages as pages  # noqa: E402
 
 
 def test_docstring_roles_become_myst_roles_and_literal_blocks_stay_code():
-    docstring = '''Summary.
+    docstring = """Summary.
 
     Uses :class:`GameTree` and :py:meth:`State.clone`::
 
         x = 1
-    '''
+    """
     text = pages.docstring_as_markdown(docstring)
     assert "{py:class}`GameTree`" in text and "{py:meth}`State.clone`" in text
     assert "clone`:\n\n    x = 1" in text
 
 
 def test_markdown_tables_in_docstrings_become_list_tables():
-    lines = ["Intro.", "", "| name | default |", "|------|---------|", "| ``a`` | 1 |", "| ``b`` | |", "", "After."]
+    lines = [
+        "Intro.",
+        "",
+        "| name | default |",
+        "|------|---------|",
+        "| ``a`` | 1 |",
+        "| ``b`` | |",
+        "",
+        "After.",
+    ]
     pages.markdown_tables_as_rst(None, "module", "m", None, {}, lines)
     text = "\n".join(lines)
     assert ".. list-table::" in text and ":header-rows: 1" in text
@@ -110,7 +119,9 @@ def test_an_env_that_renders_gets_a_picture(tmp_path):
 def test_every_hand_written_page_is_reached_by_a_glob_toctree():
     for folder in ("guides", "results"):
         index = (ROOT / "docs" / folder / "index.md").read_text()
-        assert re.search(r":glob:\s*\n.*\n\s*\*\s*\n", index, flags=re.DOTALL), f"docs/{folder}/index.md"
+        assert re.search(r":glob:\s*\n.*\n\s*\*\s*\n", index, flags=re.DOTALL), (
+            f"docs/{folder}/index.md"
+        )
 
 
 def _site(tmp_path, body):
@@ -120,14 +131,17 @@ def _site(tmp_path, body):
     return tmp_path
 
 
-@pytest.mark.parametrize("link, broken", [
-    ('<a href="sub/page.html#here">ok</a>', False),
-    ('<a href="#top">ok</a>', False),
-    ('<a href="https://example.org/missing">external</a>', False),
-    ('<a href="sub/missing.html">missing page</a>', True),
-    ('<a href="sub/page.html#nowhere">missing anchor</a>', True),
-    ('<img src="img/missing.png">', True),
-])
+@pytest.mark.parametrize(
+    "link, broken",
+    [
+        ('<a href="sub/page.html#here">ok</a>', False),
+        ('<a href="#top">ok</a>', False),
+        ('<a href="https://example.org/missing">external</a>', False),
+        ('<a href="sub/missing.html">missing page</a>', True),
+        ('<a href="sub/page.html#nowhere">missing anchor</a>', True),
+        ('<img src="img/missing.png">', True),
+    ],
+)
 def test_the_link_checker_finds_broken_internal_links(tmp_path, link, broken):
     found = check_links.broken_links(_site(tmp_path, link))
     assert bool(found) == broken, found

@@ -31,7 +31,9 @@ def test_tree_sizes(kuhn_tree):
     assert leduc.num_infosets == 288
     # Chance probabilities below every chance node sum to one.
     chance_children = np.flatnonzero(leduc.parent_actor_column == leduc.num_players)
-    totals = np.bincount(leduc.parent[chance_children], weights=leduc.chance_probability[chance_children])
+    totals = np.bincount(
+        leduc.parent[chance_children], weights=leduc.chance_probability[chance_children]
+    )
     assert totals[np.unique(leduc.parent[chance_children])] == pytest.approx(1.0)
     assert GameTree.build(hiddenenvs.load_game("rps")).num_terminals == 9
 
@@ -52,7 +54,9 @@ def test_best_response_beats_every_pure_strategy(kuhn_tree):
     """Brute force over all 2^6 pure strategies of each player equals the best response."""
     rng = np.random.default_rng(0)
     policy = TabularPolicy(kuhn_tree, rng.random(kuhn_tree.num_slots))
-    policy.slot_probabilities /= np.add.reduceat(policy.slot_probabilities, kuhn_tree.infoset_slot_start[:-1])[kuhn_tree.slot_infoset]
+    policy.slot_probabilities /= np.add.reduceat(
+        policy.slot_probabilities, kuhn_tree.infoset_slot_start[:-1]
+    )[kuhn_tree.slot_infoset]
     for player in range(2):
         infosets = np.flatnonzero(kuhn_tree.infoset_player == player)
         best = -np.inf
@@ -71,19 +75,30 @@ def test_best_response_action_values_are_the_returns_of_deviating_from_the_best_
     tree = GameTree.build(hiddenenvs.load_game("leduc_holdem"))
     rng = np.random.default_rng(0)
     slots = rng.random(tree.num_slots)
-    policy = TabularPolicy(tree, slots / np.bincount(tree.slot_infoset, weights=slots)[tree.slot_infoset])
+    policy = TabularPolicy(
+        tree, slots / np.bincount(tree.slot_infoset, weights=slots)[tree.slot_infoset]
+    )
     for player in (0, 1):
         value, response = best_response(tree, policy, player)
         slot_values, infoset_reach = best_response_action_values(tree, policy, player)
-        first = [i for i in np.flatnonzero(tree.infoset_player == player)
-                 if tree.own_decisions_above[player, tree.infoset_node[i]] == 0]
-        assert len(first) == (3 if player == 0 else 6)  # a card each; player 1 also sees a check or a bet
+        first = [
+            i
+            for i in np.flatnonzero(tree.infoset_player == player)
+            if tree.own_decisions_above[player, tree.infoset_node[i]] == 0
+        ]
+        assert len(first) == (
+            3 if player == 0 else 6
+        )  # a card each; player 1 also sees a check or a bet
         if player == 0:
             assert infoset_reach[first] == pytest.approx([1 / 3] * 3)  # only chance acts before
         for infoset in first:
-            infoset_slots = np.arange(tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1])
+            infoset_slots = np.arange(
+                tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1]
+            )
             best = slot_values[infoset_slots].max()
-            for slot in infoset_slots:  # the best response everywhere but here, where it plays the slot's action
+            for slot in (
+                infoset_slots
+            ):  # the best response everywhere but here, where it plays the slot's action
                 deviation = response.slot_probabilities.copy()
                 deviation[infoset_slots] = 0.0
                 deviation[slot] = 1.0
@@ -91,8 +106,10 @@ def test_best_response_action_values_are_the_returns_of_deviating_from_the_best_
                 assert returns - value == pytest.approx(slot_values[slot] - best, abs=1e-9)
         # Summed over the first information sets, the best values are the best-response value
         # (no terminal comes before a player's first decision in Leduc).
-        assert sum(slot_values[tree.infoset_slot_start[i]:tree.infoset_slot_start[i + 1]].max()
-                   for i in first) == pytest.approx(value)
+        assert sum(
+            slot_values[tree.infoset_slot_start[i] : tree.infoset_slot_start[i + 1]].max()
+            for i in first
+        ) == pytest.approx(value)
         assert not slot_values[tree.infoset_player[tree.slot_infoset] != player].any()
 
 
@@ -112,7 +129,9 @@ def test_kuhn_cfr_plus_reaches_the_known_equilibrium(kuhn_tree):
     solver = CFRSolver(kuhn_tree, variant="cfr+")
     solver.iterate(500)
     assert solver.exploitability() < 1e-3
-    assert expected_returns(kuhn_tree, solver.average_policy())[0] == pytest.approx(-1 / 18, abs=1e-3)
+    assert expected_returns(kuhn_tree, solver.average_policy())[0] == pytest.approx(
+        -1 / 18, abs=1e-3
+    )
 
 
 def test_vanilla_cfr_converges_on_kuhn(kuhn_tree):
@@ -137,7 +156,9 @@ def test_leduc_cfr_plus_converges_to_the_known_value():
     solver.iterate(300)
     assert solver.exploitability() < 0.01
     # Game value of Leduc for player 0, as published with OpenSpiel's CFR: -0.0856.
-    assert expected_returns(solver.tree, solver.average_policy())[0] == pytest.approx(-0.0856, abs=2e-3)
+    assert expected_returns(solver.tree, solver.average_policy())[0] == pytest.approx(
+        -0.0856, abs=2e-3
+    )
 
 
 def test_cfr_checkpoint_round_trip(kuhn_tree):

@@ -26,10 +26,17 @@ from tests.test_loop_resume import (
 
 RUN = {
     "env": {"name": "kuhn_poker"},
-    "trainer": {"name": "exit_oos", "params": {
-        "hidden_sizes": [16], "games_per_iteration": 8, "simulations_per_move": 100, "train_steps": 4,
-        "batch_size": 16, "workers": 0,
-    }},
+    "trainer": {
+        "name": "exit_oos",
+        "params": {
+            "hidden_sizes": [16],
+            "games_per_iteration": 8,
+            "simulations_per_move": 100,
+            "train_steps": 4,
+            "batch_size": 16,
+            "workers": 0,
+        },
+    },
     "seed": 4,
     "budget": {"iterations": 12},
     "evaluation": {"every_iterations": 4},
@@ -42,13 +49,20 @@ RUN = {
 def _apprentice(game, hidden=(16,), seed=0) -> ApprenticeRollout:
     torch.manual_seed(seed)
     info = game.info
-    architecture = {"input_size": int(np.prod(info.information_state_tensor_shape)), "hidden_sizes": list(hidden),
-                    "num_actions": info.num_distinct_actions}
-    network = mlp(architecture["input_size"], architecture["hidden_sizes"], architecture["num_actions"])
+    architecture = {
+        "input_size": int(np.prod(info.information_state_tensor_shape)),
+        "hidden_sizes": list(hidden),
+        "num_actions": info.num_distinct_actions,
+    }
+    network = mlp(
+        architecture["input_size"], architecture["hidden_sizes"], architecture["num_actions"]
+    )
     return ApprenticeRollout(AveragePolicyAgent(network, architecture))
 
 
-@pytest.mark.parametrize("game_name, params", [("leduc_holdem", {}), ("goofspiel", {"num_cards": 4, "imp_info": True})])
+@pytest.mark.parametrize(
+    "game_name, params", [("leduc_holdem", {}), ("goofspiel", {"num_cards": 4, "imp_info": True})]
+)
 def test_rollout_table_is_the_network_at_every_rollout_step(game_name, params):
     """One batched forward over the tree's information sets gives, at any node, what the
     model path's per-step call gives there (the same network; float32 noise only)."""
@@ -64,7 +78,9 @@ def test_rollout_table_is_the_network_at_every_rollout_step(game_name, params):
         mask = state.legal_actions_mask(player if simultaneous else None)
         step = rho([state], np.array([player]), np.asarray(mask)[None])[0]
         slots = slice(tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1])
-        np.testing.assert_allclose(table[slots], step[tree.slot_action[slots]], rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(
+            table[slots], step[tree.slot_action[slots]], rtol=1e-6, atol=1e-9
+        )
         assert step[np.asarray(mask) == 0].sum() == 0.0
 
 
@@ -77,13 +93,23 @@ def _integer_rollout(states, players, masks):
     return weights / weights.sum(axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize("reweighting, rollout", [("ema", None), ("none", _integer_rollout), ("ema", _integer_rollout)])
-def test_tree_backend_with_a_rollout_table_and_ema_draws_the_samples_of_the_model_path(reweighting, rollout):
+@pytest.mark.parametrize(
+    "reweighting, rollout", [("ema", None), ("none", _integer_rollout), ("ema", _integer_rollout)]
+)
+def test_tree_backend_with_a_rollout_table_and_ema_draws_the_samples_of_the_model_path(
+    reweighting, rollout
+):
     game = hiddenenvs.load_game("leduc_holdem")
     tree = GameTree.build(game)
     options = dict(seed=5, targeting="ist", reweighting=reweighting)
     compiled = OOS(game, 0, backend="tree", **options)
-    model = OOS(game, 0, backend="model", **options, **({} if rollout is None else {"rollout_policy": rollout}))
+    model = OOS(
+        game,
+        0,
+        backend="model",
+        **options,
+        **({} if rollout is None else {"rollout_policy": rollout}),
+    )
     if rollout is not None:
         compiled.set_rollout_policy(rollout)
     for history, iterations in (((), 200), ([1, 2], 200), ([1, 2, 1, 1, 2], 300)):
@@ -91,8 +117,11 @@ def test_tree_backend_with_a_rollout_table_and_ema_draws_the_samples_of_the_mode
         for search in (compiled, model):
             search.search(key, iterations=iterations)
     for strategy in ("average", "current"):
-        np.testing.assert_allclose(compiled.tables.tabular_policy(tree, strategy).slot_probabilities,
-                                   model.tables.tabular_policy(tree, strategy).slot_probabilities, atol=1e-12)
+        np.testing.assert_allclose(
+            compiled.tables.tabular_policy(tree, strategy).slot_probabilities,
+            model.tables.tabular_policy(tree, strategy).slot_probabilities,
+            atol=1e-12,
+        )
     assert compiled.missed_targets == model.missed_targets
     assert compiled.ema_ratio == pytest.approx(model.ema_ratio, rel=1e-12)
     assert (compiled.ema_ratio != 1.0) == (reweighting == "ema")  # targeted samples moved r
@@ -109,8 +138,12 @@ class RowWiseRollout:
 
     def __call__(self, states, players, masks):
         self.calls, self.rows = self.calls + 1, self.rows + len(states)
-        sums = np.array([[float(np.sum(s.information_state_tensor(int(p))))] for s, p in zip(states, players)])
-        weights = np.asarray(masks, dtype=np.float64) * (1.0 + np.arange(masks.shape[1]) + sums % 3.0)
+        sums = np.array(
+            [[float(np.sum(s.information_state_tensor(int(p))))] for s, p in zip(states, players)]
+        )
+        weights = np.asarray(masks, dtype=np.float64) * (
+            1.0 + np.arange(masks.shape[1]) + sums % 3.0
+        )
         return weights / weights.sum(axis=1, keepdims=True)
 
 
@@ -119,30 +152,44 @@ def test_concurrent_searches_equal_searches_run_alone_with_one_call_per_round():
     steps and answered together fill the same tables as each run alone, in far fewer
     calls of the rollout policy."""
     game = hiddenenvs.load_game("leduc_holdem")
-    keys = [game.state_from_history(h).information_state_key(0) for h in ([0, 1], [1, 2], [2, 0], [0, 0])]
+    keys = [
+        game.state_from_history(h).information_state_key(0)
+        for h in ([0, 1], [1, 2], [2, 0], [0, 0])
+    ]
     tables = {}
     for mode in ("alone", "together"):
         rollout = RowWiseRollout()
-        searches = [OOS(game, 0, seed=n, backend="model", rollout_policy=rollout) for n in range(len(keys))]
+        searches = [
+            OOS(game, 0, seed=n, backend="model", rollout_policy=rollout) for n in range(len(keys))
+        ]
         if mode == "alone":
             for search, key in zip(searches, keys):
                 search.search(key, iterations=150)
         else:
-            search_concurrently([s.search_steps(k, iterations=150) for s, k in zip(searches, keys)], rollout)
+            search_concurrently(
+                [s.search_steps(k, iterations=150) for s, k in zip(searches, keys)], rollout
+            )
         tables[mode] = ([s.tables.state_dict() for s in searches], rollout.calls, rollout.rows)
-    (alone, alone_calls, alone_rows), (together, together_calls, together_rows) = tables["alone"], tables["together"]
+    (alone, alone_calls, alone_rows), (together, together_calls, together_rows) = (
+        tables["alone"],
+        tables["together"],
+    )
     _assert_same_state(alone, together)
     assert together_rows == alone_rows and alone_calls == alone_rows  # the same rollout steps
     assert together_calls < alone_calls / 3  # ... answered in rounds over the four searches
 
 
 def test_self_play_of_concurrent_games_equals_games_played_alone():
-    config = ExItOOSConfig(hidden_sizes=[16], simulations_per_move=40, backend="model", concurrent_games=3,
-                           workers=0)
+    config = ExItOOSConfig(
+        hidden_sizes=[16], simulations_per_move=40, backend="model", concurrent_games=3, workers=0
+    )
     game = hiddenenvs.load_game("goofspiel", num_cards=4, imp_info=True)
     info = game.info
-    architecture = {"input_size": int(np.prod(info.information_state_tensor_shape)), "hidden_sizes": [16],
-                    "num_actions": info.num_distinct_actions}
+    architecture = {
+        "input_size": int(np.prod(info.information_state_tensor_shape)),
+        "hidden_sizes": [16],
+        "num_actions": info.num_distinct_actions,
+    }
     player = SelfPlayer(game, config, architecture)
     seeds = [11, 12, 13, 14]
     player.rollout = together_rollout = RowWiseRollout()
@@ -151,12 +198,16 @@ def test_self_play_of_concurrent_games_equals_games_played_alone():
     alone = [player.play(seed) for seed in seeds]
     _assert_same_state(alone, together)
     assert together_rollout.rows == alone_rollout.rows
-    assert together_rollout.calls < 0.7 * alone_rollout.calls  # 3 games' steps per call, then 1 game's
+    assert (
+        together_rollout.calls < 0.7 * alone_rollout.calls
+    )  # 3 games' steps per call, then 1 game's
     # A real apprentice through the same path: one batched forward per round of steps.
     forwards = []
     player.rollout = _apprentice(game)
     original = player.rollout.agent.policy_probabilities_batch
-    player.rollout.agent.policy_probabilities_batch = lambda *a: forwards.append(len(a[0])) or original(*a)
+    player.rollout.agent.policy_probabilities_batch = lambda *a: (
+        forwards.append(len(a[0])) or original(*a)
+    )
     games = player.play_many(seeds[:3])
     assert len(games) == 3 and max(forwards) == 6  # 3 games x 2 simultaneous movers in one forward
 
@@ -171,7 +222,11 @@ def test_game_reservoir_keeps_each_game_with_the_decayed_probability():
         reservoir = GameReservoir(capacity, decay)
         for n in range(total):
             reservoir.add(rng, {"id": np.array([n, n])})
-        assert len(reservoir) == capacity and reservoir.seen == total and reservoir.num_moves == 2 * capacity
+        assert (
+            len(reservoir) == capacity
+            and reservoir.seen == total
+            and reservoir.num_moves == 2 * capacity
+        )
         hits[[int(g["id"][0]) for g in reservoir.games]] += 1
     accept = np.minimum(1.0, decay * capacity / np.arange(1, total + 1))
     accept[:capacity] = 1.0
@@ -181,23 +236,35 @@ def test_game_reservoir_keeps_each_game_with_the_decayed_probability():
         survive[n] = accept[n] * np.prod(1.0 - accept[later] / capacity)
     for block in (slice(0, 100), slice(250, 350), slice(500, 600)):
         expected = survive[block].mean() * runs
-        assert abs(hits[block].mean() - expected) < 0.1 * expected + 0.5, (block, hits[block].mean(), expected)
+        assert abs(hits[block].mean() - expected) < 0.1 * expected + 0.5, (
+            block,
+            hits[block].mean(),
+            expected,
+        )
     assert hits[500:].mean() > 2 * hits[100:200].mean()  # recent games favoured, unlike Algorithm R
     copy = GameReservoir(capacity, decay)
     copy.load_state_dict(reservoir.state_dict())
     assert copy.seen == reservoir.seen
-    np.testing.assert_array_equal(copy.sample(8, np.random.default_rng(1))["id"],
-                                  reservoir.sample(8, np.random.default_rng(1))["id"])
+    np.testing.assert_array_equal(
+        copy.sample(8, np.random.default_rng(1))["id"],
+        reservoir.sample(8, np.random.default_rng(1))["id"],
+    )
 
 
 def test_kl_steps_imitate_the_expert_targets_and_never_the_illegal_actions():
     torch.set_num_threads(1)  # as the loop: tiny networks, no thread contention
     game = hiddenenvs.load_game("leduc_holdem")
-    learner = ExItOOS(game, ExItOOSConfig(hidden_sizes=[32], batch_size=4, learning_rate=0.01), seed=0)
+    learner = ExItOOS(
+        game, ExItOOSConfig(hidden_sizes=[32], batch_size=4, learning_rate=0.01), seed=0
+    )
     observations = np.eye(4, 32, dtype=np.float32)
     masks = np.array([[1, 1, 0], [1, 1, 1], [0, 1, 1], [1, 1, 1]], dtype=np.int8)
-    targets = np.array([[0.2, 0.8, 0], [0.5, 0.25, 0.25], [0, 1.0, 0], [0.1, 0.1, 0.8]], dtype=np.float32)
-    learner.reservoir.add(learner.rng, {"observation": observations, "action_mask": masks, "target": targets})
+    targets = np.array(
+        [[0.2, 0.8, 0], [0.5, 0.25, 0.25], [0, 1.0, 0], [0.1, 0.1, 0.8]], dtype=np.float32
+    )
+    learner.reservoir.add(
+        learner.rng, {"observation": observations, "action_mask": masks, "target": targets}
+    )
     losses = [learner.train_step() for _ in range(400)]
     assert losses[-1] < 0.02 < losses[0]
     probabilities = learner.evaluation_agent(0).policy_probabilities_batch(observations, masks)
@@ -206,17 +273,30 @@ def test_kl_steps_imitate_the_expert_targets_and_never_the_illegal_actions():
 
 
 def test_config_errors_name_the_key():
-    for params, key in (({"reweighting": "mean"}, "reweighting"), ({"targeting": "x"}, "targeting"),
-                        ({"workers": -1}, "workers"), ({"simulations_per_move": 0}, "simulations_per_move")):
+    for params, key in (
+        ({"reweighting": "mean"}, "reweighting"),
+        ({"targeting": "x"}, "targeting"),
+        ({"workers": -1}, "workers"),
+        ({"simulations_per_move": 0}, "simulations_per_move"),
+    ):
         with pytest.raises(ConfigError, match=key):
-            config_from_dict({**RUN, "trainer": {"name": "exit_oos", "params": params}, "output_dir": "x"})
+            config_from_dict(
+                {**RUN, "trainer": {"name": "exit_oos", "params": params}, "output_dir": "x"}
+            )
 
 
 def test_worker_processes_store_the_games_of_the_single_process_run(tmp_path):
     states = []
     for workers in (0, 2):
-        run = {**RUN, "trainer": {"name": "exit_oos", "params": {**RUN["trainer"]["params"], "workers": workers}},
-               "budget": {"iterations": 2}, "output_dir": str(tmp_path / f"w{workers}")}
+        run = {
+            **RUN,
+            "trainer": {
+                "name": "exit_oos",
+                "params": {**RUN["trainer"]["params"], "workers": workers},
+            },
+            "budget": {"iterations": 2},
+            "output_dir": str(tmp_path / f"w{workers}"),
+        }
         train(config_from_dict(run))
         states.append(load_checkpoint(tmp_path / f"w{workers}" / "checkpoint.pt")["learner"])
     assert len(states[0]["reservoir"]["games"]) == 16
@@ -225,22 +305,44 @@ def test_worker_processes_store_the_games_of_the_single_process_run(tmp_path):
 
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     # Long enough (about 0.1 s an iteration) for the kill to land between checkpoints.
-    run = {**RUN, "budget": {"iterations": 40}, "evaluation": {"every_iterations": 10},
-           "trainer": {"name": "exit_oos", "params": {**RUN["trainer"]["params"], "simulations_per_move": 400}}}
+    run = {
+        **RUN,
+        "budget": {"iterations": 40},
+        "evaluation": {"every_iterations": 10},
+        "trainer": {
+            "name": "exit_oos",
+            "params": {**RUN["trainer"]["params"], "simulations_per_move": 400},
+        },
+    }
     straight = tmp_path / "straight"
     train(config_from_dict({**run, "output_dir": str(straight)}))
     killed = tmp_path / "killed"
     kill_between_checkpoints_and_resume(run, killed, "iterations", pause=0.5)
-    final_straight, final_resumed = resumed_checkpoint_equals_straight(straight, killed, "iterations", 40)
+    final_straight, final_resumed = resumed_checkpoint_equals_straight(
+        straight, killed, "iterations", 40
+    )
     _assert_same_state(final_straight["loop"]["rng"], final_resumed["loop"]["rng"])
 
 
 def test_the_apprentice_learns_leduc(tmp_path):
     """Eight tiny iterations cut the untrained network's exact exploitability by a quarter (2.47 -> 1.59)."""
-    run = {**RUN, "env": {"name": "leduc_holdem"}, "output_dir": str(tmp_path),
-           "trainer": {"name": "exit_oos", "params": {"hidden_sizes": [64], "games_per_iteration": 16,
-                                                      "simulations_per_move": 500, "train_steps": 64, "workers": 0}},
-           "budget": {"iterations": 8}, "evaluation": {"every_iterations": 8}}
+    run = {
+        **RUN,
+        "env": {"name": "leduc_holdem"},
+        "output_dir": str(tmp_path),
+        "trainer": {
+            "name": "exit_oos",
+            "params": {
+                "hidden_sizes": [64],
+                "games_per_iteration": 16,
+                "simulations_per_move": 500,
+                "train_steps": 64,
+                "workers": 0,
+            },
+        },
+        "budget": {"iterations": 8},
+        "evaluation": {"every_iterations": 8},
+    }
     train(config_from_dict(run))
     with (tmp_path / "metrics.csv").open() as handle:
         import csv
@@ -273,6 +375,9 @@ def test_a_step_past_the_deadline_is_cut_and_keeps_no_game(workers):
         assert context.step_cut and report.episodes == 0 and len(learner.reservoir) == 0
         context = StepContext(0, deadline=None)
         report = learner.step(context)
-        assert not context.step_cut and report.episodes == len(learner.reservoir) == params["games_per_iteration"]
+        assert (
+            not context.step_cut
+            and report.episodes == len(learner.reservoir) == params["games_per_iteration"]
+        )
     finally:
         learner.close()

@@ -117,8 +117,12 @@ shutil.rmtree(FILES, ignore_errors=True)
 
 def _start_worker() -> subprocess.Popen:
     process = subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(MEMORY_LIMIT)], cwd=REPO, text=True,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        [sys.executable, "-c", WORKER, str(MEMORY_LIMIT)],
+        cwd=REPO,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     ready, _, _ = select.select([process.stdout], [], [], 300)
@@ -141,7 +145,9 @@ def worker():
             process.kill()
             process.wait()
             processes[0] = _start_worker()
-            pytest.fail(f"{kind} case still running after {SECONDS_PER_CASE:g} s: {str(case)[:300]}")
+            pytest.fail(
+                f"{kind} case still running after {SECONDS_PER_CASE:g} s: {str(case)[:300]}"
+            )
         reply = process.stdout.readline()
         if not reply:
             code = process.wait()
@@ -163,25 +169,58 @@ def worker():
 
 def fuzz_property(kind: str, strategy, examples: int, slow: bool = False):
     """A test that hands ``examples`` cases drawn from ``strategy`` to the worker."""
-    @settings(max_examples=examples, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                     HealthCheck.data_too_large])
+
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+        ],
+    )
     @given(case=strategy)
     def test(worker, case):
         worker(kind, case)
 
     return pytest.mark.slow(test) if slow else test
 
+
 # ---- rule sheets ----------------------------------------------------------------------------
 SHEETS = ["biased_rps.gdl", "monty_hall.gdl", "tictactoe.gdl"]
 TOKEN = re.compile(r"\(|\)|[^\s();]+")
-INSERTS = ["(", ")", "(or", "(not", "(distinct", "(<=", "?x", "?y", "legal", "true", "does",
-           "next", "init", "sees", "goal", "terminal", "role", "random", "100", "101", "-1", "base"]
+INSERTS = [
+    "(",
+    ")",
+    "(or",
+    "(not",
+    "(distinct",
+    "(<=",
+    "?x",
+    "?y",
+    "legal",
+    "true",
+    "does",
+    "next",
+    "init",
+    "sees",
+    "goal",
+    "terminal",
+    "role",
+    "random",
+    "100",
+    "101",
+    "-1",
+    "base",
+]
 
 
 def _tokens(name: str) -> list[str]:
-    text = "\n".join(line.split(";", 1)[0] for line in (REPO / "hiddenenvs/envs/gdl/games" / name)
-                     .read_text().splitlines())
+    text = "\n".join(
+        line.split(";", 1)[0]
+        for line in (REPO / "hiddenenvs/envs/gdl/games" / name).read_text().splitlines()
+    )
     return TOKEN.findall(text)
 
 
@@ -192,18 +231,18 @@ def mutated_sheets(draw) -> str:
         kind = draw(st.sampled_from(["delete", "insert", "duplicate", "swap", "nest", "or"]))
         at = draw(st.integers(0, len(tokens) - 1))
         if kind == "delete":
-            del tokens[at:at + draw(st.integers(1, 3))]
+            del tokens[at : at + draw(st.integers(1, 3))]
         elif kind == "insert":
             tokens.insert(at, draw(st.sampled_from(INSERTS)))
         elif kind == "duplicate":
             length = draw(st.integers(1, 40))
-            tokens[at:at] = tokens[at:at + length] * draw(st.integers(1, 30))
+            tokens[at:at] = tokens[at : at + length] * draw(st.integers(1, 30))
         elif kind == "swap":
             other = draw(st.integers(0, len(tokens) - 1))
             tokens[at], tokens[other] = tokens[other], tokens[at]
         elif kind == "nest":
             depth = draw(st.integers(1, 600))
-            tokens[at:at + 1] = ["(f"] * depth + [tokens[at]] + [")"] * depth
+            tokens[at : at + 1] = ["(f"] * depth + [tokens[at]] + [")"] * depth
         else:  # a run of disjunctions, the or-expansion bomb
             tokens[at:at] = ["(or", "(true", "x)", "(true", "y))"] * draw(st.integers(1, 30))
         if not tokens:
@@ -217,9 +256,16 @@ test_many_mutated_rule_sheets = fuzz_property("gdl", mutated_sheets(), SLOW_EXAM
 
 # ---- map files ----------------------------------------------------------------------------------
 SMALL_MAP = json.loads((REPO / "hiddenenvs/envs/combat/maps/small.json").read_text())
-ODD_VALUES = st.one_of(st.integers(-10, 10), st.integers(-(2**63), 2**63), st.none(), st.text(max_size=3),
-                       st.lists(st.integers(-5, 50), max_size=3), st.floats(allow_nan=True),
-                       st.booleans(), st.dictionaries(st.text(max_size=2), st.integers(), max_size=2))
+ODD_VALUES = st.one_of(
+    st.integers(-10, 10),
+    st.integers(-(2**63), 2**63),
+    st.none(),
+    st.text(max_size=3),
+    st.lists(st.integers(-5, 50), max_size=3),
+    st.floats(allow_nan=True),
+    st.booleans(),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+)
 
 
 @st.composite
@@ -233,12 +279,18 @@ def mutated_maps(draw) -> dict:
             data.pop(draw(st.sampled_from(sorted(data))), None)
         elif kind == "resize":  # up to 3000 x 3000 cells: far past the limits
             height, width = draw(st.integers(1, 3000)), draw(st.integers(1, 3000))
-            data["rows"] = ["W" * width] + ["W" + "." * max(0, width - 2) + "W"] * max(0, height - 2) + ["W" * width]
+            data["rows"] = (
+                ["W" * width]
+                + ["W" + "." * max(0, width - 2) + "W"] * max(0, height - 2)
+                + ["W" * width]
+            )
             data["area_size"] = draw(st.sampled_from([1, 2, 4, 8, 20, 0, -3]))
         elif kind == "destinations":
             count = draw(st.integers(0, 20_000))
-            data["destinations"] = [{"name": str(k), "area": [draw(st.integers(-2, 8)), 1]}
-                                    for k in range(min(count, 3))] * max(1, count // 3)
+            data["destinations"] = [
+                {"name": str(k), "area": [draw(st.integers(-2, 8)), 1]}
+                for k in range(min(count, 3))
+            ] * max(1, count // 3)
         elif kind == "birth":
             data["birth_points"] = {"attackers": draw(ODD_VALUES), "defenders": [1, 1]}
         else:
@@ -246,7 +298,7 @@ def mutated_maps(draw) -> dict:
             if isinstance(rows, list) and rows and isinstance(rows[0], str) and rows[0]:
                 row = draw(st.integers(0, len(rows) - 1))
                 col = draw(st.integers(0, len(rows[row]) - 1)) if rows[row] else 0
-                rows[row] = rows[row][:col] + draw(st.sampled_from(".#WDx")) + rows[row][col + 1:]
+                rows[row] = rows[row][:col] + draw(st.sampled_from(".#WDx")) + rows[row][col + 1 :]
     return data
 
 
@@ -254,8 +306,24 @@ test_mutated_map_files_end_in_a_clear_map_error = fuzz_property("map", mutated_m
 test_many_mutated_map_files = fuzz_property("map", mutated_maps(), SLOW_EXAMPLES, slow=True)
 
 SMALL_MAP_TEXT = json.dumps(SMALL_MAP)
-ODD_JSON = ["true", "null", "NaN", "-Infinity", "1e400", "9" * 5_000, "-" + "9" * 400, str(2**70), '""',
-            "[]", "{}", '[true, 4]', '["", ""]', "[" * 5_000 + "]" * 5_000, '"' + "x" * 10_000 + '"', "0.5"]
+ODD_JSON = [
+    "true",
+    "null",
+    "NaN",
+    "-Infinity",
+    "1e400",
+    "9" * 5_000,
+    "-" + "9" * 400,
+    str(2**70),
+    '""',
+    "[]",
+    "{}",
+    "[true, 4]",
+    '["", ""]',
+    "[" * 5_000 + "]" * 5_000,
+    '"' + "x" * 10_000 + '"',
+    "0.5",
+]
 
 
 @st.composite
@@ -264,7 +332,9 @@ def mutated_map_texts(draw) -> str:
     kind = draw(st.sampled_from(["value", "value", "cut", "splice"]))
     if kind == "value":
         data = json.loads(SMALL_MAP_TEXT)
-        field = draw(st.sampled_from(sorted(data) + ["birth_points.attackers", "destinations.0.area"]))
+        field = draw(
+            st.sampled_from(sorted(data) + ["birth_points.attackers", "destinations.0.area"])
+        )
         parent, _, child = field.partition(".")
         marker = '"@ODD@"'
         if child:
@@ -280,11 +350,19 @@ def mutated_map_texts(draw) -> str:
     at = draw(st.integers(0, len(SMALL_MAP_TEXT)))
     if kind == "cut":
         return SMALL_MAP_TEXT[:at]
-    return SMALL_MAP_TEXT[:at] + draw(st.sampled_from(ODD_JSON + ["{", "]", ",", '"'])) + SMALL_MAP_TEXT[at:]
+    return (
+        SMALL_MAP_TEXT[:at]
+        + draw(st.sampled_from(ODD_JSON + ["{", "]", ",", '"']))
+        + SMALL_MAP_TEXT[at:]
+    )
 
 
-test_mutated_map_texts_end_in_a_clear_map_error = fuzz_property("map_json", mutated_map_texts(), EXAMPLES)
-test_many_mutated_map_texts = fuzz_property("map_json", mutated_map_texts(), SLOW_EXAMPLES, slow=True)
+test_mutated_map_texts_end_in_a_clear_map_error = fuzz_property(
+    "map_json", mutated_map_texts(), EXAMPLES
+)
+test_many_mutated_map_texts = fuzz_property(
+    "map_json", mutated_map_texts(), SLOW_EXAMPLES, slow=True
+)
 
 
 # ---- run configs ---------------------------------------------------------------------------------
@@ -314,7 +392,9 @@ def mutated_configs(draw) -> dict:
             continue
         kind = draw(st.sampled_from(["value", "drop", "unknown"]))
         if kind == "value":
-            parent[path[-1]] = draw(ODD_VALUES | st.sampled_from(["gdl", "combat", "chess", "../x"]))
+            parent[path[-1]] = draw(
+                ODD_VALUES | st.sampled_from(["gdl", "combat", "chess", "../x"])
+            )
         elif kind == "drop":
             parent.pop(path[-1], None)
         else:
@@ -322,16 +402,45 @@ def mutated_configs(draw) -> dict:
     return data
 
 
-test_mutated_configs_end_in_a_clear_config_error = fuzz_property("config", mutated_configs(), EXAMPLES)
+test_mutated_configs_end_in_a_clear_config_error = fuzz_property(
+    "config", mutated_configs(), EXAMPLES
+)
 test_many_mutated_configs = fuzz_property("config", mutated_configs(), SLOW_EXAMPLES, slow=True)
 
-KUHN_TEXT = (REPO / "configs" / "nfsp_kuhn.yaml").read_text().replace("output_dir: runs/nfsp_kuhn\n", "")
+KUHN_TEXT = (
+    (REPO / "configs" / "nfsp_kuhn.yaml").read_text().replace("output_dir: runs/nfsp_kuhn\n", "")
+)
 YAML_LINES = [line for line in KUHN_TEXT.splitlines() if line.strip() and not line.startswith("#")]
-LAUGHS = ('a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)))
-ODD_YAML = [".nan", "-.inf", "1e-3", "5E+4", "1e400", "9" * 5_000, "-5", "0", "[-64]", "!!python/object:os.system {}",
-            "!!python/name:os.system", "!!binary aGk=", "*undefined", "[" * 3_000 + "]" * 3_000, "&x [*x]",
-            "{a: 1, a: 2}", "'" + "x" * 10_000 + "'", "yes", "~", "2018-01-01", "0x_1f", "1_000", ":", "- 1", "\t"]
+LAUGHS = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+)
+ODD_YAML = [
+    ".nan",
+    "-.inf",
+    "1e-3",
+    "5E+4",
+    "1e400",
+    "9" * 5_000,
+    "-5",
+    "0",
+    "[-64]",
+    "!!python/object:os.system {}",
+    "!!python/name:os.system",
+    "!!binary aGk=",
+    "*undefined",
+    "[" * 3_000 + "]" * 3_000,
+    "&x [*x]",
+    "{a: 1, a: 2}",
+    "'" + "x" * 10_000 + "'",
+    "yes",
+    "~",
+    "2018-01-01",
+    "0x_1f",
+    "1_000",
+    ":",
+    "- 1",
+    "\t",
+]
 
 
 @st.composite
@@ -348,7 +457,7 @@ def mutated_yaml_configs(draw) -> str:
         elif kind == "drop":
             del lines[at]
         elif kind == "cut":
-            lines[at] = lines[at][:draw(st.integers(0, len(lines[at])))]
+            lines[at] = lines[at][: draw(st.integers(0, len(lines[at])))]
         else:
             lines[0:0] = LAUGHS.splitlines() + [f"seed: *{chr(97 + draw(st.integers(0, 8)))}"]
         if not lines:
@@ -357,8 +466,11 @@ def mutated_yaml_configs(draw) -> str:
 
 
 test_mutated_yaml_configs_end_in_a_clear_config_error = fuzz_property(
-    "config_yaml", mutated_yaml_configs(), EXAMPLES)
-test_many_mutated_yaml_configs = fuzz_property("config_yaml", mutated_yaml_configs(), SLOW_EXAMPLES, slow=True)
+    "config_yaml", mutated_yaml_configs(), EXAMPLES
+)
+test_many_mutated_yaml_configs = fuzz_property(
+    "config_yaml", mutated_yaml_configs(), SLOW_EXAMPLES, slow=True
+)
 
 
 # ---- agent files --------------------------------------------------------------------------------
@@ -370,12 +482,22 @@ def _agent_file_bytes() -> bytes:
     from agents.networks import AveragePolicyAgent, mlp
 
     torch.manual_seed(0)
-    agent = AveragePolicyAgent(mlp(11, [4], 2), {"input_size": 11, "hidden_sizes": [4], "num_actions": 2})
+    agent = AveragePolicyAgent(
+        mlp(11, [4], 2), {"input_size": 11, "hidden_sizes": [4], "num_actions": 2}
+    )
     from agents.checkpoint import registered_agent_name, to_data
 
     buffer = io.BytesIO()
-    torch.save(to_data({"format": "hiddenenvs-agent-v2", "agent": registered_agent_name(AveragePolicyAgent),
-                        "state": agent.state_dict()}), buffer)
+    torch.save(
+        to_data(
+            {
+                "format": "hiddenenvs-agent-v2",
+                "agent": registered_agent_name(AveragePolicyAgent),
+                "state": agent.state_dict(),
+            }
+        ),
+        buffer,
+    )
     return buffer.getvalue()
 
 
@@ -397,21 +519,52 @@ def damaged_agent_files(draw) -> str:
             data[at:at] = draw(st.binary(min_size=1, max_size=64))
         else:
             chunk = draw(st.binary(min_size=1, max_size=64))
-            data[at:at + len(chunk)] = chunk
+            data[at : at + len(chunk)] = chunk
     return base64.b64encode(bytes(data)).decode()
 
 
-test_damaged_agent_files_end_in_a_clear_error = fuzz_property("agent_file", damaged_agent_files(), EXAMPLES)
-test_many_damaged_agent_files = fuzz_property("agent_file", damaged_agent_files(), SLOW_EXAMPLES, slow=True)
+test_damaged_agent_files_end_in_a_clear_error = fuzz_property(
+    "agent_file", damaged_agent_files(), EXAMPLES
+)
+test_many_damaged_agent_files = fuzz_property(
+    "agent_file", damaged_agent_files(), SLOW_EXAMPLES, slow=True
+)
 
 
 # ---- GGP messages -----------------------------------------------------------------------------------
-RPS_RULES = " ".join(line.split(";", 1)[0] for line in (REPO / "hiddenenvs/envs/gdl/games/biased_rps.gdl")
-                     .read_text().splitlines())
-GGP_MATCH = ["(info)", f"(start m row ({RPS_RULES}) 30 5)", "(play m nil)",
-             "(play m 1 (throw rock) ((threw column paper)))", "(stop m 1 (throw rock) nil)", "(abort m)"]
-GGP_ODD = ["(", ")", "nil", "m", "other", "(play)", "-1", "1e999", "0", "nan", "(throw rock)", "(start)",
-           "((((((((((((((((((((", "(info) (info)", "\x00", "x" * 5_000, "row", "random", "(f " * 300]
+RPS_RULES = " ".join(
+    line.split(";", 1)[0]
+    for line in (REPO / "hiddenenvs/envs/gdl/games/biased_rps.gdl").read_text().splitlines()
+)
+GGP_MATCH = [
+    "(info)",
+    f"(start m row ({RPS_RULES}) 30 5)",
+    "(play m nil)",
+    "(play m 1 (throw rock) ((threw column paper)))",
+    "(stop m 1 (throw rock) nil)",
+    "(abort m)",
+]
+GGP_ODD = [
+    "(",
+    ")",
+    "nil",
+    "m",
+    "other",
+    "(play)",
+    "-1",
+    "1e999",
+    "0",
+    "nan",
+    "(throw rock)",
+    "(start)",
+    "((((((((((((((((((((",
+    "(info) (info)",
+    "\x00",
+    "x" * 5_000,
+    "row",
+    "random",
+    "(f " * 300,
+]
 
 
 @st.composite
@@ -441,5 +594,9 @@ def mutated_ggp_matches(draw) -> list[str]:
     return messages
 
 
-test_mutated_ggp_messages_are_answered_never_crash = fuzz_property("ggp", mutated_ggp_matches(), EXAMPLES)
-test_many_mutated_ggp_messages = fuzz_property("ggp", mutated_ggp_matches(), SLOW_EXAMPLES, slow=True)
+test_mutated_ggp_messages_are_answered_never_crash = fuzz_property(
+    "ggp", mutated_ggp_matches(), EXAMPLES
+)
+test_many_mutated_ggp_messages = fuzz_property(
+    "ggp", mutated_ggp_matches(), SLOW_EXAMPLES, slow=True
+)

@@ -24,7 +24,10 @@ def test_random_playouts_respect_the_model(name):
         while not state.is_terminal() and step_budget > 0:
             step_budget -= 1
             for player in range(info.num_players):
-                assert state.information_state_tensor(player).shape == info.information_state_tensor_shape
+                assert (
+                    state.information_state_tensor(player).shape
+                    == info.information_state_tensor_shape
+                )
                 assert state.observation_tensor(player).shape == info.observation_tensor_shape
                 assert state.information_state_tensor(player).dtype == np.float32
             if state.is_chance_node():
@@ -35,7 +38,10 @@ def test_random_playouts_respect_the_model(name):
                 random_playout(state.clone(), rng)
                 assert str(state) == before
             if state.is_simultaneous_node():
-                joint = [(l[rng.integers(len(l))] if l else -1) for l in (state.legal_actions(p) for p in range(info.num_players))]
+                joint = [
+                    (l[rng.integers(len(l))] if l else -1)
+                    for l in (state.legal_actions(p) for p in range(info.num_players))
+                ]
                 state.apply_actions(joint)
             elif state.is_chance_node():
                 state.apply_action(state.chance_outcomes()[0][0])
@@ -63,7 +69,11 @@ def test_worked_example_in_the_model_docstring():
         state.apply_action(action)
     assert state.is_terminal() and state.returns().tolist() == [-1.0, 1.0]
     assert state.information_state_key(0) == (
-        ("deal", "K"), ("deal", None), ("pass", None), ("bet", None), ("pass", None)
+        ("deal", "K"),
+        ("deal", None),
+        ("pass", None),
+        ("bet", None),
+        ("pass", None),
     )
     assert state.public_state_key() == ("deal", "deal", "pass", "bet", "pass")
     assert state.history() == (2, 0, 0, 1, 0)
@@ -88,7 +98,10 @@ def test_illegal_moves_name_the_legal_ones():
         state.apply_action(7)
     state.apply_action(0)
     state.apply_action(1)
-    with pytest.raises(ValueError, match=r"action 0 is illegal for player 0; legal actions: 1 \(call\), 2 \(raise\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"action 0 is illegal for player 0; legal actions: 1 \(call\), 2 \(raise\)",
+    ):
         state.apply_action(0)
     rps = hiddenenvs.load_game("rps").new_initial_state()
     with pytest.raises(ValueError, match="use apply_actions"):
@@ -111,7 +124,11 @@ def test_information_state_keys_hide_the_opponent_card():
     state.apply_action(1)
     state.apply_action(0)
     assert state.information_state_key(1) == (
-        ("deal", None), ("deal", "K"), ("raise", None), ("call", None), ("J", None)
+        ("deal", None),
+        ("deal", "K"),
+        ("raise", None),
+        ("call", None),
+        ("J", None),
     )
 
 

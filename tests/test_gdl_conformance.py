@@ -16,8 +16,12 @@ import pytest
 from hiddenenvs.envs.gdl.parser import GdlGroundingLimitError
 from hiddenenvs.envs.gdl.propnet import Propnet
 
-SHEETS = sorted(p.stem for p in (Path(__file__).resolve().parent.parent.parent / "shared" /
-                                 "gdl" / "ggp-base" / "rulesheets").glob("*.kif"))
+SHEETS = sorted(
+    p.stem
+    for p in (
+        Path(__file__).resolve().parent.parent.parent / "shared" / "gdl" / "ggp-base" / "rulesheets"
+    ).glob("*.kif")
+)
 # Sheets whose grounding is beyond a propnet: the engine must refuse them with an error
 # naming the exploding rule (checked at a lower limit than the default 750,000, which
 # they also exceed, to save CI the seconds each takes to get there). AlexChess runs past
@@ -72,8 +76,10 @@ def replay(propnet: Propnet, trace_path: Path, fold_case: bool) -> int:
 
 @pytest.mark.parametrize(
     "sheet",
-    [pytest.param(sheet, marks=pytest.mark.slow) if sheet in SLOW else sheet
-     for sheet in sorted(set(SHEETS) | SLOW)],
+    [
+        pytest.param(sheet, marks=pytest.mark.slow) if sheet in SLOW else sheet
+        for sheet in sorted(set(SHEETS) | SLOW)
+    ],
 )
 def test_ggp_base_traces(shared_dir, sheet):
     rules = shared_dir / "gdl" / "ggp-base" / "rulesheets" / f"{sheet}.kif"

@@ -48,8 +48,9 @@ def test_depth_charge_ends_in_terminal_states_the_python_path_agrees_with(tictac
         assert 5 <= steps <= 9 and sorted(sum(info.goals, ())) in ([0, 100], [50, 50])
         lengths.add(steps)
     assert len(lengths) >= 3  # seeds do give different playouts
-    assert tictactoe.depth_charge(tictactoe.initial_state, 7) == \
-        tictactoe.depth_charge(tictactoe.initial_state, 7)  # deterministic per seed
+    assert tictactoe.depth_charge(tictactoe.initial_state, 7) == tictactoe.depth_charge(
+        tictactoe.initial_state, 7
+    )  # deterministic per seed
     final, steps, status = tictactoe.depth_charge(tictactoe.initial_state, 3, max_steps=2)
     assert (steps, status) == (2, 1)
     marks = [f for f in tictactoe.state_fluents(final) if f.startswith("(mark")]
@@ -70,7 +71,8 @@ def test_transition_cache_counts_hits_and_changes_nothing(tictactoe):
 
 def test_gdl_i_game_facts_and_joint_move_percepts(shared_dir):
     game = hiddenenvs.load_game(
-        "gdl", rules=str(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "tictactoe.kif"))
+        "gdl", rules=str(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "tictactoe.kif")
+    )
     assert game.info.num_players == 2 and game.info.player_names == ("xPlayer", "oPlayer")
     assert game.info.utility is Utility.CONSTANT_SUM and game.info.utility_sum == 100
     assert game.info.max_game_length == 9  # exhaustive search of the 5,478 states
@@ -81,14 +83,17 @@ def test_gdl_i_game_facts_and_joint_move_percepts(shared_dir):
     # GDL-I: both roles perceive the whole joint move (x's move and o's noop).
     assert state.information_state_key(0)[0][1] == state.information_state_key(1)[0][1]
     scaled = hiddenenvs.load_game(
-        "gdl", rules=str(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "tictactoe.kif"),
-        scale_returns=True)
+        "gdl",
+        rules=str(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "tictactoe.kif"),
+        scale_returns=True,
+    )
     assert scaled.info.utility is Utility.ZERO_SUM
 
 
 def test_general_sum_is_declared_when_goals_do_not_add_up(shared_dir):
     game = hiddenenvs.load_game(
-        "gdl", rules=str(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "gt_prisoner.kif"))
+        "gdl", rules=str(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "gt_prisoner.kif")
+    )
     assert game.info.utility is Utility.GENERAL_SUM
 
 
@@ -106,13 +111,15 @@ def test_gdl_ii_chance_and_percepts_never_leak(tmp_path):
     assert children[0].information_state_key(0) == children[1].information_state_key(0)
     assert children[0].information_state_key(1) != children[1].information_state_key(1)
     assert np.array_equal(children[0].observation_tensor(0), children[1].observation_tensor(0))
-    assert np.array_equal(children[0].information_state_tensor(0),
-                          children[1].information_state_tensor(0))
+    assert np.array_equal(
+        children[0].information_state_tensor(0), children[1].information_state_tensor(0)
+    )
     assert not np.array_equal(children[0].state_tensor(), children[1].state_tensor())
     # Exact analysis: the best response of each player against uniform guessing.
     tree = GameTree.build(game)
-    uniform = lambda state, player: {a: 1 / len(state.legal_actions(player))
-                                     for a in state.legal_actions(player)}
+    uniform = lambda state, player: {
+        a: 1 / len(state.legal_actions(player)) for a in state.legal_actions(player)
+    }
     assert best_response(tree, uniform, 0)[0] == pytest.approx(50.0)
     assert best_response(tree, uniform, 1)[0] == pytest.approx(100.0)
 
@@ -134,8 +141,10 @@ def test_parse_text_keeps_spelling_and_folds_case():
 
 # Three counters walk 0..59 independently; a move is legal when the x counter is below
 # both others. Joined naively, the legal rule has 60^3 = 216,000 relaxed instances.
-COUNTERS = "(role p)\n" + "\n".join(f"(succ {i} {i + 1}) (less {i} {j})"
-                                    for i in range(59) for j in range(i + 1, 60)) + """
+COUNTERS = (
+    "(role p)\n"
+    + "\n".join(f"(succ {i} {i + 1}) (less {i} {j})" for i in range(59) for j in range(i + 1, 60))
+    + """
 (init (x 0)) (init (y 5)) (init (z 9))
 (<= (next (x ?n)) (true (x ?m)) (succ ?m ?n) (does p (step ?m)))
 (<= (next (x ?m)) (true (x ?m)) (does p stay))
@@ -147,6 +156,7 @@ COUNTERS = "(role p)\n" + "\n".join(f"(succ {i} {i + 1}) (less {i} {j})"
 (<= (goal p 100) (true (x ?a)) (less 40 ?a))
 (<= (goal p 0) (not (true (x 41))))
 """
+)
 
 
 def test_independent_fluents_are_not_cross_multiplied_and_play_the_same():

@@ -22,13 +22,25 @@ from hiddenenvs.envs.gdl.reference import ReferenceReasoner
 from hiddenenvs.envs.matrix_games import MATRICES
 
 GAMES_DIR = Path(__file__).resolve().parent.parent / "hiddenenvs/envs/gdl/games"
-SHEETS = ["monty_hall", "meier", "blind_tictactoe", "biased_blind_tictactoe", "biased_rps",
-          "tictactoe"]
+SHEETS = [
+    "monty_hall",
+    "meier",
+    "blind_tictactoe",
+    "biased_blind_tictactoe",
+    "biased_rps",
+    "tictactoe",
+]
 
 # The longest game of each sheet, in GDL steps; the registered meier and blind
 # tic-tac-toes fix max_steps to it (the propnet playouts below check the bound).
-MAX_STEPS = {"monty_hall": 3, "meier": 63, "blind_tictactoe": 9, "biased_blind_tictactoe": 9,
-             "biased_rps": 1, "tictactoe": 9}
+MAX_STEPS = {
+    "monty_hall": 3,
+    "meier": 63,
+    "blind_tictactoe": 9,
+    "biased_blind_tictactoe": 9,
+    "biased_rps": 1,
+    "tictactoe": 9,
+}
 
 
 def reasoner_for(sheet: str) -> ReferenceReasoner:
@@ -61,15 +73,20 @@ class Script:
         seen = self.reasoner.percepts(self.state, joint)
         self.state = self.reasoner.next_state(self.state, joint)
         self.steps += 1
-        return {role: {self.reasoner.render(p) for p in percepts}
-                for role, percepts in zip(self.reasoner.roles, seen)}
+        return {
+            role: {self.reasoner.render(p) for p in percepts}
+            for role, percepts in zip(self.reasoner.roles, seen)
+        }
 
     def terminal(self) -> bool:
         return self.reasoner.is_terminal(self.state)
 
     def goals(self) -> dict[str, int]:
-        return {role: values[0] for role, values in
-                zip(self.reasoner.roles, self.reasoner.goal_values(self.state)) if values}
+        return {
+            role: values[0]
+            for role, values in zip(self.reasoner.roles, self.reasoner.goal_values(self.state))
+            if values
+        }
 
 
 # ---------------------------------------------------------------- the rules, by reasoning
@@ -86,14 +103,19 @@ def test_monty_hall_switching_wins_two_thirds_by_enumeration():
             if reasoner.is_terminal(state):
                 return probability * reasoner.goals(state)[candidate] / 100
             legal = reasoner.legal_moves(state)
-            mine = [m for m in legal[candidate] if reasoner.render(m) in (final_move, "noop")
-                    or reasoner.render(m).startswith("(choose")]
+            mine = [
+                m
+                for m in legal[candidate]
+                if reasoner.render(m) in (final_move, "noop")
+                or reasoner.render(m).startswith("(choose")
+            ]
             total = Fraction(0)
             for move, chance in itertools.product(mine, legal[host]):
                 joint = [None, None]
                 joint[candidate], joint[host] = move, chance
-                total += value(reasoner.next_state(state, joint),
-                               probability / (len(mine) * len(legal[host])))
+                total += value(
+                    reasoner.next_state(state, joint), probability / (len(mine) * len(legal[host]))
+                )
             return total
 
         return value(reasoner.initial_state(), Fraction(1))
@@ -105,7 +127,9 @@ def test_monty_hall_switching_wins_two_thirds_by_enumeration():
 def test_monty_hall_host_opens_a_goat_door_the_candidate_did_not_choose():
     game = Script("monty_hall")
     assert game.play({"candidate": "(choose 1)", "random": "(hide_car 2)"}) == {
-        "candidate": set(), "random": set()}
+        "candidate": set(),
+        "random": set(),
+    }
     assert game.legal("random") == ["(open_door 3)"]
     assert game.play({})["candidate"] == {"(opened 3)"}
     assert game.legal("candidate") == ["stay", "switch"]
@@ -126,8 +150,9 @@ def test_biased_rps_goals_are_the_matrix_payoffs_mapped_to_0_100():
 @pytest.mark.parametrize("tiebreak", ["xplayer", "oplayer"])
 def test_blind_tictactoe_collision_goes_to_randoms_pick(tiebreak):
     game = Script("blind_tictactoe")
-    seen = game.play({"xplayer": "(mark 2 2)", "oplayer": "(mark 2 2)",
-                      "random": f"(tiebreak {tiebreak})"})
+    seen = game.play(
+        {"xplayer": "(mark 2 2)", "oplayer": "(mark 2 2)", "random": f"(tiebreak {tiebreak})"}
+    )
     loser = "oplayer" if tiebreak == "xplayer" else "xplayer"
     assert seen == {tiebreak: {"ok"}, loser: {"fail"}, "random": set()}
     mark = "x" if tiebreak == "xplayer" else "o"
@@ -139,7 +164,9 @@ def test_blind_tictactoe_collision_goes_to_randoms_pick(tiebreak):
 def test_biased_blind_tictactoe_collision_goes_to_x():
     game = Script("biased_blind_tictactoe")
     assert game.play({"xplayer": "(mark 1 1)", "oplayer": "(mark 1 1)"}) == {
-        "xplayer": {"ok"}, "oplayer": {"fail"}}
+        "xplayer": {"ok"},
+        "oplayer": {"fail"},
+    }
     assert game.reasoner.parse_terms("(cell 1 1 x)")[0] in game.state
 
 
@@ -148,7 +175,9 @@ def test_blind_tictactoe_try_on_a_taken_cell_fails_and_lines_win():
     game.play({"xplayer": "(mark 1 1)", "oplayer": "(mark 2 1)"})
     # o tries x's cell: fails, its move is lost; x is never told where o played.
     assert game.play({"xplayer": "(mark 1 2)", "oplayer": "(mark 1 1)"}) == {
-        "xplayer": {"ok"}, "oplayer": {"fail"}}
+        "xplayer": {"ok"},
+        "oplayer": {"fail"},
+    }
     assert not game.terminal()
     game.play({"xplayer": "(mark 1 3)", "oplayer": "(mark 3 3)"})
     assert game.terminal() and game.goals() == {"xplayer": 100, "oplayer": 0}
@@ -189,10 +218,14 @@ def test_meier_accept_roll_and_claim_higher():
     assert game.legal("bob") == ["accept", "call"]
     assert game.play({"bob": "accept"})["alice"] == {"accepted"}
     assert game.play({"random": "(roll 1 1)"}) == {
-        "alice": set(), "bob": {"(rolled 11)"}, "random": set()}
+        "alice": set(),
+        "bob": {"(rolled 11)"},
+        "random": set(),
+    }
     # above 64: 65, the doubles, and 21
     assert sorted(game.legal("bob")) == sorted(
-        f"(claim {v})" for v in (65, 11, 22, 33, 44, 55, 66, 21))
+        f"(claim {v})" for v in (65, 11, 22, 33, 44, 55, 66, 21)
+    )
     game.play({"bob": "(claim 11)"})
     game.play({"alice": "call"})
     assert game.terminal() and game.goals() == {"alice": 0, "bob": 100}
@@ -252,11 +285,14 @@ def test_propnet_agrees_with_the_reference_reasoner_on_random_playouts(sheet):
                 names = [propnet.move_names[role][i] for i in legal]
                 assert terms(names) == frozenset(reference_legal[role]), f"{where}: legal"
             joint = tuple(rng.choice(legal) for legal in info.legal)
-            reference_joint = [reasoner.parse_terms(propnet.move_names[role][move])[0]
-                               for role, move in enumerate(joint)]
+            reference_joint = [
+                reasoner.parse_terms(propnet.move_names[role][move])[0]
+                for role, move in enumerate(joint)
+            ]
             state, percepts = propnet.transition(state, joint)
             for role, (seen, reference_seen) in enumerate(
-                    zip(percepts, reasoner.percepts(expected, reference_joint))):
+                zip(percepts, reasoner.percepts(expected, reference_joint))
+            ):
                 names = [propnet.percept_names[role][i] for i in seen]
                 assert terms(names) == reference_seen, f"{where}: percepts of role {role}"
             expected = reasoner.next_state(expected, reference_joint)
@@ -267,8 +303,11 @@ def test_propnet_agrees_with_the_reference_reasoner_on_random_playouts(sheet):
 # ---------------------------------------------------------------- registered envs
 
 REGISTERED_SHEETS = {
-    "monty_hall": "monty_hall", "meier": "meier", "blind_tictactoe": "blind_tictactoe",
-    "biased_blind_tictactoe": "biased_blind_tictactoe", "gdl_biased_rps": "biased_rps",
+    "monty_hall": "monty_hall",
+    "meier": "meier",
+    "blind_tictactoe": "blind_tictactoe",
+    "biased_blind_tictactoe": "biased_blind_tictactoe",
+    "gdl_biased_rps": "biased_rps",
     "gdl_tictactoe": "tictactoe",
 }
 
@@ -310,6 +349,7 @@ def test_monty_hall_best_response_switches_and_wins_two_thirds():
             if final_move in names:
                 return {legal[names.index(final_move)]: 1.0}
             return {a: 1.0 / len(legal) for a in legal}
+
         return policy
 
     assert expected_returns(tree, always("switch"))[0] == pytest.approx(100 * 2 / 3)
@@ -326,7 +366,8 @@ def test_gdl_biased_rps_cfr_plus_reaches_the_equilibrium():
         probabilities = policy.action_probabilities(state, player)
         by_name = {game.action_to_string(player, a): p for a, p in probabilities.items()}
         assert by_name == pytest.approx(
-            {"(throw rock)": 0.4, "(throw paper)": 0.4, "(throw scissors)": 0.2}, abs=0.01)
+            {"(throw rock)": 0.4, "(throw paper)": 0.4, "(throw scissors)": 0.2}, abs=0.01
+        )
     assert solver.exploitability() < 0.5  # goal units: 0..100
 
 
@@ -344,15 +385,17 @@ def test_blind_tictactoe_percepts_never_reveal_the_opponents_marks(name):
         for x_cell, o_cell in zip(["(mark 1 1)", "(mark 2 2)"], o_cells):
             if state.is_chance_node():
                 state.apply_action(state.chance_outcomes()[0][0])
-            state.apply_actions([action_named(game, 0, state, x_cell),
-                                 action_named(game, 1, state, o_cell)])
+            state.apply_actions(
+                [action_named(game, 0, state, x_cell), action_named(game, 1, state, o_cell)]
+            )
         return state
 
     first, second = play(["(mark 3 1)", "(mark 3 2)"]), play(["(mark 1 3)", "(mark 2 1)"])
     assert not np.array_equal(first.state_tensor(), second.state_tensor())
     assert first.information_state_key(0) == second.information_state_key(0)
-    np.testing.assert_array_equal(first.information_state_tensor(0),
-                                  second.information_state_tensor(0))
+    np.testing.assert_array_equal(
+        first.information_state_tensor(0), second.information_state_tensor(0)
+    )
     np.testing.assert_array_equal(first.observation_tensor(0), second.observation_tensor(0))
     assert first.information_state_key(1) != second.information_state_key(1)
 
@@ -382,7 +425,9 @@ def test_meier_shown_dice_are_public_rolls_and_claims_are_not():
 
     truth, lie = play("(roll 6 3)", call=False), play("(roll 3 1)", call=False)
     assert truth.public_state_key() == lie.public_state_key()
-    np.testing.assert_array_equal(truth.public_observation_tensor(), lie.public_observation_tensor())
+    np.testing.assert_array_equal(
+        truth.public_observation_tensor(), lie.public_observation_tensor()
+    )
     assert truth.information_state_key(1) == lie.information_state_key(1)
     assert truth.information_state_key(0) != lie.information_state_key(0)
     truth, lie = play("(roll 6 3)", call=True), play("(roll 3 1)", call=True)
@@ -429,7 +474,13 @@ def test_gdl_games_keep_the_class_name_and_pickle_as_their_spec():
         "print(state.game.spec.to_dict()['params']['rules'], state.history(), "
         "state.information_state_key(0))"
     )
-    result = subprocess.run([sys.executable, "-c", script], input=payload, capture_output=True,
-                            cwd=Path(__file__).resolve().parent.parent, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        input=payload,
+        capture_output=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        check=True,
+    )
     assert result.stdout.decode().split() == (
-        f"{rules} {state.history()} {state.information_state_key(0)}".split())
+        f"{rules} {state.history()} {state.information_state_key(0)}".split()
+    )

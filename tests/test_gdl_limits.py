@@ -39,8 +39,11 @@ def test_too_many_sentences_are_refused_at_the_first_beyond_the_limit(tmp_path):
     first_line = TICTACTOE.count("\n") + 1
     sentences_before = len(parse_text(TICTACTOE).rules)
     beyond_line = first_line + MAX_SENTENCES - sentences_before
-    with pytest.raises(GdlSyntaxError, match=f"many.kif:{beyond_line}:1: the sheet has more "
-                                             f"than {MAX_SENTENCES:,} rules and facts"):
+    with pytest.raises(
+        GdlSyntaxError,
+        match=f"many.kif:{beyond_line}:1: the sheet has more "
+        f"than {MAX_SENTENCES:,} rules and facts",
+    ):
         hiddenenvs.load_game("gdl", rules=path)
 
 
@@ -59,8 +62,7 @@ def test_parse_text_has_the_same_limits():
 def test_the_time_budget_refuses_a_grounding_blow_up(tmp_path):
     """A join of four 60-number tables (13 million instances) with a 0.2 s budget."""
     numbers = "".join(f"(num {i})" for i in range(60))
-    rule = ("(<= (next (big ?a ?b ?c ?d)) (num ?a) (num ?b) (num ?c) (num ?d) "
-            "(true (cell 1 1 b)))")
+    rule = "(<= (next (big ?a ?b ?c ?d)) (num ?a) (num ?b) (num ?c) (num ?d) (true (cell 1 1 b)))"
     path = _write(tmp_path / "blowup.kif", numbers + rule)
     with pytest.raises(GdlGroundingLimitError) as error:
         hiddenenvs.load_game("gdl", rules=path, max_load_seconds=0.2, max_instances=10**9)
@@ -70,8 +72,10 @@ def test_the_time_budget_refuses_a_grounding_blow_up(tmp_path):
 
 def test_the_or_expansion_limit_says_how_many_rules_the_sheet_had(tmp_path):
     either = "(or " + " ".join(f"(num {i})" for i in range(16)) + ")"
-    rules = "".join(f"(<= (wide{k} ?x) {either} {either} {either} (num ?x))\n"  # 4,096 each
-                    for k in range(MAX_NORMAL_RULES // 4_096 + 1))
+    rules = "".join(
+        f"(<= (wide{k} ?x) {either} {either} {either} (num ?x))\n"  # 4,096 each
+        for k in range(MAX_NORMAL_RULES // 4_096 + 1)
+    )
     path = _write(tmp_path / "wide.kif", rules)
     with pytest.raises(GdlSyntaxError, match=r"rules expand into [\d,]+ rules once \(or ...\)"):
         hiddenenvs.load_game("gdl", rules=path)

@@ -17,18 +17,66 @@ from hiddenenvs.envs.gdl.reference import ReferenceReasoner
 # over 0..24 (distances between all pairs of cells) take a bottom-up evaluator tens of
 # seconds. The large boards replay their first playout only, to keep the time down.
 GGP_BASE_SHEETS = [
-    "3pConnectFour", "3pttc", "bidding-tictactoe", "blocker", "blocks", "blocksWorld",
-    "breakthroughSmall", "catcha_mouse", "chomp", "coins", "connectFour", "crisscross",
-    "doubletictactoe", "duplicateStateSmall", "eightPuzzle", "firefighter", "gt_centipede",
-    "gt_chicken", "gt_prisoner", "gt_ultimatum", "guess", "hanoi", "kitten_escapes_from_fire",
-    "knightmove", "knightsTour", "lightsout", "maze", "nim1", "nim2", "nim3", "nim4",
-    "numbertictactoe", "onestep", "pancakes6", "peg", "racer", "roshambo2", "ruleDepthLinear",
-    "ruleDepthQuadratic", "simpleMutex", "snake_2009", "stateSpaceSmall", "sum15",
-    "test_case_1a", "test_case_1b", "test_case_2a", "test_case_2b", "test_case_2c",
-    "ticTacToeParallel", "ticTacToeSerial", "tictactoe", "tictactoe_3d_small_2player",
-    "tictactoex9", "toetictac",
+    "3pConnectFour",
+    "3pttc",
+    "bidding-tictactoe",
+    "blocker",
+    "blocks",
+    "blocksWorld",
+    "breakthroughSmall",
+    "catcha_mouse",
+    "chomp",
+    "coins",
+    "connectFour",
+    "crisscross",
+    "doubletictactoe",
+    "duplicateStateSmall",
+    "eightPuzzle",
+    "firefighter",
+    "gt_centipede",
+    "gt_chicken",
+    "gt_prisoner",
+    "gt_ultimatum",
+    "guess",
+    "hanoi",
+    "kitten_escapes_from_fire",
+    "knightmove",
+    "knightsTour",
+    "lightsout",
+    "maze",
+    "nim1",
+    "nim2",
+    "nim3",
+    "nim4",
+    "numbertictactoe",
+    "onestep",
+    "pancakes6",
+    "peg",
+    "racer",
+    "roshambo2",
+    "ruleDepthLinear",
+    "ruleDepthQuadratic",
+    "simpleMutex",
+    "snake_2009",
+    "stateSpaceSmall",
+    "sum15",
+    "test_case_1a",
+    "test_case_1b",
+    "test_case_2a",
+    "test_case_2b",
+    "test_case_2c",
+    "ticTacToeParallel",
+    "ticTacToeSerial",
+    "tictactoe",
+    "tictactoe_3d_small_2player",
+    "tictactoex9",
+    "toetictac",
     # first playout only
-    "4pttc", "checkersTiny", "connect5", "hallway", "queens",
+    "4pttc",
+    "checkersTiny",
+    "connect5",
+    "hallway",
+    "queens",
 ]
 FIRST_PLAYOUT_ONLY = {"4pttc", "checkersTiny", "connect5", "hallway", "queens"}
 
@@ -47,12 +95,15 @@ def replay(reasoner: ReferenceReasoner, playout: dict, where: str) -> int:
         at = f"{where} step {number}"
         assert state == terms(step["state"]), at
         assert not reasoner.is_terminal(state), at
-        for role, moves, expected in zip(reasoner.roles, reasoner.legal_moves(state), step["legal"]):
+        for role, moves, expected in zip(
+            reasoner.roles, reasoner.legal_moves(state), step["legal"]
+        ):
             assert frozenset(moves) == terms(expected), f"{at}: legal moves of {role}"
         joint = [reasoner.parse_terms(move)[0] for move in step["joint"]]
         if "sees" in step:
-            for role, seen, expected in zip(reasoner.roles, reasoner.percepts(state, joint),
-                                            step["sees"]):
+            for role, seen, expected in zip(
+                reasoner.roles, reasoner.percepts(state, joint), step["sees"]
+            ):
                 assert seen == terms(expected), f"{at}: percepts of {role}"
         state = reasoner.next_state(state, joint)
     assert state == terms(playout["final"]), f"{where} final state"
@@ -73,7 +124,9 @@ def test_ggp_base_traces(shared_dir, name):
     recorded = playouts(shared_dir / "gdl/ggp-base/traces" / f"{name}.jsonl")
     if name in FIRST_PLAYOUT_ONLY:
         recorded = recorded[:1]
-    steps = sum(replay(reasoner, playout, f"{name} playout {i}") for i, playout in enumerate(recorded))
+    steps = sum(
+        replay(reasoner, playout, f"{name} playout {i}") for i, playout in enumerate(recorded)
+    )
     assert steps > 0
 
 
@@ -107,8 +160,12 @@ def test_alexchess_trace_disagrees_with_the_rules(shared_dir):
     recorded = frozenset(reasoner.parse_terms(" ".join(step["legal"][0])))
     assert recorded < white_moves
     assert sorted(reasoner.render(move) for move in white_moves - recorded) == [
-        "(move bishop c 1 d 2)", "(move bishop c 1 e 3)", "(move bishop c 1 f 4)",
-        "(move bishop c 1 g 5)", "(move bishop c 1 h 6)", "(move queen d 1 d 2)",
+        "(move bishop c 1 d 2)",
+        "(move bishop c 1 e 3)",
+        "(move bishop c 1 f 4)",
+        "(move bishop c 1 g 5)",
+        "(move bishop c 1 h 6)",
+        "(move queen d 1 d 2)",
     ]
 
 
@@ -134,7 +191,12 @@ def test_recursion_and_stratified_negation():
     assert [reasoner.render(t) for t in state] == ["(count 0)"]
     # `less` is the transitive closure of succ: from 0 every larger number is reachable.
     assert [reasoner.render(m) for m in reasoner.legal_moves(state)[0]] == [
-        "(jump 1)", "(jump 2)", "(jump 3)", "(jump 4)", "(jump 5)"]
+        "(jump 1)",
+        "(jump 2)",
+        "(jump 3)",
+        "(jump 4)",
+        "(jump 5)",
+    ]
     assert not reasoner.is_terminal(state) and reasoner.goals(state) == [0]
     state = reasoner.next_state(state, reasoner.parse_terms("(jump 3)"))
     assert len(reasoner.legal_moves(state)[0]) == 2
@@ -156,20 +218,27 @@ def test_or_distinct_and_percepts():
     state = reasoner.initial_state()
     red, blue = reasoner.parse_terms("(pick red) (pick blue)")
     assert [set(map(reasoner.render, seen)) for seen in reasoner.percepts(state, [red, blue])] == [
-        {"(other blue)"}, {"(other red)"}]
+        {"(other blue)"},
+        {"(other red)"},
+    ]
     assert [set(map(reasoner.render, seen)) for seen in reasoner.percepts(state, [red, red])] == [
-        {"(other red)", "same"}, {"(other red)", "same"}]
+        {"(other red)", "same"},
+        {"(other red)", "same"},
+    ]
     assert reasoner.is_terminal(reasoner.next_state(state, [red, blue]))
 
 
 def test_unsafe_rule_is_reported_with_its_location():
     with pytest.raises(GdlSafetyError, match=r"sheet\.kif:3:\d+: .*\?y"):
-        ReferenceReasoner.from_text("(role p)\n(init (x 1))\n(<= (next (x ?y)) (not (true (x ?y))))",
-                                    filename="sheet.kif")
+        ReferenceReasoner.from_text(
+            "(role p)\n(init (x 1))\n(<= (next (x ?y)) (not (true (x ?y))))", filename="sheet.kif"
+        )
 
 
 def test_negation_through_recursion_is_reported():
     with pytest.raises(GdlStratificationError, match=r"sheet\.kif:2:\d+"):
-        ReferenceReasoner.from_text("(role p) (n 1)\n(<= (q ?x) (n ?x) (not (r ?x)))\n"
-                                    "(<= (r ?x) (n ?x) (q ?x))\n(<= terminal (q 1))",
-                                    filename="sheet.kif")
+        ReferenceReasoner.from_text(
+            "(role p) (n 1)\n(<= (q ?x) (n ?x) (not (r ?x)))\n"
+            "(<= (r ?x) (n ?x) (q ?x))\n(<= terminal (q 1))",
+            filename="sheet.kif",
+        )

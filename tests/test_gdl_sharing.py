@@ -54,8 +54,10 @@ def test_threads_asking_at_once_compile_once(monkeypatch):
 
     monkeypatch.setattr(Propnet, "_from_bytes", classmethod(counted))
     nets = []
-    threads = [threading.Thread(target=lambda: nets.append(
-        Propnet.shared(GAMES_DIR / "tictactoe.gdl"))) for _ in range(6)]
+    threads = [
+        threading.Thread(target=lambda: nets.append(Propnet.shared(GAMES_DIR / "tictactoe.gdl")))
+        for _ in range(6)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -95,10 +97,13 @@ def test_a_failed_build_is_not_kept(tmp_path):
     assert not any(key[0] == str(sheet) for key in propnet_module._SHEETS.entries)
 
 
-@pytest.mark.parametrize("params, wanted", [
-    ({"nonsense": 1}, "monty_hall: unknown parameter"),
-    ({"max_steps": 0}, "monty_hall: parameter 'max_steps' must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "params, wanted",
+    [
+        ({"nonsense": 1}, "monty_hall: unknown parameter"),
+        ({"max_steps": 0}, "monty_hall: parameter 'max_steps' must be >= 1"),
+    ],
+)
 def test_a_variant_s_bad_parameter_names_the_variant(params, wanted):
     with pytest.raises(ValueError, match=wanted) as error:
         hiddenenvs.make("monty_hall", **params)

@@ -83,15 +83,39 @@ def test_messages_read_and_write_kif_with_limits():
     assert message == ["PLAY", "m1", [["mark", "1", "1"], "noop"]]
     assert to_kif(message) == "(PLAY m1 ((mark 1 1) noop))"
     assert normalise("( MARK  1 1 )") == "(mark 1 1)"
-    for bad, what in (("(play m1", "unbalanced '\\('"), ("play) x", "unbalanced '\\)'"),
-                      ("a b", "expected one KIF term"), ("(" * (MAX_MESSAGE_DEPTH + 1), "nests deeper")):
+    for bad, what in (
+        ("(play m1", "unbalanced '\\('"),
+        ("play) x", "unbalanced '\\)'"),
+        ("a b", "expected one KIF term"),
+        ("(" * (MAX_MESSAGE_DEPTH + 1), "nests deeper"),
+    ):
         with pytest.raises(MessageError, match=what):
             read_message(bad)
 
 
-MESSAGE_PIECES = st.sampled_from(["(", ")", " ", "play", "start", "stop", "abort", "info", "m",
-                                  "nil", "xplayer", "(mark 1 1)", "noop", "7", "?x", ";c\n", "\x00",
-                                  "(role xplayer)", "é"])
+MESSAGE_PIECES = st.sampled_from(
+    [
+        "(",
+        ")",
+        " ",
+        "play",
+        "start",
+        "stop",
+        "abort",
+        "info",
+        "m",
+        "nil",
+        "xplayer",
+        "(mark 1 1)",
+        "noop",
+        "7",
+        "?x",
+        ";c\n",
+        "\x00",
+        "(role xplayer)",
+        "é",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -119,8 +143,14 @@ def test_the_player_rebuilds_the_models_key_from_its_own_moves_and_percepts():
                     outcomes = state.chance_outcomes()
                     state.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])
                     continue
-                state.apply_actions([legal[int(rng.integers(len(legal)))] if (legal := state.legal_actions(p))
-                                     else -1 for p in range(game.info.num_players)])
+                state.apply_actions(
+                    [
+                        legal[int(rng.integers(len(legal)))]
+                        if (legal := state.legal_actions(p))
+                        else -1
+                        for p in range(game.info.num_players)
+                    ]
+                )
                 for player in range(game.info.num_players):
                     key = ()
                     for move, percepts in state.own_history(player):
@@ -142,8 +172,10 @@ def test_the_player_answers_bad_messages_with_what_is_wrong():
     from hiddenenvs.envs.gdl import GdlError
 
     with pytest.raises(GdlError, match="unsafe|not bound|safety"):
-        player.handle("(start m r ((role r) (<= (legal r ?m) (true (x))) (<= terminal (true (x)))"
-                      " (<= (goal r 100) (true (x))) (init (x)) (<= (next (x)) (true (x)))) 10 1)")
+        player.handle(
+            "(start m r ((role r) (<= (legal r ?m) (true (x))) (<= terminal (true (x)))"
+            " (<= (goal r 100) (true (x))) (init (x)) (<= (next (x)) (true (x)))) 10 1)"
+        )
     assert not player.matches and not any(player.directory.iterdir())  # nothing left behind
     with pytest.raises(ValueError, match="unknown agent spec"):
         spec_player("nonsense")
@@ -155,12 +187,26 @@ def test_a_match_over_http_between_two_of_our_players_within_the_clock(start_pla
     urls = [start_player("alphabeta", seed=0), start_player("uct", seed=1)]
     play_clock = 1.0
     out = tmp_path / "match.json"
-    record = manager_main(["--rules", str(TICTACTOE), "--players", *urls, "--start-clock", "10",
-                           "--play-clock", str(play_clock), "--out", str(out)])
+    record = manager_main(
+        [
+            "--rules",
+            str(TICTACTOE),
+            "--players",
+            *urls,
+            "--start-clock",
+            "10",
+            "--play-clock",
+            str(play_clock),
+            "--out",
+            str(out),
+        ]
+    )
     assert json.loads(out.read_text()) == record
     assert record["terminal"] and sum(record["goals"].values()) == 100
     assert record["goals"]["xplayer"] >= 50  # alpha-beta never loses
-    assert all(s["error"] is None for s in list(record["start"].values()) + list(record["stop"].values()))
+    assert all(
+        s["error"] is None for s in list(record["start"].values()) + list(record["stop"].values())
+    )
     for role in ("xplayer", "oplayer"):
         for move in moves_of(record, role):
             assert move["fallback"] is None and move["reply"] == move["move"]
@@ -170,8 +216,9 @@ def test_a_match_over_http_between_two_of_our_players_within_the_clock(start_pla
 def test_oos_and_ismcts_play_a_gdl_ii_match_through_the_same_server(start_player):
     urls = [start_player("oos", seed=0, margin=0.7), start_player("ismcts", seed=1, margin=0.7)]
     play_clock = 1.0
-    record = Manager(GAMES_DIR / "blind_tictactoe.gdl", urls, start_clock=60, play_clock=play_clock,
-                     seed=0).run()
+    record = Manager(
+        GAMES_DIR / "blind_tictactoe.gdl", urls, start_clock=60, play_clock=play_clock, seed=0
+    ).run()
     assert record["gdl_ii"] and record["terminal"]
     assert set(record["steps"][0]["moves"]) == {"xplayer", "oplayer", "random"}
     for role in ("xplayer", "oplayer"):
@@ -236,8 +283,10 @@ def test_the_player_plays_the_agent_its_factory_makes():
         match = player.matches["m"]
         state = match.state.clone()
         state.apply_actions([state.legal_actions(0)[0], state.legal_actions(1)[0]])
-        moves = [match.codec.move_text(role, move) for role, move in
-                 zip(match.game.player_roles, state.history()[-1])]
+        moves = [
+            match.codec.move_text(role, move)
+            for role, move in zip(match.game.player_roles, state.history()[-1])
+        ]
         expected = match.codec.move_text(match.role, state.legal_actions(1)[0])
         assert player.handle(f"(play m ({' '.join(moves)}))") == expected
     finally:
@@ -269,8 +318,12 @@ def test_a_gdl_ii_step_nobody_chooses_in_is_answered_and_its_percepts_used(start
     for seed in range(4):
         urls = [start_player("uct", seed=seed, margin=0.7), start_player("random", seed=seed)]
         record = Manager(path, urls, start_clock=10, play_clock=1.0, seed=seed).run()
-        assert [m["fallback"] for step in record["steps"] for role, m in step["moves"].items()
-                if role != "random"] == [None] * 6
+        assert [
+            m["fallback"]
+            for step in record["steps"]
+            for role, m in step["moves"].items()
+            if role != "random"
+        ] == [None] * 6
         assert record["goals"]["alice"] == 100
 
 
@@ -281,8 +334,10 @@ def test_the_manager_survives_players_that_time_out_answer_garbage_or_are_dead(t
         probe.bind(("127.0.0.1", 0))
         dead_url = f"http://127.0.0.1:{probe.getsockname()[1]}/"
     try:
-        for urls, reasons in (([garbage_url, slow_url], ("garbage", "no answer within")),
-                              ([dead_url, garbage_url], ("ConnectionRefusedError", "garbage"))):
+        for urls, reasons in (
+            ([garbage_url, slow_url], ("garbage", "no answer within")),
+            ([dead_url, garbage_url], ("ConnectionRefusedError", "garbage")),
+        ):
             start = time.monotonic()
             record = Manager(TICTACTOE, urls, start_clock=1, play_clock=0.3, seed=0).run()
             assert record["terminal"] and time.monotonic() - start < 20
@@ -305,7 +360,9 @@ def test_the_manager_refuses_bad_urls_and_role_counts():
 def test_an_illegal_move_is_replaced_and_recorded(start_player):
     stubborn, url = fake_player(lambda message: "(mark 1 1)")  # legal once, then never
     try:
-        record = Manager(TICTACTOE, [url, start_player("random")], start_clock=2, play_clock=0.5).run()
+        record = Manager(
+            TICTACTOE, [url, start_player("random")], start_clock=2, play_clock=0.5
+        ).run()
     finally:
         stubborn.shutdown()
         stubborn.server_close()
@@ -316,15 +373,20 @@ def test_an_illegal_move_is_replaced_and_recorded(start_player):
 
 
 def test_the_player_command_line_serves_on_a_free_port():
-    process = subprocess.Popen([sys.executable, "-m", "agents.ggp_player", "--port", "0",
-                                "--player", "random"], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agents.ggp_player", "--port", "0", "--player", "random"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = process.stdout.readline()
         url = line.split(" listening on ")[1].strip()
         request = urllib.request.Request(url, data=b"(info)", headers={"Content-Type": "text/acl"})
         with urllib.request.urlopen(request, timeout=10) as response:
             assert response.read().decode() == "((name hiddenenvs-random) (status available))"
-        too_big = urllib.request.Request(url, data=b" " * 10, headers={"Content-Length": str(10**9)})
+        too_big = urllib.request.Request(
+            url, data=b" " * 10, headers={"Content-Length": str(10**9)}
+        )
         with pytest.raises(urllib.error.HTTPError, match="413"):
             urllib.request.urlopen(too_big, timeout=10)
     finally:

@@ -28,7 +28,9 @@ def test_a_hand_played_game_scores_by_the_rules():
     # Point card 3, both bids (public), the next point card 2; nothing private.
     assert state.information_state_key(1) == ((3, None), ((3, 1), None), (2, None))
     assert state.public_state_key() == (3, (3, 1), 2) and state.history() == ((2, 0),)
-    state.apply_actions([0, 1])  # 1 loses to 2: player 1 takes the 2; the last round (1 v 3) is forced
+    state.apply_actions(
+        [0, 1]
+    )  # 1 loses to 2: player 1 takes the 2; the last round (1 v 3) is forced
     assert state.is_terminal() and state.bids == ([3, 1, 2], [1, 2, 3])
     assert state.scores == [3, 3] and state.returns().tolist() == [0.0, 0.0]
     state = goofspiel(num_cards=3, points_order="ascending").new_initial_state()
@@ -53,7 +55,11 @@ def test_imp_info_hides_the_bids_but_not_the_winner():
     state.apply_actions([3, 1])
     other.apply_actions([3, 2])  # a different losing bid of player 1
     # Point card 1, player 0 won (public) with its bid 4 (private), next point card 2.
-    assert state.information_state_key(0) == other.information_state_key(0) == ((1, None), (1, 4), (2, None))
+    assert (
+        state.information_state_key(0)
+        == other.information_state_key(0)
+        == ((1, None), (1, 4), (2, None))
+    )
     assert state.public_state_key() == other.public_state_key() == (1, 1, 2)
     assert state.information_state_key(1) != other.information_state_key(1)
     assert np.array_equal(state.information_state_tensor(0), other.information_state_tensor(0))
@@ -161,7 +167,9 @@ def opponent_bids_by_infoset(tree):
     return groups
 
 
-@pytest.mark.parametrize("num_cards, points_order", [(3, "ascending"), (4, "ascending"), (4, "descending")])
+@pytest.mark.parametrize(
+    "num_cards, points_order", [(3, "ascending"), (4, "ascending"), (4, "descending")]
+)
 def test_ii_goofspiel_infosets_are_exactly_the_consistent_opponent_hands(num_cards, points_order):
     """Every information set holds exactly the opponent bid sequences consistent with the
     player's own bids and the observed winners (brute force over permutations)."""
@@ -187,15 +195,27 @@ def test_ii_goofspiel_infosets_are_exactly_the_consistent_opponent_hands(num_car
 def test_fast_builder_equals_the_generic_builder(num_cards, points_order, imp_info):
     game = goofspiel(num_cards=num_cards, points_order=points_order, imp_info=imp_info)
     fast, generic = game.build_game_tree(), _build_generic(game)
-    for field in ("parent", "depth", "actor", "edge_action", "chance_probability", "terminal_returns"):
+    for field in (
+        "parent",
+        "depth",
+        "actor",
+        "edge_action",
+        "chance_probability",
+        "terminal_returns",
+    ):
         assert np.array_equal(getattr(fast, field), getattr(generic, field)), field
+
     # Information sets: the same key at every node, the same legal actions per key.
     def keys(tree):
         return [tree.infoset_keys[i] if i >= 0 else None for i in tree.infoset]
 
     assert keys(fast) == keys(generic)
-    legal = {key: generic.infoset_legal_actions(i).tolist() for i, key in enumerate(generic.infoset_keys)}
-    assert {key: fast.infoset_legal_actions(i).tolist() for i, key in enumerate(fast.infoset_keys)} == legal
+    legal = {
+        key: generic.infoset_legal_actions(i).tolist() for i, key in enumerate(generic.infoset_keys)
+    }
+    assert {
+        key: fast.infoset_legal_actions(i).tolist() for i, key in enumerate(fast.infoset_keys)
+    } == legal
     assert np.array_equal(fast.slot_action[fast.edge_slot], generic.slot_action[generic.edge_slot])
 
 
@@ -212,7 +232,9 @@ def test_tensors_are_equal_exactly_within_information_sets():
             stack.extend(state.child(a) for a, _ in state.chance_outcomes())
             continue
         for p in (0, 1):
-            tensors[(p, state.information_state_key(p))].add(state.information_state_tensor(p).tobytes())
+            tensors[(p, state.information_state_key(p))].add(
+                state.information_state_tensor(p).tobytes()
+            )
         for joint in itertools.product(state.legal_actions(0), state.legal_actions(1)):
             child = state.clone()
             child.apply_actions(list(joint))
@@ -225,7 +247,12 @@ def test_tensors_are_equal_exactly_within_information_sets():
 def spiel_goofspiel(pyspiel, num_cards, points_order, imp_info, returns="win_loss"):
     return pyspiel.load_game(
         "goofspiel",
-        {"num_cards": num_cards, "points_order": points_order, "imp_info": imp_info, "returns_type": returns},
+        {
+            "num_cards": num_cards,
+            "points_order": points_order,
+            "imp_info": imp_info,
+            "returns_type": returns,
+        },
     )
 
 
@@ -236,9 +263,13 @@ def spiel_goofspiel(pyspiel, num_cards, points_order, imp_info, returns="win_los
 )
 def test_uniform_exploitability_equals_openspiel(num_cards, points_order, imp_info):
     pyspiel = pytest.importorskip("pyspiel")
-    spiel_game = pyspiel.convert_to_turn_based(spiel_goofspiel(pyspiel, num_cards, points_order, imp_info))
+    spiel_game = pyspiel.convert_to_turn_based(
+        spiel_goofspiel(pyspiel, num_cards, points_order, imp_info)
+    )
     expected = pyspiel.exploitability(spiel_game, pyspiel.UniformRandomPolicy(spiel_game))
-    tree = GameTree.build(goofspiel(num_cards=num_cards, points_order=points_order, imp_info=imp_info))
+    tree = GameTree.build(
+        goofspiel(num_cards=num_cards, points_order=points_order, imp_info=imp_info)
+    )
     assert exploitability(tree, TabularPolicy.uniform(tree)) == pytest.approx(expected, abs=1e-12)
 
 
@@ -252,7 +283,9 @@ def test_random_trajectories_equal_openspiel(returns):
         state, spiel_state = play_alongside_openspiel(game, spiel_game, rng)
         # OpenSpiel's point_difference is points minus the mean of both: half the difference.
         scale = 2.0 if returns == "point_difference" else 1.0
-        assert state.is_terminal() and state.returns().tolist() == [scale * r for r in spiel_state.returns()]
+        assert state.is_terminal() and state.returns().tolist() == [
+            scale * r for r in spiel_state.returns()
+        ]
 
 
 def play_alongside_openspiel(game, spiel_game, rng):
@@ -321,7 +354,9 @@ def test_exact_tools_handle_goofspiel_5_with_a_random_deck():
     """
     tree = GameTree.build(goofspiel(num_cards=5, points_order="random"))
     assert (tree.num_nodes, tree.num_terminals, tree.num_infosets) == (3_346_656, 120**3, 913_010)
-    assert exploitability(tree, TabularPolicy.uniform(tree)) == pytest.approx(0.8015277777777778, abs=1e-12)
+    assert exploitability(tree, TabularPolicy.uniform(tree)) == pytest.approx(
+        0.8015277777777778, abs=1e-12
+    )
 
 
 # ---- beliefs: the game's own sampler ------------------------------------------------------
@@ -348,7 +383,8 @@ def test_ii_goofspiel_sampler_is_uniform_over_the_consistent_opponent_bids():
             own = state.bids[player]
             observed = [result(mine, theirs) for mine, theirs in zip(own, state.bids[1 - player])]
             consistent = sorted(
-                other for other in itertools.permutations(range(1, 7), 4)
+                other
+                for other in itertools.permutations(range(1, 7), 4)
                 if [result(mine, theirs) for mine, theirs in zip(own, other)] == observed
             )
             draws = [sample_history(game, player, key, rng) for _ in range(40 * len(consistent))]
@@ -377,7 +413,10 @@ def test_perfect_information_goofspiel_sampler_returns_the_history(points_order)
             state.apply_action(int(rng.choice(state.legal_actions())))
         else:
             for player in (0, 1):
-                assert sample_history(game, player, state.information_state_key(player), rng) == state.history()
+                assert (
+                    sample_history(game, player, state.information_state_key(player), rng)
+                    == state.history()
+                )
             state.apply_actions([int(rng.choice(state.legal_actions(p))) for p in (0, 1)])
     assert sample_history(game, 1, state.information_state_key(1), rng) == state.history()
 

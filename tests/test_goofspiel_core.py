@@ -77,7 +77,9 @@ class ReferenceState(State):
         n, base = game.num_cards, 2 + 2 * game.num_cards + round_index * game.round_block
         for player, (mine, theirs) in enumerate(((bid_0, bid_1), (bid_1, bid_0))):
             seen = _RESULT_INDEX[self._result(player, round_index)] if game.imp_info else theirs - 1
-            self.round_ones[player].extend((base + self.point_cards[-1] - 1, base + n + mine - 1, base + 2 * n + seen))
+            self.round_ones[player].extend(
+                (base + self.point_cards[-1] - 1, base + n + mine - 1, base + 2 * n + seen)
+            )
         self.phase = TERMINAL if len(self.bids[0]) == self.game.num_cards else CHANCE
 
     def current_player(self):
@@ -223,28 +225,54 @@ def assert_same_node(state, reference):
     assert state.history() == reference.history()
     assert state.public_state_key() == reference.public_state_key()
     assert (state.point_cards, state.bids, state.scores, state.hands, state.deck) == (
-        reference.point_cards, reference.bids, reference.scores, reference.hands, reference.deck)
+        reference.point_cards,
+        reference.bids,
+        reference.scores,
+        reference.hands,
+        reference.deck,
+    )
     tensors = [
-        (state.public_observation_tensor(), reference.public_observation_tensor(),
-         game.info.public_observation_tensor_shape),
+        (
+            state.public_observation_tensor(),
+            reference.public_observation_tensor(),
+            game.info.public_observation_tensor_shape,
+        ),
     ]
     for player in (0, 1):
         assert state.information_state_key(player) == reference.information_state_key(player)
         assert state.legal_actions(player) == reference.legal_actions(player)
-        assert np.array_equal(state.legal_actions_mask(player), reference.legal_actions_mask(player))
-        tensors.append((state.information_state_tensor(player), reference.information_state_tensor(player),
-                        game.info.information_state_tensor_shape))
-        tensors.append((state.observation_tensor(player), reference.observation_tensor(player),
-                        game.info.observation_tensor_shape))
+        assert np.array_equal(
+            state.legal_actions_mask(player), reference.legal_actions_mask(player)
+        )
+        tensors.append(
+            (
+                state.information_state_tensor(player),
+                reference.information_state_tensor(player),
+                game.info.information_state_tensor_shape,
+            )
+        )
+        tensors.append(
+            (
+                state.observation_tensor(player),
+                reference.observation_tensor(player),
+                game.info.observation_tensor_shape,
+            )
+        )
     for ours, theirs, shape in tensors:
         # Bit-identical: same dtype, shape and bytes.
         assert ours.dtype == theirs.dtype == np.float32 and ours.shape == theirs.shape == shape
         assert ours.tobytes() == theirs.tobytes()
     if state.current_player() == SIMULTANEOUS:
-        assert np.array_equal(state.information_state_tensors(),
-                              [reference.information_state_tensor(p) for p in (0, 1)])
-        assert np.array_equal(state.observation_tensors(), [reference.observation_tensor(p) for p in (0, 1)])
-        assert np.array_equal(state.legal_actions_masks(), [reference.legal_actions_mask(p) for p in (0, 1)])
+        assert np.array_equal(
+            state.information_state_tensors(),
+            [reference.information_state_tensor(p) for p in (0, 1)],
+        )
+        assert np.array_equal(
+            state.observation_tensors(), [reference.observation_tensor(p) for p in (0, 1)]
+        )
+        assert np.array_equal(
+            state.legal_actions_masks(), [reference.legal_actions_mask(p) for p in (0, 1)]
+        )
     elif state.current_player() == CHANCE:
         assert state.legal_actions() == reference.legal_actions()
         assert state.chance_outcomes() == reference.chance_outcomes()
@@ -254,8 +282,13 @@ def assert_same_node(state, reference):
 
 @pytest.mark.parametrize("num_cards, points_order, imp_info, returns", PARAMETERS)
 def test_random_games_equal_the_pure_python_reference(num_cards, points_order, imp_info, returns):
-    game = hiddenenvs.load_game("goofspiel", num_cards=num_cards, points_order=points_order,
-                                imp_info=imp_info, returns=returns)
+    game = hiddenenvs.load_game(
+        "goofspiel",
+        num_cards=num_cards,
+        points_order=points_order,
+        imp_info=imp_info,
+        returns=returns,
+    )
     rng = np.random.default_rng(num_cards)
     for _ in range(20):
         state, reference = game.new_initial_state(), ReferenceState(game)
@@ -311,14 +344,28 @@ def test_random_games_equal_openspiel(points_order, imp_info):
     pyspiel = pytest.importorskip("pyspiel")
     rng = np.random.default_rng(1)
     for num_cards in (3, 7, 13):
-        spiel_game = pyspiel.load_game("goofspiel", {"num_cards": num_cards, "points_order": points_order,
-                                                     "imp_info": imp_info, "returns_type": "point_difference"})
-        game = hiddenenvs.load_game("goofspiel", num_cards=num_cards, points_order=points_order,
-                                    imp_info=imp_info, returns="point_difference")
+        spiel_game = pyspiel.load_game(
+            "goofspiel",
+            {
+                "num_cards": num_cards,
+                "points_order": points_order,
+                "imp_info": imp_info,
+                "returns_type": "point_difference",
+            },
+        )
+        game = hiddenenvs.load_game(
+            "goofspiel",
+            num_cards=num_cards,
+            points_order=points_order,
+            imp_info=imp_info,
+            returns="point_difference",
+        )
         for _ in range(30):
             state, spiel_state = play_alongside_openspiel(game, spiel_game, rng)
             # OpenSpiel's point_difference is points minus the mean of both: half ours.
-            assert state.is_terminal() and state.returns().tolist() == [2 * r for r in spiel_state.returns()]
+            assert state.is_terminal() and state.returns().tolist() == [
+                2 * r for r in spiel_state.returns()
+            ]
 
 
 def test_aec_env_masks_from_the_core_are_read_only_and_checked():
@@ -327,7 +374,10 @@ def test_aec_env_masks_from_the_core_are_read_only_and_checked():
     state = env.unwrapped.game_state
     observation, *_ = env.last()
     mask = observation["action_mask"]
-    assert not mask.flags.writeable and mask.tolist() == state.legal_actions_mask(0).tolist() == [1] * 5
+    assert (
+        not mask.flags.writeable
+        and mask.tolist() == state.legal_actions_mask(0).tolist() == [1] * 5
+    )
     env.step(2)  # player 0 bids 3 (checked against the mask it saw)
     assert env.observe("player_0")["action_mask"].tolist() == [0] * 5  # waiting for player 1
     env.step(4)  # player 1 bids 5 without looking first: checked against its legal actions
@@ -341,8 +391,13 @@ def test_aec_env_masks_from_the_core_are_read_only_and_checked():
 
 def test_the_core_refuses_a_player_or_card_outside_the_game():
     state = hiddenenvs.load_game("goofspiel", num_cards=4).new_initial_state()
-    for method in (state.legal_actions, state.information_state_key, state.information_state_tensor,
-                   state.observation_tensor, state.legal_actions_mask):
+    for method in (
+        state.legal_actions,
+        state.information_state_key,
+        state.information_state_tensor,
+        state.observation_tensor,
+        state.legal_actions_mask,
+    ):
         for player in (2, -1):
             with pytest.raises(ValueError, match=f"player must be 0 or 1, got {player}"):
                 method(player)

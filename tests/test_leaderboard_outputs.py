@@ -21,8 +21,17 @@ def _evaluate_cli():
 
 def test_show_keeps_the_ranking_the_evaluation_used(tmp_path, capsys):
     db = tmp_path / "kuhn.sqlite"
-    board = evaluate("kuhn_poker", {}, ["random", "cfr+:50"], games=40, db_path=db, workers=1, progress=False,
-                     rank_by="mean-return", exploitability_max_nodes=0)
+    board = evaluate(
+        "kuhn_poker",
+        {},
+        ["random", "cfr+:50"],
+        games=40,
+        db_path=db,
+        workers=1,
+        progress=False,
+        rank_by="mean-return",
+        exploitability_max_nodes=0,
+    )
     header, rows = standings_rows(board)
     assert header[:3] == ["rank (by mean return)", "agent", "mean return"]
     assert [float(row[2]) for row in rows] == sorted((float(row[2]) for row in rows), reverse=True)
@@ -35,8 +44,16 @@ def test_show_keeps_the_ranking_the_evaluation_used(tmp_path, capsys):
 
 def test_the_plot_labels_agents_by_rank_and_is_written(tmp_path):
     """The axes carry #rank (the legend under them the full names, however long)."""
-    board = evaluate("kuhn_poker", {}, ["random", "cfr+:50"], games=20, db_path=tmp_path / "k.sqlite",
-                     workers=1, progress=False, exploitability_max_nodes=0)
+    board = evaluate(
+        "kuhn_poker",
+        {},
+        ["random", "cfr+:50"],
+        games=20,
+        db_path=tmp_path / "k.sqlite",
+        workers=1,
+        progress=False,
+        exploitability_max_nodes=0,
+    )
     assert short_labels(board.agents) == ["#1", "#2"]
     png = [path for path in write_outputs(board, tmp_path / "out") if path.suffix == ".png"]
     assert png and png[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

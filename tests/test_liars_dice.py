@@ -45,8 +45,8 @@ def test_bids_rise_and_liar_follows_a_bid():
     "rolls, bid, caller_wins",
     [
         ([2, 6], (2, 2), False),  # one 2 and a wild 6: the bid holds
-        ([2, 6], (2, 3), True),   # only the wild 6 counts as a 3
-        ([2, 5], (2, 2), True),   # one 2 only
+        ([2, 6], (2, 3), True),  # only the wild 6 counts as a 3
+        ([2, 5], (2, 2), True),  # one 2 only
         ([6, 6], (2, 6), False),  # sixes count for sixes
         ([1, 3], (1, 2), True),
     ],
@@ -70,8 +70,10 @@ def test_own_dice_are_private_and_sorted():
     game = liars_dice(num_dice=2, faces=3)
     state = play(game, [3, 1, 2, 2], [4])
     other = play(game, [1, 3, 1, 3], [4])
-    assert state.information_state_key(0) == other.information_state_key(0) == (
-        ("roll", None), ("roll", (1, 3)), ("roll", None), ("roll", None), ("2-2", None)
+    assert (
+        state.information_state_key(0)
+        == other.information_state_key(0)
+        == (("roll", None), ("roll", (1, 3)), ("roll", None), ("roll", None), ("2-2", None))
     )
     assert state.information_state_key(1) != other.information_state_key(1)
     assert np.array_equal(state.information_state_tensor(0), other.information_state_tensor(0))
@@ -145,13 +147,18 @@ def test_random_trajectories_equal_openspiel():
             assert state.legal_actions() == spiel_state.legal_actions()
             if not state.is_chance_node():
                 player = state.current_player()
-                ours, theirs = state.information_state_key(player), spiel_state.information_state_string()
+                ours, theirs = (
+                    state.information_state_key(player),
+                    spiel_state.information_state_string(),
+                )
                 assert partition.setdefault((player, ours), theirs) == theirs
                 assert partition.setdefault(theirs, (player, ours)) == (player, ours)
             action = int(rng.choice(state.legal_actions()))
             state.apply_action(action)
             spiel_state.apply_action(action)
-        assert state.current_player() == TERMINAL and state.returns().tolist() == spiel_state.returns()
+        assert (
+            state.current_player() == TERMINAL and state.returns().tolist() == spiel_state.returns()
+        )
 
 
 # ---- exact analysis --------------------------------------------------------------------

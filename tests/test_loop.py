@@ -65,14 +65,18 @@ def test_tree_size_probe():
 
 
 def test_head_to_head_evaluation_when_exact_is_off(tmp_path):
-    config = config_from_dict({
-        "env": {"name": "rps"},
-        "trainer": {"name": "nfsp", "params": {"hidden_sizes": [8], "min_buffer_size": 50}},
-        "budget": {"episodes": 256}, "evaluation": {"every_episodes": 128, "exact": "no",
-                                                    "episodes_vs_random": 200},
-        "checkpoint_every_episodes": 128, "num_envs": 16, "output_dir": str(tmp_path),
-        "progress_bar": False,
-    })
+    config = config_from_dict(
+        {
+            "env": {"name": "rps"},
+            "trainer": {"name": "nfsp", "params": {"hidden_sizes": [8], "min_buffer_size": 50}},
+            "budget": {"episodes": 256},
+            "evaluation": {"every_episodes": 128, "exact": "no", "episodes_vs_random": 200},
+            "checkpoint_every_episodes": 128,
+            "num_envs": 16,
+            "output_dir": str(tmp_path),
+            "progress_bar": False,
+        }
+    )
     result = train(config)
     last = result["last_evaluation"]
     assert last["episodes"] == 256 and last.get("exploitability") is None

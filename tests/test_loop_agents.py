@@ -92,5 +92,6 @@ def test_tabular_agent_save_load_round_trip_for_every_env(name, tmp_path):
         mask = np.zeros(game.info.num_distinct_actions, dtype=np.int8)
         mask[list(view.legal_actions)] = 1
         np.testing.assert_array_equal(
-            loaded.policy_probabilities(None, mask, view), agent.policy_probabilities(None, mask, view)
+            loaded.policy_probabilities(None, mask, view),
+            agent.policy_probabilities(None, mask, view),
         )

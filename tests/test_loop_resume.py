@@ -20,9 +20,15 @@ REPO = Path(__file__).resolve().parent.parent
 
 RUN = {
     "env": {"name": "kuhn_poker"},
-    "trainer": {"name": "nfsp", "params": {
-        "hidden_sizes": [16], "min_buffer_size": 100, "learn_every": 16, "batch_size": 32,
-    }},
+    "trainer": {
+        "name": "nfsp",
+        "params": {
+            "hidden_sizes": [16],
+            "min_buffer_size": 100,
+            "learn_every": 16,
+            "batch_size": 32,
+        },
+    },
     "seed": 5,
     "budget": {"episodes": 4000},
     "evaluation": {"every_episodes": 1000},
@@ -31,10 +37,23 @@ RUN = {
     "progress_bar": False,
 }
 # MCNFSP: searches, belief samples and the opponents' average policies inside the tree.
-MCNFSP_RUN = {**RUN, "trainer": {"name": "mcnfsp", "params": {
-    "network": "mlp", "hidden_sizes": [16], "num_simulations": 8, "anticipatory": 0.2,
-    "learn_every_episodes": 64, "rl_steps": 2, "sl_steps": 2, "batch_size": 32, "min_buffer_size": 32,
-}}}
+MCNFSP_RUN = {
+    **RUN,
+    "trainer": {
+        "name": "mcnfsp",
+        "params": {
+            "network": "mlp",
+            "hidden_sizes": [16],
+            "num_simulations": 8,
+            "anticipatory": 0.2,
+            "learn_every_episodes": 64,
+            "rl_steps": 2,
+            "sl_steps": 2,
+            "batch_size": 32,
+            "min_buffer_size": 32,
+        },
+    },
+}
 
 
 def _flatten(value, prefix=""):
@@ -67,7 +86,9 @@ def _assert_same_state(left, right):
 
 def _exploitabilities(run_dir):
     with (run_dir / "metrics.csv").open() as handle:
-        return [(int(row["episodes"]), float(row["exploitability"])) for row in csv.DictReader(handle)]
+        return [
+            (int(row["episodes"]), float(row["exploitability"])) for row in csv.DictReader(handle)
+        ]
 
 
 def kill_between_checkpoints_and_resume(run: dict, killed: Path, counter: str, pause: float) -> int:
@@ -76,8 +97,12 @@ def kill_between_checkpoints_and_resume(run: dict, killed: Path, counter: str, p
     the loop's ``counter`` (episodes, iterations) at the kill."""
     config_path = killed.parent / f"{killed.name}.yaml"
     config_path.write_text(yaml.safe_dump({**run, "output_dir": str(killed)}))
-    process = subprocess.Popen([sys.executable, "train.py", "--config", str(config_path)], cwd=REPO,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "train.py", "--config", str(config_path)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     checkpoint = killed / "checkpoint.pt"
     deadline = time.monotonic() + 120
     while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
@@ -88,13 +113,20 @@ def kill_between_checkpoints_and_resume(run: dict, killed: Path, counter: str, p
     assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()[-2000:]
     interrupted_at = load_checkpoint(checkpoint)["loop"][counter]
     assert 0 < interrupted_at < run["budget"][counter]
-    resumed = subprocess.run([sys.executable, "train.py", "--resume", str(killed)], cwd=REPO,
-                             capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(
+        [sys.executable, "train.py", "--resume", str(killed)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     return interrupted_at
 
 
-def resumed_checkpoint_equals_straight(straight: Path, killed: Path, counter: str, expected: int) -> tuple[dict, dict]:
+def resumed_checkpoint_equals_straight(
+    straight: Path, killed: Path, counter: str, expected: int
+) -> tuple[dict, dict]:
     """The final checkpoints of an uninterrupted run and of a killed-and-resumed one, after
     checking that both ended at ``expected`` ``counter`` with the same learner state."""
     final_straight = load_checkpoint(straight / "checkpoint.pt")
@@ -111,7 +143,9 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, run):
 
     killed = tmp_path / "killed"
     kill_between_checkpoints_and_resume(run, killed, "episodes", pause=0.15)
-    final_straight, final_resumed = resumed_checkpoint_equals_straight(straight, killed, "episodes", 4000)
+    final_straight, final_resumed = resumed_checkpoint_equals_straight(
+        straight, killed, "episodes", 4000
+    )
     _assert_same_state(final_straight["loop"]["rng"], final_resumed["loop"]["rng"])
     # The metrics log has each evaluation exactly once, with the same values.
     assert _exploitabilities(killed) == _exploitabilities(straight)

@@ -25,8 +25,16 @@ def test_fighters_go_through_black_death_and_a_markov_vector_env_across_episode_
     supersuit = pytest.importorskip("supersuit")
     from hiddenenvs.marl import black_death
 
-    env = hiddenenvs.make_parallel("combat", mode="fighter", map="small", team_size=3, hit_probability=1.0,
-                                   damage=100, observation_layout="flat", illegal_action="no_op")
+    env = hiddenenvs.make_parallel(
+        "combat",
+        mode="fighter",
+        map="small",
+        team_size=3,
+        hit_probability=1.0,
+        damage=100,
+        observation_layout="flat",
+        illegal_action="no_op",
+    )
     vec_env = supersuit.pettingzoo_env_to_vec_env_v1(black_death(env))
     observations, infos = vec_env.reset(seed=0)
     assert observations.shape == (6, 11 * 11 * 5) and all("action_mask" in info for info in infos)
@@ -34,13 +42,19 @@ def test_fighters_go_through_black_death_and_a_markov_vector_env_across_episode_
     episodes = saw_dead = 0
     for _ in range(400):
         # scripted fighters meet soon; the dead (no mask in their infos) send anything
-        actions = np.array([doctrine_action(env.game_state, player, rng) if agent in env.agents else 7
-                            for player, agent in enumerate(env.possible_agents)])
+        actions = np.array(
+            [
+                doctrine_action(env.game_state, player, rng) if agent in env.agents else 7
+                for player, agent in enumerate(env.possible_agents)
+            ]
+        )
         dead = [i for i, agent in enumerate(env.possible_agents) if agent not in env.agents]
         observations, rewards, terminations, truncations, infos = vec_env.step(actions)
         if terminations.all():
             episodes += 1
-            assert observations.any(axis=1).all(), "after an episode the vector env resets: all alive"
+            assert observations.any(axis=1).all(), (
+                "after an episode the vector env resets: all alive"
+            )
         else:  # those dead before this step are zeros (at the step they die: their last view)
             saw_dead += bool(dead)
             assert not observations[dead].any(), "the dead are zeros"
@@ -54,8 +68,20 @@ def test_sb3_ppo_through_supersuit_on_goofspiel_and_fighter_mode():
     script = example("sb3_supersuit_ppo")
     _, share = script.main(["--env", "goofspiel", "--steps", "256"])
     assert 0.0 < share < 1.0  # an unmasked PPO makes illegal bids, each one lost and reported
-    _, share = script.main(["--env", "combat", "--param", "mode=fighter", "--param", "map=small",
-                            "--param", "team_size=3", "--steps", "256"])
+    _, share = script.main(
+        [
+            "--env",
+            "combat",
+            "--param",
+            "mode=fighter",
+            "--param",
+            "map=small",
+            "--param",
+            "team_size=3",
+            "--steps",
+            "256",
+        ]
+    )
     assert 0.0 < share < 1.0  # illegal orders held and reported
 
 
@@ -97,7 +123,9 @@ def test_supersuit_observation_wrappers_take_the_flat_layout():
         "agent_indicator": lambda env: supersuit.agent_indicator_v0(env, type_only=False),
     }
     for name, wrap in wrappers.items():
-        parallel = wrap(hiddenenvs.make_parallel("goofspiel", observation_layout="flat", illegal_action="lose"))
+        parallel = wrap(
+            hiddenenvs.make_parallel("goofspiel", observation_layout="flat", illegal_action="lose")
+        )
         parallel_api_test(parallel, num_cycles=50)
         observations, infos = parallel.reset(seed=0)
         assert all(parallel.observation_space(a).contains(o) for a, o in observations.items()), name

@@ -30,34 +30,92 @@ from agents.capabilities import (
 # (env, params) of the matrix: every registered env at its defaults, and the variants users
 # reach for (combat's other mode and map, II-Goofspiel, 4x4 Othello).
 ENVS = [
-    ("kuhn_poker", {}), ("leduc_holdem", {}), ("rps", {}), ("biased_rps", {}), ("matching_pennies", {}),
-    ("goofspiel", {}), ("goofspiel", {"num_cards": 4, "imp_info": True}), ("liars_dice", {}),
-    ("othello", {"board_size": 4}), ("othello", {}),
-    ("combat", {"mode": "commander", "map": "small"}), ("combat", {"mode": "fighter", "map": "small"}),
+    ("kuhn_poker", {}),
+    ("leduc_holdem", {}),
+    ("rps", {}),
+    ("biased_rps", {}),
+    ("matching_pennies", {}),
+    ("goofspiel", {}),
+    ("goofspiel", {"num_cards": 4, "imp_info": True}),
+    ("liars_dice", {}),
+    ("othello", {"board_size": 4}),
+    ("othello", {}),
+    ("combat", {"mode": "commander", "map": "small"}),
+    ("combat", {"mode": "fighter", "map": "small"}),
     ("combat", {}),
-    ("monty_hall", {}), ("meier", {}), ("blind_tictactoe", {}), ("biased_blind_tictactoe", {}),
-    ("gdl_biased_rps", {}), ("gdl_tictactoe", {}), ("gdl", {}),
+    ("monty_hall", {}),
+    ("meier", {}),
+    ("blind_tictactoe", {}),
+    ("biased_blind_tictactoe", {}),
+    ("gdl_biased_rps", {}),
+    ("gdl_tictactoe", {}),
+    ("gdl", {}),
 ]
 # Plain GDL from ggp-base's published sheets, where the shared data is beside the repository.
-CONNECT_FOUR = Path(__file__).resolve().parents[2] / "shared" / "gdl" / "ggp-base" / "rulesheets" / "connectFour.kif"
+CONNECT_FOUR = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "gdl"
+    / "ggp-base"
+    / "rulesheets"
+    / "connectFour.kif"
+)
 if CONNECT_FOUR.exists():
     ENVS.append(("gdl", {"rules": str(CONNECT_FOUR)}))
 
 # Each trainer shrunk to toy sizes: one step must finish in seconds on any admitted env.
 TINY = {
-    "nfsp": {"hidden_sizes": [16], "replay_capacity": 1000, "reservoir_capacity": 1000, "batch_size": 8,
-             "min_buffer_size": 8, "learn_every": 4},
-    "anfsp": {"hidden_sizes": [16], "num_actors": 1, "reservoir_capacity": 1000, "batch_size": 8,
-              "min_reservoir_size": 8, "gradient_every": 8},
-    "mcnfsp": {"network": "mlp", "hidden_sizes": [16], "num_simulations": 4, "opponent_backup": "sample", "replay_capacity": 1000,
-               "reservoir_capacity": 1000, "batch_size": 8, "min_buffer_size": 8, "learn_every_episodes": 2,
-               "rl_steps": 1, "sl_steps": 1},
-    "exit_oos": {"hidden_sizes": [16], "games_per_iteration": 1, "simulations_per_move": 5, "train_steps": 1,
-                 "batch_size": 8, "reservoir_games": 100, "workers": 0, "concurrent_games": 1},
-    "cfr": {}, "cfr+": {},
-    "rebel": {"hidden_size": 16, "iterations": 5, "max_depth": 1, "batches_per_episode": 1, "batch_size": 8,
-              "buffer_size": 100},
-    "es-mccfr": {"iterations_per_step": 5}, "os-mccfr": {"iterations_per_step": 20},
+    "nfsp": {
+        "hidden_sizes": [16],
+        "replay_capacity": 1000,
+        "reservoir_capacity": 1000,
+        "batch_size": 8,
+        "min_buffer_size": 8,
+        "learn_every": 4,
+    },
+    "anfsp": {
+        "hidden_sizes": [16],
+        "num_actors": 1,
+        "reservoir_capacity": 1000,
+        "batch_size": 8,
+        "min_reservoir_size": 8,
+        "gradient_every": 8,
+    },
+    "mcnfsp": {
+        "network": "mlp",
+        "hidden_sizes": [16],
+        "num_simulations": 4,
+        "opponent_backup": "sample",
+        "replay_capacity": 1000,
+        "reservoir_capacity": 1000,
+        "batch_size": 8,
+        "min_buffer_size": 8,
+        "learn_every_episodes": 2,
+        "rl_steps": 1,
+        "sl_steps": 1,
+    },
+    "exit_oos": {
+        "hidden_sizes": [16],
+        "games_per_iteration": 1,
+        "simulations_per_move": 5,
+        "train_steps": 1,
+        "batch_size": 8,
+        "reservoir_games": 100,
+        "workers": 0,
+        "concurrent_games": 1,
+    },
+    "cfr": {},
+    "cfr+": {},
+    "rebel": {
+        "hidden_size": 16,
+        "iterations": 5,
+        "max_depth": 1,
+        "batches_per_episode": 1,
+        "batch_size": 8,
+        "buffer_size": 100,
+    },
+    "es-mccfr": {"iterations_per_step": 5},
+    "os-mccfr": {"iterations_per_step": 20},
 }
 # ANFSP starts a local Ray for each run (20-150 s here): its actors play the env as NFSP's self-play
 # does, so the matrix trains it on these cells only and leaves its other admitted cells to NFSP's.
@@ -65,15 +123,26 @@ ANFSP_CELLS = [("kuhn_poker", {}), ("meier", {}), ("combat", {"mode": "commander
 # The slow test trains every admitted cell of the flagship envs (combat, the GDL and GDL-II
 # sheets) and of Kuhn poker; the other small games' cells, which every trainer's own tests
 # cover, are trained by benchmarks/matrix.py (docs/results/matrix.md), to keep CI's slow step short.
-FLAGSHIP_ENVS = {"kuhn_poker", "combat", "monty_hall", "meier", "blind_tictactoe", "biased_blind_tictactoe",
-                 "gdl_biased_rps", "gdl_tictactoe", "gdl"}
+FLAGSHIP_ENVS = {
+    "kuhn_poker",
+    "combat",
+    "monty_hall",
+    "meier",
+    "blind_tictactoe",
+    "biased_blind_tictactoe",
+    "gdl_biased_rps",
+    "gdl_tictactoe",
+    "gdl",
+}
 # Switches a trainer needs on some envs (the contract names them in its refusals).
 SWITCHED = {("mcnfsp", "combat"): {"search_from": "true_state"}}
 
 
 def label(env: str, params: dict) -> str:
     shown = {k: Path(v).name if k == "rules" else v for k, v in params.items()}
-    return env + ("(" + ",".join(f"{k}={v}" for k, v in sorted(shown.items())) + ")" if shown else "")
+    return env + (
+        "(" + ",".join(f"{k}={v}" for k, v in sorted(shown.items())) + ")" if shown else ""
+    )
 
 
 def cells():
@@ -90,8 +159,14 @@ def run_data(trainer: str, env: str, params: dict, output_dir: str) -> dict:
         "seed": 0,
         # One step (or the seconds, whichever first): a cell that cannot finish one step in them fails.
         "budget": {"episodes": None, "iterations": 1, "seconds": 240},
-        "evaluation": {"every_iterations": 1, "every_episodes": None, "episodes_vs_random": 4, "max_seconds": 30},
-        "checkpoint_every_iterations": 1, "checkpoint_every_episodes": None,
+        "evaluation": {
+            "every_iterations": 1,
+            "every_episodes": None,
+            "episodes_vs_random": 4,
+            "max_seconds": 30,
+        },
+        "checkpoint_every_iterations": 1,
+        "checkpoint_every_episodes": None,
         "num_envs": 2,
         "output_dir": output_dir,
         "progress_bar": False,
@@ -124,9 +199,13 @@ QUICK = [(trainer, "kuhn_poker", {}) for trainer in TRAINER_NEEDS if trainer != 
 ]
 
 
-@pytest.mark.parametrize("trainer, env, params", QUICK, ids=[f"{t}-{label(e, p)}" for t, e, p in QUICK])
+@pytest.mark.parametrize(
+    "trainer, env, params", QUICK, ids=[f"{t}-{label(e, p)}" for t, e, p in QUICK]
+)
 def test_representative_cells_train(trainer, env, params, tmp_path):
-    assert admitted(trainer, env, params), f"{trainer} on {label(env, params)} is no longer admitted"
+    assert admitted(trainer, env, params), (
+        f"{trainer} on {label(env, params)} is no longer admitted"
+    )
     train_cell(trainer, env, params, tmp_path)
 
 
@@ -139,7 +218,9 @@ def test_every_admitted_cell_trains(trainer, env, params, tmp_path):
     if not admitted(trainer, env, params):
         pytest.skip("refused by the contract (test_every_refused_cell_is_refused_fast checks it)")
     if trainer == "anfsp" and (env, params) not in ANFSP_CELLS:
-        pytest.skip("ANFSP runs on Kuhn, Meier and small commander combat only (a Ray start-up per cell)")
+        pytest.skip(
+            "ANFSP runs on Kuhn, Meier and small commander combat only (a Ray start-up per cell)"
+        )
     if env not in FLAGSHIP_ENVS:
         pytest.skip("a small game: benchmarks/matrix.py trains this cell (docs/results/matrix.md)")
     train_cell(trainer, env, params, tmp_path)
@@ -159,7 +240,9 @@ def test_every_refused_cell_is_refused_fast(tmp_path):
         assert "it needs" in message and "Trainers that fit" in message, message
         # CPU seconds of the check (tree sizing is cached across cells of one env: the first
         # cell of each env pays it), which wall time on an idle machine matches.
-        assert seconds < 2.0, f"{trainer} on {label(env, params)}: refused after {seconds:.2f} s of CPU"
+        assert seconds < 2.0, (
+            f"{trainer} on {label(env, params)}: refused after {seconds:.2f} s of CPU"
+        )
 
 
 def test_the_flagship_envs_have_trainers():
@@ -178,7 +261,9 @@ def test_the_flagship_envs_have_trainers():
 def test_exact_evaluation_on_a_large_game_is_refused():
     data = run_data("nfsp", "othello", {"board_size": 6}, "unused")
     data["evaluation"]["exact"] = "yes"
-    with pytest.raises(CapabilityError, match=r"evaluation.exact: yes on othello\(board_size=6\) needs a game tree"):
+    with pytest.raises(
+        CapabilityError, match=r"evaluation.exact: yes on othello\(board_size=6\) needs a game tree"
+    ):
         check_run_data(data)
 
 
@@ -197,7 +282,13 @@ def test_a_tabular_agent_plays_a_forced_move_the_tree_has_no_information_set_for
     assert len(noop) == 1
     agent = TabularPolicyAgent(game, {}, player=0)
     mask = state.legal_actions_mask(0)
-    probabilities = agent.policy_probabilities_batch(mask[None] * 0.0, mask[None], [state.seat_view(0)])
+    probabilities = agent.policy_probabilities_batch(
+        mask[None] * 0.0, mask[None], [state.seat_view(0)]
+    )
     assert probabilities[0][noop[0]] == 1.0 and probabilities.sum() == 1.0
-    with np.testing.assert_raises(KeyError):  # a real choice missing from the table is still an error
-        agent.policy_probabilities_batch(mask[None] * 0.0, state.legal_actions_mask(1)[None], [state.seat_view(1)])
+    with np.testing.assert_raises(
+        KeyError
+    ):  # a real choice missing from the table is still an error
+        agent.policy_probabilities_batch(
+            mask[None] * 0.0, state.legal_actions_mask(1)[None], [state.seat_view(1)]
+        )

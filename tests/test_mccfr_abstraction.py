@@ -18,7 +18,9 @@ def test_an_abstraction_that_merges_nothing_gives_the_unabstracted_run_exactly(s
     game = hiddenenvs.load_game("leduc_holdem")
     tree = GameTree.build(game)
     plain = solver_class(game, seed=5, backend="tree")
-    identity = solver_class(game, seed=5, abstraction=InfosetAbstraction.from_keys(tree, lambda player, key: key))
+    identity = solver_class(
+        game, seed=5, abstraction=InfosetAbstraction.from_keys(tree, lambda player, key: key)
+    )
     plain.iterate(500)
     identity.iterate(500)
     np.testing.assert_array_equal(identity.tables.regret, plain.tables.regret)
@@ -34,7 +36,10 @@ def test_merged_sets_share_one_row_and_the_policy_expands_onto_the_tree():
     game = hiddenenvs.load_game("kuhn_poker")
     tree = GameTree.build(game)
     abstraction = _card_only(tree)
-    assert abstraction.counts_by_player() == [3, 6]  # player 0: 6 sets -> 3 cards; player 1 untouched
+    assert abstraction.counts_by_player() == [
+        3,
+        6,
+    ]  # player 0: 6 sets -> 3 cards; player 1 untouched
     assert abstraction.num_slots == 2 * 9
     solver = ExternalSamplingMCCFR(game, seed=0, abstraction=abstraction)
     solver.iterate(2000)
@@ -67,14 +72,22 @@ def test_bad_abstractions_are_refused_with_the_sets_named():
     game = hiddenenvs.load_game("kuhn_poker")
     tree = GameTree.build(game)
     with pytest.raises(ValueError, match="one player and the same legal actions"):
-        InfosetAbstraction(tree, np.zeros(tree.num_infosets, dtype=np.int64))  # both players in one set
+        InfosetAbstraction(
+            tree, np.zeros(tree.num_infosets, dtype=np.int64)
+        )  # both players in one set
     with pytest.raises(ValueError, match="one integer abstract id per information set"):
         InfosetAbstraction(tree, np.arange(3))
     with pytest.raises(ValueError, match="needs the tree backend"):
         ExternalSamplingMCCFR(game, backend="model", abstraction=_card_only(tree))
-    other_tree = GameTree.build(hiddenenvs.load_game("kuhn_poker"))  # another game object: another tree
+    other_tree = GameTree.build(
+        hiddenenvs.load_game("kuhn_poker")
+    )  # another game object: another tree
     with pytest.raises(ValueError, match="built on another tree"):
         ExternalSamplingMCCFR(other_tree.game, abstraction=_card_only(tree))
     goofspiel = GameTree.build(hiddenenvs.load_game("goofspiel", num_cards=3))
-    with pytest.raises(ValueError, match=r"legal actions \[0, 1, 2\]\) and .* \(legal actions \[1, 2\]"):
-        InfosetAbstraction.from_keys(goofspiel, lambda player, key: player)  # hands of different sizes merged
+    with pytest.raises(
+        ValueError, match=r"legal actions \[0, 1, 2\]\) and .* \(legal actions \[1, 2\]"
+    ):
+        InfosetAbstraction.from_keys(
+            goofspiel, lambda player, key: player
+        )  # hands of different sizes merged

@@ -16,12 +16,23 @@ from hiddenenvs.game import CHANCE
 
 
 def _search(game, player, opponent_policy, simulations, seed=0, opponent_backup="expectation"):
-    config = MCNFSPConfig(network="mlp", hidden_sizes=[16], num_simulations=simulations,
-                          opponent_backup=opponent_backup)
+    config = MCNFSPConfig(
+        network="mlp",
+        hidden_sizes=[16],
+        num_simulations=simulations,
+        opponent_backup=opponent_backup,
+    )
     architecture = architecture_for(game, config)
     torch.manual_seed(seed)
-    return BestResponseSearch(game, player, PolicyValueNetwork(architecture), architecture, opponent_policy,
-                              config, np.random.default_rng(seed))
+    return BestResponseSearch(
+        game,
+        player,
+        PolicyValueNetwork(architecture),
+        architecture,
+        opponent_policy,
+        config,
+        np.random.default_rng(seed),
+    )
 
 
 @pytest.mark.parametrize("opponent_backup", ["expectation", "sample"])
@@ -31,8 +42,14 @@ def test_search_best_responds_to_a_fixed_policy_in_rps(opponent_backup):
     game = hiddenenvs.load_game("rps")
     fixed = np.array([0.6, 0.2, 0.2])
     for player in (0, 1):
-        search = _search(game, player, lambda state, q: fixed, simulations=400, seed=player,
-                         opponent_backup=opponent_backup)
+        search = _search(
+            game,
+            player,
+            lambda state, q: fixed,
+            simulations=400,
+            seed=player,
+            opponent_backup=opponent_backup,
+        )
         counts = search.visit_counts(game.new_initial_state().seat_view(player))
         assert counts.argmax() == 1 and counts[1] > 0.6 * counts.sum(), counts
 
@@ -44,14 +61,18 @@ def test_gumbel_root_search_best_responds_with_few_simulations():
     # puts nearly all its weight on paper.
     game = hiddenenvs.load_game("rps")
     for seed in range(3):
-        search = _search(game, seed % 2, lambda state, q: np.array([0.6, 0.2, 0.2]), simulations=6, seed=seed)
+        search = _search(
+            game, seed % 2, lambda state, q: np.array([0.6, 0.2, 0.2]), simulations=6, seed=seed
+        )
         search.config.root_selection = "gumbel"
         acting, target = search.policy_and_target(game.new_initial_state().seat_view(seed % 2))
         np.testing.assert_array_equal(acting, [0.0, 1.0, 0.0])
         assert target[1] > 0.99 and target.sum() == pytest.approx(1.0), target
 
 
-@pytest.mark.parametrize("name, fixed", [("rps", [0.36, 0.33, 0.31]), ("matching_pennies", [0.52, 0.48])])
+@pytest.mark.parametrize(
+    "name, fixed", [("rps", [0.36, 0.33, 0.31]), ("matching_pennies", [0.52, 0.48])]
+)
 def test_expectation_backup_gives_the_exact_action_values_of_one_shot_games(name, fixed):
     # Near the equilibrium, where the sampled search's noise (~0.1 per action at 100
     # simulations) swamps the gaps (here 0.02-0.05): the expectation backup's root values
@@ -94,7 +115,9 @@ def _exact_action_values(game, tree, player, key, opponent, response):
 
     histories = consistent_histories(game, player, key, opponent)
     legal = game.state_from_history(histories[0][0]).legal_actions()
-    return {a: sum(w * value(game.state_from_history(h).child(a)) for h, w in histories) for a in legal}
+    return {
+        a: sum(w * value(game.state_from_history(h).child(a)) for h, w in histories) for a in legal
+    }
 
 
 def _kuhn_with_a_mixed_policy():
@@ -116,7 +139,9 @@ def test_search_picks_the_exact_best_response_in_kuhn(player):
     # (computed on the enumerated tree: analysis.best_response, and the action values).
     game, tree, opponent = _kuhn_with_a_mixed_policy()
     _, response = best_response(tree, opponent, player)
-    search = _search(game, player, lambda state, q: _dense(opponent(state, q), game), simulations=1500)
+    search = _search(
+        game, player, lambda state, q: _dense(opponent(state, q), game), simulations=1500
+    )
     checked = 0
     for infoset in np.flatnonzero(tree.infoset_player == player):
         state = tree.representative_states()[infoset]
@@ -141,11 +166,14 @@ def test_expectation_backup_values_are_close_to_the_exact_ones_in_kuhn():
     errors = []
     for player in (0, 1):
         _, response = best_response(tree, opponent, player)
-        search = _search(game, player, lambda state, q: _dense(opponent(state, q), game), simulations=400)
+        search = _search(
+            game, player, lambda state, q: _dense(opponent(state, q), game), simulations=400
+        )
         for infoset in np.flatnonzero(tree.infoset_player == player):
             state = tree.representative_states()[infoset]
-            exact = _exact_action_values(game, tree, player, state.information_state_key(player), opponent,
-                                         response)
+            exact = _exact_action_values(
+                game, tree, player, state.information_state_key(player), opponent, response
+            )
             values = search.action_values(state.seat_view(player))
             errors += [abs(values[a] - exact[a]) for a in exact]
     assert max(errors) < 0.3 and np.mean(errors) < 0.08, errors
@@ -160,23 +188,45 @@ def _dense(probabilities, game):
 
 def test_mcnfsp_learns_kuhn(tmp_path):
     # Uniform play is 0.458 exploitable, the untrained average network about 0.42.
-    config = load_config(None, [
-        "env.name=kuhn_poker", "trainer.name=mcnfsp", "trainer.params.network=mlp",
-        "trainer.params.hidden_sizes=[32]", "trainer.params.num_simulations=25",
-        "trainer.params.learn_every_episodes=128", "trainer.params.rl_steps=8", "trainer.params.sl_steps=8",
-        "trainer.params.batch_size=128", "trainer.params.min_buffer_size=128",
-        "budget.episodes=6000", "evaluation.every_episodes=3000", "num_envs=64",
-        f"output_dir={tmp_path}", "progress_bar=false",
-    ])
+    config = load_config(
+        None,
+        [
+            "env.name=kuhn_poker",
+            "trainer.name=mcnfsp",
+            "trainer.params.network=mlp",
+            "trainer.params.hidden_sizes=[32]",
+            "trainer.params.num_simulations=25",
+            "trainer.params.learn_every_episodes=128",
+            "trainer.params.rl_steps=8",
+            "trainer.params.sl_steps=8",
+            "trainer.params.batch_size=128",
+            "trainer.params.min_buffer_size=128",
+            "budget.episodes=6000",
+            "evaluation.every_episodes=3000",
+            "num_envs=64",
+            f"output_dir={tmp_path}",
+            "progress_bar=false",
+        ],
+    )
     result = train(config)
     assert result["last_evaluation"]["exploitability"] < 0.25
     assert result["last_evaluation"]["searches"] > 0
 
 
 def test_board_games_get_the_papers_convolutional_trunk():
-    learner = MCNFSP(hiddenenvs.load_game("othello", board_size=4),
-                     MCNFSPConfig(num_simulations=4, learn_every_episodes=2, min_buffer_size=1, batch_size=4,
-                                  rl_steps=1, sl_steps=1, anticipatory=0.5), seed=0)
+    learner = MCNFSP(
+        hiddenenvs.load_game("othello", board_size=4),
+        MCNFSPConfig(
+            num_simulations=4,
+            learn_every_episodes=2,
+            min_buffer_size=1,
+            batch_size=4,
+            rl_steps=1,
+            sl_steps=1,
+            anticipatory=0.5,
+        ),
+        seed=0,
+    )
     assert learner.architecture["kind"] == "conv"
     from agents.loop import play_episodes
 
@@ -191,8 +241,17 @@ def test_board_games_get_the_papers_convolutional_trunk():
 def test_replay_ratios_keep_gradient_samples_in_step_with_the_pairs_stored():
     from agents.loop import play_episodes
 
-    config = MCNFSPConfig(num_simulations=2, learn_every_episodes=3, min_buffer_size=1, batch_size=4,
-                          rl_steps=50, sl_steps=50, anticipatory=0.5, rl_replay_ratio=2.0, sl_replay_ratio=1.5)
+    config = MCNFSPConfig(
+        num_simulations=2,
+        learn_every_episodes=3,
+        min_buffer_size=1,
+        batch_size=4,
+        rl_steps=50,
+        sl_steps=50,
+        anticipatory=0.5,
+        rl_replay_ratio=2.0,
+        sl_replay_ratio=1.5,
+    )
     learner = MCNFSP(hiddenenvs.load_game("othello", board_size=4), config, seed=0)
     envs = [hiddenenvs.make("othello", board_size=4).unwrapped for _ in range(3)]
     agents = dict(zip(envs[0].possible_agents, learner.agents))
@@ -264,7 +323,9 @@ def test_factored_order_head_is_a_softmax_over_the_legal_orders_and_learns():
     from agents.networks import masked_logits
 
     game = hiddenenvs.load_game("combat", map="small")
-    architecture = architecture_for(game, MCNFSPConfig(network="mlp", hidden_sizes=[16], order_head="factored"))
+    architecture = architecture_for(
+        game, MCNFSPConfig(network="mlp", hidden_sizes=[16], order_head="factored")
+    )
     torch.manual_seed(0)
     network = PolicyValueNetwork(architecture)
     states = _commander_states(game, 6)
@@ -278,8 +339,12 @@ def test_factored_order_head_is_a_softmax_over_the_legal_orders_and_learns():
     assert probabilities[torch.from_numpy(masks == 0)].max() == 0
     for state, row in zip(states, logits):  # the search's legal-only logits are the same numbers
         legal = torch.tensor(state.legal_actions(0))
-        torch.testing.assert_close(network.legal_logits_and_value(
-            torch.from_numpy(state.information_state_tensor(0)[None]), legal)[0][0], row[legal])
+        torch.testing.assert_close(
+            network.legal_logits_and_value(
+                torch.from_numpy(state.information_state_tensor(0)[None]), legal
+            )[0][0],
+            row[legal],
+        )
     # every parameter of the head gets a gradient, and a few steps fit a target order
     target = torch.tensor([int(np.flatnonzero(m)[-1]) for m in masks])
     optimizer = torch.optim.Adam(network.parameters(), lr=0.01)
@@ -290,7 +355,9 @@ def test_factored_order_head_is_a_softmax_over_the_legal_orders_and_learns():
         loss.backward()
         losses.append(loss.item())
         optimizer.step()
-    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in network.policy_head.parameters())
+    assert all(
+        p.grad is not None and p.grad.abs().sum() > 0 for p in network.policy_head.parameters()
+    )
     assert losses[-1] < 0.5 * losses[0], losses
 
 
@@ -299,28 +366,43 @@ def test_factored_order_head_checkpoint_reloads_and_mismatched_files_are_refused
     from agents.mcnfsp import MCNFSPAgent
 
     game = hiddenenvs.load_game("combat", map="small")
-    config = MCNFSPConfig(network="mlp", hidden_sizes=[16], order_head="factored", order_embedding_size=8)
-    agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, lambda state, q: None, seed=0)
+    config = MCNFSPConfig(
+        network="mlp", hidden_sizes=[16], order_head="factored", order_embedding_size=8
+    )
+    agent = MCNFSPAgent(
+        game, 0, architecture_for(game, config), config, lambda state, q: None, seed=0
+    )
     states = _commander_states(game, 3)
     observations = np.stack([s.information_state_tensor(0) for s in states])
     masks = np.stack([s.legal_actions_mask(0) for s in states])
     path = tmp_path / "policy.pt"
     exported = agent.evaluation_agent()
     exported.save(path)
-    np.testing.assert_array_equal(load_agent_file(path).policy_probabilities_batch(observations, masks),
-                                  exported.policy_probabilities_batch(observations, masks))
-    restored = MCNFSPAgent(game, 0, architecture_for(game, config), config, lambda state, q: None, seed=1)
+    np.testing.assert_array_equal(
+        load_agent_file(path).policy_probabilities_batch(observations, masks),
+        exported.policy_probabilities_batch(observations, masks),
+    )
+    restored = MCNFSPAgent(
+        game, 0, architecture_for(game, config), config, lambda state, q: None, seed=1
+    )
     restored.load_state_dict(agent.state_dict())
-    np.testing.assert_array_equal(restored.policy_probabilities_batch(observations, masks),
-                                  agent.policy_probabilities_batch(observations, masks))
+    np.testing.assert_array_equal(
+        restored.policy_probabilities_batch(observations, masks),
+        agent.policy_probabilities_batch(observations, masks),
+    )
     payload = torch.load(path, weights_only=True)
     payload["state"]["architecture"]["order_head"]["embedding_size"] = 32
     torch.save(payload, path)
-    with pytest.raises(ValueError, match=r"do not fit the declared architecture: parameter 'policy_head.area_embedding' is \(36, 8\) in the file"):
+    with pytest.raises(
+        ValueError,
+        match=r"do not fit the declared architecture: parameter 'policy_head.area_embedding' is \(36, 8\) in the file",
+    ):
         load_agent_file(path)
     del payload["state"]["architecture"]["order_head"]  # a flat head's file with factored weights
     torch.save(payload, path)
-    with pytest.raises(ValueError, match="do not fit the declared architecture: parameter 'policy_head"):
+    with pytest.raises(
+        ValueError, match="do not fit the declared architecture: parameter 'policy_head"
+    ):
         load_agent_file(path)
 
 
@@ -329,14 +411,18 @@ def test_factored_order_head_needs_a_game_with_orders():
         architecture_for(hiddenenvs.load_game("kuhn_poker"), MCNFSPConfig(order_head="factored"))
     with pytest.raises(ConfigError, match="trainer.params.order_head"):
         load_config(None, ["trainer.name=mcnfsp", "trainer.params.order_head=pointer"])
-    architecture = architecture_for(hiddenenvs.load_game("combat", map="small"),
-                                    MCNFSPConfig(network="mlp", order_head="factored"))
+    architecture = architecture_for(
+        hiddenenvs.load_game("combat", map="small"),
+        MCNFSPConfig(network="mlp", order_head="factored"),
+    )
     wrong = {**architecture, "order_head": {**architecture["order_head"], "team_size": 9}}
     with pytest.raises(ValueError, match="order_head describes 2917 actions"):
         PolicyValueNetwork(wrong)
     with pytest.raises(ValueError, match="only commander mode has orders"):
-        architecture_for(hiddenenvs.load_game("combat", mode="fighter", map="small"),
-                         MCNFSPConfig(network="mlp", order_head="factored"))
+        architecture_for(
+            hiddenenvs.load_game("combat", mode="fighter", map="small"),
+            MCNFSPConfig(network="mlp", order_head="factored"),
+        )
 
 
 def test_rollout_leaf_values_play_the_no_op_then_add_the_network_value():
@@ -372,8 +458,15 @@ def test_rollout_leaf_values_play_the_no_op_then_add_the_network_value():
     with pytest.raises(ValueError, match="no-op"):
         kuhn = hiddenenvs.load_game("kuhn_poker")
         config = MCNFSPConfig(network="mlp", rollout_decisions=2)
-        BestResponseSearch(kuhn, 0, PolicyValueNetwork(architecture_for(kuhn, config)), architecture_for(kuhn, config),
-                           lambda state, q: np.ones(2) / 2, config, np.random.default_rng(0))
+        BestResponseSearch(
+            kuhn,
+            0,
+            PolicyValueNetwork(architecture_for(kuhn, config)),
+            architecture_for(kuhn, config),
+            lambda state, q: np.ones(2) / 2,
+            config,
+            np.random.default_rng(0),
+        )
 
 
 def test_mcnfsp_attackers_train_against_the_doctrine_and_replay_by_seed():
@@ -389,12 +482,22 @@ def test_mcnfsp_attackers_train_against_the_doctrine_and_replay_by_seed():
 
     def run():
         torch.manual_seed(0)
-        config = MCNFSPConfig(network="mlp", hidden_sizes=[16], anticipatory=0.5, num_simulations=4,
-                              rl_steps=1, sl_steps=1, batch_size=8, min_buffer_size=1)
+        config = MCNFSPConfig(
+            network="mlp",
+            hidden_sizes=[16],
+            anticipatory=0.5,
+            num_simulations=4,
+            rl_steps=1,
+            sl_steps=1,
+            batch_size=8,
+            min_buffer_size=1,
+        )
         agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, doctrine, seed=0)
         rng = np.random.default_rng(0)
-        returns = [play_against_policy(agent, 0, doctrine, game.new_initial_state(seed=s), rng).returns()
-                   for s in range(2)]
+        returns = [
+            play_against_policy(agent, 0, doctrine, game.new_initial_state(seed=s), rng).returns()
+            for s in range(2)
+        ]
         losses = agent.learn()
         return agent, np.array(returns), losses
 

@@ -57,8 +57,17 @@ def test_td_target_maximises_over_legal_next_actions_only():
             network[-1].bias.copy_(torch.tensor([5.0, -1.0]))
     from agents.base import Transition
 
-    agent.observe(Transition(np.zeros(2, np.float32), np.array([1, 1], np.int8), 0, 0.5,
-                             np.ones(2, np.float32), np.array([0, 1], np.int8), False))
+    agent.observe(
+        Transition(
+            np.zeros(2, np.float32),
+            np.array([1, 1], np.int8),
+            0,
+            0.5,
+            np.ones(2, np.float32),
+            np.array([0, 1], np.int8),
+            False,
+        )
+    )
     # Target = 0.5 + max over the legal next action {1} of Q' = 0.5 - 1 = -0.5, so the
     # squared error of Q(s, 0) = 5 is 5.5^2 (an unmasked max would give 0.5^2).
     assert agent.rl_step() == pytest.approx(5.5**2)
@@ -95,8 +104,12 @@ def test_nfsp_learns_kuhn_poker(tmp_path):
 
     config = load_config(
         Path(__file__).resolve().parent.parent / "configs" / "nfsp_kuhn.yaml",
-        ["budget.episodes=12000", "evaluation.every_episodes=12000", f"output_dir={tmp_path}",
-         "progress_bar=false"],
+        [
+            "budget.episodes=12000",
+            "evaluation.every_episodes=12000",
+            f"output_dir={tmp_path}",
+            "progress_bar=false",
+        ],
     )
     result = train(config)
     assert result["last_evaluation"]["exploitability"] < 0.25
@@ -104,8 +117,11 @@ def test_nfsp_learns_kuhn_poker(tmp_path):
 
 def test_board_shaped_tensors_are_flattened_for_the_mlp():
     # Othello's information-state tensor is (3, S, S); NFSP's MLP reads it flat.
-    learner = NFSP(hiddenenvs.load_game("othello", board_size=4),
-                   NFSPConfig(hidden_sizes=[8], min_buffer_size=8, learn_every=4, batch_size=8), seed=0)
+    learner = NFSP(
+        hiddenenvs.load_game("othello", board_size=4),
+        NFSPConfig(hidden_sizes=[8], min_buffer_size=8, learn_every=4, batch_size=8),
+        seed=0,
+    )
     from agents.loop import play_episodes
 
     envs = [hiddenenvs.make("othello", board_size=4).unwrapped for _ in range(4)]
@@ -127,7 +143,11 @@ def test_read_only_masks_play_without_a_copy_warning():
     masks = state.legal_actions_masks()
     assert not masks.flags.writeable
     tensors = np.stack([state.information_state_tensor(p) for p in range(2)])
-    architecture = {"input_size": tensors.shape[1], "hidden_sizes": [8], "num_actions": masks.shape[1]}
+    architecture = {
+        "input_size": tensors.shape[1],
+        "hidden_sizes": [8],
+        "num_actions": masks.shape[1],
+    }
     agent = AveragePolicyAgent(mlp(tensors.shape[1], [8], masks.shape[1]), architecture)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -149,5 +169,8 @@ def test_an_agent_file_declaring_a_huge_network_is_refused_before_allocating(tmp
     payload = torch.load(path, weights_only=True)
     payload["state"]["architecture"]["hidden_sizes"] = [10**9]
     torch.save(payload, path)
-    with pytest.raises(ValueError, match=r"do not fit the declared architecture: parameter '0\.bias' is \(8,\) in the file"):
+    with pytest.raises(
+        ValueError,
+        match=r"do not fit the declared architecture: parameter '0\.bias' is \(8,\) in the file",
+    ):
         load_agent_file(path)

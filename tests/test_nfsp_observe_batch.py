@@ -16,7 +16,9 @@ COLUMNS = {"x": ((3,), np.float32), "a": ((), np.int64)}
 
 def _assert_same_memory(left, right):
     left, right = left.state_dict(), right.state_dict()
-    assert {k: v for k, v in left.items() if k != "data"} == {k: v for k, v in right.items() if k != "data"}
+    assert {k: v for k, v in left.items() if k != "data"} == {
+        k: v for k, v in right.items() if k != "data"
+    }
     for name in left["data"]:
         np.testing.assert_array_equal(left["data"][name], right["data"][name], err_msg=name)
 
@@ -25,7 +27,18 @@ def _assert_same_memory(left, right):
 def test_add_batch_equals_one_add_per_row(capacity):
     rng = np.random.default_rng(capacity)
     one_by_one, batched = CircularBuffer(capacity, COLUMNS), CircularBuffer(capacity, COLUMNS)
-    for count in [0, 1, 3, 4, 7, 1, 1200, 2, 900, 11]:  # partial fills, wrap-arounds, batches > capacity
+    for count in [
+        0,
+        1,
+        3,
+        4,
+        7,
+        1,
+        1200,
+        2,
+        900,
+        11,
+    ]:  # partial fills, wrap-arounds, batches > capacity
         x = rng.normal(size=(count, 3)).astype(np.float32)
         a = rng.integers(9, size=count)
         for row in range(count):

@@ -99,9 +99,9 @@ def _check_transition(parent, child):
     """Keys extend by prefix, at least one entry per transition, for everyone."""
     grown = len(child.public_state_key()) - len(parent.public_state_key())
     assert grown >= 1
-    assert child.public_state_key()[: -grown] == parent.public_state_key()
+    assert child.public_state_key()[:-grown] == parent.public_state_key()
     for player in range(parent.game.info.num_players):
-        assert child.information_state_key(player)[: -grown] == parent.information_state_key(player)
+        assert child.information_state_key(player)[:-grown] == parent.information_state_key(player)
 
 
 def _check_history_and_pickle(state):
@@ -233,10 +233,13 @@ def test_swapping_hidden_information_leaves_the_public_state_unchanged(case):
         assert _public(game, first) == _public(game, second)
         one, other = game.state_from_history(first), game.state_from_history(second)
         # ... while someone can tell them apart (otherwise the swap proves nothing)
-        assert any(
-            one.information_state_key(p) != other.information_state_key(p)
-            for p in range(game.info.num_players)
-        ) or one.history() != other.history()
+        assert (
+            any(
+                one.information_state_key(p) != other.information_state_key(p)
+                for p in range(game.info.num_players)
+            )
+            or one.history() != other.history()
+        )
 
 
 def _monty_hall_swaps(game):
@@ -271,6 +274,7 @@ def test_public_keys_group_histories_by_public_observations_only():
                 state = game.state_from_history([first, second, 1])
                 groups[state.public_state_key()].add((first, second))
     assert len(groups) == 1 and len(next(iter(groups.values()))) == 6
-    assert game.state_from_history([0, 1, 0]).public_state_key() != game.state_from_history(
-        [0, 1, 1]
-    ).public_state_key()
+    assert (
+        game.state_from_history([0, 1, 0]).public_state_key()
+        != game.state_from_history([0, 1, 1]).public_state_key()
+    )

@@ -44,7 +44,12 @@ def reference_flips(board, row, column, player):
 
 def reference_moves(board, player):
     size = len(board)
-    return [r * size + c for r in range(size) for c in range(size) if reference_flips(board, r, c, player)]
+    return [
+        r * size + c
+        for r in range(size)
+        for c in range(size)
+        if reference_flips(board, r, c, player)
+    ]
 
 
 def reference_play(board, action, player):
@@ -98,8 +103,13 @@ def test_random_games_equal_the_reference_implementation(board_size):
             action = int(rng.choice(legal))
             state.apply_action(action)
             board, player = reference_play(board, action, player), 1 - player
-        black, white = (sum(v == colour for line in board for v in line) for colour in (BLACK, WHITE))
-        assert state.is_terminal() and state.returns().tolist() == [np.sign(black - white), np.sign(white - black)]
+        black, white = (
+            sum(v == colour for line in board for v in line) for colour in (BLACK, WHITE)
+        )
+        assert state.is_terminal() and state.returns().tolist() == [
+            np.sign(black - white),
+            np.sign(white - black),
+        ]
 
 
 def test_perft_6x6_matches_the_reference():
@@ -107,7 +117,9 @@ def test_perft_6x6_matches_the_reference():
         legal = reference_legal(board, player)
         if depth == 0 or not legal:
             return 1
-        return sum(reference_perft(reference_play(board, a, player), 1 - player, depth - 1) for a in legal)
+        return sum(
+            reference_perft(reference_play(board, a, player), 1 - player, depth - 1) for a in legal
+        )
 
     assert perft(othello(6).new_initial_state(), 5) == reference_perft(reference_start(6), BLACK, 5)
 
@@ -133,7 +145,9 @@ def test_random_games_equal_openspiel():
             spiel_state.apply_action(action)
             # OpenSpiel's planes from black's side are empty, black, white: the one-hot index
             # minus 1 is our board's code (-1 empty, 0 black, 1 white).
-            spiel_board = np.reshape(spiel_state.observation_tensor(BLACK), (3, 8, 8)).argmax(axis=0) - 1
+            spiel_board = (
+                np.reshape(spiel_state.observation_tensor(BLACK), (3, 8, 8)).argmax(axis=0) - 1
+            )
             assert np.array_equal(state.board(), spiel_board)
         assert state.is_terminal() and state.returns().tolist() == spiel_state.returns()
     assert passes > 0  # the games exercised passing
@@ -156,13 +170,20 @@ def test_a_player_without_a_move_must_pass():
     state.apply_action(game.pass_action)
     assert state.current_player() == WHITE and state.legal_actions() == [2]
     state.apply_action(2)
-    assert state.current_player() == TERMINAL and state.returns().tolist() == [-1.0, 1.0]  # white 3, black 0
+    assert state.current_player() == TERMINAL and state.returns().tolist() == [
+        -1.0,
+        1.0,
+    ]  # white 3, black 0
 
 
 def test_the_game_ends_when_neither_player_can_move():
     game = othello(4)
     state = position(game, black_squares=[0, 5], white_squares=[15], to_move=WHITE)
-    assert state.is_terminal() and state.legal_actions() == [] and state.returns().tolist() == [1.0, -1.0]
+    assert (
+        state.is_terminal()
+        and state.legal_actions() == []
+        and state.returns().tolist() == [1.0, -1.0]
+    )
     state = position(game, black_squares=[0], white_squares=[15], to_move=BLACK)
     assert state.is_terminal() and state.returns().tolist() == [0.0, 0.0]
 

@@ -17,8 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_python(code: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *kwargs.pop("flags", []), "-c", code], capture_output=True,
-                          text=True, timeout=300, cwd=ROOT, **kwargs)
+    return subprocess.run(
+        [sys.executable, *kwargs.pop("flags", []), "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        **kwargs,
+    )
 
 
 def test_the_version_has_one_source():
@@ -31,7 +37,9 @@ def test_the_version_has_one_source():
 def test_torch_is_only_in_the_train_extra():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert not any(requirement.startswith("torch") for requirement in project["dependencies"])
-    assert any(requirement.startswith("torch") for requirement in project["optional-dependencies"]["train"])
+    assert any(
+        requirement.startswith("torch") for requirement in project["optional-dependencies"]["train"]
+    )
 
 
 # hiddenenvs modules that exist to hand envs to a torch library, and import it.
@@ -57,7 +65,10 @@ def site_without_torch(tmp_path_factory):
     site = Path(sysconfig.get_paths()["purelib"])
     folder = tmp_path_factory.mktemp("site_without_torch")
     for entry in site.iterdir():
-        if not entry.name.lower().startswith(("torch", "__editable__", "_hiddenenvs")) and entry.suffix != ".pth":
+        if (
+            not entry.name.lower().startswith(("torch", "__editable__", "_hiddenenvs"))
+            and entry.suffix != ".pth"
+        ):
             (folder / entry.name).symlink_to(entry)
     return folder
 
@@ -75,12 +86,16 @@ def test_the_envs_work_without_torch_and_a_trainer_names_the_extra(site_without_
         "    import agents.nfsp\n"
         "except ModuleNotFoundError as error:\n"
         "    print(error)\n",
-        flags=["-S"], env=environment,
+        flags=["-S"],
+        env=environment,
     )
     assert result.returncode == 0, result.stderr
     shape, message = result.stdout.strip().splitlines()
     assert shape == "(64,)"
-    assert message.startswith("No module named 'torch'") and "pip install 'hiddenenvs[train]'" in message
+    assert (
+        message.startswith("No module named 'torch'")
+        and "pip install 'hiddenenvs[train]'" in message
+    )
 
 
 def test_config_names_resolve_to_shipped_configs(tmp_path, monkeypatch):
@@ -89,11 +104,17 @@ def test_config_names_resolve_to_shipped_configs(tmp_path, monkeypatch):
     assert set(cli.shipped_configs()) == {path.stem for path in (ROOT / "configs").glob("*.yaml")}
     (tmp_path / "configs").mkdir()
     (tmp_path / "configs" / "quickstart.yaml").write_text("seed: 1\n")
-    assert cli.resolve_config("quickstart") == str(Path("configs") / "quickstart.yaml")  # the user's first
+    assert cli.resolve_config("quickstart") == str(
+        Path("configs") / "quickstart.yaml"
+    )  # the user's first
     assert cli.resolve_config("my/run.yaml") == "my/run.yaml"  # a path stays a path
     assert cli._with_resolved_config(["--config=nfsp_kuhn", "seed=3"]) == [
-        f"--config={ROOT / 'configs' / 'nfsp_kuhn.yaml'}", "seed=3"]
-    with pytest.raises(SystemExit, match="no config named 'quickstrat'.*shipped configs: .*quickstart"):
+        f"--config={ROOT / 'configs' / 'nfsp_kuhn.yaml'}",
+        "seed=3",
+    ]
+    with pytest.raises(
+        SystemExit, match="no config named 'quickstrat'.*shipped configs: .*quickstart"
+    ):
         cli.resolve_config("quickstrat")
 
 
@@ -112,10 +133,24 @@ def test_hiddenenvs_train_runs_a_shipped_config_by_name(tmp_path):
     """The console command's path end to end (python -m agents.cli is what the ``hiddenenvs``
     script runs), outside the checkout: a few hundred episodes of the quickstart."""
     result = subprocess.run(
-        [sys.executable, "-m", "agents.cli", "train", "--config", "quickstart", "budget.episodes=200",
-         "budget.seconds=60", "evaluation.every_episodes=200", "checkpoint_every_episodes=200",
-         "num_envs=4", f"output_dir={tmp_path / 'run'}"],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "agents.cli",
+            "train",
+            "--config",
+            "quickstart",
+            "budget.episodes=200",
+            "budget.seconds=60",
+            "evaluation.every_episodes=200",
+            "checkpoint_every_episodes=200",
+            "num_envs=4",
+            f"output_dir={tmp_path / 'run'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert result.returncode == 0, result.stderr[-2000:]
@@ -125,6 +160,9 @@ def test_hiddenenvs_train_runs_a_shipped_config_by_name(tmp_path):
 def test_the_install_guide_lists_every_compiled_module():
     guide = (ROOT / "docs" / "guides" / "install.md").read_text()
     listed = guide.split("<!-- compiled-modules -->\n", 1)[1].split("\n\n", 1)[0]
-    modules = sorted(str(path.relative_to(ROOT)) for package in ("hiddenenvs", "agents")
-                     for path in (ROOT / package).rglob("*.pyx"))
+    modules = sorted(
+        str(path.relative_to(ROOT))
+        for package in ("hiddenenvs", "agents")
+        for path in (ROOT / package).rglob("*.pyx")
+    )
     assert listed.splitlines() == [f"- `{module}`" for module in modules]

@@ -19,7 +19,9 @@ PARALLEL_NAMES = [
 def unmasked_rule(name):
     """PettingZoo's parallel tests sample actions without masks (always for the flat
     layout): play such actions as the no-op where the game has one, else lose by them."""
-    return "no_op" if getattr(hiddenenvs.load_game(name), "NO_OP_ACTION", None) is not None else "lose"
+    return (
+        "no_op" if getattr(hiddenenvs.load_game(name), "NO_OP_ACTION", None) is not None else "lose"
+    )
 
 
 @pytest.mark.parametrize("name", ENV_NAMES)
@@ -47,7 +49,9 @@ def test_parallel_api(name):
 
 @pytest.mark.parametrize("name", PARALLEL_NAMES)
 def test_parallel_api_flat_layout(name):
-    env = hiddenenvs.make_parallel(name, observation_layout="flat", illegal_action=unmasked_rule(name))
+    env = hiddenenvs.make_parallel(
+        name, observation_layout="flat", illegal_action=unmasked_rule(name)
+    )
     parallel_api_test(env, num_cycles=200)
 
 
@@ -62,7 +66,9 @@ def test_aec_to_parallel_round_trip(name):
 def test_parallel_seed(name, observation_layout):
     rule = unmasked_rule(name)
     parallel_seed_test(
-        lambda: hiddenenvs.make_parallel(name, observation_layout=observation_layout, illegal_action=rule),
+        lambda: hiddenenvs.make_parallel(
+            name, observation_layout=observation_layout, illegal_action=rule
+        ),
         num_cycles=200,
     )
 
@@ -76,7 +82,9 @@ def test_state_against_pettingzoos_state_test(name):
 
     env = hiddenenvs.make(name, illegal_action=unmasked_rule(name))
     if name in PARALLEL_NAMES:
-        state_test(env, hiddenenvs.make_parallel(name, illegal_action=unmasked_rule(name)), num_cycles=20)
+        state_test(
+            env, hiddenenvs.make_parallel(name, illegal_action=unmasked_rule(name)), num_cycles=20
+        )
     else:
         test_state_space(env)
         test_state(env, num_cycles=20)
@@ -92,7 +100,9 @@ def test_state_is_the_full_information_state(name):
     expected = (
         state.game.propnet.state_bits(state.fluents).astype(np.float32)
         if name == "monty_hall"
-        else np.concatenate([state.information_state_tensor(p).ravel() for p in range(state.game.info.num_players)])
+        else np.concatenate(
+            [state.information_state_tensor(p).ravel() for p in range(state.game.info.num_players)]
+        )
     )
     np.testing.assert_array_equal(env.state(), expected)
     assert env.state().shape == env.state_space.shape and env.state().dtype == np.float32
@@ -114,7 +124,10 @@ def test_the_registry_lists_every_env_with_its_dynamics():
     from hiddenenvs.pettingzoo_env import PETTINGZOO_ENVS
 
     assert sorted(PETTINGZOO_ENVS) == ENV_NAMES
-    assert sorted(name for name, (_, simultaneous) in PETTINGZOO_ENVS.items() if simultaneous) == PARALLEL_NAMES
+    assert (
+        sorted(name for name, (_, simultaneous) in PETTINGZOO_ENVS.items() if simultaneous)
+        == PARALLEL_NAMES
+    )
 
 
 @pytest.mark.parametrize("name", ENV_NAMES)
@@ -142,7 +155,9 @@ def test_pettingzoo_make_passes_parameters_and_resolves_unversioned_ids():
     assert env.metadata["name"] == "hiddenenvs/othello-v0"
 
 
-@pytest.mark.parametrize("name, params", [("othello", {"board_size": 6}), ("combat", {"map": "small"})])
+@pytest.mark.parametrize(
+    "name, params", [("othello", {"board_size": 6}), ("combat", {"map": "small"})]
+)
 def test_human_rendering_shows_the_picture_in_a_window(name, params, monkeypatch):
     """Where a game has a picture, ``render_mode="human"`` draws render_rgb()'s array in one
     matplotlib window, redrawn in place; without a window backend it says so."""
@@ -170,7 +185,7 @@ def test_human_rendering_shows_the_picture_in_a_window(name, params, monkeypatch
 # ---- the pure-Python adapters (the fallback without compiled modules) -----------------------
 # Seeded random play through both env kinds, every observation, mask, reward, flag and info
 # hashed; run once with the compiled adapters and once in a process where they cannot load.
-PLAYOUT_DIGEST = '''
+PLAYOUT_DIGEST = """
 import hashlib
 import numpy as np
 import hiddenenvs
@@ -252,7 +267,7 @@ DIGESTS = [
     (aec_digest if kind == "aec" else parallel_digest)(name, params, options, seed=7)
     for kind, name, params, options in CASES
 ]
-'''
+"""
 
 
 @pytest.mark.slow  # about a minute on a busy 2-core machine: every case played twice
@@ -270,9 +285,17 @@ def test_the_pure_python_adapters_play_exactly_like_the_compiled_ones():
     exec(PLAYOUT_DIGEST, compiled)
     blocked = "import sys\nfor name in ('_aec', '_parallel', '_adapters'):\n    sys.modules['hiddenenvs.' + name] = None\n"
     result = subprocess.run(
-        [sys.executable, "-c", blocked + PLAYOUT_DIGEST
-         + "\nassert not pettingzoo_env.COMPILED\nimport json\nprint(json.dumps(DIGESTS))"],
-        capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parent.parent,
+        [
+            sys.executable,
+            "-c",
+            blocked
+            + PLAYOUT_DIGEST
+            + "\nassert not pettingzoo_env.COMPILED\nimport json\nprint(json.dumps(DIGESTS))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=Path(__file__).resolve().parent.parent,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     pure = json.loads(result.stdout.strip().splitlines()[-1])
@@ -280,8 +303,13 @@ def test_the_pure_python_adapters_play_exactly_like_the_compiled_ones():
         assert compiled_digest == pure_digest, case
 
 
-@pytest.mark.parametrize("name, params", [("goofspiel", {"num_cards": 5, "imp_info": True}),
-                                          ("combat", {"mode": "fighter", "map": "small"})])
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("goofspiel", {"num_cards": 5, "imp_info": True}),
+        ("combat", {"mode": "fighter", "map": "small"}),
+    ],
+)
 def test_a_games_fast_paths_equal_the_state_defaults(name, params):
     """A state's own fast paths give what State's player-by-player defaults give."""
     from hiddenenvs.game import SIMULTANEOUS, State
@@ -296,9 +324,17 @@ def test_a_games_fast_paths_equal_the_state_defaults(name, params):
             break
         for method in ("information_state_tensors", "observation_tensors"):
             np.testing.assert_array_equal(getattr(state, method)(), getattr(State, method)(state))
-        np.testing.assert_array_equal(np.asarray(state.legal_actions_masks(), np.int8), State.legal_actions_masks(state))
+        np.testing.assert_array_equal(
+            np.asarray(state.legal_actions_masks(), np.int8), State.legal_actions_masks(state)
+        )
         if type(state).read_only_legal_actions_masks is not State.read_only_legal_actions_masks:
-            np.testing.assert_array_equal(state.read_only_legal_actions_masks(), State.read_only_legal_actions_masks(state))
+            np.testing.assert_array_equal(
+                state.read_only_legal_actions_masks(), State.read_only_legal_actions_masks(state)
+            )
         if type(state).read_only_legal_actions_mask is not State.read_only_legal_actions_mask:
-            np.testing.assert_array_equal(state.read_only_legal_actions_mask(0), State.read_only_legal_actions_mask(state, 0))
-        state.apply_actions([int(rng.choice(state.legal_actions(p) or [-1])) for p in range(game.info.num_players)])
+            np.testing.assert_array_equal(
+                state.read_only_legal_actions_mask(0), State.read_only_legal_actions_mask(state, 0)
+            )
+        state.apply_actions(
+            [int(rng.choice(state.legal_actions(p) or [-1])) for p in range(game.info.num_players)]
+        )

@@ -13,8 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def spawn(*args):
-    return pexpect.spawn(sys.executable, ["-m", "agents.play", *args], cwd=str(ROOT),
-                         encoding="utf-8", timeout=60)
+    return pexpect.spawn(
+        sys.executable, ["-m", "agents.play", *args], cwd=str(ROOT), encoding="utf-8", timeout=60
+    )
 
 
 def dealt_cards(seed):
@@ -26,7 +27,9 @@ def dealt_cards(seed):
 def test_kuhn_from_seat_one_shows_my_card_never_the_opponents(tmp_path):
     log = tmp_path / "session.txt"
     with log.open("w") as logfile:
-        child = spawn("kuhn_poker", "--against", "random", "--seat", "1", "--seed", "3", "--games", "2")
+        child = spawn(
+            "kuhn_poker", "--against", "random", "--seat", "1", "--seed", "3", "--games", "2"
+        )
         child.logfile_read = logfile
         for _ in range(2):
             child.expect("your move> ")
@@ -42,7 +45,9 @@ def test_kuhn_from_seat_one_shows_my_card_never_the_opponents(tmp_path):
     for seed in (3, 4):
         opponent_card, my_card = dealt_cards(seed)
         assert f"yours: '{my_card}'" in transcript
-    opponents = {dealt_cards(seed)[0] for seed in (3, 4)} - {dealt_cards(seed)[1] for seed in (3, 4)}
+    opponents = {dealt_cards(seed)[0] for seed in (3, 4)} - {
+        dealt_cards(seed)[1] for seed in (3, 4)
+    }
     for card in opponents:
         assert f"'{card}'" not in transcript, f"the opponent's card {card} was shown"
     assert "cards:" not in transcript  # the state's own text (both hands) never appears

@@ -15,14 +15,22 @@ def test_every_goofspiel_step_is_described_in_words(imp_info):
     rng = np.random.default_rng(0)
     for _ in env.agent_iter():
         observation, _, termination, truncation, _ = env.last()
-        env.step(None if termination or truncation else int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+        env.step(
+            None
+            if termination or truncation
+            else int(rng.choice(np.flatnonzero(observation["action_mask"])))
+        )
     for player in (0, 1):
         key = env.unwrapped.game_state.information_state_key(player)
         described = [game.describe_step(player, public, private) for public, private in key]
         assert len(described) == 8
-        assert all(text.startswith(("point card", "round: you bid")) for text in described), described
+        assert all(text.startswith(("point card", "round: you bid")) for text in described), (
+            described
+        )
         if imp_info:
-            assert all(text.endswith(("you won", "your opponent won", "a tie")) for text in described[1::2])
+            assert all(
+                text.endswith(("you won", "your opponent won", "a tie")) for text in described[1::2]
+            )
 
 
 def test_the_default_description_shows_the_step_as_it_is():

@@ -22,8 +22,9 @@ def test_a_terminal_gets_tqdm_and_a_file_gets_plain_lines():
 def test_plain_progress_writes_a_line_every_period_and_at_the_end():
     now = [0.0]
     out = io.StringIO()
-    progress = PlainProgress(file=out, every_seconds=30, total=200, unit="episodes", desc="nfsp",
-                             clock=lambda: now[0])
+    progress = PlainProgress(
+        file=out, every_seconds=30, total=200, unit="episodes", desc="nfsp", clock=lambda: now[0]
+    )
     for _ in range(10):  # 10 updates over 50 seconds: lines at 30 s, then at close
         now[0] += 5
         progress.update(20)
@@ -38,5 +39,9 @@ def test_plain_progress_writes_a_line_every_period_and_at_the_end():
 
 def test_plain_progress_over_an_iterable_counts_its_items():
     out = io.StringIO()
-    assert list(progress_bar(range(3), file=out, total=3, unit="match", desc="matches")) == [0, 1, 2]
+    assert list(progress_bar(range(3), file=out, total=3, unit="match", desc="matches")) == [
+        0,
+        1,
+        2,
+    ]
     assert out.getvalue().startswith("matches: 3/3 match (100%)")

@@ -71,7 +71,12 @@ def test_python_snippets_parse():
 def test_python_snippets_run(index, tmp_path):
     # In a scratch directory that sees the shipped configs, so runs/ lands there.
     (tmp_path / "configs").symlink_to(ROOT / "configs")
-    result = subprocess.run([sys.executable, "-c", PYTHON_BLOCKS[index]], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=600,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    result = subprocess.run(
+        [sys.executable, "-c", PYTHON_BLOCKS[index]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert result.returncode == 0, f"README snippet {index} failed:\n{result.stderr[-3000:]}"

@@ -81,15 +81,25 @@ def test_the_first_subgame_is_rooted_at_the_initial_states_public_state():
     solver = CFRSolver(game, variant="cfr+")
     solver.iterate(100)
     cfr_plus = exploitability(GameTree.build(game), solver.average_policy())
-    assert rebel_exploitability(ReBeLSearch(game, iterations=100)) == pytest.approx(cfr_plus, abs=1e-12)
+    assert rebel_exploitability(ReBeLSearch(game, iterations=100)) == pytest.approx(
+        cfr_plus, abs=1e-12
+    )
     for resolve in ("decision", "gadget"):
         assert rebel_exploitability(ReBeLSearch(game, iterations=100, resolve=resolve)) < 0.01
 
 
-@pytest.mark.parametrize("options", [{}, {"max_depth": 1}, {"resolve": "decision"}, {"max_root_nodes": 1},
-                                     {"max_root_nodes": 1, "resolve": "decision", "sampler": "proposal"},
-                                     {"max_root_nodes": 1, "resolve": "decision", "sampler": "evaluation"},
-                                     {"max_root_nodes": 1, "resolve": "decision", "sampler": "particles"}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"max_depth": 1},
+        {"resolve": "decision"},
+        {"max_root_nodes": 1},
+        {"max_root_nodes": 1, "resolve": "decision", "sampler": "proposal"},
+        {"max_root_nodes": 1, "resolve": "decision", "sampler": "evaluation"},
+        {"max_root_nodes": 1, "resolve": "decision", "sampler": "particles"},
+    ],
+)
 def test_monty_hall_switches(options):
     """Every mode: one information set over the posterior (car 1/3 here, 2/3 there).
 
@@ -121,12 +131,15 @@ def _weighted_estimate(game, player, key, draws):
     return estimate, sum(estimate.values())
 
 
-@pytest.mark.parametrize("name, params, history, player", [
-    ("monty_hall", {}, None, 0),
-    ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 0),
-    ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 1),
-    ("kuhn_poker", {}, [0, 2, 1, 1], 0),
-])
+@pytest.mark.parametrize(
+    "name, params, history, player",
+    [
+        ("monty_hall", {}, None, 0),
+        ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 0),
+        ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 1),
+        ("kuhn_poker", {}, [0, 2, 1, 1], 0),
+    ],
+)
 def test_proposal_sampler_weights_recover_the_exact_posterior(name, params, history, player):
     """Biased proposals (0.9 on one action), importance-weighted: the self-normalised
     estimate of every consistent history's posterior is within 0.05 of the enumeration."""
@@ -142,13 +155,18 @@ def test_proposal_sampler_weights_recover_the_exact_posterior(name, params, hist
     assert sampler.invalid  # the percept mismatches it met are cached
 
 
-@pytest.mark.parametrize("model", [None, _biased_towards_the_first_action], ids=["uniform", "biased"])
-@pytest.mark.parametrize("name, params, history, player", [
-    ("monty_hall", {}, None, 0),
-    ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 0),
-    ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 1),
-    ("kuhn_poker", {}, [0, 2, 1, 1], 0),
-])
+@pytest.mark.parametrize(
+    "model", [None, _biased_towards_the_first_action], ids=["uniform", "biased"]
+)
+@pytest.mark.parametrize(
+    "name, params, history, player",
+    [
+        ("monty_hall", {}, None, 0),
+        ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 0),
+        ("liars_dice", {"faces": 4}, [1, 2, 3, 5], 1),
+        ("kuhn_poker", {}, [0, 2, 1, 1], 0),
+    ],
+)
 def test_evaluation_sampler_recovers_the_exact_posterior(name, params, history, player, model):
     """The paper's evaluation mode: 2,000 weighted draws estimate every consistent history's
     posterior under the opponent ``model`` within 0.04 (about 4 standard errors), the stored
@@ -165,7 +183,9 @@ def test_evaluation_sampler_recovers_the_exact_posterior(name, params, history, 
     assert max(abs(estimate.get(h, 0.0) / total - p) for h, p in exact.items()) < 0.04
     reach_total = sum(sampler.reach[h] for h in exact)
     assert max(abs(sampler.reach[h] / reach_total - p) for h, p in exact.items()) < 1e-12
-    assert all(position >= len(order) for _, order, position in sampler.nodes.values() if len(order) > 1)
+    assert all(
+        position >= len(order) for _, order, position in sampler.nodes.values() if len(order) > 1
+    )
     again = EvaluationSampler(game, player, key, model=model).sample(2000, np.random.default_rng(0))
     assert again == draws
 
@@ -194,7 +214,9 @@ def test_particle_beliefs_estimate_the_public_belief_state():
     game = hiddenenvs.load_game("liars_dice", faces=4)
     public_key = tuple(game.state_from_history([1, 2, 3, 5]).public_state_key())
     options = {"max_subgame_nodes": 1, "prior": _biased_towards_the_first_action}
-    exact = {tuple(s.history()): w for s, w in ReBeLSearch(game, **options).public_beliefs(public_key)}
+    exact = {
+        tuple(s.history()): w for s, w in ReBeLSearch(game, **options).public_beliefs(public_key)
+    }
     assert len(exact) == 16
     full = ReBeLSearch(game, samples=16, **options).particle_beliefs(public_key)
     full = {tuple(s.history()): w for s, w in full}
@@ -208,7 +230,9 @@ def test_particle_beliefs_estimate_the_public_belief_state():
     assert max(abs(average[h] - exact[h]) for h in exact) < 0.02
     # Monty Hall's decision from particles over its public state: one subgame, switch.
     monty = hiddenenvs.load_game("monty_hall")
-    search = ReBeLSearch(monty, iterations=100, max_root_nodes=1, resolve="decision", sampler="particles")
+    search = ReBeLSearch(
+        monty, iterations=100, max_root_nodes=1, resolve="decision", sampler="particles"
+    )
     assert search.policy(_monty_switch_view(monty))[SWITCH] >= 0.99
     assert any(key[0] == "particles" for key in search._solved)
 
@@ -230,7 +254,9 @@ def test_biased_rps_plays_its_equilibrium():
         assert np.abs(policy - [0.4, 0.4, 0.2]).max() < 0.02, policy
 
 
-@pytest.mark.parametrize("name, params", [("gdl_biased_rps", {}), ("monty_hall", {}), ("liars_dice", {"faces": 4})])
+@pytest.mark.parametrize(
+    "name, params", [("gdl_biased_rps", {}), ("monty_hall", {}), ("liars_dice", {"faces": 4})]
+)
 def test_exact_exploitability_of_the_search_policy(name, params):
     """Full depth: the first subgame holds the whole game and answers every later decision
     (no re-solving), so the policy is CFR+'s and far below the goal."""
@@ -249,7 +275,8 @@ def test_full_depth_liars_dice_matches_openspiel_cfr_plus():
         solver.evaluate_and_update_policy()
     search = ReBeLSearch(hiddenenvs.load_game("liars_dice", faces=4), iterations=200)
     assert rebel_exploitability(search) == pytest.approx(
-        pyspiel.exploitability(reference, solver.average_policy()), abs=1e-9)
+        pyspiel.exploitability(reference, solver.average_policy()), abs=1e-9
+    )
 
 
 def test_depth_limited_subgames_use_the_leaf_values():
@@ -299,19 +326,31 @@ def test_reweighted_subgame_equals_building_it_again():
         return len(state.public_state_key()) >= 4
 
     def values(scale):
-        return lambda states: np.array([[scale * len(s.history()), -scale * len(s.history())] for s in states])
+        return lambda states: np.array(
+            [[scale * len(s.history()), -scale * len(s.history())] for s in states]
+        )
 
-    first = build_subgame_tree(game, [(game.state_from_history(h), w) for h, w in zip(histories, (0.2, 0.3, 0.5))],
-                               cut, values(1.0))
-    again = build_subgame_tree(game, [(game.state_from_history(h), w) for h, w in zip(histories, (0.6, 0.3, 0.1))],
-                               cut, values(2.0))
+    first = build_subgame_tree(
+        game,
+        [(game.state_from_history(h), w) for h, w in zip(histories, (0.2, 0.3, 0.5))],
+        cut,
+        values(1.0),
+    )
+    again = build_subgame_tree(
+        game,
+        [(game.state_from_history(h), w) for h, w in zip(histories, (0.6, 0.3, 0.1))],
+        cut,
+        values(2.0),
+    )
     reused = reweighted_subgame(first, [0.6, 0.3, 0.1], values(2.0))
     assert first.num_frontier > 0
     for name in ("parent", "actor", "infoset", "chance_probability", "terminal_returns"):
         np.testing.assert_array_equal(getattr(reused, name), getattr(again, name))
     assert first.chance_probability[first.parent == 0].tolist() == [0.2, 0.3, 0.5]  # untouched
     with pytest.raises(ValueError, match="one root of probability 1"):
-        reweighted_subgame(build_subgame_tree(game, [(game.state_from_history([0, 1]), 1.0)]), [0.5, 0.5], None)
+        reweighted_subgame(
+            build_subgame_tree(game, [(game.state_from_history([0, 1]), 1.0)]), [0.5, 0.5], None
+        )
 
     dice = hiddenenvs.load_game("liars_dice", faces=4)
     shared = SubgameStructures()
@@ -339,16 +378,24 @@ def test_spec_plays_liars_dice_through_load_agent():
     assert isinstance(agent, ReBeLAgent)
     state = game.state_from_history([3, 0, 0])  # player 1 holds a 1 and faces the bid "1 one"
     probabilities = agent.policy_probabilities(
-        state.information_state_tensor(1), state.legal_actions_mask(1), state.seat_view(1))
+        state.information_state_tensor(1), state.legal_actions_mask(1), state.seat_view(1)
+    )
     assert probabilities.sum() == pytest.approx(1.0)
     assert set(np.flatnonzero(probabilities)) <= set(state.legal_actions(1))
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"iterations": 0}, "iterations"), ({"resolve": "sometimes"}, "resolve"),
-    ({"max_depth": 0}, "max_depth"), ({"tremble": 0.0}, "tremble"), ({"seconds": -1.0}, "seconds"),
-    ({"sampler": "psychic"}, "sampler"), ({"blueprint_iterations": 0}, "blueprint_iterations"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"iterations": 0}, "iterations"),
+        ({"resolve": "sometimes"}, "resolve"),
+        ({"max_depth": 0}, "max_depth"),
+        ({"tremble": 0.0}, "tremble"),
+        ({"seconds": -1.0}, "seconds"),
+        ({"sampler": "psychic"}, "sampler"),
+        ({"blueprint_iterations": 0}, "blueprint_iterations"),
+    ],
+)
 def test_bad_settings_are_refused(options, message):
     with pytest.raises(ValueError, match=message):
         ReBeLSearch(hiddenenvs.load_game("kuhn_poker"), **options)
@@ -389,8 +436,16 @@ def test_rebel_policy_covers_every_information_set():
 # ---- the trainer through the common loop --------------------------------------------------------
 MONTY_RUN = {
     "env": {"name": "monty_hall"},
-    "trainer": {"name": "rebel", "params": {"hidden_size": 16, "iterations": 30, "max_depth": 1,
-                                            "batches_per_episode": 4, "batch_size": 16}},
+    "trainer": {
+        "name": "rebel",
+        "params": {
+            "hidden_size": 16,
+            "iterations": 30,
+            "max_depth": 1,
+            "batches_per_episode": 4,
+            "batch_size": 16,
+        },
+    },
     "seed": 2,
     "budget": {"episodes": 40},
     "evaluation": {"every_episodes": 20},
@@ -410,7 +465,9 @@ def test_training_learns_monty_hall_and_saves_a_playing_agent(tmp_path):
     game = hiddenenvs.load_game("monty_hall")
     view = _monty_switch_view(game)
     assert agent.search_policy(view)[SWITCH] >= 0.99
-    prior = NetworkGuide(agent.network, game).prior(game.state_from_history(_switch_history(game)), 0)
+    prior = NetworkGuide(agent.network, game).prior(
+        game.state_from_history(_switch_history(game)), 0
+    )
     assert prior[SWITCH] > 0.9, prior
 
 
@@ -421,23 +478,42 @@ def test_gdl_configs_train_and_save_agents_that_play_the_table_bots(name, tmp_pa
     agent file that plays the paper's table opponent through the leaderboard."""
     from agents.leaderboard import evaluate
 
-    run = yaml.safe_load((Path(__file__).resolve().parent.parent / "configs" / f"rebel_{name}.yaml").read_text())
-    run.update(budget={"episodes": 2}, evaluation={"every_episodes": 2, "episodes_vs_random": 1},
-               checkpoint_every_episodes=2, output_dir=str(tmp_path / "run"), progress_bar=False)
+    run = yaml.safe_load(
+        (Path(__file__).resolve().parent.parent / "configs" / f"rebel_{name}.yaml").read_text()
+    )
+    run.update(
+        budget={"episodes": 2},
+        evaluation={"every_episodes": 2, "episodes_vs_random": 1},
+        checkpoint_every_episodes=2,
+        output_dir=str(tmp_path / "run"),
+        progress_bar=False,
+    )
     run["trainer"]["params"].update(iterations=3, batches_per_episode=2)
     train(config_from_dict(run))
-    monkeypatch.chdir(tmp_path)  # match seeds derive from the spec: the same relative path every run
+    monkeypatch.chdir(
+        tmp_path
+    )  # match seeds derive from the spec: the same relative path every run
     agent_file = "run/policy_player0.pt"
     assert isinstance(load_agent(agent_file, name), ReBeLAgent)
-    board = evaluate(name, {}, [agent_file, "scripted:blind_tictactoe" if "tictactoe" in name else "scripted:meier"],
-                     1, tmp_path / "games.sqlite", mode="gauntlet", exploitability_max_nodes=0, progress=False)
+    board = evaluate(
+        name,
+        {},
+        [agent_file, "scripted:blind_tictactoe" if "tictactoe" in name else "scripted:meier"],
+        1,
+        tmp_path / "games.sqlite",
+        mode="gauntlet",
+        exploitability_max_nodes=0,
+        progress=False,
+    )
     assert board is not None
 
 
 def test_network_guide_keeps_logits_until_the_weights_change():
     game = hiddenenvs.load_game("meier")
     torch.manual_seed(0)
-    network = ReBeLNetwork(len(game.new_initial_state().state_tensor()), 2, game.info.num_distinct_actions, 8)
+    network = ReBeLNetwork(
+        len(game.new_initial_state().state_tensor()), 2, game.info.num_distinct_actions, 8
+    )
     guide = NetworkGuide(network, game)
     state = game.new_initial_state()
     while not state.is_terminal() and not state.movers():
@@ -446,7 +522,9 @@ def test_network_guide_keeps_logits_until_the_weights_change():
     first = guide.prior(state, player)
     assert guide.prior(state.clone(), player) == first  # kept
     with torch.no_grad():
-        network.policy[player][-1].bias += torch.arange(game.info.num_distinct_actions, dtype=torch.float32)
+        network.policy[player][-1].bias += torch.arange(
+            game.info.num_distinct_actions, dtype=torch.float32
+        )
     guide.forget()
     assert guide.prior(state, player) == NetworkGuide(network, game).prior(state, player) != first
 
@@ -460,25 +538,50 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     assert _exploitabilities(killed) == _exploitabilities(straight)
 
 
-@pytest.mark.parametrize("params, message", [({"max_depth": 0}, "max_depth"), ({"exploration": 1.0}, "exploration"),
-                                             ({"values": "dreams"}, "values"), ({"resolve": "sometimes"}, "resolve")])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"max_depth": 0}, "max_depth"),
+        ({"exploration": 1.0}, "exploration"),
+        ({"values": "dreams"}, "values"),
+        ({"resolve": "sometimes"}, "resolve"),
+    ],
+)
 def test_bad_trainer_settings_name_the_key(params, message):
     with pytest.raises(ValueError, match=f"trainer.params.{message}"):
-        config_from_dict({**MONTY_RUN, "trainer": {"name": "rebel", "params": params}, "output_dir": "unused"})
+        config_from_dict(
+            {**MONTY_RUN, "trainer": {"name": "rebel", "params": params}, "output_dir": "unused"}
+        )
 
 
 def test_trainer_refuses_the_gadget_on_a_game_that_is_not_two_player_zero_sum(tmp_path):
-    run = {**MONTY_RUN, "trainer": {"name": "rebel", "params": {"resolve": "gadget"}}, "output_dir": str(tmp_path)}
-    with pytest.raises(CapabilityError, match=r"trainer rebel cannot train on monty_hall: it needs a two-player "
-                                               r"zero-sum game \(monty_hall has 1 player"):
+    run = {
+        **MONTY_RUN,
+        "trainer": {"name": "rebel", "params": {"resolve": "gadget"}},
+        "output_dir": str(tmp_path),
+    }
+    with pytest.raises(
+        CapabilityError,
+        match=r"trainer rebel cannot train on monty_hall: it needs a two-player "
+        r"zero-sum game \(monty_hall has 1 player",
+    ):
         train(config_from_dict(run))
 
 
 # ReBeL proper through the loop: PBS values trained by self-play, the gadget in the evaluation search.
 KUHN_PBS_RUN = {
     "env": {"name": "kuhn_poker"},
-    "trainer": {"name": "rebel", "params": {"values": "pbs", "resolve": "gadget", "hidden_size": 32,
-                                            "iterations": 30, "max_depth": 2, "exploration": 0.25}},
+    "trainer": {
+        "name": "rebel",
+        "params": {
+            "values": "pbs",
+            "resolve": "gadget",
+            "hidden_size": 32,
+            "iterations": 30,
+            "max_depth": 2,
+            "exploration": 0.25,
+        },
+    },
     "seed": 3,
     "budget": {"episodes": 30},
     "evaluation": {"every_episodes": 10},
@@ -500,7 +603,11 @@ def test_pbs_trainer_learns_saves_its_agent_and_resumes_bit_for_bit_after_sigkil
     assert [episodes for episodes, _ in evaluations] == [0, 10, 20, 30]
     assert evaluations[-1][1] < evaluations[0][1]
     agent = load_agent(str(straight / "policy_player1.pt"), "kuhn_poker")
-    assert isinstance(agent, ReBeLAgent) and agent.pbs_network is not None and agent.search.resolve == "gadget"
+    assert (
+        isinstance(agent, ReBeLAgent)
+        and agent.pbs_network is not None
+        and agent.search.resolve == "gadget"
+    )
     view = hiddenenvs.load_game("kuhn_poker").state_from_history([2, 0, 1]).seat_view(1)
     assert agent.search_policy(view)[list(view.legal_actions)].sum() == pytest.approx(1.0)
 
@@ -519,7 +626,9 @@ def test_gadget_resolving_is_safe_on_kuhn():
     gadget = ReBeLSearch(game, iterations=1000, blueprint_iterations=10, resolve="gadget")
     assert rebel_exploitability(gadget) <= blueprint_exploitability  # 0.0096
     assert any(key[:1] == ("gadget",) for key in gadget._solved)  # it did re-solve
-    assert rebel_exploitability(ReBeLSearch(game, iterations=200, resolve="decision")) > 0.1  # 0.145
+    assert (
+        rebel_exploitability(ReBeLSearch(game, iterations=200, resolve="decision")) > 0.1
+    )  # 0.145
 
 
 @pytest.mark.slow
@@ -545,7 +654,10 @@ def test_each_gadget_solve_keeps_the_opponent_below_its_secured_values():
     for tree, slots, *_ in solves:
         opponent = int(tree.infoset_player[tree.gadget_infosets[0]])
         roots = np.flatnonzero(tree.parent == 0)
-        leaves = [int(np.flatnonzero((tree.parent == gadget) & (tree.edge_action == 0))[0]) for gadget in roots]
+        leaves = [
+            int(np.flatnonzero((tree.parent == gadget) & (tree.edge_action == 0))[0])
+            for gadget in roots
+        ]
         terminate = tree.terminal_returns[leaves, opponent]
         secured = float(tree.chance_probability[roots] @ terminate)
         policy = TabularPolicy(tree, slots)
@@ -557,7 +669,10 @@ def test_private_states_index_each_roles_dice():
     pbs = PBSValue(hiddenenvs.load_game("liars_dice", faces=4))
     assert pbs.private.sizes == [5, 5]  # four dice, and nothing rolled yet
     state = hiddenenvs.load_game("liars_dice", faces=4).state_from_history([3, 0, 0])
-    assert [pbs.private.states[p][i] for p, i in enumerate(pbs.private.of(state))] == [((4,),), ((1,),)]
+    assert [pbs.private.states[p][i] for p, i in enumerate(pbs.private.of(state))] == [
+        ((4,),),
+        ((1,),),
+    ]
 
 
 def test_belief_marginals_sum_the_joint_per_private_state():
@@ -572,9 +687,16 @@ def test_pbs_frontier_values_are_per_information_set():
     network's value of that private state), and the values follow σ through the beliefs."""
     game = hiddenenvs.load_game("liars_dice", faces=4)
     pbs = PBSValue(game, hidden_size=16)
-    roots = [(state, weight) for state, weight in ReBeLSearch(game).public_beliefs(("roll", "roll"))]
-    tree = build_subgame_tree(game, roots, lambda state: len(state.public_state_key()) >= 4,
-                              lambda states: np.zeros((len(states), 2)), keep_states=True)
+    roots = [
+        (state, weight) for state, weight in ReBeLSearch(game).public_beliefs(("roll", "roll"))
+    ]
+    tree = build_subgame_tree(
+        game,
+        roots,
+        lambda state: len(state.public_state_key()) >= 4,
+        lambda states: np.zeros((len(states), 2)),
+        keep_states=True,
+    )
     groups = FrontierGroups(tree, pbs)
     assert len(groups.nodes) > 1
     rng = np.random.default_rng(0)
@@ -588,7 +710,9 @@ def test_pbs_frontier_values_are_per_information_set():
                 by_infoset = {}
                 for node in nodes:
                     key = tree.node_states[node].information_state_key(player)
-                    by_infoset.setdefault(key, set()).add(round(float(tree.terminal_returns[node, player]), 12))
+                    by_infoset.setdefault(key, set()).add(
+                        round(float(tree.terminal_returns[node, player]), 12)
+                    )
                 assert all(len(v) == 1 for v in by_infoset.values())
     assert not np.allclose(values[0], values[1])  # other σ, other beliefs, other values
 
@@ -599,7 +723,9 @@ def test_pbs_training_is_deterministic_and_lowers_exploitability():
     exploitable than the untrained one's."""
     torch.set_num_threads(1)  # tiny network: threads only contend
     game = hiddenenvs.load_game("kuhn_poker")
-    untrained = rebel_exploitability(ReBeLSearch(game, iterations=50, max_depth=2, pbs_value=PBSValue(game)))
+    untrained = rebel_exploitability(
+        ReBeLSearch(game, iterations=50, max_depth=2, pbs_value=PBSValue(game))
+    )
     trained = []
     for _ in range(2):
         pbs = PBSValue(game, hidden_size=32)
@@ -607,7 +733,10 @@ def test_pbs_training_is_deterministic_and_lowers_exploitability():
         trained.append(pbs)
     for a, b in zip(trained[0].network.parameters(), trained[1].network.parameters()):
         assert torch.equal(a, b)
-    assert rebel_exploitability(ReBeLSearch(game, iterations=50, max_depth=2, pbs_value=trained[0])) < untrained
+    assert (
+        rebel_exploitability(ReBeLSearch(game, iterations=50, max_depth=2, pbs_value=trained[0]))
+        < untrained
+    )
 
 
 @pytest.mark.slow
@@ -620,7 +749,9 @@ def test_pbs_values_beat_playout_values_on_liars_dice():
     playout = rebel_exploitability(ReBeLSearch(game, iterations=50, max_depth=2))
     pbs = PBSValue(game, hidden_size=64)
     train_pbs_values(pbs, episodes=200, max_depth=2, iterations=50, seed=0)
-    assert rebel_exploitability(ReBeLSearch(game, iterations=50, max_depth=2, pbs_value=pbs)) < playout
+    assert (
+        rebel_exploitability(ReBeLSearch(game, iterations=50, max_depth=2, pbs_value=pbs)) < playout
+    )
 
 
 @pytest.mark.parametrize("run", [MONTY_RUN, KUHN_PBS_RUN], ids=["history", "pbs"])

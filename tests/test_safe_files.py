@@ -43,7 +43,9 @@ def _assert_nothing_ran(marker: Path):
 
 def test_pickle_payload_is_refused_by_every_loader(tmp_path, capsys):
     marker = tmp_path / "pwned"
-    path = _hostile_file(tmp_path / "agent.pt", marker, format="hiddenenvs-agent-v2", agent="RandomAgent")
+    path = _hostile_file(
+        tmp_path / "agent.pt", marker, format="hiddenenvs-agent-v2", agent="RandomAgent"
+    )
     # The unsafe loader would run it: the test's hostile file is real.
     assert torch.load(path, weights_only=False) and marker.exists()
     marker.unlink()
@@ -54,9 +56,26 @@ def test_pickle_payload_is_refused_by_every_loader(tmp_path, capsys):
     _assert_nothing_ran(marker)
     # The leaderboard ranks nothing: the spec fails before any match.
     db = tmp_path / "board.sqlite"
-    code = evaluate.main(["--env", "kuhn_poker", "--agents", "random", str(path), "--games", "1",
-                          "--db", str(db), "--out", str(tmp_path), "--quiet", "--workers", "1",
-                          "--exploitability-max-nodes", "0"])
+    code = evaluate.main(
+        [
+            "--env",
+            "kuhn_poker",
+            "--agents",
+            "random",
+            str(path),
+            "--games",
+            "1",
+            "--db",
+            str(db),
+            "--out",
+            str(tmp_path),
+            "--quiet",
+            "--workers",
+            "1",
+            "--exploitability-max-nodes",
+            "0",
+        ]
+    )
     assert code == 2 and "not a data-only" in capsys.readouterr().err
     _assert_nothing_ran(marker)
 
@@ -72,12 +91,20 @@ def test_hostile_run_checkpoint_is_refused_by_resume(tmp_path, capsys):
 
 
 def test_class_names_come_from_the_registry_never_the_file(tmp_path):
-    atomic_torch_save({"format": "hiddenenvs-agent-v2", "agent": "os:system", "state": {}}, tmp_path / "a.pt")
+    atomic_torch_save(
+        {"format": "hiddenenvs-agent-v2", "agent": "os:system", "state": {}}, tmp_path / "a.pt"
+    )
     with pytest.raises(UnsafeFileError, match="no registered agent class 'os:system'"):
         load_agent_file(tmp_path / "a.pt")
     # A v1 file's module part is ignored: only the registered class name is used.
-    atomic_torch_save({"format": "hiddenenvs-agent-v1", "agent_class": "os:RandomAgent",
-                       "state": {"num_actions": 3}}, tmp_path / "v1.pt")
+    atomic_torch_save(
+        {
+            "format": "hiddenenvs-agent-v1",
+            "agent_class": "os:RandomAgent",
+            "state": {"num_actions": 3},
+        },
+        tmp_path / "v1.pt",
+    )
     assert isinstance(load_agent_file(tmp_path / "v1.pt"), RandomAgent)
     (tmp_path / "junk.pt").write_bytes(b"not a torch file at all")
     with pytest.raises(UnsafeFileError, match="junk.pt"):
@@ -129,17 +156,26 @@ def test_nfsp_state_survives_the_file_bit_for_bit(tmp_path):
     from agents.loop import play_episodes
 
     game = hiddenenvs.load_game("kuhn_poker")
-    learner = NFSP(game, NFSPConfig(hidden_sizes=[8], min_buffer_size=10, learn_every=4, batch_size=8), 1)
+    learner = NFSP(
+        game, NFSPConfig(hidden_sizes=[8], min_buffer_size=10, learn_every=4, batch_size=8), 1
+    )
     envs = [hiddenenvs.make("kuhn_poker").unwrapped for _ in range(16)]
-    play_episodes(envs, dict(zip(envs[0].possible_agents, learner.agents)), np.arange(16), learn=True)
+    play_episodes(
+        envs, dict(zip(envs[0].possible_agents, learner.agents)), np.arange(16), learn=True
+    )
     learner.update()
-    state = {"learner": learner.state_dict(), "global_rng": global_rng_state(),
-             "scalars": [np.float64(0.25), np.int64(7), np.bool_(True)]}
+    state = {
+        "learner": learner.state_dict(),
+        "global_rng": global_rng_state(),
+        "scalars": [np.float64(0.25), np.int64(7), np.bool_(True)],
+    }
     atomic_torch_save(state, tmp_path / "checkpoint.pt")
     loaded = load_checkpoint(tmp_path / "checkpoint.pt")
     state["scalars"] = [0.25, 7, True]  # numpy scalars come back as Python numbers
     _assert_bit_identical(state, loaded)
-    assert not [p for p in tmp_path.iterdir() if p.name != "checkpoint.pt"], "temporary file left behind"
+    assert not [p for p in tmp_path.iterdir() if p.name != "checkpoint.pt"], (
+        "temporary file left behind"
+    )
 
 
 def test_unsupported_objects_are_refused_at_save_time(tmp_path):
@@ -181,8 +217,11 @@ def test_truncated_files_are_refused_as_corrupted(tmp_path):
     damaged = tmp_path / "damaged.pt"
     for length in range(0, len(data), 97):
         damaged.write_bytes(data[:length])
-        with pytest.raises(CorruptedFileError, match=r"damaged\.pt: corrupted or truncated .*nothing in it "
-                                                      r"was run"):
+        with pytest.raises(
+            CorruptedFileError,
+            match=r"damaged\.pt: corrupted or truncated .*nothing in it "
+            r"was run",
+        ):
             load_agent_file(damaged)
 
 
@@ -217,14 +256,21 @@ def test_an_agent_of_another_game_names_the_file_and_the_mismatch(tmp_path):
 
     path = _kuhn_agent_file(tmp_path / "kuhn.pt")
     assert load_agent(str(path), "kuhn_poker") is not None
-    with pytest.raises(AgentGameMismatchError, match=r"kuhn\.pt: the agent reads inputs of size 11, "
-                                                     r"leduc_holdem's information state has size 32 "
-                                                     r"\(observation 10\): it was made for another game"):
+    with pytest.raises(
+        AgentGameMismatchError,
+        match=r"kuhn\.pt: the agent reads inputs of size 11, "
+        r"leduc_holdem's information state has size 32 "
+        r"\(observation 10\): it was made for another game",
+    ):
         load_agent(str(path), "leduc_holdem")
     # inputs of rps's width (8) but two actions, as matching pennies has: refused by its actions
     from agents.networks import AveragePolicyAgent, mlp
 
     two_actions = tmp_path / "two_actions.pt"
-    AveragePolicyAgent(mlp(8, [4], 2), {"input_size": 8, "hidden_sizes": [4], "num_actions": 2}).save(two_actions)
-    with pytest.raises(AgentGameMismatchError, match=r"two_actions\.pt: the agent has 2 actions, rps has 3"):
+    AveragePolicyAgent(
+        mlp(8, [4], 2), {"input_size": 8, "hidden_sizes": [4], "num_actions": 2}
+    ).save(two_actions)
+    with pytest.raises(
+        AgentGameMismatchError, match=r"two_actions\.pt: the agent has 2 actions, rps has 3"
+    ):
         load_agent(str(two_actions), "rps")

@@ -14,8 +14,10 @@ sb3_contrib = pytest.importorskip("sb3_contrib")
 
 def test_wrapper_passes_gymnasium_checks_and_masks_actions():
     # The checker steps with unmasked random actions: the "lose" rule ends such episodes.
-    check_env(single_agent_env("leduc_holdem", seat=1, seed=0, illegal_action="lose"),
-              skip_render_check=True)
+    check_env(
+        single_agent_env("leduc_holdem", seat=1, seed=0, illegal_action="lose"),
+        skip_render_check=True,
+    )
     env = single_agent_env("leduc_holdem", seat=1, opponents="random", seed=0)
     for reset_seed in range(50):  # a position where some action is illegal (not facing a raise)
         observation, info = env.reset(seed=reset_seed)
@@ -72,7 +74,9 @@ def test_maskable_ppo_learns_to_beat_random_on_kuhn():
 
         return expected_returns(tree, TabularPolicy.from_tensor_function(tree, policy))[0]
 
-    model = sb3_contrib.MaskablePPO("MlpPolicy", env, seed=0, n_steps=256, batch_size=64, n_epochs=4)
+    model = sb3_contrib.MaskablePPO(
+        "MlpPolicy", env, seed=0, n_steps=256, batch_size=64, n_epochs=4
+    )
     before = value_against_random(model)
     model.learn(3000)
     after = value_against_random(model)
@@ -94,5 +98,8 @@ def test_self_play_against_a_refreshed_frozen_copy():
     # The refreshed copy plays weights from during training, not the initial ones.
     observation = np.eye(11, dtype=np.float32)[[1, 2]].sum(axis=0)[None]
     mask = np.ones((1, 2), dtype=np.int8)
-    assert not np.allclose(refreshed.policy_probabilities_batch(observation, mask),
-                           first.policy_probabilities_batch(observation, mask), atol=1e-5)
+    assert not np.allclose(
+        refreshed.policy_probabilities_batch(observation, mask),
+        first.policy_probabilities_batch(observation, mask),
+        atol=1e-5,
+    )

@@ -57,7 +57,9 @@ def _reachable_objects(root, limit=200_000):
     return found
 
 
-@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_holdem", "goofspiel", "monty_hall", "combat"])
+@pytest.mark.parametrize(
+    "name", ["kuhn_poker", "leduc_holdem", "goofspiel", "monty_hall", "combat"]
+)
 def test_no_state_is_reachable_from_a_seat_view(name):
     env = hiddenenvs.make(name, **({"map": "small"} if name == "combat" else {}))
     env.reset(seed=3)
@@ -93,7 +95,9 @@ def test_search_agents_play_leaderboard_matches_and_the_sb3_wrapper():
 
     player = MatchPlayer(variant, make_agent)
     for index in range(20):
-        player.play(MatchKey("kuhn_poker", variant.params_json, ("probe", "random"), 0, index), index)
+        player.play(
+            MatchKey("kuhn_poker", variant.params_json, ("probe", "random"), 0, index), index
+        )
     probe = player.agent("probe", 0)
     assert len(probe.views) >= 20 and {v.player for v in probe.views} == {0}
 

@@ -54,9 +54,14 @@ def test_compiled_tree_path_draws_the_samples_of_the_model_path(solver_class, ga
     for strategy in ("average", "current"):
         np.testing.assert_allclose(
             tree_solver.tables.tabular_policy(tree, strategy).slot_probabilities,
-            model_solver.tables.tabular_policy(tree, strategy).slot_probabilities, rtol=1e-9, atol=1e-12)
-    assert not np.allclose(tree_solver.tables.tabular_policy(tree).slot_probabilities,
-                           TabularPolicy.uniform(tree).slot_probabilities)  # the runs did learn
+            model_solver.tables.tabular_policy(tree, strategy).slot_probabilities,
+            rtol=1e-9,
+            atol=1e-12,
+        )
+    assert not np.allclose(
+        tree_solver.tables.tabular_policy(tree).slot_probabilities,
+        TabularPolicy.uniform(tree).slot_probabilities,
+    )  # the runs did learn
 
 
 def test_outcome_sampling_on_leduc_below_a_tenth_within_a_million_iterations():
@@ -89,7 +94,9 @@ def test_bad_backend_and_exploration_are_refused():
         OutcomeSamplingMCCFR(game, exploration=0.0)
     with pytest.raises(ConfigError, match="trainer.params.backend"):
         MCCFRConfig(backend="cython")
-    with pytest.raises(ValueError, match="24 infoset-action slots"):  # arrays that do not fit the tree
+    with pytest.raises(
+        ValueError, match="24 infoset-action slots"
+    ):  # arrays that do not fit the tree
         CompiledTree(GameTree.build(game), np.zeros(3), np.zeros(3), np.random.default_rng(0))
 
 
@@ -101,12 +108,15 @@ def test_oos_with_the_root_as_target_converges_like_os_mccfr():
     assert exploitability(tree, search.tables.tabular_policy(tree)) < 0.02
 
 
-@pytest.mark.parametrize("game_name, searches, targeting", [
-    ("kuhn_poker", [((), 0, 300), ([2, 0], 0, 200), ([2, 0, 0, 1], 0, 200)], "ist"),
-    ("kuhn_poker", [((), 0, 300), ([2, 0], 0, 200), ([2, 0, 0, 1], 0, 200)], "pst"),
-    ("leduc_holdem", [((), 0, 200), ([1, 2], 0, 200), ([1, 2, 1, 1, 2], 0, 300)], "ist"),
-    ("leduc_holdem", [((), 0, 200), ([1, 2], 0, 200), ([1, 2, 1, 2], 0, 300)], "pst"),
-])
+@pytest.mark.parametrize(
+    "game_name, searches, targeting",
+    [
+        ("kuhn_poker", [((), 0, 300), ([2, 0], 0, 200), ([2, 0, 0, 1], 0, 200)], "ist"),
+        ("kuhn_poker", [((), 0, 300), ([2, 0], 0, 200), ([2, 0, 0, 1], 0, 200)], "pst"),
+        ("leduc_holdem", [((), 0, 200), ([1, 2], 0, 200), ([1, 2, 1, 1, 2], 0, 300)], "ist"),
+        ("leduc_holdem", [((), 0, 200), ([1, 2], 0, 200), ([1, 2, 1, 2], 0, 300)], "pst"),
+    ],
+)
 def test_oos_tree_backend_draws_the_samples_of_the_model_path(game_name, searches, targeting):
     """On turn-based games where no target-consistent prefix is a dead end (the
     searcher dealt first; no public board card under PST), the compiled OOS consumes
@@ -114,32 +124,44 @@ def test_oos_tree_backend_draws_the_samples_of_the_model_path(game_name, searche
     same regrets, averages and target misses."""
     game = hiddenenvs.load_game(game_name)
     tree = GameTree.build(game)
-    runs = [OOS(game, 0, seed=5, targeting=targeting, backend=backend) for backend in ("tree", "model")]
+    runs = [
+        OOS(game, 0, seed=5, targeting=targeting, backend=backend) for backend in ("tree", "model")
+    ]
     for history, player, iterations in searches:
         key = game.state_from_history(history).information_state_key(player) if history else ()
         for search in runs:
             search.search(key, iterations=iterations)
     compiled, model = runs
     for strategy in ("average", "current"):
-        np.testing.assert_allclose(compiled.tables.tabular_policy(tree, strategy).slot_probabilities,
-                                   model.tables.tabular_policy(tree, strategy).slot_probabilities, atol=1e-12)
+        np.testing.assert_allclose(
+            compiled.tables.tabular_policy(tree, strategy).slot_probabilities,
+            model.tables.tabular_policy(tree, strategy).slot_probabilities,
+            atol=1e-12,
+        )
     assert compiled.missed_targets == model.missed_targets
     assert int(compiled.in_table.sum()) == len(model.tables)
     key = game.state_from_history(searches[-1][0]).information_state_key(0)
-    np.testing.assert_allclose(compiled.policy(key, (0, 1, 2)), model.policy(key, (0, 1, 2)), atol=1e-12)
+    np.testing.assert_allclose(
+        compiled.policy(key, (0, 1, 2)), model.policy(key, (0, 1, 2)), atol=1e-12
+    )
 
 
 def test_oos_tree_restoration_matches_the_model_path():
     game = hiddenenvs.load_game("leduc_holdem")
     tree = GameTree.build(game)
-    key = game.state_from_history([1, 2, 1, 1, 2, 2]).information_state_key(1)  # K, board K, facing a raise
+    key = game.state_from_history([1, 2, 1, 1, 2, 2]).information_state_key(
+        1
+    )  # K, board K, facing a raise
     runs = [OOS(game, 1, delta=0.0, seed=0, backend=backend) for backend in ("tree", "model")]
     for search in runs:
         search.search(key, iterations=2)
         search.search(key, iterations=60)
     assert [search.restored_searches for search in runs] == [1, 1]
-    np.testing.assert_allclose(runs[0].tables.tabular_policy(tree).slot_probabilities,
-                               runs[1].tables.tabular_policy(tree).slot_probabilities, atol=1e-12)
+    np.testing.assert_allclose(
+        runs[0].tables.tabular_policy(tree).slot_probabilities,
+        runs[1].tables.tabular_policy(tree).slot_probabilities,
+        atol=1e-12,
+    )
 
 
 def test_oos_tree_target_marks_are_exact():
@@ -153,17 +175,27 @@ def test_oos_tree_target_marks_are_exact():
     search._mark_target(game.state_from_history([0, 2, 1]).information_state_key(1))
     mark = search._target_mark
     targets = np.flatnonzero(mark == 2)
-    assert sorted(tuple(tree.edge_action[tree.path(n)[1:]]) for n in targets) == [(0, 2, 1), (1, 2, 1)]
+    assert sorted(tuple(tree.edge_action[tree.path(n)[1:]]) for n in targets) == [
+        (0, 2, 1),
+        (1, 2, 1),
+    ]
     above = {node for target in targets for node in tree.path(target)[:-1]}
     assert set(np.flatnonzero(mark == 1)) == above
-    king_to_player_0 = tree.path(int(targets[0]))[1] + 2 - int(tree.edge_action[tree.path(int(targets[0]))[1]])
+    king_to_player_0 = (
+        tree.path(int(targets[0]))[1] + 2 - int(tree.edge_action[tree.path(int(targets[0]))[1]])
+    )
     assert tree.edge_action[king_to_player_0] == 2 and mark[king_to_player_0] == 0
 
 
 def test_oos_refuses_what_its_backend_cannot_do():
     game = hiddenenvs.load_game("kuhn_poker")
     with pytest.raises(ValueError, match="rollout policy needs backend 'model'"):
-        OOS(game, 0, backend="tree", rollout_policy=lambda states, players, masks: masks / masks.sum(1, keepdims=True))
+        OOS(
+            game,
+            0,
+            backend="tree",
+            rollout_policy=lambda states, players, masks: masks / masks.sum(1, keepdims=True),
+        )
     search = OOS(game, 0, backend="tree")
     with pytest.raises(ValueError, match="not an information set of player 0"):
         search.search(game.state_from_history([0, 2, 1]).information_state_key(1), iterations=10)
@@ -177,7 +209,8 @@ def _exact_regrets(tree, policy, player):
     parents = tree.parent[children]
     return np.bincount(
         tree.edge_slot[children],
-        weights=counterfactual_reach(reach, player)[parents] * (values[children, player] - values[parents, player]),
+        weights=counterfactual_reach(reach, player)[parents]
+        * (values[children, player] - values[parents, player]),
         minlength=tree.num_slots,
     )
 
@@ -191,20 +224,29 @@ def test_targeted_oos_regret_samples_are_unbiased_on_kuhn():
     search = OOS(game, 0, seed=1, backend="model")
     search.search((), iterations=300)  # every information set in the table, strategies not uniform
     assert len(search.tables) == tree.num_infosets
-    target = game.state_from_history([2, 0, 0, 1]).information_state_key(0)  # K, passed, facing a bet
+    target = game.state_from_history([2, 0, 0, 1]).information_state_key(
+        0
+    )  # K, passed, facing a bet
     search.search(target, iterations=0)
     frozen = search.tables.state_dict()
     policy = search.tables.tabular_policy(tree, "current")
-    slot_of = {(key, a): tree.infoset_slot_start[i] + k
-               for i, key in enumerate(tree.infoset_keys) for k, a in enumerate(tree.infoset_legal_actions(i))}
+    slot_of = {
+        (key, a): tree.infoset_slot_start[i] + k
+        for i, key in enumerate(tree.infoset_keys)
+        for k, a in enumerate(tree.infoset_legal_actions(i))
+    }
     samples = 6000
     for player in range(2):
         increments = np.zeros((samples, tree.num_slots))
         for n in range(samples):
             search.tables.load_state_dict(frozen)
             biased = search.rng.random() < search.delta
-            answer_rollouts(search._walk(game.new_initial_state(), player, [1.0, 1.0, 1.0], 1.0, 1.0, False,
-                                         biased, True), uniform_rollout)
+            answer_rollouts(
+                search._walk(
+                    game.new_initial_state(), player, [1.0, 1.0, 1.0], 1.0, 1.0, False, biased, True
+                ),
+                uniform_rollout,
+            )
             for key, entry in search.tables.entries.items():
                 if key[0] == player:
                     for k, action in enumerate(entry.legal):
@@ -213,17 +255,26 @@ def test_targeted_oos_regret_samples_are_unbiased_on_kuhn():
         slots = np.flatnonzero(tree.infoset_player[tree.slot_infoset] == player)
         mean = increments[:, slots].mean(axis=0)
         error = increments[:, slots].std(axis=0) / np.sqrt(samples)
-        assert np.all(np.abs(mean - exact[slots]) <= 4.5 * error + 1e-9), (mean, exact[slots], error)
+        assert np.all(np.abs(mean - exact[slots]) <= 4.5 * error + 1e-9), (
+            mean,
+            exact[slots],
+            error,
+        )
 
 
-@pytest.mark.parametrize("spec", ["es-mccfr:200", "os-mccfr:500", "oos:300", "oos:0.05s", "ismcts:300"])
+@pytest.mark.parametrize(
+    "spec", ["es-mccfr:200", "os-mccfr:500", "oos:300", "oos:0.05s", "ismcts:300"]
+)
 def test_search_specs_resolve_and_play_legal_moves(spec):
     game = hiddenenvs.load_game("kuhn_poker")
     agent = load_agent(spec, "kuhn_poker", player=1, seed=0)
     state = game.state_from_history([0, 2, 1])  # player 1 holds the King, facing a bet
     probabilities = agent.policy_probabilities(
-        state.information_state_tensor(1), state.legal_actions_mask(1), state.seat_view(1))
-    assert probabilities.sum() == pytest.approx(1.0) and probabilities[1] > 0.5  # calls with the King
+        state.information_state_tensor(1), state.legal_actions_mask(1), state.seat_view(1)
+    )
+    assert (
+        probabilities.sum() == pytest.approx(1.0) and probabilities[1] > 0.5
+    )  # calls with the King
 
 
 def test_bad_search_budget_is_refused_with_the_spec_named():
@@ -238,7 +289,9 @@ def test_oos_restores_a_lost_target_from_the_belief_sampler(backend):
     a restoration, and the restored iteration, started from a belief-sampled history,
     puts the searcher's information set in the table."""
     game = hiddenenvs.load_game("leduc_holdem")
-    key = game.state_from_history([1, 2, 1, 1, 2, 2]).information_state_key(1)  # K, board K, facing a raise
+    key = game.state_from_history([1, 2, 1, 1, 2, 2]).information_state_key(
+        1
+    )  # K, board K, facing a raise
     search = OOS(game, 1, delta=0.0, seed=0, backend=backend)
     search.search(key, iterations=2)
     assert search.restored_searches == 1

@@ -18,19 +18,30 @@ CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
 def test_shipped_configs_validate(path):
     config = load_config(path)
     assert config.trainer.name in TRAINERS
-    check_run_data(config_data(path))  # the trainer fits the env (and an exact evaluation, the tree)
+    check_run_data(
+        config_data(path)
+    )  # the trainer fits the env (and an exact evaluation, the tree)
 
 
 def test_quickstart_and_issue_configs_exist():
     names = {p.name for p in CONFIGS}
-    assert {"quickstart.yaml", "nfsp_kuhn.yaml", "nfsp_leduc.yaml", "nfsp_matching_pennies.yaml",
-            "nfsp_rps.yaml", "cfr_leduc.yaml"} <= names
+    assert {
+        "quickstart.yaml",
+        "nfsp_kuhn.yaml",
+        "nfsp_leduc.yaml",
+        "nfsp_matching_pennies.yaml",
+        "nfsp_rps.yaml",
+        "cfr_leduc.yaml",
+    } <= names
 
 
 @pytest.mark.parametrize(
     "override, message",
     [
-        ("budget.episodez=5", "unknown key(s) ['budget.episodez']; allowed keys of budget: ['episodes', 'iterations', 'seconds']"),
+        (
+            "budget.episodez=5",
+            "unknown key(s) ['budget.episodez']; allowed keys of budget: ['episodes', 'iterations', 'seconds']",
+        ),
         ("trainer.params.learning_rate=0.1", "trainer.params.learning_rate"),
         ("trainer.params.anticipatory=2", "anticipatory must be in [0, 1]"),
         ("seed=abc", "seed must be int, got 'abc'"),
@@ -47,7 +58,9 @@ def test_bad_config_errors_name_the_key(override, message):
     assert message in str(error.value)
 
 
-@pytest.mark.parametrize("raw, meaning", [("yes", "yes"), ("no", "no"), ('"yes"', "yes"), ("auto", "auto")])
+@pytest.mark.parametrize(
+    "raw, meaning", [("yes", "yes"), ("no", "no"), ('"yes"', "yes"), ("auto", "auto")]
+)
 def test_exact_evaluation_reads_yaml_booleans(raw, meaning):
     # YAML 1.1 reads an unquoted yes / no as a boolean; both spellings mean the same.
     config = load_config(REPO / "configs" / "nfsp_kuhn.yaml", [f"evaluation.exact={raw}"])
@@ -60,18 +73,32 @@ def test_allowed_trainer_keys_are_listed():
 
 
 def test_cli_reports_config_errors(capsys):
-    assert train.main(["--config", str(REPO / "configs" / "nfsp_kuhn.yaml"), "budget.episodez=5"]) == 2
+    assert (
+        train.main(["--config", str(REPO / "configs" / "nfsp_kuhn.yaml"), "budget.episodez=5"]) == 2
+    )
     assert "budget.episodez" in capsys.readouterr().err
     assert train.main(["--resume", "/nonexistent-run-dir"]) == 2
 
 
 def test_tiny_run_writes_every_output_and_resumes(tmp_path, capsys):
     out = tmp_path / "run"
-    arguments = ["--config", str(REPO / "configs" / "nfsp_matching_pennies.yaml"), f"output_dir={out}",
-                 "budget.episodes=600", "evaluation.every_episodes=200", "progress_bar=false",
-                 "trainer.params.min_buffer_size=50"]
+    arguments = [
+        "--config",
+        str(REPO / "configs" / "nfsp_matching_pennies.yaml"),
+        f"output_dir={out}",
+        "budget.episodes=600",
+        "evaluation.every_episodes=200",
+        "progress_bar=false",
+        "trainer.params.min_buffer_size=50",
+    ]
     assert train.main(arguments) == 0
-    for name in ("checkpoint.pt", "metrics.csv", "metrics.png", "policy_player0.pt", "policy_player1.pt"):
+    for name in (
+        "checkpoint.pt",
+        "metrics.csv",
+        "metrics.png",
+        "policy_player0.pt",
+        "policy_player1.pt",
+    ):
         assert (out / name).is_file(), name
     assert any((out / "tensorboard").iterdir())
     rows = (out / "metrics.csv").read_text().splitlines()
@@ -92,8 +119,12 @@ def test_tiny_run_writes_every_output_and_resumes(tmp_path, capsys):
 def test_cfr_leduc_config_trains_below_1e_3_and_resumes(tmp_path, capsys):
     """CFR+ is a trainer of the common loop: iterations as its unit, exact exploitability."""
     out = tmp_path / "cfr"
-    base = ["--config", str(REPO / "configs" / "cfr_leduc.yaml"), f"output_dir={out}",
-            "progress_bar=false"]
+    base = [
+        "--config",
+        str(REPO / "configs" / "cfr_leduc.yaml"),
+        f"output_dir={out}",
+        "progress_bar=false",
+    ]
     assert train.main(base + ["budget.iterations=300", "checkpoint_every_iterations=100"]) == 0
     rows = (out / "metrics.csv").read_text().splitlines()
     header = rows[0].split(",")
@@ -105,8 +136,18 @@ def test_cfr_leduc_config_trains_below_1e_3_and_resumes(tmp_path, capsys):
     assert len(rows) == 13 and exploitability[-1] < 1e-3 < exploitability[0]
     # The resumed run equals one never interrupted.
     straight = tmp_path / "straight"
-    assert train.main(["--config", str(REPO / "configs" / "cfr_leduc.yaml"), f"output_dir={straight}",
-                       "progress_bar=false", "budget.iterations=600"]) == 0
+    assert (
+        train.main(
+            [
+                "--config",
+                str(REPO / "configs" / "cfr_leduc.yaml"),
+                f"output_dir={straight}",
+                "progress_bar=false",
+                "budget.iterations=600",
+            ]
+        )
+        == 0
+    )
     resumed = load_agent(str(out), "leduc_holdem", player=0)
     uninterrupted = load_agent(str(straight), "leduc_holdem", player=0)
     for key, row in uninterrupted.table.items():
@@ -115,12 +156,22 @@ def test_cfr_leduc_config_trains_below_1e_3_and_resumes(tmp_path, capsys):
 
 
 def test_a_trainer_that_does_not_fit_is_refused_in_one_line(capsys):
-    arguments = ["--config", str(REPO / "configs" / "cfr_kuhn.yaml"), "env.name=combat", "output_dir=unused"]
+    arguments = [
+        "--config",
+        str(REPO / "configs" / "cfr_kuhn.yaml"),
+        "env.name=combat",
+        "output_dir=unused",
+    ]
     assert train.main(arguments) == 2
     error = capsys.readouterr().err.strip()
     assert "\n" not in error
-    assert error.startswith("train.py: trainer cfr cannot train on combat: it needs chance outcomes with probabilities")
-    assert "Trainers that fit combat: nfsp, anfsp, mcnfsp (trainer.params.search_from: true_state)" in error
+    assert error.startswith(
+        "train.py: trainer cfr cannot train on combat: it needs chance outcomes with probabilities"
+    )
+    assert (
+        "Trainers that fit combat: nfsp, anfsp, mcnfsp (trainer.params.search_from: true_state)"
+        in error
+    )
 
 
 def test_list_prints_the_trainers_that_fit(capsys):
@@ -133,8 +184,14 @@ def test_list_prints_the_trainers_that_fit(capsys):
 
 def test_a_run_that_trains_nothing_exits_1_and_says_why(tmp_path, capsys):
     # The budget is spent before the first step: start-up alone takes longer than a microsecond.
-    arguments = ["--config", str(REPO / "configs" / "nfsp_kuhn.yaml"), f"output_dir={tmp_path}",
-                 "budget.episodes=null", "budget.seconds=0.000001", "progress_bar=false"]
+    arguments = [
+        "--config",
+        str(REPO / "configs" / "nfsp_kuhn.yaml"),
+        f"output_dir={tmp_path}",
+        "budget.episodes=null",
+        "budget.seconds=0.000001",
+        "progress_bar=false",
+    ]
     assert train.main(arguments) == 1
     error = capsys.readouterr().err
     assert "nfsp on kuhn_poker trained nothing" in error and "raise budget.seconds" in error
@@ -144,9 +201,15 @@ def test_a_time_budget_ends_with_a_final_evaluation_and_checkpoint(tmp_path):
     """A seconds budget: the last metrics row is the final state, checkpointed, its policies exported."""
     from agents.checkpoint import load_checkpoint
 
-    arguments = ["--config", str(REPO / "configs" / "nfsp_kuhn.yaml"), f"output_dir={tmp_path}",
-                 "budget.episodes=null", "budget.seconds=4", "evaluation.every_episodes=100000",
-                 "progress_bar=false"]
+    arguments = [
+        "--config",
+        str(REPO / "configs" / "nfsp_kuhn.yaml"),
+        f"output_dir={tmp_path}",
+        "budget.episodes=null",
+        "budget.seconds=4",
+        "evaluation.every_episodes=100000",
+        "progress_bar=false",
+    ]
     assert train.main(arguments) == 0
     rows = (tmp_path / "metrics.csv").read_text().splitlines()
     header = rows[0].split(",")
@@ -158,7 +221,9 @@ def test_a_time_budget_ends_with_a_final_evaluation_and_checkpoint(tmp_path):
 
 # The flagship envs' configs (combat, the GDL-II sheets): the other configs' trainers and envs
 # are trained by their own tests and by the matrix.
-FLAGSHIP_CONFIGS = [p for p in CONFIGS if any(name in p.stem for name in ("combat", "meier", "tictactoe", "monty"))]
+FLAGSHIP_CONFIGS = [
+    p for p in CONFIGS if any(name in p.stem for name in ("combat", "meier", "tictactoe", "monty"))
+]
 
 
 @pytest.mark.slow
@@ -167,8 +232,17 @@ def test_every_flagship_config_trains_one_step(path, tmp_path):
     """Each flagship config, shrunk to one step and a short evaluation, trains and exits 0."""
     from agents.loop import train as run
 
-    config = load_config(path, [f"output_dir={tmp_path}", "budget.episodes=null", "budget.iterations=1",
-                                "budget.seconds=600", "evaluation.episodes_vs_random=4",
-                                "evaluation.max_seconds=30", "progress_bar=false"])
+    config = load_config(
+        path,
+        [
+            f"output_dir={tmp_path}",
+            "budget.episodes=null",
+            "budget.iterations=1",
+            "budget.seconds=600",
+            "evaluation.episodes_vs_random=4",
+            "evaluation.max_seconds=30",
+            "progress_bar=false",
+        ],
+    )
     result = run(config)
     assert result["iterations"] >= 1 and (tmp_path / "checkpoint.pt").exists()

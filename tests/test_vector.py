@@ -28,10 +28,22 @@ CASES = [
     ("liars_dice", {"num_dice": 3, "faces": 2}, "observation"),
     ("goofspiel", {}, "information_state"),
     ("goofspiel", {}, "observation"),
-    ("goofspiel", {"imp_info": True, "num_cards": 5, "points_order": "random"}, "information_state"),
+    (
+        "goofspiel",
+        {"imp_info": True, "num_cards": 5, "points_order": "random"},
+        "information_state",
+    ),
     ("goofspiel", {"imp_info": True, "num_cards": 5, "points_order": "random"}, "observation"),
-    ("goofspiel", {"num_cards": 6, "points_order": "descending", "returns": "point_difference"}, "observation"),
-    ("goofspiel", {"num_cards": 3, "points_order": "random", "returns": "point_difference"}, "information_state"),
+    (
+        "goofspiel",
+        {"num_cards": 6, "points_order": "descending", "returns": "point_difference"},
+        "observation",
+    ),
+    (
+        "goofspiel",
+        {"num_cards": 3, "points_order": "random", "returns": "point_difference"},
+        "information_state",
+    ),
     ("othello", {"board_size": 4}, "information_state"),
     ("othello", {"board_size": 6}, "information_state"),
     ("othello", {"board_size": 8}, "information_state"),
@@ -69,11 +81,19 @@ class ScalarMirror:
             if simultaneous:
                 assert player == SIMULTANEOUS
                 for p in range(self.game.info.num_players):
-                    np.testing.assert_array_equal(step.observations[index, p], self.tensor(state, p))
-                    np.testing.assert_array_equal(step.legal_action_masks[index, p], state.legal_actions_mask(p))
+                    np.testing.assert_array_equal(
+                        step.observations[index, p], self.tensor(state, p)
+                    )
+                    np.testing.assert_array_equal(
+                        step.legal_action_masks[index, p], state.legal_actions_mask(p)
+                    )
             else:
-                np.testing.assert_array_equal(step.observations[index], self.tensor(state, player), f"env {index}")
-                np.testing.assert_array_equal(step.legal_action_masks[index], state.legal_actions_mask())
+                np.testing.assert_array_equal(
+                    step.observations[index], self.tensor(state, player), f"env {index}"
+                )
+                np.testing.assert_array_equal(
+                    step.legal_action_masks[index], state.legal_actions_mask()
+                )
 
     def play(self, actions, step, deals_after):
         """Apply ``actions`` and compare the step's outcome; restart finished games."""
@@ -91,7 +111,9 @@ class ScalarMirror:
             np.testing.assert_array_equal(step.rewards[index], expected_rewards.astype(np.float32))
             if ended:
                 for p in range(num_players):
-                    np.testing.assert_array_equal(step.final_observations[index, p], self.tensor(state, p))
+                    np.testing.assert_array_equal(
+                        step.final_observations[index, p], self.tensor(state, p)
+                    )
                 self._restart(index, deals_after[index])
 
 
@@ -123,7 +145,9 @@ def test_vector_env_matches_the_scalar_game(name, params, observation_type):
 )
 def test_any_seed_and_batch_size_match_the_scalar_game(case, num_envs, seed, policy_seed):
     name, params, observation_type = case
-    env = vector.make(name, num_envs=num_envs, seed=seed, observation_type=observation_type, **params)
+    env = vector.make(
+        name, num_envs=num_envs, seed=seed, observation_type=observation_type, **params
+    )
     policy = vector.RandomLegalPolicy(seed=policy_seed)
     step = env.reset()
     mirror = ScalarMirror(load_game(name, **params), observation_type, env.deals)

@@ -109,7 +109,9 @@ def test_masked_ppo_example_runs():
     spec = importlib.util.spec_from_file_location("vector_ppo_masked", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    mean_reward = module.main(["--game", "kuhn_poker", "--updates", "2", "--num-envs", "8", "--num-steps", "8"])
+    mean_reward = module.main(
+        ["--game", "kuhn_poker", "--updates", "2", "--num-envs", "8", "--num-steps", "8"]
+    )
     assert np.isfinite(mean_reward)
 
 

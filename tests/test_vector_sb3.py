@@ -51,4 +51,8 @@ def test_maskable_ppo_example_runs():
     spec = importlib.util.spec_from_file_location("sb3_vector_maskable_ppo", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert np.isfinite(module.main(["--game", "kuhn_poker", "--num-envs", "8", "--steps", "512", "--eval-steps", "4"]))
+    assert np.isfinite(
+        module.main(
+            ["--game", "kuhn_poker", "--num-envs", "8", "--steps", "512", "--eval-steps", "4"]
+        )
+    )

@@ -18,7 +18,9 @@ class RecordingRandomAgent(Agent):
 
     def __init__(self, num_actions, seed, decisions):
         super().__init__(num_actions, seed)
-        self.decisions = decisions  # shared by the seats: (episode_id, observation, action), in play order
+        self.decisions = (
+            decisions  # shared by the seats: (episode_id, observation, action), in play order
+        )
         self.transitions = []
         self.started, self.ended = set(), set()
 
@@ -42,12 +44,17 @@ class RecordingRandomAgent(Agent):
         self.ended.add(episode_id)
 
 
-@pytest.mark.parametrize("name, params", [("leduc_holdem", {}), ("kuhn_poker", {}), ("goofspiel", {"imp_info": True})])
+@pytest.mark.parametrize(
+    "name, params", [("leduc_holdem", {}), ("kuhn_poker", {}), ("goofspiel", {"imp_info": True})]
+)
 def test_transitions_and_returns_match_the_scalar_game(name, params):
     num_envs, seed = 12, 21
     env = vector.make(name, num_envs=num_envs, seed=0, **params)
     decisions = []
-    agents = [RecordingRandomAgent(env.num_actions, seed=p, decisions=decisions) for p in range(env.num_players)]
+    agents = [
+        RecordingRandomAgent(env.num_actions, seed=p, decisions=decisions)
+        for p in range(env.num_players)
+    ]
     returns = play_vector_episodes(env, agents, seed=seed)
     deals = vector.make(name, num_envs=num_envs, seed=seed, **params)
     deals.reset()
@@ -56,13 +63,21 @@ def test_transitions_and_returns_match_the_scalar_game(name, params):
         assert agent.started == agent.ended == set(range(num_envs))
     for episode_id in range(num_envs):
         state, chance = game.new_initial_state(), list(deals.deals[episode_id])
-        seen = {p: [] for p in range(env.num_players)}  # each player's (tensor, mask, action) in order
-        moves = iter([(observation, action) for i, observation, action in decisions if i == episode_id])
+        seen = {
+            p: [] for p in range(env.num_players)
+        }  # each player's (tensor, mask, action) in order
+        moves = iter(
+            [(observation, action) for i, observation, action in decisions if i == episode_id]
+        )
         while not state.is_terminal():
             if state.current_player() == CHANCE:
                 state.apply_action(int(chance.pop(0)))
                 continue
-            players = range(env.num_players) if state.current_player() == SIMULTANEOUS else [state.current_player()]
+            players = (
+                range(env.num_players)
+                if state.current_player() == SIMULTANEOUS
+                else [state.current_player()]
+            )
             joint = []
             for player in players:
                 observation, action = next(moves)
@@ -82,7 +97,11 @@ def test_transitions_and_returns_match_the_scalar_game(name, params):
                 np.testing.assert_array_equal(transition.observation, seen[player][k][0])
                 np.testing.assert_array_equal(transition.action_mask, seen[player][k][1])
                 assert transition.action == seen[player][k][2]
-                following = seen[player][k + 1][0] if k + 1 < len(mine) else state.information_state_tensor(player)
+                following = (
+                    seen[player][k + 1][0]
+                    if k + 1 < len(mine)
+                    else state.information_state_tensor(player)
+                )
                 np.testing.assert_array_equal(transition.next_observation, following)
             assert sum(t.reward for t in mine) == pytest.approx(state.returns()[player])
             assert not mine[-1].next_action_mask.any()
@@ -90,8 +109,14 @@ def test_transitions_and_returns_match_the_scalar_game(name, params):
 
 def test_nfsp_plays_and_learns_through_the_vector_env():
     game = load_game("kuhn_poker")
-    config = NFSPConfig(anticipatory=1.0, min_buffer_size=32, learn_every=16, batch_size=32,
-                        replay_capacity=1_000, reservoir_capacity=1_000)
+    config = NFSPConfig(
+        anticipatory=1.0,
+        min_buffer_size=32,
+        learn_every=16,
+        batch_size=32,
+        replay_capacity=1_000,
+        reservoir_capacity=1_000,
+    )
     learner = NFSP(game, config, seed=0)
     env = vector.make("kuhn_poker", num_envs=64, seed=0)
     returns = play_vector_episodes(env, learner.agents, seed=1)

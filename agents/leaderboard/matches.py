@@ -105,7 +105,9 @@ def schedule(
         raise ValueError(f"games per seat order must be at least 1, got {games}")
     num_players = variant.game().info.num_players
     if first_seats is not None and not all(0 <= s < num_players for s in first_seats):
-        raise ValueError(f"first seats must be in 0..{num_players - 1} for {variant.name}, got {list(first_seats)}")
+        raise ValueError(
+            f"first seats must be in 0..{num_players - 1} for {variant.name}, got {list(first_seats)}"
+        )
     tasks = []
     for first, second in pairings(agents, mode):
         pairing = tuple(sorted((first, second)))
@@ -233,16 +235,27 @@ def play_all(
         yield from pool.imap_unordered(_play_in_worker, tasks, chunksize=1)
 
 
-def _play_on_ray(variant: EnvVariant, tasks: Sequence[tuple[MatchKey, int]], make_agent: AgentFactory,
-                 workers: int, ray_address: str) -> Iterator[MatchResult]:
+def _play_on_ray(
+    variant: EnvVariant,
+    tasks: Sequence[tuple[MatchKey, int]],
+    make_agent: AgentFactory,
+    workers: int,
+    ray_address: str,
+) -> Iterator[MatchResult]:
     from agents.actor_pool import ActorPool, Finished
 
     if not tasks:
         return
     pending = list(reversed(tasks))
-    pool = ActorPool(MatchActor, lambda slot, generation: (variant, make_agent), min(workers, len(tasks)),
-                     address=None if ray_address == "local" else ray_address, local_num_cpus=workers,
-                     name="match-player", where="--ray")
+    pool = ActorPool(
+        MatchActor,
+        lambda slot, generation: (variant, make_agent),
+        min(workers, len(tasks)),
+        address=None if ray_address == "local" else ray_address,
+        local_num_cpus=workers,
+        name="match-player",
+        where="--ray",
+    )
     try:
         pool.start()
         for slot in range(pool.num_actors):

@@ -146,9 +146,14 @@ def standings_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     agent, and the rank column names it, so rank and rating never seem to disagree."""
     elo_header, return_header = "Elo [95% CI]", "mean return"
     ranked_by_elo = board.rank_by == "elo"
-    header = [f"rank (by {'Elo' if ranked_by_elo else 'mean return'})", "agent",
-              *((elo_header, return_header) if ranked_by_elo else (return_header, elo_header)),
-              "games", "points", "exploitability"]
+    header = [
+        f"rank (by {'Elo' if ranked_by_elo else 'mean return'})",
+        "agent",
+        *((elo_header, return_header) if ranked_by_elo else (return_header, elo_header)),
+        "games",
+        "points",
+        "exploitability",
+    ]
     with_openskill = any(s.openskill for s in board.standings)
     if with_openskill:
         header.append("OpenSkill mu ± sigma")
@@ -160,7 +165,14 @@ def standings_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
             else f"{round(s.elo)} [{round(s.elo_low)}, {round(s.elo_high)}]"
         )
         ratings = (elo, _number(s.mean_return)) if ranked_by_elo else (_number(s.mean_return), elo)
-        row = [str(rank), s.agent, *ratings, str(s.games), _number(s.points), _number(s.exploitability, 4)]
+        row = [
+            str(rank),
+            s.agent,
+            *ratings,
+            str(s.games),
+            _number(s.points),
+            _number(s.exploitability, 4),
+        ]
         if with_openskill:
             row.append(f"{s.openskill[0]:.1f} ± {s.openskill[1]:.1f}" if s.openskill else "-")
         rows.append(row)
@@ -348,14 +360,24 @@ def plot(board: Leaderboard, path: str | Path) -> None:
     legend_lines = [
         line
         for label, name in zip(labels, names)
-        for line in textwrap.wrap(f"{label}  {name}", width=110, subsequent_indent=" " * (len(label) + 2),
-                                  break_on_hyphens=False)
+        for line in textwrap.wrap(
+            f"{label}  {name}",
+            width=110,
+            subsequent_indent=" " * (len(label) + 2),
+            break_on_hyphens=False,
+        )
     ]
     panel = max(3.2, 0.45 * size + 1.6)  # inches per panel: cells stay readable
     legend_height = 0.16 * len(legend_lines) + 0.15
-    figure = plt.figure(figsize=(2 * panel + 2.2, panel + legend_height + 0.6), layout="constrained")
+    figure = plt.figure(
+        figsize=(2 * panel + 2.2, panel + legend_height + 0.6), layout="constrained"
+    )
     grid = figure.add_gridspec(2, 2, height_ratios=[panel, legend_height], width_ratios=[1.15, 1])
-    left, right, legend = figure.add_subplot(grid[0, 0]), figure.add_subplot(grid[0, 1]), figure.add_subplot(grid[1, :])
+    left, right, legend = (
+        figure.add_subplot(grid[0, 0]),
+        figure.add_subplot(grid[0, 1]),
+        figure.add_subplot(grid[1, :]),
+    )
     limit = np.nanmax(np.abs(matrix)) if np.isfinite(matrix).any() else 0.0
     limit = limit if limit > 0 else 1.0  # all draws: any scale
     image = left.imshow(matrix, cmap="RdBu", vmin=-limit, vmax=limit)
@@ -363,8 +385,15 @@ def plot(board: Leaderboard, path: str | Path) -> None:
         for j in range(size):
             if np.isfinite(matrix[i, j]):
                 dark = abs(matrix[i, j]) > 0.6 * limit
-                left.text(j, i, f"{matrix[i, j]:+.2f}", ha="center", va="center",
-                          fontsize=9 if size <= 8 else 7, color="white" if dark else "black")
+                left.text(
+                    j,
+                    i,
+                    f"{matrix[i, j]:+.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=9 if size <= 8 else 7,
+                    color="white" if dark else "black",
+                )
     left.set_xticks(range(size), labels)
     left.set_yticks(range(size), labels)
     left.set_xlabel("opponent")
@@ -375,8 +404,12 @@ def plot(board: Leaderboard, path: str | Path) -> None:
     positions = np.arange(size)[::-1]  # #1 on top
     if board.rank_by == "elo":
         values = np.array([s.elo for s in board.standings])
-        errors = np.array([[s.elo - s.elo_low for s in board.standings],
-                           [s.elo_high - s.elo for s in board.standings]])
+        errors = np.array(
+            [
+                [s.elo - s.elo_low for s in board.standings],
+                [s.elo_high - s.elo for s in board.standings],
+            ]
+        )
         right.barh(positions, values, xerr=errors, color="tab:blue", alpha=0.8, capsize=4)
         right.axvline(board.ratings.anchor_elo, color="grey", linewidth=0.8)
         anchor = board.ratings.anchor
@@ -391,8 +424,16 @@ def plot(board: Leaderboard, path: str | Path) -> None:
     right.set_title(f"ranking (by {'Elo' if board.rank_by == 'elo' else 'mean return'})")
 
     legend.axis("off")
-    legend.text(0.0, 1.0, "\n".join(legend_lines), ha="left", va="top", family="monospace", fontsize=8,
-                transform=legend.transAxes)
+    legend.text(
+        0.0,
+        1.0,
+        "\n".join(legend_lines),
+        ha="left",
+        va="top",
+        family="monospace",
+        fontsize=8,
+        transform=legend.transAxes,
+    )
     figure.suptitle(board.title)
     figure.savefig(path, dpi=110)
     plt.close(figure)

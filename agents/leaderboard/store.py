@@ -204,7 +204,9 @@ class ResultStore:
     # ---- the ranking a run chose ("elo" or "mean-return"), which --show keeps ---------
     def set_rank_by(self, env: str, params: str, rank_by: str) -> None:
         with self._transaction():
-            self.connection.execute("INSERT OR REPLACE INTO rankings VALUES (?, ?, ?)", (env, params, rank_by))
+            self.connection.execute(
+                "INSERT OR REPLACE INTO rankings VALUES (?, ?, ?)", (env, params, rank_by)
+            )
 
     def rank_by(self, env: str, params: str) -> str | None:
         """The ranking the last evaluation of this variant used (None: none recorded)."""

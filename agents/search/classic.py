@@ -125,8 +125,10 @@ def _gdl_depth_charge(state, seed: int) -> np.ndarray:
     for role in game.player_roles:
         goals = info.goals[role]
         if len(goals) != 1 and status == 0:
-            raise ValueError(f"{game.spec}: a terminal state reached by a playout gives role "
-                             f"{net.roles[role]} goal values {list(goals)} (needs exactly one)")
+            raise ValueError(
+                f"{game.spec}: a terminal state reached by a playout gives role "
+                f"{net.roles[role]} goal values {list(goals)} (needs exactly one)"
+            )
         values.append(float(goals[0]) if len(goals) == 1 else 0.0)
     return np.asarray(values)
 
@@ -169,7 +171,9 @@ class ClassicSearchAgent(SearchAgent):
         """The action ``player`` plays in ``state``."""
 
 
-def parse_spec(prefix: str, argument: str, options: dict[str, type]) -> tuple[int | None, float | None, dict]:
+def parse_spec(
+    prefix: str, argument: str, options: dict[str, type]
+) -> tuple[int | None, float | None, dict]:
     """``"6"``, ``"1s"``, ``"1s,c=40"`` or ``""`` -> (iterations, seconds, options).
 
     An empty budget means none: the search runs to its own end or the GGP deadline.
@@ -185,7 +189,8 @@ def parse_spec(prefix: str, argument: str, options: dict[str, type]) -> tuple[in
         try:
             values[key] = options[key](value)
         except ValueError:
-            raise ValueError(f"agent spec {spec!r}: option {key} must be {options[key].__name__}, "
-                             f"got {value!r}") from None
+            raise ValueError(
+                f"agent spec {spec!r}: option {key} must be {options[key].__name__}, got {value!r}"
+            ) from None
     iterations, seconds = parse_budget(spec, head) if head else (None, None)
     return iterations, seconds, values

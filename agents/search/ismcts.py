@@ -33,7 +33,15 @@ from agents.base import SearchAgent
 from agents.search import parse_budget, register_spec
 from agents.search.tables import apply_choices, movers_and_joint
 from hiddenenvs.beliefs import sample_history
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, Game, SeatView, State, random_playout, sample_chance_outcome
+from hiddenenvs.game import (
+    CHANCE,
+    SIMULTANEOUS,
+    Game,
+    SeatView,
+    State,
+    random_playout,
+    sample_chance_outcome,
+)
 
 
 class _Node:
@@ -57,13 +65,19 @@ class ISMCTS:
         self._scale = (low, (high - low) or 1.0)
         self.nodes: dict[tuple, _Node] = {}
 
-    def search(self, player: int, key: tuple, iterations: int | None = None, seconds: float | None = None) -> np.ndarray:
+    def search(
+        self, player: int, key: tuple, iterations: int | None = None, seconds: float | None = None
+    ) -> np.ndarray:
         """Visit counts at ``player``'s information set ``key`` (over num_distinct_actions)."""
         if (iterations is None) == (seconds is None):
             raise ValueError("ISMCTS.search needs exactly one budget: iterations or seconds")
         self.nodes = {}
         start, done = time.perf_counter(), 0
-        while (done < iterations) if iterations is not None else (time.perf_counter() - start < seconds):
+        while (
+            (done < iterations)
+            if iterations is not None
+            else (time.perf_counter() - start < seconds)
+        ):
             history = sample_history(self.game, player, key, self.rng)
             self._descend(self.game.state_from_history(history))
             done += 1
@@ -93,7 +107,9 @@ class ISMCTS:
                 key = (mover, state.information_state_key(mover))
                 node = self.nodes.get(key)
                 if node is None:
-                    legal = list(state.legal_actions(mover) if joint is not None else state.legal_actions())
+                    legal = list(
+                        state.legal_actions(mover) if joint is not None else state.legal_actions()
+                    )
                     node = self.nodes[key] = _Node(legal)
                     expanded = True
                 k = self._select(node)
@@ -112,7 +128,9 @@ class ISMCTS:
         untried = np.flatnonzero(node.visits == 0)
         if len(untried):
             return int(untried[self.rng.integers(len(untried))])
-        scores = node.reward / node.visits + self.exploration * np.sqrt(np.log(node.available) / node.visits)
+        scores = node.reward / node.visits + self.exploration * np.sqrt(
+            np.log(node.available) / node.visits
+        )
         best = np.flatnonzero(scores == scores.max())
         return int(best[self.rng.integers(len(best))])
 
@@ -120,8 +138,15 @@ class ISMCTS:
 class ISMCTSAgent(SearchAgent):
     """IS-MCTS as a player: plays the most visited action (ties split evenly)."""
 
-    def __init__(self, game: Game, player: int, iterations: int | None = None, seconds: float | None = None,
-                 exploration: float = 0.7, seed: int | None = None):
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        iterations: int | None = None,
+        seconds: float | None = None,
+        exploration: float = 0.7,
+        seed: int | None = None,
+    ):
         super().__init__(game.info.num_distinct_actions, seed)
         if (iterations is None) == (seconds is None):
             raise ValueError("ISMCTSAgent needs exactly one budget: iterations or seconds per move")
@@ -129,7 +154,9 @@ class ISMCTSAgent(SearchAgent):
         self.search = ISMCTS(game, exploration, seed=int(self.rng.integers(2**63)))
 
     def search_policy(self, view: SeatView) -> np.ndarray:
-        counts = self.search.search(view.player, view.information_state_key, self.iterations, self.seconds)
+        counts = self.search.search(
+            view.player, view.information_state_key, self.iterations, self.seconds
+        )
         probabilities = np.zeros(self.num_actions)
         legal = list(view.legal_actions)
         best = [a for a in legal if counts[a] == counts[legal].max()]

@@ -47,15 +47,22 @@ class MCCFRSolverBase:
     tree (tree backend only): merged information sets share their tables.
     """
 
-    def __init__(self, game: Game, seed: int | None = 0, backend: str = "auto",
-                 abstraction: InfosetAbstraction | None = None):
+    def __init__(
+        self,
+        game: Game,
+        seed: int | None = 0,
+        backend: str = "auto",
+        abstraction: InfosetAbstraction | None = None,
+    ):
         self.game = game
         self.num_players = game.info.num_players
         self.rng = np.random.default_rng(seed)
         self.iteration = 0
         self.compiled = None  # the compiled traversals on the tree backend
         if abstraction is not None and backend == "model":
-            raise ValueError("an information-set abstraction needs the tree backend (backend='tree' or 'auto')")
+            raise ValueError(
+                "an information-set abstraction needs the tree backend (backend='tree' or 'auto')"
+            )
         if abstraction is not None or use_tree(game, backend):
             self.tables = TreeTables(GameTree.build(game), abstraction)
             self.compiled = self.tables.compile(self.rng)
@@ -104,18 +111,26 @@ class MCCFRConfig:
     """MCCFR trainer settings."""
 
     iterations_per_step: int = 100  # MCCFR iterations (one traversal per player each) per loop step
-    exploration: float = 0.6  # outcome sampling only: epsilon of the update player's sampling policy
+    exploration: float = (
+        0.6  # outcome sampling only: epsilon of the update player's sampling policy
+    )
     backend: str = "auto"  # "tree" (compiled, enumerable games), "model" (any game) or "auto"
 
     def __post_init__(self):
         from agents.config import ConfigError
 
         if self.iterations_per_step < 1:
-            raise ConfigError(f"trainer.params.iterations_per_step must be >= 1, got {self.iterations_per_step}")
+            raise ConfigError(
+                f"trainer.params.iterations_per_step must be >= 1, got {self.iterations_per_step}"
+            )
         if not 0.0 < self.exploration <= 1.0:
-            raise ConfigError(f"trainer.params.exploration must be in (0, 1], got {self.exploration}")
+            raise ConfigError(
+                f"trainer.params.exploration must be in (0, 1], got {self.exploration}"
+            )
         if self.backend not in BACKENDS:
-            raise ConfigError(f"trainer.params.backend must be one of {BACKENDS}, got {self.backend!r}")
+            raise ConfigError(
+                f"trainer.params.backend must be one of {BACKENDS}, got {self.backend!r}"
+            )
 
 
 class MCCFRLearner(Learner):
@@ -135,7 +150,9 @@ class MCCFRLearner(Learner):
 
     def step(self, loop: Any) -> StepReport:
         done = run_until_deadline(self.solver.iterate, self.config.iterations_per_step, loop)
-        return StepReport(episodes=0, iterations=done, metrics={"infosets": float(len(self.solver.tables))})
+        return StepReport(
+            episodes=0, iterations=done, metrics={"infosets": float(len(self.solver.tables))}
+        )
 
     def evaluation_agent(self, player: int) -> TablePolicyAgent:
         return TablePolicyAgent(self.game, self.solver.average_table(), player)
@@ -150,8 +167,9 @@ class MCCFRLearner(Learner):
         self.solver.load_state_dict(state)
 
 
-def table_agent_spec(name: str, solver_class: type, argument: str, game: Game, player: int,
-                     seed: int | None) -> TablePolicyAgent:
+def table_agent_spec(
+    name: str, solver_class: type, argument: str, game: Game, player: int, seed: int | None
+) -> TablePolicyAgent:
     """The agent of spec ``<name>:<iterations>``: the solver's average strategy for ``player``."""
     if not argument.isdigit() or int(argument) < 1:
         raise ValueError(f"agent spec '{name}:{argument}': iterations must be a positive integer")

@@ -121,8 +121,9 @@ def strongly_dominates(first: frozenset, second: frozenset, player: int) -> bool
 
 def weakly_dominates(first: frozenset, second: frozenset, player: int) -> bool:
     """``first`` is never worse for ``player`` and sometimes better."""
-    return (min(v[player] for v in first) >= max(v[player] for v in second)
-            and max(v[player] for v in first) > min(v[player] for v in second))
+    return min(v[player] for v in first) >= max(v[player] for v in second) and max(
+        v[player] for v in first
+    ) > min(v[player] for v in second)
 
 
 def soft_maxn_union(sets: list[frozenset], player: int) -> frozenset:
@@ -140,25 +141,39 @@ class MinimaxSearch:
     nodes visited and ``pruned`` the max^n shallow cuts.
     """
 
-    def __init__(self, game: Game, player: int, method: str = "alphabeta",
-                 max_depth: int | None = None, playouts: int = 0, pruning: bool = True,
-                 simultaneous: str = "paranoid", seed: int | None = None):
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        method: str = "alphabeta",
+        max_depth: int | None = None,
+        playouts: int = 0,
+        pruning: bool = True,
+        simultaneous: str = "paranoid",
+        seed: int | None = None,
+    ):
         if method not in METHODS:
             raise ValueError(f"minimax search: method must be one of {METHODS}, got {method!r}")
         if simultaneous not in ("paranoid", "random"):
-            raise ValueError(f"minimax search: simultaneous must be 'paranoid' or 'random', "
-                             f"got {simultaneous!r}")
+            raise ValueError(
+                f"minimax search: simultaneous must be 'paranoid' or 'random', got {simultaneous!r}"
+            )
         if simultaneous == "random" and method not in ("minimax", "alphabeta", "maxn"):
-            raise ValueError(f"minimax search: simultaneous='random' works with minimax, "
-                             f"alphabeta and maxn, not {method}")
+            raise ValueError(
+                f"minimax search: simultaneous='random' works with minimax, "
+                f"alphabeta and maxn, not {method}"
+            )
         if max_depth is not None and max_depth < 1:
             raise ValueError(f"minimax search: max_depth must be >= 1, got {max_depth}")
         sum_bound = goal_sum_bound(game)
-        if method.startswith("negamax") and (game.info.num_players != 2
-                                             or abs(sum_bound - GOAL_MAX) > 1e-9):
-            raise ValueError(f"{game.NAME}: negamax needs two players whose goals provably sum "
-                             f"to 100 (this game: {game.info.num_players} players, "
-                             f"{game.info.utility.value}); use alphabeta (paranoid) or maxn")
+        if method.startswith("negamax") and (
+            game.info.num_players != 2 or abs(sum_bound - GOAL_MAX) > 1e-9
+        ):
+            raise ValueError(
+                f"{game.NAME}: negamax needs two players whose goals provably sum "
+                f"to 100 (this game: {game.info.num_players} players, "
+                f"{game.info.utility.value}); use alphabeta (paranoid) or maxn"
+            )
         self.game = game
         self.player = player
         self.method = method
@@ -200,10 +215,12 @@ class MinimaxSearch:
         player = self.player
         if self.method == "softmaxn":
             sets = {a: self.soft_maxn(children[a], depth - 1) for a in order}
-            candidates = [a for a in order
-                          if not any(strongly_dominates(sets[b], sets[a], player) for b in order)]
-            best = max(candidates, key=lambda a: (min(v[player] for v in sets[a]),
-                                                  -order.index(a)))
+            candidates = [
+                a
+                for a in order
+                if not any(strongly_dominates(sets[b], sets[a], player) for b in order)
+            ]
+            best = max(candidates, key=lambda a: (min(v[player] for v in sets[a]), -order.index(a)))
             return best, sets[best]
         if self.method == "maxn":
             best, best_value = None, None
@@ -218,15 +235,22 @@ class MinimaxSearch:
             alpha, beta = (-GOAL_MAX, GOAL_MAX) if negamax else (0.0, GOAL_MAX)
             best = order[0]
             for action in order:
-                value = (self.negamax_alphabeta(children[action], depth - 1, alpha, beta, player)
-                         if negamax else self.alphabeta(children[action], depth - 1, alpha, beta))
+                value = (
+                    self.negamax_alphabeta(children[action], depth - 1, alpha, beta, player)
+                    if negamax
+                    else self.alphabeta(children[action], depth - 1, alpha, beta)
+                )
                 if value > alpha:
                     alpha, best = value, action
                 if alpha >= beta:
                     break
             return best, alpha
-        values = [self.negamax(children[a], depth - 1, player) if self.method == "negamax"
-                  else self.minimax(children[a], depth - 1) for a in order]
+        values = [
+            self.negamax(children[a], depth - 1, player)
+            if self.method == "negamax"
+            else self.minimax(children[a], depth - 1)
+            for a in order
+        ]
         index = int(np.argmax(values))
         return order[index], values[index]
 
@@ -268,8 +292,10 @@ class MinimaxSearch:
         if depth == 0:
             return float(self._leaf(ply)[self.player])
         if mover == CHANCE or self._random_opponent(ply, mover):  # expectation, clamped (fail-hard)
-            value = sum(p * self.alphabeta(child, depth, 0.0, GOAL_MAX)
-                        for _, p, child in ply.children(self.player))
+            value = sum(
+                p * self.alphabeta(child, depth, 0.0, GOAL_MAX)
+                for _, p, child in ply.children(self.player)
+            )
             return min(max(value, alpha), beta)
         if mover == self.player:  # max node
             for _, _, child in ply.children(self.player):
@@ -296,7 +322,9 @@ class MinimaxSearch:
         if depth == 0:
             return 2.0 * self._leaf(ply)[me] - GOAL_MAX
         if mover == CHANCE:
-            return sum(p * self.negamax(child, depth, me) for _, p, child in ply.children(self.player))
+            return sum(
+                p * self.negamax(child, depth, me) for _, p, child in ply.children(self.player)
+            )
         return max(self.negamax(child, depth - 1, me) for _, _, child in ply.children(self.player))
 
     def negamax_alphabeta(self, ply: Ply, depth: int, alpha: float, beta: float, me: int) -> float:
@@ -309,8 +337,10 @@ class MinimaxSearch:
         if depth == 0:
             return 2.0 * self._leaf(ply)[me] - GOAL_MAX
         if mover == CHANCE:
-            value = sum(p * self.negamax_alphabeta(child, depth, -GOAL_MAX, GOAL_MAX, me)
-                        for _, p, child in ply.children(self.player))
+            value = sum(
+                p * self.negamax_alphabeta(child, depth, -GOAL_MAX, GOAL_MAX, me)
+                for _, p, child in ply.children(self.player)
+            )
             return min(max(value, alpha), beta)
         for _, _, child in ply.children(self.player):
             value = self.negamax_alphabeta(child, depth - 1, alpha, beta, me)
@@ -335,8 +365,10 @@ class MinimaxSearch:
         if depth == 0:
             return self._leaf(ply)
         if mover == CHANCE or self._random_opponent(ply, mover):  # every outcome counts: no pruning
-            return sum(p * self.maxn(child, depth, self.sum_bound)
-                       for _, p, child in ply.children(self.player))
+            return sum(
+                p * self.maxn(child, depth, self.sum_bound)
+                for _, p, child in ply.children(self.player)
+            )
         best = None
         for _, _, child in ply.children(self.player):
             if best is not None and self.pruning and best[mover] >= bound:
@@ -356,10 +388,12 @@ class MinimaxSearch:
         if depth == 0:
             return frozenset([tuple(self._leaf(ply).tolist())])
         if mover == CHANCE:
-            raise ValueError(f"{self.game.NAME}: soft-max^n has no rule for chance nodes; "
-                             f"use maxn or alphabeta")
-        return soft_maxn_union([self.soft_maxn(child, depth - 1)
-                                for _, _, child in ply.children(self.player)], mover)
+            raise ValueError(
+                f"{self.game.NAME}: soft-max^n has no rule for chance nodes; use maxn or alphabeta"
+            )
+        return soft_maxn_union(
+            [self.soft_maxn(child, depth - 1) for _, _, child in ply.children(self.player)], mover
+        )
 
 
 class MinimaxAgent(ClassicSearchAgent):
@@ -369,12 +403,21 @@ class MinimaxAgent(ClassicSearchAgent):
     both, or neither: then the search runs to the end of the game or the GGP deadline).
     """
 
-    def __init__(self, game: Game, player: int, method: str = "alphabeta",
-                 max_depth: int | None = None, seconds: float | None = None,
-                 playouts: int = 0, simultaneous: str = "paranoid", seed: int | None = None):
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        method: str = "alphabeta",
+        max_depth: int | None = None,
+        seconds: float | None = None,
+        playouts: int = 0,
+        simultaneous: str = "paranoid",
+        seed: int | None = None,
+    ):
         super().__init__(game, player, seed)
-        self.searcher = MinimaxSearch(game, player, method, max_depth, playouts,
-                                      simultaneous=simultaneous)
+        self.searcher = MinimaxSearch(
+            game, player, method, max_depth, playouts, simultaneous=simultaneous
+        )
         self.seconds = seconds
 
     def choose(self, state: State, player: int) -> int:
@@ -385,9 +428,12 @@ class MinimaxAgent(ClassicSearchAgent):
 
 def _builder(method: str):
     def build(argument: str, game: Game, player: int, seed: int | None) -> MinimaxAgent:
-        depth, seconds, options = parse_spec(method, argument, {"playouts": int, "simultaneous": str})
-        return MinimaxAgent(game, player, method, max_depth=depth, seconds=seconds, seed=seed,
-                            **options)
+        depth, seconds, options = parse_spec(
+            method, argument, {"playouts": int, "simultaneous": str}
+        )
+        return MinimaxAgent(
+            game, player, method, max_depth=depth, seconds=seconds, seed=seed, **options
+        )
 
     return build
 

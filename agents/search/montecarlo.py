@@ -111,8 +111,9 @@ class _Stats:
         self.best = np.full(len(legal), -1.0)
 
     def means(self) -> np.ndarray:
-        return np.divide(self.total, self.visits, out=np.full(len(self.legal), -1.0),
-                         where=self.visits > 0)
+        return np.divide(
+            self.total, self.visits, out=np.full(len(self.legal), -1.0), where=self.visits > 0
+        )
 
 
 class _Node:
@@ -133,14 +134,21 @@ class TreeSearch:
     action. ``root_statistics(player)`` gives ``(legal, visits, means)`` at the root.
     """
 
-    def __init__(self, game: Game, player: int, selection: str = "ucb",
-                 exploration: float = DEFAULT_EXPLORATION, simultaneous: str = "decoupled",
-                 seed: int | None = None):
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        selection: str = "ucb",
+        exploration: float = DEFAULT_EXPLORATION,
+        simultaneous: str = "decoupled",
+        seed: int | None = None,
+    ):
         if selection not in ("ucb", "random"):
             raise ValueError(f"tree search: selection must be 'ucb' or 'random', got {selection!r}")
         if simultaneous not in ("decoupled", "trees"):
-            raise ValueError(f"tree search: simultaneous must be 'decoupled' or 'trees', "
-                             f"got {simultaneous!r}")
+            raise ValueError(
+                f"tree search: simultaneous must be 'decoupled' or 'trees', got {simultaneous!r}"
+            )
         if not exploration >= 0:
             raise ValueError(f"tree search: the UCT constant must be >= 0, got {exploration!r}")
         self.game = game
@@ -158,7 +166,9 @@ class TreeSearch:
         self.nodes = 1
 
     # ---- driver -------------------------------------------------------------------------
-    def search(self, state: State, iterations: int | None = None, deadline: float = math.inf) -> int:
+    def search(
+        self, state: State, iterations: int | None = None, deadline: float = math.inf
+    ) -> int:
         if iterations is None and deadline == math.inf:
             raise ValueError("tree search needs a budget: iterations, seconds or a deadline")
         self._move_root(state.history())
@@ -189,14 +199,14 @@ class TreeSearch:
         """Reuse the subtree at ``history`` if the tree holds it, else start afresh."""
         previous = self.root_history
         node = self.root if previous is not None and history[: len(previous)] == previous else None
-        for entry in history[len(previous or ()):]:
+        for entry in history[len(previous or ()) :]:
             node = node.children.get(entry) if node is not None else None
         if node is None:
             node = _Node()
             self.trees = [{} for _ in range(self.game.info.num_players)]
             self.best_score, self.best_path = -1.0, ()
-        elif self.best_path[: len(history) - len(previous)] == history[len(previous):]:
-            self.best_path = self.best_path[len(history) - len(previous):]
+        elif self.best_path[: len(history) - len(previous)] == history[len(previous) :]:
+            self.best_path = self.best_path[len(history) - len(previous) :]
         else:
             self.best_score, self.best_path = -1.0, ()
         self.root, self.root_history = node, tuple(history)
@@ -283,8 +293,14 @@ class TreeSearch:
 class MonteCarloAgent(ClassicSearchAgent):
     """A seat played by :class:`MonteCarloSearch` (spec ``mc:1s`` or ``mc:2000`` playouts)."""
 
-    def __init__(self, game: Game, player: int, iterations: int | None = None,
-                 seconds: float | None = None, seed: int | None = None):
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        iterations: int | None = None,
+        seconds: float | None = None,
+        seed: int | None = None,
+    ):
         super().__init__(game, player, seed)
         self.iterations, self.seconds = iterations, seconds
         self.searcher = MonteCarloSearch(game, player)
@@ -302,10 +318,17 @@ class TreeSearchAgent(ClassicSearchAgent):
     The tree is kept through the match (the reached subtree is reused).
     """
 
-    def __init__(self, game: Game, player: int, iterations: int | None = None,
-                 seconds: float | None = None, selection: str = "ucb",
-                 exploration: float = DEFAULT_EXPLORATION, simultaneous: str = "decoupled",
-                 seed: int | None = None):
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        iterations: int | None = None,
+        seconds: float | None = None,
+        selection: str = "ucb",
+        exploration: float = DEFAULT_EXPLORATION,
+        simultaneous: str = "decoupled",
+        seed: int | None = None,
+    ):
         super().__init__(game, player, seed)
         self.iterations, self.seconds = iterations, seconds
         self.searcher = TreeSearch(game, player, selection, exploration, simultaneous)
@@ -330,12 +353,15 @@ def _build_monte_carlo(argument: str, game: Game, player: int, seed: int | None)
 @register_spec("mc-memory")
 def _build_memory(argument: str, game: Game, player: int, seed: int | None) -> TreeSearchAgent:
     iterations, seconds, options = parse_spec("mc-memory", argument, {"simultaneous": str})
-    return TreeSearchAgent(game, player, iterations, seconds, selection="random", seed=seed, **options)
+    return TreeSearchAgent(
+        game, player, iterations, seconds, selection="random", seed=seed, **options
+    )
 
 
 @register_spec("uct")
 def _build_uct(argument: str, game: Game, player: int, seed: int | None) -> TreeSearchAgent:
     iterations, seconds, options = parse_spec("uct", argument, {"c": float, "simultaneous": str})
     exploration = options.pop("c", DEFAULT_EXPLORATION)
-    return TreeSearchAgent(game, player, iterations, seconds, exploration=exploration, seed=seed,
-                           **options)
+    return TreeSearchAgent(
+        game, player, iterations, seconds, exploration=exploration, seed=seed, **options
+    )

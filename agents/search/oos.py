@@ -160,27 +160,45 @@ class OOS:
     :data:`OOS_AUTO_TREE_MAX_NODES` histories and the rollout policy is uniform.
     """
 
-    def __init__(self, game: Game, player: int, delta: float = 0.9, epsilon: float = 0.4,
-                 gamma: float = 0.01, targeting: str = "ist", rollout_policy: RolloutPolicy = uniform_rollout,
-                 final_policy: str = "average", seed: int | None = None, backend: str = "auto",
-                 reweighting: str = "none"):
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        delta: float = 0.9,
+        epsilon: float = 0.4,
+        gamma: float = 0.01,
+        targeting: str = "ist",
+        rollout_policy: RolloutPolicy = uniform_rollout,
+        final_policy: str = "average",
+        seed: int | None = None,
+        backend: str = "auto",
+        reweighting: str = "none",
+    ):
         if targeting not in TARGETING:
             raise ValueError(f"OOS targeting must be one of {TARGETING}, got {targeting!r}")
         if reweighting not in REWEIGHTING:
             raise ValueError(f"OOS reweighting must be one of {REWEIGHTING}, got {reweighting!r}")
         if final_policy not in ("average", "current"):
-            raise ValueError(f"OOS final_policy must be 'average' or 'current', got {final_policy!r}")
+            raise ValueError(
+                f"OOS final_policy must be 'average' or 'current', got {final_policy!r}"
+            )
         for name, value in (("delta", delta), ("epsilon", epsilon), ("gamma", gamma)):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"OOS {name} must be in [0, 1], got {value}")
         if backend == "tree" and rollout_policy is not uniform_rollout:
-            raise ValueError("OOS backend 'tree' starts with uniform rollouts; a rollout policy needs backend 'model' "
-                             "here, or OOS.set_rollout_policy after construction (a per-infoset table)")
+            raise ValueError(
+                "OOS backend 'tree' starts with uniform rollouts; a rollout policy needs backend 'model' "
+                "here, or OOS.set_rollout_policy after construction (a per-infoset table)"
+            )
         self.game, self.player = game, player
         self.num_players = game.info.num_players
         self.num_actions = game.info.num_distinct_actions
         self.delta, self.epsilon, self.gamma = delta, epsilon, gamma
-        self.targeting, self.rollout_policy, self.final_policy = targeting, rollout_policy, final_policy
+        self.targeting, self.rollout_policy, self.final_policy = (
+            targeting,
+            rollout_policy,
+            final_policy,
+        )
         self.reweighting = reweighting
         self._ema_ratio = 1.0  # the model path's r (the tree backend keeps it in compiled code)
         self.rng = np.random.default_rng(seed)
@@ -198,8 +216,9 @@ class OOS:
             self._public_states: dict | None = None  # (player, public key) -> infosets, for PST
             # The nodes of information set i: _nodes_by_infoset[_infoset_bounds[i]:_infoset_bounds[i + 1]].
             self._nodes_by_infoset = np.argsort(self.tree.infoset, kind="stable")
-            self._infoset_bounds = np.searchsorted(self.tree.infoset[self._nodes_by_infoset],
-                                                   np.arange(self.tree.num_infosets + 1))
+            self._infoset_bounds = np.searchsorted(
+                self.tree.infoset[self._nodes_by_infoset], np.arange(self.tree.num_infosets + 1)
+            )
         self.reset()
 
     @property
@@ -277,21 +296,32 @@ class OOS:
         if self.targeting == "ist":
             infoset = tree.infoset_index.get((self.player, key))
             if infoset is None:
-                raise ValueError(f"OOS: {key!r} is not an information set of player {self.player} in {tree}")
+                raise ValueError(
+                    f"OOS: {key!r} is not an information set of player {self.player} in {tree}"
+                )
             targets = [infoset]
         else:
             if self._public_states is None:
                 self._public_states = {}
                 for i, (player, other) in enumerate(tree.infoset_keys):
-                    self._public_states.setdefault((player, tuple(public for public, _ in other)), []).append(i)
+                    self._public_states.setdefault(
+                        (player, tuple(public for public, _ in other)), []
+                    ).append(i)
             targets = self._public_states.get((self.player, tuple(public for public, _ in key)))
             if targets is None:
-                raise ValueError(f"OOS: no information set of player {self.player} in {tree} has the public "
-                                 f"state of {key!r}")
+                raise ValueError(
+                    f"OOS: no information set of player {self.player} in {tree} has the public "
+                    f"state of {key!r}"
+                )
         mark = self._target_mark
         mark[:] = 0
-        nodes = np.concatenate([self._nodes_by_infoset[self._infoset_bounds[i]:self._infoset_bounds[i + 1]]
-                                for i in targets] or [np.zeros(0, dtype=np.int64)])
+        nodes = np.concatenate(
+            [
+                self._nodes_by_infoset[self._infoset_bounds[i] : self._infoset_bounds[i + 1]]
+                for i in targets
+            ]
+            or [np.zeros(0, dtype=np.int64)]
+        )
         mark[nodes] = 2
         while len(nodes):
             nodes = np.unique(tree.parent[nodes])
@@ -300,12 +330,15 @@ class OOS:
             mark[nodes] = 1
 
     # ---- searching ---------------------------------------------------------------------------
-    def search(self, key: tuple, iterations: int | None = None, seconds: float | None = None) -> None:
+    def search(
+        self, key: tuple, iterations: int | None = None, seconds: float | None = None
+    ) -> None:
         """Run the budget's iterations targeted at the searcher's information set ``key``."""
         answer_rollouts(self.search_steps(key, iterations, seconds), self.rollout_policy)
 
-    def search_steps(self, key: tuple, iterations: int | None = None,
-                     seconds: float | None = None) -> Generator[RolloutRequest, np.ndarray, None]:
+    def search_steps(
+        self, key: tuple, iterations: int | None = None, seconds: float | None = None
+    ) -> Generator[RolloutRequest, np.ndarray, None]:
         """:meth:`search` as a state machine: a generator that suspends at every rollout
         step of the model path, yielding ``(state, movers, masks)`` and expecting ``rho``'s
         probabilities (one row per mover) back; :func:`search_concurrently` answers many
@@ -319,9 +352,13 @@ class OOS:
         start, done, restoring = time.perf_counter(), 0, False
         while True:
             elapsed = time.perf_counter() - start
-            if (iterations is not None and done >= iterations) or (seconds is not None and elapsed >= seconds):
+            if (iterations is not None and done >= iterations) or (
+                seconds is not None and elapsed >= seconds
+            ):
                 break
-            half_spent = done >= iterations / 2 if iterations is not None else elapsed >= seconds / 2
+            half_spent = (
+                done >= iterations / 2 if iterations is not None else elapsed >= seconds / 2
+            )
             if key and not restoring and half_spent and not self.in_tables(self.player, key):
                 restoring = True
                 self.restored_searches += 1
@@ -332,10 +369,16 @@ class OOS:
                 yield from self._iteration_steps(bool(key))
                 done += 1
             else:  # compiled: a chunk, ending at the half-budget check and the budget
-                chunk = CHUNK if seconds is not None else (
-                    -(-iterations // 2) - done if done < iterations / 2 else iterations - done)
+                chunk = (
+                    CHUNK
+                    if seconds is not None
+                    else (
+                        -(-iterations // 2) - done if done < iterations / 2 else iterations - done
+                    )
+                )
                 self.missed_targets += self.compiled.oos_iterations(
-                    chunk, bool(key), self.delta, self.epsilon, self.gamma)
+                    chunk, bool(key), self.delta, self.epsilon, self.gamma
+                )
                 self.iterations += chunk
                 done += chunk
 
@@ -347,8 +390,16 @@ class OOS:
         for update in range(self.num_players):
             biased = targeted and self.rng.random() < self.delta
             below = not targeted
-            yield from self._walk(self.game.new_initial_state(), update, [1.0] * (self.num_players + 1),
-                                  1.0, 1.0, below, biased, True)
+            yield from self._walk(
+                self.game.new_initial_state(),
+                update,
+                [1.0] * (self.num_players + 1),
+                1.0,
+                1.0,
+                below,
+                biased,
+                True,
+            )
             if biased and not self._reached:
                 self.missed_targets += 1
         self.iterations += 1
@@ -359,9 +410,13 @@ class OOS:
             history = sample_history(self.game, self.player, key, self.rng, self._strategy_of)
             if self.tree is None:
                 state = self.game.state_from_history(history)
-                yield from self._walk(state, update, [1.0] * (self.num_players + 1), 1.0, 1.0, True, False, True)
+                yield from self._walk(
+                    state, update, [1.0] * (self.num_players + 1), 1.0, 1.0, True, False, True
+                )
             else:
-                self.compiled.oos_walk(update, self._node_of_history(history), self.delta, self.epsilon, self.gamma)
+                self.compiled.oos_walk(
+                    update, self._node_of_history(history), self.delta, self.epsilon, self.gamma
+                )
         self.iterations += 1
 
     def _node_of_history(self, history) -> int:
@@ -395,7 +450,9 @@ class OOS:
         infoset = self.tree.infoset_index[(player, key)]
         if not self.in_table[infoset]:
             return None
-        slots = slice(self.tree.infoset_slot_start[infoset], self.tree.infoset_slot_start[infoset + 1])
+        slots = slice(
+            self.tree.infoset_slot_start[infoset], self.tree.infoset_slot_start[infoset + 1]
+        )
         positive = np.maximum(self.tables.regret[slots], 0.0)
         total = positive.sum()
         strategy = positive / total if total > 0.0 else np.full(len(positive), 1.0 / len(positive))
@@ -427,16 +484,31 @@ class OOS:
             average, regret, actions = entry.average, entry.regret, entry.legal
         else:
             infoset = self.tree.infoset_index[(self.player, key)]
-            slots = slice(self.tree.infoset_slot_start[infoset], self.tree.infoset_slot_start[infoset + 1])
-            average, regret, actions = self.tables.average[slots], self.tables.regret[slots], self.tree.slot_action[slots]
+            slots = slice(
+                self.tree.infoset_slot_start[infoset], self.tree.infoset_slot_start[infoset + 1]
+            )
+            average, regret, actions = (
+                self.tables.average[slots],
+                self.tables.regret[slots],
+                self.tree.slot_action[slots],
+            )
         weights = average if self.final_policy == "average" else np.maximum(regret, 0.0)
         total = weights.sum()
         probabilities[actions] = weights / total if total > 0.0 else 1.0 / len(weights)
         return probabilities
 
     # ---- one sample --------------------------------------------------------------------------
-    def _walk(self, state: State, update: int, reach: list[float], biased_reach: float,
-              unbiased_reach: float, below: bool, biased: bool, in_tree: bool) -> tuple[float, float, float]:
+    def _walk(
+        self,
+        state: State,
+        update: int,
+        reach: list[float],
+        biased_reach: float,
+        unbiased_reach: float,
+        below: bool,
+        biased: bool,
+        in_tree: bool,
+    ) -> tuple[float, float, float]:
         """Sample to a terminal; returns ``(u_update(z), pi(z | state), q(z))`` (a generator:
         rollout steps suspend, see :meth:`search_steps`)."""
         player = state.current_player()
@@ -444,7 +516,9 @@ class OOS:
             self._reached = below
             q = self.delta * biased_reach + (1.0 - self.delta) * unbiased_reach
             if self.reweighting == "ema" and unbiased_reach > 0.0:
-                self._ema_ratio = EMA_DECAY * self._ema_ratio + (1.0 - EMA_DECAY) * q / unbiased_reach
+                self._ema_ratio = (
+                    EMA_DECAY * self._ema_ratio + (1.0 - EMA_DECAY) * q / unbiased_reach
+                )
                 q = unbiased_reach * self._ema_ratio
             return float(state.returns()[update]), 1.0, q
         if not below and self._reaches_target(state):
@@ -455,38 +529,62 @@ class OOS:
             outcomes, probabilities = chance_distribution(state)
             biased_probabilities = probabilities
             if targeting:
-                allowed = np.array([self._consistent(state.child(a)) for a in outcomes], dtype=np.float64)
+                allowed = np.array(
+                    [self._consistent(state.child(a)) for a in outcomes], dtype=np.float64
+                )
                 if (allowed * probabilities).sum() > 0.0:
                     biased_probabilities = allowed * probabilities / (allowed * probabilities).sum()
             k = draw_index(biased_probabilities if biased else probabilities, self.rng)
             state.apply_action(outcomes[k])
             reach = reach.copy()
             reach[-1] *= probabilities[k]
-            utility, tail, q = yield from self._walk(state, update, reach, biased_reach * biased_probabilities[k],
-                                                     unbiased_reach * probabilities[k], below, biased, in_tree)
+            utility, tail, q = yield from self._walk(
+                state,
+                update,
+                reach,
+                biased_reach * biased_probabilities[k],
+                unbiased_reach * probabilities[k],
+                below,
+                biased,
+                in_tree,
+            )
             return utility, tail * probabilities[k], q
         movers, joint = movers_and_joint(state)
         if player == SIMULTANEOUS and not movers:
             state.apply_actions(joint)
-            return (yield from self._walk(state, update, reach, biased_reach, unbiased_reach, below, biased,
-                                          in_tree))
+            return (
+                yield from self._walk(
+                    state, update, reach, biased_reach, unbiased_reach, below, biased, in_tree
+                )
+            )
         if not in_tree:
-            return (yield from self._rollout_step(state, movers, joint, update, reach, biased_reach,
-                                                  unbiased_reach, below, biased))
-        expanding = any((m, state.information_state_key(m)) not in self.tables.entries for m in movers)
+            return (
+                yield from self._rollout_step(
+                    state, movers, joint, update, reach, biased_reach, unbiased_reach, below, biased
+                )
+            )
+        expanding = any(
+            (m, state.information_state_key(m)) not in self.tables.entries for m in movers
+        )
         entries = [self.tables.entry(state, m) for m in movers]
         strategies = [entry.current_strategy() for entry in entries]
         allowed_joints = self._allowed_joints(state, joint, movers, entries) if targeting else None
         choices, biased_factor, unbiased_factor = [], 1.0, 1.0
         for slot, (mover, entry, strategy) in enumerate(zip(movers, entries, strategies)):
             size = len(strategy)
-            unbiased = self.epsilon / size + (1 - self.epsilon) * strategy if mover == update else strategy
+            unbiased = (
+                self.epsilon / size + (1 - self.epsilon) * strategy if mover == update else strategy
+            )
             biased_probabilities = unbiased
             if allowed_joints:
                 allowed = np.zeros(size)
                 allowed[sorted({j[slot] for j in allowed_joints})] = 1.0
                 restricted = strategy * allowed
-                restricted = restricted / restricted.sum() if restricted.sum() > 0 else allowed / allowed.sum()
+                restricted = (
+                    restricted / restricted.sum()
+                    if restricted.sum() > 0
+                    else allowed / allowed.sum()
+                )
                 mix = self.epsilon if mover == update else self.gamma
                 biased_probabilities = mix * allowed / allowed.sum() + (1 - mix) * restricted
             k = draw_index(biased_probabilities if biased else unbiased, self.rng)
@@ -502,11 +600,22 @@ class OOS:
             if mover != update:
                 others_probability *= strategy[k]
         apply_choices(state, joint, movers, [e.legal[k] for e, k in zip(entries, choices)])
-        utility, tail, q = yield from self._walk(state, update, child_reach, biased_reach * biased_factor,
-                                                 unbiased_reach * unbiased_factor, below, biased, not expanding)
+        utility, tail, q = yield from self._walk(
+            state,
+            update,
+            child_reach,
+            biased_reach * biased_factor,
+            unbiased_reach * unbiased_factor,
+            below,
+            biased,
+            not expanding,
+        )
         # q(h), after the sample: "ema" weighs with the r this sample updated, as the tree backend.
-        sample_here = (unbiased_reach * self._ema_ratio if self.reweighting == "ema" and unbiased_reach > 0.0
-                       else self.delta * biased_reach + (1 - self.delta) * unbiased_reach)
+        sample_here = (
+            unbiased_reach * self._ema_ratio
+            if self.reweighting == "ema" and unbiased_reach > 0.0
+            else self.delta * biased_reach + (1 - self.delta) * unbiased_reach
+        )
         for mover, entry, strategy, k in zip(movers, entries, strategies, choices):
             if mover == update:
                 others_reach = 1.0
@@ -523,7 +632,9 @@ class OOS:
             tail *= strategy[k]
         return utility, tail, q
 
-    def _allowed_joints(self, state: State, joint, movers: list[int], entries) -> list[tuple[int, ...]]:
+    def _allowed_joints(
+        self, state: State, joint, movers: list[int], entries
+    ) -> list[tuple[int, ...]]:
         """Index tuples (one per mover) of the choices whose child is target-consistent."""
         import itertools
 
@@ -535,11 +646,23 @@ class OOS:
                 allowed.append(combination)
         return allowed
 
-    def _rollout_step(self, state: State, movers, joint, update, reach, biased_reach, unbiased_reach,
-                      below, biased) -> tuple[float, float, float]:
+    def _rollout_step(
+        self,
+        state: State,
+        movers,
+        joint,
+        update,
+        reach,
+        biased_reach,
+        unbiased_reach,
+        below,
+        biased,
+    ) -> tuple[float, float, float]:
         """Below the expanded node: every mover plays ``rho`` (asked of whoever drives the
         walk: the step suspends); no table is touched."""
-        masks = np.stack([state.legal_actions_mask(m if joint is not None else None) for m in movers])
+        masks = np.stack(
+            [state.legal_actions_mask(m if joint is not None else None) for m in movers]
+        )
         probabilities = yield state, movers, masks
         actions, factor = [], 1.0
         for row in probabilities:
@@ -547,8 +670,16 @@ class OOS:
             actions.append(action)
             factor *= row[action]
         apply_choices(state, joint, movers, actions)
-        utility, tail, q = yield from self._walk(state, update, reach, biased_reach * factor,
-                                                 unbiased_reach * factor, below, biased, False)
+        utility, tail, q = yield from self._walk(
+            state,
+            update,
+            reach,
+            biased_reach * factor,
+            unbiased_reach * factor,
+            below,
+            biased,
+            False,
+        )
         return utility, tail * factor, q
 
 
@@ -585,12 +716,14 @@ def search_concurrently(machines: Iterable[Generator], rollout_policy: RolloutPo
             results[index] = finished.value
     while waiting:
         states = [state for _, (state, movers, _) in waiting for _ in movers]
-        players = np.concatenate([np.asarray(movers, dtype=np.int64) for _, (_, movers, _) in waiting])
+        players = np.concatenate(
+            [np.asarray(movers, dtype=np.int64) for _, (_, movers, _) in waiting]
+        )
         masks = np.concatenate([masks for _, (_, _, masks) in waiting])
         probabilities = rollout_policy(states, players, masks)
         still_waiting, row = [], 0
         for index, (_, movers, _) in waiting:
-            answer, row = probabilities[row:row + len(movers)], row + len(movers)
+            answer, row = probabilities[row : row + len(movers)], row + len(movers)
             try:
                 still_waiting.append((index, machines[index].send(answer)))
             except StopIteration as finished:
@@ -606,10 +739,13 @@ def rollout_table(tree: GameTree, rollout_policy: RolloutPolicy) -> np.ndarray:
     masks = np.zeros((tree.num_infosets, tree.game.info.num_distinct_actions), dtype=np.int8)
     slot_infoset = np.repeat(infosets, np.diff(tree.infoset_slot_start))
     masks[slot_infoset, tree.slot_action] = 1
-    probabilities = np.asarray(rollout_policy(tree.representative_states(), tree.infoset_player, masks),
-                               dtype=np.float64)
+    probabilities = np.asarray(
+        rollout_policy(tree.representative_states(), tree.infoset_player, masks), dtype=np.float64
+    )
     if probabilities.shape != masks.shape:
-        raise ValueError(f"rollout policy returned shape {probabilities.shape}, expected {masks.shape}")
+        raise ValueError(
+            f"rollout policy returned shape {probabilities.shape}, expected {masks.shape}"
+        )
     return np.ascontiguousarray(probabilities[slot_infoset, tree.slot_action])
 
 
@@ -621,8 +757,15 @@ class OOSAgent(SearchAgent):
     ``rollout_policy``, ``final_policy``).
     """
 
-    def __init__(self, game: Game, player: int, iterations: int | None = None, seconds: float | None = None,
-                 seed: int | None = None, **options: Any):
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        iterations: int | None = None,
+        seconds: float | None = None,
+        seed: int | None = None,
+        **options: Any,
+    ):
         super().__init__(game.info.num_distinct_actions, seed)
         if (iterations is None) == (seconds is None):
             raise ValueError("OOSAgent needs exactly one budget: iterations or seconds per move")
@@ -634,7 +777,11 @@ class OOSAgent(SearchAgent):
     def search_policy(self, view: SeatView) -> np.ndarray:
         key = tuple(view.information_state_key)
         previous = self._previous_key
-        if view.player != self.search.player or previous is None or key[: len(previous)] != previous:
+        if (
+            view.player != self.search.player
+            or previous is None
+            or key[: len(previous)] != previous
+        ):
             self.search.player = view.player
             self.search.reset()  # a new match (or seat): nothing learned applies
         self._previous_key = key

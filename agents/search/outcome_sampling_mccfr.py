@@ -47,8 +47,14 @@ class OutcomeSamplingMCCFR(MCCFRSolverBase):
     ``backend`` and ``abstraction`` as in :class:`agents.search.mccfr_trainer.MCCFRSolverBase`.
     """
 
-    def __init__(self, game: Game, seed: int | None = 0, exploration: float = 0.6, backend: str = "auto",
-                 abstraction=None):
+    def __init__(
+        self,
+        game: Game,
+        seed: int | None = 0,
+        exploration: float = 0.6,
+        backend: str = "auto",
+        abstraction=None,
+    ):
         if not 0.0 < exploration <= 1.0:
             raise ValueError(f"exploration (epsilon) must be in (0, 1], got {exploration}")
         super().__init__(game, seed, backend, abstraction)
@@ -61,10 +67,14 @@ class OutcomeSamplingMCCFR(MCCFRSolverBase):
             return
         for _ in range(iterations):
             for player in range(self.num_players):
-                self._walk(self.game.new_initial_state(), player, [1.0] * (self.num_players + 1), 1.0)
+                self._walk(
+                    self.game.new_initial_state(), player, [1.0] * (self.num_players + 1), 1.0
+                )
             self.iteration += 1
 
-    def _walk(self, state: State, update: int, reach: list[float], sample_reach: float) -> tuple[float, float, float]:
+    def _walk(
+        self, state: State, update: int, reach: list[float], sample_reach: float
+    ) -> tuple[float, float, float]:
         """Sample to a terminal history; returns ``(u_update(z), pi(z | state), q(z))``.
 
         ``reach[p]`` is player ``p``'s reach of ``state``, ``reach[-1]`` chance's;
@@ -79,7 +89,9 @@ class OutcomeSamplingMCCFR(MCCFRSolverBase):
             state.apply_action(outcomes[k])
             reach = reach.copy()
             reach[-1] *= probabilities[k]
-            utility, tail, leaf_reach = self._walk(state, update, reach, sample_reach * probabilities[k])
+            utility, tail, leaf_reach = self._walk(
+                state, update, reach, sample_reach * probabilities[k]
+            )
             return utility, tail * probabilities[k], leaf_reach
         movers, joint = movers_and_joint(state)
         if player == SIMULTANEOUS and not movers:
@@ -101,13 +113,17 @@ class OutcomeSamplingMCCFR(MCCFRSolverBase):
             choices.append(k)
             actions.append(entry.legal[k])
         child_reach = reach.copy()
-        others_probability = 1.0  # sigma of the other movers' actions, part of the update player's tail
+        others_probability = (
+            1.0  # sigma of the other movers' actions, part of the update player's tail
+        )
         for mover, strategy, k in zip(movers, strategies, choices):
             child_reach[mover] *= strategy[k]
             if mover != update:
                 others_probability *= strategy[k]
         apply_choices(state, joint, movers, actions)
-        utility, tail, leaf_reach = self._walk(state, update, child_reach, sample_reach * probability_sampled)
+        utility, tail, leaf_reach = self._walk(
+            state, update, child_reach, sample_reach * probability_sampled
+        )
         for mover, entry, strategy, k in zip(movers, entries, strategies, choices):
             if mover == update:
                 others_reach = float(np.prod([r for p, r in enumerate(reach) if p != update]))

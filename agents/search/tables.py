@@ -39,7 +39,9 @@ class InfosetEntry:
 
     def average_strategy(self) -> np.ndarray:
         total = self.average.sum()
-        return self.average / total if total > 0.0 else np.full(len(self.legal), 1.0 / len(self.legal))
+        return (
+            self.average / total if total > 0.0 else np.full(len(self.legal), 1.0 / len(self.legal))
+        )
 
 
 class RegretTables:
@@ -64,7 +66,9 @@ class RegretTables:
         table = {}
         for key, entry in self.entries.items():
             row = np.zeros(self.num_actions)
-            row[entry.legal] = entry.average_strategy() if strategy == "average" else entry.current_strategy()
+            row[entry.legal] = (
+                entry.average_strategy() if strategy == "average" else entry.current_strategy()
+            )
             table[key] = row
         return table
 
@@ -89,7 +93,10 @@ class RegretTables:
         return TabularPolicy.from_mapping(tree, dict(zip(tree.infoset_keys, rows)))
 
     def state_dict(self) -> dict[str, Any]:
-        return {key: (entry.legal, entry.regret.copy(), entry.average.copy()) for key, entry in self.entries.items()}
+        return {
+            key: (entry.legal, entry.regret.copy(), entry.average.copy())
+            for key, entry in self.entries.items()
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.entries = {}
@@ -115,7 +122,11 @@ class TablePolicyAgent(TabularPolicyAgent):
 
 def legal_actions_of(state: State, player: int) -> list[int]:
     """``player``'s legal actions at ``state``, a decision or a simultaneous node."""
-    return list(state.legal_actions(player) if state.current_player() == SIMULTANEOUS else state.legal_actions())
+    return list(
+        state.legal_actions(player)
+        if state.current_player() == SIMULTANEOUS
+        else state.legal_actions()
+    )
 
 
 def movers_and_joint(state: State) -> tuple[list[int], list[int] | None]:
@@ -131,7 +142,9 @@ def movers_and_joint(state: State) -> tuple[list[int], list[int] | None]:
     return state.movers(), joint
 
 
-def apply_choices(state: State, joint: list[int] | None, movers: list[int], actions: list[int]) -> None:
+def apply_choices(
+    state: State, joint: list[int] | None, movers: list[int], actions: list[int]
+) -> None:
     """Play the movers' ``actions`` at ``state`` (in place), one action or a joint action."""
     if joint is None:
         state.apply_action(actions[0])
@@ -145,4 +158,3 @@ def apply_choices(state: State, joint: list[int] | None, movers: list[int], acti
 def chance_distribution(state: State) -> tuple[list[int], np.ndarray]:
     outcomes = state.chance_outcomes()
     return [a for a, _ in outcomes], np.array([p for _, p in outcomes])
-

@@ -92,40 +92,59 @@ class InfosetAbstraction:
 
     def __init__(self, tree: GameTree, abstract_infoset: np.ndarray):
         abstract_infoset = np.asarray(abstract_infoset)
-        if abstract_infoset.shape != (tree.num_infosets,) or not np.issubdtype(abstract_infoset.dtype, np.integer):
-            raise ValueError(f"{tree}: an abstraction needs one integer abstract id per information set "
-                             f"({tree.num_infosets}), got an array of shape {abstract_infoset.shape} "
-                             f"and dtype {abstract_infoset.dtype}")
+        if abstract_infoset.shape != (tree.num_infosets,) or not np.issubdtype(
+            abstract_infoset.dtype, np.integer
+        ):
+            raise ValueError(
+                f"{tree}: an abstraction needs one integer abstract id per information set "
+                f"({tree.num_infosets}), got an array of shape {abstract_infoset.shape} "
+                f"and dtype {abstract_infoset.dtype}"
+            )
         self.tree = tree
-        _, first_member, inverse = np.unique(abstract_infoset, return_index=True, return_inverse=True)
+        _, first_member, inverse = np.unique(
+            abstract_infoset, return_index=True, return_inverse=True
+        )
         order = np.argsort(first_member, kind="stable")  # number abstract sets by first appearance
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
         self.abstract_infoset = rank[inverse.reshape(-1)]
-        representative = first_member[order][self.abstract_infoset]  # per infoset, its set's first member
+        representative = first_member[order][
+            self.abstract_infoset
+        ]  # per infoset, its set's first member
         offset_in_infoset = np.arange(tree.num_slots) - tree.infoset_slot_start[tree.slot_infoset]
         self._check_merges(representative, offset_in_infoset)
         counts = np.diff(tree.infoset_slot_start)
-        abstract_start = np.concatenate([[0], np.cumsum(counts[first_member[order]])]).astype(np.int64)
+        abstract_start = np.concatenate([[0], np.cumsum(counts[first_member[order]])]).astype(
+            np.int64
+        )
         self.infoset_slot_start = abstract_start[self.abstract_infoset]
         self.num_abstract_infosets = len(order)
         self.num_slots = int(abstract_start[-1])
         self.slot_table_slot = self.infoset_slot_start[tree.slot_infoset] + offset_in_infoset
 
     @classmethod
-    def from_keys(cls, tree: GameTree, abstract_key: Callable[[int, Hashable], Hashable]) -> InfosetAbstraction:
+    def from_keys(
+        cls, tree: GameTree, abstract_key: Callable[[int, Hashable], Hashable]
+    ) -> InfosetAbstraction:
         """Merge the information sets whose ``abstract_key(player, information_state_key)``
         are equal (within one player: keys are paired with the player)."""
         ids: dict[tuple[int, Hashable], int] = {}
         abstract_infoset = np.fromiter(
-            (ids.setdefault((player, abstract_key(player, key)), len(ids)) for player, key in tree.infoset_keys),
-            dtype=np.int64, count=tree.num_infosets)
+            (
+                ids.setdefault((player, abstract_key(player, key)), len(ids))
+                for player, key in tree.infoset_keys
+            ),
+            dtype=np.int64,
+            count=tree.num_infosets,
+        )
         return cls(tree, abstract_infoset)
 
     def _check_merges(self, representative: np.ndarray, offset_in_infoset: np.ndarray) -> None:
         tree = self.tree
         counts = np.diff(tree.infoset_slot_start)
-        bad = (tree.infoset_player != tree.infoset_player[representative]) | (counts != counts[representative])
+        bad = (tree.infoset_player != tree.infoset_player[representative]) | (
+            counts != counts[representative]
+        )
         if not bad.any():
             # Same counts: compare the legal actions slot by slot against the representative's.
             mirror = tree.infoset_slot_start[representative[tree.slot_infoset]] + offset_in_infoset
@@ -138,12 +157,15 @@ class InfosetAbstraction:
                 f"{tree.game.spec}: the abstraction merges information sets {tree.infoset_keys[other]!r} "
                 f"(legal actions {tree.infoset_legal_actions(other).tolist()}) and "
                 f"{tree.infoset_keys[infoset]!r} (legal actions {tree.infoset_legal_actions(infoset).tolist()}); "
-                "merged sets need one player and the same legal actions")
+                "merged sets need one player and the same legal actions"
+            )
 
     def counts_by_player(self) -> list[int]:
         """Per player, the number of its abstract information sets."""
         first = np.unique(self.abstract_infoset, return_index=True)[1]
-        return np.bincount(self.tree.infoset_player[first], minlength=self.tree.num_players).tolist()
+        return np.bincount(
+            self.tree.infoset_player[first], minlength=self.tree.num_players
+        ).tolist()
 
 
 class TreeTables:
@@ -152,7 +174,9 @@ class TreeTables:
 
     def __init__(self, tree: GameTree, abstraction: InfosetAbstraction | None = None):
         if abstraction is not None and abstraction.tree is not tree:
-            raise ValueError(f"the abstraction was built on another tree ({abstraction.tree}), not {tree}")
+            raise ValueError(
+                f"the abstraction was built on another tree ({abstraction.tree}), not {tree}"
+            )
         self.tree = tree
         self.abstraction = abstraction
         self.num_actions = tree.game.info.num_distinct_actions
@@ -172,14 +196,20 @@ class TreeTables:
     def _visited(self) -> np.ndarray:
         """Information sets whose regrets or average weights have been touched."""
         touched = self._per_tree_slot((self.regret != 0.0) | (self.average != 0.0))
-        return np.logical_or.reduceat(touched, self.tree.infoset_slot_start[:-1]) if len(touched) else touched
+        return (
+            np.logical_or.reduceat(touched, self.tree.infoset_slot_start[:-1])
+            if len(touched)
+            else touched
+        )
 
     def __len__(self) -> int:
         return int(self._visited().sum())
 
     def _slot_probabilities(self, strategy: str) -> np.ndarray:
         tree = self.tree
-        weights = self._per_tree_slot(self.average if strategy == "average" else np.maximum(self.regret, 0.0))
+        weights = self._per_tree_slot(
+            self.average if strategy == "average" else np.maximum(self.regret, 0.0)
+        )
         totals = np.add.reduceat(weights, tree.infoset_slot_start[:-1])[tree.slot_infoset]
         counts = np.diff(tree.infoset_slot_start)[tree.slot_infoset]
         return np.where(totals > 0.0, weights / np.where(totals > 0.0, totals, 1.0), 1.0 / counts)

@@ -110,13 +110,21 @@ def configs_table(configs: list[tuple[str, dict, str]], column: str) -> list[str
     lines = [f"| config | {column} | budget | what it is |", "|---|---|---|---|"]
     for name, data, comment in configs:
         other = (data.get("trainer") if column == "trainer" else data.get("env")) or {}
-        budget = ", ".join(f"{k} {v}" for k, v in (data.get("budget") or {}).items() if v is not None)
-        lines.append(f"| `configs/{name}` | `{other.get('name', '')}` | {budget} | {first_sentence(comment)} |")
-    return lines + ["", "Run one with `python train.py --config configs/NAME.yaml` "
-                    "(see {doc}`/guides/training`).", ""]
+        budget = ", ".join(
+            f"{k} {v}" for k, v in (data.get("budget") or {}).items() if v is not None
+        )
+        lines.append(
+            f"| `configs/{name}` | `{other.get('name', '')}` | {budget} | {first_sentence(comment)} |"
+        )
+    return lines + [
+        "",
+        "Run one with `python train.py --config configs/NAME.yaml` (see {doc}`/guides/training`).",
+        "",
+    ]
 
 
 # ---- env pages ---------------------------------------------------------------------------------
+
 
 def count_tree(game) -> str:
     from hiddenenvs.analysis.tree import SubgameTooLarge, build_subgame_tree
@@ -176,8 +184,10 @@ def estimated_tree(name: str) -> str:
     if tree.nodes is None or tree.how != "estimated":
         return ""
     # The estimate samples random paths: its order of magnitude is what stays put between builds.
-    return (f"; of the order of $10^{{{int(math.log10(tree.nodes))}}}$ nodes by Knuth's estimate "
-            f"({{py:func}}`agents.capabilities.offers_for`)")
+    return (
+        f"; of the order of $10^{{{int(math.log10(tree.nodes))}}}$ nodes by Knuth's estimate "
+        f"({{py:func}}`agents.capabilities.offers_for`)"
+    )
 
 
 def env_page(entry, row: dict, configs, capabilities) -> str:
@@ -188,9 +198,12 @@ def env_page(entry, row: dict, configs, capabilities) -> str:
     info = game.info
     module = importlib.import_module(game_class.__module__)
     lines = [
-        f"# {entry.name}", "",
-        f"{entry.description[0].upper()}{entry.description[1:]}.", "",
-        "| | |", "|---|---|",
+        f"# {entry.name}",
+        "",
+        f"{entry.description[0].upper()}{entry.description[1:]}.",
+        "",
+        "| | |",
+        "|---|---|",
         f"| make it | `hiddenenvs.make({entry.name!r})`, `hiddenenvs.load_game({entry.name!r})` |",
         f"| game class | {{py:class}}`{game_class.__module__}.{game_class.__name__}` |",
         f"| players | {info.num_players}: {', '.join(f'`{n}`' for n in info.player_names)} |",
@@ -217,16 +230,27 @@ def env_page(entry, row: dict, configs, capabilities) -> str:
     if parameters:
         lines += ["| name | default |", "|---|---|"]
         lines += [f"| `{k}` | `{v!r}` |" for k, v in parameters.items()]
-        lines += ["", "Give them to `make`, `make_parallel` or `load_game` as keywords, or as "
-                  "`env.params` in a run config. The module docstring below says what each means.", ""]
+        lines += [
+            "",
+            "Give them to `make`, `make_parallel` or `load_game` as keywords, or as "
+            "`env.params` in a run config. The module docstring below says what each means.",
+            "",
+        ]
     else:
         lines += ["None.", ""]
     picture = DOCS / "envs" / "img" / f"{entry.name}.png"
     if draw_picture(entry.name, picture):
-        lines += ["## Picture", "", f"![{entry.name} after a few random moves](img/{entry.name}.png)", "",
-                  "Drawn at build time by the `rgb_array` renderer after a few seeded random moves.", ""]
+        lines += [
+            "## Picture",
+            "",
+            f"![{entry.name} after a few random moves](img/{entry.name}.png)",
+            "",
+            "Drawn at build time by the `rgb_array` renderer after a few seeded random moves.",
+            "",
+        ]
     lines += [
-        "## Try it", "",
+        "## Try it",
+        "",
         "```{testcode}",
         "import hiddenenvs",
         "",
@@ -234,10 +258,12 @@ def env_page(entry, row: dict, configs, capabilities) -> str:
         "env.reset(seed=0)",
         "observation, reward, termination, truncation, info = env.last()",
         "print(observation['action_mask'].shape)",
-        "```", "",
+        "```",
+        "",
         "```{testoutput}",
         f"({info.num_distinct_actions},)",
-        "```", "",
+        "```",
+        "",
     ]
     fits = [name for name, data, _ in configs if (data.get("env") or {}).get("name") == entry.name]
     lines += ["## Training on it", ""]
@@ -245,13 +271,20 @@ def env_page(entry, row: dict, configs, capabilities) -> str:
         lines += capabilities(entry.name)
     lines += configs_table([c for c in configs if c[0] in fits], "trainer")
     if module.__doc__:
-        lines += [f"## Rules, spaces and facts (`{module.__name__}`)", "",
-                  f"```{{py:currentmodule}} {module.__name__}", "```", "",
-                  docstring_as_markdown(module.__doc__), ""]
+        lines += [
+            f"## Rules, spaces and facts (`{module.__name__}`)",
+            "",
+            f"```{{py:currentmodule}} {module.__name__}",
+            "```",
+            "",
+            docstring_as_markdown(module.__doc__),
+            "",
+        ]
     return "\n".join(lines)
 
 
 # ---- trainer pages -----------------------------------------------------------------------------
+
 
 def field_comments(cls) -> dict[str, str]:
     """The comment on each dataclass field's line (``name: type = default  # comment``)."""
@@ -298,13 +331,19 @@ def config_reference(cls) -> list[str]:
         return ["This trainer takes no parameters.", ""]
     hints = typing.get_type_hints(cls)
     comments = field_comments(cls)
-    lines = [f"`trainer.params` is validated into {{py:class}}`{cls.__module__}.{cls.__qualname__}`; "
-             "an unknown key or a wrongly typed value is refused with the allowed ones.", "",
-             "| key | type | default | meaning |", "|---|---|---|---|"]
+    lines = [
+        f"`trainer.params` is validated into {{py:class}}`{cls.__module__}.{cls.__qualname__}`; "
+        "an unknown key or a wrongly typed value is refused with the allowed ones.",
+        "",
+        "| key | type | default | meaning |",
+        "|---|---|---|---|",
+    ]
     for field in dataclasses.fields(cls):
         meaning = comments.get(field.name, "").replace("|", "\\|")
-        lines.append(f"| `{field.name}` | `{type_name(hints.get(field.name, field.type))}` | "
-                     f"{default_of(field)} | {meaning} |")
+        lines.append(
+            f"| `{field.name}` | `{type_name(hints.get(field.name, field.type))}` | "
+            f"{default_of(field)} | {meaning} |"
+        )
     return lines + [""]
 
 
@@ -314,24 +353,41 @@ def trainer_page(name: str, target: str, configs, capabilities) -> str:
     cls = getattr(module, class_name)
     page = safe_name(name)
     lines = [
-        f"# {name}", "",
+        f"# {name}",
+        "",
         f"`trainer: {{name: {name}}}` in a run config trains {{py:class}}`{module_name}.{class_name}` "
-        f"(module {{py:mod}}`{module_name}`).", "",
+        f"(module {{py:mod}}`{module_name}`).",
+        "",
     ]
     if module.__doc__:
-        lines += ["## The method and how the code maps to it", "",
-                  f"```{{py:currentmodule}} {module_name}", "```", "",
-                  docstring_as_markdown(module.__doc__), ""]
+        lines += [
+            "## The method and how the code maps to it",
+            "",
+            f"```{{py:currentmodule}} {module_name}",
+            "```",
+            "",
+            docstring_as_markdown(module.__doc__),
+            "",
+        ]
     lines += ["## Config reference", ""] + config_reference(getattr(cls, "CONFIG_CLASS", None))
     lines += ["## Shipped configs", ""]
-    lines += configs_table([c for c in configs if (c[1].get("trainer") or {}).get("name") == name], "env")
+    lines += configs_table(
+        [c for c in configs if (c[1].get("trainer") or {}).get("name") == name], "env"
+    )
     lines += ["## Results", ""]
-    results = [path.stem for path in sorted((DOCS / "results").glob("*.md"))
-               if path.stem not in ("index", "comparison")
-               and (f"`{name}`" in path.read_text() or f"configs/{page}_" in path.read_text())]
-    lines += ["Measured runs, each with its date, commit, machine and command: "
-              + ", ".join(f"{{doc}}`/results/{stem}`" for stem in results)
-              + ("; " if results else "") + "every trainer side by side: {doc}`/results/comparison`.", ""]
+    results = [
+        path.stem
+        for path in sorted((DOCS / "results").glob("*.md"))
+        if path.stem not in ("index", "comparison")
+        and (f"`{name}`" in path.read_text() or f"configs/{page}_" in path.read_text())
+    ]
+    lines += [
+        "Measured runs, each with its date, commit, machine and command: "
+        + ", ".join(f"{{doc}}`/results/{stem}`" for stem in results)
+        + ("; " if results else "")
+        + "every trainer side by side: {doc}`/results/comparison`.",
+        "",
+    ]
     if capabilities is not None:
         lines += ["## Envs it fits", ""] + capabilities(name, trainer=True)
     notes = DOCS / "trainer_notes" / f"{page}.md"
@@ -354,22 +410,39 @@ def capability_lines():
 
     def lines(name: str, trainer: bool = False) -> list[str]:
         if trainer:
-            rows = [f"| `{row['env']}` | {row['trainers'][name]} |" for row in table if name in row["trainers"]]
-            head = ["From {py:func}`agents.capabilities.capability_table` (each env with its default "
-                    "parameters; `python train.py --list` prints the same):", "", "| env | fits, or what it lacks |", "|---|---|"]
+            rows = [
+                f"| `{row['env']}` | {row['trainers'][name]} |"
+                for row in table
+                if name in row["trainers"]
+            ]
+            head = [
+                "From {py:func}`agents.capabilities.capability_table` (each env with its default "
+                "parameters; `python train.py --list` prints the same):",
+                "",
+                "| env | fits, or what it lacks |",
+                "|---|---|",
+            ]
         else:
             row = next((row for row in table if row["env"] == name), None)
             if row is None:
                 return []
-            rows = [f"| `{trainer_name}` | {cell} |" for trainer_name, cell in row["trainers"].items()]
-            head = ["Which trainers fit it with its default parameters ({py:func}`agents.capabilities.capability_table`; "
-                    "`python train.py --list` prints the same):", "", "| trainer | fits, or what it lacks |", "|---|---|"]
+            rows = [
+                f"| `{trainer_name}` | {cell} |" for trainer_name, cell in row["trainers"].items()
+            ]
+            head = [
+                "Which trainers fit it with its default parameters ({py:func}`agents.capabilities.capability_table`; "
+                "`python train.py --list` prints the same):",
+                "",
+                "| trainer | fits, or what it lacks |",
+                "|---|---|",
+            ]
         return head + rows + [""] if rows else []
 
     return lines
 
 
 # ---- API pages ---------------------------------------------------------------------------------
+
 
 def api_modules() -> list[str]:
     names = []
@@ -398,14 +471,25 @@ def undocumented_constants(module_name: str) -> list[str]:
     documented = {name for (_, name) in ModuleAnalyzer.for_module(module_name).find_attr_docs()}
     names = []
     for node in ast.parse(source).body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
         for target in targets:
-            if (not isinstance(target, ast.Name) or target.id.startswith("_") or target.id in documented
-                    or not hasattr(module, target.id)):  # (a file edited since its import)
+            if (
+                not isinstance(target, ast.Name)
+                or target.id.startswith("_")
+                or target.id in documented
+                or not hasattr(module, target.id)
+            ):  # (a file edited since its import)
                 continue
             value = getattr(module, target.id, None)
-            if not is_type_alias(value) and (inspect.isclass(value) or inspect.isroutine(value)
-                                             or inspect.ismodule(value)):
+            if not is_type_alias(value) and (
+                inspect.isclass(value) or inspect.isroutine(value) or inspect.ismodule(value)
+            ):
                 continue
             if target.id not in names:
                 names.append(target.id)
@@ -413,7 +497,11 @@ def undocumented_constants(module_name: str) -> list[str]:
 
 
 def is_type_alias(value) -> bool:
-    return value is typing.Any or isinstance(value, typing.TypeVar) or typing.get_origin(value) is not None
+    return (
+        value is typing.Any
+        or isinstance(value, typing.TypeVar)
+        or typing.get_origin(value) is not None
+    )
 
 
 def alias_text(value) -> str:
@@ -426,22 +514,41 @@ def api_page(module_name: str) -> str:
     module = importlib.import_module(module_name)
     # A class named like one of the game model's (agents.leaderboard.stats.Game) is shown
     # but not indexed, so an annotation ``Game`` anywhere links to the model's.
-    model_names = {name for name, value in vars(hiddenenvs.game).items()
-                   if inspect.isclass(value) and value.__module__ == "hiddenenvs.game"}
-    homonyms = [name for name, value in vars(module).items()
-                if inspect.isclass(value) and value.__module__ == module_name
-                and name in model_names and module is not hiddenenvs.game]
+    model_names = {
+        name
+        for name, value in vars(hiddenenvs.game).items()
+        if inspect.isclass(value) and value.__module__ == "hiddenenvs.game"
+    }
+    homonyms = [
+        name
+        for name, value in vars(module).items()
+        if inspect.isclass(value)
+        and value.__module__ == module_name
+        and name in model_names
+        and module is not hiddenenvs.game
+    ]
     from sphinx.pycode import ModuleAnalyzer
 
     documented = {name for (_, name) in ModuleAnalyzer.for_module(module_name).find_attr_docs()}
     # Annotated module data with a doc comment: autodoc would show the annotation as a
     # quoted string (``from __future__ import annotations``); listed below as written.
-    annotated = [name for name in getattr(module, "__annotations__", {})
-                 if name in documented and not name.startswith("_") and hasattr(module, name)]
-    lines = [f"# `{module_name}`", "", "```{eval-rst}",
-             # The docstrings' examples run as ``python -m doctest`` runs them: in the module's names.
-             ".. testsetup:: *", "", f"   from {module_name} import *", "",
-             f".. automodule:: {module_name}", "   :members:"]
+    annotated = [
+        name
+        for name in getattr(module, "__annotations__", {})
+        if name in documented and not name.startswith("_") and hasattr(module, name)
+    ]
+    lines = [
+        f"# `{module_name}`",
+        "",
+        "```{eval-rst}",
+        # The docstrings' examples run as ``python -m doctest`` runs them: in the module's names.
+        ".. testsetup:: *",
+        "",
+        f"   from {module_name} import *",
+        "",
+        f".. automodule:: {module_name}",
+        "   :members:",
+    ]
     if homonyms or annotated:
         lines.append(f"   :exclude-members: {', '.join(homonyms + annotated)}")
     lines.append("")
@@ -455,8 +562,12 @@ def api_page(module_name: str) -> str:
         simple = isinstance(value, (bool, int, float, str)) and len(repr(value)) < 80
         lines += [f".. autodata:: {module_name}.{name}"] + ([] if simple else ["   :no-value:"])
         annotation = getattr(module, "__annotations__", {}).get(name)
-        if annotation is not None:  # a string under ``from __future__ import annotations``: shown as written
-            lines.append(f"   :annotation: : {annotation if isinstance(annotation, str) else type_name(annotation)}")
+        if (
+            annotation is not None
+        ):  # a string under ``from __future__ import annotations``: shown as written
+            lines.append(
+                f"   :annotation: : {annotation if isinstance(annotation, str) else type_name(annotation)}"
+            )
         lines.append("")
     return "\n".join(lines + ["```", ""])
 
@@ -468,11 +579,18 @@ def example_page(script: Path) -> str:
     doc = ast.get_docstring(ast.parse(script.read_text())) or ""
     # The script is not a module of the API reference: its roles stay code.
     doc = ROLE.sub(lambda m: f"`{m.group(2).lstrip('~.')}`", doc)
-    return "\n".join([
-        f"# `examples/{script.name}`", "",
-        docstring_as_markdown(doc) if doc else "", "",
-        f"```{{literalinclude}} ../../examples/{script.name}", ":language: python", "```", "",
-    ])
+    return "\n".join(
+        [
+            f"# `examples/{script.name}`",
+            "",
+            docstring_as_markdown(doc) if doc else "",
+            "",
+            f"```{{literalinclude}} ../../examples/{script.name}",
+            ":language: python",
+            "```",
+            "",
+        ]
+    )
 
 
 def generate(app) -> None:
@@ -486,7 +604,9 @@ def generate(app) -> None:
     for name, entry in hiddenenvs.registry.REGISTRY.items():
         pages[DOCS / "envs" / f"{name}.md"] = env_page(entry, rows[name], configs, capabilities)
     for name, target in TRAINERS.items():
-        pages[DOCS / "trainers" / f"{safe_name(name)}.md"] = trainer_page(name, target, configs, capabilities)
+        pages[DOCS / "trainers" / f"{safe_name(name)}.md"] = trainer_page(
+            name, target, configs, capabilities
+        )
     for module_name in api_modules():
         pages[DOCS / "api" / f"{module_name}.md"] = api_page(module_name)
     for script in sorted((ROOT / "examples").glob("*.py")):
@@ -513,21 +633,31 @@ def markdown_tables_as_rst(app, what, name, obj, options, lines: list[str]) -> N
         # "(rows, columns) int32: what it holds" is prose; napoleon would read the part
         # before the colon as a type to link, word by word.
         lines[0] = re.sub(r"^(\(.*?\)\s*[\w.]+):\s", r"``\1`` — ", lines[0])
-    if what == "data" and type(obj).__doc__ and "\n".join(lines).strip() == inspect.cleandoc(type(obj).__doc__).strip():
+    if (
+        what == "data"
+        and type(obj).__doc__
+        and "\n".join(lines).strip() == inspect.cleandoc(type(obj).__doc__).strip()
+    ):
         lines[:] = []
         return
     out: list[str] = []
     index = 0
     while index < len(lines):
-        if (TABLE_ROW.match(lines[index]) and index + 1 < len(lines)
-                and TABLE_RULE.match(lines[index + 1]) and "-" in lines[index + 1]):
+        if (
+            TABLE_ROW.match(lines[index])
+            and index + 1 < len(lines)
+            and TABLE_RULE.match(lines[index + 1])
+            and "-" in lines[index + 1]
+        ):
             indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
             rows = [lines[index]]
             index += 2
             while index < len(lines) and TABLE_ROW.match(lines[index]):
                 rows.append(lines[index])
                 index += 1
-            cells = [[cell.strip() for cell in re.split(r"(?<!\\)\|", row.strip())[1:-1]] for row in rows]
+            cells = [
+                [cell.strip() for cell in re.split(r"(?<!\\)\|", row.strip())[1:-1]] for row in rows
+            ]
             width = max(len(row) for row in cells)
             if out and out[-1].strip():
                 out.append("")
@@ -552,7 +682,7 @@ def _simple_table_cells(line: str, starts: list[int]) -> list[str]:
     cells, begin = [], 0
     for start in starts[1:]:
         cut = start
-        if line[start - 1:start].strip():  # text runs across the boundary: cut at the next space
+        if line[start - 1 : start].strip():  # text runs across the boundary: cut at the next space
             space = line.find(" ", start)
             cut = len(line) if space < 0 else space
         cells.append(line[begin:cut].strip())
@@ -578,7 +708,9 @@ def simple_tables_as_list_tables(lines: list[str]) -> list[str]:
         while end < len(lines):
             if SIMPLE_TABLE_BORDER.match(lines[end]):
                 borders += 1
-                if borders == 3 or (borders == 2 and end + 1 < len(lines) and not lines[end + 1].strip()):
+                if borders == 3 or (
+                    borders == 2 and end + 1 < len(lines) and not lines[end + 1].strip()
+                ):
                     break
                 body.append(None)  # the header's end
             elif not lines[end].strip():
@@ -650,10 +782,17 @@ def _lookup(target: str, module_name: str | None, class_name: str | None):
             return obj
         except AttributeError:
             continue
-    if scopes and len(parts) == 1:  # a module docstring naming a method of its one class that has it
+    if (
+        scopes and len(parts) == 1
+    ):  # a module docstring naming a method of its one class that has it
         module = scopes[-1]
-        owners = [value for value in vars(module).values()
-                  if inspect.isclass(value) and value.__module__ == module.__name__ and parts[0] in vars(value)]
+        owners = [
+            value
+            for value in vars(module).values()
+            if inspect.isclass(value)
+            and value.__module__ == module.__name__
+            and parts[0] in vars(value)
+        ]
         if len(owners) == 1:
             return getattr(owners[0], parts[0])
     return None
@@ -675,14 +814,22 @@ def resolve_by_import(app, env, node, contnode):
     obj = _lookup(node["reftarget"], node.get("py:module"), node.get("py:class"))
     if obj is None:
         return None
-    if any(part.startswith("_") and not part.startswith("__") for part in node["reftarget"].split(".")):
+    if any(
+        part.startswith("_") and not part.startswith("__") for part in node["reftarget"].split(".")
+    ):
         # A private name: it exists (looked up above), but the API reference leaves private
         # names out, so it stays code, not a link.
         return contnode
     obj = inspect.unwrap(getattr(obj, "__func__", obj)) if callable(obj) else obj
     module = getattr(obj, "__module__", None) if not inspect.ismodule(obj) else None
     qualname = getattr(obj, "__qualname__", None)
-    canonical = obj.__name__ if inspect.ismodule(obj) else f"{module}.{qualname}" if module and qualname else None
+    canonical = (
+        obj.__name__
+        if inspect.ismodule(obj)
+        else f"{module}.{qualname}"
+        if module and qualname
+        else None
+    )
     if canonical is None:
         return None
     domain = env.get_domain("py")
@@ -693,11 +840,15 @@ def resolve_by_import(app, env, node, contnode):
         entry = domain.modules[module]
     if entry is None:
         return None
-    return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, canonical)
+    return make_refnode(
+        app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, canonical
+    )
 
 
 def setup(app):
     app.connect("missing-reference", resolve_by_import)
     app.connect("builder-inited", generate)
-    app.connect("autodoc-process-docstring", markdown_tables_as_rst, priority=400)  # before napoleon
+    app.connect(
+        "autodoc-process-docstring", markdown_tables_as_rst, priority=400
+    )  # before napoleon
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -68,6 +68,9 @@ def game_offers(game: Game, seconds: float = 0.4) -> GameOffers:
         two_player_zero_sum=info.is_two_player_zero_sum,
         belief_sampler=chance != "sampled" or _has_own_sampler(game),
         tree=tree,
-        external_sampling_nodes=(float(tree.nodes) if tree.how == EXACT
-                                 else external_sampling_nodes(game, probes=64, seconds=seconds / 2)),
+        external_sampling_nodes=(
+            float(tree.nodes)
+            if tree.how == EXACT
+            else external_sampling_nodes(game, probes=64, seconds=seconds / 2)
+        ),
     )

@@ -53,7 +53,9 @@ class TabularPolicy:
         return cls(tree, _rows_to_slots(tree, rows))
 
     @classmethod
-    def from_mapping(cls, tree: GameTree, mapping: Mapping[tuple[int, Hashable], Any]) -> TabularPolicy:
+    def from_mapping(
+        cls, tree: GameTree, mapping: Mapping[tuple[int, Hashable], Any]
+    ) -> TabularPolicy:
         missing = [key for key in tree.infoset_keys if key not in mapping]
         if missing:
             raise ValueError(
@@ -81,8 +83,16 @@ class TabularPolicy:
 
     # ---- lookups --------------------------------------------------------------------
     def infoset_probabilities(self, infoset: int) -> dict[int, float]:
-        start, stop = self.tree.infoset_slot_start[infoset], self.tree.infoset_slot_start[infoset + 1]
-        return dict(zip(self.tree.slot_action[start:stop].tolist(), self.slot_probabilities[start:stop].tolist()))
+        start, stop = (
+            self.tree.infoset_slot_start[infoset],
+            self.tree.infoset_slot_start[infoset + 1],
+        )
+        return dict(
+            zip(
+                self.tree.slot_action[start:stop].tolist(),
+                self.slot_probabilities[start:stop].tolist(),
+            )
+        )
 
     def probabilities(self, player: int, information_state_key: Hashable) -> dict[int, float]:
         key = (player, information_state_key)
@@ -130,7 +140,9 @@ def _rows_to_slots(tree: GameTree, rows: list[Any]) -> np.ndarray:
     return slots
 
 
-def information_state_batch(tree: GameTree, player: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def information_state_batch(
+    tree: GameTree, player: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``player``'s information sets, their information-state tensors ``(B, ...)`` and legal
     masks ``(B, A)``, in one batch (what a network is asked about each set)."""
     states = tree.representative_states()

@@ -155,7 +155,9 @@ def external_sampling_nodes(game: Game, probes: int, seconds: float, seed: int =
             state, product, estimate = game.new_initial_state(), 1.0, 1.0
             while not state.is_terminal():
                 player = state.current_player()
-                if player == traverser or (player == SIMULTANEOUS and state.legal_actions(traverser)):
+                if player == traverser or (
+                    player == SIMULTANEOUS and state.legal_actions(traverser)
+                ):
                     product *= max(1, len(state.legal_actions(traverser)))
                 estimate += product
                 state = _random_child(state, num_players, rng)
@@ -169,7 +171,9 @@ def external_sampling_nodes(game: Game, probes: int, seconds: float, seed: int =
 _CACHE: dict[tuple, TreeSize] = {}
 
 
-def tree_size(game: Game, max_nodes: int = 10_000_000, seconds: float = 1.0, probes: int = 256) -> TreeSize:
+def tree_size(
+    game: Game, max_nodes: int = 10_000_000, seconds: float = 1.0, probes: int = 256
+) -> TreeSize:
     """The size of ``game``'s tree: counted exactly when the count finishes within
     ``seconds`` and ``max_nodes``; "more than ``max_nodes``" when it stops there; else
     Knuth's estimate from ``probes`` random paths (within another ``seconds``).

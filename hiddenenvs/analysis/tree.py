@@ -246,7 +246,9 @@ class GameTree:
         return len(self.terminal_nodes)
 
     def infoset_legal_actions(self, infoset: int) -> np.ndarray:
-        return self.slot_action[self.infoset_slot_start[infoset] : self.infoset_slot_start[infoset + 1]]
+        return self.slot_action[
+            self.infoset_slot_start[infoset] : self.infoset_slot_start[infoset + 1]
+        ]
 
     def last_own_slot(self, player: int) -> np.ndarray:
         return self._last_own_slot[player]
@@ -276,7 +278,10 @@ class GameTree:
                 movers = state.movers()
                 if position + len(movers) > len(edges):
                     break  # node lies inside this simultaneous move
-                joint = [(legal[0] if legal else -1) for legal in (state.legal_actions(p) for p in range(num_players))]
+                joint = [
+                    (legal[0] if legal else -1)
+                    for legal in (state.legal_actions(p) for p in range(num_players))
+                ]
                 for offset, mover in enumerate(movers):
                     joint[mover] = edges[position + offset]
                 state.apply_actions(joint)
@@ -364,7 +369,14 @@ def build_subgame_tree(
         actor.append(CHANCE)
         infoset.append(-1)
         stack = [
-            (root if gadget is None else _GadgetChoice(root, gadget[1][index]), 0, index, float(weight), None, None)
+            (
+                root if gadget is None else _GadgetChoice(root, gadget[1][index]),
+                0,
+                index,
+                float(weight),
+                None,
+                None,
+            )
             for index, (root, weight) in enumerate(roots)
         ][::-1]
     kept: list[tuple[int, State]] = []
@@ -405,12 +417,19 @@ def build_subgame_tree(
             actor.append(opponent)
             infoset.append(index)
             stack.append((state.root, node, 1, 1.0, None, None))
-            stack.append((np.asarray(state.terminate_returns, dtype=np.float64), node, 0, 1.0, None, None))
+            stack.append(
+                (np.asarray(state.terminate_returns, dtype=np.float64), node, 0, 1.0, None, None)
+            )
             continue
         player = state.current_player()
         if keep_states and movers is None and player not in (CHANCE, TERMINAL):
             kept.append((node, state))
-        if movers is None and player not in (CHANCE, TERMINAL) and is_frontier is not None and is_frontier(state):
+        if (
+            movers is None
+            and player not in (CHANCE, TERMINAL)
+            and is_frontier is not None
+            and is_frontier(state)
+        ):
             actor.append(TERMINAL)
             infoset.append(-1)
             frontier_nodes.append(node)
@@ -418,7 +437,10 @@ def build_subgame_tree(
             continue
         if player == SIMULTANEOUS and movers is None:
             movers = state.movers()
-            joint = [(legal[0] if legal else -1) for legal in (state.legal_actions(p) for p in range(num_players))]
+            joint = [
+                (legal[0] if legal else -1)
+                for legal in (state.legal_actions(p) for p in range(num_players))
+            ]
         if player == TERMINAL:
             actor.append(TERMINAL)
             infoset.append(-1)
@@ -471,7 +493,9 @@ def build_subgame_tree(
     for node, row in returns_rows.items():
         terminal_returns[node] = row
     if frontier_nodes:
-        terminal_returns[frontier_nodes] = np.asarray(leaf_values(frontier_states), dtype=np.float64)
+        terminal_returns[frontier_nodes] = np.asarray(
+            leaf_values(frontier_states), dtype=np.float64
+        )
     tree = GameTree.from_arrays(
         game,
         parent=np.asarray(parent),
@@ -496,7 +520,9 @@ def build_subgame_tree(
 
 
 def reweighted_subgame(
-    tree: GameTree, weights: Sequence[float], leaf_values: Callable[[list[State]], np.ndarray] | None
+    tree: GameTree,
+    weights: Sequence[float],
+    leaf_values: Callable[[list[State]], np.ndarray] | None,
 ) -> GameTree:
     """A subgame of :func:`build_subgame_tree` over the same root histories with new
     probabilities ``weights`` (one per root, in the order built) and its frontier valued
@@ -506,17 +532,23 @@ def reweighted_subgame(
     root probabilities and the returns are the new tree's own.
     """
     if tree.gadget_infosets.size:
-        raise ValueError("reweighted_subgame: a re-solving gadget's subgame has no belief root to reweight")
+        raise ValueError(
+            "reweighted_subgame: a re-solving gadget's subgame has no belief root to reweight"
+        )
     other = copy.copy(tree)
     other.chance_probability = tree.chance_probability.copy()
     if tree.belief_root:
         children = np.flatnonzero(tree.parent == 0)
-        other.chance_probability[children] = np.asarray(weights, dtype=np.float64)[tree.edge_action[children]]
+        other.chance_probability[children] = np.asarray(weights, dtype=np.float64)[
+            tree.edge_action[children]
+        ]
     elif len(weights) != 1 or weights[0] != 1.0:
         raise ValueError("reweighted_subgame: the tree was built from one root of probability 1")
     other.terminal_returns = tree.terminal_returns.copy()
     if len(tree.frontier_nodes):
-        other.terminal_returns[tree.frontier_nodes] = np.asarray(leaf_values(tree.frontier_states), dtype=np.float64)
+        other.terminal_returns[tree.frontier_nodes] = np.asarray(
+            leaf_values(tree.frontier_states), dtype=np.float64
+        )
     return other
 
 

@@ -123,9 +123,17 @@ class GoofspielGame(Game):
     NAME = "goofspiel"
     PARAMETERS = (
         Parameter("num_cards", int, 4, "cards per hand, point cards and rounds", minimum=2),
-        Parameter("points_order", str, "ascending", "order of the point cards", choices=POINTS_ORDERS),
+        Parameter(
+            "points_order", str, "ascending", "order of the point cards", choices=POINTS_ORDERS
+        ),
         Parameter("imp_info", bool, False, "reveal only who won each round (II-Goofspiel)"),
-        Parameter("returns", str, "win_loss", "utility: win/loss sign or point difference", choices=RETURNS_TYPES),
+        Parameter(
+            "returns",
+            str,
+            "win_loss",
+            "utility: win/loss sign or point difference",
+            choices=RETURNS_TYPES,
+        ),
     )
 
     def __init__(self, **params):
@@ -210,13 +218,19 @@ class GoofspielGame(Game):
                             continue
                     elif bid != public[opponent]:
                         continue
-                    child_weight = weight * probabilities.get(bid - 1, 0.0) if probabilities is not None else weight
+                    child_weight = (
+                        weight * probabilities.get(bid - 1, 0.0)
+                        if probabilities is not None
+                        else weight
+                    )
                     if child_weight <= 0.0:
                         continue
                     child = None
                     if state is not None and decided:
                         child = state.clone()
-                        child.apply_actions((own - 1, bid - 1) if player == 0 else (bid - 1, own - 1))
+                        child.apply_actions(
+                            (own - 1, bid - 1) if player == 0 else (bid - 1, own - 1)
+                        )
                     grown.append(((*bids, bid), child_weight, child))
             layer = grown
         if not layer:
@@ -224,8 +238,13 @@ class GoofspielGame(Game):
                 f"{self.spec}: no history is consistent with player {player}'s information-state "
                 f"key {key!r} (with positive reach under the policy)"
             )
-        weights = np.fromiter((weight for _, weight, _ in layer), dtype=np.float64, count=len(layer))
-        index = min(int(np.searchsorted(np.cumsum(weights), rng.random() * weights.sum(), "right")), len(layer) - 1)
+        weights = np.fromiter(
+            (weight for _, weight, _ in layer), dtype=np.float64, count=len(layer)
+        )
+        index = min(
+            int(np.searchsorted(np.cumsum(weights), rng.random() * weights.sum(), "right")),
+            len(layer) - 1,
+        )
         own_bids = [private if self.imp_info else public[player] for public, private in rounds]
         other_bids = layer[index][0]
         history = []
@@ -424,7 +443,9 @@ def build_goofspiel_tree(game: GoofspielGame):
     point_entries[:] = [(value, None) for value in range(n + 1)]
     round_entries = np.empty((n + 2, n + 1), dtype=object)  # the first index is shifted by 1
     for first, second in itertools.product(range(-1, n + 1), range(n + 1)):
-        round_entries[first + 1, second] = (first, second) if game.imp_info else ((first, second), None)
+        round_entries[first + 1, second] = (
+            (first, second) if game.imp_info else ((first, second), None)
+        )
 
     def key_columns(player: int) -> np.ndarray:
         """Per node, the values its key is made of: per round (point, X, Y), then the current
@@ -444,12 +465,16 @@ def build_goofspiel_tree(game: GoofspielGame):
         nonlocal num_infosets
         columns = key_columns(player)
         radix = n + 2  # key values lie in -1..N
-        if columns.shape[1] * np.log2(radix) < 62:  # pack each row into one int64: a 1-D unique is faster
+        if (
+            columns.shape[1] * np.log2(radix) < 62
+        ):  # pack each row into one int64: a 1-D unique is faster
             packed = (columns + 1) @ (radix ** np.arange(columns.shape[1], dtype=np.int64))
             _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
             rows = columns[first]
         else:
-            rows, first, inverse = np.unique(columns, axis=0, return_index=True, return_inverse=True)
+            rows, first, inverse = np.unique(
+                columns, axis=0, return_index=True, return_inverse=True
+            )
         inverse = inverse.reshape(-1)
         legal = unused(bids[player])[first] - 1
         infoset_players.append(np.full(len(rows), player, dtype=np.int64))
@@ -466,7 +491,11 @@ def build_goofspiel_tree(game: GoofspielGame):
         parent_rows = np.repeat(np.arange(len(level_ids)), count)
         child_ids = num_nodes + np.arange(len(parent_rows))
         num_nodes += len(parent_rows)
-        pending = (level_ids[parent_rows], choices.reshape(-1) - 1, np.full(len(parent_rows), probability))
+        pending = (
+            level_ids[parent_rows],
+            choices.reshape(-1) - 1,
+            np.full(len(parent_rows), probability),
+        )
         level_ids = child_ids
         return parent_rows
 
@@ -480,7 +509,11 @@ def build_goofspiel_tree(game: GoofspielGame):
         emit(0, decision_level(0))
         pending_bid_0 = unused(bids[0])
         rows = expand(pending_bid_0, 1.0)
-        points, bids, current_point = points[rows], [bids[0][rows], bids[1][rows]], current_point[rows]
+        points, bids, current_point = (
+            points[rows],
+            [bids[0][rows], bids[1][rows]],
+            current_point[rows],
+        )
         pending_bid_0 = pending_bid_0.reshape(-1)
         emit(1, decision_level(1))
         bid_1 = unused(bids[1])
@@ -493,7 +526,8 @@ def build_goofspiel_tree(game: GoofspielGame):
             np.concatenate([bids[1][rows], bid_1.reshape(-1, 1)], axis=1),
         ]
         current_point = (
-            np.zeros(len(rows), dtype=np.int64) if random_deck
+            np.zeros(len(rows), dtype=np.int64)
+            if random_deck
             else np.full(len(rows), game.fixed_points[round_index + 1], dtype=np.int64)
         )
 

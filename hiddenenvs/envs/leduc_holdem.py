@@ -85,7 +85,10 @@ _CARDS_PER_RANK = 2
 _RAISE_SIZES = (2, 4)
 _ANTE = 1
 # A public key entry back to the history entry it came from (a bet or the public card).
-_HISTORY_ENTRY = {**{name: a for a, name in enumerate(ACTION_NAMES)}, **{r: c for c, r in enumerate(RANK_NAMES)}}
+_HISTORY_ENTRY = {
+    **{name: a for a, name in enumerate(ACTION_NAMES)},
+    **{r: c for c, r in enumerate(RANK_NAMES)},
+}
 # Key steps shared by every state (keys grow by tuple concatenation): a public step by
 # its name; a private deal by receiver and rank, as (player 0's step, player 1's step).
 _PUBLIC_STEPS = {name: ((name, None),) for name in (*ACTION_NAMES, *RANK_NAMES)}
@@ -137,7 +140,9 @@ class LeducHoldemGame(Game):
             return super().sample_consistent_history(player, key, rng, policy)
         own = RANK_NAMES.index(key[player][1])
         public = [_HISTORY_ENTRY[entry] for entry, _ in key[2:]]
-        public_card = next((public[i] for i, (entry, _) in enumerate(key[2:]) if entry in RANK_NAMES), -1)
+        public_card = next(
+            (public[i] for i, (entry, _) in enumerate(key[2:]) if entry in RANK_NAMES), -1
+        )
         candidates = []
         for card in range(_NUM_RANKS):
             if _CARDS_PER_RANK - (card == own) - (card == public_card) > 0:
@@ -208,7 +213,10 @@ class LeducHoldemState(State):
     def _remaining_counts(self) -> list[int]:
         """Cards left in the deck per rank (one pass: the env deals three times a game)."""
         private_cards, public_card = self.private_cards, self.public_card
-        return [_CARDS_PER_RANK - private_cards.count(rank) - (public_card == rank) for rank in range(_NUM_RANKS)]
+        return [
+            _CARDS_PER_RANK - private_cards.count(rank) - (public_card == rank)
+            for rank in range(_NUM_RANKS)
+        ]
 
     def chance_outcomes(self):
         if self.current_player() != CHANCE:

@@ -135,8 +135,10 @@ class LiarsDiceGame(Game):
         if len(key) < self.total_dice:  # still rolling: nothing to weigh but the rolls
             return super().sample_consistent_history(player, key, rng, policy)
         own = key[(player + 1) * self.num_dice - 1][1]  # the sorted hand, seen at its last die
-        bids = [self._action_of_name[name] for name, _ in key[self.total_dice:]]
-        hands = list(itertools.combinations_with_replacement(range(1, self.faces + 1), self.num_dice))
+        bids = [self._action_of_name[name] for name, _ in key[self.total_dice :]]
+        hands = list(
+            itertools.combinations_with_replacement(range(1, self.faces + 1), self.num_dice)
+        )
         weights = np.empty(len(hands))
         for index, hand in enumerate(hands):
             orderings = factorial(self.num_dice) // prod(map(factorial, Counter(hand).values()))
@@ -148,7 +150,9 @@ class LiarsDiceGame(Game):
             raise ValueError(
                 f"{self.spec}: no history consistent with player {player}'s key has positive reach"
             )
-        index = min(int(np.searchsorted(np.cumsum(weights), rng.random() * total, "right")), len(hands) - 1)
+        index = min(
+            int(np.searchsorted(np.cumsum(weights), rng.random() * total, "right")), len(hands) - 1
+        )
         dice = (own, hands[index]) if player == 0 else (hands[index], own)
         rolls = [int(face) - 1 for hand in dice for face in rng.permutation(hand)]
         return (*rolls, *bids)
@@ -261,7 +265,9 @@ class LiarsDiceState(State):
     def _dice_ones(self, player: int) -> list[int]:
         """The places of the one-hot dice features (each die, sorted, one-hot face)."""
         faces = self.game.faces
-        return [2 + index * faces + face - 1 for index, face in enumerate(sorted(self.dice[player]))]
+        return [
+            2 + index * faces + face - 1 for index, face in enumerate(sorted(self.dice[player]))
+        ]
 
     def information_state_tensor(self, player):
         game = self.game

@@ -63,9 +63,7 @@ MATRICES = {
 
 class MatrixGame(Game):
     NAME = "matrix_game"
-    PARAMETERS = (
-        Parameter("matrix", str, "rps", "which payoff matrix", choices=tuple(MATRICES)),
-    )
+    PARAMETERS = (Parameter("matrix", str, "rps", "which payoff matrix", choices=tuple(MATRICES)),)
 
     def __init__(self, **params):
         super().__init__(**params)

@@ -86,7 +86,12 @@ class OthelloGame(Game):
         self.key_steps = tuple(((action, None),) for action in range(self.num_squares + 1))
         self.bitboards = Bitboards(size)
         half = size // 2
-        centre = [(half - 1) * size + half - 1, (half - 1) * size + half, half * size + half - 1, half * size + half]
+        centre = [
+            (half - 1) * size + half - 1,
+            (half - 1) * size + half,
+            half * size + half - 1,
+            half * size + half,
+        ]
         self.initial_discs = (1 << centre[1] | 1 << centre[2], 1 << centre[0] | 1 << centre[3])
         self.info = GameInfo(
             short_name=self.NAME,
@@ -148,7 +153,9 @@ class OthelloState(State):
 
     def _update_moves(self) -> None:
         player = self.to_move
-        self._moves, self._over = self.game.bitboards.moves_and_end(self.discs[player], self.discs[1 - player])
+        self._moves, self._over = self.game.bitboards.moves_and_end(
+            self.discs[player], self.discs[1 - player]
+        )
         self._legal = None  # the sorted legal actions, listed on first use; clones share the list, callers get copies
 
     def current_player(self):

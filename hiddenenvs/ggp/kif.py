@@ -42,8 +42,10 @@ def read_message(text: str) -> Message:
             raise MessageError(f"message has more than {MAX_MESSAGE_TOKENS:,} tokens (the limit)")
         if token == "(":
             if len(stack) >= MAX_MESSAGE_DEPTH:
-                raise MessageError(f"message nests deeper than {MAX_MESSAGE_DEPTH} (the limit) at "
-                                   f"character {match.start()}")
+                raise MessageError(
+                    f"message nests deeper than {MAX_MESSAGE_DEPTH} (the limit) at "
+                    f"character {match.start()}"
+                )
             stack.append([])
         elif token == ")":
             if not stack:

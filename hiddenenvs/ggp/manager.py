@@ -59,8 +59,12 @@ def post(url: str, message: str, timeout: float) -> tuple[str | None, float, str
     connection = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
     try:
         body = message.encode("utf-8")
-        connection.request("POST", parts.path or "/", body=body,
-                           headers={"Content-Type": "text/acl", "Content-Length": str(len(body))})
+        connection.request(
+            "POST",
+            parts.path or "/",
+            body=body,
+            headers={"Content-Type": "text/acl", "Content-Length": str(len(body))},
+        )
         response = connection.getresponse()
         text = response.read(1_000_000).decode("utf-8", errors="replace")
         seconds = time.monotonic() - start
@@ -80,9 +84,17 @@ def post(url: str, message: str, timeout: float) -> tuple[str | None, float, str
 class Manager:
     """One match (module docstring). ``run()`` plays it and returns the record."""
 
-    def __init__(self, rules: str | Path, players: list[str], start_clock: float = 10.0,
-                 play_clock: float = 2.0, seed: int = 0, grace: float = DEFAULT_GRACE_SECONDS,
-                 max_steps: int = 1000, match_id: str | None = None):
+    def __init__(
+        self,
+        rules: str | Path,
+        players: list[str],
+        start_clock: float = 10.0,
+        play_clock: float = 2.0,
+        seed: int = 0,
+        grace: float = DEFAULT_GRACE_SECONDS,
+        max_steps: int = 1000,
+        match_id: str | None = None,
+    ):
         if not start_clock > 0 or not play_clock > 0:
             raise ValueError(f"clocks must be positive, got start {start_clock}, play {play_clock}")
         self.rules_path = Path(rules)
@@ -92,8 +104,10 @@ class Manager:
         self.net = self.game.propnet
         roles = self.game.player_roles
         if len(players) != len(roles):
-            raise ValueError(f"{self.rules_path.name} has {len(roles)} roles for players "
-                             f"({[self.codec.role_names[r] for r in roles]}), got {len(players)} URLs")
+            raise ValueError(
+                f"{self.rules_path.name} has {len(roles)} roles for players "
+                f"({[self.codec.role_names[r] for r in roles]}), got {len(players)} URLs"
+            )
         for url in players:
             parts = urlsplit(url)
             if parts.scheme != "http" or not parts.hostname:
@@ -108,11 +122,15 @@ class Manager:
 
     def _broadcast(self, messages: dict[int, str], timeout: float) -> dict[int, tuple]:
         with ThreadPoolExecutor(max_workers=len(messages)) as pool:
-            futures = {role: pool.submit(post, self.players[role], text, timeout)
-                       for role, text in messages.items()}
+            futures = {
+                role: pool.submit(post, self.players[role], text, timeout)
+                for role, text in messages.items()
+            }
             return {role: future.result() for role, future in futures.items()}
 
-    def _move_of(self, role: int, reply: str | None, error: str | None, legal) -> tuple[int, str | None]:
+    def _move_of(
+        self, role: int, reply: str | None, error: str | None, legal
+    ) -> tuple[int, str | None]:
         """(move index, fallback reason or None) for a player's reply."""
         if error is None and reply is not None:  # post() gives a reply whenever no error
             try:
@@ -127,18 +145,34 @@ class Manager:
     def run(self) -> dict:
         net, codec = self.net, self.codec
         names = codec.role_names
-        record = {"format": RECORD_FORMAT, "match_id": self.match_id, "rules": str(self.rules_path),
-                  "rules_sha256": hashlib.sha256(self.rules_text.encode()).hexdigest(),
-                  "gdl_ii": self.gdl_ii, "roles": names,
-                  "players": {names[r]: url for r, url in self.players.items()},
-                  "start_clock": self.start_clock, "play_clock": self.play_clock,
-                  "grace": self.grace, "seed": self.seed, "fallback": FALLBACK, "steps": []}
+        record = {
+            "format": RECORD_FORMAT,
+            "match_id": self.match_id,
+            "rules": str(self.rules_path),
+            "rules_sha256": hashlib.sha256(self.rules_text.encode()).hexdigest(),
+            "gdl_ii": self.gdl_ii,
+            "roles": names,
+            "players": {names[r]: url for r, url in self.players.items()},
+            "start_clock": self.start_clock,
+            "play_clock": self.play_clock,
+            "grace": self.grace,
+            "seed": self.seed,
+            "fallback": FALLBACK,
+            "steps": [],
+        }
         rules = " ".join(to_kif(sentence) for sentence in read_message(f"(\n{self.rules_text}\n)"))
-        starts = self._broadcast({r: f"(start {self.match_id} {names[r]} ({rules}) "
-                                     f"{self.start_clock:g} {self.play_clock:g})"
-                                  for r in self.players}, self.start_clock + self.grace)
-        record["start"] = {names[r]: _reply_record(reply, seconds, error, "ready")
-                           for r, (reply, seconds, error) in starts.items()}
+        starts = self._broadcast(
+            {
+                r: f"(start {self.match_id} {names[r]} ({rules}) "
+                f"{self.start_clock:g} {self.play_clock:g})"
+                for r in self.players
+            },
+            self.start_clock + self.grace,
+        )
+        record["start"] = {
+            names[r]: _reply_record(reply, seconds, error, "ready")
+            for r, (reply, seconds, error) in starts.items()
+        }
         state = net.initial_state
         last, percepts = None, None
         for turn in range(self.max_steps + 1):
@@ -146,29 +180,44 @@ class Manager:
             if info.terminal or turn == self.max_steps:
                 break
             net.check_playable(state, info)
-            messages = {r: self._play_message("play", turn, r, last, percepts) for r in self.players}
+            messages = {
+                r: self._play_message("play", turn, r, last, percepts) for r in self.players
+            }
             replies = self._broadcast(messages, self.play_clock + self.grace)
             joint, step = [0] * len(names), {}
             for role, (reply, seconds, error) in replies.items():
                 joint[role], reason = self._move_of(role, reply, error, info.legal[role])
-                step[names[role]] = {"move": codec.move_text(role, joint[role]), "reply": reply,
-                                     "seconds": round(seconds, 4), "fallback": reason}
+                step[names[role]] = {
+                    "move": codec.move_text(role, joint[role]),
+                    "reply": reply,
+                    "seconds": round(seconds, 4),
+                    "fallback": reason,
+                }
             if self.game.random_role is not None:
                 legal = info.legal[self.game.random_role]
                 joint[self.game.random_role] = legal[int(self.rng.integers(len(legal)))]
-                step[names[self.game.random_role]] = {"move": codec.move_text(self.game.random_role,
-                                                          joint[self.game.random_role])}
+                step[names[self.game.random_role]] = {
+                    "move": codec.move_text(self.game.random_role, joint[self.game.random_role])
+                }
             record["steps"].append({"turn": turn, "moves": step})
             state, percepts = net.transition(state, tuple(joint))
             last = joint
         info = net.evaluate(state)
         record["terminal"] = bool(info.terminal)
-        record["goals"] = {names[r]: (info.goals[r][0] if len(info.goals[r]) == 1 else None)
-                           for r in self.players}
-        stops = self._broadcast({r: self._play_message("stop", len(record["steps"]), r, last, percepts)
-                                 for r in self.players}, self.play_clock + self.grace)
-        record["stop"] = {names[r]: _reply_record(reply, seconds, error, "done")
-                          for r, (reply, seconds, error) in stops.items()}
+        record["goals"] = {
+            names[r]: (info.goals[r][0] if len(info.goals[r]) == 1 else None) for r in self.players
+        }
+        stops = self._broadcast(
+            {
+                r: self._play_message("stop", len(record["steps"]), r, last, percepts)
+                for r in self.players
+            },
+            self.play_clock + self.grace,
+        )
+        record["stop"] = {
+            names[r]: _reply_record(reply, seconds, error, "done")
+            for r, (reply, seconds, error) in stops.items()
+        }
         return record
 
     def _play_message(self, kind: str, turn: int, role: int, last, percepts) -> str:
@@ -177,8 +226,10 @@ class Manager:
             if last is None:
                 return f"({kind} {self.match_id} {turn} nil nil)"
             seen = codec.percept_texts(role, percepts[role])
-            return (f"({kind} {self.match_id} {turn} {codec.move_text(role, last[role])} "
-                    f"{'(' + ' '.join(seen) + ')' if seen else 'nil'})")
+            return (
+                f"({kind} {self.match_id} {turn} {codec.move_text(role, last[role])} "
+                f"{'(' + ' '.join(seen) + ')' if seen else 'nil'})"
+            )
         if last is None:
             return f"({kind} {self.match_id} nil)"
         moves = " ".join(codec.move_text(r, m) for r, m in enumerate(last))
@@ -198,28 +249,54 @@ def write_record(record: dict, path: str | Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rules", required=True, help="the rule sheet (.kif / .gdl)")
-    parser.add_argument("--players", nargs="+", required=True, metavar="URL",
-                        help="one http:// URL per role (random excluded), in role order")
+    parser.add_argument(
+        "--players",
+        nargs="+",
+        required=True,
+        metavar="URL",
+        help="one http:// URL per role (random excluded), in role order",
+    )
     parser.add_argument("--start-clock", type=float, default=10.0, help="seconds (default 10)")
     parser.add_argument("--play-clock", type=float, default=2.0, help="seconds (default 2)")
-    parser.add_argument("--grace", type=float, default=DEFAULT_GRACE_SECONDS,
-                        help="network allowance beyond the play clock (default 0.2 s)")
-    parser.add_argument("--seed", type=int, default=0, help="the manager's generator (fallbacks, random)")
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=DEFAULT_GRACE_SECONDS,
+        help="network allowance beyond the play clock (default 0.2 s)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the manager's generator (fallbacks, random)"
+    )
     parser.add_argument("--max-steps", type=int, default=1000, help="steps before the match is cut")
     parser.add_argument("--match-id", default=None)
     parser.add_argument("--out", default=None, help="where to write the JSON record")
     args = parser.parse_args(argv)
-    manager = Manager(args.rules, args.players, args.start_clock, args.play_clock, args.seed,
-                      args.grace, args.max_steps, args.match_id)
+    manager = Manager(
+        args.rules,
+        args.players,
+        args.start_clock,
+        args.play_clock,
+        args.seed,
+        args.grace,
+        args.max_steps,
+        args.match_id,
+    )
     record = manager.run()
     if args.out:
         write_record(record, args.out)
-    fallbacks = sum(move.get("fallback") is not None for step in record["steps"]
-                    for move in step["moves"].values())
-    print(f"{record['match_id']}: {len(record['steps'])} steps, goals {record['goals']}, "
-          f"{fallbacks} fallback moves" + (f", record {args.out}" if args.out else ""))
+    fallbacks = sum(
+        move.get("fallback") is not None
+        for step in record["steps"]
+        for move in step["moves"].values()
+    )
+    print(
+        f"{record['match_id']}: {len(record['steps'])} steps, goals {record['goals']}, "
+        f"{fallbacks} fallback moves" + (f", record {args.out}" if args.out else "")
+    )
     return record
 
 

@@ -84,9 +84,19 @@ class BusyError(ProtocolError):
 class Match:
     """One match in progress: the game, this player's seat and what it knows so far."""
 
-    def __init__(self, match_id: str, role_name: str, rules_text: str, play_clock: float,
-                 make_agent: AgentFactory, seed: int | None, margin: float, max_instances: int,
-                 directory: Path, load_seconds: float = 0.0):
+    def __init__(
+        self,
+        match_id: str,
+        role_name: str,
+        rules_text: str,
+        play_clock: float,
+        make_agent: AgentFactory,
+        seed: int | None,
+        margin: float,
+        max_instances: int,
+        directory: Path,
+        load_seconds: float = 0.0,
+    ):
         self.match_id = match_id
         self.directory = Path(tempfile.mkdtemp(prefix="match-", dir=directory))
         self.sheet_path = write_sheet(rules_text, self.directory, match_id)
@@ -96,7 +106,9 @@ class Match:
             self.codec = Codec(self.game)
             self.role = self.codec.role_index(role_name)
             if self.role == self.game.random_role:
-                raise ProtocolError("the role 'random' is played by the game manager, not by a player")
+                raise ProtocolError(
+                    "the role 'random' is played by the game manager, not by a player"
+                )
         except BaseException:
             self.close()  # a refused sheet or role leaves nothing behind
             raise
@@ -157,8 +169,9 @@ class Match:
         if hasattr(self.agent, "deadline"):
             self.agent.deadline = received + self.play_clock - self.margin
         # The agents here read the view (search) or the mask (random), never the tensor.
-        action, _ = self.agent.act(np.zeros(1, dtype=np.float32),
-                                   state.legal_actions_mask(self.player), view)
+        action, _ = self.agent.act(
+            np.zeros(1, dtype=np.float32), state.legal_actions_mask(self.player), view
+        )
         return self.codec.move_text(self.role, int(action))
 
     def _live_state(self):
@@ -174,8 +187,10 @@ class Match:
                 state.apply_action(sample_chance_outcome(state, self.rng))
             if state.steps > self.steps or not state.is_terminal():
                 return state
-        raise ProtocolError("play: the game is over (every state consistent with our moves and "
-                            "percepts is terminal); expected stop")
+        raise ProtocolError(
+            "play: the game is over (every state consistent with our moves and "
+            "percepts is terminal); expected stop"
+        )
 
     def _sampled_state(self):
         """A state consistent with our GDL-II key, drawn from the belief posterior.
@@ -190,19 +205,28 @@ class Match:
 
         try:
             return self.game.state_from_history(
-                sample_history(self.game, self.player, self.key, self.rng))
+                sample_history(self.game, self.player, self.key, self.rng)
+            )
         except ValueError as error:
             if self.previous_key is None:
                 raise
             no_state = error
         state = self.game.state_from_history(
-            sample_history(self.game, self.player, self.previous_key, self.rng))
+            sample_history(self.game, self.player, self.previous_key, self.rng)
+        )
         if state.current_player() == CHANCE:
             state.apply_action(sample_chance_outcome(state, self.rng))
         if state.steps < self.steps:  # the previous step: play our move in it
-            state.apply_actions([self.last_move if p == self.player
-                                 else int(self.rng.choice(legal)) if (legal := state.legal_actions(p))
-                                 else -1 for p in range(self.game.info.num_players)])
+            state.apply_actions(
+                [
+                    self.last_move
+                    if p == self.player
+                    else int(self.rng.choice(legal))
+                    if (legal := state.legal_actions(p))
+                    else -1
+                    for p in range(self.game.info.num_players)
+                ]
+            )
         if state.steps <= self.steps:  # this step is not forced: our key is inconsistent
             raise no_state
         return state
@@ -217,8 +241,14 @@ class Match:
 class GgpPlayer:
     """The player's matches and the answer to each message (transport-free, for tests)."""
 
-    def __init__(self, make_agent: AgentFactory, name: str, seed: int | None = None,
-                 margin: float = DEFAULT_MARGIN_SECONDS, max_instances: int | None = None):
+    def __init__(
+        self,
+        make_agent: AgentFactory,
+        name: str,
+        seed: int | None = None,
+        margin: float = DEFAULT_MARGIN_SECONDS,
+        max_instances: int | None = None,
+    ):
         from hiddenenvs.envs.gdl.ground import DEFAULT_MAX_INSTANCES
 
         self.make_agent = make_agent
@@ -238,8 +268,9 @@ class GgpPlayer:
         if isinstance(message, str):
             message = [message]
         if not message or not isinstance(message[0], str):
-            raise ProtocolError(f"a message starts with its name (info, start, play, stop, "
-                                f"abort): {text[:80]!r}")
+            raise ProtocolError(
+                f"a message starts with its name (info, start, play, stop, abort): {text[:80]!r}"
+            )
         kind, arguments = message[0].lower(), message[1:]
         self._drop_idle_matches(received)
         if kind == "info":
@@ -252,8 +283,9 @@ class GgpPlayer:
             with self.lock:
                 match = self.matches.get(arguments[0])
             if match is None:
-                raise ProtocolError(f"{kind}: no match {arguments[0][:80]!r} here (started: "
-                                    f"{sorted(self.matches)})")
+                raise ProtocolError(
+                    f"{kind}: no match {arguments[0][:80]!r} here (started: {sorted(self.matches)})"
+                )
             match.last_heard = received
             if kind == "abort":
                 self._end(match)
@@ -267,27 +299,36 @@ class GgpPlayer:
         raise ProtocolError(f"unknown message {kind!r} (expected info, start, play, stop, abort)")
 
     def _start(self, arguments, received: float) -> str:
-        if len(arguments) != 5 or not all(isinstance(a, str) for a in (arguments[0], arguments[1],
-                                                                        arguments[3], arguments[4])):
-            raise ProtocolError("start: expected (start <id> <role> (<rules>) <startclock> <playclock>)")
+        if len(arguments) != 5 or not all(
+            isinstance(a, str) for a in (arguments[0], arguments[1], arguments[3], arguments[4])
+        ):
+            raise ProtocolError(
+                "start: expected (start <id> <role> (<rules>) <startclock> <playclock>)"
+            )
         match_id, role, rules, start_clock, play_clock = arguments
         try:
             play_seconds, start_seconds = float(play_clock), float(start_clock)
         except ValueError:
-            raise ProtocolError(f"start: the clocks must be numbers, got {start_clock[:20]!r} and "
-                                f"{play_clock[:20]!r}") from None
+            raise ProtocolError(
+                f"start: the clocks must be numbers, got {start_clock[:20]!r} and "
+                f"{play_clock[:20]!r}"
+            ) from None
         if not 0 < play_seconds < 1e6 or not 0 < start_seconds < 1e6:
-            raise ProtocolError(f"start: the clocks must be positive seconds, got {start_clock[:20]!r} "
-                                f"and {play_clock[:20]!r}")
+            raise ProtocolError(
+                f"start: the clocks must be positive seconds, got {start_clock[:20]!r} "
+                f"and {play_clock[:20]!r}"
+            )
         if isinstance(rules, str):
             raise ProtocolError("start: the rules must be a list of sentences")
         with self.lock:
             if match_id not in self.matches and len(self.matches) >= MAX_MATCHES:
-                raise BusyError(f"start: {MAX_MATCHES} matches in progress (the limit); stop or "
-                                f"abort one first")
+                raise BusyError(
+                    f"start: {MAX_MATCHES} matches in progress (the limit); stop or abort one first"
+                )
         rules_text = "\n".join(to_kif(sentence) for sentence in rules)
-        match = self._load_within(received + start_seconds - self.margin, match_id, role,
-                                  rules_text, play_seconds)
+        match = self._load_within(
+            received + start_seconds - self.margin, match_id, role, rules_text, play_seconds
+        )
         with self.lock:
             previous = self.matches.pop(match_id, None)
             self.matches[match_id] = match
@@ -295,25 +336,37 @@ class GgpPlayer:
             previous.close()
         return "ready"
 
-    def _load_within(self, deadline: float, match_id: str, role: str, rules_text: str,
-                     play_seconds: float) -> Match:
+    def _load_within(
+        self, deadline: float, match_id: str, role: str, rules_text: str, play_seconds: float
+    ) -> Match:
         """The match, its sheet read and grounded in a thread of its own by ``deadline``
         (the start clock less the margin; the GDL reader stops at it too, its
         ``max_load_seconds``), one START at a time. A load still running at the deadline is
         answered with a ProtocolError; when it ends, its match is closed (nothing kept) and
         the next START may load."""
         if not self.loading.acquire(blocking=False):
-            raise BusyError("start: another START's rule sheet is still being read and grounded "
-                            "(one at a time); try again")
+            raise BusyError(
+                "start: another START's rule sheet is still being read and grounded "
+                "(one at a time); try again"
+            )
         outcome: dict[str, Any] = {}
         answered = threading.Event()
 
         def load() -> None:
             result: dict[str, Any] = {}
             try:
-                result["match"] = Match(match_id, role, rules_text, play_seconds, self.make_agent,
-                                        self.seed, self.margin, self.max_instances, self.directory,
-                                        max(0.05, deadline - time.monotonic()))
+                result["match"] = Match(
+                    match_id,
+                    role,
+                    rules_text,
+                    play_seconds,
+                    self.make_agent,
+                    self.seed,
+                    self.margin,
+                    self.max_instances,
+                    self.directory,
+                    max(0.05, deadline - time.monotonic()),
+                )
             except BaseException as error:  # noqa: BLE001 - handed to the answering thread
                 result["error"] = error
             finally:
@@ -332,8 +385,10 @@ class GgpPlayer:
             answered.set()
             outcome = dict(outcome)
         if not outcome:
-            raise ProtocolError(f"start: the rule sheet was not read and grounded within the start "
-                                f"clock less {self.margin:g} s; match {match_id[:80]!r} not started")
+            raise ProtocolError(
+                f"start: the rule sheet was not read and grounded within the start "
+                f"clock less {self.margin:g} s; match {match_id[:80]!r} not started"
+            )
         if "error" in outcome:
             raise outcome["error"]
         return outcome["match"]
@@ -341,9 +396,12 @@ class GgpPlayer:
     def _drop_idle_matches(self, now: float) -> None:
         """Close the matches nothing was heard of for their idle limit (module constants)."""
         with self.lock:
-            idle = [match for match in self.matches.values()
-                    if now - match.last_heard > max(MATCH_IDLE_SECONDS,
-                                                   MATCH_IDLE_PLAY_CLOCKS * match.play_clock)]
+            idle = [
+                match
+                for match in self.matches.values()
+                if now - match.last_heard
+                > max(MATCH_IDLE_SECONDS, MATCH_IDLE_PLAY_CLOCKS * match.play_clock)
+            ]
         for match in idle:
             self._end(match)
 
@@ -355,15 +413,20 @@ class GgpPlayer:
             if int(turn) == match.steps + 1:
                 match.observe_percepts(arguments[1], arguments[2])
             elif int(turn) != 0 or match.steps != 0:
-                raise ProtocolError(f"{kind}: turn {turn}, but this player has seen {match.steps} "
-                                    f"turns")
+                raise ProtocolError(
+                    f"{kind}: turn {turn}, but this player has seen {match.steps} turns"
+                )
             return
         if len(arguments) != 1:
-            raise ProtocolError(f"{kind}: expected ({kind} <id> <moves>)"
-                                + (" or (<id> <turn> <lastmove> <percepts>)" if match.gdl_ii else ""))
+            raise ProtocolError(
+                f"{kind}: expected ({kind} <id> <moves>)"
+                + (" or (<id> <turn> <lastmove> <percepts>)" if match.gdl_ii else "")
+            )
         if match.gdl_ii:
             if not is_nil(arguments[0]):
-                raise ProtocolError(f"{kind}: a GDL-II match sends (<id> <turn> <lastmove> <percepts>)")
+                raise ProtocolError(
+                    f"{kind}: a GDL-II match sends (<id> <turn> <lastmove> <percepts>)"
+                )
             return
         if not is_nil(arguments[0]):
             if isinstance(arguments[0], str):
@@ -390,7 +453,9 @@ class _Handler(BaseHTTPRequestHandler):
         declared = self.headers.get("Content-Length", "0").strip()
         if not declared.isdigit() or not declared.isascii():
             self.close_connection = True  # the body's end is unknown
-            self._answer(400, f"Content-Length must be a non-negative integer, got {declared[:40]!r}")
+            self._answer(
+                400, f"Content-Length must be a non-negative integer, got {declared[:40]!r}"
+            )
             return
         length = int(declared[:12]) if len(declared) <= 12 else MAX_MESSAGE_BYTES + 1
         if length > MAX_MESSAGE_BYTES:

@@ -29,12 +29,18 @@ def write_sheet(rules_text: str, directory: Path, name: str) -> Path:
     return path
 
 
-def load_sheet_game(path: Path, max_instances: int = DEFAULT_MAX_INSTANCES,
-                    max_load_seconds: float = 0.0):
+def load_sheet_game(
+    path: Path, max_instances: int = DEFAULT_MAX_INSTANCES, max_load_seconds: float = 0.0
+):
     """The GDL game of the sheet at ``path``, never cut by the model's step limit; grounding
     and compiling it may take ``max_load_seconds`` (0: no limit; the player's start clock)."""
-    return hiddenenvs.load_game("gdl", rules=str(path), max_steps=MATCH_MAX_STEPS,
-                                max_instances=max_instances, max_load_seconds=max_load_seconds)
+    return hiddenenvs.load_game(
+        "gdl",
+        rules=str(path),
+        max_steps=MATCH_MAX_STEPS,
+        max_instances=max_instances,
+        max_load_seconds=max_load_seconds,
+    )
 
 
 class Codec:
@@ -45,9 +51,14 @@ class Codec:
         net = game.propnet
         self.role_names = [str(role) for role in net.sheet.roles()]
         self._roles = {name.lower(): index for index, name in enumerate(self.role_names)}
-        self._moves = [{normalise(text): k for k, text in enumerate(moves)} for moves in net.move_names]
-        self._percepts = [{normalise(text): k for k, text in enumerate(names)}
-                          for names in net.percept_names] if net.has_sees else None
+        self._moves = [
+            {normalise(text): k for k, text in enumerate(moves)} for moves in net.move_names
+        ]
+        self._percepts = (
+            [{normalise(text): k for k, text in enumerate(names)} for names in net.percept_names]
+            if net.has_sees
+            else None
+        )
 
     def role_index(self, name: str) -> int:
         index = self._roles.get(name.lower())

@@ -86,7 +86,12 @@ def _liars_dice(game: Game, num_envs: int, information_state: bool):
 
 def _goofspiel(game: Game, num_envs: int, information_state: bool):
     return _kernels.GoofspielKernel(
-        num_envs, information_state, game.num_cards, game.fixed_points, game.imp_info, game.point_difference
+        num_envs,
+        information_state,
+        game.num_cards,
+        game.fixed_points,
+        game.imp_info,
+        game.point_difference,
     )
 
 
@@ -165,7 +170,11 @@ class VectorEnv:
         """Start a new game in every env; ``seed`` (or, on the first reset, ``make``'s
         seed) reseeds every env's generator, else they continue."""
         if seed is None and not self._started:
-            seed = self._seed if self._seed is not None else int(np.random.SeedSequence().entropy % 2**64)
+            seed = (
+                self._seed
+                if self._seed is not None
+                else int(np.random.SeedSequence().entropy % 2**64)
+            )
         if seed is not None:
             if not isinstance(seed, (int, np.integer)) or seed < 0:
                 raise ValueError(f"{self!r}.reset: seed must be a non-negative int, got {seed!r}")
@@ -214,11 +223,17 @@ class VectorEnv:
             players = range(self.num_players)
             legal = [np.flatnonzero(masks[p]).tolist() for p in players]
             bad = [p for p in players if len(legal[p]) > 1 and int(actions[p]) not in legal[p]]
-            detail = "; ".join(f"player {p} played {int(actions[p])}, legal {legal[p]}" for p in bad)
+            detail = "; ".join(
+                f"player {p} played {int(actions[p])}, legal {legal[p]}" for p in bad
+            )
         else:
             player = int(self._kernel.current_players[env_index])
-            detail = f"player {player} played {int(actions[0])}, legal {np.flatnonzero(masks).tolist()}"
-        raise ValueError(f"{self!r}.step: illegal action in env {env_index}: {detail}; no env moved")
+            detail = (
+                f"player {player} played {int(actions[0])}, legal {np.flatnonzero(masks).tolist()}"
+            )
+        raise ValueError(
+            f"{self!r}.step: illegal action in env {env_index}: {detail}; no env moved"
+        )
 
     def _result(self) -> VectorStep:
         if self.copy:
@@ -240,7 +255,9 @@ def make(
             f"hiddenenvs.vector.make: no vector kernel for {name!r}; vector games: {', '.join(VECTOR_GAMES)}"
         )
     if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
-        raise ValueError(f"hiddenenvs.vector.make({name!r}): num_envs must be an int >= 1, got {num_envs!r}")
+        raise ValueError(
+            f"hiddenenvs.vector.make({name!r}): num_envs must be an int >= 1, got {num_envs!r}"
+        )
     if observation_type not in OBSERVATION_TYPES:
         raise ValueError(
             f"hiddenenvs.vector.make({name!r}): observation_type must be one of {OBSERVATION_TYPES}, "
@@ -280,4 +297,12 @@ class RandomLegalPolicy:
         return actions.reshape(masks.shape[:-1])
 
 
-__all__ = ["OBSERVATION_TYPES", "SIMULTANEOUS", "VECTOR_GAMES", "RandomLegalPolicy", "VectorEnv", "VectorStep", "make"]
+__all__ = [
+    "OBSERVATION_TYPES",
+    "SIMULTANEOUS",
+    "VECTOR_GAMES",
+    "RandomLegalPolicy",
+    "VectorEnv",
+    "VectorStep",
+    "make",
+]

@@ -79,10 +79,19 @@ class SeatedVectorEnv(VectorEnv):
                 f"SeatedVectorEnv({name!r}): illegal_action must be one of {ILLEGAL_ACTION_RULES}, got {illegal_action!r}"
             )
         self.illegal_action = illegal_action
-        self.env = make(name, num_envs=num_envs, seed=seed, observation_type=observation_type, copy=False, **params)
+        self.env = make(
+            name,
+            num_envs=num_envs,
+            seed=seed,
+            observation_type=observation_type,
+            copy=False,
+            **params,
+        )
         num_players = self.env.num_players
         if not isinstance(seat, int) or not 0 <= seat < num_players:
-            raise ValueError(f"SeatedVectorEnv({name!r}): seat must be 0..{num_players - 1}, got {seat!r}")
+            raise ValueError(
+                f"SeatedVectorEnv({name!r}): seat must be 0..{num_players - 1}, got {seat!r}"
+            )
         self.seat = seat
         self.opponents = self._opponent_policies(name, opponents, seed)
         self._replacements = RandomLegalPolicy(0 if seed is None else seed)
@@ -134,7 +143,9 @@ class SeatedVectorEnv(VectorEnv):
         if self.env.simultaneous:
             joint = np.empty((self.num_envs, self.env.num_players), dtype=np.int64)
             for player, policy in self.opponents.items():
-                joint[:, player] = policy(self._step.observations[:, player], self._step.legal_action_masks[:, player])
+                joint[:, player] = policy(
+                    self._step.observations[:, player], self._step.legal_action_masks[:, player]
+                )
             joint[:, self.seat] = actions
             self._step = self.env.step(joint)
         else:

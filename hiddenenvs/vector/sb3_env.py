@@ -37,7 +37,11 @@ class SB3VecEnv(VecEnv):
 
     def __init__(self, name: str, num_envs: int = 1, **seated_arguments: Any):
         self.seated = SeatedVectorEnv(name, num_envs=num_envs, **seated_arguments)
-        super().__init__(self.seated.num_envs, self.seated.single_observation_space, self.seated.single_action_space)
+        super().__init__(
+            self.seated.num_envs,
+            self.seated.single_observation_space,
+            self.seated.single_action_space,
+        )
         self._masks = np.ones((self.num_envs, self.seated.env.num_actions), dtype=bool)
         self._actions: np.ndarray | None = None
 
@@ -76,11 +80,17 @@ class SB3VecEnv(VecEnv):
         return [value for _ in self._get_indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
-        raise AttributeError(f"SB3VecEnv: the games share one vector env; {attr_name!r} cannot be set per env")
+        raise AttributeError(
+            f"SB3VecEnv: the games share one vector env; {attr_name!r} cannot be set per env"
+        )
 
-    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+    def env_method(
+        self, method_name: str, *method_args, indices=None, **method_kwargs
+    ) -> list[Any]:
         if method_name != "action_masks":
-            raise AttributeError(f"SB3VecEnv: the games have no per-env method {method_name!r} (only 'action_masks')")
+            raise AttributeError(
+                f"SB3VecEnv: the games have no per-env method {method_name!r} (only 'action_masks')"
+            )
         return [self._masks[row] for row in self._get_indices(indices)]
 
     def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:

@@ -37,7 +37,13 @@ from hiddenenvs.envs.combat.maps import UNREACHABLE, CombatMap
 from hiddenenvs.envs.combat.simulation import ATTACKERS, DEFENDERS
 from hiddenenvs.game import State
 
-DEFENDER_POSTS = ("north door inside", "south door inside", "west door inside", "east door inside", "centre")
+DEFENDER_POSTS = (
+    "north door inside",
+    "south door inside",
+    "west door inside",
+    "east door inside",
+    "centre",
+)
 
 
 def _destination(combat_map: CombatMap, name: str) -> int:
@@ -51,9 +57,13 @@ def _destination(combat_map: CombatMap, name: str) -> int:
 
 def staging_destination(combat_map: CombatMap) -> int:
     """The outside-door destination nearest the attackers' birth point (ties: first listed)."""
-    outside = [i for i, name in enumerate(combat_map.destination_names) if name.endswith("door outside")]
+    outside = [
+        i for i, name in enumerate(combat_map.destination_names) if name.endswith("door outside")
+    ]
     if not outside:
-        raise ValueError(f"combat doctrine: map {combat_map.source} has no '<side> door outside' destination")
+        raise ValueError(
+            f"combat doctrine: map {combat_map.source} has no '<side> door outside' destination"
+        )
     birth = combat_map.birth_cells[ATTACKERS]
     return min(outside, key=lambda index: combat_map.distance_fields[index][birth])
 
@@ -71,8 +81,15 @@ def _attackers_push(state: State, staging: int, centre: int) -> bool:
 
 
 SWEEP = (
-    "centre", "north door inside", "east door inside", "south door inside", "west door inside",
-    "north door outside", "east door outside", "south door outside", "west door outside",
+    "centre",
+    "north door inside",
+    "east door inside",
+    "south door inside",
+    "west door inside",
+    "north door outside",
+    "east door outside",
+    "south door outside",
+    "west door outside",
 )
 
 
@@ -95,7 +112,11 @@ def _hunt_order(state: CommanderState, player: int) -> int:
         return HOLD
     beliefs = battle.belief_cells[player]
     if (beliefs >= 0).any():
-        destination = int(combat_map.distance_fields[:combat_map.num_destinations, beliefs[beliefs >= 0]].min(axis=1).argmin())
+        destination = int(
+            combat_map.distance_fields[: combat_map.num_destinations, beliefs[beliefs >= 0]]
+            .min(axis=1)
+            .argmin()
+        )
     else:
         period = 6 * combat_map.area_size
         destination = _destination(combat_map, SWEEP[(battle.tick // period) % len(SWEEP)])
@@ -119,7 +140,9 @@ def _commander_doctrine(state: CommanderState, player: int, rng: np.random.Gener
         if _attackers_push(state, staging, centre):
             waiting = alive & (areas == staging_area) & (orders != centre)
             if waiting.any():
-                return game.encode_order(staging_area, centre, int((alive & (areas == staging_area)).sum()))
+                return game.encode_order(
+                    staging_area, centre, int((alive & (areas == staging_area)).sum())
+                )
             return _hunt_order(state, player)
         strays = alive & (areas != staging_area) & (orders != staging) & (orders != centre)
         if not strays.any():
@@ -177,7 +200,10 @@ def _step_towards_belief(state: FighterState, player: int, mask: np.ndarray) -> 
     cell = battle.positions[player]
     centre = _destination(combat_map, "centre")
     inside = [_destination(combat_map, name) for name in DEFENDER_POSTS]
-    if min(combat_map.distance_fields[post][cell] for post in inside) > 0 and combat_map.distance_fields[centre][cell] > combat_map.area_size:
+    if (
+        min(combat_map.distance_fields[post][cell] for post in inside) > 0
+        and combat_map.distance_fields[centre][cell] > combat_map.area_size
+    ):
         return None
     beliefs = battle.belief_cells[ATTACKERS]
     beliefs = beliefs[beliefs >= 0]
@@ -216,7 +242,9 @@ def play_episode(state: State, attackers: str, defenders: str, rng: np.random.Ge
     """Play ``state`` to the end with a policy name per team ("doctrine" or "random")."""
     for name in (attackers, defenders):
         if name not in POLICIES:
-            raise ValueError(f"combat: unknown scripted policy {name!r}; choose from {list(POLICIES)}")
+            raise ValueError(
+                f"combat: unknown scripted policy {name!r}; choose from {list(POLICIES)}"
+            )
     team_size = state.game.team_size
     num_players = state.game.info.num_players
     while not state.is_terminal():
@@ -225,7 +253,8 @@ def play_episode(state: State, attackers: str, defenders: str, rng: np.random.Ge
             joint = [policy_of[p](state, p, rng) for p in range(2)]
         else:
             joint = [
-                POLICIES[attackers if p < team_size else defenders](state, p, rng) for p in range(num_players)
+                POLICIES[attackers if p < team_size else defenders](state, p, rng)
+                for p in range(num_players)
             ]
         state.apply_actions(joint)
     return state

@@ -45,11 +45,22 @@ _LEGAL_BY_MASK_CODE = [
     tuple(action for action in range(len(FIGHTER_ACTION_NAMES)) if code >> action & 1)
     for code in range(1 << len(FIGHTER_ACTION_NAMES))
 ]
-COMMANDER_AREA_FEATURES = ("own fighters", "believed enemies", "own health", "enemies seen now",
-                           "own fighters on their way here")
+COMMANDER_AREA_FEATURES = (
+    "own fighters",
+    "believed enemies",
+    "own health",
+    "enemies seen now",
+    "own fighters on their way here",
+)
 COMMANDER_GLOBAL_FEATURES = ("I attack", "time used", "own fighters alive", "enemies alive")
 # The public observation tensor: what both sides perceive (see the package docstring).
-PUBLIC_FEATURES = ("time used", "attackers' health balance", "over", "attackers won", "defenders won")
+PUBLIC_FEATURES = (
+    "time used",
+    "attackers' health balance",
+    "over",
+    "attackers won",
+    "defenders won",
+)
 COMMANDER_PUBLIC_FEATURES = (*PUBLIC_FEATURES, "attackers alive", "defenders alive")
 FIGHTER_VIEW_CHANNELS = ("blocked", "door", "friend health", "enemy health (seen)", "own health")
 
@@ -58,25 +69,52 @@ class CombatGame(Game):
     NAME = "combat"
     RENDER_MODES = ("ansi", "human", "rgb_array")
     PARAMETERS = (
-        Parameter("mode", str, "commander", "who the players are", choices=("commander", "fighter")),
+        Parameter(
+            "mode", str, "commander", "who the players are", choices=("commander", "fighter")
+        ),
         Parameter("map", str, "default", "'default', 'small' or a path to a .json map file"),
         Parameter("team_size", int, 10, "fighters per team", minimum=1, maximum=200),
         Parameter("decision_interval", int, 10, "ticks between commander decisions", minimum=1),
         Parameter("max_ticks", int, 0, "time limit in ticks (0: the map's)", minimum=0),
         Parameter("door_capacity", int, 0, "most fighters in one door (0: the map's)", minimum=0),
-        Parameter("sight_range", int, 16, "how far a fighter sees, in cells", minimum=1, maximum=64),
-        Parameter("fire_range", int, 12, "how far a fighter shoots, in cells", minimum=1, maximum=64),
-        Parameter("hit_probability", float, 0.5, "chance to hit at point-blank range", minimum=0.0, maximum=1.0),
-        Parameter("damage", int, 25, "health one hit costs", minimum=1, maximum=MAX_HEALTH),
-        Parameter("shaped_rewards", bool, True, "per-step rewards from health inflicted minus lost"),
-        Parameter("view_radius", int, 5, "fighter mode: half-width of the egocentric view", minimum=1, maximum=32),
         Parameter(
-            "render_visibility", str, "none", "rgb_array: shade what this team sees",
+            "sight_range", int, 16, "how far a fighter sees, in cells", minimum=1, maximum=64
+        ),
+        Parameter(
+            "fire_range", int, 12, "how far a fighter shoots, in cells", minimum=1, maximum=64
+        ),
+        Parameter(
+            "hit_probability",
+            float,
+            0.5,
+            "chance to hit at point-blank range",
+            minimum=0.0,
+            maximum=1.0,
+        ),
+        Parameter("damage", int, 25, "health one hit costs", minimum=1, maximum=MAX_HEALTH),
+        Parameter(
+            "shaped_rewards", bool, True, "per-step rewards from health inflicted minus lost"
+        ),
+        Parameter(
+            "view_radius",
+            int,
+            5,
+            "fighter mode: half-width of the egocentric view",
+            minimum=1,
+            maximum=32,
+        ),
+        Parameter(
+            "render_visibility",
+            str,
+            "none",
+            "rgb_array: shade what this team sees",
             choices=("none", "attackers", "defenders"),
         ),
     )
     TENSOR_BOUNDS = (0.0, 1.0)
-    NO_OP_ACTION = HOLD  # illegal_action="no_op" plays an illegal action as "hold" (MAgent convention)
+    NO_OP_ACTION = (
+        HOLD  # illegal_action="no_op" plays an illegal action as "hold" (MAgent convention)
+    )
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -105,7 +143,9 @@ class CombatGame(Game):
         if self.mode == "commander":
             area_count = self.map.num_areas
             self.num_orders_per_area = self.map.num_destinations * self.team_size
-            observation_shape = (area_count * len(COMMANDER_AREA_FEATURES) + len(COMMANDER_GLOBAL_FEATURES),)
+            observation_shape = (
+                area_count * len(COMMANDER_AREA_FEATURES) + len(COMMANDER_GLOBAL_FEATURES),
+            )
             self.info = GameInfo(
                 short_name=self.NAME,
                 long_name="grid team combat (commander mode)",
@@ -149,8 +189,14 @@ class CombatGame(Game):
             )
             self.padded_codes = np.pad(self.map.codes, params["view_radius"], constant_values=WALL)
             self.fighter_tick = FighterTick(
-                self.map, self.rules, self.padded_codes, params["view_radius"], params["shaped_rewards"],
-                _HASH_COEFFICIENTS, int(_MIX_A), int(_MIX_B),
+                self.map,
+                self.rules,
+                self.padded_codes,
+                params["view_radius"],
+                params["shaped_rewards"],
+                _HASH_COEFFICIENTS,
+                int(_MIX_A),
+                int(_MIX_B),
             )
 
     def new_initial_state(self, seed=None):
@@ -191,16 +237,23 @@ class CombatGame(Game):
         the observation and which of them is the own fighters' share (feature 0), and each
         destination's area."""
         if self.mode != "commander":
-            raise ValueError(f"{self.NAME}: only commander mode has orders; fighter mode has "
-                             f"{self.info.num_distinct_actions} per-fighter actions")
+            raise ValueError(
+                f"{self.NAME}: only commander mode has orders; fighter mode has "
+                f"{self.info.num_distinct_actions} per-fighter actions"
+            )
         return {
-            "num_areas": self.map.num_areas, "num_destinations": self.map.num_destinations,
-            "team_size": self.team_size, "area_features": len(COMMANDER_AREA_FEATURES), "count_feature": 0,
+            "num_areas": self.map.num_areas,
+            "num_destinations": self.map.num_destinations,
+            "team_size": self.team_size,
+            "area_features": len(COMMANDER_AREA_FEATURES),
+            "count_feature": 0,
             "destination_areas": [int(area) for area in self.map.destination_areas],
         }
 
 
-_HASH_COEFFICIENTS = np.random.default_rng(20261121).integers(1, 2**63, size=1 << 16, dtype=np.uint64) | np.uint64(1)
+_HASH_COEFFICIENTS = np.random.default_rng(20261121).integers(
+    1, 2**63, size=1 << 16, dtype=np.uint64
+) | np.uint64(1)
 _MIX_A, _MIX_B = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
 
 
@@ -217,8 +270,13 @@ def _chain_hashes(keys: np.ndarray, observations: np.ndarray, actions: np.ndarra
     words = np.ascontiguousarray(observations).reshape(len(keys), -1).view(np.uint32)
     out = np.empty(len(keys), dtype=np.uint64)
     chain_hashes(
-        np.ascontiguousarray(keys, dtype=np.uint64), words, _HASH_COEFFICIENTS,
-        np.ascontiguousarray(actions, dtype=np.int64), int(_MIX_A), int(_MIX_B), out,
+        np.ascontiguousarray(keys, dtype=np.uint64),
+        words,
+        _HASH_COEFFICIENTS,
+        np.ascontiguousarray(actions, dtype=np.int64),
+        int(_MIX_A),
+        int(_MIX_B),
+        out,
     )
     return out
 
@@ -243,7 +301,9 @@ class _Step:
         self.seed = seed  # the seed set since the step before (reseed or episode seed), or None
         self.joint = joint  # the joint action played, as history() lists it
         self.public = public  # (tick, attackers alive, defenders alive[, health balance])
-        self.private = private  # (players,) uint64: each one's digest of its observation and own action
+        self.private = (
+            private  # (players,) uint64: each one's digest of its observation and own action
+        )
 
 
 def _steps_after(last: _Step | None, earlier: _Step | None) -> list[_Step]:
@@ -260,8 +320,15 @@ class _CombatState(State):
     """What both modes share: the battle, rewards, terminal test, keys, history, pickling."""
 
     __slots__ = (
-        "battle", "_winner", "_rewards", "_returns", "_health_balance", "_last", "_pending_seed",
-        "_public_cache", "_information_cache",
+        "battle",
+        "_winner",
+        "_rewards",
+        "_returns",
+        "_health_balance",
+        "_last",
+        "_pending_seed",
+        "_public_cache",
+        "_information_cache",
     )
 
     def _init_common(self, game: CombatGame, battle: Battle, seed: int) -> None:
@@ -327,9 +394,13 @@ class _CombatState(State):
         if self.game.params["shaped_rewards"]:  # both teams are paid the balance: it is public
             self._health_balance += balance
             public += (balance,)
-        if digests is None:  # each step's digest stands alone (zero keys): the key's tuple chains them
+        if (
+            digests is None
+        ):  # each step's digest stands alone (zero keys): the key's tuple chains them
             zero_keys = np.zeros(len(joint), dtype=np.uint64)
-            digests = _chain_hashes(zero_keys, self._all_observations(), np.asarray(joint, dtype=np.int64))
+            digests = _chain_hashes(
+                zero_keys, self._all_observations(), np.asarray(joint, dtype=np.int64)
+            )
         self._last = _Step(self._last, self._pending_seed, tuple(joint), public, digests)
         self._pending_seed = None
 
@@ -422,8 +493,12 @@ class _CombatState(State):
             ),
         }
         data = {
-            "battle": self.battle.snapshot(), "winner": self._winner, "rewards": self._rewards,
-            "returns": self._returns, "health_balance": self._health_balance, "log": log,
+            "battle": self.battle.snapshot(),
+            "winner": self._winner,
+            "rewards": self._rewards,
+            "returns": self._returns,
+            "health_balance": self._health_balance,
+            "log": log,
             **self._mode_snapshot(),
         }
         return (_restore_state, (self.game, type(self), data))
@@ -445,7 +520,9 @@ class _CombatState(State):
         self._last, self._pending_seed = None, None
         for entry in log["history"]:
             if isinstance(entry, tuple):
-                self._last = _Step(self._last, self._pending_seed, entry, next(publics), next(privates))
+                self._last = _Step(
+                    self._last, self._pending_seed, entry, next(publics), next(privates)
+                )
                 self._pending_seed = None
             else:
                 self._pending_seed = entry
@@ -460,7 +537,9 @@ class _CombatState(State):
         from hiddenenvs.envs.combat.render import render_rgb
 
         visibility = self.game.params["render_visibility"]
-        return render_rgb(self.battle, visibility_team=None if visibility == "none" else TEAMS.index(visibility))
+        return render_rgb(
+            self.battle, visibility_team=None if visibility == "none" else TEAMS.index(visibility)
+        )
 
     def __str__(self):
         from hiddenenvs.envs.combat.render import render_ansi
@@ -542,9 +621,13 @@ class CommanderState(_CombatState):
 
         def wanted_cells():
             positions = battle.positions
-            return np.where(self.orders >= 0, next_cell[np.maximum(self.orders, 0), positions], positions)
+            return np.where(
+                self.orders >= 0, next_cell[np.maximum(self.orders, 0), positions], positions
+            )
 
-        balance = self._run_ticks(fires, wanted_cells, engage=True, ticks=game.params["decision_interval"])
+        balance = self._run_ticks(
+            fires, wanted_cells, engage=True, ticks=game.params["decision_interval"]
+        )
         self._rewards = self._team_rewards(balance)
         self._returns += self._rewards
         self._legal_cache = {}
@@ -569,7 +652,9 @@ class CommanderState(_CombatState):
             areas[own_cells], weights=battle.health[own][alive[own]], minlength=area_count
         ) / (MAX_HEALTH * size)
         seen = battle.seen_enemies(player)
-        features[:, 3] = np.bincount(areas[battle.positions[enemy][seen]], minlength=area_count) / size
+        features[:, 3] = (
+            np.bincount(areas[battle.positions[enemy][seen]], minlength=area_count) / size
+        )
         # The standing orders: without them the tensor forgets where fighters were sent.
         orders = self.orders[own][alive[own]]
         ordered = orders >= 0
@@ -672,8 +757,9 @@ class FighterState(_CombatState):
     def _apply_actions(self, joint):
         """One tick in one compiled call (``FighterTick``), into fresh arrays it allocates:
         clones and callers may hold the previous ones."""
-        (self._winner, self._movers, self._views, self._masks, digests, self._rewards,
-         balance) = self.game.fighter_tick.tick(joint, self.battle, self._returns)
+        (self._winner, self._movers, self._views, self._masks, digests, self._rewards, balance) = (
+            self.game.fighter_tick.tick(joint, self.battle, self._returns)
+        )
         self._legal_lists = None
         self._record(joint, balance, digests)
 
@@ -689,15 +775,29 @@ class FighterState(_CombatState):
         views = np.empty((count, side, side, len(FIGHTER_VIEW_CHANNELS)), dtype=np.float32)
         seen = np.stack(battle.seen).view(np.uint8)
         fill_views(
-            views, positions, battle.health, alive.view(np.uint8), seen, game.padded_codes,
-            combat_map.cell_rows, combat_map.cell_cols, radius, game.team_size,
+            views,
+            positions,
+            battle.health,
+            alive.view(np.uint8),
+            seen,
+            game.padded_codes,
+            combat_map.cell_rows,
+            combat_map.cell_cols,
+            radius,
+            game.team_size,
         )
         self._views = views
 
         masks = np.empty((count, len(FIGHTER_ACTION_NAMES)), dtype=np.int8)
         self._movers = fighter_masks(
-            masks.view(np.uint8), positions, alive.view(np.uint8), combat_map.move_target,
-            combat_map.door_of_cell, combat_map.num_doors, battle.rules.door_capacity, battle.targets(),
+            masks.view(np.uint8),
+            positions,
+            alive.view(np.uint8),
+            combat_map.move_target,
+            combat_map.door_of_cell,
+            combat_map.num_doors,
+            battle.rules.door_capacity,
+            battle.targets(),
         )
         masks.flags.writeable = False
         self._masks = masks

@@ -91,17 +91,19 @@ def build(recipe: MapRecipe) -> dict:
     last = (recipe.compound_first_area + recipe.compound_areas) * recipe.area_size - 1
     thick = recipe.wall_thickness
     for band in range(thick):
-        grid[first + band, first:last + 1] = "W"
-        grid[last - band, first:last + 1] = "W"
-        grid[first:last + 1, first + band] = "W"
-        grid[first:last + 1, last - band] = "W"
+        grid[first + band, first : last + 1] = "W"
+        grid[last - band, first : last + 1] = "W"
+        grid[first : last + 1, first + band] = "W"
+        grid[first : last + 1, last - band] = "W"
     centre_area = recipe.compound_first_area + recipe.compound_areas // 2
     centre = centre_area * recipe.area_size + recipe.area_size // 2  # door cells: centre-1, centre
-    door_span = slice(centre - recipe.door_width // 2, centre - recipe.door_width // 2 + recipe.door_width)
-    grid[first:first + thick, door_span] = "D"
-    grid[last - thick + 1:last + 1, door_span] = "D"
-    grid[door_span, first:first + thick] = "D"
-    grid[door_span, last - thick + 1:last + 1] = "D"
+    door_span = slice(
+        centre - recipe.door_width // 2, centre - recipe.door_width // 2 + recipe.door_width
+    )
+    grid[first : first + thick, door_span] = "D"
+    grid[last - thick + 1 : last + 1, door_span] = "D"
+    grid[door_span, first : first + thick] = "D"
+    grid[door_span, last - thick + 1 : last + 1] = "D"
 
     birth_attackers = (recipe.area_size // 2, recipe.area_size // 2)
     birth_defenders = (centre, centre)
@@ -109,7 +111,9 @@ def build(recipe: MapRecipe) -> dict:
     clearance = max(3, recipe.area_size // 3)
 
     def clear_around(row: int, col: int, radius: int) -> None:
-        keep_clear[max(0, row - radius):row + radius + 1, max(0, col - radius):col + radius + 1] = True
+        keep_clear[
+            max(0, row - radius) : row + radius + 1, max(0, col - radius) : col + radius + 1
+        ] = True
 
     clear_around(*birth_attackers, clearance)
     clear_around(*birth_defenders, clearance)

@@ -54,7 +54,16 @@ GROUND, OBSTACLE, WALL, DOOR = 0, 1, 2, 3
 CELL_CODES = {".": GROUND, "#": OBSTACLE, "W": WALL, "D": DOOR}
 # Order matters only for ties on a shortest path: orthogonal moves first.
 DIRECTIONS = ((-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
-DIRECTION_NAMES = ("north", "south", "west", "east", "north-west", "north-east", "south-west", "south-east")
+DIRECTION_NAMES = (
+    "north",
+    "south",
+    "west",
+    "east",
+    "north-west",
+    "north-east",
+    "south-west",
+    "south-east",
+)
 TEAMS = ("attackers", "defenders")
 UNREACHABLE = 1 << 20
 MAX_SIDE = 512
@@ -92,7 +101,7 @@ def _read_int(text: str) -> int | _LongNumber:
 def _quote(value) -> str:
     """``repr(value)`` of at most :data:`QUOTE_CHARS` characters, however large the value."""
     text = repr(value) if isinstance(value, _LongNumber) else _QUOTE.repr(value)
-    return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS - 3] + "..."
+    return text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 3] + "..."
 
 
 def _is_int(value) -> bool:
@@ -124,7 +133,8 @@ class CombatMap:
         self.areas_per_column = self.height // self.area_size
         self.num_areas = self.areas_per_row * self.areas_per_column
         self.area_of_cell = (
-            (self.cell_rows // self.area_size) * self.areas_per_row + self.cell_cols // self.area_size
+            (self.cell_rows // self.area_size) * self.areas_per_row
+            + self.cell_cols // self.area_size
         ).astype(np.int32)
         self.door_of_cell, self.num_doors = _label_doors(self.codes)
         self.move_target = _move_targets(self.codes)
@@ -143,17 +153,30 @@ class CombatMap:
 
         if not isinstance(data, dict):
             raise fail(f"must be a JSON object, got {type(data).__name__}")
-        required = ("rows", "area_size", "door_capacity", "max_ticks", "birth_points", "destinations")
+        required = (
+            "rows",
+            "area_size",
+            "door_capacity",
+            "max_ticks",
+            "birth_points",
+            "destinations",
+        )
         missing = [key for key in required if key not in data]
         if missing:
             raise fail(f"missing key(s) {missing}; a map needs {list(required)}")
         rows = data["rows"]
-        if not isinstance(rows, list) or not rows or not all(isinstance(r, str) and r for r in rows):
+        if (
+            not isinstance(rows, list)
+            or not rows
+            or not all(isinstance(r, str) and r for r in rows)
+        ):
             raise fail("'rows' must be a non-empty list of non-empty strings")
         width = len(rows[0])
         if len(rows) > MAX_SIDE or width > MAX_SIDE or len(rows) * width > MAX_CELLS:
-            raise fail(f"{len(rows)} x {width} cells is too large: the limits are {MAX_SIDE} cells "
-                       f"a side and {MAX_CELLS:,} cells in all")
+            raise fail(
+                f"{len(rows)} x {width} cells is too large: the limits are {MAX_SIDE} cells "
+                f"a side and {MAX_CELLS:,} cells in all"
+            )
         destinations = data["destinations"]
         if isinstance(destinations, list) and len(destinations) > MAX_DESTINATIONS:
             raise fail(f"{len(destinations):,} destinations; the limit is {MAX_DESTINATIONS}")
@@ -170,15 +193,23 @@ class CombatMap:
         height = codes.shape[0]
         area_size = data["area_size"]
         if not _is_int(area_size) or not 1 <= area_size <= MAX_SIDE:
-            raise fail(f"'area_size' must be an integer in [1, {MAX_SIDE}], got {_quote(area_size)}")
+            raise fail(
+                f"'area_size' must be an integer in [1, {MAX_SIDE}], got {_quote(area_size)}"
+            )
         if height % area_size or width % area_size:
-            raise fail(f"{height} x {width} cells is not a whole number of {area_size} x {area_size} areas")
+            raise fail(
+                f"{height} x {width} cells is not a whole number of {area_size} x {area_size} areas"
+            )
         num_areas = (height // area_size) * (width // area_size)
         if num_areas > MAX_AREAS:
-            raise fail(f"{num_areas:,} areas of {area_size} x {area_size} cells; the limit is {MAX_AREAS:,}")
+            raise fail(
+                f"{num_areas:,} areas of {area_size} x {area_size} cells; the limit is {MAX_AREAS:,}"
+            )
         if isinstance(destinations, list) and num_areas * len(destinations) > MAX_AREA_DESTINATIONS:
-            raise fail(f"{num_areas:,} areas x {len(destinations)} destinations = "
-                       f"{num_areas * len(destinations):,}; the limit is {MAX_AREA_DESTINATIONS:,}")
+            raise fail(
+                f"{num_areas:,} areas x {len(destinations)} destinations = "
+                f"{num_areas * len(destinations):,}; the limit is {MAX_AREA_DESTINATIONS:,}"
+            )
         for key, most in (("door_capacity", MAX_DOOR_CAPACITY), ("max_ticks", MAX_TICKS)):
             if not _is_int(data[key]) or not 1 <= data[key] <= most:
                 raise fail(f"{key!r} must be an integer in [1, {most:,}], got {_quote(data[key])}")
@@ -187,12 +218,18 @@ class CombatMap:
             raise fail("the border must be walls or obstacles (the map is closed)")
         birth_cells = []
         for team in TEAMS:
-            point = data["birth_points"].get(team) if isinstance(data["birth_points"], dict) else None
+            point = (
+                data["birth_points"].get(team) if isinstance(data["birth_points"], dict) else None
+            )
             if not (isinstance(point, list) and len(point) == 2 and all(_is_int(v) for v in point)):
-                raise fail(f"birth_points[{team!r}] must be [row, col] (two integers), got {_quote(point)}")
+                raise fail(
+                    f"birth_points[{team!r}] must be [row, col] (two integers), got {_quote(point)}"
+                )
             row, col = point
             if not (0 <= row < height and 0 <= col < width):
-                raise fail(f"birth point of the {team} {point} is outside the {height} x {width} map")
+                raise fail(
+                    f"birth point of the {team} {point} is outside the {height} x {width} map"
+                )
             if codes[row, col] not in (GROUND, DOOR):
                 raise fail(f"birth point of the {team} {point} is not passable")
             birth_cells.append(row * width + col)
@@ -202,18 +239,24 @@ class CombatMap:
         for index, entry in enumerate(destinations):
             area = entry.get("area") if isinstance(entry, dict) else None
             if not (isinstance(area, list) and len(area) == 2 and all(_is_int(v) for v in area)):
-                raise fail(f"destination {index} needs 'area': [area_row, area_col], got {_quote(entry)}")
+                raise fail(
+                    f"destination {index} needs 'area': [area_row, area_col], got {_quote(entry)}"
+                )
             area_row, area_col = area
             if not (0 <= area_row < height // area_size and 0 <= area_col < width // area_size):
                 raise fail(f"destination {index} area {area} is outside the map's areas")
-            block = codes[area_row * area_size:(area_row + 1) * area_size,
-                          area_col * area_size:(area_col + 1) * area_size]
+            block = codes[
+                area_row * area_size : (area_row + 1) * area_size,
+                area_col * area_size : (area_col + 1) * area_size,
+            ]
             if not (block == GROUND).any():
                 raise fail(f"destination {index} area {area} has no ground cell")
             name = entry.get("name", f"destination {index}")
             if not isinstance(name, str) or len(name) > QUOTE_CHARS:
-                raise fail(f"destination {index}: 'name' must be a string of at most {QUOTE_CHARS} "
-                           f"characters, got {_quote(name)}")
+                raise fail(
+                    f"destination {index}: 'name' must be a string of at most {QUOTE_CHARS} "
+                    f"characters, got {_quote(name)}"
+                )
             names.append(name)
             areas.append(area_row * (width // area_size) + area_col)
         name = data.get("name", source)
@@ -236,15 +279,21 @@ class CombatMap:
     def _check_reachability(self, fail) -> None:
         from_attackers = self.distance_fields[self.num_destinations]
         if from_attackers[self.birth_cells[1]] >= UNREACHABLE:
-            raise fail("the defenders' birth point cannot be reached from the attackers' birth point")
+            raise fail(
+                "the defenders' birth point cannot be reached from the attackers' birth point"
+            )
         for door in range(self.num_doors):
             cells = np.flatnonzero(self.door_of_cell == door)
             if from_attackers[cells].min() >= UNREACHABLE:
                 row, col = divmod(int(cells[0]), self.width)
-                raise fail(f"door {door} at row {row}, column {col} cannot be reached from the attackers' birth point")
+                raise fail(
+                    f"door {door} at row {row}, column {col} cannot be reached from the attackers' birth point"
+                )
         for index, name in enumerate(self.destination_names):
             if from_attackers[self.distance_fields[index] == 0].min() >= UNREACHABLE:
-                raise fail(f"destination {name!r} cannot be reached from the attackers' birth point")
+                raise fail(
+                    f"destination {name!r} cannot be reached from the attackers' birth point"
+                )
 
     # ---- precomputed tables ----------------------------------------------------------
     @functools.cached_property
@@ -266,7 +315,9 @@ class CombatMap:
         target (the cell itself once there, or when the target is unreachable)."""
         distance = self.distance_fields
         best_distance = distance.copy()
-        best_cell = np.broadcast_to(np.arange(self.num_cells, dtype=np.int32), distance.shape).copy()
+        best_cell = np.broadcast_to(
+            np.arange(self.num_cells, dtype=np.int32), distance.shape
+        ).copy()
         for target in self.move_target:
             allowed = target >= 0
             candidate = np.full_like(distance, UNREACHABLE)
@@ -340,7 +391,11 @@ def _label_doors(codes: np.ndarray) -> tuple[np.ndarray, int]:
             row, col = divmod(cell, width)
             for d_row, d_col in DIRECTIONS[:4]:
                 neighbour = (row + d_row) * width + col + d_col
-                if 0 <= row + d_row < height and 0 <= col + d_col < width and neighbour in door_cells:
+                if (
+                    0 <= row + d_row < height
+                    and 0 <= col + d_col < width
+                    and neighbour in door_cells
+                ):
                     door_cells.remove(neighbour)
                     stack.append(neighbour)
         count += 1
@@ -355,7 +410,7 @@ def _move_allowed(codes: np.ndarray) -> np.ndarray:
     padded[1:-1, 1:-1] = passable
 
     def shifted(d_row: int, d_col: int) -> np.ndarray:
-        return padded[1 + d_row:1 + d_row + height, 1 + d_col:1 + d_col + width]
+        return padded[1 + d_row : 1 + d_row + height, 1 + d_col : 1 + d_col + width]
 
     allowed = np.empty((8, height, width), dtype=bool)
     for index, (d_row, d_col) in enumerate(DIRECTIONS):
@@ -394,13 +449,22 @@ def _distance_fields(codes: np.ndarray, sources: np.ndarray) -> np.ndarray:
     move_from = np.broadcast_to(np.arange(num_cells), targets.shape)[targets >= 0]
     field_of_source, source_cell = np.nonzero(sources)
     graph = csr_matrix(
-        (np.ones(len(move_from) + len(source_cell), dtype=np.int8),
-         (np.concatenate([move_from, num_cells + field_of_source]),
-          np.concatenate([targets[targets >= 0], source_cell]))),
+        (
+            np.ones(len(move_from) + len(source_cell), dtype=np.int8),
+            (
+                np.concatenate([move_from, num_cells + field_of_source]),
+                np.concatenate([targets[targets >= 0], source_cell]),
+            ),
+        ),
         shape=(num_cells + num_fields, num_cells + num_fields),
     )
-    lengths = shortest_path(graph, method="D", directed=True, unweighted=True,
-                            indices=np.arange(num_cells, num_cells + num_fields))[:, :num_cells]
+    lengths = shortest_path(
+        graph,
+        method="D",
+        directed=True,
+        unweighted=True,
+        indices=np.arange(num_cells, num_cells + num_fields),
+    )[:, :num_cells]
     distance = np.full((num_fields, num_cells), UNREACHABLE, dtype=np.int32)
     reached = np.isfinite(lengths)
     distance[reached] = lengths[reached].astype(np.int32) - 1

@@ -23,7 +23,9 @@ from hiddenenvs.envs.combat.doctrine import POLICIES
 from hiddenenvs.envs.combat.maps import TEAMS
 
 
-def record_frames(game, attackers: str, defenders: str, seed: int, every: int = 1) -> list[np.ndarray]:
+def record_frames(
+    game, attackers: str, defenders: str, seed: int, every: int = 1
+) -> list[np.ndarray]:
     """RGB frames of one episode: the start, then every ``every``-th transition, and the end."""
     state = game.new_initial_state(seed=seed)
     rng = np.random.default_rng(seed)
@@ -57,9 +59,17 @@ def _captioned(state) -> np.ndarray:
 def save(frames: list[np.ndarray], path: Path, strip_frames: int, frame_seconds: float) -> None:
     if path.suffix == ".gif":
         images = [Image.fromarray(frame) for frame in frames]
-        images[0].save(path, save_all=True, append_images=images[1:], duration=int(frame_seconds * 1000), loop=0)
+        images[0].save(
+            path,
+            save_all=True,
+            append_images=images[1:],
+            duration=int(frame_seconds * 1000),
+            loop=0,
+        )
     elif path.suffix == ".png":
-        picks = np.unique(np.linspace(0, len(frames) - 1, min(strip_frames, len(frames))).round().astype(int))
+        picks = np.unique(
+            np.linspace(0, len(frames) - 1, min(strip_frames, len(frames))).round().astype(int)
+        )
         Image.fromarray(np.concatenate([frames[i] for i in picks], axis=1)).save(path)
     else:
         raise ValueError(f"--out must end in .gif or .png, got {path}")
@@ -78,8 +88,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--frame-seconds", type=float, default=0.15, help="GIF frame duration")
     parser.add_argument("--out", type=Path, default=Path("combat_episode.gif"))
     args = parser.parse_args(argv)
-    game = hiddenenvs.load_game("combat", mode=args.mode, map=args.map, render_visibility=args.visibility)
-    frames = record_frames(game, args.attackers, args.defenders, args.seed, every=max(1, args.every))
+    game = hiddenenvs.load_game(
+        "combat", mode=args.mode, map=args.map, render_visibility=args.visibility
+    )
+    frames = record_frames(
+        game, args.attackers, args.defenders, args.seed, every=max(1, args.every)
+    )
     save(frames, args.out, args.frames, args.frame_seconds)
     print(f"wrote {args.out}: {len(frames)} frames, {game}")
 

@@ -35,7 +35,7 @@ def visible_cells(battle: Battle, team: int) -> np.ndarray:
     combat_map = battle.map
     radius = battle.rules.sight_range
     seen = np.zeros(combat_map.num_cells, dtype=bool)
-    d_rows, d_cols = np.mgrid[-radius:radius + 1, -radius:radius + 1]
+    d_rows, d_cols = np.mgrid[-radius : radius + 1, -radius : radius + 1]
     inside_circle = (d_rows**2 + d_cols**2 <= radius**2).ravel()
     d_rows, d_cols = d_rows.ravel()[inside_circle], d_cols.ravel()[inside_circle]
     members = battle.team_slice(team)
@@ -65,8 +65,8 @@ def render_rgb(battle: Battle, visibility_team: int | None = None) -> np.ndarray
     for area in combat_map.destination_areas:
         top, left = divmod(int(area), combat_map.areas_per_row)
         top, left = top * size, left * size
-        image[top:top + size, [left, left + size - 1]] = DESTINATION_COLOUR
-        image[[top, top + size - 1], left:left + size] = DESTINATION_COLOUR
+        image[top : top + size, [left, left + size - 1]] = DESTINATION_COLOUR
+        image[[top, top + size - 1], left : left + size] = DESTINATION_COLOUR
 
     marker = max(2, scale + scale // 2)
     for fighter in np.flatnonzero(battle.alive):
@@ -74,12 +74,16 @@ def render_rgb(battle: Battle, visibility_team: int | None = None) -> np.ndarray
         row, col = divmod(int(battle.positions[fighter]), combat_map.width)
         top = max(0, row * scale + scale // 2 - marker // 2)
         left = max(0, col * scale + scale // 2 - marker // 2)
-        image[top:top + marker, left:left + marker] = TEAM_COLOURS[team]
+        image[top : top + marker, left : left + marker] = TEAM_COLOURS[team]
         missing = 1.0 - battle.health[fighter] / MAX_HEALTH
         hole = round(missing * (marker - 2))
         if hole > 0:
             inset = (marker - hole) // 2
-            image[top + inset:top + inset + hole, left + inset:left + inset + hole] = (20, 20, 20)
+            image[top + inset : top + inset + hole, left + inset : left + inset + hole] = (
+                20,
+                20,
+                20,
+            )
     return image
 
 
@@ -104,7 +108,9 @@ def render_ansi(battle: Battle, winner: int | None) -> str:
     destinations = set(combat_map.destination_areas.tolist())
     for area_row in range(combat_map.areas_per_column):
         row = []
-        for area in range(area_row * combat_map.areas_per_row, (area_row + 1) * combat_map.areas_per_row):
+        for area in range(
+            area_row * combat_map.areas_per_row, (area_row + 1) * combat_map.areas_per_row
+        ):
             attackers, defenders = counts[0, area], counts[1, area]
             text = (f"a{attackers}" if attackers else "") + (f"d{defenders}" if defenders else "")
             row.append((text or ("*" if area in destinations else ".")).rjust(4))

@@ -63,8 +63,19 @@ class Battle:
     """Positions, health and memories of both teams, plus the generator of hit rolls."""
 
     __slots__ = (
-        "map", "rules", "positions", "health", "tick", "rng", "belief_cells",
-        "sees_pair", "distance_pair", "damage_dealt", "alive", "seen", "target_of",
+        "map",
+        "rules",
+        "positions",
+        "health",
+        "tick",
+        "rng",
+        "belief_cells",
+        "sees_pair",
+        "distance_pair",
+        "damage_dealt",
+        "alive",
+        "seen",
+        "target_of",
     )
 
     def __init__(self, combat_map: CombatMap, rules: Rules, seed: int | None):
@@ -72,7 +83,10 @@ class Battle:
         self.rules = rules
         team_size = rules.team_size
         self.positions = np.concatenate(
-            [combat_map.spawn_cells(ATTACKERS, team_size), combat_map.spawn_cells(DEFENDERS, team_size)]
+            [
+                combat_map.spawn_cells(ATTACKERS, team_size),
+                combat_map.spawn_cells(DEFENDERS, team_size),
+            ]
         )
         self.health = np.full(2 * team_size, MAX_HEALTH, dtype=np.int32)
         self.alive = np.ones(2 * team_size, dtype=bool)
@@ -108,9 +122,13 @@ class Battle:
     def snapshot(self) -> dict:
         """The per-episode arrays (no map tables): what a pickled state carries."""
         return {
-            "positions": self.positions, "health": self.health, "alive": self.alive,
-            "tick": self.tick, "rng": self.rng.bit_generator.state,
-            "belief_cells": self.belief_cells, "damage_dealt": self.damage_dealt,
+            "positions": self.positions,
+            "health": self.health,
+            "alive": self.alive,
+            "tick": self.tick,
+            "rng": self.rng.bit_generator.state,
+            "belief_cells": self.belief_cells,
+            "damage_dealt": self.damage_dealt,
         }
 
     @classmethod
@@ -166,7 +184,9 @@ class Battle:
         doors = self.map.door_of_cell[self.positions[self.alive]]
         return np.bincount(doors[doors >= 0], minlength=self.map.num_doors)
 
-    def line_of_sight(self, cells_a: np.ndarray, cells_b: np.ndarray, radius: int | None = None) -> np.ndarray:
+    def line_of_sight(
+        self, cells_a: np.ndarray, cells_b: np.ndarray, radius: int | None = None
+    ) -> np.ndarray:
         """Element-wise: do cells a and b see each other (within ``radius``, default sight range)?"""
         radius = self.rules.sight_range if radius is None else radius
         cells_a, cells_b = np.asarray(cells_a), np.asarray(cells_b)
@@ -179,7 +199,9 @@ class Battle:
         offsets = self.map.line_of_sight_offsets(radius)
         clear = np.zeros(cells_a.shape, dtype=bool)
         if within.any():
-            between = low[within][:, None] + offsets[d_rows[within] + radius, d_cols[within] + radius]
+            between = (
+                low[within][:, None] + offsets[d_rows[within] + radius, d_cols[within] + radius]
+            )
             clear[within] = ~self.map.blocks_sight[between].any(axis=1)
         return clear
 
@@ -195,10 +217,24 @@ class Battle:
         self.alive = self.alive.copy()
         self.damage_dealt = np.zeros(2, dtype=np.int64)
         advance(
-            self.positions, self.health, self.alive.view(np.uint8), np.asarray(fires, dtype=bool).view(np.uint8),
-            np.asarray(wanted_cells, dtype=np.int32), engage, rolls, self.target_of, self.distance_pair,
-            self.map.door_of_cell, self.map.num_doors, rules.door_capacity, self.tick, rules.team_size,
-            rules.hit_probability, float(rules.fire_range), rules.damage, self.damage_dealt,
+            self.positions,
+            self.health,
+            self.alive.view(np.uint8),
+            np.asarray(fires, dtype=bool).view(np.uint8),
+            np.asarray(wanted_cells, dtype=np.int32),
+            engage,
+            rolls,
+            self.target_of,
+            self.distance_pair,
+            self.map.door_of_cell,
+            self.map.num_doors,
+            rules.door_capacity,
+            self.tick,
+            rules.team_size,
+            rules.hit_probability,
+            float(rules.fire_range),
+            rules.damage,
+            self.damage_dealt,
         )
         self.tick += 1
         self._update_sight()
@@ -212,10 +248,20 @@ class Battle:
         seen = np.empty((2, size), dtype=bool)
         self.target_of = np.empty(2 * size, dtype=np.int64)
         update_sight(
-            self.positions, self.alive.view(np.uint8), combat_map.cell_rows, combat_map.cell_cols,
-            combat_map.blocks_sight.view(np.uint8), combat_map.line_of_sight_offsets(self.rules.sight_range),
-            self.rules.sight_range, float(self.rules.fire_range), size, self.belief_cells,
-            self.sees_pair.view(np.uint8), self.distance_pair, seen.view(np.uint8), self.target_of,
+            self.positions,
+            self.alive.view(np.uint8),
+            combat_map.cell_rows,
+            combat_map.cell_cols,
+            combat_map.blocks_sight.view(np.uint8),
+            combat_map.line_of_sight_offsets(self.rules.sight_range),
+            self.rules.sight_range,
+            float(self.rules.fire_range),
+            size,
+            self.belief_cells,
+            self.sees_pair.view(np.uint8),
+            self.distance_pair,
+            seen.view(np.uint8),
+            self.target_of,
         )
         self.seen = (seen[0], seen[1])  # enemies the attackers / defenders see
 

@@ -18,7 +18,15 @@ from hiddenenvs.envs.gdl.parser import (
 )
 
 __all__ = [
-    "GdlError", "GdlGroundingLimitError", "GdlPlayError", "GdlRecursionError", "GdlRuleError",
-    "GdlSafetyError", "GdlStratificationError", "GdlSyntaxError", "RuleSheet", "parse_file",
+    "GdlError",
+    "GdlGroundingLimitError",
+    "GdlPlayError",
+    "GdlRecursionError",
+    "GdlRuleError",
+    "GdlSafetyError",
+    "GdlStratificationError",
+    "GdlSyntaxError",
+    "RuleSheet",
+    "parse_file",
     "parse_text",
 ]

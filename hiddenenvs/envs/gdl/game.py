@@ -151,8 +151,10 @@ def resolve_sheet(name: str) -> Path:
     """The shipped sheet ``name``; only a plain file name inside the shipped folder."""
     known = sorted(p.stem for p in GAMES_DIR.glob("*.*") if p.suffix in (".gdl", ".kif"))
     if Path(name).name != name or name in ("", ".", ".."):
-        raise ValueError(f"gdl: sheet= takes the name of a shipped rule sheet, not a path "
-                         f"(got {name!r}); shipped: {known}; give a path with rules=")
+        raise ValueError(
+            f"gdl: sheet= takes the name of a shipped rule sheet, not a path "
+            f"(got {name!r}); shipped: {known}; give a path with rules="
+        )
     for suffix in ("", ".gdl", ".kif"):
         path = GAMES_DIR / f"{name}{suffix}"
         if path.is_file() and path.resolve().parent == GAMES_DIR.resolve():
@@ -169,25 +171,36 @@ class GdlGame(Game):
         Parameter("max_steps", int, 200, "GDL steps before the episode is cut", minimum=1),
         Parameter("max_instances", int, DEFAULT_MAX_INSTANCES, "grounding size limit", minimum=1),
         Parameter("max_sheet_bytes", int, MAX_SHEET_BYTES, "rule sheet size limit", minimum=1),
-        Parameter("max_load_seconds", float, 0.0,
-                  "time budget for grounding and compiling the sheet (0: none)", minimum=0.0),
+        Parameter(
+            "max_load_seconds",
+            float,
+            0.0,
+            "time budget for grounding and compiling the sheet (0: none)",
+            minimum=0.0,
+        ),
     )
 
     def __init__(self, **params):
         super().__init__(**params)
         rules, sheet = self.params["rules"], self.params["sheet"]
         if rules and sheet:
-            raise ValueError("gdl: give one of rules= (a path) or sheet= (a shipped name), "
-                             "not both")
+            raise ValueError(
+                "gdl: give one of rules= (a path) or sheet= (a shipped name), not both"
+            )
         if not rules and not sheet:
             sheet = DEFAULT_SHEET
         if "(" in rules or "\n" in rules:  # a sheet's text where its path belongs
-            raise ValueError("gdl: rules= takes the path of a rule sheet file, got text starting "
-                             f"{rules[:40]!r}; write the sheet to a .gdl/.kif file and pass its path")
+            raise ValueError(
+                "gdl: rules= takes the path of a rule sheet file, got text starting "
+                f"{rules[:40]!r}; write the sheet to a .gdl/.kif file and pass its path"
+            )
         path = Path(rules) if rules else resolve_sheet(sheet)
-        self.propnet = Propnet.shared(path, max_instances=self.params["max_instances"],
-                                      max_sheet_bytes=self.params["max_sheet_bytes"],
-                                      max_seconds=self.params["max_load_seconds"] or None)
+        self.propnet = Propnet.shared(
+            path,
+            max_instances=self.params["max_instances"],
+            max_sheet_bytes=self.params["max_sheet_bytes"],
+            max_seconds=self.params["max_load_seconds"] or None,
+        )
         net = self.propnet
         lowered = [name.lower() for name in net.roles]
         self.random_role = lowered.index("random") if "random" in lowered else None
@@ -205,17 +218,17 @@ class GdlGame(Game):
             self.role_offsets = np.cumsum([0] + [len(m) for m in net.moves])
             self.percept_features = int(self.role_offsets[-1])
         self.public_percept_names, self.public_index = self._public_percepts()
-        public_features = (len(self.public_percept_names) if net.has_sees
-                           else self.percept_features)
+        public_features = len(self.public_percept_names) if net.has_sees else self.percept_features
         # A step's key entries depend on its moves and percepts only; searches meet the
         # same few thousand steps again and again.
         self.step_entries = functools.lru_cache(maxsize=1 << 16)(self._step_entries)
-        utility, utility_sum, depth = self.propnet.derived(("explore", self.max_steps),
-                                                          self._explore)
+        utility, utility_sum, depth = self.propnet.derived(
+            ("explore", self.max_steps), self._explore
+        )
         # The belief sampler's forward passes under the uniform policy, for repeated draws.
         self._uniform_filter = functools.lru_cache(maxsize=16)(
-            lambda player, target, max_nodes: _ForwardFilter(self, player, target, None,
-                                                             max_nodes))
+            lambda player, target, max_nodes: _ForwardFilter(self, player, target, None, max_nodes)
+        )
         scale = self.params["scale_returns"]
         if scale and utility is Utility.CONSTANT_SUM:
             utility_sum = utility_sum / 50 - len(self.player_roles)
@@ -229,18 +242,21 @@ class GdlGame(Game):
             long_name=f"GDL: {sheet_name}",
             num_players=len(self.player_roles),
             num_distinct_actions=self.num_actions,
-            max_chance_outcomes=len(net.moves[self.random_role]) if self.random_role is not None
+            max_chance_outcomes=len(net.moves[self.random_role])
+            if self.random_role is not None
             else 0,
             dynamics=Dynamics.SIMULTANEOUS,
-            chance_mode=ChanceMode.EXPLICIT_STOCHASTIC if self.random_role is not None
+            chance_mode=ChanceMode.EXPLICIT_STOCHASTIC
+            if self.random_role is not None
             else ChanceMode.DETERMINISTIC,
             information=Information.IMPERFECT,
             utility=utility,
             min_utility=-1.0 if scale else 0.0,
             max_utility=1.0 if scale else 100.0,
             max_game_length=steps * per_step,
-            information_state_tensor_shape=(1 + self.horizon * (self.num_actions
-                                                                + self.percept_features),),
+            information_state_tensor_shape=(
+                1 + self.horizon * (self.num_actions + self.percept_features),
+            ),
             observation_tensor_shape=(1 + self.num_actions + self.percept_features,),
             player_names=tuple(net.roles[r] for r in self.player_roles),
             utility_sum=utility_sum,
@@ -256,14 +272,19 @@ class GdlGame(Game):
         net = self.propnet
         if not net.has_sees:
             return (), None
-        conditions = [dict(zip(net.percept_names[r], net.percept_conditions[r]))
-                      for r in self.player_roles]
+        conditions = [
+            dict(zip(net.percept_names[r], net.percept_conditions[r])) for r in self.player_roles
+        ]
         first, *others = conditions
-        public = sorted(name for name, condition in first.items()
-                        if all(name in other and other[name] == condition for other in others))
+        public = sorted(
+            name
+            for name, condition in first.items()
+            if all(name in other and other[name] == condition for other in others)
+        )
         index = {name: k for k, name in enumerate(public)}
-        return tuple(public), [tuple(index.get(name, -1) for name in net.percept_names[r])
-                               for r in self.player_roles]
+        return tuple(public), [
+            tuple(index.get(name, -1) for name in net.percept_names[r]) for r in self.player_roles
+        ]
 
     def _explore(self):
         """(utility, sum, max depth) by exhaustive search of the reachable states, if small."""
@@ -306,8 +327,9 @@ class GdlGame(Game):
     def new_initial_state(self, seed=None):
         return GdlState(self)
 
-    def sample_consistent_history(self, player, information_state_key, rng, policy=None,
-                                  max_nodes=SAMPLER_MAX_NODES):
+    def sample_consistent_history(
+        self, player, information_state_key, rng, policy=None, max_nodes=SAMPLER_MAX_NODES
+    ):
         """A history drawn from the exact posterior by forward filtering and backward
         sampling over ``player``'s key (module docstring); ``ValueError`` when no history
         is consistent, all have zero reach, or more than ``max_nodes`` nodes are needed."""
@@ -348,8 +370,18 @@ class GdlGame(Game):
 
 
 class GdlState(State):
-    __slots__ = ("_decisions", "_info", "_keys", "_public", "_returns", "_steps", "cut",
-                 "fluents", "pending_random", "steps")
+    __slots__ = (
+        "_decisions",
+        "_info",
+        "_keys",
+        "_public",
+        "_returns",
+        "_steps",
+        "cut",
+        "fluents",
+        "pending_random",
+        "steps",
+    )
 
     def __init__(self, game: GdlGame):
         self.game = game
@@ -399,7 +431,11 @@ class GdlState(State):
         if info.terminal:
             return TERMINAL
         random_role = self.game.random_role
-        if random_role is not None and self.pending_random is None and len(info.legal[random_role]) > 1:
+        if (
+            random_role is not None
+            and self.pending_random is None
+            and len(info.legal[random_role]) > 1
+        ):
             return CHANCE
         return SIMULTANEOUS
 
@@ -424,7 +460,8 @@ class GdlState(State):
     def chance_outcomes(self):
         if self.current_player() != CHANCE:
             raise ValueError(
-                f"{self.game.info.short_name}: chance_outcomes() called at a non-chance node")
+                f"{self.game.info.short_name}: chance_outcomes() called at a non-chance node"
+            )
         legal = self.info().legal[self.game.random_role]
         return [(move, 1.0 / len(legal)) for move in legal]
 
@@ -449,8 +486,12 @@ class GdlState(State):
 
     def _apply_actions(self, joint):
         legal = self.info().legal
-        self._decisions += (tuple(move if len(legal[role]) > 1 else -1
-                                  for move, role in zip(joint, self.game.player_roles)),)
+        self._decisions += (
+            tuple(
+                move if len(legal[role]) > 1 else -1
+                for move, role in zip(joint, self.game.player_roles)
+            ),
+        )
         self._transition(joint)
         self._advance()
 
@@ -498,7 +539,8 @@ class GdlState(State):
                     raise GdlPlayError(
                         self.game.propnet.rule_location("goal", role),
                         f"role {self.game.propnet.roles[role]} has {len(goals[role])} goal "
-                        f"values {list(goals[role])} in a terminal state (needs exactly one)")
+                        f"values {list(goals[role])} in a terminal state (needs exactly one)",
+                    )
             values = np.asarray(values)
             if self.game.params["scale_returns"]:
                 values = values / 50.0 - 1.0
@@ -558,8 +600,7 @@ class GdlState(State):
         step_entries = [entry for entry in self._public if entry is not None]
         tensor[0] = min(1.0, len(step_entries) / game.max_steps)
         tensor[1] = float(bool(self._public) and self._public[-1] is None)
-        width = (len(game.public_percept_names) if game.propnet.has_sees
-                 else game.percept_features)
+        width = len(game.public_percept_names) if game.propnet.has_sees else game.percept_features
         for step, entry in enumerate(step_entries[: game.horizon]):
             offset = 2 + step * width
             if game.role_offsets is None:
@@ -630,8 +671,11 @@ class _ForwardFilter:
         moves = [0] * len(game.propnet.roles)
         if game.random_role is not None:
             index += state.pending_random is None
-            moves[game.random_role] = (state.pending_random if state.pending_random is not None
-                                       else info.legal[game.random_role][0])
+            moves[game.random_role] = (
+                state.pending_random
+                if state.pending_random is not None
+                else info.legal[game.random_role][0]
+            )
         if index >= len(self.target) or self.target[index][0] is None:
             return
         expected = self.target[index]
@@ -648,8 +692,15 @@ class _ForwardFilter:
                 options = [(own, 1.0)]
             else:
                 probabilities = self.probabilities_of(state, q)
-                options = [(a, 1.0 / len(legal) if probabilities is None
-                            else float(probabilities.get(a, 0.0))) for a in legal]
+                options = [
+                    (
+                        a,
+                        1.0 / len(legal)
+                        if probabilities is None
+                        else float(probabilities.get(a, 0.0)),
+                    )
+                    for a in legal
+                ]
             joints = [(joint + (a,), w * wa) for joint, w in joints for a, wa in options if wa > 0]
         # Most proposals contradict the player's percepts: test them on the (cached)
         # propnet transition before building a state.
@@ -666,12 +717,15 @@ class _ForwardFilter:
 
     def _add(self, layers, parent: int, entry, weight: float, child: GdlState, known: int):
         key = child.information_state_key(self.player)
-        if len(key) > len(self.target) or key[known:] != self.target[known:len(key)]:
+        if len(key) > len(self.target) or key[known:] != self.target[known : len(key)]:
             return
         signature = (child.fluents, child.pending_random, child.cut)
         if self.with_policy:
-            signature += tuple(child.information_state_key(q)
-                               for q in range(self.game.info.num_players) if q != self.player)
+            signature += tuple(
+                child.information_state_key(q)
+                for q in range(self.game.info.num_players)
+                if q != self.player
+            )
         layer = layers[len(key)]
         node = layer.get(signature)
         if node is None:
@@ -679,7 +733,8 @@ class _ForwardFilter:
                 raise ValueError(
                     f"{self.game.spec}: the belief sampler needs more than {self.max_nodes} "
                     f"distinct states to follow player {self.player}'s key "
-                    f"({len(self.target)} steps); raise max_nodes")
+                    f"({len(self.target)} steps); raise max_nodes"
+                )
             node = layer[signature] = len(self.states)
             self.states.append(child)
             self.alpha.append(0.0)
@@ -692,11 +747,13 @@ class _ForwardFilter:
         if not self.final:
             raise ValueError(
                 f"{game.spec}: no history is consistent with player {player}'s "
-                f"information-state key {self.target!r}")
+                f"information-state key {self.target!r}"
+            )
         if sum(self.alpha[n] for n in self.final) <= 0.0:
             raise ValueError(
                 f"{game.spec}: the policy gives zero reach to every history consistent with "
-                f"player {player}'s key")
+                f"player {player}'s key"
+            )
         node = _pick(self.final, [self.alpha[n] for n in self.final], rng)
         reversed_history = []
         while self.edges[node]:

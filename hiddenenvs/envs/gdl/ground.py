@@ -198,8 +198,22 @@ def _asp_atom(atom: _Atom) -> str:
     return f"k{atom.relation}({','.join(_asp_term(p) for p in atom.arguments)})"
 
 
-KEYWORD_KEYS = frozenset(constant_key(name) for name in (
-    "init", "next", "legal", "goal", "terminal", "sees", "role", "true", "does", "base", "input"))
+KEYWORD_KEYS = frozenset(
+    constant_key(name)
+    for name in (
+        "init",
+        "next",
+        "legal",
+        "goal",
+        "terminal",
+        "sees",
+        "role",
+        "true",
+        "does",
+        "base",
+        "input",
+    )
+)
 
 
 def _demand_atom(atom: _Atom, adornment: tuple) -> str:
@@ -218,11 +232,12 @@ def _demand_order(atoms: list, bound: set, full: frozenset) -> list:
     left = list(atoms)
     ordered = []
     while left:
+
         def rank(item, bound=bound):
             position, atom = item
             unbound = [bool(_pattern_variables(p, set()) - bound) for p in atom.arguments]
-            return (any(unbound), atom.relation not in full,
-                    sum(unbound) - len(unbound), position)
+            return (any(unbound), atom.relation not in full, sum(unbound) - len(unbound), position)
+
         position, atom = min(enumerate(left), key=rank)
         ordered.append(atom)
         bound |= _atom_variables(atom)
@@ -235,8 +250,9 @@ def _compile_rule(rule: NormalRule) -> _CompiledRule:
     positives = [_compile_atom(atom, compiler) for atom in rule.positives]
     head = _compile_atom(rule.head, compiler)
     negatives = [_compile_atom(atom, compiler) for atom in rule.negatives]
-    distincts = [(compiler.compile(left), compiler.compile(right))
-                 for left, right, _ in rule.distincts]
+    distincts = [
+        (compiler.compile(left), compiler.compile(right)) for left, right, _ in rule.distincts
+    ]
     equals = [(compiler.compile(left), compiler.compile(right)) for left, right, _ in rule.equals]
     return _CompiledRule(rule, head, positives, negatives, distincts, equals)
 
@@ -291,8 +307,16 @@ def _split(rule: _CompiledRule) -> list[_CompiledRule]:
         atoms = rest + [(head, set(shared))]
     if not rules:
         return [rule]
-    rules.append(_CompiledRule(rule.source, rule.head, [a for a, _ in atoms], rule.negatives,
-                               rule.distincts, rule.equals))
+    rules.append(
+        _CompiledRule(
+            rule.source,
+            rule.head,
+            [a for a, _ in atoms],
+            rule.negatives,
+            rule.distincts,
+            rule.equals,
+        )
+    )
     return rules
 
 
@@ -312,8 +336,11 @@ class _Decoder:
             name = symbol.name
             functor = int(name[1:])
             arguments = symbol.arguments
-            key = (intern_structure((functor, tuple(self(a) for a in arguments)))
-                   if arguments or name[0] == "z" else functor)
+            key = (
+                intern_structure((functor, tuple(self(a) for a in arguments)))
+                if arguments or name[0] == "z"
+                else functor
+            )
             self.keys[symbol._rep] = key
         return key
 
@@ -366,8 +393,12 @@ class Grounder:
     """Grounds validated rules; ``deadline`` (a :func:`time.monotonic` value, or None) is a
     time budget checked every 1,024 instances and symbols, refused like the size limit."""
 
-    def __init__(self, rules: list[NormalRule], max_instances: int = DEFAULT_MAX_INSTANCES,
-                 deadline: float | None = None):
+    def __init__(
+        self,
+        rules: list[NormalRule],
+        max_instances: int = DEFAULT_MAX_INSTANCES,
+        deadline: float | None = None,
+    ):
         self.location = rules[0].source.loc if rules else None
         self.deadline = deadline
         self.timed_out = False
@@ -386,7 +417,8 @@ class Grounder:
                 worst.source.source.loc,
                 f"grounding exceeds the limit of {self.max_instances:,} instances; "
                 f"{worst.source.where()} explodes with {worst.instances:,} instances so far "
-                f"(raise max_instances if the game really is this large)")
+                f"(raise max_instances if the game really is this large)",
+            )
             raise _LimitReached()
         if self.deadline is not None and time.monotonic() > self.deadline:
             self.exceeded = self._out_of_time(f"grounding ({self.total:,} instances so far)")
@@ -416,8 +448,11 @@ class Grounder:
         bench_gdl_refusal.py measures clingo's grounding alone with it);
         ``self.program_rules[n]`` is the index in ``self.rules`` behind counter ``n``.
         """
-        lines = [f"k{TRUE_KEY}(X) :- k{INIT_KEY}(X).", f"k{TRUE_KEY}(X) :- k{NEXT_KEY}(X).",
-                 f"k{DOES_KEY}(R,M) :- k{LEGAL_KEY}(R,M)."]
+        lines = [
+            f"k{TRUE_KEY}(X) :- k{INIT_KEY}(X).",
+            f"k{TRUE_KEY}(X) :- k{NEXT_KEY}(X).",
+            f"k{DOES_KEY}(R,M) :- k{LEGAL_KEY}(R,M).",
+        ]
         self.program_rules = []
         rules_of = defaultdict(list)
         for index, rule in enumerate(self.rules):
@@ -437,14 +472,19 @@ class Grounder:
         # succ or add, as cheap whole as in part, whose demand rules would only add work.
         full = KEYWORD_KEYS | exact
         demanded: set = set()
-        pending: list = [(index, None) for relation in sorted(rules_of)
-                         if relation in full for index in rules_of[relation]]
+        pending: list = [
+            (index, None)
+            for relation in sorted(rules_of)
+            if relation in full
+            for index in rules_of[relation]
+        ]
 
         def ask(atom: _Atom, bound: set) -> tuple:
             """The adornment ``atom`` is asked for with ``bound`` variables; its relation's
             rules are queued for it the first time."""
-            wanted = tuple(not _pattern_variables(pattern, set()) - bound
-                           for pattern in atom.arguments)
+            wanted = tuple(
+                not _pattern_variables(pattern, set()) - bound for pattern in atom.arguments
+            )
             if (atom.relation, wanted) not in demanded:
                 demanded.add((atom.relation, wanted))
                 pending.extend((other, wanted) for other in rules_of.get(atom.relation, ()))
@@ -465,17 +505,22 @@ class Grounder:
             for atom in _demand_order(rule.positives, bound, full):
                 if atom.relation not in full:
                     wanted = ask(atom, bound)
-                    checks = [f"{_asp_term(left)}{op}{_asp_term(right)}" for left, right, op
-                              in filters if not (_pattern_variables(left, set())
-                                                 | _pattern_variables(right, set())) - bound]
-                    body = ",".join(part for part in prefix + checks + [counter(index, bound)]
-                                    if part)
+                    checks = [
+                        f"{_asp_term(left)}{op}{_asp_term(right)}"
+                        for left, right, op in filters
+                        if not (_pattern_variables(left, set()) | _pattern_variables(right, set()))
+                        - bound
+                    ]
+                    body = ",".join(
+                        part for part in prefix + checks + [counter(index, bound)] if part
+                    )
                     lines.append(_demand_atom(atom, wanted) + (f" :- {body}." if body else "."))
                 prefix.append(_asp_atom(atom))
                 bound |= _atom_variables(atom)
             guard = prefix[:1] if adornment is not None else []
-            body = ",".join(part for part in guard + [rule.asp_body, counter(index, rule.variables)]
-                            if part)
+            body = ",".join(
+                part for part in guard + [rule.asp_body, counter(index, rule.variables)] if part
+            )
             rule_end = f" :- {body}." if body else "."
             if rule.head.relation in exact:
                 lines.append(_asp_atom(rule.head) + rule_end)
@@ -510,8 +555,11 @@ class Grounder:
         try:
             with control.solve(yield_=True) as models:
                 for count, symbol in enumerate(next(iter(models)).symbols(atoms=True)):
-                    if (self.deadline is not None and not count & 1023
-                            and time.monotonic() > self.deadline):
+                    if (
+                        self.deadline is not None
+                        and not count & 1023
+                        and time.monotonic() > self.deadline
+                    ):
                         raise self._out_of_time(f"reading the ground program ({count:,} atoms)")
                     name = symbol.name
                     if name[0] == "i":
@@ -524,12 +572,18 @@ class Grounder:
 
     def _out_of_time(self, stage: str) -> GdlGroundingLimitError:
         self.timed_out = True
-        return GdlGroundingLimitError(self.location, f"loading the sheet exceeds its time budget "
-                                      f"in {stage}; give it more time or a smaller sheet")
+        return GdlGroundingLimitError(
+            self.location,
+            f"loading the sheet exceeds its time budget "
+            f"in {stage}; give it more time or a smaller sheet",
+        )
 
     def _too_deep(self) -> GdlRecursionError:
-        return GdlRecursionError(self.location, "the rules build terms nested too deeply to ground "
-                                 "(Python's recursion limit); nest terms less deeply")
+        return GdlRecursionError(
+            self.location,
+            "the rules build terms nested too deeply to ground "
+            "(Python's recursion limit); nest terms less deeply",
+        )
 
     def exact_relations(self) -> set[int]:
         """Relations the relaxed fixpoint computes exactly (no negation, no state, no move).
@@ -537,9 +591,22 @@ class Grounder:
         Their relevant atoms are simply true: their rules need no instances and literals
         over them fold away. Keyword relations stay, the propnet reads them.
         """
-        keywords = {constant_key(name) for name in
-                    ("init", "next", "legal", "goal", "terminal", "sees", "role", "true",
-                     "does", "base", "input")}
+        keywords = {
+            constant_key(name)
+            for name in (
+                "init",
+                "next",
+                "legal",
+                "goal",
+                "terminal",
+                "sees",
+                "role",
+                "true",
+                "does",
+                "base",
+                "input",
+            )
+        }
         heads = defaultdict(list)
         for rule in self.rules:
             heads[rule.head.relation].append(rule)
@@ -549,9 +616,16 @@ class Grounder:
             changed = False
             for relation in list(exact):
                 for rule in heads[relation]:
-                    if rule.negatives or rule.equals or any(
-                            atom.relation not in exact and atom.relation in heads
-                            or atom.relation in keywords for atom in rule.positives):
+                    if (
+                        rule.negatives
+                        or rule.equals
+                        or any(
+                            atom.relation not in exact
+                            and atom.relation in heads
+                            or atom.relation in keywords
+                            for atom in rule.positives
+                        )
+                    ):
                         exact.discard(relation)
                         changed = True
                         break
@@ -601,14 +675,17 @@ class Grounder:
             negated_exact = [atom.relation in exact for atom in rule.negatives]
             for terms in instances_by_rule[number]:
                 negatives = []
-                for key, is_exact in zip(terms[1 + kept:], negated_exact):
+                for key, is_exact in zip(terms[1 + kept :], negated_exact):
                     if key in relevant:
                         if is_exact:  # an exact atom that holds: the rule never fires
                             break
                         negatives.append(key)
                 else:
-                    ground = (terms[0], tuple(sorted(set(terms[1:1 + kept]))),
-                              tuple(sorted(set(negatives))))
+                    ground = (
+                        terms[0],
+                        tuple(sorted(set(terms[1 : 1 + kept]))),
+                        tuple(sorted(set(negatives))),
+                    )
                     if ground not in seen:
                         seen.add(ground)
                         program.rules.append(ground)
@@ -616,8 +693,11 @@ class Grounder:
         return program
 
 
-def ground(rules: list[NormalRule], max_instances: int = DEFAULT_MAX_INSTANCES,
-           deadline: float | None = None) -> GroundProgram:
+def ground(
+    rules: list[NormalRule],
+    max_instances: int = DEFAULT_MAX_INSTANCES,
+    deadline: float | None = None,
+) -> GroundProgram:
     """Ground ``rules`` (validated, see :func:`~hiddenenvs.envs.gdl.validate.validate`)
     within ``max_instances`` and, if given, by the :func:`time.monotonic` ``deadline``."""
     return Grounder(rules, max_instances, deadline).instantiate()

@@ -312,8 +312,11 @@ class RuleSheet:
     text: str = ""
 
     def roles(self) -> list[Const]:
-        return [r.head.args[0] for r in self.rules
-                if not r.body and r.head.relation == "role" and len(r.head.args) == 1]
+        return [
+            r.head.args[0]
+            for r in self.rules
+            if not r.body and r.head.relation == "role" and len(r.head.args) == 1
+        ]
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -334,8 +337,9 @@ MAX_SHEET_BYTES = 512 * 1024
 MAX_SENTENCES = 10_000  # top-level rules and facts
 
 
-def parse_file(path, max_bytes: int = MAX_SHEET_BYTES,
-               max_sentences: int = MAX_SENTENCES) -> RuleSheet:
+def parse_file(
+    path, max_bytes: int = MAX_SHEET_BYTES, max_sentences: int = MAX_SENTENCES
+) -> RuleSheet:
     """Read a rule sheet from ``path`` (errors name the file as given); a file larger than
     ``max_bytes`` is refused before it is read."""
     path = Path(path)
@@ -351,8 +355,12 @@ def parse_file(path, max_bytes: int = MAX_SHEET_BYTES,
     return parse_text(text, filename=str(path), max_bytes=max_bytes, max_sentences=max_sentences)
 
 
-def parse_text(text: str, filename: str = "<string>", max_bytes: int = MAX_SHEET_BYTES,
-               max_sentences: int = MAX_SENTENCES) -> RuleSheet:
+def parse_text(
+    text: str,
+    filename: str = "<string>",
+    max_bytes: int = MAX_SHEET_BYTES,
+    max_sentences: int = MAX_SENTENCES,
+) -> RuleSheet:
     """Parse KIF ``text`` into a :class:`RuleSheet` (syntax checks only; see validation).
 
     Refused with a :class:`GdlSyntaxError`: text over ``max_bytes`` (UTF-8), before
@@ -365,9 +373,11 @@ def parse_text(text: str, filename: str = "<string>", max_bytes: int = MAX_SHEET
 
 
 def _too_large(filename: str, size: int, max_bytes: int) -> GdlSyntaxError:
-    return GdlSyntaxError(Location(filename, 1, 1),
-                          f"the rule sheet is {size:,} bytes, more than the limit of "
-                          f"{max_bytes:,} (published GDL sheets are under 100 KB)")
+    return GdlSyntaxError(
+        Location(filename, 1, 1),
+        f"the rule sheet is {size:,} bytes, more than the limit of "
+        f"{max_bytes:,} (published GDL sheets are under 100 KB)",
+    )
 
 
 class _Open(NamedTuple):
@@ -402,24 +412,33 @@ def _read_terms(text: str, filename: str, max_sentences: int = MAX_SENTENCES) ->
             term = _make_compound(opened, filename)
             (stack[-1].items if stack else top).append(term)
             if not stack and len(top) > max_sentences:
-                raise GdlSyntaxError(opened.loc, f"the sheet has more than {max_sentences:,} "
-                                     f"rules and facts (the limit); this is the first beyond it")
+                raise GdlSyntaxError(
+                    opened.loc,
+                    f"the sheet has more than {max_sentences:,} "
+                    f"rules and facts (the limit); this is the first beyond it",
+                )
         else:
             for offset, char in enumerate(token):
                 if not (char.isalnum() or char in _SYMBOL_PUNCTUATION):
                     junk_loc = Location(filename, line, start - line_start + 1 + offset)
-                    raise GdlSyntaxError(junk_loc, f"unexpected character {char!r} in {token!r} "
-                                         f"(KIF symbols use letters, digits and "
-                                         f"{''.join(sorted(_SYMBOL_PUNCTUATION))})")
+                    raise GdlSyntaxError(
+                        junk_loc,
+                        f"unexpected character {char!r} in {token!r} "
+                        f"(KIF symbols use letters, digits and "
+                        f"{''.join(sorted(_SYMBOL_PUNCTUATION))})",
+                    )
             term = Var(token, loc) if first == "?" else Const(token, loc)
             if stack:
                 stack[-1].items.append(term)
             else:
                 top.append(term)
     if stack:
-        raise GdlSyntaxError(stack[-1].loc, f"unbalanced '(': {len(stack)} parenthes"
-                             f"{'is' if len(stack) == 1 else 'es'} still open at end of file "
-                             f"(the innermost opens here)")
+        raise GdlSyntaxError(
+            stack[-1].loc,
+            f"unbalanced '(': {len(stack)} parenthes"
+            f"{'is' if len(stack) == 1 else 'es'} still open at end of file "
+            f"(the innermost opens here)",
+        )
     return top
 
 
@@ -429,8 +448,9 @@ def _make_compound(opened: _Open, filename: str) -> Term:
     functor, *args = opened.items
     if not isinstance(functor, Const):
         what = "a variable" if isinstance(functor, Var) else "a list"
-        raise GdlSyntaxError(opened.loc, f"a term must start with a symbol, found {what}: "
-                             f"{to_kif(functor)}")
+        raise GdlSyntaxError(
+            opened.loc, f"a term must start with a symbol, found {what}: {to_kif(functor)}"
+        )
     # "(gameOver)" is a zero-arity function term, distinct from the constant gameOver (as
     # in ggp-base); as a sentence, "(terminal)" is the proposition terminal (_as_atom).
     return Compound(functor, tuple(args), opened.loc)
@@ -471,30 +491,37 @@ def _to_literal(term: Term, head: Term) -> Literal:
         if not expanded:
             node = _as_atom(node)
         if isinstance(node, Var):
-            raise GdlSyntaxError(node.loc, f"in the rule for {head}: a variable cannot be a "
-                                 f"literal: {node.text}")
+            raise GdlSyntaxError(
+                node.loc, f"in the rule for {head}: a variable cannot be a literal: {node.text}"
+            )
         name = node.relation if isinstance(node, (Const, Compound)) else None
         if isinstance(node, Compound) and name in ("not", "or"):
             if not expanded:
                 if name == "not" and len(node.args) != 1:
-                    raise GdlSyntaxError(node.loc, f"in the rule for {head}: 'not' takes one "
-                                         f"literal, found {len(node.args)}: {node}")
+                    raise GdlSyntaxError(
+                        node.loc,
+                        f"in the rule for {head}: 'not' takes one "
+                        f"literal, found {len(node.args)}: {node}",
+                    )
                 stack.append((node, True))
                 for arg in node.args:
                     stack.append((arg, False))
                 continue
             count = len(node.args)
             children = [results.pop() for _ in range(count)]  # popped in source order
-            results.append(Not(children[0], node.loc) if name == "not"
-                           else Or(tuple(children), node.loc))
+            results.append(
+                Not(children[0], node.loc) if name == "not" else Or(tuple(children), node.loc)
+            )
             continue
         if name in ("not", "or", "distinct") and isinstance(node, Const):
-            raise GdlSyntaxError(node.loc, f"in the rule for {head}: '{node.text}' needs "
-                                 f"arguments")
+            raise GdlSyntaxError(node.loc, f"in the rule for {head}: '{node.text}' needs arguments")
         if name == "distinct":
             if len(node.args) != 2:
-                raise GdlSyntaxError(node.loc, f"in the rule for {head}: 'distinct' takes two "
-                                     f"terms, found {len(node.args)}: {node}")
+                raise GdlSyntaxError(
+                    node.loc,
+                    f"in the rule for {head}: 'distinct' takes two "
+                    f"terms, found {len(node.args)}: {node}",
+                )
             results.append(Distinct(node.args[0], node.args[1], node.loc))
             continue
         if name == "<=":

@@ -150,8 +150,13 @@ class Propnet:
     player's START, passes what is left of it as ``max_seconds``.
     """
 
-    def __init__(self, sheet: RuleSheet, max_instances: int = DEFAULT_MAX_INSTANCES,
-                 cache_size: int = 100_000, max_seconds: float | None = None):
+    def __init__(
+        self,
+        sheet: RuleSheet,
+        max_instances: int = DEFAULT_MAX_INSTANCES,
+        cache_size: int = 100_000,
+        max_seconds: float | None = None,
+    ):
         self.sheet = sheet
         self.filename = sheet.filename
         self.printer = TermPrinter(sheet)
@@ -159,10 +164,12 @@ class Propnet:
         rules = validate(sheet)
         program = ground(rules, max_instances, deadline)
         if deadline is not None and time.monotonic() > deadline:
-            raise GdlGroundingLimitError(Location(self.filename, 1, 1),
-                                         f"loading the sheet exceeds its time budget of "
-                                         f"{max_seconds:g} s (after grounding); give it more time "
-                                         f"or a smaller sheet")
+            raise GdlGroundingLimitError(
+                Location(self.filename, 1, 1),
+                f"loading the sheet exceeds its time budget of "
+                f"{max_seconds:g} s (after grounding); give it more time "
+                f"or a smaller sheet",
+            )
         self._build(program)
         self._derived: dict = {}
         self._derived_lock = threading.Lock()
@@ -173,8 +180,13 @@ class Propnet:
         return cls(parse_file(Path(path), max_bytes=max_sheet_bytes), **options)
 
     @classmethod
-    def shared(cls, path, max_instances: int = DEFAULT_MAX_INSTANCES,
-               max_sheet_bytes: int = MAX_SHEET_BYTES, max_seconds: float | None = None) -> Propnet:
+    def shared(
+        cls,
+        path,
+        max_instances: int = DEFAULT_MAX_INSTANCES,
+        max_sheet_bytes: int = MAX_SHEET_BYTES,
+        max_seconds: float | None = None,
+    ) -> Propnet:
         """An :meth:`instance` of the sheet at ``path``, compiled once per process (module
         docstring; budgets as in the class docstring: a sheet already compiled is handed out
         without spending ``max_seconds``); errors are those of :meth:`from_file`, and a failed
@@ -188,8 +200,9 @@ class Propnet:
         except OSError:  # from_file refuses it with the reason, naming the file
             return cls.from_file(sheet_path, max_sheet_bytes=max_sheet_bytes, **options)
         key = (str(sheet_path), hashlib.sha256(data).hexdigest(), max_instances, max_sheet_bytes)
-        return _SHEETS.get(key, lambda: cls._from_bytes(sheet_path, data, max_sheet_bytes,
-                                                        options)).instance()
+        return _SHEETS.get(
+            key, lambda: cls._from_bytes(sheet_path, data, max_sheet_bytes, options)
+        ).instance()
 
     @classmethod
     def _from_bytes(cls, path: Path, data: bytes, max_sheet_bytes: int, options: dict) -> Propnet:
@@ -218,8 +231,9 @@ class Propnet:
     # ------------------------------------------------------------------ build
     def _build(self, program) -> None:
         origin = Location(self.filename, 1, 1)
-        role_keys = [r.head.args[0].key for r in self.sheet.rules
-                     if not r.body and r.head.relation == "role"]
+        role_keys = [
+            r.head.args[0].key for r in self.sheet.rules if not r.body and r.head.relation == "role"
+        ]
         role_index = {key: i for i, key in enumerate(role_keys)}
         self.role_keys = role_keys
         self.roles = [self.printer(key) for key in role_keys]
@@ -232,17 +246,20 @@ class Propnet:
             source_by_head.setdefault(head, source)
         self._source_by_head = source_by_head
 
-        base = sorted((k for k in relevant if relation_of(k) == TRUE_KEY),
-                      key=lambda k: self.printer(k))
+        base = sorted(
+            (k for k in relevant if relation_of(k) == TRUE_KEY), key=lambda k: self.printer(k)
+        )
         base_fluents = [arguments_of(k)[0] for k in base]
         moves: list[list[int]] = [[] for _ in role_keys]
         for key in relevant:
             if relation_of(key) == LEGAL_KEY:
                 role, move = arguments_of(key)
                 if role not in role_index:
-                    raise GdlRuleError(source_by_head[key].source.loc,
-                                       f"legal move for an undeclared role: "
-                                       f"{self.printer(key)} in {source_by_head[key].where()}")
+                    raise GdlRuleError(
+                        source_by_head[key].source.loc,
+                        f"legal move for an undeclared role: "
+                        f"{self.printer(key)} in {source_by_head[key].where()}",
+                    )
                 moves[role_index[role]].append(move)
         for role_moves in moves:
             role_moves.sort(key=lambda k: self.printer(k))
@@ -263,12 +280,16 @@ class Propnet:
 
         atoms = list(rules_by_head)
         components = strongly_connected_components(
-            atoms, lambda a: [b for pos, neg in rules_by_head.get(a, ()) for b in pos + neg
-                              if b in rules_by_head])
+            atoms,
+            lambda a: [
+                b for pos, neg in rules_by_head.get(a, ()) for b in pos + neg if b in rules_by_head
+            ],
+        )
         for component in components:
             members = set(component)
             recursive = len(component) > 1 or any(
-                component[0] in pos for pos, _ in rules_by_head[component[0]])
+                component[0] in pos for pos, _ in rules_by_head[component[0]]
+            )
             internal_only = True
             for head in component:
                 conjunctions = []
@@ -317,8 +338,11 @@ class Propnet:
                 return atom
             return constant.get(atom, False)
 
-        initial = {arguments_of(k)[0] for k in relevant
-                   if relation_of(k) == INIT_KEY and constant.get(k, False)}
+        initial = {
+            arguments_of(k)[0]
+            for k in relevant
+            if relation_of(k) == INIT_KEY and constant.get(k, False)
+        }
         self.initial_fluents = initial
         goals: list[list[tuple[int, int]]] = [[] for _ in role_keys]
         sees: list[list[int]] = [[] for _ in role_keys]
@@ -329,10 +353,12 @@ class Propnet:
                 text = self.printer(value)
                 if not text.isdigit() or int(text) > 100:
                     source = source_by_head.get(key)
-                    raise GdlRuleError(source.source.loc if source else origin,
-                                       f"goal value {text} of {self.printer(key)} is not an "
-                                       f"integer between 0 and 100"
-                                       + (f" (from {source.where()})" if source else ""))
+                    raise GdlRuleError(
+                        source.source.loc if source else origin,
+                        f"goal value {text} of {self.printer(key)} is not an "
+                        f"integer between 0 and 100"
+                        + (f" (from {source.where()})" if source else ""),
+                    )
                 if role in role_index:
                     goals[role_index[role]].append((key, int(text)))
             elif relation == SEES_KEY:
@@ -365,16 +391,19 @@ class Propnet:
         ]
 
         outputs = {
-            "legal": [[intern_atom(LEGAL_KEY, role_keys[r], m) for m in moves[r]]
-                      for r in range(len(role_keys))],
+            "legal": [
+                [intern_atom(LEGAL_KEY, role_keys[r], m) for m in moves[r]]
+                for r in range(len(role_keys))
+            ],
             "goal": goals,
             "terminal": TERMINAL_KEY,
             "next": [intern_atom(NEXT_KEY, f) for f in base_fluents],
-            "sees": [[intern_atom(SEES_KEY, role_keys[r], p) for p in sees[r]]
-                     for r in range(len(role_keys))],
+            "sees": [
+                [intern_atom(SEES_KEY, role_keys[r], p) for p in sees[r]]
+                for r in range(len(role_keys))
+            ],
         }
-        self._layout(outputs, base, moves, role_keys, simplified, constant, variable,
-                     components)
+        self._layout(outputs, base, moves, role_keys, simplified, constant, variable, components)
 
     @staticmethod
     def _fold_component(component, simplified, constant) -> None:
@@ -393,8 +422,9 @@ class Propnet:
             constant[head] = head in holds
             del simplified[head]
 
-    def _layout(self, outputs, base, moves, role_keys, simplified, constant, variable,
-                components) -> None:
+    def _layout(
+        self, outputs, base, moves, role_keys, simplified, constant, variable, components
+    ) -> None:
         # Which gates matter: backwards from the outputs.
         roots = []
         for role_atoms in outputs["legal"]:
@@ -447,11 +477,15 @@ class Propnet:
         for component in ordered:
             move_dependent = any(
                 (a in node_of and relation_of(a) == DOES_KEY) or depends_on_move.get(a, False)
-                for atom in component for conj in simplified[atom] for a, _ in conj)
+                for atom in component
+                for conj in simplified[atom]
+                for a, _ in conj
+            )
             for atom in component:
                 depends_on_move[atom] = move_dependent
             recursive = len(component) > 1 or any(
-                a == component[0] for conj in simplified[component[0]] for a, _ in conj)
+                a == component[0] for conj in simplified[component[0]] for a, _ in conj
+            )
             phase_gates[move_dependent].append((component, recursive))
         for phase in (False, True):
             for component, recursive in phase_gates[phase]:
@@ -484,15 +518,24 @@ class Propnet:
             sees_nodes += [node(a) for a in role_atoms]
             sees_start.append(len(sees_nodes))
         layout = {
-            "num_nodes": next_free, "num_base": len(base), "num_roles": len(role_keys),
+            "num_nodes": next_free,
+            "num_base": len(base),
+            "num_roles": len(role_keys),
             "a_blocks": [x for block in phase_blocks[False] for x in block],
             "b_blocks": [x for block in phase_blocks[True] for x in block],
-            "gate_node": gate_node, "gate_conj_start": gate_conj_start,
-            "conj_lit_start": conj_lit_start, "lits": lits,
-            "legal_start": legal_start, "legal_nodes": legal_nodes, "input_nodes": input_nodes,
-            "goal_start": goal_start, "goal_nodes": goal_nodes, "goal_values": goal_values,
+            "gate_node": gate_node,
+            "gate_conj_start": gate_conj_start,
+            "conj_lit_start": conj_lit_start,
+            "lits": lits,
+            "legal_start": legal_start,
+            "legal_nodes": legal_nodes,
+            "input_nodes": input_nodes,
+            "goal_start": goal_start,
+            "goal_nodes": goal_nodes,
+            "goal_values": goal_values,
             "next_nodes": [node(a) for a in outputs["next"]],
-            "sees_start": sees_start, "sees_nodes": sees_nodes,
+            "sees_start": sees_start,
+            "sees_nodes": sees_nodes,
             "terminal_node": node(outputs["terminal"]),
         }
         self.num_gates = len(gate_node)
@@ -538,15 +581,19 @@ class Propnet:
                     self.rule_location("legal", role),
                     f"role {self.roles[role]} has no legal move in a reached non-terminal "
                     f"state (no legal rule for it holds, the first is here): "
-                    f"{{{' '.join(self.state_fluents(state))}}}")
+                    f"{{{' '.join(self.state_fluents(state))}}}",
+                )
 
     def rule_location(self, relation: str, role: int) -> Location:
         """Where the first ``relation`` rule that can concern ``role`` starts (for errors)."""
         wanted = self.sheet.roles()[role]
         for rule in self.sheet.rules:
             head = rule.head
-            if head.relation == relation and head.args and (
-                    head.args[0] == wanted or head.args[0].is_variable):
+            if (
+                head.relation == relation
+                and head.args
+                and (head.args[0] == wanted or head.args[0].is_variable)
+            ):
                 return rule.loc
         return Location(self.filename, 1, 1)
 
@@ -556,8 +603,11 @@ class Propnet:
         for kind, cached in (("state", self._evaluate), ("transition", self._transition)):
             statistics = cached.cache_info()
             total = statistics.hits + statistics.misses
-            info[kind] = {"hits": statistics.hits, "misses": statistics.misses,
-                          "hit_rate": statistics.hits / total if total else 0.0}
+            info[kind] = {
+                "hits": statistics.hits,
+                "misses": statistics.misses,
+                "hit_rate": statistics.hits / total if total else 0.0,
+            }
         return info
 
     def clear_cache(self) -> None:
@@ -571,8 +621,9 @@ class Propnet:
     # ------------------------------------------------------------------ text
     def state_fluents(self, state: bytes, spaced: bool = False) -> list[str]:
         bits = np.unpackbits(np.frombuffer(state, dtype=np.uint8), bitorder="little")
-        return sorted(self.printer(self.base[i], spaced) for i in np.flatnonzero(bits)
-                      if i < len(self.base))
+        return sorted(
+            self.printer(self.base[i], spaced) for i in np.flatnonzero(bits) if i < len(self.base)
+        )
 
     def state_bits(self, state: bytes) -> np.ndarray:
         bits = np.unpackbits(np.frombuffer(state, dtype=np.uint8), bitorder="little")
@@ -584,8 +635,10 @@ class Propnet:
         for index, move in enumerate(self.moves[role]):
             if self.printer(move, spaced=True).lower() == wanted:
                 return index
-        raise GdlPlayError(self.rule_location("legal", role),
-                           f"{text!r} is not a move role {self.roles[role]} can ever make")
+        raise GdlPlayError(
+            self.rule_location("legal", role),
+            f"{text!r} is not a move role {self.roles[role]} can ever make",
+        )
 
 
 class _SheetCache:

@@ -149,14 +149,20 @@ class _Rule:
         for i, literal in enumerate(self.body):
             if literal[0] != ATOM and not self.variables[i] <= bound:
                 unbound = ", ".join(sorted(self.variables[i] - bound))
-                raise GdlSafetyError(self.location, f"{self.describe()}: variable(s) {unbound} "
-                                     f"of a negated literal or distinct are not bound by a "
-                                     f"positive literal")
+                raise GdlSafetyError(
+                    self.location,
+                    f"{self.describe()}: variable(s) {unbound} "
+                    f"of a negated literal or distinct are not bound by a "
+                    f"positive literal",
+                )
         head_variables = set().union(*(variables(arg, set()) for arg in self.head_args))
         if not head_variables <= bound:
             unbound = ", ".join(sorted(head_variables - bound))
-            raise GdlSafetyError(self.location, f"{self.describe()}: head variable(s) "
-                                 f"{unbound} are not bound by a positive literal")
+            raise GdlSafetyError(
+                self.location,
+                f"{self.describe()}: head variable(s) "
+                f"{unbound} are not bound by a positive literal",
+            )
 
     def plan(self, first_atom: int | None, estimate, bound: set) -> list:
         """Body in evaluation order: ``first_atom`` (the semi-naive delta) first, then
@@ -187,8 +193,11 @@ class _Rule:
             else:
                 chosen = min(atoms, key=lambda i: estimate(lookups[i][0], lookups[i][2]))
                 relation, patterns, key_positions = lookups[chosen]
-            rest = tuple((k, p) for k, p in enumerate(patterns)
-                         if key_positions is None or k not in key_positions)
+            rest = tuple(
+                (k, p)
+                for k, p in enumerate(patterns)
+                if key_positions is None or k not in key_positions
+            )
             atoms.remove(chosen)
             order.append((ATOM, relation, patterns, key_positions, rest))
             bound |= self.variables[chosen]
@@ -358,11 +367,15 @@ class ReferenceReasoner:
                 return [[(SAME, self._convert(inner.left), self._convert(inner.right))]]
             if isinstance(inner, Or):  # not (a or b) = (not a) and (not b)
                 parts = [self._expand(Not(sub, literal.loc)) for sub in inner.literals]
-                return [list(itertools.chain.from_iterable(combo))
-                        for combo in itertools.product(*parts)]
+                return [
+                    list(itertools.chain.from_iterable(combo))
+                    for combo in itertools.product(*parts)
+                ]
             if isinstance(inner, Not):
-                raise GdlRuleError(literal.loc, f"double negation {literal} is not supported "
-                                   f"by the reference reasoner")
+                raise GdlRuleError(
+                    literal.loc,
+                    f"double negation {literal} is not supported by the reference reasoner",
+                )
             relation, args = _relation_of(self._convert(inner))
             return [[(NEGATED, relation, args)]]
         relation, args = _relation_of(self._convert(literal))
@@ -375,7 +388,8 @@ class ReferenceReasoner:
         depends: dict = {}
         for rule in self.rules:
             depends.setdefault(rule.head, set()).update(
-                literal[1] for literal in rule.body if literal[0] in (ATOM, NEGATED))
+                literal[1] for literal in rule.body if literal[0] in (ATOM, NEGATED)
+            )
         relevant = set()
         todo = [relation for relation in depends if relation[0] in GAME_RELATIONS]
         while todo:
@@ -401,11 +415,16 @@ class ReferenceReasoner:
         for relation, call_args in calls.items():
             if relation[0] in GAME_RELATIONS or relation in (TRUE, DOES):
                 continue
-            positions = tuple(k for k in range(relation[1])
-                              if all(not variables(args[k], set()) for args in call_args))
+            positions = tuple(
+                k
+                for k in range(relation[1])
+                if all(not variables(args[k], set()) for args in call_args)
+            )
             if positions:
-                demand[relation] = (positions, {tuple(args[k] for k in positions)
-                                                for args in call_args})
+                demand[relation] = (
+                    positions,
+                    {tuple(args[k] for k in positions) for args in call_args},
+                )
         return demand
 
     def _stratify(self) -> list[tuple[str, list, set]]:
@@ -424,14 +443,21 @@ class ReferenceReasoner:
         for relation in self._ground_facts:
             edges.setdefault(relation, set())
         components = strongly_connected_components(  # dependencies first
-            list(edges), lambda relation: sorted(edges[relation], key=str))
+            list(edges), lambda relation: sorted(edges[relation], key=str)
+        )
         component_of = {rel: i for i, comp in enumerate(components) for rel in comp}
         for head, body_relation in negative:
             if component_of[head] == component_of[body_relation]:
-                rule = next(r for r in self.rules if r.head == head and any(
-                    lit[0] == NEGATED and lit[1] == body_relation for lit in r.body))
-                raise GdlStratificationError(rule.location, f"{rule.describe()}: negation of "
-                                             f"{body_relation[0]} through recursion")
+                rule = next(
+                    r
+                    for r in self.rules
+                    if r.head == head
+                    and any(lit[0] == NEGATED and lit[1] == body_relation for lit in r.body)
+                )
+                raise GdlStratificationError(
+                    rule.location,
+                    f"{rule.describe()}: negation of {body_relation[0]} through recursion",
+                )
         layer_of: dict = {}
         strata = []
         for comp in components:
@@ -452,11 +478,18 @@ class ReferenceReasoner:
             rules = [rule for rule in self.rules if rule.head in comp]
             strata.append((layer, rules, set(comp)))
         self.layer_of = layer_of
-        for relation, layer in ((("legal", 2), "state"), (("goal", 2), "state"),
-                                (("terminal", 0), "state"), (("init", 1), "static")):
+        for relation, layer in (
+            (("legal", 2), "state"),
+            (("goal", 2), "state"),
+            (("terminal", 0), "state"),
+            (("init", 1), "static"),
+        ):
             if _LAYERS.index(layer_of.get(relation, "static")) > _LAYERS.index(layer):
-                raise GdlRuleError(None, f"{self.sheet.filename}: {relation[0]} depends on "
-                                   f"{'does' if layer_of[relation] == 'move' else 'true'}")
+                raise GdlRuleError(
+                    None,
+                    f"{self.sheet.filename}: {relation[0]} depends on "
+                    f"{'does' if layer_of[relation] == 'move' else 'true'}",
+                )
         return strata
 
     def _evaluate(self, facts: _Facts, layer: str) -> _Facts:
@@ -479,8 +512,10 @@ class ReferenceReasoner:
             for args in self._fire(rule, facts, None, None):
                 if facts.add(rule.head, args):
                     delta.setdefault(rule.head, set()).add(args)
-        recursive = [(rule, [i for i, lit in enumerate(rule.body)
-                             if lit[0] == ATOM and lit[1] in component]) for rule in rules]
+        recursive = [
+            (rule, [i for i, lit in enumerate(rule.body) if lit[0] == ATOM and lit[1] in component])
+            for rule in rules
+        ]
         recursive = [(rule, positions) for rule, positions in recursive if positions]
         while delta and recursive:
             new_delta: dict = {}
@@ -507,13 +542,16 @@ class ReferenceReasoner:
         for values in wanted:
             bindings: dict = {}
             trail: list = []
-            if all(match(rule.head_args[k], value, bindings, trail)
-                   for k, value in zip(positions, values)):
+            if all(
+                match(rule.head_args[k], value, bindings, trail)
+                for k, value in zip(positions, values)
+            ):
                 self._solve(rule, facts, delta_position, delta_facts, bindings, results)
         return results
 
-    def _solve(self, rule: _Rule, facts: _Facts, delta_position, delta_facts,
-               bindings: dict, results: list) -> None:
+    def _solve(
+        self, rule: _Rule, facts: _Facts, delta_position, delta_facts, bindings: dict, results: list
+    ) -> None:
         """Append to ``results`` the heads of ``rule`` for every way to satisfy its body
         that extends ``bindings``."""
         plan = rule.plan(delta_position, facts.estimate, set(bindings))
@@ -573,8 +611,11 @@ class ReferenceReasoner:
 
     def _move_facts(self, state: frozenset, joint: Sequence) -> _Facts:
         if len(joint) != len(self.role_keys):
-            raise GdlPlayError(None, f"{self.sheet.filename}: a joint move needs one move per "
-                               f"role ({', '.join(self.roles)}), got {len(joint)}")
+            raise GdlPlayError(
+                None,
+                f"{self.sheet.filename}: a joint move needs one move per "
+                f"role ({', '.join(self.roles)}), got {len(joint)}",
+            )
         key = (state, tuple(joint))
         cached = self._move_cache.get(key)
         if cached is not None:
@@ -596,8 +637,10 @@ class ReferenceReasoner:
     def legal_moves(self, state: frozenset) -> list[list]:
         """Each role's legal moves (in role order), sorted by their KIF text."""
         legal = self._state_facts(state).get(("legal", 2))
-        return [sorted((move for role_key, move in legal if role_key == role),
-                       key=self.render) for role in self.role_keys]
+        return [
+            sorted((move for role_key, move in legal if role_key == role), key=self.render)
+            for role in self.role_keys
+        ]
 
     def is_terminal(self, state: frozenset) -> bool:
         return () in self._state_facts(state).get(("terminal", 0))
@@ -606,8 +649,10 @@ class ReferenceReasoner:
         """Every goal value each role has in ``state`` (GDL requires exactly one in a
         terminal state)."""
         goals = self._state_facts(state).get(("goal", 2))
-        return [sorted(int(value) for role_key, value in goals if role_key == role)
-                for role in self.role_keys]
+        return [
+            sorted(int(value) for role_key, value in goals if role_key == role)
+            for role in self.role_keys
+        ]
 
     def goals(self, state: frozenset) -> list[int | None]:
         """Each role's goal value; an error names a role with none or several. GDL-II's
@@ -615,8 +660,11 @@ class ReferenceReasoner:
         values = self.goal_values(state)
         for role, role_values in zip(self.roles, values):
             if len(role_values) > 1 or (not role_values and role.lower() != "random"):
-                raise GdlPlayError(None, f"{self.sheet.filename}: role {role} has goal values "
-                                   f"{role_values} in this state, expected exactly one")
+                raise GdlPlayError(
+                    None,
+                    f"{self.sheet.filename}: role {role} has goal values "
+                    f"{role_values} in this state, expected exactly one",
+                )
         return [role_values[0] if role_values else None for role_values in values]
 
     def next_state(self, state: frozenset, joint: Sequence) -> frozenset:
@@ -625,8 +673,10 @@ class ReferenceReasoner:
     def percepts(self, state: frozenset, joint: Sequence) -> list[frozenset]:
         """What each role sees (``sees`` facts) when ``joint`` is played in ``state``."""
         sees = self._move_facts(state, joint).get(("sees", 2))
-        return [frozenset(percept for role_key, percept in sees if role_key == role)
-                for role in self.role_keys]
+        return [
+            frozenset(percept for role_key, percept in sees if role_key == role)
+            for role in self.role_keys
+        ]
 
 
 _LAYERS = ("static", "state", "move")

@@ -141,25 +141,32 @@ def _check_sizes(rule: Rule) -> int:
             atoms.append(literal)
     for atom in atoms:
         if _term_depth(atom) > MAX_TERM_DEPTH:
-            raise GdlSyntaxError(_location_of(atom, rule.loc),
-                                 f"a term in the {rule.head.relation!r} rule at line {rule.loc.line} "
-                                 f"nests more than {MAX_TERM_DEPTH} levels deep (the limit)")
+            raise GdlSyntaxError(
+                _location_of(atom, rule.loc),
+                f"a term in the {rule.head.relation!r} rule at line {rule.loc.line} "
+                f"nests more than {MAX_TERM_DEPTH} levels deep (the limit)",
+            )
     for literal in rule.body:
         alternatives *= _count_alternatives(literal)
         if alternatives > MAX_OR_ALTERNATIVES:
-            raise GdlSyntaxError(rule.loc, f"{rule.describe()}: its (or ...) literals expand into "
-                                 f"more than {MAX_OR_ALTERNATIVES:,} rules (the limit); split the "
-                                 f"rule or factor the disjunctions into auxiliary relations")
+            raise GdlSyntaxError(
+                rule.loc,
+                f"{rule.describe()}: its (or ...) literals expand into "
+                f"more than {MAX_OR_ALTERNATIVES:,} rules (the limit); split the "
+                f"rule or factor the disjunctions into auxiliary relations",
+            )
     return alternatives
 
 
 def normalise(sheet: RuleSheet) -> list[NormalRule]:
     expanded_total = sum(_check_sizes(rule) for rule in sheet.rules)
     if expanded_total > MAX_NORMAL_RULES:
-        raise GdlSyntaxError(Location(sheet.filename, 1, 1),
-                             f"the sheet's {len(sheet.rules):,} rules expand into "
-                             f"{expanded_total:,} rules once (or ...) is expanded, more than "
-                             f"the limit of {MAX_NORMAL_RULES:,}")
+        raise GdlSyntaxError(
+            Location(sheet.filename, 1, 1),
+            f"the sheet's {len(sheet.rules):,} rules expand into "
+            f"{expanded_total:,} rules once (or ...) is expanded, more than "
+            f"the limit of {MAX_NORMAL_RULES:,}",
+        )
     rules = []
     for rule in sheet.rules:
         alternatives = [[]]
@@ -174,11 +181,20 @@ def normalise(sheet: RuleSheet) -> list[NormalRule]:
             for positive, literal in alternative:
                 if isinstance(literal, Distinct):
                     (distincts if positive else equals).append(
-                        (literal.left, literal.right, literal.loc))
+                        (literal.left, literal.right, literal.loc)
+                    )
                 else:
                     (positives if positive else negatives).append(literal)
-            rules.append(NormalRule(rule.head, tuple(positives), tuple(negatives),
-                                    tuple(distincts), tuple(equals), rule))
+            rules.append(
+                NormalRule(
+                    rule.head,
+                    tuple(positives),
+                    tuple(negatives),
+                    tuple(distincts),
+                    tuple(equals),
+                    rule,
+                )
+            )
     return rules
 
 
@@ -211,27 +227,34 @@ def _check_keywords(sheet: RuleSheet, rules: list[NormalRule]) -> None:
         head, source = rule.head, rule.source
         relation = head.relation
         if relation in ("true", "does"):
-            raise GdlRuleError(_location_of(head, source.loc),
-                               f"'{relation}' cannot be the head of a rule ({source.describe()}); "
-                               f"it is given by the state or the joint move")
+            raise GdlRuleError(
+                _location_of(head, source.loc),
+                f"'{relation}' cannot be the head of a rule ({source.describe()}); "
+                f"it is given by the state or the joint move",
+            )
         if relation in ("not", "distinct", "or"):
             raise GdlSyntaxError(head.loc, f"'{relation}' cannot be the head of a rule")
         if relation == "role":
             if source.body or len(head.args) != 1 or has_variables(head):
-                raise GdlRuleError(head.loc, f"roles must be ground facts (role name); found "
-                                   f"{source}")
+                raise GdlRuleError(
+                    head.loc, f"roles must be ground facts (role name); found {source}"
+                )
             name = head.args[0]
             if name.key in roles:
-                raise GdlRuleError(head.loc, f"role {name} is declared twice (first at line "
-                                   f"{roles[name.key].loc.line})")
+                raise GdlRuleError(
+                    head.loc,
+                    f"role {name} is declared twice (first at line {roles[name.key].loc.line})",
+                )
             roles[name.key] = head
         if relation in ("legal", "does", "sees") and len(head.args) != 2:
-            raise GdlRuleError(head.loc, f"'{relation}' takes two arguments (role and move), "
-                               f"found {head}")
+            raise GdlRuleError(
+                head.loc, f"'{relation}' takes two arguments (role and move), found {head}"
+            )
         if relation == "goal":
             if len(head.args) != 2:
-                raise GdlRuleError(head.loc, f"'goal' takes two arguments (role and value), "
-                                   f"found {head}")
+                raise GdlRuleError(
+                    head.loc, f"'goal' takes two arguments (role and value), found {head}"
+                )
             _check_goal_value(head.args[1], rule.where(), head.loc)
         if relation in ("init", "next", "true") and len(head.args) != 1:
             raise GdlRuleError(head.loc, f"'{relation}' takes one argument, found {head}")
@@ -240,8 +263,11 @@ def _check_keywords(sheet: RuleSheet, rules: list[NormalRule]) -> None:
                 raise GdlSyntaxError(source.loc, f"{rule.where()}: {atom} is not an atom")
             name = atom.relation
             if name in ("init", "next", "sees"):
-                raise GdlRuleError(atom.loc, f"'{name}' may only appear in rule heads, found "
-                                   f"{atom} in the body of {rule.where()}")
+                raise GdlRuleError(
+                    atom.loc,
+                    f"'{name}' may only appear in rule heads, found "
+                    f"{atom} in the body of {rule.where()}",
+                )
             if name in ("true",) and len(atom.args) != 1:
                 raise GdlRuleError(atom.loc, f"'true' takes one argument, found {atom}")
             if name == "does" and len(atom.args) != 2:
@@ -249,12 +275,18 @@ def _check_keywords(sheet: RuleSheet, rules: list[NormalRule]) -> None:
     if not roles:
         raise GdlRuleError(origin, "no roles: the rule sheet declares no (role ...) fact")
     # A legal rule applies to a role when its first argument is that role or a variable.
-    legal_for = {head.args[0].key if not has_variables(head.args[0]) else None
-                 for head in (rule.head for rule in rules) if head.relation == "legal"}
+    legal_for = {
+        head.args[0].key if not has_variables(head.args[0]) else None
+        for head in (rule.head for rule in rules)
+        if head.relation == "legal"
+    }
     for key, declaration in roles.items():
         if key not in legal_for and None not in legal_for:
-            raise GdlRuleError(declaration.loc, f"role {declaration.args[0]} has no legal rule "
-                               f"in {sheet.filename}: it could never move")
+            raise GdlRuleError(
+                declaration.loc,
+                f"role {declaration.args[0]} has no legal rule "
+                f"in {sheet.filename}: it could never move",
+            )
     if not any(rule.head.relation == "terminal" for rule in rules):
         raise GdlRuleError(origin, "no terminal rule: the game could never end")
 
@@ -263,15 +295,24 @@ def _check_goal_value(value: Term, where: str, loc: Location) -> None:
     if has_variables(value):
         return  # checked on the ground goal propositions
     if not isinstance(value, Const) or not value.name.isdigit() or int(value.name) > 100:
-        raise GdlRuleError(_location_of(value, loc), f"goal value {value} in {where} is not an "
-                           f"integer between 0 and 100")
+        raise GdlRuleError(
+            _location_of(value, loc),
+            f"goal value {value} in {where} is not an integer between 0 and 100",
+        )
 
 
 def _drop_unneeded_hints(rules: list[NormalRule]) -> list[NormalRule]:
-    used = {atom.relation for rule in rules for atom in rule.positives + rule.negatives
-            if rule.head.relation not in HINT_RELATIONS}
-    return [rule for rule in rules
-            if rule.head.relation not in HINT_RELATIONS or rule.head.relation in used]
+    used = {
+        atom.relation
+        for rule in rules
+        for atom in rule.positives + rule.negatives
+        if rule.head.relation not in HINT_RELATIONS
+    }
+    return [
+        rule
+        for rule in rules
+        if rule.head.relation not in HINT_RELATIONS or rule.head.relation in used
+    ]
 
 
 def _check_safety(rule: NormalRule) -> None:
@@ -281,14 +322,18 @@ def _check_safety(rule: NormalRule) -> None:
     for left, right, loc in rule.distincts:
         places += [(f"(distinct {left} {right})", left), (f"(distinct {left} {right})", right)]
     for left, right, loc in rule.equals:
-        places += [(f"(not (distinct {left} {right}))", left),
-                   (f"(not (distinct {left} {right}))", right)]
+        places += [
+            (f"(not (distinct {left} {right}))", left),
+            (f"(not (distinct {left} {right}))", right),
+        ]
     for place, term in places:
         for var in variables_of(term):
             if var.key not in bound:
-                raise GdlSafetyError(_location_of(var, rule.source.loc),
-                                     f"unsafe variable {var.text} in {rule.where()}: it appears "
-                                     f"in the {place} but in no positive body literal")
+                raise GdlSafetyError(
+                    _location_of(var, rule.source.loc),
+                    f"unsafe variable {var.text} in {rule.where()}: it appears "
+                    f"in the {place} but in no positive body literal",
+                )
 
 
 def _dependency_graph(rules: list[NormalRule]) -> dict[str, list[tuple[str, bool, NormalRule]]]:
@@ -352,9 +397,9 @@ def strongly_connected_components(nodes, successors) -> list[list]:
 def _component_ids(graph: dict) -> dict[str, int]:
     """relation -> its strongly connected component's number (recursive iff shared/looped)."""
     components = strongly_connected_components(
-        list(graph), lambda node: [edge[0] for edge in graph.get(node, [])])
-    return {member: number for number, component in enumerate(components)
-            for member in component}
+        list(graph), lambda node: [edge[0] for edge in graph.get(node, [])]
+    )
+    return {member: number for number, component in enumerate(components) for member in component}
 
 
 def _recursive(head: str, body: str, components: dict[str, int]) -> bool:
@@ -368,7 +413,8 @@ def _check_stratification(rules: list[NormalRule], components: dict[str, int]) -
                 raise GdlStratificationError(
                     _location_of(atom, rule.source.loc),
                     f"negation through recursion in {rule.where()}: (not {atom}) depends on "
-                    f"'{rule.head.relation}' itself, so the rules cannot be stratified")
+                    f"'{rule.head.relation}' itself, so the rules cannot be stratified",
+                )
 
 
 def _check_recursion(rules: list[NormalRule], components: dict[str, int]) -> None:
@@ -377,8 +423,12 @@ def _check_recursion(rules: list[NormalRule], components: dict[str, int]) -> Non
         recursive = [a for a in rule.positives if _recursive(head, a.relation, components)]
         if not recursive:
             continue
-        outside = {var.key for atom in rule.positives if atom not in recursive
-                   for var in variables_of(atom)}
+        outside = {
+            var.key
+            for atom in rule.positives
+            if atom not in recursive
+            for var in variables_of(atom)
+        }
         head_args = set(rule.head.args)
         for atom in recursive:
             for argument in atom.args:
@@ -391,7 +441,8 @@ def _check_recursion(rules: list[NormalRule], components: dict[str, int]) -> Non
                     f"recursion breaks GDL's restriction in {rule.where()}: the argument "
                     f"{argument} of the recursive literal {atom} is neither ground, nor an "
                     f"argument of the head, nor bound by a non-recursive positive literal "
-                    f"(such recursion can build unboundedly large terms)")
+                    f"(such recursion can build unboundedly large terms)",
+                )
 
 
 def _dependency_chain(graph: dict, start: str, target: str) -> list[NormalRule] | None:
@@ -418,21 +469,31 @@ def _dependency_chain(graph: dict, start: str, target: str) -> list[NormalRule] 
 
 
 def _check_dependencies(rules: list[NormalRule], graph: dict) -> None:
-    forbidden = [("legal", "does"), ("goal", "does"), ("terminal", "does"), ("init", "does"),
-                 ("init", "true")]
+    forbidden = [
+        ("legal", "does"),
+        ("goal", "does"),
+        ("terminal", "does"),
+        ("init", "does"),
+        ("init", "true"),
+    ]
     for relation, keyword in forbidden:
         if relation not in graph:
             continue
         chain = _dependency_chain(graph, relation, keyword)
         if chain:
-            steps = " -> ".join(f"line {rule.source.loc.line} ({rule.head.relation})"
-                                for rule in chain)
+            steps = " -> ".join(
+                f"line {rule.source.loc.line} ({rule.head.relation})" for rule in chain
+            )
             last = chain[-1]
-            culprit = next((atom for atom in last.positives + last.negatives
-                            if atom.relation == keyword), last.head)
-            raise GdlRuleError(_location_of(culprit, last.source.loc),
-                               f"'{relation}' must not depend on '{keyword}', but it does "
-                               f"through {steps}: {culprit} in {last.where()}")
+            culprit = next(
+                (atom for atom in last.positives + last.negatives if atom.relation == keyword),
+                last.head,
+            )
+            raise GdlRuleError(
+                _location_of(culprit, last.source.loc),
+                f"'{relation}' must not depend on '{keyword}', but it does "
+                f"through {steps}: {culprit} in {last.where()}",
+            )
 
 
 __all__ = ["NormalRule", "normalise", "strongly_connected_components", "validate"]
