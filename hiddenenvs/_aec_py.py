@@ -7,7 +7,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from hiddenenvs.game import SIMULTANEOUS, TERMINAL
 
-_NOBODY = frozenset()
+_NOBODY: frozenset[int] = frozenset()
 
 
 def _shown_mask_allows(mask, action, num_actions: int) -> bool:

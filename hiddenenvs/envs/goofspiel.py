@@ -91,6 +91,7 @@ known in advance), and both players' points divided by N(N+1)/2 (mine first).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Hashable
 
 import numpy as np
 
@@ -410,7 +411,9 @@ def build_goofspiel_tree(game: GoofspielGame):
     n = game.num_cards
     random_deck = game.fixed_points is None
     parents, actors, infosets, edge_actions, chance_probabilities = [], [], [], [], []
-    infoset_players, infoset_keys, infoset_legal = [], [], []
+    infoset_players: list[np.ndarray] = []
+    infoset_keys: list[tuple[int, Hashable]] = []
+    infoset_legal: list[np.ndarray] = []
     num_nodes = 1
     num_infosets = 0
 

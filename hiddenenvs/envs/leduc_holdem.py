@@ -169,6 +169,7 @@ class LeducHoldemState(State):
         "_public_key",
         "_information_state_keys",
     )
+    game: LeducHoldemGame
 
     def __init__(self, game):
         self.game = game

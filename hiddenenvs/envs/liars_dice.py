@@ -172,6 +172,7 @@ class LiarsDiceGame(Game):
 
 class LiarsDiceState(State):
     __slots__ = ("dice", "actions", "_public_key", "_information_state_keys")
+    game: LiarsDiceGame
 
     def __init__(self, game):
         self.game = game

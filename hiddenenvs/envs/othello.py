@@ -130,6 +130,7 @@ class OthelloGame(Game):
 
 class OthelloState(State):
     __slots__ = ("discs", "to_move", "actions", "_key", "_moves", "_over", "_legal")
+    game: OthelloGame
 
     def __init__(self, game):
         self.game = game
