@@ -382,12 +382,14 @@ class GdlState(State):
         "pending_random",
         "steps",
     )
+    game: GdlGame
 
     def __init__(self, game: GdlGame):
         self.game = game
         self.fluents = game.propnet.initial_state
         self.steps = 0
-        self._steps = ()  # per GDL step: (move index per role, percept indices per role)
+        # Per GDL step: (move index per role, percept indices per role).
+        self._steps: tuple[tuple[tuple[int, ...], tuple], ...] = ()
         self._decisions = ()  # history(): chance outcomes and joint moves
         self._public = ()  # public_state_key(), extended one entry per model step
         self._keys = [() for _ in game.player_roles]  # information_state_key(p), likewise
@@ -632,7 +634,10 @@ class _ForwardFilter:
         self.probabilities_of = action_probability_function(policy)
         self.max_nodes = max_nodes
         root = game.new_initial_state()
-        self.states, self.alpha, self.edges = [root], [1.0], [[]]
+        self.states: list[GdlState] = [root]
+        self.alpha: list[float] = [1.0]  # per node: its reach
+        # Per node: the edges into it, (parent, chance outcome or joint move, weight).
+        self.edges: list[list[tuple[int, int | tuple[int, ...], float]]] = [[]]
         if root.information_state_key(player) != target[: len(root.information_state_key(player))]:
             self.final = []
         else:
@@ -681,7 +686,7 @@ class _ForwardFilter:
         expected = self.target[index]
         own_role = game.player_roles[self.player]
         own = expected[1][0] if game.propnet.has_sees else expected[0][own_role]
-        joints = [((), 1.0)]
+        joints: list[tuple[tuple[int, ...], float]] = [((), 1.0)]
         for q, role in enumerate(game.player_roles):
             legal = info.legal[role]
             if len(legal) <= 1:
@@ -719,7 +724,7 @@ class _ForwardFilter:
         key = child.information_state_key(self.player)
         if len(key) > len(self.target) or key[known:] != self.target[known : len(key)]:
             return
-        signature = (child.fluents, child.pending_random, child.cut)
+        signature: tuple = (child.fluents, child.pending_random, child.cut)
         if self.with_policy:
             signature += tuple(
                 child.information_state_key(q)

@@ -61,10 +61,11 @@ import clingo
 
 from hiddenenvs.envs.gdl.parser import (
     STRUCTURES,
+    AnyTerm,
+    Atom,
     Const,
     GdlGroundingLimitError,
     GdlRecursionError,
-    Term,
     Var,
     intern_structure,
 )
@@ -108,7 +109,7 @@ class _Compiler:
     def __init__(self):
         self.variables: dict[int, int] = {}
 
-    def compile(self, term: Term):
+    def compile(self, term: AnyTerm):
         if isinstance(term, Var):
             return -self.variables.setdefault(term.key, len(self.variables)) - 1
         if isinstance(term, Const) or not term.has_variables:
@@ -166,7 +167,7 @@ def _atom_variables(atom: _Atom) -> set:
     return found
 
 
-def _compile_atom(term: Term, compiler: _Compiler) -> _Atom:
+def _compile_atom(term: Atom, compiler: _Compiler) -> _Atom:
     if isinstance(term, Const):
         return _Atom(term.key, ())
     return _Atom(term.functor.key, tuple(compiler.compile(arg) for arg in term.args))
@@ -402,6 +403,7 @@ class Grounder:
         self.location = rules[0].source.loc if rules else None
         self.deadline = deadline
         self.timed_out = False
+        self.exceeded: GdlGroundingLimitError | None = None  # why grounding last stopped
         try:
             self.rules = [_compile_rule(rule) for rule in rules]
         except RecursionError:
@@ -453,7 +455,7 @@ class Grounder:
             f"k{TRUE_KEY}(X) :- k{NEXT_KEY}(X).",
             f"k{DOES_KEY}(R,M) :- k{LEGAL_KEY}(R,M).",
         ]
-        self.program_rules = []
+        self.program_rules: list[int] = []
         rules_of = defaultdict(list)
         for index, rule in enumerate(self.rules):
             rules_of[rule.head.relation].append(index)
@@ -546,6 +548,7 @@ class Grounder:
         try:
             control.ground([("base", [])], context=_Counters(self))
         except _LimitReached:
+            assert self.exceeded is not None  # set before _LimitReached is raised
             raise self.exceeded from None
         except RecursionError:
             raise self._too_deep() from None

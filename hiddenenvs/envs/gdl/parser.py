@@ -162,6 +162,10 @@ _intern = intern_structure
 
 class Term:
     __slots__ = ("key", "loc")
+    key: int  # the hash-consing key of the folded structure
+    loc: Location | None  # None for a term built in code rather than read from a sheet
+    is_variable: bool
+    args: tuple[AnyTerm, ...]
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Term) and self.key == other.key
@@ -207,6 +211,7 @@ class Var(Term):
 class Compound(Term):
     __slots__ = ("args", "functor", "has_variables")
     is_variable = False
+    has_variables: bool
 
     def __init__(self, functor: Const, args: tuple, loc: Location | None = None):
         self.functor = functor
@@ -220,6 +225,10 @@ class Compound(Term):
     @property
     def relation(self) -> str:
         return self.functor.name
+
+
+# Every term is one of the three kinds; annotating with the union lets the checker narrow.
+AnyTerm = Const | Var | Compound
 
 
 def has_variables(term: Term) -> bool:
@@ -250,8 +259,8 @@ class Not:
 
 @dataclass(frozen=True)
 class Distinct:
-    left: Term
-    right: Term
+    left: AnyTerm
+    right: AnyTerm
     loc: Location | None = None
 
     def __str__(self) -> str:
@@ -267,7 +276,8 @@ class Or:
         return "(or " + " ".join(str(lit) for lit in self.literals) + ")"
 
 
-Literal = Const | Compound | Not | Distinct | Or
+Atom = Const | Compound
+Literal = Atom | Not | Distinct | Or
 
 
 def to_kif(term: Term) -> str:
@@ -291,7 +301,7 @@ def to_kif(term: Term) -> str:
 
 @dataclass(frozen=True)
 class Rule:
-    head: Term
+    head: Atom
     body: tuple
     loc: Location
 
@@ -385,9 +395,9 @@ class _Open(NamedTuple):
     items: list
 
 
-def _read_terms(text: str, filename: str, max_sentences: int = MAX_SENTENCES) -> list[Term]:
+def _read_terms(text: str, filename: str, max_sentences: int = MAX_SENTENCES) -> list[AnyTerm]:
     """Tokens -> top-level terms with an explicit stack of open parentheses."""
-    top: list[Term] = []
+    top: list[AnyTerm] = []
     stack: list[_Open] = []
     line, line_start = 1, 0
     for match in _TOKEN.finditer(text):
@@ -409,7 +419,7 @@ def _read_terms(text: str, filename: str, max_sentences: int = MAX_SENTENCES) ->
             if not stack:
                 raise GdlSyntaxError(loc, "unbalanced ')': no '(' is open here")
             opened = stack.pop()
-            term = _make_compound(opened, filename)
+            term: AnyTerm = _make_compound(opened, filename)
             (stack[-1].items if stack else top).append(term)
             if not stack and len(top) > max_sentences:
                 raise GdlSyntaxError(
@@ -442,7 +452,7 @@ def _read_terms(text: str, filename: str, max_sentences: int = MAX_SENTENCES) ->
     return top
 
 
-def _make_compound(opened: _Open, filename: str) -> Term:
+def _make_compound(opened: _Open, filename: str) -> Compound:
     if not opened.items:
         raise GdlSyntaxError(opened.loc, "empty list '()' is not a GDL term")
     functor, *args = opened.items
@@ -456,16 +466,17 @@ def _make_compound(opened: _Open, filename: str) -> Term:
     return Compound(functor, tuple(args), opened.loc)
 
 
-def _as_atom(term: Term) -> Term:
+def _as_atom(term: AnyTerm) -> AnyTerm:
     if isinstance(term, Compound) and not term.args:
         return Const(term.functor.text, term.loc)
     return term
 
 
-def _to_rule(item: Term, filename: str) -> Rule:
+def _to_rule(item: AnyTerm, filename: str) -> Rule:
+    item = _as_atom(item)
     if isinstance(item, Var):
         raise GdlSyntaxError(item.loc, f"a variable cannot stand alone as a sentence: {item.text}")
-    item = _as_atom(item)
+    assert item.loc is not None  # read from the sheet, so located
     if isinstance(item, Compound) and item.relation == "<=":
         head = _as_atom(item.args[0])
         if not isinstance(head, (Const, Compound)) or (

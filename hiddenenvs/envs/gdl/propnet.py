@@ -65,17 +65,18 @@ from hiddenenvs.envs.gdl.parser import (
     MAX_SHEET_BYTES,
     STRUCTURES,
     Compound,
+    Const,
     GdlGroundingLimitError,
     GdlPlayError,
     GdlRuleError,
     Location,
     RuleSheet,
-    Term,
+    Var,
     intern_structure,
     parse_file,
     parse_text,
 )
-from hiddenenvs.envs.gdl.validate import strongly_connected_components, validate
+from hiddenenvs.envs.gdl.validate import NormalRule, strongly_connected_components, validate
 
 GOAL_KEY = constant_key("goal")
 SEES_KEY = constant_key("sees")
@@ -96,12 +97,11 @@ class TermPrinter:
             stack.extend(rule.body)
             while stack:
                 item = stack.pop()
-                if isinstance(item, Term):
-                    if isinstance(item, Compound):
-                        self.spelling.setdefault(item.functor.key, item.functor.text)
-                        stack.extend(item.args)
-                    else:
-                        self.spelling.setdefault(item.key, item.text)
+                if isinstance(item, Compound):
+                    self.spelling.setdefault(item.functor.key, item.functor.text)
+                    stack.extend(item.args)
+                elif isinstance(item, (Const, Var)):
+                    self.spelling.setdefault(item.key, item.text)
                 else:  # Not / Or / Distinct
                     stack.extend(getattr(item, "literals", ()))
                     for name in ("literal", "left", "right"):
@@ -240,7 +240,7 @@ class Propnet:
         relevant = program.relevant
 
         rules_by_head: dict[int, list[tuple]] = defaultdict(list)
-        source_by_head: dict[int, object] = {}
+        source_by_head: dict[int, NormalRule] = {}
         for (head, positives, negatives), source in zip(program.rules, program.sources):
             rules_by_head[head].append((positives, negatives))
             source_by_head.setdefault(head, source)
@@ -471,9 +471,14 @@ class Propnet:
                 return 0
             return 1 if constant.get(atom, False) else 0
 
-        gate_node, gate_conj_start, conj_lit_start, lits = [], [], [], []
-        phase_blocks = {False: [], True: []}
-        phase_gates = {False: [], True: []}
+        gate_node: list[int] = []
+        gate_conj_start: list[int] = []
+        conj_lit_start: list[int] = []
+        lits: list[int] = []
+        # Per phase (move-dependent or not): [start, end, recursive] blocks of gates, and the
+        # components with whether each is recursive.
+        phase_blocks: dict[bool, list[list[int]]] = {False: [], True: []}
+        phase_gates: dict[bool, list[tuple[list[int], bool]]] = {False: [], True: []}
         for component in ordered:
             move_dependent = any(
                 (a in node_of and relation_of(a) == DOES_KEY) or depends_on_move.get(a, False)

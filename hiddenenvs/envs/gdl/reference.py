@@ -56,6 +56,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hiddenenvs.envs.gdl.parser import (
+    AnyTerm,
     Compound,
     Distinct,
     GdlPlayError,
@@ -65,7 +66,6 @@ from hiddenenvs.envs.gdl.parser import (
     Not,
     Or,
     RuleSheet,
-    Term,
     parse_file,
     parse_text,
 )
@@ -303,7 +303,7 @@ class ReferenceReasoner:
                     raise GdlSafetyError(rule.loc, f"fact {rule.head} has variables")
                 facts.append((relation, head_args))
                 continue
-            alternatives = [[]]
+            alternatives: list[list[tuple]] = [[]]  # body literals, as _Rule.body holds them
             for literal in rule.body:
                 expanded = self._expand(literal)
                 alternatives = [left + right for left in alternatives for right in expanded]
@@ -334,7 +334,7 @@ class ReferenceReasoner:
 
     # ------------------------------------------------------------------ terms
 
-    def _convert(self, term: Term):
+    def _convert(self, term: AnyTerm):
         if isinstance(term, Compound):
             self.spelling.setdefault(term.functor.name, term.functor.text)
             return (term.functor.name,) + tuple(self._convert(arg) for arg in term.args)
@@ -533,7 +533,7 @@ class ReferenceReasoner:
         """Heads derived by ``rule`` (for the demanded values only, see
         :meth:`_constant_demand`); with ``delta_position``, that body atom is matched
         against ``delta_facts`` only."""
-        results = []
+        results: list[tuple] = []  # the derived heads' arguments
         demand = self._demand.get(rule.head)
         if demand is None:
             self._solve(rule, facts, delta_position, delta_facts, {}, results)

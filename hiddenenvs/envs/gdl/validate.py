@@ -34,6 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hiddenenvs.envs.gdl.parser import (
+    AnyTerm,
+    Atom,
     Compound,
     Const,
     Distinct,
@@ -42,6 +44,7 @@ from hiddenenvs.envs.gdl.parser import (
     GdlSafetyError,
     GdlStratificationError,
     GdlSyntaxError,
+    Literal,
     Location,
     Not,
     Or,
@@ -59,28 +62,34 @@ MAX_TERM_DEPTH = 100  # nesting levels of one term (a constant or variable is de
 OUTPUT_RELATIONS = ("legal", "goal", "terminal", "next", "sees", "init", "role")
 
 
+# A conjunction of signed simple literals (True: positive), one alternative of a body.
+Conjunction = list[tuple[bool, Atom | Distinct]]
+# The two terms of a (distinct a b) and where it stands.
+TermPair = tuple[AnyTerm, AnyTerm, Location | None]
+
+
 @dataclass(frozen=True)
 class NormalRule:
     """A rule without ``or``: head, positive atoms, negated atoms, distinct and equal pairs."""
 
-    head: Term
-    positives: tuple
-    negatives: tuple
-    distincts: tuple  # (left, right, loc): must differ
-    equals: tuple  # (left, right, loc): from (not (distinct a b)), must be equal
+    head: Atom
+    positives: tuple[Atom, ...]
+    negatives: tuple[Atom, ...]
+    distincts: tuple[TermPair, ...]  # must differ
+    equals: tuple[TermPair, ...]  # from (not (distinct a b)), must be equal
     source: Rule
 
     def where(self) -> str:
         return f"the {self.source.describe()} at line {self.source.loc.line}"
 
 
-def _expand(literal, positive: bool = True) -> list[list]:
+def _expand(literal: Literal, positive: bool = True) -> list[Conjunction]:
     """Alternatives (a disjunction of conjunctions) of signed simple literals."""
     if isinstance(literal, Or):
         parts = [_expand(lit, positive) for lit in literal.literals]
         if positive:  # or: any alternative of any part
             return [alt for part in parts for alt in part]
-        result = [[]]  # not (or a b) = (not a) and (not b)
+        result: list[Conjunction] = [[]]  # not (or a b) = (not a) and (not b)
         for part in parts:
             result = [left + right for left in result for right in part]
         return result
@@ -126,7 +135,7 @@ def _term_depth(term) -> int:
 
 def _check_sizes(rule: Rule) -> int:
     """Refuse a rule past the documented limits; the number of rules it expands into."""
-    atoms = [rule.head]
+    atoms: list[Term] = [rule.head]
     alternatives = 1
     literals = list(rule.body)
     while literals:
@@ -169,7 +178,7 @@ def normalise(sheet: RuleSheet) -> list[NormalRule]:
         )
     rules = []
     for rule in sheet.rules:
-        alternatives = [[]]
+        alternatives: list[Conjunction] = [[]]
         try:
             for literal in rule.body:
                 expanded = _expand(literal)
@@ -177,7 +186,10 @@ def normalise(sheet: RuleSheet) -> list[NormalRule]:
         except RecursionError:
             raise GdlSyntaxError(rule.loc, f"{rule.describe()}: not/or nested too deeply") from None
         for alternative in alternatives:
-            positives, negatives, distincts, equals = [], [], [], []
+            positives: list[Atom] = []
+            negatives: list[Atom] = []
+            distincts: list[TermPair] = []
+            equals: list[TermPair] = []
             for positive, literal in alternative:
                 if isinstance(literal, Distinct):
                     (distincts if positive else equals).append(
@@ -198,7 +210,7 @@ def normalise(sheet: RuleSheet) -> list[NormalRule]:
     return rules
 
 
-def _location_of(term: Term, fallback: Location) -> Location:
+def _location_of(term: Term, fallback: Location | None) -> Location | None:
     return term.loc if term.loc is not None else fallback
 
 
@@ -222,7 +234,7 @@ def validate(sheet: RuleSheet) -> list[NormalRule]:
 
 def _check_keywords(sheet: RuleSheet, rules: list[NormalRule]) -> None:
     origin = Location(sheet.filename, 1, 1)
-    roles: dict[str, Term] = {}
+    roles: dict[int, Rule] = {}  # role key -> its declaration
     for rule in rules:
         head, source = rule.head, rule.source
         relation = head.relation
@@ -239,13 +251,13 @@ def _check_keywords(sheet: RuleSheet, rules: list[NormalRule]) -> None:
                 raise GdlRuleError(
                     head.loc, f"roles must be ground facts (role name); found {source}"
                 )
-            name = head.args[0]
-            if name.key in roles:
+            role = head.args[0]
+            if role.key in roles:
                 raise GdlRuleError(
                     head.loc,
-                    f"role {name} is declared twice (first at line {roles[name.key].loc.line})",
+                    f"role {role} is declared twice (first at line {roles[role.key].loc.line})",
                 )
-            roles[name.key] = head
+            roles[role.key] = source
         if relation in ("legal", "does", "sees") and len(head.args) != 2:
             raise GdlRuleError(
                 head.loc, f"'{relation}' takes two arguments (role and move), found {head}"
@@ -284,14 +296,14 @@ def _check_keywords(sheet: RuleSheet, rules: list[NormalRule]) -> None:
         if key not in legal_for and None not in legal_for:
             raise GdlRuleError(
                 declaration.loc,
-                f"role {declaration.args[0]} has no legal rule "
+                f"role {declaration.head.args[0]} has no legal rule "
                 f"in {sheet.filename}: it could never move",
             )
     if not any(rule.head.relation == "terminal" for rule in rules):
         raise GdlRuleError(origin, "no terminal rule: the game could never end")
 
 
-def _check_goal_value(value: Term, where: str, loc: Location) -> None:
+def _check_goal_value(value: Term, where: str, loc: Location | None) -> None:
     if has_variables(value):
         return  # checked on the ground goal propositions
     if not isinstance(value, Const) or not value.name.isdigit() or int(value.name) > 100:
@@ -317,7 +329,7 @@ def _drop_unneeded_hints(rules: list[NormalRule]) -> list[NormalRule]:
 
 def _check_safety(rule: NormalRule) -> None:
     bound = {var.key for atom in rule.positives for var in variables_of(atom)}
-    places = [("head", rule.head)]
+    places: list[tuple[str, Term]] = [("head", rule.head)]
     places += [(f"negated literal (not {atom})", atom) for atom in rule.negatives]
     for left, right, loc in rule.distincts:
         places += [(f"(distinct {left} {right})", left), (f"(distinct {left} {right})", right)]
@@ -459,8 +471,8 @@ def _dependency_chain(graph: dict, start: str, target: str) -> list[NormalRule] 
                 if body == target:
                     chain = []
                     node = body
-                    while previous[node] is not None:
-                        node, via = previous[node][0], previous[node][1]
+                    while (step := previous[node]) is not None:
+                        node, via = step
                         chain.append(via)
                     return chain[::-1]
                 next_frontier.append(body)
