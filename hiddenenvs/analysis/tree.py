@@ -50,6 +50,9 @@ import numpy as np
 
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, ChanceMode, Game, State
 
+# The game's attribute that holds its tree once built (agents' searches look for it too).
+_CACHE_ATTRIBUTE = "_hiddenenvs_game_tree"
+
 
 @dataclass
 class _Level:
@@ -64,6 +67,42 @@ class _Level:
 class GameTree:
     """A fully enumerated game tree (see the module docstring for the layout)."""
 
+    game: Game
+    num_players: int
+    # Per node.
+    parent: np.ndarray
+    actor: np.ndarray
+    infoset: np.ndarray
+    edge_action: np.ndarray
+    edge_slot: np.ndarray
+    chance_probability: np.ndarray
+    terminal_returns: np.ndarray
+    depth: np.ndarray
+    node_of_input: np.ndarray  # position in from_arrays' input -> node index
+    parent_actor_column: np.ndarray  # the parent's actor's column in a reach array
+    own_decisions_above: np.ndarray  # [player, node]
+    levels: list[_Level]
+    terminal_nodes: np.ndarray
+    player_child_nodes: list[np.ndarray]  # per player: the children of its decision nodes
+    # Per information set, and per slot.
+    infoset_player: np.ndarray
+    infoset_keys: list[tuple[int, Hashable]]
+    infoset_index: dict[tuple[int, Hashable], int]
+    infoset_node: np.ndarray
+    infoset_slot_start: np.ndarray
+    slot_infoset: np.ndarray
+    slot_action: np.ndarray
+    _representative_states: list[State] | None
+    _last_own_slot: np.ndarray
+    _best_response_plans: dict[int, list]  # per player, kept by the best response
+    # Subgames (build_subgame_tree) only; node_states only with keep_states.
+    num_frontier: int
+    frontier_nodes: np.ndarray
+    frontier_states: list[State]
+    belief_root: bool
+    gadget_infosets: np.ndarray
+    node_states: dict[int, State]
+
     def __init__(self):
         raise TypeError("use GameTree.build(game) or GameTree.from_arrays(...)")
 
@@ -71,12 +110,12 @@ class GameTree:
     @classmethod
     def build(cls, game: Game) -> GameTree:
         """The tree of ``game``, built once and cached on the game object."""
-        cached = getattr(game, "_hiddenenvs_game_tree", None)
+        cached = getattr(game, _CACHE_ATTRIBUTE, None)
         if cached is not None:
             return cached
         builder = getattr(game, "build_game_tree", None)
         tree = builder() if builder is not None else _build_generic(game)
-        game._hiddenenvs_game_tree = tree
+        setattr(game, _CACHE_ATTRIBUTE, tree)
         return tree
 
     @classmethod
@@ -166,7 +205,9 @@ class GameTree:
         )
 
         # Levels and the parent groups of each level's children.
-        level_starts = np.flatnonzero(np.diff(self.depth, prepend=-1)) if num_nodes else []
+        level_starts: np.ndarray | list[int] = (
+            np.flatnonzero(np.diff(self.depth, prepend=-1)) if num_nodes else []
+        )
         bounds = list(level_starts) + [num_nodes]
         self.levels = []
         for start, stop in zip(bounds[:-1], bounds[1:]):
@@ -190,7 +231,7 @@ class GameTree:
         ]
         self._last_own_slot = self._propagate_last_own_slots()
         self._check_perfect_recall()
-        self._best_response_plans: dict[int, list] = {}
+        self._best_response_plans = {}
 
     def _propagate_last_own_slots(self) -> np.ndarray:
         """``[player, node]``: the player's last (infoset, action) slot above node, or -1.
@@ -245,7 +286,7 @@ class GameTree:
     def num_terminals(self) -> int:
         return len(self.terminal_nodes)
 
-    def infoset_legal_actions(self, infoset: int) -> np.ndarray:
+    def infoset_legal_actions(self, infoset: int | np.integer) -> np.ndarray:
         return self.slot_action[
             self.infoset_slot_start[infoset] : self.infoset_slot_start[infoset + 1]
         ]
@@ -361,14 +402,14 @@ def build_subgame_tree(
     # Frame: (state, parent node, edge action, edge chance probability, pending movers, joint).
     belief_root = not (gadget is None and len(roots) == 1 and roots[0][1] == 1.0)
     if not belief_root:
-        stack = [(roots[0][0], -1, -1, 1.0, None, None)]
+        stack: list[_Frame] = [(roots[0][0], -1, -1, 1.0, None, None)]
     else:
         parent.append(-1)
         edge_action.append(-1)
         chance_probability.append(1.0)
         actor.append(CHANCE)
         infoset.append(-1)
-        stack = [
+        root_frames: list[_Frame] = [
             (
                 root if gadget is None else _GadgetChoice(root, gadget[1][index]),
                 0,
@@ -378,7 +419,8 @@ def build_subgame_tree(
                 None,
             )
             for index, (root, weight) in enumerate(roots)
-        ][::-1]
+        ]
+        stack = root_frames[::-1]
     kept: list[tuple[int, State]] = []
     gadget_infosets: list[int] = []
 
@@ -409,6 +451,7 @@ def build_subgame_tree(
             returns_rows[node] = state
             continue
         if isinstance(state, _GadgetChoice):
+            assert gadget is not None  # gadget choices are made only with a gadget
             opponent = gadget[0]
             key = (opponent, ("gadget", state.root.information_state_key(opponent)))
             index, created = infoset_of(key, opponent, np.array([0, 1], dtype=np.int64), state.root)
@@ -449,7 +492,7 @@ def build_subgame_tree(
         if player == CHANCE:
             actor.append(CHANCE)
             infoset.append(-1)
-            children = []
+            children: list[_Frame] = []
             for outcome, outcome_probability in state.chance_outcomes():
                 child = state.clone()
                 child._apply_action(outcome)
@@ -476,13 +519,13 @@ def build_subgame_tree(
                 child._apply_action(move)
                 _skip_forced_simultaneous(child)
                 children.append((child, node, move, 1.0, None, None))
-            elif len(movers) > 1:
-                child_joint = joint[:]
-                child_joint[mover] = move
+                continue
+            assert joint is not None  # a simultaneous node's frames carry movers and joint
+            child_joint = joint[:]
+            child_joint[mover] = move
+            if len(movers) > 1:
                 children.append((state, node, move, 1.0, movers[1:], child_joint))
             else:
-                child_joint = joint[:]
-                child_joint[mover] = move
                 child = state.clone()
                 child._apply_actions(child_joint)
                 _skip_forced_simultaneous(child)
@@ -493,6 +536,7 @@ def build_subgame_tree(
     for node, row in returns_rows.items():
         terminal_returns[node] = row
     if frontier_nodes:
+        assert leaf_values is not None, "a frontier needs leaf_values"
         terminal_returns[frontier_nodes] = np.asarray(
             leaf_values(frontier_states), dtype=np.float64
         )
@@ -546,6 +590,7 @@ def reweighted_subgame(
         raise ValueError("reweighted_subgame: the tree was built from one root of probability 1")
     other.terminal_returns = tree.terminal_returns.copy()
     if len(tree.frontier_nodes):
+        assert leaf_values is not None, "a frontier needs leaf_values"
         other.terminal_returns[tree.frontier_nodes] = np.asarray(
             leaf_values(tree.frontier_states), dtype=np.float64
         )
@@ -558,6 +603,13 @@ class _GadgetChoice:
 
     root: State
     terminate_returns: np.ndarray
+
+
+# A frame of build_subgame_tree's stack (a state, a gadget choice or a terminate leaf's
+# returns first; see there).
+_Frame = tuple[
+    State | _GadgetChoice | np.ndarray, int, int, float, list[int] | None, list[int] | None
+]
 
 
 def tree_is_small(game: Game, max_nodes: int) -> bool:
@@ -577,7 +629,7 @@ def tree_is_small(game: Game, max_nodes: int) -> bool:
         if player == CHANCE:
             stack.extend(state.child(action) for action, _ in state.chance_outcomes())
         elif player == SIMULTANEOUS:
-            joints = [[]]
+            joints: list[list[int]] = [[]]
             for options in (state.legal_actions(p) or [-1] for p in range(game.info.num_players)):
                 joints = [joint + [a] for joint in joints for a in options]
             for joint in joints:
