@@ -13,6 +13,7 @@ A wheel also carries copies of the checkout's ``train.py``, ``evaluate.py`` and
 (``agents/cli.py``) outside a checkout.
 """
 
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -43,12 +44,22 @@ def extension(path: Path, source: Path) -> Extension:
     )
 
 
+def cimported_declarations(pyx: Path) -> list[Path]:
+    """The ``.pxd`` files of this checkout that ``pyx`` cimports from other folders
+    (``from hiddenenvs.envs.combat._tick cimport ...``)."""
+    names = re.findall(r"^from\s+((?:hiddenenvs|agents)\.[\w.]+)\s+cimport", pyx.read_text(), re.M)
+    paths = (Path(*name.split(".")).with_suffix(".pxd") for name in names)
+    return [path for path in paths if path.is_file()]
+
+
 def needs_cython(pyx: Path) -> bool:
-    """Whether ``pyx``'s C file is missing or older than the module's own Cython sources."""
+    """Whether ``pyx``'s C file is missing or older than the module's own Cython sources
+    (the ``.pxd`` and ``.pxi`` files beside it and those it cimports)."""
     c_file = pyx.with_suffix(".c")
     if not c_file.is_file():
         return True
     sources = [pyx, *pyx.parent.glob("*.pxd"), *pyx.parent.glob("*.pxi")]
+    sources += cimported_declarations(pyx)
     return c_file.stat().st_mtime < max(source.stat().st_mtime for source in sources)
 
 

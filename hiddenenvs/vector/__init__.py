@@ -2,7 +2,7 @@
 
 | Import        | ``hiddenenvs.vector.make("leduc_holdem", num_envs=1024, seed=0)``                 |
 |---------------|-------------------------------------------------------------------------------------|
-| Games         | ``kuhn_poker``, ``leduc_holdem``, ``rps``, ``biased_rps``, ``matching_pennies``, ``othello``, ``liars_dice``, ``goofspiel`` (both variants) |
+| Games         | ``kuhn_poker``, ``leduc_holdem``, ``rps``, ``biased_rps``, ``matching_pennies``, ``othello``, ``liars_dice``, ``goofspiel`` (both variants), ``combat`` (``mode="fighter"``) |
 | Actions       | ``step(actions)``: int ``[B]`` for turn-based games, ``[B, P]`` for simultaneous ones |
 | Observations  | the scalar game's tensor for the player to move: ``[B, *shape]`` float32 (``[B, P, *shape]`` for simultaneous games) |
 | Autoreset     | same step (Gymnasium's ``AutoresetMode.SAME_STEP``): a finished game restarts inside ``step`` |
@@ -14,7 +14,7 @@ Every ``reset()`` and ``step()`` returns a :class:`VectorStep` of numpy arrays:
 | ``observations`` | ``[B, *shape]`` float32 | the player to move's information-state tensor (or observation tensor with ``observation_type="observation"``), exactly as the scalar game's ``information_state_tensor(player)``; ``[B, P, *shape]`` (every player's) in simultaneous games |
 | ``legal_action_masks`` | ``[B, A]`` int8 (``[B, P, A]``) | 1 where the action is legal, as ``state.legal_actions_mask(player)`` |
 | ``current_players`` | ``[B]`` int64 | the player to move, or ``SIMULTANEOUS`` (-2) |
-| ``rewards`` | ``[B, P]`` float32 | each player's reward for the step's transition (the game's returns where it ended) |
+| ``rewards`` | ``[B, P]`` float32 | each player's reward for the step's transition (the game's returns where it ended; combat pays its shaped reward every tick, as ``state.rewards()``) |
 | ``terminated`` | ``[B]`` bool | the env's game ended in this step (and a new one began) |
 | ``truncated`` | ``[B]`` bool | always false: these games end by their rules |
 | ``final_observations`` | ``[B, P, *shape]`` float32 | in rows where ``terminated`` is set: every player's tensor at the terminal state |
@@ -29,7 +29,10 @@ player to move, and a terminal state has none.
 Chance (the deals) comes from one generator per env seeded from ``(seed, env index)``, so
 a batch's games are a function of the seed alone (see :mod:`hiddenenvs.vector._kernels`).
 ``env.deals`` is ``[B, K]``: each env's chance outcomes for its current game, in the order
-the scalar game model asks for them; tests replay them into scalar states.
+the scalar game model asks for them; tests replay them into scalar states. Combat
+samples its hit rolls inside the state: ``deals`` is ``[B, 1]``, each env's seed of its
+current game, and the env draws the rolls exactly as ``new_initial_state(seed)`` does
+(see :mod:`hiddenenvs.vector._combat`).
 
 Arguments of :func:`make`:
 
@@ -57,9 +60,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from hiddenenvs.envs.combat.simulation import MAX_HEALTH
 from hiddenenvs.game import SIMULTANEOUS, Dynamics, Game
 from hiddenenvs.registry import load_game
-from hiddenenvs.vector import _kernels
+from hiddenenvs.vector import _combat, _kernels
 
 OBSERVATION_TYPES = ("information_state", "observation")
 
@@ -95,6 +99,15 @@ def _goofspiel(game: Game, num_envs: int, information_state: bool):
     )
 
 
+def _combat_fighters(game: Game, num_envs: int, information_state: bool):
+    if game.params["mode"] != "fighter":
+        raise ValueError(
+            "hiddenenvs.vector.make('combat'): only fighter mode has a vector kernel; "
+            "pass mode='fighter'"
+        )
+    return _combat.CombatFighterKernel(game, num_envs, MAX_HEALTH)
+
+
 # Registered game name -> kernel factory.
 VECTOR_GAMES = {
     "kuhn_poker": _kuhn,
@@ -105,6 +118,7 @@ VECTOR_GAMES = {
     "othello": _othello,
     "liars_dice": _liars_dice,
     "goofspiel": _goofspiel,
+    "combat": _combat_fighters,
 }
 
 

@@ -16,6 +16,7 @@ higher-numbered one is clear when no cell strictly between blocks sight, within
 """
 
 cimport numpy as cnp
+import numpy as np
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.ref cimport Py_INCREF
 from libc.math cimport sqrt
@@ -321,6 +322,22 @@ cdef bint _fill_views(float[:, :, :, ::1] views, const int32_t[::1] positions, c
     return True
 
 
+def terrain_view_table(const int8_t[:, ::1] padded_codes):
+    """Every cell of ``padded_codes`` as the view entry it makes (blocked, door, then 0, 0,
+    0), a ``(rows, cols, 5)`` float32 array: ``_fill_views`` starts each row of a view as a
+    copy of its stretch of it."""
+    table = np.zeros((padded_codes.shape[0], padded_codes.shape[1], 5), dtype=np.float32)
+    cdef float[:, :, ::1] entries = table
+    cdef Py_ssize_t row, col
+    cdef int8_t code
+    for row in range(padded_codes.shape[0]):
+        for col in range(padded_codes.shape[1]):
+            code = padded_codes[row, col]
+            entries[row, col, 0] = 1.0 if (code == 1 or code == 2) else 0.0
+            entries[row, col, 1] = 1.0 if code == 3 else 0.0
+    return table
+
+
 def chain_hashes(const uint64_t[::1] keys, const uint32_t[:, ::1] words,
                  const uint64_t[::1] coefficients, const int64_t[::1] actions,
                  uint64_t mix_a, uint64_t mix_b, uint64_t[::1] out):
@@ -454,6 +471,39 @@ cdef list _movers(const uint8_t[:, ::1] masks):
     return movers
 
 
+cdef int _fighter_outcome(const uint8_t[::1] alive, int team_size, int64_t ticks_played,
+                          int64_t max_ticks, int64_t balance, double reward_scale,
+                          double *team_reward) noexcept nogil:
+    """The result after a tick, as ``Battle.winner()``: ATTACKERS (0), DEFENDERS (1), -1
+    when both teams are wiped out, -2 while the battle goes on; and each team's reward
+    for the tick in ``team_reward`` (2), as ``_CombatState._team_rewards``: the
+    attackers' health ``balance`` over ``reward_scale`` (0: unshaped, no such part), then
+    +-1 when a team won."""
+    cdef int64_t attackers = 0, defenders = 0
+    cdef Py_ssize_t k
+    cdef int winner
+    for k in range(team_size):
+        attackers += alive[k]
+        defenders += alive[team_size + k]
+    if attackers == 0 and defenders == 0:
+        winner = -1
+    elif defenders == 0:
+        winner = 0
+    elif attackers == 0 or ticks_played >= max_ticks:
+        winner = 1
+    else:
+        winner = -2
+    team_reward[0] = 0.0
+    team_reward[1] = 0.0
+    if reward_scale > 0.0:
+        team_reward[0] += balance / reward_scale
+        team_reward[1] += -balance / reward_scale
+    if winner >= 0:
+        team_reward[winner] += 1.0
+        team_reward[1 - winner] -= 1.0
+    return winner
+
+
 cdef class FighterTick:
     """Fighter mode's whole tick in one compiled call, for one game's map and rules.
 
@@ -488,19 +538,15 @@ cdef class FighterTick:
     cdef uint64_t *terrain_sum
     cdef uint64_t own_sum
     cdef uint64_t *fighter_sums
-    # Every padded cell as the view entry it makes (blocked, door, then 0, 0, 0), so a
-    # view's rows start as copies of its stretches.
-    cdef float *terrain_views
+    cdef const float[:, :, ::1] terrain_views  # terrain_view_table(padded_codes)
 
     def __cinit__(self):
         self.terrain_sum = NULL
         self.fighter_sums = NULL
-        self.terrain_views = NULL
 
     def __dealloc__(self):
         free(self.terrain_sum)
         free(self.fighter_sums)
-        free(self.terrain_views)
 
     def __init__(self, combat_map, rules, const int8_t[:, ::1] padded_codes, int view_radius,
                  bint shaped_rewards, const uint64_t[::1] coefficients, uint64_t mix_a, uint64_t mix_b):
@@ -532,13 +578,9 @@ cdef class FighterTick:
         cells = self.cell_rows.shape[0]
         self.terrain_sum = <uint64_t *> calloc(cells, sizeof(uint64_t))
         self.fighter_sums = <uint64_t *> calloc(2 * rules.team_size, sizeof(uint64_t))
-        self.terrain_views = <float *> calloc(padded_codes.shape[0] * padded_codes.shape[1] * 5, sizeof(float))
-        if self.terrain_sum == NULL or self.fighter_sums == NULL or self.terrain_views == NULL:
+        self.terrain_views = terrain_view_table(padded_codes)
+        if self.terrain_sum == NULL or self.fighter_sums == NULL:
             raise MemoryError("FighterTick: no memory for the view tables")
-        for k in range(padded_codes.shape[0] * padded_codes.shape[1]):  # as _fill_views writes them
-            code = padded_codes[k // padded_codes.shape[1], k % padded_codes.shape[1]]
-            self.terrain_views[5 * k] = 1.0 if (code == 1 or code == 2) else 0.0
-            self.terrain_views[5 * k + 1] = 1.0 if code == 3 else 0.0
         self.own_sum = 0
         for k in range(side * side):
             self.own_sum += coefficients[5 * k + 4]
@@ -653,7 +695,6 @@ cdef class FighterTick:
         cdef Py_ssize_t count = 2 * size
         cdef Py_ssize_t side = 2 * self.view_radius + 1
         cdef Py_ssize_t k
-        cdef int64_t attackers = 0, defenders = 0, balance
         cdef int winner
         cdef double team_reward[2]
         cdef bint done = True
@@ -692,33 +733,15 @@ cdef class FighterTick:
                 _update_sight(positions, alive, self.cell_rows, self.cell_cols, self.blocks_sight,
                               self.line_offsets, self.sight_range, self.fire_range,
                               self.team_size, belief_cells, sees, distance, seen, target_of)
-                for k in range(size):
-                    attackers += alive[k]
-                    defenders += alive[size + k]
-                # Battle.winner() after the tick
-                if attackers == 0 and defenders == 0:
-                    winner = -1
-                elif defenders == 0:
-                    winner = 0
-                elif attackers == 0 or tick + 1 >= self.max_ticks:
-                    winner = 1
-                else:
-                    winner = -2
-                balance = damage_dealt[0] - damage_dealt[1]
-                team_reward[0] = 0.0
-                team_reward[1] = 0.0
-                if self.reward_scale > 0.0:
-                    team_reward[0] += balance / self.reward_scale
-                    team_reward[1] += -balance / self.reward_scale
-                if winner >= 0:
-                    team_reward[winner] += 1.0
-                    team_reward[1 - winner] -= 1.0
+                winner = _fighter_outcome(alive, self.team_size, tick + 1, self.max_ticks,
+                                          damage_dealt[0] - damage_dealt[1], self.reward_scale,
+                                          team_reward)
                 for k in range(count):
                     rewards[k] = team_reward[0 if k < size else 1]
                     returns[k] += rewards[k]
                 done = _fill_views(views, positions, health, alive, seen, self.padded_codes,
                                    self.cell_rows, self.cell_cols, self.view_radius, self.team_size,
-                                   &self.coefficients[0], self.fighter_sums, self.terrain_views)
+                                   &self.coefficients[0], self.fighter_sums, &self.terrain_views[0, 0, 0])
             if done:
                 done = _fighter_masks(masks, positions, alive, self.move_target, self.door_of_cell,
                                       self.num_doors, self.door_capacity, target_of)
