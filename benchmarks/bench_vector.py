@@ -22,7 +22,14 @@ The process pins itself to one core (``--core``) and asks XLA for one thread bef
 is imported. Contenders take turns in slices (``timing.interleaved_rates``), so load from
 other jobs falls on all of them alike.
 
-    python benchmarks/bench_vector.py [--seconds 2] [--batches 1 64 1024 16384]
+    python benchmarks/bench_vector.py [--seconds 2] [--batches 1 64 1024 16384] [--combat]
+
+``--combat`` measures instead combat's fighter mode (every fighter a player, all moving at
+once; pgx has no such game), ticks per second (one tick is one joint step of one game,
+every fighter acting), random legal play on the small and the default map: the vector env
+(``copy=False``) against our parallel PettingZoo env, one game at a time, whose joint
+action comes from the same compiled policy on its stacked masks; ``--batches`` defaults
+to 1 64 1024 there.
 
 ``--self-play`` measures instead NFSP's self-play on Leduc hold'em, episodes per second
 with 64 episodes in lockstep (fresh, untrained agents; acting and storing transitions,
@@ -137,6 +144,49 @@ def pgx_contender(name: str, batch: int):
     return run_once, memory
 
 
+COMBAT_MAPS = ("small", "default")
+
+
+def combat_vector_contender(combat_map: str, batch: int):
+    import hiddenenvs.vector as vector
+
+    env = vector.make("combat", num_envs=batch, seed=0, copy=False, mode="fighter", map=combat_map)
+    policy = vector.RandomLegalPolicy(seed=1)
+    state = {"step": env.reset()}
+
+    def run_once() -> int:
+        state["step"] = env.step(policy(state["step"].legal_action_masks))
+        return batch
+
+    return run_once
+
+
+def combat_parallel_contender(combat_map: str):
+    import hiddenenvs
+    import hiddenenvs.vector as vector
+
+    env = hiddenenvs.make_parallel("combat", mode="fighter", map=combat_map)
+    policy = vector.RandomLegalPolicy(seed=1)
+    rng = np.random.default_rng(0)
+    state = {"observations": env.reset(seed=0)[0]}
+    seat = {agent: index for index, agent in enumerate(env.possible_agents)}
+    masks = np.zeros((1, len(seat), env.action_space(env.possible_agents[0]).n), dtype=np.int8)
+
+    def run_once() -> int:
+        observations = state["observations"]
+        if not env.agents:
+            observations, _ = env.reset(seed=int(rng.integers(2**31)))
+        masks[:] = 0  # the dead have left env.agents
+        for agent in env.agents:
+            masks[0, seat[agent]] = observations[agent]["action_mask"]
+        actions = policy(masks)[0]
+        joint = {agent: int(actions[seat[agent]]) for agent in env.agents}
+        state["observations"] = env.step(joint)[0]
+        return 1
+
+    return run_once
+
+
 def self_play_contenders(num_envs: int = 64) -> dict:
     import hiddenenvs
     import hiddenenvs.vector as vector
@@ -179,12 +229,15 @@ def main() -> None:
     parser.add_argument(
         "--seconds", type=float, default=2.0, help="time per contender and batch size"
     )
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 64, 1024, 16384])
+    parser.add_argument("--batches", type=int, nargs="+", help="default: 1 64 1024 16384")
     parser.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
     parser.add_argument("--core", type=int, default=0, help="the CPU core to pin to")
     parser.add_argument("--no-pgx", action="store_true", help="measure without pgx")
     parser.add_argument(
         "--self-play", action="store_true", help="NFSP self-play episodes/s instead (see above)"
+    )
+    parser.add_argument(
+        "--combat", action="store_true", help="combat fighter mode, ticks/s instead (see above)"
     )
     args = parser.parse_args()
 
@@ -201,6 +254,28 @@ def main() -> None:
         )
         for label, rate in interleaved_rates(args.seconds, self_play_contenders()).items():
             print(f"{label:<36}{rate:>10,.0f} episodes/s")
+        return
+    if args.combat:
+        print(
+            f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit()}, pinned to core "
+            f"{args.core}, load average {os.getloadavg()[0]:.1f}; combat fighter mode, 20 fighters"
+        )
+        print("| map | batch | vector (ticks/s) | parallel env (ticks/s) | vector / parallel |")
+        print("|---|---:|---:|---:|---:|")
+        for combat_map in COMBAT_MAPS:
+            for batch in args.batches or [1, 64, 1024]:
+                rates = interleaved_rates(
+                    args.seconds,
+                    {
+                        "vector": combat_vector_contender(combat_map, batch),
+                        "parallel": combat_parallel_contender(combat_map),
+                    },
+                )
+                print(
+                    f"| {combat_map} | {batch:,} | {rates['vector']:,.0f} | "
+                    f"{rates['parallel']:,.0f} | {rates['vector'] / rates['parallel']:.1f}x |",
+                    flush=True,
+                )
         return
     have_pgx = False
     if not args.no_pgx:
@@ -229,7 +304,7 @@ def main() -> None:
             args.seconds,
             {"aec": aec_contender(name, params), "model": model_contender(name, params)},
         )
-        for batch in args.batches:
+        for batch in args.batches or [1, 64, 1024, 16384]:
             contenders, memory = {}, {}
             contenders["vector"], memory["vector"] = vector_contender(name, params, batch)
             if have_pgx:
