@@ -98,6 +98,7 @@ from __future__ import annotations
 
 import operator
 import random
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -109,7 +110,8 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
 try:
-    from hiddenenvs import _aec, _parallel
+    import hiddenenvs._aec as _aec
+    import hiddenenvs._parallel as _parallel
     from hiddenenvs._adapters import observation_dicts, row_views, values_by_agent
 
     COMPILED = True
@@ -200,7 +202,7 @@ class _GameEnvBase:
         self.possible_agents = list(info.player_names)
         self.agent_to_player = {agent: p for p, agent in enumerate(self.possible_agents)}
         self._agent_names = frozenset(self.possible_agents)
-        self.metadata = {
+        self.metadata: dict[str, Any] = {
             "name": pettingzoo_id(game.spec.name),
             "render_modes": render_modes,
             "render_fps": game.RENDER_FPS,
@@ -212,6 +214,7 @@ class _GameEnvBase:
             else info.observation_tensor_shape
         )
         low, high = game.TENSOR_BOUNDS
+        self._observation_spaces: dict[str, spaces.Space]
         if self._flat:
             size = int(np.prod(shape))
             self._observation_spaces = {
@@ -243,7 +246,8 @@ class _GameEnvBase:
         self._seed_not_applied: int | None = None
         self._state_seeds_not_drawn = 0
         self.game_state: State | None = None
-        self._window = None  # render_mode="human" with a picture: (figure, image), see render
+        # render_mode="human" with a picture: matplotlib's (figure, image), see render.
+        self._window: tuple[Any, Any] | None = None
         initial_state = game.new_initial_state()
         state_class = type(initial_state)
         self.state_space = spaces.Box(
@@ -366,10 +370,14 @@ class _GameEnvBase:
         """
         rewards = None
         state = self.game_state
+        assert state is not None  # in an episode: reset() made it
         while True:
             player = state.current_player()
             if player == CHANCE:
-                state._apply_action(sample_chance_outcome(state, self._chance_rng()))
+                # sample_chance_outcome takes any generator with random() (its docstring),
+                # though annotated with numpy's.
+                outcome = sample_chance_outcome(state, self._chance_rng())  # type: ignore[arg-type]
+                state._apply_action(outcome)
             elif player == SIMULTANEOUS and not state.movers():
                 state.apply_actions([-1] * self.game.info.num_players)
             else:
@@ -378,14 +386,18 @@ class _GameEnvBase:
 
     def _add_rewards(self, rewards: np.ndarray | None) -> np.ndarray | None:
         """Add the last transition's rewards (games with terminal utilities only pay at the end)."""
-        if self._terminal_rewards_only and not self.game_state.is_terminal():
+        state = self.game_state
+        assert state is not None  # in an episode: reset() made it
+        if self._terminal_rewards_only and not state.is_terminal():
             return rewards
-        step_rewards = self.game_state.rewards()
+        step_rewards = state.rewards()
         return step_rewards if rewards is None else rewards + step_rewards
 
     def _illegal(self, agent: str, action: Any, legal: list[int]) -> ValueError:
         player = self.agent_to_player[agent]
-        described = ", ".join(f"{a} ({self.game_state.action_to_string(player, a)})" for a in legal)
+        state = self.game_state
+        assert state is not None  # in an episode: reset() made it
+        described = ", ".join(f"{a} ({state.action_to_string(player, a)})" for a in legal)
         return ValueError(
             f"{self.game.NAME}: action {action!r} is illegal for {agent}; legal actions: "
             f"{described or 'none (this agent does not act now)'}"
@@ -508,6 +520,7 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         legal = self._selection_legal
         if legal is None:
             state = self.game_state
+            assert state is not None  # in an episode: reset() made it
             player = state.current_player()
             if player >= 0:
                 legal = state.legal_actions()
@@ -545,7 +558,9 @@ class GameAECEnv(_GameEnvBase, AECEnv):
         for the cycle, ignored), or the error naming the legal actions."""
         legal = self._legal_actions_of_selection()
         if action is None or self._integer_action(agent, action) not in legal:
-            if legal or self.game_state.current_player() != SIMULTANEOUS:
+            state = self.game_state
+            assert state is not None  # in an episode: reset() made it
+            if legal or state.current_player() != SIMULTANEOUS:
                 return int(self._played_for_illegal(agent, action, legal, self._illegal_reports))
             return -1
         if self._illegal_reports:
@@ -581,7 +596,9 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         # With few actions every legal set's read-only mask is made once and handed out
         # again (bit code -> mask, at most MASK_CACHE_SIZE of them) instead of a row view
         # per player per step: combat's 160 fighters share a few dozen masks.
-        self._mask_table = {} if 2**self._num_actions <= MASK_CACHE_SIZE else None
+        self._mask_table: dict[int, np.ndarray] | None = (
+            {} if 2**self._num_actions <= MASK_CACHE_SIZE else None
+        )
         self._rows_of_agents: tuple[list[str], np.ndarray] | None = None  # see action_masks
 
     def action_masks(self) -> np.ndarray:
@@ -614,7 +631,9 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
     def _masks_player_by_player(self, current_player: int) -> np.ndarray:
         """``_node_masks`` for a state without a masks array: from ``legal_actions``."""
         state = self.game_state
+        assert state is not None  # in an episode: reset() made it
         masks = np.zeros((self._num_players, self.game.info.num_distinct_actions), np.int8)
+        players: Sequence[int]
         if current_player == SIMULTANEOUS:
             players = range(self._num_players)
         else:
@@ -673,6 +692,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
         if agent not in actions:
             raise ValueError(f"{self.game.NAME}: no action given for {agent}, which must move")
         action = actions[agent]
+        assert self._masks is not None  # _joint_action made this node's masks
         legal = np.flatnonzero(self._masks[player]).tolist()
         if action is not None and self._integer_action(agent, action) in legal:
             return int(action)
@@ -711,6 +731,7 @@ class GameParallelEnv(_GameEnvBase, ParallelEnv):
     ) -> tuple:
         """``_step_dicts`` for a state that answers player by player."""
         state = self.game_state
+        assert state is not None  # in an episode: reset() made it
         if step_rewards is None:
             rewards = dict.fromkeys(agents, 0.0)
         else:
