@@ -159,8 +159,13 @@ TRAINER_NEEDS: dict[str, Any] = {
 
 
 def trainer_needs(trainer: str, trainer_params: dict[str, Any] | None = None) -> Needs:
-    """The needs a trainer declares for its params (defaults where ``trainer_params`` is None)."""
+    """The needs a trainer declares for its params (defaults where ``trainer_params`` is None);
+    a trainer added by :func:`agents.config.register_trainer` declares none."""
     if trainer not in TRAINER_NEEDS:
+        from agents.config import TRAINERS
+
+        if trainer in TRAINERS:
+            return Needs()
         raise CapabilityError(f"unknown trainer {trainer!r}; trainers: {', '.join(TRAINER_NEEDS)}")
     return TRAINER_NEEDS[trainer](trainer_params or {})
 

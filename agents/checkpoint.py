@@ -19,9 +19,10 @@ dataclass instance          the dict of its fields (rebuilt by whoever reads it)
 ==========================  ============================================================
 
 An agent file names its class by a *registered name* (:func:`register_agent_class`,
-called for every ``Agent`` subclass when it is defined); loading looks that name up in the
-registry, importing only the project's own agent modules (:data:`PROJECT_AGENT_MODULES`),
-never a module the file names.
+called for every ``Agent`` subclass when it is defined); loading looks that name up in
+:data:`AGENT_CLASSES` (a :class:`hiddenenvs.registries.Registry` that records a name two
+classes share as ambiguous), importing only the project's own agent modules
+(:data:`PROJECT_AGENT_MODULES`), never a module the file names.
 
 Atomic writes. A file is written to a temporary file in the target's directory, flushed
 and fsynced, renamed over the target with ``os.replace`` (atomic on POSIX), and the
@@ -32,7 +33,6 @@ moment leaves either the previous file or the new one, never half a file.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import random
 import zipfile
 from pathlib import Path
@@ -42,6 +42,7 @@ import numpy as np
 import torch
 
 from hiddenenvs.files import atomic_write
+from hiddenenvs.registries import AmbiguousNameError, Registry, UnknownNameError
 
 NDARRAY_TAG = "__ndarray__"
 ZIP_MAGIC = b"PK\x03\x04"  # the first bytes of a zip archive (a local file header)
@@ -49,8 +50,11 @@ ZIP_MAGIC = b"PK\x03\x04"  # the first bytes of a zip archive (a local file head
 # yet registered: the modules that define the project's saveable agents.
 PROJECT_AGENT_MODULES = ("agents.baselines", "agents.nfsp", "agents.scripted", "agents.rebel")
 
-_AGENT_CLASSES: dict[str, type] = {}
-_AMBIGUOUS_NAMES: dict[str, set[str]] = {}
+# Agent class name -> class. Two classes of one name (in different modules) are both legal
+# Python, so the name is recorded as ambiguous rather than refused: saving or loading it fails.
+AGENT_CLASSES: Registry[type] = Registry(
+    "agent class", plugin_modules=PROJECT_AGENT_MODULES, track_ambiguity=True
+)
 
 
 class UnsafeFileError(ValueError):
@@ -63,8 +67,8 @@ class CorruptedFileError(ValueError):
 
 
 # ---- the agent registry -------------------------------------------------------------------
-def _origin(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
+def _agent_name(cls: type) -> str:
+    return cls.__dict__.get("AGENT_NAME") or cls.__name__
 
 
 def register_agent_class(cls: type) -> None:
@@ -74,24 +78,20 @@ def register_agent_class(cls: type) -> None:
     another process). Two different classes under one name make the name ambiguous: saving
     or loading it then fails, naming both.
     """
-    if "<locals>" in cls.__qualname__:
-        return
-    name = cls.__dict__.get("AGENT_NAME") or cls.__name__
-    known = _AGENT_CLASSES.get(name)
-    if known is not None and _origin(known) != _origin(cls):
-        _AMBIGUOUS_NAMES.setdefault(name, {_origin(known)}).add(_origin(cls))
-    _AGENT_CLASSES[name] = cls
+    if "<locals>" not in cls.__qualname__:
+        AGENT_CLASSES.register(_agent_name(cls), cls)
 
 
 def registered_agent_name(cls: type) -> str:
     """The name an agent file stores for ``cls``; ValueError if it cannot be loaded back."""
-    name = cls.__dict__.get("AGENT_NAME") or cls.__name__
-    if _AGENT_CLASSES.get(name) is not cls or name in _AMBIGUOUS_NAMES:
+    name = _agent_name(cls)
+    ambiguous = AGENT_CLASSES.ambiguous_origins(name)
+    if ambiguous or AGENT_CLASSES.get(name) is not cls:
         raise ValueError(
             f"cannot save a {cls.__qualname__}: agent files name a registered agent class, and "
             + (
-                f"{name!r} is ambiguous ({', '.join(sorted(_AMBIGUOUS_NAMES[name]))}); set AGENT_NAME"
-                if name in _AMBIGUOUS_NAMES
+                f"{name!r} is ambiguous ({', '.join(ambiguous)}); set AGENT_NAME"
+                if ambiguous
                 else "classes defined inside functions are not registered"
             )
         )
@@ -102,19 +102,15 @@ def agent_class_named(name: Any, path: str | Path) -> type:
     """The registered agent class ``name`` (from the file at ``path``)."""
     if not isinstance(name, str) or not name:
         raise UnsafeFileError(f"{path}: the agent class must be a registered name, got {name!r}")
-    if name not in _AGENT_CLASSES:
-        for module in PROJECT_AGENT_MODULES:
-            importlib.import_module(module)
-    if name in _AMBIGUOUS_NAMES:
+    try:
+        return AGENT_CLASSES[name]
+    except AmbiguousNameError as error:
+        raise UnsafeFileError(f"{path}: {error}") from None
+    except UnknownNameError:
         raise UnsafeFileError(
-            f"{path}: agent class {name!r} is ambiguous ({', '.join(sorted(_AMBIGUOUS_NAMES[name]))})"
-        )
-    if name not in _AGENT_CLASSES:
-        raise UnsafeFileError(
-            f"{path}: no registered agent class {name!r} (registered: {', '.join(sorted(_AGENT_CLASSES))}); "
-            f"import the module that defines it before loading"
-        )
-    return _AGENT_CLASSES[name]
+            f"{path}: no registered agent class {name!r} (registered: "
+            f"{', '.join(AGENT_CLASSES.names())}); import the module that defines it before loading"
+        ) from None
 
 
 # ---- data-only conversion -------------------------------------------------------------------

@@ -61,18 +61,24 @@ from typing import Any
 import yaml
 
 from hiddenenvs.params import ValueLoader
+from hiddenenvs.registries import Registry
 
-TRAINERS = {
-    "nfsp": "agents.nfsp:NFSP",
-    "anfsp": "agents.anfsp:ANFSP",
-    "mcnfsp": "agents.mcnfsp:MCNFSP",
-    "exit_oos": "agents.exit_oos:ExItOOS",
-    "cfr": "agents.cfr:CFRLearner",
-    "cfr+": "agents.cfr:CFRPlusLearner",
-    "rebel": "agents.rebel:ReBeLLearner",
-    "es-mccfr": "agents.search.external_sampling_mccfr:ExternalSamplingMCCFRLearner",
-    "os-mccfr": "agents.search.outcome_sampling_mccfr:OutcomeSamplingMCCFRLearner",
-}
+# Trainer name (``trainer.name``) -> its Learner class, imported on lookup (so that reading a
+# config imports no torch); :func:`register_trainer` adds one.
+TRAINERS: Registry[type] = Registry(
+    "trainer",
+    {
+        "nfsp": "agents.nfsp:NFSP",
+        "anfsp": "agents.anfsp:ANFSP",
+        "mcnfsp": "agents.mcnfsp:MCNFSP",
+        "exit_oos": "agents.exit_oos:ExItOOS",
+        "cfr": "agents.cfr:CFRLearner",
+        "cfr+": "agents.cfr:CFRPlusLearner",
+        "rebel": "agents.rebel:ReBeLLearner",
+        "es-mccfr": "agents.search.external_sampling_mccfr:ExternalSamplingMCCFRLearner",
+        "os-mccfr": "agents.search.outcome_sampling_mccfr:OutcomeSamplingMCCFRLearner",
+    },
+)
 EXACT_CHOICES = ("auto", "yes", "no")
 MAX_CONFIG_BYTES = 1 << 20  # a config file; the shipped ones are under 3 KB
 MAX_ALIASES = 64  # YAML aliases (*name) in one document
@@ -484,11 +490,17 @@ def check_output_dir(output_dir: str) -> None:
         ) from None
 
 
-def trainer_class(name: str) -> type:
-    import importlib
+def register_trainer(name: str, trainer: type | str) -> None:
+    """Make ``trainer.name: <name>`` train ``trainer``: an :class:`agents.base.Learner`
+    subclass with a ``CONFIG_CLASS``, or its ``"module:Class"`` (imported when a run asks
+    for it). ValueError if ``name`` is taken by another trainer."""
+    TRAINERS.register(name, trainer)
 
-    module_name, class_name = TRAINERS[name].split(":")
-    return getattr(importlib.import_module(module_name), class_name)
+
+def trainer_class(name: str) -> type:
+    """The Learner class of trainer ``name``; an unknown name raises
+    :class:`hiddenenvs.registries.UnknownNameError` (a KeyError and a ValueError)."""
+    return TRAINERS[name]
 
 
 def trainer_config(config: RunConfig) -> Any:

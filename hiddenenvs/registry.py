@@ -1,7 +1,9 @@
 """The registry: every game by name, with its parameters and sizes.
 
 A game is registered once, by its module path, so that importing hiddenenvs stays cheap
-and a new game touches only its own file and the ``_ENTRIES`` table below.
+and a new game touches only its own file and the ``_ENTRIES`` table below. :data:`REGISTRY`
+is a :class:`hiddenenvs.registries.Registry` of :class:`EnvEntry` (the rules every registry
+of the project shares: one thing per name, one error for an unknown name).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hiddenenvs.core import GameSpec
+from hiddenenvs.registries import Registry
 
 if TYPE_CHECKING:  # the game model calls this module to rebuild a game from its spec
     from hiddenenvs.game import Game
@@ -119,20 +122,13 @@ _ENTRIES = [
     ),
 ]
 
-REGISTRY: dict[str, EnvEntry] = {entry.name: entry for entry in _ENTRIES}
+REGISTRY: Registry[EnvEntry] = Registry("env", {entry.name: entry for entry in _ENTRIES})
 
 
 def register(entry: EnvEntry) -> None:
-    """Add a game under a new name (for user games outside this package)."""
-    if entry.name in REGISTRY:
-        raise ValueError(f"an env named {entry.name!r} is already registered")
-    REGISTRY[entry.name] = entry
-
-
-def _entry(name: str) -> EnvEntry:
-    if name not in REGISTRY:
-        raise ValueError(f"unknown env {name!r}; registered envs: {', '.join(sorted(REGISTRY))}")
-    return REGISTRY[name]
+    """Add a game under a new name (for user games outside this package); ValueError if the
+    name is taken by another entry."""
+    REGISTRY.register(entry.name, entry)
 
 
 def load_game(name: str | GameSpec, **params: Any) -> Game:
@@ -146,7 +142,7 @@ def load_game(name: str | GameSpec, **params: Any) -> Game:
         if params:
             raise ValueError(f"give a GameSpec or parameters, not both: {name} and {params}")
         return _game_for_spec(name)
-    entry = _entry(name)
+    entry = REGISTRY[name]  # an unknown name: "unknown env 'x'; registered envs: ..."
     fixed = set(entry.fixed_params) & set(params)
     if fixed:
         raise ValueError(f"{name}: parameter(s) {sorted(fixed)} are fixed by this variant")

@@ -85,13 +85,10 @@ def test_the_config_reference_reads_fields_defaults_and_their_comments():
 
 
 def test_every_trainer_config_class_is_a_dataclass_the_reference_can_read():
-    import importlib
-
     from agents.config import TRAINERS
 
-    for name, target in TRAINERS.items():
-        module_name, class_name = target.split(":")
-        config_class = getattr(importlib.import_module(module_name), class_name).CONFIG_CLASS
+    for name, trainer in TRAINERS.items():
+        config_class = trainer.CONFIG_CLASS
         assert dataclasses.is_dataclass(config_class), f"{name}: CONFIG_CLASS is not a dataclass"
         reference = "\n".join(pages.config_reference(config_class))
         for config_field in dataclasses.fields(config_class):

@@ -28,44 +28,40 @@ Module                                         Algorithm
 =============================================  ==================================================
 
 Spec registry. ``agents.specs.load_agent`` resolves ``<prefix>:<argument>`` through
-:data:`SPEC_BUILDERS`: a module registers a builder ``(argument, game, player, seed) ->
-Agent`` with ``@register_spec(prefix)``.
+:data:`SPEC_BUILDERS`, a :class:`hiddenenvs.registries.Registry`: a module registers a
+builder ``(argument, game, player, seed) -> Agent`` with ``@register_spec(prefix)``, and the
+project's search modules are imported (registering theirs) the first time a prefix is not
+found.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
-SPEC_BUILDERS: dict[str, Callable] = {}
+from hiddenenvs.registries import Registry
 
-# Modules whose import registers their specs (imported on the first lookup).
-_SPEC_MODULES = (
-    "agents.search.external_sampling_mccfr",
-    "agents.search.outcome_sampling_mccfr",
-    "agents.search.oos",
-    "agents.search.ismcts",
-    "agents.search.minimax",
-    "agents.search.montecarlo",
-    "agents.rebel",
+SPEC_BUILDERS: Registry[Callable] = Registry(
+    "agent spec",
+    plugin_modules=(  # modules whose import registers their specs
+        "agents.search.external_sampling_mccfr",
+        "agents.search.outcome_sampling_mccfr",
+        "agents.search.oos",
+        "agents.search.ismcts",
+        "agents.search.minimax",
+        "agents.search.montecarlo",
+        "agents.rebel",
+    ),
 )
 
 
 def register_spec(prefix: str) -> Callable[[Callable], Callable]:
-    """Register ``builder(argument, game, player, seed) -> Agent`` for ``<prefix>:<argument>``."""
-
-    def decorate(builder: Callable) -> Callable:
-        SPEC_BUILDERS[prefix] = builder
-        return builder
-
-    return decorate
+    """Register ``builder(argument, game, player, seed) -> Agent`` for ``<prefix>:<argument>``
+    (a decorator); ValueError if another builder has ``prefix``."""
+    return SPEC_BUILDERS.register(prefix)
 
 
 def spec_builder(prefix: str) -> Callable | None:
     """The builder registered for ``prefix``, or None."""
-    if prefix not in SPEC_BUILDERS:
-        for module in _SPEC_MODULES:
-            importlib.import_module(module)
     return SPEC_BUILDERS.get(prefix)
 
 

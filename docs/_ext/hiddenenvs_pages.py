@@ -603,9 +603,9 @@ def generate(app) -> None:
     pages = {}
     for name, entry in hiddenenvs.registry.REGISTRY.items():
         pages[DOCS / "envs" / f"{name}.md"] = env_page(entry, rows[name], configs, capabilities)
-    for name, target in TRAINERS.items():
+    for name in TRAINERS:
         pages[DOCS / "trainers" / f"{safe_name(name)}.md"] = trainer_page(
-            name, target, configs, capabilities
+            name, TRAINERS.target(name), configs, capabilities
         )
     for module_name in api_modules():
         pages[DOCS / "api" / f"{module_name}.md"] = api_page(module_name)

@@ -56,12 +56,14 @@ given opponents as a Gymnasium ``VectorEnv``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from hiddenenvs.envs.combat.simulation import MAX_HEALTH
 from hiddenenvs.game import SIMULTANEOUS, Dynamics, Game
+from hiddenenvs.registries import Registry
 from hiddenenvs.registry import load_game
 from hiddenenvs.vector import _combat, _kernels
 
@@ -108,18 +110,21 @@ def _combat_fighters(game: Game, num_envs: int, information_state: bool):
     return _combat.CombatFighterKernel(game, num_envs, MAX_HEALTH)
 
 
-# Registered game name -> kernel factory.
-VECTOR_GAMES = {
-    "kuhn_poker": _kuhn,
-    "leduc_holdem": _leduc,
-    "rps": _matrix,
-    "biased_rps": _matrix,
-    "matching_pennies": _matrix,
-    "othello": _othello,
-    "liars_dice": _liars_dice,
-    "goofspiel": _goofspiel,
-    "combat": _combat_fighters,
-}
+# Registered game name -> kernel factory ``(game, num_envs, information_state) -> kernel``.
+VECTOR_GAMES: Registry[Callable[[Game, int, bool], Any]] = Registry(
+    "vector game",
+    {
+        "kuhn_poker": _kuhn,
+        "leduc_holdem": _leduc,
+        "rps": _matrix,
+        "biased_rps": _matrix,
+        "matching_pennies": _matrix,
+        "othello": _othello,
+        "liars_dice": _liars_dice,
+        "goofspiel": _goofspiel,
+        "combat": _combat_fighters,
+    },
+)
 
 
 class VectorStep(NamedTuple):
