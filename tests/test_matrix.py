@@ -226,6 +226,8 @@ def test_every_admitted_cell_trains(trainer, env, params, tmp_path):
         )
     if env not in FLAGSHIP_ENVS:
         pytest.skip("a small game: benchmarks/matrix.py trains this cell (docs/results/matrix.md)")
+    if (env, params) == ("gdl", {}):
+        pytest.skip("the gdl env's default sheet is tic-tac-toe: the gdl_tictactoe cell trains it")
     train_cell(trainer, env, params, tmp_path)
 
 
