@@ -29,6 +29,8 @@ replaces DQN's replay with A3C-style asynchronous actor-learners (Mnih et al. 20
   gradient per 32-step chunk of it, all taken at the window's weights, as that many
   single-env actor-learners would have (their forward passes batched, one Ray round
   trip); the server applies each chunk's mean (the paper: "similar to minibatches").
+  With ``vector_envs`` those games are one :mod:`hiddenenvs.vector` env, stepped by one
+  compiled call per tick (:func:`agents.vector_self_play.play_vector_episodes`).
 - **Shared supervised reservoir** M_SL (:class:`agents.memories.ReservoirBuffer`, per
   player, held by the server): actors ship the ``(s, a)`` pairs their best response
   played; with every applied chunk gradient the server takes one SL step on a minibatch of
@@ -105,6 +107,7 @@ class ANFSPConfig:
     num_actors: int = 2  # actor-learners (the paper: 4 threads)
     actor_num_cpus: float = 1.0  # Ray CPUs each actor reserves (below 1: oversubscription)
     envs_per_actor: int = 1  # episodes an actor plays in lockstep (1: the paper's one env)
+    vector_envs: bool = False  # actors play their envs_per_actor games through hiddenenvs.vector
     epsilon_choices: list[float] = field(default_factory=lambda: [0.06, 0.1, 0.2])
     epsilon_decay_transitions: int = 100_000  # epsilon_0 / sqrt(1 + t / this)
     gradient_every: int = 32  # actor steps per accumulated gradient
@@ -319,18 +322,26 @@ class ActorLearner:
         discount: float,
         envs_per_actor: int,
         seed_entropy: tuple[int, ...],
+        vector_envs: bool = False,
     ):
+        from agents.vector_self_play import self_play_vector_env
+
         torch.set_num_threads(1)  # tiny networks; the core belongs to this actor alone
-        self.envs = [
-            hiddenenvs.make(game_spec["name"], **game_spec["params"]).unwrapped
-            for _ in range(envs_per_actor)
-        ]
-        seeds = np.random.SeedSequence(list(seed_entropy)).spawn(
-            1 + len(self.envs[0].possible_agents)
-        )
+        name, params = game_spec["name"], game_spec["params"]
+        self.vector_env = None
+        self.envs = []
+        if vector_envs:
+            self.vector_env = self_play_vector_env(
+                name, params, envs_per_actor, "trainer.params.vector_envs"
+            )
+            num_players = self.vector_env.num_players
+        else:
+            self.envs = [hiddenenvs.make(name, **params).unwrapped for _ in range(envs_per_actor)]
+            num_players = len(self.envs[0].possible_agents)
+        seeds = np.random.SeedSequence(list(seed_entropy)).spawn(1 + num_players)
         self.rng = np.random.default_rng(seeds[0])
         self.agents = [_ActorAgent(architecture, anticipatory, seed=s) for s in seeds[1:]]
-        self.seat_agents = dict(zip(self.envs[0].possible_agents, self.agents))
+        self.seat_agents = dict(zip(self.envs[0].possible_agents, self.agents)) if self.envs else {}
         self.discount = discount
 
     def play_window(
@@ -339,6 +350,7 @@ class ActorLearner:
         import ray
 
         from agents.loop import play_episodes
+        from agents.vector_self_play import play_vector_episodes
 
         for agent, q, target, policy in zip(
             self.agents, weights["q"], weights["target"], weights["policy"]
@@ -355,10 +367,14 @@ class ActorLearner:
         while sum(len(agent.transitions) for agent in self.agents) < gradient_every * len(
             self.agents
         ):
-            play_episodes(
-                self.envs, self.seat_agents, self.rng.integers(2**31, size=len(self.envs))
-            )
-            episodes += len(self.envs)
+            if self.vector_env is not None:
+                play_vector_episodes(self.vector_env, self.agents, int(self.rng.integers(2**31)))
+                episodes += self.vector_env.num_envs
+            else:
+                play_episodes(
+                    self.envs, self.seat_agents, self.rng.integers(2**31, size=len(self.envs))
+                )
+                episodes += len(self.envs)
         gradients, losses, reservoir = [], [], []
         for agent in self.agents:
             if agent.transitions:
@@ -405,6 +421,16 @@ class ANFSP(Learner):
     def __init__(self, game: Game, config: ANFSPConfig, seed: int):
         super().__init__(game, config, seed)
         import_ray()  # fail at construction, not at the first step, when Ray is absent
+        if config.vector_envs:  # here, not in the actors, so that no Ray starts for nothing
+            from agents.config import ConfigError
+            from hiddenenvs.vector import VECTOR_GAMES
+
+            if game.spec.name not in VECTOR_GAMES:
+                raise ConfigError(
+                    f"trainer.params.vector_envs: env {game.spec.name!r} has no vector kernel "
+                    f"(hiddenenvs.vector has {', '.join(VECTOR_GAMES.names())}); set "
+                    f"trainer.params.vector_envs: false"
+                )
         info = game.info
         self.architecture = {
             "input_size": int(np.prod(info.information_state_tensor_shape)),
@@ -486,6 +512,7 @@ class ANFSP(Learner):
             self.config.discount,
             self.config.envs_per_actor,
             (self.seed, slot, generation),
+            self.config.vector_envs,
         )
 
     def _ensure_running(self) -> None:

@@ -73,7 +73,7 @@ from agents.checkpoint import (
 )
 from agents.config import ConfigError, RunConfig
 from agents.runs import CHECKPOINT_NAME, RUN_CHECKPOINT_FORMAT, build_learner
-from agents.vector_self_play import play_vector_episodes
+from agents.vector_self_play import play_vector_episodes, self_play_vector_env
 from hiddenenvs.analysis import tree_is_small
 
 # One evaluation's cap when neither evaluation.max_seconds nor budget.seconds sets it: a
@@ -367,23 +367,15 @@ class LoopContext:
         return returns
 
 
-# PettingZoo adapter options in env.params that the vector env has no use for.
-_AEC_ONLY_PARAMS = ("render_mode", "observation_layout", "illegal_action")
-
-
 def _vector_self_play_env(config: RunConfig, learner: Learner):
     """The vector env ``vector_self_play`` plays through: ``num_envs`` games of ``env.name``
     with ``env.params``. A one-line :class:`ConfigError` when the env has no vector kernel,
     an agent needs seat views or the true state, or the trainer has its own step."""
-    from hiddenenvs.vector import VECTOR_GAMES
-    from hiddenenvs.vector import make as make_vector
-
     name, trainer = config.env.name, config.trainer.name
-    if name not in VECTOR_GAMES:
-        raise ConfigError(
-            f"vector_self_play: env {name!r} has no vector kernel (hiddenenvs.vector has "
-            f"{', '.join(VECTOR_GAMES)}); set vector_self_play: false"
-        )
+    try:
+        env = self_play_vector_env(name, config.env.params, config.num_envs, "vector_self_play")
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     try:
         agents = learner.agents
     except NotImplementedError:
@@ -396,12 +388,13 @@ def _vector_self_play_env(config: RunConfig, learner: Learner):
                     f"vector env does not build; set vector_self_play: false"
                 )
     if type(learner).step is not Learner.step:
+        own = " (ANFSP's actors: trainer.params.vector_envs: true)" if trainer == "anfsp" else ""
         raise ConfigError(
             f"vector_self_play: trainer {trainer!r} runs its own step; only trainers that keep "
-            f"the loop's self-play step (nfsp) play through the vector env; set vector_self_play: false"
+            f"the loop's self-play step (nfsp) play through the vector env{own}; set "
+            f"vector_self_play: false"
         )
-    params = {key: value for key, value in config.env.params.items() if key not in _AEC_ONLY_PARAMS}
-    return make_vector(name, num_envs=config.num_envs, copy=False, **params)
+    return env
 
 
 class _Schedule:

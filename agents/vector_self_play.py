@@ -33,7 +33,23 @@ from collections.abc import Sequence
 import numpy as np
 
 from agents.base import Agent, Transition
-from hiddenenvs.vector import VectorEnv
+from hiddenenvs.vector import VECTOR_GAMES, VectorEnv, make
+
+# PettingZoo adapter options in env.params that the vector env has no use for.
+AEC_ONLY_PARAMS = ("render_mode", "observation_layout", "illegal_action")
+
+
+def self_play_vector_env(name: str, params: dict, num_envs: int, where: str) -> VectorEnv:
+    """``num_envs`` games of the env ``name`` with the run's ``env.params`` (the adapter-only
+    ones dropped), unseeded: :func:`play_vector_episodes` resets it with a seed. A one-line
+    ``ValueError`` naming ``where`` (the setting that asked) when the env has no kernel."""
+    if name not in VECTOR_GAMES:
+        raise ValueError(
+            f"{where}: env {name!r} has no vector kernel (hiddenenvs.vector has "
+            f"{', '.join(VECTOR_GAMES.names())}); set {where}: false"
+        )
+    kept = {key: value for key, value in params.items() if key not in AEC_ONLY_PARAMS}
+    return make(name, num_envs=num_envs, copy=False, **kept)
 
 
 def play_vector_episodes(

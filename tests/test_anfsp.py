@@ -417,3 +417,63 @@ def test_two_node_cluster_trains_replaces_a_killed_actor_and_resumes(tmp_path, t
         and float(rows[-1]["exploitability"]) < KUHN_UNIFORM_EXPLOITABILITY
     )
     assert first["episodes"] < min(e for e in episodes if e > first["episodes"])
+
+
+def _leduc_learner(**params):
+    from agents.runs import build_learner
+
+    return build_learner(
+        config_from_dict(
+            {
+                "env": {"name": "leduc_holdem"},
+                "output_dir": "unused",
+                "seed": 0,
+                "trainer": {
+                    "name": "anfsp",
+                    "params": {"hidden_sizes": [8], "envs_per_actor": 8, **params},
+                },
+            }
+        )
+    )
+
+
+def test_actors_play_through_the_vector_env_seed_for_seed():
+    """With vector_envs an actor plays its envs_per_actor games through hiddenenvs.vector: a
+    window holds at least gradient_every transitions per player, each a legal decision whose
+    next tensor starts the player's next one, and the same seeds give the same window."""
+    pytest.importorskip("ray", reason='ANFSP needs Ray: pip install -e ".[distributed]"')
+    from agents.anfsp import ActorLearner
+
+    learner = _leduc_learner(vector_envs=True)
+    windows, actors = [], []
+    for _ in range(2):
+        actor = ActorLearner(*learner._actor_arguments(slot=0, generation=0))
+        assert actor.vector_env is not None and not actor.envs
+        windows.append(actor.play_window(learner._weights(), 0.1, 32))
+        actors.append(actor)
+    first, second = windows
+    assert first["episodes"] % 8 == 0 and min(first["transitions"]) >= 32
+    assert first["transitions"] == second["transitions"] and first["episodes"] == second["episodes"]
+    for chunks, again in zip(first["gradients"], second["gradients"]):
+        for (gradient, rows), (gradient_again, rows_again) in zip(chunks, again):
+            assert rows == rows_again
+            assert all(np.array_equal(a, b) for a, b in zip(gradient, gradient_again))
+    for transition in actors[0].agents[0].transitions:
+        assert transition.action_mask[transition.action] == 1
+        assert transition.done or transition.next_action_mask.any()
+    learner.close()
+
+
+def test_vector_envs_on_an_env_without_a_kernel_is_refused_before_ray_starts():
+    pytest.importorskip("ray", reason='ANFSP needs Ray: pip install -e ".[distributed]"')
+    from agents.runs import build_learner
+
+    config = config_from_dict(
+        {
+            "env": {"name": "meier"},
+            "output_dir": "unused",
+            "trainer": {"name": "anfsp", "params": {"vector_envs": True}},
+        }
+    )
+    with pytest.raises(ConfigError, match="vector_envs: env 'meier' has no vector kernel"):
+        build_learner(config)
