@@ -130,6 +130,7 @@ def build(recipe: MapRecipe) -> dict:
     for _ in range(recipe.num_fences):
         row, col = rng.integers(1, size - 1), rng.integers(1, size - 1)
         length = int(rng.integers(recipe.area_size // 4 + 2, recipe.area_size // 2 + 4))
+        segment: tuple[np.integer | slice, np.integer | slice]
         if rng.random() < 0.5:
             segment = (row, slice(col, min(size - 1, col + length)))
         else:

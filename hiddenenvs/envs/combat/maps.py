@@ -338,7 +338,7 @@ class CombatMap:
         return nearest_first[:count].copy()
 
     @functools.cached_property
-    def _cells_by_birth_distance(self) -> tuple[np.ndarray, np.ndarray]:
+    def _cells_by_birth_distance(self) -> tuple[np.ndarray, ...]:
         """Per team, the reachable cells sorted by (moves from its birth point, cell index)."""
         by_team = []
         for team in range(len(TEAMS)):

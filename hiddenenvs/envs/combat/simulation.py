@@ -35,7 +35,9 @@ it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -266,7 +268,7 @@ class Battle:
         self.seen = (seen[0], seen[1])  # enemies the attackers / defenders see
 
 
-def _generator_from_state(state: dict) -> np.random.Generator:
+def _generator_from_state(state: Mapping[str, Any]) -> np.random.Generator:
     """A new generator in exactly the bit-generator ``state`` given (clones, unpickling)."""
     bit_generator = getattr(np.random, state["bit_generator"])()
     bit_generator.state = state
