@@ -310,6 +310,7 @@ def _steps_after(last: _Step | None, earlier: _Step | None) -> list[_Step]:
     """The steps after ``earlier`` (an ancestor of ``last``, or None) up to ``last``, in order."""
     steps = []
     while last is not earlier:
+        assert last is not None  # earlier is on last's chain: the walk meets it before the start
         steps.append(last)
         last = last.previous
     steps.reverse()
@@ -330,6 +331,13 @@ class _CombatState(State):
         "_public_cache",
         "_information_cache",
     )
+    game: CombatGame
+    _winner: int | None  # Battle.winner(): None while the battle goes on
+    _last: _Step | None  # None before the first step
+    _pending_seed: int | None  # None once a step has used it
+    # (last step, key) when last asked: a key grows from there, never rebuilt whole
+    _public_cache: tuple[_Step | None, tuple]
+    _information_cache: dict[int, tuple[_Step | None, tuple]]  # the same, per player
 
     def _init_common(self, game: CombatGame, battle: Battle, seed: int) -> None:
         self.game = game
@@ -341,7 +349,6 @@ class _CombatState(State):
         self._health_balance = 0  # attackers' health inflicted minus lost, so far
         self._last = None
         self._pending_seed = seed
-        # (last step, key) when last asked: a key grows from there, never rebuilt whole
         self._public_cache = (None, ())
         self._information_cache = {}
 
@@ -387,6 +394,7 @@ class _CombatState(State):
     def _record(self, joint: list[int], balance: int, digests: np.ndarray | None = None) -> None:
         """Append the step just played: its public observation and everyone's digest
         (``digests``, or hashed here from the observations)."""
+        public: tuple[int | None, ...]
         if self.game.mode == "commander":  # each team's observation counts both teams
             public = (self.battle.tick, *self.battle.alive_counts())
         else:  # a fighter sees only its window, and the result when the battle ends
@@ -547,7 +555,7 @@ class _CombatState(State):
         return render_ansi(self.battle, self._winner)
 
 
-def _restore_state(game: CombatGame, state_class: type, data: dict) -> _CombatState:
+def _restore_state(game: CombatGame, state_class: type[_CombatState], data: dict) -> _CombatState:
     state = state_class.__new__(state_class)
     state._restore(game, data)
     return state
@@ -557,6 +565,7 @@ class CommanderState(_CombatState):
     """Two players, ``attackers`` and ``defenders``, each giving one order every K ticks."""
 
     __slots__ = ("orders", "_legal_cache")
+    _legal_cache: dict[int, list[int]]  # player -> legal actions, until the next order
 
     def __init__(self, game: CombatGame, battle: Battle, seed: int):
         # orders[f]: destination index fighter f walks to, -1 to stay
