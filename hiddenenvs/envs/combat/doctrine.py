@@ -68,7 +68,7 @@ def staging_destination(combat_map: CombatMap) -> int:
     return min(outside, key=lambda index: combat_map.distance_fields[index][birth])
 
 
-def _attackers_push(state: State, staging: int, centre: int) -> bool:
+def _attackers_push(state: CommanderState | FighterState, staging: int, centre: int) -> bool:
     """True once every live attacker is in the staging area or nearer the centre than it."""
     battle = state.battle
     combat_map = battle.map
@@ -222,7 +222,9 @@ def _step_towards_belief(state: FighterState, player: int, mask: np.ndarray) -> 
     return 1 + int(distance.argmin())
 
 
-def doctrine_action(state: State, player: int, rng: np.random.Generator) -> int:
+def doctrine_action(
+    state: CommanderState | FighterState, player: int, rng: np.random.Generator
+) -> int:
     """The doctrine's action for ``player`` (commander: a team; fighter: one fighter)."""
     if isinstance(state, CommanderState):
         return _commander_doctrine(state, player, rng)
@@ -238,7 +240,9 @@ def random_action(state: State, player: int, rng: np.random.Generator) -> int:
 POLICIES = {"doctrine": doctrine_action, "random": random_action}
 
 
-def play_episode(state: State, attackers: str, defenders: str, rng: np.random.Generator) -> State:
+def play_episode(
+    state: CommanderState | FighterState, attackers: str, defenders: str, rng: np.random.Generator
+) -> CommanderState | FighterState:
     """Play ``state`` to the end with a policy name per team ("doctrine" or "random")."""
     for name in (attackers, defenders):
         if name not in POLICIES:
