@@ -61,11 +61,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+import hiddenenvs.vector._combat as _combat
+import hiddenenvs.vector._kernels as _kernels
 from hiddenenvs.envs.combat.simulation import MAX_HEALTH
 from hiddenenvs.game import SIMULTANEOUS, Dynamics, Game
 from hiddenenvs.registries import Registry
 from hiddenenvs.registry import load_game
-from hiddenenvs.vector import _combat, _kernels
 
 OBSERVATION_TYPES = ("information_state", "observation")
 
@@ -79,18 +80,30 @@ def _leduc(game: Game, num_envs: int, information_state: bool):
 
 
 def _matrix(game: Game, num_envs: int, information_state: bool):
+    from hiddenenvs.envs.matrix_games import MatrixGame
+
+    assert isinstance(game, MatrixGame)  # make() passes the game its name loads
     return _kernels.MatrixKernel(num_envs, game.payoff)
 
 
 def _othello(game: Game, num_envs: int, information_state: bool):
+    from hiddenenvs.envs.othello import OthelloGame
+
+    assert isinstance(game, OthelloGame)  # make() passes the game its name loads
     return _kernels.OthelloKernel(num_envs, game.board_size)
 
 
 def _liars_dice(game: Game, num_envs: int, information_state: bool):
+    from hiddenenvs.envs.liars_dice import LiarsDiceGame
+
+    assert isinstance(game, LiarsDiceGame)  # make() passes the game its name loads
     return _kernels.LiarsDiceKernel(num_envs, information_state, game.num_dice, game.faces)
 
 
 def _goofspiel(game: Game, num_envs: int, information_state: bool):
+    from hiddenenvs.envs.goofspiel import GoofspielGame
+
+    assert isinstance(game, GoofspielGame)  # make() passes the game its name loads
     return _kernels.GoofspielKernel(
         num_envs,
         information_state,
@@ -189,11 +202,12 @@ class VectorEnv:
         """Start a new game in every env; ``seed`` (or, on the first reset, ``make``'s
         seed) reseeds every env's generator, else they continue."""
         if seed is None and not self._started:
-            seed = (
-                self._seed
-                if self._seed is not None
-                else int(np.random.SeedSequence().entropy % 2**64)
-            )
+            if self._seed is not None:
+                seed = self._seed
+            else:
+                entropy = np.random.SeedSequence().entropy
+                assert isinstance(entropy, int)  # drawn from the OS: none was given
+                seed = entropy % 2**64
         if seed is not None:
             if not isinstance(seed, (int, np.integer)) or seed < 0:
                 raise ValueError(f"{self!r}.reset: seed must be a non-negative int, got {seed!r}")
