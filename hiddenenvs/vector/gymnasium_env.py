@@ -52,7 +52,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from hiddenenvs.vector import RandomLegalPolicy, make
+from hiddenenvs.vector import RandomLegalPolicy, VectorStep, make
 
 OpponentPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 ILLEGAL_ACTION_RULES = ("raise", "replace")
@@ -101,7 +101,7 @@ class SeatedVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.autoreset_mode = AutoresetMode.SAME_STEP  # as Gymnasium's own vector envs declare it
-        self._step = None
+        self._step: VectorStep | None = None  # the last reset's or step's, None before reset()
 
     def _opponent_policies(self, name, opponents, seed) -> dict[int, OpponentPolicy]:
         others = [p for p in range(self.env.num_players) if p != self.seat]
@@ -165,6 +165,7 @@ class SeatedVectorEnv(VectorEnv):
     # ---- helpers -------------------------------------------------------------------------
     def _play_opponents(self, rewards: np.ndarray, ended: np.ndarray, final: np.ndarray) -> None:
         """Let the opponents move until every env is at the learner's decision."""
+        assert self._step is not None  # reset() and step() set it before calling this
         while True:
             players = self._step.current_players
             waiting = players != self.seat
@@ -188,11 +189,13 @@ class SeatedVectorEnv(VectorEnv):
             ended |= now_ended
 
     def _observation(self) -> np.ndarray:
+        assert self._step is not None  # reset() and step() set it before calling this
         if self.env.simultaneous:
             return self._step.observations[:, self.seat].copy()
         return self._step.observations.copy()
 
     def _mask(self) -> np.ndarray:
+        assert self._step is not None  # reset() and step() set it before calling this
         masks = self._step.legal_action_masks
         return (masks[:, self.seat] if self.env.simultaneous else masks).astype(bool)
 
