@@ -13,6 +13,7 @@ A wheel also carries copies of the checkout's ``train.py``, ``evaluate.py`` and
 (``agents/cli.py``) outside a checkout.
 """
 
+import os
 import re
 import shutil
 import sys
@@ -26,6 +27,9 @@ from setuptools.command.build_py import build_py
 from setuptools.modified import newer_group
 
 ROOT = Path(__file__).parent
+JOBS = os.cpu_count() or 1  # modules cythonized and compiled at once
+# Cythonizing in parallel forks worker processes, which Windows cannot do from setup.py.
+CYTHON_JOBS = 0 if sys.platform == "win32" else JOBS
 COMPILER_DIRECTIVES = {"language_level": 3, "boundscheck": False, "wraparound": False}
 SHIPPED_FILES = [
     "train.py",
@@ -69,7 +73,11 @@ def extensions() -> list[Extension]:
     )
     stale = [pyx for pyx in modules if needs_cython(pyx)]
     built = (
-        cythonize([extension(pyx, pyx) for pyx in stale], compiler_directives=COMPILER_DIRECTIVES)
+        cythonize(
+            [extension(pyx, pyx) for pyx in stale],
+            compiler_directives=COMPILER_DIRECTIVES,
+            nthreads=CYTHON_JOBS,
+        )
         if stale
         else []
     )
@@ -111,4 +119,5 @@ class BuildPyWithShippedFiles(build_py):
 setup(
     ext_modules=extensions(),
     cmdclass={"build_ext": BuildExtReusingBuiltModules, "build_py": BuildPyWithShippedFiles},
+    options={"build_ext": {"parallel": JOBS}},
 )
