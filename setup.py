@@ -28,8 +28,9 @@ from setuptools.modified import newer_group
 
 ROOT = Path(__file__).parent
 JOBS = os.cpu_count() or 1  # modules cythonized and compiled at once
-# Cythonizing in parallel forks worker processes, which Windows cannot do from setup.py.
-CYTHON_JOBS = 0 if sys.platform == "win32" else JOBS
+# Cython's pool of processes needs fork (spawn, the default on macOS and Windows, would
+# start setup.py again in each worker).
+CYTHON_JOBS = JOBS if sys.platform.startswith("linux") else 0
 COMPILER_DIRECTIVES = {"language_level": 3, "boundscheck": False, "wraparound": False}
 SHIPPED_FILES = [
     "train.py",
