@@ -651,7 +651,10 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
         elif evaluation.episodes_vs_random > 0:
             cap = None if evaluation_seconds is None else started + evaluation_seconds
             if deadline is not None:
-                cap = deadline if cap is None else min(cap, deadline)
+                # The reserve holds the last evaluation's time for this one: a step that ran
+                # past the deadline does not take it away (the final row is never empty).
+                until = max(deadline, started + costs["evaluation"])
+                cap = until if cap is None else min(cap, until)
             with torch.no_grad():
                 result = returns_against_opponents(
                     context.envs,

@@ -1,5 +1,6 @@
 """train.py: validated configs with helpful errors, shipped configs, outputs of a tiny run."""
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -252,3 +253,34 @@ def test_every_flagship_config_trains_one_step(path, tmp_path):
     )
     result = run(config)
     assert result["iterations"] >= 1 and (tmp_path / "checkpoint.pt").exists()
+
+
+def test_a_step_past_the_deadline_leaves_the_final_evaluation_its_reserve(tmp_path, monkeypatch):
+    """A step that cannot be cut runs past budget.seconds: the final evaluation still gets
+    the time the last one took (the reserve), so the last metrics row is not empty."""
+    from agents.loop import train as run
+    from agents.nfsp import NFSP
+
+    step = NFSP.step
+
+    def overrunning_step(self, loop):
+        report = step(self, loop)
+        time.sleep(max(0.0, loop.deadline - time.perf_counter()) + 2.0)  # past the whole budget
+        return report
+
+    monkeypatch.setattr(NFSP, "step", overrunning_step)
+    config = load_config(
+        REPO / "configs" / "nfsp_kuhn.yaml",
+        [
+            f"output_dir={tmp_path}",
+            "budget.episodes=null",
+            "budget.seconds=10",
+            "evaluation.exact=no",
+            "evaluation.episodes_vs_random=200",
+            "progress_bar=false",
+        ],
+    )
+    result = run(config)
+    assert result["wall_seconds"] > 10
+    assert result["last_evaluation"]["evaluation_episodes"] > 0
+    assert result["last_evaluation"]["return_vs_random"] is not None
