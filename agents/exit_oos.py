@@ -386,20 +386,17 @@ class ExItOOS(Learner):
         game_args: tuple,
         deadline: float | None,
     ) -> dict[tuple[int, int], list]:
-        if (
-            self._pool is None
-        ):  # a worker that fails to start raises BrokenProcessPool here, no hang
+        # A worker that fails to start raises BrokenProcessPool here, no hang; spawn: no forked torch.
+        if self._pool is None:
             self._pool = ProcessPoolExecutor(
                 self.config.workers,
                 initializer=_start_worker,
                 initargs=game_args,
                 mp_context=multiprocessing.get_context("spawn"),
-            )  # no forked torch
-        futures = {
-            self._pool.submit(_play_games, self._network_version, network_state, piece): (
-                worker,
-                index,
             )
+        version = self._network_version
+        futures = {
+            self._pool.submit(_play_games, version, network_state, piece): (worker, index)
             for worker, share_pieces in enumerate(pieces)
             for index, piece in enumerate(share_pieces)
         }
