@@ -594,26 +594,10 @@ class Grounder:
         Their relevant atoms are simply true: their rules need no instances and literals
         over them fold away. Keyword relations stay, the propnet reads them.
         """
-        keywords = {
-            constant_key(name)
-            for name in (
-                "init",
-                "next",
-                "legal",
-                "goal",
-                "terminal",
-                "sees",
-                "role",
-                "true",
-                "does",
-                "base",
-                "input",
-            )
-        }
         heads = defaultdict(list)
         for rule in self.rules:
             heads[rule.head.relation].append(rule)
-        exact = {relation for relation in heads if relation not in keywords}
+        exact = {relation for relation in heads if relation not in KEYWORD_KEYS}
         changed = True
         while changed:
             changed = False
@@ -625,7 +609,7 @@ class Grounder:
                         or any(
                             atom.relation not in exact
                             and atom.relation in heads
-                            or atom.relation in keywords
+                            or atom.relation in KEYWORD_KEYS
                             for atom in rule.positives
                         )
                     ):
