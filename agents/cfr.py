@@ -20,11 +20,14 @@ alternately (player 0's regrets and average first, then player 1 against the upd
 sigma_0); and the average strategy is weighted linearly, by t. In practice it converges
 orders of magnitude faster than CFR.
 
-Implementation: each iteration is a forward pass (reach probabilities, per player and
-chance) and a backward pass (node values) over the arrays of
-:class:`hiddenenvs.analysis.GameTree`, followed by ``np.bincount`` reductions from histories
-into infoset-action slots. No Python object is touched per history, so Leduc runs at
-hundreds of iterations a second on one core.
+Implementation: each iteration is, per updated player, a forward pass (edge and reach
+probabilities, per player and chance) and a backward pass (the player's node values) over
+the arrays of :class:`hiddenenvs.analysis.GameTree`, then the regret and average sums into
+the infoset-action slots; all of it runs in compiled loops without the GIL
+(:class:`hiddenenvs.analysis._tree_passes.CFRTree`), adding in numpy's order so that the
+iterates are bit for bit those of the numpy formulation (``np.bincount`` of
+``pi_{-i}(h) (v(h.a) - v(h))`` per slot; tests/test_exact_analysis.py keeps it as the
+reference). Leduc runs at tens of thousands of iterations a second on one core.
 
 Training through the common loop: the trainers ``cfr`` and ``cfr+`` (:class:`CFRLearner`,
 :class:`CFRPlusLearner`) run ``iterations_per_step`` iterations per loop step, so budgets,
@@ -42,12 +45,7 @@ import numpy as np
 
 from agents.base import Learner, StepReport
 from hiddenenvs.analysis import GameTree, TabularPolicy, as_tabular_policy, exploitability
-from hiddenenvs.analysis.exploitability import (
-    counterfactual_reach,
-    edge_probabilities,
-    node_values,
-    reach_probabilities,
-)
+from hiddenenvs.analysis._tree_passes import CFRTree
 from hiddenenvs.game import Game
 
 VARIANTS = ("cfr", "cfr+")
@@ -73,13 +71,7 @@ class CFRSolver:
         self.iteration = 0
         self.cumulative_regret = np.zeros(self.tree.num_slots)
         self.cumulative_policy = np.zeros(self.tree.num_slots)
-        tree = self.tree
-        # Slots and representative nodes of each player's information sets.
-        self._player_slots = [
-            np.flatnonzero(tree.infoset_player[tree.slot_infoset] == player)
-            for player in range(tree.num_players)
-        ]
-        self._slot_node = tree.infoset_node[tree.slot_infoset]
+        self._compiled = CFRTree(self.tree)
 
     # ---- strategies ---------------------------------------------------------------------
     def _regret_matching(self) -> np.ndarray:
@@ -104,40 +96,19 @@ class CFRSolver:
             tree, np.where(totals > 0, self.cumulative_policy / safe_totals, 1.0 / counts)
         )
 
-    # ---- one iteration -----------------------------------------------------------------
-    def _update(self, players: list[int], policy: np.ndarray, average_weight: float) -> None:
-        """Accumulate regrets and the average policy of ``players`` under ``policy``."""
-        tree = self.tree
-        edge_probs = edge_probabilities(tree, policy)
-        reach = reach_probabilities(tree, edge_probs)
-        values = node_values(tree, edge_probs)
-        for player in players:
-            children = tree.player_child_nodes[player]
-            parents = tree.parent[children]
-            regret = np.bincount(
-                tree.edge_slot[children],
-                weights=counterfactual_reach(reach, player)[parents]
-                * (values[children, player] - values[parents, player]),
-                minlength=tree.num_slots,
-            )
-            slots = self._player_slots[player]
-            if self.variant == "cfr+":
-                self.cumulative_regret[slots] = np.maximum(
-                    self.cumulative_regret[slots] + regret[slots], 0.0
-                )
-            else:
-                self.cumulative_regret[slots] += regret[slots]
-            own_reach = reach[self._slot_node[slots], player]
-            self.cumulative_policy[slots] += average_weight * own_reach * policy[slots]
-
+    # ---- iterations ----------------------------------------------------------------------
     def iterate(self, iterations: int = 1) -> None:
-        for _ in range(iterations):
-            self.iteration += 1
-            if self.variant == "cfr+":
-                for player in range(self.tree.num_players):
-                    self._update([player], self._regret_matching(), float(self.iteration))
-            else:
-                self._update(list(range(self.tree.num_players)), self._regret_matching(), 1.0)
+        """Run ``iterations`` iterations: CFR+ updates the players in turn, each against
+        the others' current strategy after their update, with the average weighted by the
+        iteration number; CFR updates all players against the same strategy."""
+        self._compiled.iterate(
+            self.cumulative_regret,
+            self.cumulative_policy,
+            self.iteration + 1,
+            iterations,
+            self.variant == "cfr+",
+        )
+        self.iteration += iterations
 
     def exploitability(self) -> float:
         return exploitability(self.tree, self.average_policy())

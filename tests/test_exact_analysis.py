@@ -1,5 +1,6 @@
 """Exact analysis and CFR/CFR+ against known game values and hand computations."""
 
+import importlib
 import itertools
 
 import numpy as np
@@ -16,6 +17,10 @@ from hiddenenvs.analysis import (
     exploitability,
     nash_conv,
 )
+from hiddenenvs.analysis import _tree_passes as compiled
+
+# The module (the package exports its function of the same name).
+passes = importlib.import_module("hiddenenvs.analysis.exploitability")
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +164,127 @@ def test_leduc_cfr_plus_converges_to_the_known_value():
     assert expected_returns(solver.tree, solver.average_policy())[0] == pytest.approx(
         -0.0856, abs=2e-3
     )
+
+
+def _numpy_reach_probabilities(tree: GameTree, edge_probs: np.ndarray) -> np.ndarray:
+    """The forward pass as numpy operations per level (before the compiled pass)."""
+    reach = np.ones((tree.num_nodes, tree.num_players + 1))
+    for level in tree.levels[1:]:
+        nodes = np.arange(level.start, level.stop)
+        reach[nodes] = reach[tree.parent[nodes]]
+        reach[nodes, tree.parent_actor_column[nodes]] *= edge_probs[nodes]
+    return reach
+
+
+def _numpy_node_values(tree: GameTree, edge_probs: np.ndarray) -> np.ndarray:
+    """The backward pass as numpy operations per level (before the compiled pass)."""
+    values = tree.terminal_returns.copy()
+    for level in reversed(tree.levels[1:]):
+        block = slice(level.start, level.stop)
+        weighted = values[block] * edge_probs[block, None]
+        values[level.group_parents] = np.add.reduceat(weighted, level.group_offsets, axis=0)
+    return values
+
+
+def _numpy_cfr_reference(tree: GameTree, variant: str, iterations: int):
+    """CFR / CFR+ written with the numpy passes of hiddenenvs.analysis.exploitability (the
+    solver's implementation before its compiled kernel): the compiled iterates must be these."""
+    regret, average = np.zeros(tree.num_slots), np.zeros(tree.num_slots)
+    starts, slot_infoset = tree.infoset_slot_start, tree.slot_infoset
+    counts = np.diff(starts)[slot_infoset]
+    slot_player = tree.infoset_player[slot_infoset]
+    slot_node = tree.infoset_node[slot_infoset]
+
+    def regret_matching():
+        positive = np.maximum(regret, 0.0)
+        totals = np.add.reduceat(positive, starts[:-1])[slot_infoset]
+        return np.where(totals > 0, positive / np.where(totals > 0, totals, 1.0), 1.0 / counts)
+
+    def update(player, policy, weight):
+        edges = passes.edge_probabilities(tree, policy)
+        reach = _numpy_reach_probabilities(tree, edges)
+        values = _numpy_node_values(tree, edges)
+        children = tree.player_child_nodes[player]
+        parents = tree.parent[children]
+        instantaneous = np.bincount(
+            tree.edge_slot[children],
+            weights=passes.counterfactual_reach(reach, player)[parents]
+            * (values[children, player] - values[parents, player]),
+            minlength=tree.num_slots,
+        )
+        slots = np.flatnonzero(slot_player == player)
+        if variant == "cfr+":
+            regret[slots] = np.maximum(regret[slots] + instantaneous[slots], 0.0)
+        else:
+            regret[slots] += instantaneous[slots]
+        average[slots] += weight * reach[slot_node[slots], player] * policy[slots]
+
+    for iteration in range(1, iterations + 1):
+        if variant == "cfr+":
+            for player in range(tree.num_players):
+                update(player, regret_matching(), float(iteration))
+        else:
+            policy = regret_matching()
+            for player in range(tree.num_players):
+                update(player, policy, 1.0)
+    return regret, average
+
+
+@pytest.mark.parametrize("variant", ["cfr+", "cfr"])
+@pytest.mark.parametrize(
+    "name, params, iterations",
+    [
+        ("kuhn_poker", {}, 300),
+        ("leduc_holdem", {}, 100),
+        ("goofspiel", {"num_cards": 3, "imp_info": True, "points_order": "random"}, 50),
+        ("liars_dice", {"faces": 4}, 20),  # nine bids: numpy sums 8+ terms in blocks
+    ],
+)
+def test_compiled_cfr_iterates_equal_the_numpy_passes(name, params, iterations, variant):
+    # Bit for bit: CFR+ clips regrets at zero, so a rounding difference would flip a
+    # regret between 0 and a tiny positive value and the iterates would drift apart.
+    tree = GameTree.build(hiddenenvs.load_game(name, **params))
+    solver = CFRSolver(tree, variant=variant)
+    solver.iterate(iterations // 2)
+    solver.iterate(iterations - iterations // 2)
+    regret, average = _numpy_cfr_reference(tree, variant, iterations)
+    assert np.array_equal(solver.cumulative_regret, regret)
+    assert np.array_equal(solver.cumulative_policy, average)
+
+
+@pytest.mark.parametrize(
+    "name, params", [("liars_dice", {"faces": 4}), ("goofspiel", {"num_cards": 4})]
+)
+def test_compiled_passes_equal_the_numpy_passes(name, params):
+    tree = GameTree.build(hiddenenvs.load_game(name, **params))
+    rng = np.random.default_rng(0)
+    policy = TabularPolicy.uniform(tree).slot_probabilities * rng.uniform(0.5, 1.5, tree.num_slots)
+    edges = passes.edge_probabilities(tree, policy)
+    assert np.array_equal(compiled.node_values(tree, edges), _numpy_node_values(tree, edges))
+    assert np.array_equal(
+        compiled.reach_probabilities(tree, edges), _numpy_reach_probabilities(tree, edges)
+    )
+
+
+@pytest.mark.parametrize("num_children", [3, 9, 20, 130, 300])
+def test_compiled_node_values_sum_wide_nodes_in_numpy_order(num_children):
+    # A chance root over num_children leaves: past 8 terms numpy sums in eight partial
+    # sums, past 128 it splits the terms in halves; the compiled sum follows both.
+    rng = np.random.default_rng(num_children)
+    tree = GameTree.from_arrays(
+        hiddenenvs.load_game("kuhn_poker"),
+        parent=np.array([-1] + [0] * num_children),
+        actor=np.array([hiddenenvs.CHANCE] + [hiddenenvs.TERMINAL] * num_children),
+        infoset=np.full(num_children + 1, -1),
+        edge_action=np.arange(-1, num_children),
+        chance_probability=np.concatenate([[1.0], rng.dirichlet(np.ones(num_children))]),
+        terminal_returns=np.vstack([[0.0, 0.0], rng.normal(size=(num_children, 2))]),
+        infoset_player=np.zeros(0, dtype=np.int64),
+        infoset_keys=[],
+        infoset_legal_actions=[],
+    )
+    edges = tree.chance_probability
+    assert np.array_equal(compiled.node_values(tree, edges), _numpy_node_values(tree, edges))
 
 
 def test_cfr_checkpoint_round_trip(kuhn_tree):
