@@ -25,11 +25,17 @@ def test_refuses_to_write_pages_above_load_one(monkeypatch):
         speed.main(["--only", "cfr"])
 
 
-def test_worker_reports_one_rate_per_slice_and_the_table_their_median():
+def test_worker_reports_one_rate_per_slice_and_the_table_their_median(monkeypatch):
+    # In a worker process the pinning and thread settings are the point; here they would
+    # outlive the test.
+    pinned = []
+    monkeypatch.setattr(speed.os, "sched_setaffinity", lambda pid, cores: pinned.append(cores))
+    monkeypatch.setattr(speed.os, "environ", dict(speed.os.environ))
     result = speed.run_worker(
         "ours_cfr", {"game": "kuhn_poker", "params": {}}, seconds=0.01, repeats=3, core=0
     )
     assert len(result["wall"]) == len(result["cpu"]) == 3 and min(result["wall"]) > 0
+    assert pinned == [{0}]
     row = speed.plan()[0]
     row.results = {
         "ours": {"wall": [30.0, 10.0, 20.0], "cpu": [1.0] * 3},
