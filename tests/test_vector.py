@@ -262,3 +262,50 @@ def test_inactive_envs_keep_their_state():
     assert (step.rewards[1] == 0).all() and not step.terminated[1]
     with pytest.raises(ValueError, match=r"active must be bool of shape \(3,\)"):
         env.step(actions, active=np.ones(3))
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("kuhn_poker", {}),
+        ("leduc_holdem", {}),
+        ("rps", {}),
+        ("liars_dice", {"num_dice": 2, "faces": 3}),
+        ("goofspiel", {"imp_info": True, "num_cards": 4, "points_order": "random"}),
+        ("othello", {"board_size": 6}),
+        ("combat", {"mode": "fighter", "map": "small"}),  # no compiled path: the step loop
+    ],
+)
+def test_play_random_is_the_same_games_as_stepping_with_the_policy(name, params):
+    fused, stepped = (vector.make(name, num_envs=5, seed=7, **params) for _ in range(2))
+    fused_policy, stepped_policy = vector.RandomLegalPolicy(3), vector.RandomLegalPolicy(3)
+    fused.reset()
+    step = stepped.reset()
+    num_steps = 3 if name == "combat" else 40
+    reward_sums = np.zeros((5, stepped.num_players))
+    episodes = np.zeros(5, dtype=np.int64)
+    for _ in range(num_steps):
+        step = stepped.step(stepped_policy(step.legal_action_masks))
+        reward_sums += step.rewards
+        episodes += step.terminated
+    played = fused.play_random(num_steps, fused_policy)
+    np.testing.assert_array_equal(played.reward_sums, reward_sums)
+    np.testing.assert_array_equal(played.episodes, episodes)
+    if name != "combat":
+        assert episodes.sum() > 0
+    for field in step._fields:
+        np.testing.assert_array_equal(getattr(played.step, field), getattr(step, field))
+    np.testing.assert_array_equal(fused.deals, stepped.deals)
+    # The policies' generators advanced alike: the next draws agree.
+    np.testing.assert_array_equal(
+        fused_policy(step.legal_action_masks), stepped_policy(step.legal_action_masks)
+    )
+
+
+def test_play_random_rejects_a_policy_of_another_batch_size():
+    env = vector.make("kuhn_poker", num_envs=4, seed=0)
+    policy = vector.RandomLegalPolicy(0)
+    policy(np.ones((3, 2), dtype=np.int8))
+    env.reset()
+    with pytest.raises(ValueError, match="generators serve 3"):
+        env.play_random(2, policy)

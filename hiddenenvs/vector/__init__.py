@@ -50,7 +50,9 @@ and no env moves. A simultaneous player with a single legal action has it played
 them (as in the scalar model's ``apply_actions``).
 
 :class:`RandomLegalPolicy` draws uniform legal actions in one compiled call (random
-opponents, benchmarks). :mod:`hiddenenvs.vector.gymnasium_env` seats a learner against
+opponents, benchmarks); :meth:`VectorEnv.play_random` plays ``K`` steps of them in one
+compiled call (rollouts, leaf evaluation, data generation), the same games as ``K``
+``step`` calls. :mod:`hiddenenvs.vector.gymnasium_env` seats a learner against
 given opponents as a Gymnasium ``VectorEnv``.
 """
 
@@ -152,6 +154,14 @@ class VectorStep(NamedTuple):
     final_observations: np.ndarray
 
 
+class RandomPlay(NamedTuple):
+    """What :meth:`VectorEnv.play_random` returns."""
+
+    step: VectorStep  # the outputs after the last step, as step() returns them
+    reward_sums: np.ndarray  # [B, P] float64: each env's rewards over the steps
+    episodes: np.ndarray  # [B] int64: the games each env finished
+
+
 class VectorEnv:
     """``num_envs`` games of one kind, stepped together (see the module docstring)."""
 
@@ -250,6 +260,32 @@ class VectorEnv:
             self._raise_illegal(illegal, rows[illegal])
         return self._result()
 
+    def play_random(self, num_steps: int, policy: RandomLegalPolicy) -> RandomPlay:
+        """``num_steps`` steps of every env with ``policy``'s uniform legal actions, in
+        one compiled call (rollouts, leaf evaluation, data generation): the same draws,
+        games and final outputs as ``num_steps`` times
+        ``env.step(policy(env_step.legal_action_masks))``, without returning to Python
+        between steps. Returns the last step's outputs, each env's summed rewards and its
+        number of finished games."""
+        if not self._started:
+            raise ValueError(f"{self!r}.play_random: call reset() first")
+        if not isinstance(num_steps, (int, np.integer)) or num_steps < 0:
+            raise ValueError(
+                f"{self!r}.play_random: num_steps must be an int >= 0, got {num_steps!r}"
+            )
+        masks = self._kernel.legal_action_masks
+        states = policy.generators(int(np.prod(masks.shape[:-1])))
+        reward_sums = np.zeros((self.num_envs, self.num_players))
+        episodes = np.zeros(self.num_envs, dtype=np.int64)
+        if hasattr(self._kernel, "random_steps"):
+            self._kernel.random_steps(int(num_steps), states, reward_sums, episodes)
+        else:  # combat's kernel: the same steps from Python
+            for _ in range(num_steps):
+                self.step(policy(masks))
+                reward_sums += self._kernel.rewards
+                episodes += self._kernel.terminated
+        return RandomPlay(self._result(), reward_sums, episodes)
+
     def _raise_illegal(self, env_index: int, actions: np.ndarray):
         masks = self._kernel.legal_action_masks[env_index]
         if self.simultaneous:
@@ -317,17 +353,22 @@ class RandomLegalPolicy:
     def __call__(self, masks: np.ndarray) -> np.ndarray:
         masks = np.ascontiguousarray(masks, dtype=np.int8)
         rows = masks.reshape(-1, masks.shape[-1])
-        if self._states is None:
-            self._states = np.zeros(rows.shape[0], dtype=np.uint64)
-            _kernels.seed_generators(self._states, self.seed)
-        elif self._states.shape[0] != rows.shape[0]:
-            raise ValueError(
-                f"RandomLegalPolicy: masks of shape {masks.shape} give {rows.shape[0]} rows; this "
-                f"policy's generators serve {self._states.shape[0]} (make one policy per batch size)"
-            )
         actions = np.empty(rows.shape[0], dtype=np.int64)
-        _kernels.random_legal_actions(rows, self._states, actions)
+        _kernels.random_legal_actions(rows, self.generators(rows.shape[0]), actions)
         return actions.reshape(masks.shape[:-1])
+
+    def generators(self, rows: int) -> np.ndarray:
+        """The per-row generator states (``[rows]`` uint64), seeded on first use; they
+        advance with every draw (:meth:`VectorEnv.play_random` draws with them too)."""
+        if self._states is None:
+            self._states = np.zeros(rows, dtype=np.uint64)
+            _kernels.seed_generators(self._states, self.seed)
+        elif self._states.shape[0] != rows:
+            raise ValueError(
+                f"RandomLegalPolicy: masks with {rows} rows; this policy's generators serve "
+                f"{self._states.shape[0]} (make one policy per batch size)"
+            )
+        return self._states
 
 
 __all__ = [
@@ -335,6 +376,7 @@ __all__ = [
     "SIMULTANEOUS",
     "VECTOR_GAMES",
     "RandomLegalPolicy",
+    "RandomPlay",
     "VectorEnv",
     "VectorStep",
     "make",

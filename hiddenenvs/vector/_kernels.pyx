@@ -65,32 +65,42 @@ def seed_generators(uint64_t[::1] states, uint64_t seed):
         states[i] = _mix(base ^ _mix(<uint64_t>i * GOLDEN + 1))
 
 
+cdef void _draw_legal_actions(
+    const int8_t[:, ::1] masks, uint64_t[::1] states, int64_t* out
+) noexcept nogil:
+    """For each row of ``masks``, a legal action drawn uniformly with the row's generator
+    (-1 for a row without one)."""
+    cdef Py_ssize_t i, a, count, pick
+    cdef Py_ssize_t num_actions = masks.shape[1]
+    for i in range(masks.shape[0]):
+        count = 0
+        for a in range(num_actions):
+            count += masks[i, a] != 0
+        if count == 0:
+            out[i] = -1
+            continue
+        pick = _below(&states[i], <int>count)
+        for a in range(num_actions):
+            if masks[i, a] != 0:
+                if pick == 0:
+                    out[i] = a
+                    break
+                pick -= 1
+
+
 def random_legal_actions(const int8_t[:, ::1] masks, uint64_t[::1] states, int64_t[::1] out):
     """For each row of ``masks`` (``[N, A]``), a legal action drawn uniformly with the
     row's generator in ``states`` (``[N]``), written to ``out`` (``[N]``). A row without a
     legal action gets -1."""
-    cdef Py_ssize_t i, a, count, pick
-    cdef Py_ssize_t num_actions = masks.shape[1]
     if states.shape[0] != masks.shape[0] or out.shape[0] != masks.shape[0]:
         raise ValueError(
             f"random_legal_actions: {masks.shape[0]} mask rows, {states.shape[0]} generators, "
             f"{out.shape[0]} outputs; they must be equal"
         )
+    if masks.shape[0] == 0:
+        return
     with nogil:
-        for i in range(masks.shape[0]):
-            count = 0
-            for a in range(num_actions):
-                count += masks[i, a] != 0
-            if count == 0:
-                out[i] = -1
-                continue
-            pick = _below(&states[i], <int>count)
-            for a in range(num_actions):
-                if masks[i, a] != 0:
-                    if pick == 0:
-                        out[i] = a
-                        break
-                    pick -= 1
+        _draw_legal_actions(masks, states, &out[0])
 
 
 cdef class VectorKernel:
@@ -205,8 +215,7 @@ cdef class VectorKernel:
         Returns -1, or the index of the first env whose action is illegal (then no env
         has moved). A simultaneous player with one legal action has it played for them.
         """
-        cdef Py_ssize_t i, row, illegal
-        cdef int p
+        cdef Py_ssize_t illegal
         if actions.shape[0] != self.num_envs or active.shape[0] != self.num_envs:
             raise ValueError(
                 f"step: {actions.shape[0]} rows of actions and {active.shape[0]} active flags "
@@ -215,25 +224,71 @@ cdef class VectorKernel:
         with nogil:
             illegal = self._resolve(actions, active)
             if illegal < 0:
-                for i in range(self.num_envs):
-                    if not active[i]:
-                        memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
-                        self._terminated[i] = 0
-                        continue
-                    self.apply(i, &self._joint[i, 0])
-                    if self.player(i) == TERMINAL:
-                        self.write_returns(i, &self._rewards[i, 0])
-                        for p in range(self.num_players):
-                            row = i * self.num_players + p
-                            memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
-                            self.write_tensor(i, p, &self._final[row, 0])
-                        self._terminated[i] = 1
-                        self.reset_one(i)
-                    else:
-                        memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
-                        self._terminated[i] = 0
-                    self._write_decision(i)
+                self._advance(active)
         return illegal
+
+    def random_steps(
+        self,
+        Py_ssize_t num_steps,
+        uint64_t[::1] policy_states,
+        double[:, ::1] reward_sums,
+        int64_t[::1] episodes,
+    ):
+        """``num_steps`` steps of every env with uniform legal actions drawn as
+        :func:`random_legal_actions` draws them from the masks (one generator per mask row
+        in ``policy_states``), in one call: the same games as that many ``step`` calls
+        with those draws. Adds each env's rewards to ``reward_sums`` (``[B, P]``) and its
+        finished games to ``episodes`` (``[B]``)."""
+        cdef Py_ssize_t rows = self._masks.shape[0]
+        cdef Py_ssize_t step, i, p
+        if policy_states.shape[0] != rows:
+            raise ValueError(
+                f"random_steps: {policy_states.shape[0]} policy generators for {rows} mask rows"
+            )
+        if reward_sums.shape[0] != self.num_envs or reward_sums.shape[1] != self.num_players:
+            raise ValueError(
+                f"random_steps: reward_sums must be ({self.num_envs}, {self.num_players}), got "
+                f"({reward_sums.shape[0]}, {reward_sums.shape[1]})"
+            )
+        if episodes.shape[0] != self.num_envs:
+            raise ValueError(f"random_steps: episodes must have {self.num_envs} entries")
+        # One drawn action per mask row: [B, 1] in sequential games, [B, P] in simultaneous ones.
+        cdef int64_t[:, ::1] drawn = np.zeros((self.num_envs, rows // self.num_envs), dtype=np.int64)
+        cdef int8_t[::1] active = np.ones(self.num_envs, dtype=np.int8)
+        with nogil:
+            for step in range(num_steps):
+                _draw_legal_actions(self._masks, policy_states, &drawn[0, 0])
+                # Drawn actions are legal: _resolve only copies them into _joint (and plays
+                # a simultaneous player's only action).
+                self._resolve(drawn, active)
+                self._advance(active)
+                for i in range(self.num_envs):
+                    episodes[i] += self._terminated[i]
+                    for p in range(self.num_players):
+                        reward_sums[i, p] += self._rewards[i, p]
+
+    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
+        """Play the resolved joint actions in ``_joint`` in the active envs."""
+        cdef Py_ssize_t i, row
+        cdef int p
+        for i in range(self.num_envs):
+            if not active[i]:
+                memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+                self._terminated[i] = 0
+                continue
+            self.apply(i, &self._joint[i, 0])
+            if self.player(i) == TERMINAL:
+                self.write_returns(i, &self._rewards[i, 0])
+                for p in range(self.num_players):
+                    row = i * self.num_players + p
+                    memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
+                    self.write_tensor(i, p, &self._final[row, 0])
+                self._terminated[i] = 1
+                self.reset_one(i)
+            else:
+                memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+                self._terminated[i] = 0
+            self._write_decision(i)
 
     cdef Py_ssize_t _resolve(self, const int64_t[:, ::1] actions, const int8_t[::1] active) noexcept nogil:
         """Check the active envs' ``actions`` against the masks and copy them to ``_joint``
