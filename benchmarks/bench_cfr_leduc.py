@@ -1,6 +1,6 @@
 """CFR+ iterations per second and time to exact exploitability on Leduc hold'em.
 
-Ours: agents.cfr.CFRSolver (numpy passes over hiddenenvs.analysis.GameTree). Peer:
+Ours: agents.cfr.CFRSolver (compiled passes over hiddenenvs.analysis.GameTree). Peer:
 OpenSpiel's C++ CFRPlusSolver and C++ exploitability on its leduc_poker, measured in
 the same run when open_spiel is installed.
 
