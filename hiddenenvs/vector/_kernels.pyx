@@ -27,6 +27,7 @@ hold'em, the matrix games, Othello, Liar's Dice, Goofspiel); ``tests/test_vector
 reward and termination against them.
 """
 
+cimport cython
 from libc.stdint cimport int8_t, int16_t, int64_t, uint64_t
 from libc.string cimport memset
 
@@ -179,22 +180,9 @@ cdef class VectorKernel:
 
     # ---- the batch loop ------------------------------------------------------------
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
-        cdef int player = self.player(i)
-        cdef int p
-        cdef Py_ssize_t row
-        self._players[i] = player
-        if self.simultaneous:
-            for p in range(self.num_players):
-                row = i * self.num_players + p
-                memset(&self._observations[row, 0], 0, self.observation_size * sizeof(float))
-                self.write_tensor(i, p, &self._observations[row, 0])
-                memset(&self._masks[row, 0], 0, self.num_actions)
-                self.write_mask(i, p, &self._masks[row, 0])
-        else:
-            memset(&self._observations[i, 0], 0, self.observation_size * sizeof(float))
-            self.write_tensor(i, player, &self._observations[i, 0])
-            memset(&self._masks[i, 0], 0, self.num_actions)
-            self.write_mask(i, player, &self._masks[i, 0])
+        """Write env ``i``'s player to move, tensor and mask (each game's class
+        specialises :func:`_write_decision_of`)."""
+        pass
 
     def reset(self):
         """Start a new game in every env (the generators continue where they are)."""
@@ -268,27 +256,9 @@ cdef class VectorKernel:
                         reward_sums[i, p] += self._rewards[i, p]
 
     cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
-        """Play the resolved joint actions in ``_joint`` in the active envs."""
-        cdef Py_ssize_t i, row
-        cdef int p
-        for i in range(self.num_envs):
-            if not active[i]:
-                memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
-                self._terminated[i] = 0
-                continue
-            self.apply(i, &self._joint[i, 0])
-            if self.player(i) == TERMINAL:
-                self.write_returns(i, &self._rewards[i, 0])
-                for p in range(self.num_players):
-                    row = i * self.num_players + p
-                    memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
-                    self.write_tensor(i, p, &self._final[row, 0])
-                self._terminated[i] = 1
-                self.reset_one(i)
-            else:
-                memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
-                self._terminated[i] = 0
-            self._write_decision(i)
+        """Play the resolved joint actions in ``_joint`` in the active envs (each game's
+        class specialises :func:`_advance_of`)."""
+        pass
 
     cdef Py_ssize_t _resolve(self, const int64_t[:, ::1] actions, const int8_t[::1] active) noexcept nogil:
         """Check the active envs' ``actions`` against the masks and copy them to ``_joint``
@@ -329,6 +299,7 @@ cdef int KUHN_PASS = 0
 cdef int KUHN_BET = 1
 
 
+@cython.final
 cdef class KuhnKernel(VectorKernel):
     """Kuhn poker (rules: :mod:`hiddenenvs.envs.kuhn_poker`). Deals: player 0's card,
     player 1's card (0 = J, 1 = Q, 2 = K)."""
@@ -336,6 +307,12 @@ cdef class KuhnKernel(VectorKernel):
     cdef int8_t[:, ::1] cards
     cdef int8_t[:, ::1] bets
     cdef int8_t[::1] num_bets
+
+    cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
+        _write_decision_of(self, i)
+
+    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
+        _advance_of(self, active)
 
     def __init__(self, Py_ssize_t num_envs, bint information_state):
         shape = (11,) if information_state else (7,)
@@ -414,6 +391,7 @@ cdef int LEDUC_CALL = 1
 cdef int LEDUC_RAISE = 2
 
 
+@cython.final
 cdef class LeducKernel(VectorKernel):
     """Leduc hold'em (rules: :mod:`hiddenenvs.envs.leduc_holdem`). Three cards are drawn
     from the six at the deal (ranks 0 = J, 1 = Q, 2 = K): player 0's, player 1's, and the
@@ -426,6 +404,12 @@ cdef class LeducKernel(VectorKernel):
     cdef int8_t[:, ::1] round_lengths
     cdef int8_t[::1] round_index, raises, folded
     cdef int[:, ::1] contributions
+
+    cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
+        _write_decision_of(self, i)
+
+    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
+        _advance_of(self, active)
 
     def __init__(self, Py_ssize_t num_envs, bint information_state, int max_raises):
         self.max_raises = max_raises
@@ -534,6 +518,7 @@ cdef class LeducKernel(VectorKernel):
 
 
 # ---- matrix games ----------------------------------------------------------------------
+@cython.final
 cdef class MatrixKernel(VectorKernel):
     """A two-player matrix game (rules: :mod:`hiddenenvs.envs.matrix_games`): one
     simultaneous choice, then the payoff to player 0 and its negative to player 1."""
@@ -541,6 +526,12 @@ cdef class MatrixKernel(VectorKernel):
     cdef float[:, ::1] payoff
     cdef int64_t[:, ::1] joint_played
     cdef int8_t[::1] played
+
+    cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
+        _write_decision_of(self, i)
+
+    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
+        _advance_of(self, active)
 
     def __init__(self, Py_ssize_t num_envs, payoff):
         payoff = np.ascontiguousarray(payoff, dtype=np.float32)
@@ -585,6 +576,7 @@ cdef inline uint64_t _shift(uint64_t bits, int shift, uint64_t mask) noexcept no
     return (bits >> -shift) & mask
 
 
+@cython.final
 cdef class OthelloKernel(VectorKernel):
     """Othello on a 4x4, 6x6 or 8x8 board (rules: :mod:`hiddenenvs.envs.othello`), on
     bitboards as in :mod:`hiddenenvs.envs._othello`: two ``uint64`` per env, one bit per
@@ -599,6 +591,12 @@ cdef class OthelloKernel(VectorKernel):
     cdef uint64_t[::1] moves
     cdef int8_t[::1] over
     cdef uint64_t initial_black, initial_white
+
+    cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
+        _write_decision_of(self, i)
+
+    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
+        _advance_of(self, active)
 
     def __init__(self, Py_ssize_t num_envs, int size):
         cdef uint64_t column_0 = 0
@@ -707,6 +705,7 @@ cdef class OthelloKernel(VectorKernel):
 
 
 # ---- Liar's Dice -----------------------------------------------------------------------
+@cython.final
 cdef class LiarsDiceKernel(VectorKernel):
     """Liar's Dice (rules: :mod:`hiddenenvs.envs.liars_dice`). Deals: the ``2 D`` rolls,
     player 0's dice first, each ``face - 1``."""
@@ -716,6 +715,12 @@ cdef class LiarsDiceKernel(VectorKernel):
     cdef int8_t[:, ::1] counts_by_face  # dice showing each face (index face - 1), both hands
     cdef int16_t[:, ::1] actions
     cdef int16_t[::1] num_actions_played
+
+    cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
+        _write_decision_of(self, i)
+
+    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
+        _advance_of(self, active)
 
     def __init__(self, Py_ssize_t num_envs, bint information_state, int num_dice, int faces):
         self.num_dice = num_dice
@@ -801,6 +806,7 @@ cdef class LiarsDiceKernel(VectorKernel):
 
 
 # ---- Goofspiel -------------------------------------------------------------------------
+@cython.final
 cdef class GoofspielKernel(VectorKernel):
     """Goofspiel and II-Goofspiel (rules: :mod:`hiddenenvs.envs.goofspiel`, state as in
     :mod:`hiddenenvs.envs._goofspiel`). With a random deck the whole order of the point
@@ -817,6 +823,12 @@ cdef class GoofspielKernel(VectorKernel):
     cdef int8_t[:, ::1] undrawn  # per rank 1..N
     cdef int[:, ::1] scores
     cdef int8_t[::1] revealed, played
+
+    cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
+        _write_decision_of(self, i)
+
+    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
+        _advance_of(self, active)
 
     def __init__(self, Py_ssize_t num_envs, bint information_state, int num_cards, fixed_points,
                  bint imp_info, bint point_difference):
@@ -941,3 +953,59 @@ cdef class GoofspielKernel(VectorKernel):
             difference = (difference > 0) - (difference < 0)
         out[0] = difference
         out[1] = -difference
+
+
+# ---- the batch loop, specialised per game --------------------------------------------------
+# One copy of the loop per game class (a fused type): the classes are final, so the hooks
+# are direct calls the C compiler inlines, instead of one virtual call per hook and env.
+ctypedef fused GameKernel:
+    KuhnKernel
+    LeducKernel
+    MatrixKernel
+    OthelloKernel
+    LiarsDiceKernel
+    GoofspielKernel
+
+
+cdef inline void _write_decision_of(GameKernel self, Py_ssize_t i) noexcept nogil:
+    """Write env ``i``'s player to move, tensor and mask."""
+    cdef int player = self.player(i)
+    cdef int p
+    cdef Py_ssize_t row
+    self._players[i] = player
+    if self.simultaneous:
+        for p in range(self.num_players):
+            row = i * self.num_players + p
+            memset(&self._observations[row, 0], 0, self.observation_size * sizeof(float))
+            self.write_tensor(i, p, &self._observations[row, 0])
+            memset(&self._masks[row, 0], 0, self.num_actions)
+            self.write_mask(i, p, &self._masks[row, 0])
+    else:
+        memset(&self._observations[i, 0], 0, self.observation_size * sizeof(float))
+        self.write_tensor(i, player, &self._observations[i, 0])
+        memset(&self._masks[i, 0], 0, self.num_actions)
+        self.write_mask(i, player, &self._masks[i, 0])
+
+
+cdef inline void _advance_of(GameKernel self, const int8_t[::1] active) noexcept nogil:
+    """Play the resolved joint actions in ``_joint`` in the active envs."""
+    cdef Py_ssize_t i, row
+    cdef int p
+    for i in range(self.num_envs):
+        if not active[i]:
+            memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+            self._terminated[i] = 0
+            continue
+        self.apply(i, &self._joint[i, 0])
+        if self.player(i) == TERMINAL:
+            self.write_returns(i, &self._rewards[i, 0])
+            for p in range(self.num_players):
+                row = i * self.num_players + p
+                memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
+                self.write_tensor(i, p, &self._final[row, 0])
+            self._terminated[i] = 1
+            self.reset_one(i)
+        else:
+            memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+            self._terminated[i] = 0
+        _write_decision_of(self, i)
