@@ -428,7 +428,7 @@ def provenance(args: argparse.Namespace, loads: tuple[float, float], started: st
             )
             + " |",
             f"| command | `{command.strip()}` |",
-            f"| repeats | {args.repeats} slices of {args.seconds:g} s per contender; median "
+            f"| repeats | {args.repeats} slice(s) of {args.seconds:g} s per contender; median "
             "(lowest-highest) |",
         ]
     )
