@@ -309,3 +309,27 @@ def test_play_random_rejects_a_policy_of_another_batch_size():
     env.reset()
     with pytest.raises(ValueError, match="generators serve 3"):
         env.play_random(2, policy)
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [("leduc_holdem", {}), ("goofspiel", {"imp_info": True, "num_cards": 4}), ("othello", {})],
+)
+def test_play_random_on_several_threads_plays_the_same_games(name, params):
+    results = []
+    for threads in (1, 2, 3):
+        env = vector.make(name, num_envs=7, seed=5, **params)
+        env.reset()
+        policy = vector.RandomLegalPolicy(9)
+        played = env.play_random(30, policy, threads=threads)
+        results.append(
+            (played, env.deals, policy.generators(played.step.legal_action_masks[..., 0].size))
+        )
+    for played, deals, generators in results[1:]:
+        np.testing.assert_array_equal(played.reward_sums, results[0][0].reward_sums)
+        np.testing.assert_array_equal(played.episodes, results[0][0].episodes)
+        np.testing.assert_array_equal(played.step.observations, results[0][0].step.observations)
+        np.testing.assert_array_equal(deals, results[0][1])
+        np.testing.assert_array_equal(generators, results[0][2])
+    with pytest.raises(ValueError, match="threads must be an int >= 1"):
+        env.play_random(1, policy, threads=0)

@@ -59,6 +59,7 @@ given opponents as a Gymnasium ``VectorEnv``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -260,13 +261,20 @@ class VectorEnv:
             self._raise_illegal(illegal, rows[illegal])
         return self._result()
 
-    def play_random(self, num_steps: int, policy: RandomLegalPolicy) -> RandomPlay:
+    def play_random(
+        self, num_steps: int, policy: RandomLegalPolicy, threads: int = 1
+    ) -> RandomPlay:
         """``num_steps`` steps of every env with ``policy``'s uniform legal actions, in
         one compiled call (rollouts, leaf evaluation, data generation): the same draws,
         games and final outputs as ``num_steps`` times
         ``env.step(policy(env_step.legal_action_masks))``, without returning to Python
         between steps. Returns the last step's outputs, each env's summed rewards and its
-        number of finished games."""
+        number of finished games.
+
+        ``threads > 1`` splits the batch into that many contiguous parts played at once
+        by as many threads (the compiled loop holds no GIL), one core each: the same
+        games and results as one thread, since every env and every policy row has its
+        own generator."""
         if not self._started:
             raise ValueError(f"{self!r}.play_random: call reset() first")
         if not isinstance(num_steps, (int, np.integer)) or num_steps < 0:
@@ -277,8 +285,20 @@ class VectorEnv:
         states = policy.generators(int(np.prod(masks.shape[:-1])))
         reward_sums = np.zeros((self.num_envs, self.num_players))
         episodes = np.zeros(self.num_envs, dtype=np.int64)
+        if not isinstance(threads, (int, np.integer)) or threads < 1:
+            raise ValueError(f"{self!r}.play_random: threads must be an int >= 1, got {threads!r}")
         if hasattr(self._kernel, "random_steps"):
-            self._kernel.random_steps(int(num_steps), states, reward_sums, episodes)
+            bounds = np.linspace(0, self.num_envs, min(int(threads), self.num_envs) + 1).astype(int)
+            parts = [
+                (int(num_steps), states, reward_sums, episodes, int(start), int(stop))
+                for start, stop in zip(bounds[:-1], bounds[1:])
+            ]
+            if len(parts) == 1:
+                self._kernel.random_steps(*parts[0])
+            else:
+                with ThreadPoolExecutor(len(parts)) as pool:
+                    for done in [pool.submit(self._kernel.random_steps, *part) for part in parts]:
+                        done.result()
         else:  # combat's kernel: the same steps from Python
             for _ in range(num_steps):
                 self.step(policy(masks))

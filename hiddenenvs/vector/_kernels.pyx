@@ -210,9 +210,9 @@ cdef class VectorKernel:
                 f"for {self.num_envs} envs"
             )
         with nogil:
-            illegal = self._resolve(actions, active)
+            illegal = self._resolve(actions, active, 0, self.num_envs)
             if illegal < 0:
-                self._advance(active)
+                self._advance(active, 0, self.num_envs)
         return illegal
 
     def random_steps(
@@ -221,14 +221,25 @@ cdef class VectorKernel:
         uint64_t[::1] policy_states,
         double[:, ::1] reward_sums,
         int64_t[::1] episodes,
+        Py_ssize_t start=0,
+        Py_ssize_t stop=-1,
     ):
-        """``num_steps`` steps of every env with uniform legal actions drawn as
-        :func:`random_legal_actions` draws them from the masks (one generator per mask row
-        in ``policy_states``), in one call: the same games as that many ``step`` calls
-        with those draws. Adds each env's rewards to ``reward_sums`` (``[B, P]``) and its
-        finished games to ``episodes`` (``[B]``)."""
+        """``num_steps`` steps of the envs ``start .. stop - 1`` (default all) with
+        uniform legal actions drawn as :func:`random_legal_actions` draws them from the
+        masks (one generator per mask row in ``policy_states``), in one call: the same
+        games as that many ``step`` calls with those draws. Adds each env's rewards to
+        ``reward_sums`` (``[B, P]``) and its finished games to ``episodes`` (``[B]``).
+        Calls on disjoint env ranges touch disjoint rows, and run in parallel from
+        several threads (the loop holds no GIL)."""
         cdef Py_ssize_t rows = self._masks.shape[0]
+        cdef Py_ssize_t per_env = rows // self.num_envs
         cdef Py_ssize_t step, i, p
+        if stop < 0:
+            stop = self.num_envs
+        if not 0 <= start <= stop <= self.num_envs:
+            raise ValueError(
+                f"random_steps: env range {start}..{stop} outside 0..{self.num_envs}"
+            )
         if policy_states.shape[0] != rows:
             raise ValueError(
                 f"random_steps: {policy_states.shape[0]} policy generators for {rows} mask rows"
@@ -240,34 +251,41 @@ cdef class VectorKernel:
             )
         if episodes.shape[0] != self.num_envs:
             raise ValueError(f"random_steps: episodes must have {self.num_envs} entries")
+        if start == stop:
+            return
         # One drawn action per mask row: [B, 1] in sequential games, [B, P] in simultaneous ones.
-        cdef int64_t[:, ::1] drawn = np.zeros((self.num_envs, rows // self.num_envs), dtype=np.int64)
+        cdef int64_t[:, ::1] drawn = np.zeros((self.num_envs, per_env), dtype=np.int64)
         cdef int8_t[::1] active = np.ones(self.num_envs, dtype=np.int8)
+        cdef const int8_t[:, ::1] masks = self._masks[start * per_env : stop * per_env]
+        cdef uint64_t[::1] states = policy_states[start * per_env : stop * per_env]
         with nogil:
             for step in range(num_steps):
-                _draw_legal_actions(self._masks, policy_states, &drawn[0, 0])
+                _draw_legal_actions(masks, states, &drawn[start, 0])
                 # Drawn actions are legal: _resolve only copies them into _joint (and plays
                 # a simultaneous player's only action).
-                self._resolve(drawn, active)
-                self._advance(active)
-                for i in range(self.num_envs):
+                self._resolve(drawn, active, start, stop)
+                self._advance(active, start, stop)
+                for i in range(start, stop):
                     episodes[i] += self._terminated[i]
                     for p in range(self.num_players):
                         reward_sums[i, p] += self._rewards[i, p]
 
-    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
-        """Play the resolved joint actions in ``_joint`` in the active envs (each game's
+    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+        """Play the resolved joint actions in ``_joint`` in the active envs among
+        ``start .. stop - 1`` (each game's
         class specialises :func:`_advance_of`)."""
         pass
 
-    cdef Py_ssize_t _resolve(self, const int64_t[:, ::1] actions, const int8_t[::1] active) noexcept nogil:
-        """Check the active envs' ``actions`` against the masks and copy them to ``_joint``
+    cdef Py_ssize_t _resolve(
+        self, const int64_t[:, ::1] actions, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop
+    ) noexcept nogil:
+        """Check the active envs' ``actions`` (among ``start .. stop - 1``) against the masks and copy them to ``_joint``
         (a simultaneous player's only legal action replaces their entry); the first
         illegal env, or -1."""
         cdef Py_ssize_t i, row
         cdef int p, a, count, forced
         cdef int64_t action
-        for i in range(self.num_envs):
+        for i in range(start, stop):
             if not active[i]:
                 continue
             if self.simultaneous:
@@ -311,8 +329,8 @@ cdef class KuhnKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
-        _advance_of(self, active)
+    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+        _advance_of(self, active, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, bint information_state):
         shape = (11,) if information_state else (7,)
@@ -408,8 +426,8 @@ cdef class LeducKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
-        _advance_of(self, active)
+    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+        _advance_of(self, active, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, bint information_state, int max_raises):
         self.max_raises = max_raises
@@ -530,8 +548,8 @@ cdef class MatrixKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
-        _advance_of(self, active)
+    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+        _advance_of(self, active, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, payoff):
         payoff = np.ascontiguousarray(payoff, dtype=np.float32)
@@ -595,8 +613,8 @@ cdef class OthelloKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
-        _advance_of(self, active)
+    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+        _advance_of(self, active, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, int size):
         cdef uint64_t column_0 = 0
@@ -717,8 +735,8 @@ cdef class LiarsDiceKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
-        _advance_of(self, active)
+    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+        _advance_of(self, active, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, bint information_state, int num_dice, int faces):
         self.num_dice = num_dice
@@ -825,8 +843,8 @@ cdef class GoofspielKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active) noexcept nogil:
-        _advance_of(self, active)
+    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+        _advance_of(self, active, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, bint information_state, int num_cards, fixed_points,
                  bint imp_info, bint point_difference):
@@ -985,11 +1003,14 @@ cdef inline void _write_decision_of(GameKernel self, Py_ssize_t i) noexcept nogi
         self.write_mask(i, player, &self._masks[i, 0])
 
 
-cdef inline void _advance_of(GameKernel self, const int8_t[::1] active) noexcept nogil:
-    """Play the resolved joint actions in ``_joint`` in the active envs."""
+cdef inline void _advance_of(
+    GameKernel self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop
+) noexcept nogil:
+    """Play the resolved joint actions in ``_joint`` in the active envs among
+    ``start .. stop - 1``."""
     cdef Py_ssize_t i, row
     cdef int p
-    for i in range(self.num_envs):
+    for i in range(start, stop):
         if not active[i]:
             memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
             self._terminated[i] = 0
