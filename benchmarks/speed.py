@@ -2,7 +2,8 @@
 turn, each figure repeated, the pages regenerated with their provenance.
 
     python -m benchmarks speed [--force] [--repeats 5] [--seconds 1] [--core 0]
-                               [--peer-python PATH] [--only cfr aec vector] [--no-write]
+                               [--cores 0 1] [--peer-python PATH]
+                               [--only cfr aec vector fused] [--no-write]
 
 Each contender runs alone in its own process pinned to ``--core`` (ours, then the peer,
 row by row): it builds what it needs, runs once untimed (compiles, caches), then runs
@@ -40,6 +41,10 @@ Measurements (units per second; higher is better):
   and 16,384 on Kuhn, Leduc and Othello 8x8: ``hiddenenvs.vector.make(..., copy=False)``
   with ``RandomLegalPolicy`` against pgx's ``jit(vmap(auto_reset(step, init)))`` with the
   legal random action drawn in the same jitted function, XLA on one thread.
+* ``fused``: ours at its best, ``VectorEnv.play_random`` (many steps of random play per
+  compiled call) at batch 1,024, on one core and, with ``threads`` = the number of
+  ``--cores``, on all of them, against pgx as above on one core and with XLA free to use
+  all of ``--cores``.
 """
 
 from __future__ import annotations
@@ -162,8 +167,21 @@ def _ours_vector(game: str, params: dict, batch: int) -> Callable[[], int]:
     return run_once
 
 
-def _pgx_vector(game: str, batch: int) -> Callable[[], int]:
-    os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+def _ours_fused(game: str, params: dict, batch: int, threads: int) -> Callable[[], int]:
+    import hiddenenvs.vector as vector
+
+    env = vector.make(game, num_envs=batch, seed=0, copy=False, **params)
+    env.reset()
+    policy = vector.RandomLegalPolicy(seed=1)
+    steps = max(1, 16_384 // batch)
+    return lambda: (env.play_random(steps, policy, threads=threads), steps * batch)[1]
+
+
+def _pgx_vector(game: str, batch: int, threads: int = 1) -> Callable[[], int]:
+    if threads == 1:
+        os.environ["XLA_FLAGS"] = (
+            "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        )
     import jax
     import jax.numpy as jnp
     import pgx
@@ -199,14 +217,16 @@ WORKERS: dict[str, Callable[..., Callable[[], int]]] = {
     "pettingzoo_leduc": _pettingzoo_leduc,
     "openspiel_playout": _openspiel_playout,
     "ours_vector": _ours_vector,
+    "ours_fused": _ours_fused,
     "pgx_vector": _pgx_vector,
 }
 
 
-def run_worker(name: str, arguments: dict, seconds: float, repeats: int, core: int) -> dict:
-    """Pin to ``core``, build the contender, run once untimed, then ``repeats`` timed
-    slices; the units per second of each slice, wall-clock and CPU time."""
-    os.sched_setaffinity(0, {core})
+def run_worker(name: str, arguments: dict, seconds: float, repeats: int, cores: set[int]) -> dict:
+    """Pin to ``cores``, build the contender, run once untimed, then ``repeats`` timed
+    slices; the units per second of each slice, wall-clock and CPU time (CPU time summed
+    over threads: on several cores, below the wall-clock rate)."""
+    os.sched_setaffinity(0, cores)
     for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[variable] = "1"
     run_once = WORKERS[name](**arguments)
@@ -228,11 +248,12 @@ class Contender:
     worker: str
     arguments: dict[str, Any] = field(default_factory=dict)
     peer: bool = False
+    all_cores: bool = False  # on every core of --cores instead of --core
 
 
 @dataclass
 class Row:
-    group: str  # cfr, aec, vector
+    group: str  # cfr, aec, vector, fused
     label: str
     unit: str
     ours: Contender
@@ -242,7 +263,7 @@ class Row:
     results: dict[str, dict | str] = field(default_factory=dict)
 
 
-def plan() -> list[Row]:
+def plan(num_cores: int = 2) -> list[Row]:
     rows = [
         Row(
             "cfr",
@@ -320,6 +341,29 @@ def plan() -> list[Row]:
                     10.0 if batch == 1024 else 1.0,
                 )
             )
+    for game, params in VECTOR_GAMES.items():
+        for threads in sorted({1, num_cores}):
+            where = "one core" if threads == 1 else f"{threads} cores"
+            rows.append(
+                Row(
+                    "fused",
+                    f"{game}, batch 1,024, `play_random`, {where}",
+                    "agent-steps/s",
+                    Contender(
+                        "ours_fused",
+                        {"game": game, "params": params, "batch": 1024, "threads": threads},
+                        all_cores=threads > 1,
+                    ),
+                    Contender(
+                        "pgx_vector",
+                        {"game": game, "batch": 1024, "threads": threads},
+                        peer=True,
+                        all_cores=threads > 1,
+                    ),
+                    f"pgx (CPU, jit + vmap, {where})",
+                    10.0,
+                )
+            )
     return rows
 
 
@@ -334,7 +378,8 @@ def measure(contender: Contender, args: argparse.Namespace) -> dict | str:
         json.dumps(contender.arguments),
         f"--seconds={args.seconds}",
         f"--repeats={args.repeats}",
-        f"--core={args.core}",
+        "--cores-for-worker="
+        + ",".join(map(str, args.cores if contender.all_cores else [args.core])),
     ]
     environment = dict(os.environ, PYTHONPATH=str(ROOT))
     completed = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=ROOT)
@@ -419,7 +464,8 @@ def provenance(args: argparse.Namespace, loads: tuple[float, float], started: st
             "|---|---|",
             f"| date | {started} |",
             f"| commit | `{_commit()}` |",
-            f"| machine | {_machine()}; each contender alone, pinned to core {args.core} |",
+            f"| machine | {_machine()}; each contender alone, pinned to core {args.core} "
+            f"(multi-core rows: cores {', '.join(map(str, args.cores))}) |",
             f"| load average (1 min) | {loads[0]:.2f} at the start, {loads[1]:.2f} at the end"
             + (
                 " (**above 1: written with --force, figures not comparable**)"
@@ -456,20 +502,36 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one slice")
     parser.add_argument("--core", type=int, default=0, help="the CPU core every contender runs on")
     parser.add_argument(
+        "--cores",
+        type=int,
+        nargs="+",
+        default=sorted(os.sched_getaffinity(0)),
+        help="the cores of the multi-core rows (default: all this process may use)",
+    )
+    parser.add_argument(
         "--peer-python",
         default=os.environ.get("HIDDENENVS_PEER_PYTHON", sys.executable),
         help="the Python with the peers installed (default $HIDDENENVS_PEER_PYTHON, else this one)",
     )
-    parser.add_argument("--only", nargs="+", choices=["cfr", "aec", "vector"], help="groups to run")
+    parser.add_argument(
+        "--only", nargs="+", choices=["cfr", "aec", "vector", "fused"], help="groups to run"
+    )
     parser.add_argument("--force", action="store_true", help="write the pages even above load 1")
     parser.add_argument("--no-write", action="store_true", help="print the tables, write nothing")
     parser.add_argument("--worker", nargs=2, metavar=("NAME", "JSON"), help=argparse.SUPPRESS)
+    parser.add_argument("--cores-for-worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         name, arguments = args.worker
         print(
             json.dumps(
-                run_worker(name, json.loads(arguments), args.seconds, args.repeats, args.core)
+                run_worker(
+                    name,
+                    json.loads(arguments),
+                    args.seconds,
+                    args.repeats,
+                    set(map(int, args.cores_for_worker.split(","))),
+                )
             )
         )
         return
@@ -489,7 +551,9 @@ def main(argv: list[str] | None = None) -> None:
             "moment, or pass --force (the page will say the load) or --no-write"
         )
     started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    rows = [row for row in plan() if not args.only or row.group in args.only]
+    if not set(args.cores) <= os.sched_getaffinity(0):
+        parser.error(f"--cores {args.cores} are not all among this process's cores")
+    rows = [row for row in plan(len(args.cores)) if not args.only or row.group in args.only]
     for row in rows:
         for side, contender in (("ours", row.ours), ("peer", row.peer)):
             row.results[side] = measure(contender, args)
@@ -503,7 +567,7 @@ def main(argv: list[str] | None = None) -> None:
     loads = (start_load, os.getloadavg()[0])
     pages = {
         ROOT / "docs/results/benchmarks.md": [r for r in rows if r.group in ("cfr", "aec")],
-        ROOT / "docs/results/vector.md": [r for r in rows if r.group == "vector"],
+        ROOT / "docs/results/vector.md": [r for r in rows if r.group in ("vector", "fused")],
     }
     if not writing:
         return

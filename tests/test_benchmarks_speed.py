@@ -32,7 +32,7 @@ def test_worker_reports_one_rate_per_slice_and_the_table_their_median(monkeypatc
     monkeypatch.setattr(speed.os, "sched_setaffinity", lambda pid, cores: pinned.append(cores))
     monkeypatch.setattr(speed.os, "environ", dict(speed.os.environ))
     result = speed.run_worker(
-        "ours_cfr", {"game": "kuhn_poker", "params": {}}, seconds=0.01, repeats=3, core=0
+        "ours_cfr", {"game": "kuhn_poker", "params": {}}, seconds=0.01, repeats=3, cores={0}
     )
     assert len(result["wall"]) == len(result["cpu"]) == 3 and min(result["wall"]) > 0
     assert pinned == [{0}]
