@@ -289,16 +289,16 @@ class VectorEnv:
             raise ValueError(f"{self!r}.play_random: threads must be an int >= 1, got {threads!r}")
         if hasattr(self._kernel, "random_steps"):
             bounds = np.linspace(0, self.num_envs, min(int(threads), self.num_envs) + 1).astype(int)
-            parts = [
-                (int(num_steps), states, reward_sums, episodes, int(start), int(stop))
-                for start, stop in zip(bounds[:-1], bounds[1:])
-            ]
-            if len(parts) == 1:
-                self._kernel.random_steps(*parts[0])
+            ranges = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+            def play(env_range: tuple[int, int]) -> None:
+                self._kernel.random_steps(int(num_steps), states, reward_sums, episodes, *env_range)
+
+            if len(ranges) == 1:
+                play(ranges[0])
             else:
-                with ThreadPoolExecutor(len(parts)) as pool:
-                    for done in [pool.submit(self._kernel.random_steps, *part) for part in parts]:
-                        done.result()
+                with ThreadPoolExecutor(len(ranges)) as pool:
+                    list(pool.map(play, ranges))  # list(): raises a thread's error here
         else:  # combat's kernel: the same steps from Python
             for _ in range(num_steps):
                 self.step(policy(masks))
