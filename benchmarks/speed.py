@@ -1,5 +1,6 @@
-"""One command for the speed pages: every contender against its peer, pinned to a core in
-turn, each figure repeated, the pages regenerated with their provenance.
+"""One command for the speed pages, each contender against its peer on a pinned core.
+
+Every figure is repeated, and the pages are regenerated with their provenance.
 
     python -m benchmarks speed [--force] [--repeats 5] [--seconds 1] [--core 0]
                                [--cores 0 1] [--peer-python PATH]
