@@ -52,6 +52,10 @@ def test_cards_and_dice_are_named_and_the_opponents_stay_hidden():
     assert (
         dice.describe_step(1, "3-4", None) == "bid 3-4: at least 3 of all dice show 4 or the wild 6"
     )
+    combat = hiddenenvs.load_game("combat", map="small")
+    assert combat.describe_step(0, (30, 9, 7, 25), 123456789) == (
+        "tick 30: attackers 9 alive, defenders 7 alive; health balance (attackers' view) +25"
+    )
     othello = hiddenenvs.load_game("othello", board_size=4)
     assert othello.describe_step(0, 2, None) == "move c1"
 
