@@ -29,7 +29,7 @@ exclude_patterns = ["_build", "trainer_notes", "Thumbs.db", ".DS_Store"]
 html_theme = "furo"
 html_math_renderer = "mathml"  # docs/_ext/mathml_math.py
 html_title = "hiddenenvs"
-myst_enable_extensions = ["colon_fence", "dollarmath", "deflist"]
+myst_enable_extensions = ["colon_fence", "dollarmath", "deflist", "attrs_inline"]
 myst_heading_anchors = 3
 default_role = "literal"  # `x` in a docstring is code, as in Markdown
 

@@ -181,6 +181,8 @@ def count_tree(game) -> str:
 # Parameters of the pictured game where the defaults would draw badly: combat's default
 # map is too large to read at page width; its commander mode has one view per team.
 PICTURE_PARAMS = {"combat": {"map": "small", "mode": "commander"}, "gdl": {"sheet": "tictactoe"}}
+THUMBNAIL_PIXELS = 240  # the gallery's thumbnails: this wide, and shown at this width
+THUMBNAIL_LINES = 7  # of a text env's state, the first lines in its thumbnail
 PICTURE_STEPS_SHOWN = 14  # of a seat's knowledge, the last steps (the picture stays legible)
 
 
@@ -229,7 +231,7 @@ def seat_text(game, state, player: int) -> str:
     return "\n".join(shown + ([extra] if extra else [])) or "(nothing yet)"
 
 
-def wrapped(text: str, width: int = 40) -> str:
+def wrapped(text: str, width: int = 36) -> str:
     import textwrap
 
     return "\n".join(
@@ -256,7 +258,7 @@ def combat_legend(axis) -> None:
         Patch(color=rgb(TEAM_COLOURS[1]), label="defender (dark centre: health lost)"),
         Patch(color=(0.2, 0.25, 0.15), label="darkened: not seen by that team (fog)"),
     ]
-    axis.legend(handles=entries, loc="center", ncol=2, frameon=False, fontsize=9)
+    axis.legend(handles=entries, loc="center", ncol=2, frameon=False, fontsize=13)
     axis.axis("off")
 
 
@@ -287,7 +289,7 @@ def draw_picture(name: str, out: Path, thumbnail: Path) -> str:
         else:
             panels.append((f"known to {seat}", wrapped(seat_text(game, state, player))))
     legend = name == "combat"
-    width = 4.2 if pictured else 4.0
+    width = 4.2 if pictured else 4.4
     text_lines = max((len(p.splitlines()) for _, p in panels if isinstance(p, str)), default=0)
     height = 4.2 if pictured else max(1.6, 0.17 * text_lines + 0.6)
     figure, axes = plt.subplots(
@@ -298,9 +300,9 @@ def draw_picture(name: str, out: Path, thumbnail: Path) -> str:
         gridspec_kw={"height_ratios": [height, 0.9]} if legend else None,
     )
     for axis, (title, content) in zip(axes[0], panels):
-        axis.set_title(title, fontsize=11)
+        axis.set_title(title, fontsize=14 if pictured else 12)
         if isinstance(content, str):
-            axis.text(0, 1, content, family="monospace", fontsize=9, va="top", ha="left")
+            axis.text(0, 1, content, family="monospace", fontsize=10, va="top", ha="left")
             axis.axis("off")
         else:
             axis.imshow(content)
@@ -314,14 +316,17 @@ def draw_picture(name: str, out: Path, thumbnail: Path) -> str:
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out, dpi=90, bbox_inches="tight")
     plt.close(figure)
-    thumb, axis = plt.subplots(figsize=(2.6, 2.6 if pictured else 1.9))
-    title, content = panels[0]
-    if isinstance(content, str):
-        axis.text(0, 1, content, family="monospace", fontsize=7, va="top", ha="left")
+    # The gallery's thumbnail: the picture, or the first lines of the text, legible at
+    # THUMBNAIL_PIXELS wide.
+    thumb, axis = plt.subplots(figsize=(3.0, 3.0 if pictured else 1.6))
+    if pictured:
+        axis.imshow(panels[0][1])
     else:
-        axis.imshow(content)
+        text = wrapped(state_text(game, state), 30).splitlines()[:THUMBNAIL_LINES]
+        axis.text(0, 1, "\n".join(text), family="monospace", fontsize=10, va="top", ha="left")
     axis.axis("off")
-    thumb.savefig(thumbnail, dpi=80, bbox_inches="tight")
+    thumb.subplots_adjust(left=0.04, right=1, top=0.96, bottom=0)
+    thumb.savefig(thumbnail, dpi=THUMBNAIL_PIXELS / 3.0)
     plt.close(thumb)
     shown = ", ".join(f"`{k}={v!r}`" for k, v in PICTURE_PARAMS.get(name, {}).items())
     return (
@@ -359,7 +364,8 @@ def env_gallery() -> str:
     for name, entry in hiddenenvs.registry.REGISTRY.items():
         description = f"{entry.description[0].upper()}{entry.description[1:]}.".replace("|", "\\|")
         lines.append(
-            f"| [![{name}](img/{name}_thumbnail.png)]({name}.md) | [{name}]({name}.md) | "
+            f"| [![{name}](img/{name}_thumbnail.png){{w={THUMBNAIL_PIXELS}px}}]({name}.md) | "
+            f"[{name}]({name}.md) | "
             f"{description} |"
         )
     return "\n".join(lines) + "\n"
