@@ -262,11 +262,13 @@ def combat_legend(axis) -> None:
     axis.axis("off")
 
 
-def draw_picture(name: str, out: Path, thumbnail: Path) -> str:
+def draw_picture(name: str, out: Path, thumbnail: Path) -> tuple[str, list[tuple[str, str]]]:
     """A PNG of the env mid-game, drawn by its own renderer: the true state (its
     ``rgb_array`` picture, else its ``ansi`` text) and, where information is hidden, each
     seat's view beside it (its picture with the fog of war, else what human play tells
-    it); plus a thumbnail of the true state for the gallery. Returns the caption."""
+    it); plus a thumbnail of the true state for the gallery. Returns the caption and, for
+    an env drawn as text, the panels' titles and texts (the page shows them as text,
+    legible at any width, and the PNG only as the thumbnail)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -329,7 +331,8 @@ def draw_picture(name: str, out: Path, thumbnail: Path) -> str:
     thumb.savefig(thumbnail, dpi=THUMBNAIL_PIXELS / 3.0)
     plt.close(thumb)
     shown = ", ".join(f"`{k}={v!r}`" for k, v in PICTURE_PARAMS.get(name, {}).items())
-    return (
+    text_panels = [] if pictured else [(title, str(content)) for title, content in panels]
+    return text_panels, (
         f"A position {PICTURE_MOVES} seeded random moves in (or just before the end)"
         + (f", with {shown}" if shown else "")
         + ", drawn at build time by the env's own renderer: "
@@ -342,6 +345,25 @@ def draw_picture(name: str, out: Path, thumbnail: Path) -> str:
         )
         + "."
     )
+
+
+def text_panels_html(panels: list[tuple[str, str]]) -> list[str]:
+    """Panels of text side by side: one raw HTML table (a Markdown table cell holds one
+    line), each text in a ``<pre>`` so grids keep their columns."""
+    import html
+
+    cell = lambda text: html.escape(text).replace("\n\n", "\n \n")  # noqa: E731
+    return [
+        '<table class="docutils align-default"><tr>'
+        + "".join(f"<th>{html.escape(title)}</th>" for title, _ in panels)
+        + "</tr><tr>"
+        + "".join(
+            f'<td style="vertical-align: top"><pre style="margin: 0">{cell(text)}</pre></td>'
+            for _, text in panels
+        )
+        + "</tr></table>",
+        "",
+    ]
 
 
 def combat_episode(out: Path) -> None:
@@ -437,19 +459,20 @@ def env_page(entry, row: dict, configs, capabilities) -> str:
         ]
     else:
         lines += ["None.", ""]
-    caption = draw_picture(
+    text_panels, caption = draw_picture(
         entry.name,
         DOCS / "envs" / "img" / f"{entry.name}.png",
         DOCS / "envs" / "img" / f"{entry.name}_thumbnail.png",
     )
-    lines += [
-        "## Picture",
-        "",
-        f"![{entry.name} mid-game: the true state and each seat's view](img/{entry.name}.png)",
-        "",
-        caption,
-        "",
-    ]
+    lines += ["## Picture", ""]
+    if text_panels:
+        lines += text_panels_html(text_panels)
+    else:
+        lines += [
+            f"![{entry.name} mid-game: the true state and each seat's view](img/{entry.name}.png)",
+            "",
+        ]
+    lines += [caption, ""]
     if entry.name == "combat":
         combat_episode(DOCS / "envs" / "img" / "combat_episode.gif")
         lines += [
