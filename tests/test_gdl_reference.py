@@ -122,7 +122,7 @@ def playouts(path):
 
 
 @pytest.mark.parametrize(
-    "name", [name for name in GGP_BASE_SHEETS if name in ggp_base_traced_sheets()]
+    "name", sorted(set(GGP_BASE_SHEETS).intersection(ggp_base_traced_sheets()))
 )
 def test_ggp_base_traces(ggp_base_file, name):
     reasoner = ReferenceReasoner.from_file(ggp_base_file("rulesheets", name))
