@@ -70,6 +70,7 @@ def test_simultaneous_move_is_chosen_before_the_other_is_seen_and_eof_quits():
 
 def test_meier_asks_only_for_real_choices_and_shows_the_roll_in_words():
     child = spawn("meier", "--against", "scripted:meier", "--seed", "1")
+    child.expect("meier: GDL-II Meier: private dice rolls")  # the game in one line
     child.expect(r"step 1: you see rolled (\d\d)\r\n")
     child.expect("legal moves:")
     child.expect("20: claim 66")  # names without GDL's brackets
