@@ -172,9 +172,14 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{config.trainer.name} on {config.env.name}: {result['episodes']} episodes, "
         f"{result['iterations']} iterations in {result['wall_seconds']:.1f} s; {metric} "
-        f"{last.get(metric)}; outputs in {config.output_dir}"
+        f"{_rounded(last.get(metric))}; outputs in {config.output_dir}"
     )
     return 0
+
+
+def _rounded(value):
+    """A result as printed: 4 significant digits (0.03012, not 0.030123456789012345)."""
+    return value if value is None else f"{value:.4g}"
 
 
 if __name__ == "__main__":

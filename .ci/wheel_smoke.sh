@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install a built wheel into a fresh venv whose PATH has no C compiler, then run
-# .ci/wheel_smoke.py outside the checkout. Usage: .ci/wheel_smoke.sh WHEEL VENV
+# .ci/wheel_smoke.py outside the checkout: first on the base install (no extras, no torch:
+# every registered env plays), then with the train extra (the quickstart trains).
+# Usage: .ci/wheel_smoke.sh WHEEL VENV
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 wheel=$(realpath "$1")
@@ -19,6 +21,9 @@ for folder in /usr/local/bin /usr/bin /bin; do
     done
 done
 export PATH="$venv/bin:$venv-tools"
+cd "$(mktemp -d)"
+pip install -q "$wheel"
+python "$repo/.ci/wheel_smoke.py" envs
 pip install -q torch==2.13.0                  # the pinned build first, as the README does
 pip install -q "${wheel}[train]" torch==2.13.0
-cd "$(mktemp -d)" && python "$repo/.ci/wheel_smoke.py"
+python "$repo/.ci/wheel_smoke.py" train

@@ -20,8 +20,11 @@ the package, so ``hiddenenvs train --config quickstart`` runs from a plain insta
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import io
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -98,6 +101,30 @@ def _module_main(module: str) -> Callable[[list[str]], int | None]:
     return importlib.import_module(module).main
 
 
+# The programs' help is their docstring, written for the docs site: reST's inline markup
+# (``code``, :func:`name`, :mod:`~name`) is shown as plain text in a terminal.
+_RST_INLINE = re.compile(r":[a-z]+:`~?([^`]+)`|``([^`]+)``")
+
+
+def plain_text(text: str) -> str:
+    """``text`` with reST's inline literals and roles replaced by their plain text."""
+    return _RST_INLINE.sub(lambda match: match.group(1) or match.group(2), text)
+
+
+def _run_showing_plain_help(run: Callable[[list[str]], int | None], arguments: list[str]):
+    """``run(arguments)``, its ``--help`` output printed as plain text."""
+    if "-h" not in arguments and "--help" not in arguments:
+        return run(arguments)
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(captured):
+            status = run(arguments)
+    except SystemExit as exit_:
+        status = exit_.code
+    print(plain_text(captured.getvalue()), end="")
+    return status
+
+
 def _usage() -> str:
     width = max(map(len, COMMANDS))
     lines = [f"  {name.ljust(width)}  {summary}" for name, summary in COMMANDS.items()]
@@ -138,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                 "record": "hiddenenvs.envs.combat.record",
             }[command]
         )
-    status = run(arguments)
+    status = _run_showing_plain_help(run, arguments)
     return status if isinstance(status, int) else 0
 
 

@@ -73,8 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         }
     except AgentSpecError as error:
         parser.error(str(error))
+    print(f"{args.env}: {REGISTRY[args.env].description}")  # the game in one line
     print(
-        f"{args.env}: you are {human} (seat {args.seat}) against "
+        f"you are {human} (seat {args.seat}) against "
         + ", ".join(f"{agent}: {spec}" for agent, spec in zip(opponents, specs))
     )
     grand_total = 0.0

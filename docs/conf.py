@@ -21,14 +21,17 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.doctest",
-    "sphinx.ext.mathjax",
+    "mathml_math",  # math as MathML at build time: no script, no CDN (docs/_ext/mathml_math.py)
     "hiddenenvs_pages",
 ]
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build", "trainer_notes", "Thumbs.db", ".DS_Store"]
 html_theme = "furo"
+html_math_renderer = "mathml"  # docs/_ext/mathml_math.py
+html_static_path = ["_static"]
+html_css_files = ["hiddenenvs.css"]  # the envs gallery's thumbnails
 html_title = "hiddenenvs"
-myst_enable_extensions = ["colon_fence", "dollarmath", "deflist"]
+myst_enable_extensions = ["colon_fence", "dollarmath", "deflist", "attrs_inline"]
 myst_heading_anchors = 3
 default_role = "literal"  # `x` in a docstring is code, as in Markdown
 

@@ -77,7 +77,7 @@ def test_exit_oos_self_play_on_ray_actors_stores_the_games_of_the_single_process
     from agents.checkpoint import load_checkpoint
     from agents.config import config_from_dict
     from agents.loop import train
-    from tests.test_exit_oos import RUN, _assert_same_state
+    from test_exit_oos import RUN, _assert_same_state
 
     states = []
     for name, extra in (("local", {"workers": 0}), ("ray", {"workers": 2, "ray_address": "local"})):

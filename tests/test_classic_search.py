@@ -38,10 +38,8 @@ def play(game, agents: dict, seed: int) -> np.ndarray:
     return state.returns()
 
 
-def sheet(shared_dir, name):
-    return hiddenenvs.load_game(
-        "gdl", rules=str(shared_dir / "gdl/ggp-base/rulesheets" / f"{name}.kif")
-    )
+def sheet(ggp_base_file, name):
+    return hiddenenvs.load_game("gdl", rules=str(ggp_base_file("rulesheets", name)))
 
 
 # ---- minimax family --------------------------------------------------------------------------
@@ -84,9 +82,9 @@ def test_alpha_beta_never_loses_to_random_at_tic_tac_toe():
         assert play(game, {seat: agent}, seed)[seat] >= 50.0
 
 
-def test_negamax_refuses_a_game_that_is_not_two_player_constant_sum(shared_dir):
+def test_negamax_refuses_a_game_that_is_not_two_player_constant_sum(ggp_base_file):
     with pytest.raises(ValueError, match="negamax needs two players"):
-        MinimaxSearch(sheet(shared_dir, "3pttc"), 0, "negamax")
+        MinimaxSearch(sheet(ggp_base_file, "3pttc"), 0, "negamax")
 
 
 def test_soft_maxn_dominance_on_the_lecture_example():
@@ -193,16 +191,16 @@ def test_random_opponents_back_up_the_expectation_where_paranoia_assumes_the_wor
         MinimaxSearch(game, 0, "negamax", simultaneous="random")
 
 
-def test_every_minimax_method_searches_for_the_second_mover_of_a_simultaneous_move(shared_dir):
-    game = sheet(shared_dir, "roshambo2")
+def test_every_minimax_method_searches_for_the_second_mover_of_a_simultaneous_move(ggp_base_file):
+    game = sheet(ggp_base_file, "roshambo2")
     root = game.new_initial_state()
     for method in ("minimax", "alphabeta", "maxn", "softmaxn"):
         action, value, _ = MinimaxSearch(game, 1, method, max_depth=2).search(root)
         assert action in root.legal_actions(1), method
 
 
-def test_paranoid_alpha_beta_on_three_players(shared_dir):
-    game = sheet(shared_dir, "3pttc")
+def test_paranoid_alpha_beta_on_three_players(ggp_base_file):
+    game = sheet(ggp_base_file, "3pttc")
     searcher = MinimaxSearch(game, 0, "alphabeta", max_depth=3)
     action, value, depth = searcher.search(game.new_initial_state())
     assert (
@@ -212,9 +210,9 @@ def test_paranoid_alpha_beta_on_three_players(shared_dir):
 
 # ---- simulation family ----------------------------------------------------------------------
 @pytest.mark.parametrize("name, games", [("connectFour", 8), ("breakthroughSmall", 4)])
-def test_uct_beats_random(shared_dir, name, games):
+def test_uct_beats_random(ggp_base_file, name, games):
     # the 200-game version with Wilson intervals: benchmarks/bench_ggp_uct.py (README)
-    game = sheet(shared_dir, name)
+    game = sheet(ggp_base_file, name)
     results = []
     for seed in range(games):
         seat = seed % 2
@@ -239,8 +237,8 @@ def test_monte_carlo_means_are_per_first_move_round_robin():
     assert counts.tolist() == [10] * 9 and action == int(np.argmax(means))
 
 
-def test_decoupled_statistics_and_one_tree_per_player_agree_on_a_gdl_i_sheet(shared_dir):
-    game = sheet(shared_dir, "roshambo2")  # simultaneous moves
+def test_decoupled_statistics_and_one_tree_per_player_agree_on_a_gdl_i_sheet(ggp_base_file):
+    game = sheet(ggp_base_file, "roshambo2")  # simultaneous moves
     root = game.new_initial_state()
     assert root.movers() == [0, 1]
     answers = []
@@ -269,8 +267,8 @@ def test_memory_reuses_the_subtree_of_the_reached_state():
     assert visits_before > 10 and searcher.root.stats[1].visits.sum() == visits_before + 1
 
 
-def test_single_player_uct_stops_at_100_and_follows_its_path(shared_dir):
-    game = sheet(shared_dir, "maze")
+def test_single_player_uct_stops_at_100_and_follows_its_path(ggp_base_file):
+    game = sheet(ggp_base_file, "maze")
     searcher = TreeSearch(game, 0, seed=0)
     root = game.new_initial_state()
     searcher.search(root, iterations=5000)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import hiddenenvs
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 sys.path.insert(0, str(ROOT / "docs"))
@@ -106,19 +108,39 @@ def test_an_env_page_says_what_the_registry_and_the_game_say():
     assert "-1/18" in text  # the game value, from the module docstring
 
 
-def test_an_env_that_renders_gets_a_picture(tmp_path):
-    out = tmp_path / "othello.png"
-    assert pages.draw_picture("othello", out)
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert not pages.draw_picture("kuhn_poker", tmp_path / "kuhn.png")
+@pytest.mark.parametrize("name", ["othello", "kuhn_poker", "combat"])
+def test_every_env_gets_a_picture_and_a_thumbnail(tmp_path, name):
+    text_panels, caption = pages.draw_picture(
+        name, tmp_path / "page.png", tmp_path / "thumbnail.png"
+    )
+    assert bool(text_panels) == (name == "kuhn_poker")  # drawn as text: shown as text
+    for path in ("page.png", "thumbnail.png"):
+        assert (tmp_path / path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if name == "othello":  # perfect information: the board alone
+        assert "every player sees all of it" in caption
+    else:
+        assert "beside it what each seat" in caption
 
 
-def test_every_hand_written_page_is_reached_by_a_glob_toctree():
+def test_a_seat_is_shown_what_it_knows_and_not_the_opponents_card():
+    game = hiddenenvs.load_game("kuhn_poker")
+    state = game.new_initial_state()
+    state.apply_action(0)  # player 0 gets the Jack
+    state.apply_action(2)  # player 1 the King
+    assert pages.seat_text(game, state, 0) == (
+        "1. your card: J\n2. a card to your opponent, face down"
+    )
+    assert "K" not in pages.seat_text(game, state, 0) and "K" in pages.state_text(game, state)
+
+
+def test_every_hand_written_page_is_reached_by_a_toctree():
     for folder in ("guides", "results"):
         index = (ROOT / "docs" / folder / "index.md").read_text()
-        assert re.search(r":glob:\s*\n.*\n\s*\*\s*\n", index, flags=re.DOTALL), (
-            f"docs/{folder}/index.md"
-        )
+        if re.search(r":glob:\s*\n.*\n\s*\*\s*\n", index, flags=re.DOTALL):
+            continue
+        listed = set(re.findall(r"^([\w-]+)\s*$", index, flags=re.MULTILINE))
+        pages_here = {p.stem for p in (ROOT / "docs" / folder).glob("*.md")} - {"index"}
+        assert pages_here <= listed, f"docs/{folder}/index.md misses {pages_here - listed}"
 
 
 def _site(tmp_path, body):

@@ -18,7 +18,7 @@ from agents.memories import GameReservoir
 from agents.networks import AveragePolicyAgent, mlp
 from agents.search.oos import OOS, rollout_table, search_concurrently
 from hiddenenvs.analysis import GameTree
-from tests.test_loop_resume import (
+from test_loop_resume import (
     _assert_same_state,
     kill_between_checkpoints_and_resume,
     resumed_checkpoint_equals_straight,

@@ -1,8 +1,9 @@
 """Conformance of the GDL propnet with independent reasoners, trace by trace.
 
-Every trace in ``../shared/gdl/ggp-base/traces/`` (ggp-base's Java prover, GDL-I) and
-``../shared/gdl/gdl-ii/montyhall.jsonl`` (an ASP-based GDL-II reasoner, with each role's
-percepts) is replayed from the initial state: every state, legal move set, percept set,
+Every ggp-base trace (ggp-base's Java prover, GDL-I: the small ones ship in
+``tests/data/ggp-base/``, the full set is in ``../shared/gdl/ggp-base/`` where that is beside
+the repository) and, where ../shared/ is there, ``../shared/gdl/gdl-ii/montyhall.jsonl`` (an
+ASP-based GDL-II reasoner, with each role's percepts) is replayed from the initial state: every state, legal move set, percept set,
 terminal flag and goal value must match. Each rule sheet is compiled once.
 """
 
@@ -12,16 +13,12 @@ import json
 from pathlib import Path
 
 import pytest
+from ggp_data import ggp_base_traced_sheets
 
 from hiddenenvs.envs.gdl.parser import GdlGroundingLimitError
 from hiddenenvs.envs.gdl.propnet import Propnet
 
-SHEETS = sorted(
-    p.stem
-    for p in (
-        Path(__file__).resolve().parent.parent.parent / "shared" / "gdl" / "ggp-base" / "rulesheets"
-    ).glob("*.kif")
-)
+SHEETS = ggp_base_traced_sheets()
 # Sheets whose grounding is beyond a propnet: the engine must refuse them with an error
 # naming the exploding rule (checked at a lower limit than the default 750,000, which
 # they also exceed, to save CI the seconds each takes to get there). AlexChess runs past
@@ -33,7 +30,7 @@ TOO_LARGE = {"AlexChess": 200_000}
 # The two slowest sheets (grounding and replay take 0.5-3 minutes each on 2 cores, over
 # half the suite's time): marked ``slow``, so the default run (``-m "not slow"``, the
 # README's test command) leaves them to the second step of ``.ci/run``. Listed even when
-# ../shared/ is absent, so that step always collects them (and skips them cleanly).
+# their data is absent, so that step always collects them (and skips them cleanly).
 SLOW = {"hallway", "racer"}
 
 
@@ -81,9 +78,9 @@ def replay(propnet: Propnet, trace_path: Path, fold_case: bool) -> int:
         for sheet in sorted(set(SHEETS) | SLOW)
     ],
 )
-def test_ggp_base_traces(shared_dir, sheet):
-    rules = shared_dir / "gdl" / "ggp-base" / "rulesheets" / f"{sheet}.kif"
-    trace = shared_dir / "gdl" / "ggp-base" / "traces" / f"{sheet}.jsonl"
+def test_ggp_base_traces(ggp_base_file, sheet):
+    rules = ggp_base_file("rulesheets", sheet)
+    trace = ggp_base_file("traces", sheet)
     if sheet in TOO_LARGE:
         with pytest.raises(GdlGroundingLimitError, match=rf"{sheet}\.kif:\d+:\d+: .*rule for"):
             Propnet.from_file(rules, max_instances=TOO_LARGE[sheet])
@@ -99,11 +96,10 @@ def test_gdl_ii_montyhall_traces_with_percepts(shared_dir):
     assert replay(propnet, directory / "montyhall.jsonl", fold_case=True) > 0
 
 
-def test_a_wrong_transition_is_detected(shared_dir):
+def test_a_wrong_transition_is_detected(ggp_base_file):
     """The replay can fail: a propnet whose state is corrupted disagrees with the trace."""
-    directory = shared_dir / "gdl" / "ggp-base"
-    propnet = Propnet.from_file(directory / "rulesheets" / "tictactoe.kif")
+    propnet = Propnet.from_file(ggp_base_file("rulesheets", "tictactoe"))
     original = propnet.initial_state
     propnet.initial_state = bytes(len(original))  # the empty board has no control fluent
     with pytest.raises(AssertionError):
-        replay(propnet, directory / "traces" / "tictactoe.jsonl", fold_case=False)
+        replay(propnet, ggp_base_file("traces", "tictactoe"), fold_case=False)

@@ -35,8 +35,8 @@ COIN = """
 
 
 @pytest.fixture(scope="module")
-def tictactoe(shared_dir):
-    return Propnet.from_file(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "tictactoe.kif")
+def tictactoe(ggp_base_file):
+    return Propnet.from_file(ggp_base_file("rulesheets", "tictactoe"))
 
 
 def test_depth_charge_ends_in_terminal_states_the_python_path_agrees_with(tictactoe):
@@ -69,10 +69,8 @@ def test_transition_cache_counts_hits_and_changes_nothing(tictactoe):
     assert tictactoe.compiled.transition(state, joint) == first  # uncached agrees
 
 
-def test_gdl_i_game_facts_and_joint_move_percepts(shared_dir):
-    game = hiddenenvs.load_game(
-        "gdl", rules=str(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "tictactoe.kif")
-    )
+def test_gdl_i_game_facts_and_joint_move_percepts(ggp_base_file):
+    game = hiddenenvs.load_game("gdl", rules=str(ggp_base_file("rulesheets", "tictactoe")))
     assert game.info.num_players == 2 and game.info.player_names == ("xPlayer", "oPlayer")
     assert game.info.utility is Utility.CONSTANT_SUM and game.info.utility_sum == 100
     assert game.info.max_game_length == 9  # exhaustive search of the 5,478 states
@@ -84,16 +82,14 @@ def test_gdl_i_game_facts_and_joint_move_percepts(shared_dir):
     assert state.information_state_key(0)[0][1] == state.information_state_key(1)[0][1]
     scaled = hiddenenvs.load_game(
         "gdl",
-        rules=str(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "tictactoe.kif"),
+        rules=str(ggp_base_file("rulesheets", "tictactoe")),
         scale_returns=True,
     )
     assert scaled.info.utility is Utility.ZERO_SUM
 
 
-def test_general_sum_is_declared_when_goals_do_not_add_up(shared_dir):
-    game = hiddenenvs.load_game(
-        "gdl", rules=str(shared_dir / "gdl" / "ggp-base" / "rulesheets" / "gt_prisoner.kif")
-    )
+def test_general_sum_is_declared_when_goals_do_not_add_up(ggp_base_file):
+    game = hiddenenvs.load_game("gdl", rules=str(ggp_base_file("rulesheets", "gt_prisoner")))
     assert game.info.utility is Utility.GENERAL_SUM
 
 

@@ -1,10 +1,13 @@
 """The reference GDL reasoner (hiddenenvs/envs/gdl/reference.py) on its own and against
 independent reasoners' traces: ggp-base's Java prover (GDL-I rule sheets) and an ASP-based
-GDL-II reasoner (Monty Hall, with every role's percepts). See ../shared/README.md."""
+GDL-II reasoner (Monty Hall, with every role's percepts). The ggp-base data: the small
+traces ship in tests/data/ggp-base/ (its README); the rest, and Monty Hall's, are read from
+../shared/ where that is beside the repository."""
 
 import json
 
 import pytest
+from ggp_data import ggp_base_traced_sheets
 
 from hiddenenvs.envs.gdl.parser import GdlSafetyError, GdlStratificationError
 from hiddenenvs.envs.gdl.reference import ReferenceReasoner
@@ -118,10 +121,12 @@ def playouts(path):
         return [json.loads(line) for line in lines]
 
 
-@pytest.mark.parametrize("name", GGP_BASE_SHEETS)
-def test_ggp_base_traces(shared_dir, name):
-    reasoner = ReferenceReasoner.from_file(shared_dir / "gdl/ggp-base/rulesheets" / f"{name}.kif")
-    recorded = playouts(shared_dir / "gdl/ggp-base/traces" / f"{name}.jsonl")
+@pytest.mark.parametrize(
+    "name", sorted(set(GGP_BASE_SHEETS).intersection(ggp_base_traced_sheets()))
+)
+def test_ggp_base_traces(ggp_base_file, name):
+    reasoner = ReferenceReasoner.from_file(ggp_base_file("rulesheets", name))
+    recorded = playouts(ggp_base_file("traces", name))
     if name in FIRST_PLAYOUT_ONLY:
         recorded = recorded[:1]
     steps = sum(

@@ -11,7 +11,7 @@ import pytest
 import hiddenenvs
 from hiddenenvs._encoding import float32_ones_at
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, State
-from tests.test_goofspiel import play_alongside_openspiel
+from test_goofspiel import play_alongside_openspiel
 
 WIN, LOSS, TIE = 1, -1, 0
 _RESULT_INDEX = {WIN: 0, LOSS: 1, TIE: 2}

@@ -7,12 +7,12 @@ import hiddenenvs.vector as vector
 from agents.config import ConfigError, config_from_dict
 from agents.loop import train
 from agents.vector_self_play import play_vector_episodes
-from tests.test_loop_resume import (
+from test_loop_resume import (
     _exploitabilities,
     kill_between_checkpoints_and_resume,
     resumed_checkpoint_equals_straight,
 )
-from tests.test_vector_self_play import RecordingRandomAgent
+from test_vector_self_play import RecordingRandomAgent
 
 # NFSP on Leduc; 1,000 episodes per evaluation are 62 steps of 16 games and one of 8, so
 # the partial batches (num_games < num_envs) are played, checkpointed and resumed too.

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from ggp_data import ggp_base_path
 
 from agents.capabilities import (
     CapabilityError,
@@ -51,17 +52,8 @@ ENVS = [
     ("gdl_tictactoe", {}),
     ("gdl", {}),
 ]
-# Plain GDL from ggp-base's published sheets, where the shared data is beside the repository.
-CONNECT_FOUR = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "gdl"
-    / "ggp-base"
-    / "rulesheets"
-    / "connectFour.kif"
-)
-if CONNECT_FOUR.exists():
-    ENVS.append(("gdl", {"rules": str(CONNECT_FOUR)}))
+# Plain GDL from ggp-base's published sheets (tests/data/ggp-base/).
+ENVS.append(("gdl", {"rules": str(ggp_base_path("rulesheets", "connectFour"))}))
 
 # Each trainer shrunk to toy sizes: one step must finish in seconds on any admitted env.
 TINY = {

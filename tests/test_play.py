@@ -34,7 +34,7 @@ def test_kuhn_from_seat_one_shows_my_card_never_the_opponents(tmp_path):
         for _ in range(2):
             child.expect("your move> ")
             child.sendline("nonsense")
-            child.expect("not a legal action: 'nonsense'")
+            child.expect("not a legal move: 'nonsense'")
             child.expect("your move> ")
             child.sendline("bet")  # player 1 decides once in Kuhn, and may always bet or call
             child.expect("game over")
@@ -44,12 +44,12 @@ def test_kuhn_from_seat_one_shows_my_card_never_the_opponents(tmp_path):
     transcript = log.read_text()
     for seed in (3, 4):
         opponent_card, my_card = dealt_cards(seed)
-        assert f"yours: '{my_card}'" in transcript
+        assert f"your card: {my_card}" in transcript
     opponents = {dealt_cards(seed)[0] for seed in (3, 4)} - {
         dealt_cards(seed)[1] for seed in (3, 4)
     }
     for card in opponents:
-        assert f"'{card}'" not in transcript, f"the opponent's card {card} was shown"
+        assert f": {card}" not in transcript, f"the opponent's card {card} was shown"
     assert "cards:" not in transcript  # the state's own text (both hands) never appears
     assert transcript.count("game over; returns:") == 2
 
@@ -63,6 +63,22 @@ def test_simultaneous_move_is_chosen_before_the_other_is_seen_and_eof_quits():
     child.expect("your move> ")
     child.sendeof()
     child.expect("stopped")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_meier_asks_only_for_real_choices_and_shows_the_roll_in_words():
+    child = spawn("meier", "--against", "scripted:meier", "--seed", "1")
+    child.expect("meier: GDL-II Meier: private dice rolls")  # the game in one line
+    child.expect(r"step 1: you see rolled (\d\d)\r\n")
+    child.expect("legal moves:")
+    child.expect("20: claim 66")  # names without GDL's brackets
+    child.expect("your move> ")
+    assert "noop" not in child.before
+    child.sendline("(claim 66)")
+    child.expect("step 2: you claim 66")
+    child.expect("game over")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0

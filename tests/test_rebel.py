@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from tests.test_loop_resume import (
+from test_loop_resume import (
     _exploitabilities,
     kill_between_checkpoints_and_resume,
     resumed_checkpoint_equals_straight,
@@ -759,7 +759,7 @@ def test_a_step_past_the_deadline_is_cut_before_its_next_solve(run):
     """Each decision (or PBS root) is a subgame solve: past the deadline none starts, the
     step is cut and its game is not counted; without a deadline the game is played."""
     from agents.config import trainer_config
-    from tests.test_exit_oos import StepContext
+    from test_exit_oos import StepContext
 
     config = config_from_dict({**run, "output_dir": "unused"})
     learner = ReBeLLearner(hiddenenvs.load_game(run["env"]["name"]), trainer_config(config), seed=0)

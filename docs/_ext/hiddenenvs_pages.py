@@ -66,10 +66,49 @@ ROLE = re.compile(r":(?:py:)?(class|func|meth|mod|attr|data|obj|exc):`([^`]+)`")
 
 
 def docstring_as_markdown(text: str) -> str:
-    """A docstring (Markdown tables, RST roles and ``::`` blocks) as MyST Markdown."""
+    """A docstring (Markdown tables, RST roles, simple tables, doctest and ``::`` blocks)
+    as MyST Markdown."""
     text = inspect.cleandoc(text)
     text = ROLE.sub(lambda m: f"{{py:{m.group(1)}}}`{m.group(2)}`", text)
-    return re.sub(r"::\n", ":\n", text)
+    lines = doctests_as_fences(simple_tables_as_markdown(text.splitlines()))
+    return re.sub(r"::\n", ":\n", "\n".join(lines))
+
+
+def doctests_as_fences(lines: list[str]) -> list[str]:
+    """Unindented doctest blocks (``>>>`` up to a blank line) as fenced ``pycon`` code:
+    Markdown would run them together into one paragraph."""
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        if not lines[index].startswith(">>>"):
+            out.append(lines[index])
+            index += 1
+            continue
+        out.append("```pycon")
+        while index < len(lines) and lines[index].strip():
+            out.append(lines[index])
+            index += 1
+        out.append("```")
+    return out
+
+
+def simple_tables_as_markdown(lines: list[str]) -> list[str]:
+    """RST simple tables (``===  ===`` borders) as Markdown tables."""
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        table = _simple_table_at(lines, index)
+        if table is None:
+            out.append(lines[index])
+            index += 1
+            continue
+        rows, header_rows, index = table
+        header = rows[0] if header_rows else [""] * len(rows[0])
+        cell = lambda text: text.replace("|", "\\|")  # noqa: E731
+        out.append("| " + " | ".join(cell(text) for text in header) + " |")
+        out.append("|" + "---|" * len(header))
+        out += ["| " + " | ".join(cell(text) for text in row) + " |" for row in rows[header_rows:]]
+    return out
 
 
 def safe_name(name: str) -> str:
@@ -139,8 +178,97 @@ def count_tree(game) -> str:
     return f"{tree.num_nodes:,} nodes, {tree.num_infosets:,} information sets (default parameters)"
 
 
-def draw_picture(name: str, out: Path) -> bool:
-    """A PNG of the env a few random moves in, where it renders to RGB."""
+# Parameters of the pictured game where the defaults would draw badly: combat's default
+# map is too large to read at page width; its commander mode has one view per team.
+PICTURE_PARAMS = {"combat": {"map": "small", "mode": "commander"}, "gdl": {"sheet": "tictactoe"}}
+THUMBNAIL_PIXELS = 240  # the gallery's thumbnails: this wide, and shown at this width
+THUMBNAIL_LINES = 7  # of a text env's state, the first lines in its thumbnail
+PICTURE_STEPS_SHOWN = 14  # of a seat's knowledge, the last steps (the picture stays legible)
+
+
+def mid_game_state(game, rng):
+    """A state a few seeded random moves in, short of the end (the last move that would
+    end the game is not played)."""
+    from hiddenenvs.game import sample_chance_outcome
+
+    state = game.new_initial_state(seed=0)
+    moves = 0
+    while moves < PICTURE_MOVES:
+        following = state.clone()
+        if following.is_chance_node():
+            following.apply_action(sample_chance_outcome(following, rng))
+        elif following.is_simultaneous_node():
+            legal = [following.legal_actions(p) for p in range(game.info.num_players)]
+            following.apply_actions([int(rng.choice(a)) if a else -1 for a in legal])
+            moves += 1
+        else:
+            following.apply_action(int(rng.choice(following.legal_actions())))
+            moves += 1
+        if following.is_terminal():
+            break
+        state = following
+    return state
+
+
+def state_text(game, state) -> str:
+    """The true state as the env's ``ansi`` render writes it (a GDL sheet's as a grid)."""
+    from hiddenenvs.envs.gdl.game import GdlGame, grid_text
+
+    if isinstance(game, GdlGame):
+        return f"step {state.steps}\n" + grid_text(game.propnet.state_fluents(state.fluents))
+    return str(state)
+
+
+def seat_text(game, state, player: int) -> str:
+    """What ``player`` knows, in the words of human play (``Game.describe_step``)."""
+    steps = [game.describe_step(player, *entry) for entry in state.information_state_key(player)]
+    steps = [text for text in steps if text]
+    shown = [f"{i + 1}. {text}" for i, text in enumerate(steps)][-PICTURE_STEPS_SHOWN:]
+    if len(steps) > PICTURE_STEPS_SHOWN:
+        shown.insert(0, f"({len(steps) - PICTURE_STEPS_SHOWN} earlier steps)")
+    view = getattr(game, "describe_view", None)
+    extra = view(state, player) if view is not None else None
+    return "\n".join(shown + ([extra] if extra else [])) or "(nothing yet)"
+
+
+def wrapped(text: str, width: int = 36) -> str:
+    import textwrap
+
+    return "\n".join(
+        "\n".join(textwrap.wrap(line, width, subsequent_indent="   ") or [""])
+        for line in text.splitlines()
+    )
+
+
+def combat_legend(axis) -> None:
+    """The legend of combat's picture, with the renderer's own colours."""
+    from matplotlib.patches import Patch
+
+    from hiddenenvs.envs.combat.maps import DOOR, GROUND, OBSTACLE, WALL
+    from hiddenenvs.envs.combat.render import DESTINATION_COLOUR, TEAM_COLOURS, TERRAIN_COLOURS
+
+    rgb = lambda colour: tuple(c / 255 for c in colour)  # noqa: E731
+    entries = [
+        Patch(color=rgb(TERRAIN_COLOURS[GROUND]), label="ground"),
+        Patch(color=rgb(TERRAIN_COLOURS[OBSTACLE]), label="obstacle (blocks movement)"),
+        Patch(color=rgb(TERRAIN_COLOURS[WALL]), label="wall"),
+        Patch(color=rgb(TERRAIN_COLOURS[DOOR]), label="door"),
+        Patch(fill=False, edgecolor=rgb(DESTINATION_COLOUR), label="destination area (orders)"),
+        Patch(color=rgb(TEAM_COLOURS[0]), label="attacker (dark centre: health lost)"),
+        Patch(color=rgb(TEAM_COLOURS[1]), label="defender (dark centre: health lost)"),
+        Patch(color=(0.2, 0.25, 0.15), label="darkened: not seen by that team (fog)"),
+    ]
+    axis.legend(handles=entries, loc="center", ncol=2, frameon=False, fontsize=13)
+    axis.axis("off")
+
+
+def draw_picture(name: str, out: Path, thumbnail: Path) -> tuple[str, list[tuple[str, str]]]:
+    """A PNG of the env mid-game, drawn by its own renderer: the true state (its
+    ``rgb_array`` picture, else its ``ansi`` text) and, where information is hidden, each
+    seat's view beside it (its picture with the fog of war, else what human play tells
+    it); plus a thumbnail of the true state for the gallery. Returns the caption and, for
+    an env drawn as text, the panels' titles and texts (the page shows them as text,
+    legible at any width, and the PNG only as the thumbnail)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -148,28 +276,121 @@ def draw_picture(name: str, out: Path) -> bool:
     import numpy as np
 
     import hiddenenvs
-    from hiddenenvs.game import sample_chance_outcome
+    from hiddenenvs.game import Information
 
-    game_class = hiddenenvs.registry.REGISTRY[name].game_class()
-    if "rgb_array" not in getattr(game_class, "RENDER_MODES", ()):
-        return False
-    params = {"map": "small", "mode": "fighter"} if name == "combat" else {}
-    game = hiddenenvs.load_game(name, **params)
-    state = game.new_initial_state(seed=0)
-    rng = np.random.default_rng(0)
-    for _ in range(PICTURE_MOVES):  # a position a few seeded random moves in
-        if state.is_terminal():
-            break
-        if state.is_chance_node():
-            state.apply_action(sample_chance_outcome(state, rng))
-        elif state.is_simultaneous_node():
-            legal = [state.legal_actions(p) for p in range(game.info.num_players)]
-            state.apply_actions([int(rng.choice(actions)) if actions else -1 for actions in legal])
+    game = hiddenenvs.load_game(name, **PICTURE_PARAMS.get(name, {}))
+    state = mid_game_state(game, np.random.default_rng(0))
+    pictured = "rgb_array" in getattr(type(game), "RENDER_MODES", ())
+    seats = [] if game.info.information is Information.PERFECT else list(game.info.player_names)
+    panels = [("true state", state.render_rgb() if pictured else wrapped(state_text(game, state)))]
+    for player, seat in enumerate(seats):
+        if pictured:  # combat: the team's fog of war
+            from hiddenenvs.envs.combat.render import render_rgb
+
+            panels.append((f"seen by {seat}", render_rgb(state.battle, visibility_team=player)))
         else:
-            state.apply_action(int(rng.choice(state.legal_actions())))
+            panels.append((f"known to {seat}", wrapped(seat_text(game, state, player))))
+    legend = name == "combat"
+    width = 4.2 if pictured else 4.4
+    text_lines = max((len(p.splitlines()) for _, p in panels if isinstance(p, str)), default=0)
+    height = 4.2 if pictured else max(1.6, 0.17 * text_lines + 0.6)
+    figure, axes = plt.subplots(
+        2 if legend else 1,
+        len(panels),
+        figsize=(width * len(panels), height + (0.9 if legend else 0)),
+        squeeze=False,
+        gridspec_kw={"height_ratios": [height, 0.9]} if legend else None,
+    )
+    for axis, (title, content) in zip(axes[0], panels):
+        axis.set_title(title, fontsize=14 if pictured else 12)
+        if isinstance(content, str):
+            axis.text(0, 1, content, family="monospace", fontsize=10, va="top", ha="left")
+            axis.axis("off")
+        else:
+            axis.imshow(content)
+            axis.set_xticks([])
+            axis.set_yticks([])
+    if legend:
+        for axis in axes[1][1:]:
+            axis.remove()
+        combat_legend(axes[1][0])
+        axes[1][0].set_position([0.05, 0.0, 0.9, 0.16])
     out.parent.mkdir(parents=True, exist_ok=True)
-    plt.imsave(out, state.render_rgb())
-    return True
+    figure.savefig(out, dpi=90, bbox_inches="tight")
+    plt.close(figure)
+    # The gallery's thumbnail: the picture, or the first lines of the text, legible at
+    # THUMBNAIL_PIXELS wide.
+    thumb, axis = plt.subplots(figsize=(3.0, 3.0 if pictured else 1.6))
+    if pictured:
+        axis.imshow(panels[0][1])
+    else:
+        text = wrapped(state_text(game, state), 30).splitlines()[:THUMBNAIL_LINES]
+        axis.text(0, 1, "\n".join(text), family="monospace", fontsize=10, va="top", ha="left")
+    axis.axis("off")
+    thumb.subplots_adjust(left=0.04, right=1, top=0.96, bottom=0)
+    thumb.savefig(thumbnail, dpi=THUMBNAIL_PIXELS / 3.0)
+    plt.close(thumb)
+    shown = ", ".join(f"`{k}={v!r}`" for k, v in PICTURE_PARAMS.get(name, {}).items())
+    text_panels = [] if pictured else [(title, str(content)) for title, content in panels]
+    return text_panels, (
+        f"A position {PICTURE_MOVES} seeded random moves in (or just before the end)"
+        + (f", with {shown}" if shown else "")
+        + ", drawn at build time by the env's own renderer: "
+        + ("its `rgb_array` picture" if pictured else "its `ansi` text")
+        + (
+            "; beside it what each seat "
+            + ("sees (the team's fog of war)" if pictured else "knows, in the words of human play")
+            if seats
+            else " (every player sees all of it)"
+        )
+        + "."
+    )
+
+
+def text_panels_html(panels: list[tuple[str, str]]) -> list[str]:
+    """Panels of text side by side: one raw HTML table (a Markdown table cell holds one
+    line), each text in a ``<pre>`` so grids keep their columns."""
+    import html
+
+    cell = lambda text: html.escape(text).replace("\n\n", "\n \n")  # noqa: E731
+    return [
+        '<table class="docutils align-default"><tr>'
+        + "".join(f"<th>{html.escape(title)}</th>" for title, _ in panels)
+        + "</tr><tr>"
+        + "".join(
+            f'<td style="vertical-align: top"><pre style="margin: 0">{cell(text)}</pre></td>'
+            for _, text in panels
+        )
+        + "</tr></table>",
+        "",
+    ]
+
+
+def combat_episode(out: Path) -> None:
+    """An animated GIF of one combat episode on the small map: both teams play the
+    scripted doctrine, one frame per commander step (``hiddenenvs record`` makes these)."""
+    import hiddenenvs
+    from hiddenenvs.envs.combat.record import record_frames, save
+
+    game = hiddenenvs.load_game("combat", **PICTURE_PARAMS["combat"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save(record_frames(game, "doctrine", "doctrine", seed=0), out, 8, 0.25)
+
+
+def env_gallery() -> str:
+    """The envs index's gallery (``docs/envs/gallery.inc``, included by its index.md): each
+    env's thumbnail (drawn with its page's picture), name and one-line description."""
+    import hiddenenvs
+
+    lines = ["| | env | what it is |", "|---|---|---|"]
+    for name, entry in hiddenenvs.registry.REGISTRY.items():
+        description = f"{entry.description[0].upper()}{entry.description[1:]}.".replace("|", "\\|")
+        lines.append(
+            f"| [![{name}](img/{name}_thumbnail.png){{w={THUMBNAIL_PIXELS}px}}]({name}.md) | "
+            f"[{name}]({name}.md) | "
+            f"{description} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def estimated_tree(name: str) -> str:
@@ -238,14 +459,28 @@ def env_page(entry, row: dict, configs, capabilities) -> str:
         ]
     else:
         lines += ["None.", ""]
-    picture = DOCS / "envs" / "img" / f"{entry.name}.png"
-    if draw_picture(entry.name, picture):
+    text_panels, caption = draw_picture(
+        entry.name,
+        DOCS / "envs" / "img" / f"{entry.name}.png",
+        DOCS / "envs" / "img" / f"{entry.name}_thumbnail.png",
+    )
+    lines += ["## Picture", ""]
+    if text_panels:
+        lines += text_panels_html(text_panels)
+    else:
         lines += [
-            "## Picture",
+            f"![{entry.name} mid-game: the true state and each seat's view](img/{entry.name}.png)",
             "",
-            f"![{entry.name} after a few random moves](img/{entry.name}.png)",
+        ]
+    lines += [caption, ""]
+    if entry.name == "combat":
+        combat_episode(DOCS / "envs" / "img" / "combat_episode.gif")
+        lines += [
+            "![a combat episode on the small map, both teams playing the doctrine]"
+            "(img/combat_episode.gif)",
             "",
-            "Drawn at build time by the `rgb_array` renderer after a few seeded random moves.",
+            "One episode on the small map, both teams playing the scripted doctrine "
+            "(`hiddenenvs record --map small --attackers doctrine --defenders doctrine`).",
             "",
         ]
     lines += [
@@ -613,6 +848,7 @@ def generate(app) -> None:
         pages[DOCS / "examples" / f"{script.stem}.md"] = example_page(script)
     for path, text in pages.items():
         write_if_changed(path, text)
+    write_if_changed(DOCS / "envs" / "gallery.inc", env_gallery())
     # A page of an env, trainer, module or example that no longer exists would be built from nothing.
     for folder in ("envs", "trainers", "api", "examples"):
         for path in (DOCS / folder).glob("*.md"):
@@ -691,50 +927,57 @@ def _simple_table_cells(line: str, starts: list[int]) -> list[str]:
     return cells
 
 
+def _simple_table_at(lines: list[str], index: int) -> tuple[list[list[str]], int, int] | None:
+    """The RST simple table whose top border is ``lines[index]``: ``(rows, header rows,
+    the index after its bottom border)``, or None when no table starts there. A cell that
+    runs into the gap after its column is forgiven; a first cell ending in a comma
+    continues on the next line."""
+    if not SIMPLE_TABLE_BORDER.match(lines[index]):
+        return None
+    starts = [m.start() for m in re.finditer(r"=+", lines[index])]
+    body, borders, end = [], 1, index + 1
+    while end < len(lines):
+        if SIMPLE_TABLE_BORDER.match(lines[end]):
+            borders += 1
+            if borders == 3 or (
+                borders == 2 and end + 1 < len(lines) and not lines[end + 1].strip()
+            ):
+                break
+            body.append(None)  # the header's end
+        elif not lines[end].strip():
+            if end + 1 < len(lines) and SIMPLE_TABLE_BORDER.match(lines[end + 1]):
+                end += 1
+                continue
+            body.append("")
+        else:
+            body.append(lines[end])
+        end += 1
+    if end >= len(lines):  # no closing border: not a table
+        return None
+    rows: list[list[str]] = []
+    for line in body:
+        if line is None or line == "":
+            continue
+        cells = _simple_table_cells(line, starts)
+        if rows and (not cells[0] or rows[-1][0].endswith(",``") or rows[-1][0].endswith(",")):
+            rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells)]
+        else:
+            rows.append(cells)
+    return rows, 1 if None in body else 0, end + 1
+
+
 def simple_tables_as_list_tables(lines: list[str]) -> list[str]:
-    """RST simple tables (``===  ===`` borders) as list-tables, forgiving a cell that runs
-    into the gap after its column; a first cell ending in a comma continues on the next line."""
+    """RST simple tables (``===  ===`` borders) as list-tables (autodoc reads RST)."""
     out: list[str] = []
     index = 0
     while index < len(lines):
-        border = SIMPLE_TABLE_BORDER.match(lines[index])
-        if not border:
+        table = _simple_table_at(lines, index)
+        if table is None:
             out.append(lines[index])
             index += 1
             continue
-        indent = border.group(1)
-        starts = [m.start() for m in re.finditer(r"=+", lines[index])]
-        body, borders, end = [], 1, index + 1
-        while end < len(lines):
-            if SIMPLE_TABLE_BORDER.match(lines[end]):
-                borders += 1
-                if borders == 3 or (
-                    borders == 2 and end + 1 < len(lines) and not lines[end + 1].strip()
-                ):
-                    break
-                body.append(None)  # the header's end
-            elif not lines[end].strip():
-                if end + 1 < len(lines) and SIMPLE_TABLE_BORDER.match(lines[end + 1]):
-                    end += 1
-                    continue
-                body.append("")
-            else:
-                body.append(lines[end])
-            end += 1
-        if end >= len(lines):  # no closing border: not a table
-            out.append(lines[index])
-            index += 1
-            continue
-        header_rows = 1 if None in body else 0
-        rows: list[list[str]] = []
-        for line in body:
-            if line is None or line == "":
-                continue
-            cells = _simple_table_cells(line, starts)
-            if rows and (not cells[0] or rows[-1][0].endswith(",``") or rows[-1][0].endswith(",")):
-                rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells)]
-            else:
-                rows.append(cells)
+        rows, header_rows, index_after = table
+        indent = SIMPLE_TABLE_BORDER.match(lines[index]).group(1)
         if out and out[-1].strip():
             out.append("")
         out += [f"{indent}.. list-table::", f"{indent}   :header-rows: {header_rows}", ""]
@@ -742,7 +985,7 @@ def simple_tables_as_list_tables(lines: list[str]) -> list[str]:
             out.append(f"{indent}   * - {row[0]}" if row[0] else f"{indent}   * -")
             out += [f"{indent}     - {cell}" if cell else f"{indent}     -" for cell in row[1:]]
         out.append("")
-        index = end + 1
+        index = index_after
     return out
 
 

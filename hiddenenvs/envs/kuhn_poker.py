@@ -107,6 +107,14 @@ class KuhnPokerGame(Game):
             return f"deal {CARD_NAMES[action]}"
         return ACTION_NAMES[action]
 
+    def describe_step(self, player, public, private):
+        """A key step in words: a card dealt (yours named), or a pass or bet."""
+        if public == "deal":
+            return (
+                "a card to your opponent, face down" if private is None else f"your card: {private}"
+            )
+        return public
+
 
 class KuhnPokerState(State):
     __slots__ = ("game", "cards", "bets")

@@ -155,6 +155,14 @@ class LeducHoldemGame(Game):
             return f"deal {RANK_NAMES[action]}"
         return ACTION_NAMES[action]
 
+    def describe_step(self, player, public, private):
+        """A key step in words: a card dealt (yours named), the public card, or a bet."""
+        if public == "deal":
+            return (
+                "a card to your opponent, face down" if private is None else f"your card: {private}"
+            )
+        return f"public card: {public}" if public in RANK_NAMES else public
+
 
 class LeducHoldemState(State):
     __slots__ = (

@@ -169,6 +169,17 @@ class LiarsDiceGame(Game):
         quantity, face = self.bid(action)
         return f"{quantity}-{face}"
 
+    def describe_step(self, player, public, private):
+        """A key step in words: your dice once all are rolled (the opponent's stay under
+        their cup), a bid as what it claims, or the call."""
+        if public == "roll":
+            return "" if private is None else f"your dice: {' '.join(map(str, private))}"
+        if public == "liar":
+            return "liar is called"
+        quantity, face = public.split("-")
+        wild = "" if int(face) == self.faces else f" or the wild {self.faces}"
+        return f"bid {public}: at least {quantity} of all dice show {face}{wild}"
+
 
 class LiarsDiceState(State):
     __slots__ = ("dice", "actions", "_public_key", "_information_state_keys")

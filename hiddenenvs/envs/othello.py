@@ -127,6 +127,10 @@ class OthelloGame(Game):
         row, column = divmod(action, self.board_size)
         return f"{'abcdefgh'[column]}{row + 1}"
 
+    def describe_step(self, player, public, private):
+        """A move by its square (``d3``), or ``pass``; the board is public."""
+        return f"move {self.action_to_string(player, public)}"
+
 
 class OthelloState(State):
     __slots__ = ("discs", "to_move", "actions", "_key", "_moves", "_over", "_legal")

@@ -219,6 +219,22 @@ class CombatGame(Game):
         name = self.map.destination_names[destination]
         return f"send {count} from area {source} to {name} (area {self.map.destination_areas[destination]})"
 
+    def describe_step(self, player, public, private):
+        """A key step in words: the tick and what both sides perceive (commander mode: the
+        fighters alive on each side; fighter mode: the result once it is known; the health
+        balance with shaped rewards). What a side sees of the map is its private digest,
+        not words: it is not shown."""
+        if self.mode == "commander":
+            tick, attackers, defenders, *balance = public
+            text = f"tick {tick}: attackers {attackers} alive, defenders {defenders} alive"
+        else:
+            tick, result, *balance = public
+            outcome = {None: "", 0: ", attackers won", 1: ", defenders won", -1: ", a draw"}
+            text = f"tick {tick}{outcome[result]}"
+        if balance:
+            text += f"; health balance (attackers' view) {balance[0]:+g}"
+        return text
+
     # ---- commander orders ------------------------------------------------------------
     def encode_order(self, source_area: int, destination: int, count: int) -> int:
         """The action "send ``count`` of my fighters from area ``source_area`` to destination

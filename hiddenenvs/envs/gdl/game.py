@@ -368,6 +368,76 @@ class GdlGame(Game):
         moves = self.propnet.move_names[self.player_roles[player]]
         return moves[action] if action < len(moves) else f"<no move {action}>"
 
+    # ---- for a person (human play) ----
+    def describe_step(self, player, public, private):
+        """A key step in the sheet's own words: the moves and percepts of the step that
+        ``player`` knows, outer brackets dropped (``you claim 32; you see rolled 32``).
+        Random's move is known only through the next step's percepts, and a ``noop`` is
+        no news: a step of nothing but those is ``""``."""
+        if public is None:
+            return ""
+        net, me = self.propnet, self.player_roles[player]
+        if not net.has_sees:  # GDL-I: the whole joint move is public
+            moves = [
+                ("you" if role == me else net.roles[role], net.move_names[role][move])
+                for role, move in enumerate(public)
+                if role != self.random_role
+            ]
+            return "; ".join(f"{who} {plain_term(move)}" for who, move in moves if move != "noop")
+        own_move, private_percepts = private
+        parts = []
+        if net.move_names[me][own_move] != "noop":
+            parts.append(f"you {plain_term(net.move_names[me][own_move])}")
+        seen = [net.percept_names[me][k] for k in private_percepts]
+        seen += [self.public_percept_names[k] for k in public]
+        if seen:
+            parts.append("you see " + ", ".join(plain_term(name) for name in seen))
+        return "; ".join(parts)
+
+    def describe_view(self, state, player):
+        """What ``player`` knows of the position, for a person: in GDL-I every role sees
+        every joint move, so the whole state (a grid where the fluents are ``(name row
+        column value)``, :func:`grid_text`); in GDL-II the steps say it all (None)."""
+        if self.propnet.has_sees:
+            return None
+        return grid_text(self.propnet.state_fluents(state.fluents))
+
+
+BLANK_VALUES = frozenset({"b", "blank", "empty"})  # the sheets' ways to spell an empty cell
+
+
+def plain_term(text: str) -> str:
+    """A GDL term for a person, outer brackets dropped: ``(claim 32)`` is ``claim 32``."""
+    return text[1:-1] if text.startswith("(") and text.endswith(")") else text
+
+
+def grid_text(fluents: list[str]) -> str:
+    """Fluents as a person reads them: those of the form ``(name row column value)`` with
+    integer row and column as a grid of values (one grid per name, ``.`` for a blank
+    value), the others listed plainly below it."""
+    grids: dict[str, dict[tuple[int, int], str]] = {}
+    others = []
+    for fluent in fluents:
+        words = plain_term(fluent).split()
+        if len(words) == 4 and words[1].isdigit() and words[2].isdigit() and "(" not in fluent[1:]:
+            value = "." if words[3].lower() in BLANK_VALUES else words[3]
+            grids.setdefault(words[0], {})[(int(words[1]), int(words[2]))] = value
+        else:
+            others.append(plain_term(fluent))
+    lines = []
+    for name, cells in grids.items():
+        rows = sorted({row for row, _ in cells})
+        columns = sorted({column for _, column in cells})
+        width = max(len(value) for value in cells.values())
+        lines.append(f"{name}:")
+        lines.append("     " + " ".join(f"{column:>{width}}" for column in columns))
+        for row in rows:
+            values = (cells.get((row, column), " ") for column in columns)
+            lines.append(f"  {row:>2} " + " ".join(f"{value:>{width}}" for value in values))
+    if others:
+        lines.append(", ".join(others))
+    return "\n".join(lines)
+
 
 class GdlState(State):
     __slots__ = (
