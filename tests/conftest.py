@@ -1,15 +1,18 @@
-"""Shared fixtures: the GDL reference data (shipped in tests/data/, the full set in
-../shared/ when it is beside the repository).
+"""Shared fixtures: the GDL reference data in ../shared/ beside the repository.
 
-Tests that take the ``shared_dir`` fixture check data that cannot ship with the tests (a
-GDL-II sheet and its traces whose licence is not known): where ../shared/ is absent they
-are deselected, and the run's header says how many, rather than skipped one by one.
+That data is read where it is, never copied into the repository (``../shared/README.md``).
+Tests that take the ``shared_dir`` or ``ggp_base_file`` fixture are extra checks against it
+(ggp-base's traces and sheets, a published GDL-II sheet with its traces): where ../shared/ is
+absent, as in a user's clone, they are deselected and the run's header says so, rather than
+skipped one by one.
 """
 
 from pathlib import Path
 
 import pytest
 from ggp_data import SHARED_DIR, ggp_base_path
+
+SHARED_FIXTURES = {"shared_dir", "ggp_base_file"}  # the fixtures that read ../shared/
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +29,7 @@ def ggp_base_file():
     def find(kind: str, name: str) -> Path:
         path = ggp_base_path(kind, name)
         if path is None:
-            pytest.skip(f"ggp-base {kind}/{name}: neither in tests/data/ nor in ../shared/")
+            pytest.skip(f"ggp-base {kind}/{name}: not in ../shared/gdl/ggp-base/")
         return path
 
     return find
@@ -35,16 +38,20 @@ def ggp_base_file():
 def pytest_collection_modifyitems(config, items):
     if SHARED_DIR.is_dir():
         return
-    needs_shared = [item for item in items if "shared_dir" in getattr(item, "fixturenames", ())]
-    if needs_shared:
-        config.hook.pytest_deselected(items=needs_shared)
-        items[:] = [item for item in items if "shared_dir" not in getattr(item, "fixturenames", ())]
+
+    def needs_shared(item) -> bool:
+        return bool(SHARED_FIXTURES.intersection(getattr(item, "fixturenames", ())))
+
+    deselected = [item for item in items if needs_shared(item)]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if not needs_shared(item)]
 
 
 def pytest_report_header(config):
     if not SHARED_DIR.is_dir():
         return (
             f"../shared/ not found beside the repository ({SHARED_DIR}): the extra checks "
-            "against its unshippable data are deselected"
+            "against its data are deselected"
         )
     return None

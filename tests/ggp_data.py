@@ -1,30 +1,26 @@
-"""Where the tests' GDL reference data is: shipped in tests/data/ggp-base/, or (the full
-set, an extra check) in ../shared/gdl/ggp-base/ beside the repository when it is there."""
+"""Where the tests' GDL reference data is: ``../shared/gdl/ggp-base/`` beside the repository.
+
+That data is read where it is, never copied into the repository (``../shared/README.md``);
+without ``../shared/`` the tests that need it are deselected (``conftest.py``).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-SHIPPED_GGP_BASE = Path(__file__).resolve().parent / "data" / "ggp-base"
 SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
 SHARED_GGP_BASE = SHARED_DIR / "gdl" / "ggp-base"
 
 
 def ggp_base_path(kind: str, name: str) -> Path | None:
     """``kind`` is ``"rulesheets"`` (``NAME.kif``) or ``"traces"`` (``NAME.jsonl``): the
-    shipped file, else the one in ../shared, else None."""
+    file in ../shared, or None."""
     filename = f"{name}.kif" if kind == "rulesheets" else f"{name}.jsonl"
-    for root in (SHIPPED_GGP_BASE, SHARED_GGP_BASE):
-        if (root / kind / filename).is_file():
-            return root / kind / filename
-    return None
+    path = SHARED_GGP_BASE / kind / filename
+    return path if path.is_file() else None
 
 
 def ggp_base_traced_sheets() -> list[str]:
-    """The sheets with both a rule sheet and a trace available, sorted."""
-    names = {
-        path.stem
-        for root in (SHIPPED_GGP_BASE, SHARED_GGP_BASE)
-        for path in (root / "traces").glob("*.jsonl")
-    }
+    """The sheets with both a rule sheet and a trace in ../shared, sorted."""
+    names = {path.stem for path in (SHARED_GGP_BASE / "traces").glob("*.jsonl")}
     return sorted(name for name in names if ggp_base_path("rulesheets", name) is not None)

@@ -1,8 +1,7 @@
 """Conformance of the GDL propnet with independent reasoners, trace by trace.
 
-Every ggp-base trace (ggp-base's Java prover, GDL-I: the small ones ship in
-``tests/data/ggp-base/``, the full set is in ``../shared/gdl/ggp-base/`` where that is beside
-the repository) and, where ../shared/ is there, ``../shared/gdl/gdl-ii/montyhall.jsonl`` (an
+Every ggp-base trace (ggp-base's Java prover, GDL-I, in ``../shared/gdl/ggp-base/`` where
+that is beside the repository) and, where ../shared/ is there, ``../shared/gdl/gdl-ii/montyhall.jsonl`` (an
 ASP-based GDL-II reasoner, with each role's percepts) is replayed from the initial state: every state, legal move set, percept set,
 terminal flag and goal value must match. Each rule sheet is compiled once.
 """

@@ -1,8 +1,7 @@
 """The reference GDL reasoner (hiddenenvs/envs/gdl/reference.py) on its own and against
 independent reasoners' traces: ggp-base's Java prover (GDL-I rule sheets) and an ASP-based
-GDL-II reasoner (Monty Hall, with every role's percepts). The ggp-base data: the small
-traces ship in tests/data/ggp-base/ (its README); the rest, and Monty Hall's, are read from
-../shared/ where that is beside the repository."""
+GDL-II reasoner (Monty Hall, with every role's percepts). The data is read from
+../shared/ where that is beside the repository (deselected without it)."""
 
 import json
 

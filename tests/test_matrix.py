@@ -52,8 +52,10 @@ ENVS = [
     ("gdl_tictactoe", {}),
     ("gdl", {}),
 ]
-# Plain GDL from ggp-base's published sheets (tests/data/ggp-base/).
-ENVS.append(("gdl", {"rules": str(ggp_base_path("rulesheets", "connectFour"))}))
+# Plain GDL from ggp-base's published sheets, where ../shared/ is beside the repository.
+CONNECT_FOUR = ggp_base_path("rulesheets", "connectFour")
+if CONNECT_FOUR is not None:
+    ENVS.append(("gdl", {"rules": str(CONNECT_FOUR)}))
 
 # Each trainer shrunk to toy sizes: one step must finish in seconds on any admitted env.
 TINY = {
