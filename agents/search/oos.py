@@ -28,6 +28,7 @@ One iteration, for each update player ``e``::
          sample a from q_b if biased else q_u; recurse with q_b * q_b(a), q_u * q_u(a)
          p = e: W = u pi_{-e}(h) / q(z), R(I, a) += W (pi(z|h.a) - pi(z|h)), R(I, b) -= W pi(z|h)
          p != e: S(I) += sigma pi_p(h) / (delta q_b(h) + (1 - delta) q_u(h))
+                 (in a one-player game p = e too: no other player would average it)
       I not in the table: add it (sigma uniform), then roll out below with rho
 
 At a simultaneous node the movers sample one after another, each restricted to the
@@ -626,7 +627,7 @@ class OOS:
                 tail_after = others_probability * tail
                 entry.regret -= weight * strategy[k] * tail_after
                 entry.regret[k] += weight * tail_after
-            else:
+            if mover != update or self.num_players == 1:  # one player: no other averages it
                 entry.average += strategy * (reach[mover] / sample_here)
         for strategy, k in zip(strategies, choices):
             tail *= strategy[k]
