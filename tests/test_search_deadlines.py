@@ -120,3 +120,15 @@ def test_exit_oos_close_stops_its_worker_processes_and_can_be_called_again():
     learner.close()
     assert not any(process.is_alive() for process in processes)
     learner.close()  # idempotent
+
+
+@pytest.mark.parametrize("max_depth", [None, 1])
+def test_rebel_solve_stops_inside_its_cfr_iterations_at_the_deadline(max_depth, counting_clock):
+    from agents.rebel.search import ReBeLSearch
+
+    game = hiddenenvs.load_game("kuhn_poker")
+    search = ReBeLSearch(game, iterations=10**9, max_depth=max_depth, seed=0)
+    search.deadline = 4.0
+    state = game.state_from_history((0, 1))
+    with pytest.raises(DeadlinePassed, match="ReBeL solve"):
+        search.policy(state.seat_view(0))
