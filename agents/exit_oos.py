@@ -55,7 +55,10 @@ Design choices (the paper's engineering, on this code base):
   or a cluster, with the same games; a chunk whose actor dies is replayed.
 - *Budget.* ``simulations_per_move`` is the knob scaled down from the paper's 10,000: a
   move's search time grows linearly with it (configs use 1,000-2,000; each config states
-  its run's budget).
+  its run's budget). The run's deadline reaches every search, in the workers too: a game
+  still in play there is dropped (the step is cut), and workers that do not stop within
+  ``WORKER_STOP_SECONDS`` are terminated, as :meth:`ExItOOS.close` terminates them on an
+  error or Ctrl-C.
 """
 
 from __future__ import annotations
