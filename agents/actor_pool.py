@@ -82,8 +82,9 @@ class ActorPool:
     def running(self) -> bool:
         return bool(self.actors)
 
-    def start(self) -> None:
-        """Start (or join) Ray and one actor per slot; a no-op when running."""
+    def start(self, ready_timeout: float | None = None) -> None:
+        """Start (or join) Ray and one actor per slot, waiting up to ``ready_timeout``
+        seconds (None: as long as it takes) for them to be built; a no-op when running."""
         if self.actors:
             return
         ray = import_ray()
@@ -119,7 +120,7 @@ class ActorPool:
         # take many seconds to start, and the caller would otherwise run on the others alone.
         # A construction that fails shows as the slot's first lost call, as any death does.
         ready = [actor.__ray_ready__.remote() for actor in self.actors]
-        ray.wait(ready, num_returns=len(ready))
+        ray.wait(ready, num_returns=len(ready), timeout=ready_timeout)
 
     def _check_reachable(self) -> None:
         """Fail in seconds on a host:port nobody listens at (Ray itself retries for minutes)."""
@@ -160,10 +161,14 @@ class ActorPool:
     def in_flight(self) -> int:
         return len(self._in_flight)
 
-    def next(self) -> Finished | Lost:
-        """The first call in flight to end (there must be one)."""
+    def next(self, timeout: float | None = None) -> Finished | Lost | None:
+        """The first call in flight to end (there must be one); None when none ends within
+        ``timeout`` seconds (the calls stay in flight)."""
         ray = import_ray()
-        (reference,), _ = ray.wait(list(self._in_flight), num_returns=1)
+        ready, _ = ray.wait(list(self._in_flight), num_returns=1, timeout=timeout)
+        if not ready:
+            return None
+        (reference,) = ready
         slot, tag, actor = self._in_flight.pop(reference)
         try:
             value = ray.get(reference)
@@ -186,14 +191,17 @@ class ActorPool:
         return Finished(slot, tag, value)
 
     def close(self) -> None:
-        """Stop the actors, and the local Ray if this pool started it."""
+        """Stop the actors now (calls in flight are dropped), and the local Ray if this pool
+        started it; safe to call again, and after an exception or Ctrl-C."""
         if not self.actors and not self._started_ray:
             return
         ray = import_ray()
-        for actor in self.actors:
-            if actor is not None:
-                ray.kill(actor, no_restart=True)
-        self.actors, self._in_flight = [], {}
-        if self._started_ray:
-            ray.shutdown()
-            self._started_ray = False
+        actors, self.actors, self._in_flight = self.actors, [], {}
+        started_ray, self._started_ray = self._started_ray, False
+        try:
+            for actor in actors:
+                if actor is not None:
+                    ray.kill(actor, no_restart=True)
+        finally:
+            if started_ray:
+                ray.shutdown()

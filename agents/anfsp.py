@@ -515,9 +515,10 @@ class ANFSP(Learner):
             self.config.vector_envs,
         )
 
-    def _ensure_running(self) -> None:
+    def _ensure_running(self, loop) -> None:
         if not self.pool.running:
-            self.pool.start()
+            # Ray's start counts against the budget: the actors are not waited for past it.
+            self.pool.start(None if loop.deadline is None else max(0.0, loop.time_left()))
             for _ in range(self.config.windows_in_flight):
                 for slot in range(self.config.num_actors):
                     self._submit(slot)
@@ -553,14 +554,23 @@ class ANFSP(Learner):
         )
 
     def close(self) -> None:
-        """Stop the actors, and the local Ray if this learner started it."""
+        """Stop the actors (their windows in flight are dropped), and the local Ray if this
+        learner started it; safe to call again."""
         self.pool.close()
 
     # ---- one step: wait for any actor's window, apply it, send that actor new weights -----
     def step(self, loop) -> StepReport:
-        self._ensure_running()
-        while isinstance(result := self.pool.next(), Lost):  # a fresh actor took the slot
-            self._submit(result.slot)  # one call for each lost, so the slot keeps its queue
+        self._ensure_running(loop)
+        while True:
+            # A window not back by the loop's deadline cuts the step (the actors keep it).
+            timeout = None if loop.deadline is None else max(0.0, loop.time_left())
+            result = self.pool.next(timeout=timeout)
+            if result is None:
+                loop.step_cut = True
+                return StepReport(episodes=0, iterations=0)
+            if not isinstance(result, Lost):
+                break
+            self._submit(result.slot)  # a fresh actor took the slot: one call for each lost
         slot, window = result.slot, result.value
         self.actor_nodes.add(window["node"])
         metrics = self._apply(slot, window)

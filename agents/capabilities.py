@@ -4,7 +4,7 @@ Every trainer declares its :class:`Needs` in :data:`TRAINER_NEEDS` (some depend 
 trainer's config, e.g. MCNFSP searching from the true state needs no belief sampler; the
 table lives here, not in the trainer modules, so the check runs without importing torch and
 answers in well under 2 s); every game offers a :class:`hiddenenvs.analysis.capabilities.GameOffers` (players, dynamics, chance,
-utility, belief sampling, tree size counted or estimated within a time budget). ``train.py``
+utility, belief sampling, tree size counted up to a cap). ``train.py``
 and ``evaluate.py`` call :func:`check_trainer` / :func:`check_agent_spec` before any work
 and refuse a pair that does not fit with one line naming the trainer, the env, what is
 missing and which trainers do fit.
@@ -12,13 +12,14 @@ missing and which trainers do fit.
 =====================  =========================================================================
 Need                   Offered when
 =====================  =========================================================================
-``max_tree_nodes``     the game tree (histories) has at most that many nodes: counted exactly
-                       when the count finishes within a second, else Knuth's estimate
+``max_tree_nodes``     the game tree (histories) has at most that many nodes: counted exactly up
+                       to 2,000,000 (refused without counting when a fixed-seed Knuth estimate
+                       puts it ten times above), the same answer every time
 ``explicit_chance``    chance nodes list their outcomes with probabilities (deterministic games
                        too); combat samples chance inside the state and offers none
 ``max_external_sampling_nodes`` one external-sampling MCCFR iteration (every action of the
                        traverser, one sample elsewhere) visits at most that many nodes (Knuth's
-                       estimate)
+                       estimate from a fixed seed: the same every time)
 ``two_player_zero_sum`` two players whose returns sum to a constant
 ``belief_sampler``     histories consistent with an information state can be sampled
                        (explicit chance, or the game's own sampler)
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import hiddenenvs
-from hiddenenvs.analysis.capabilities import GameOffers, game_offers
+from hiddenenvs.analysis.capabilities import COUNT_LIMIT, GameOffers, game_offers
 from hiddenenvs.game import Game
 
 
@@ -99,7 +100,8 @@ def offers_for(env: str | Game, params: dict[str, Any] | None = None) -> GameOff
 
 # The largest tree CFR (and the MCCFR tree backend) is offered: enumerating it into arrays runs
 # at about 30,000 nodes a second on one core, a build of about a minute before the first iteration.
-CFR_MAX_TREE_NODES = 2_000_000
+# It is the count's cap (offers count trees exactly up to it, no further).
+CFR_MAX_TREE_NODES = COUNT_LIMIT
 
 
 # External sampling explores every action of the traverser: on a game where one iteration
@@ -255,7 +257,8 @@ def check_agent_spec(spec: str, env: str, env_params: dict[str, Any]) -> None:
 
 
 def capability_table(envs: list[tuple[str, dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
-    """One row per env: its offers and, per trainer, ``"fits"`` or what is missing."""
+    """One row per env: its offers and, per trainer, ``"fits"`` or what is missing (and the
+    switch that makes it fit, when one does: MCNFSP's ``search_from: true_state`` on combat)."""
     envs = envs if envs is not None else [(name, {}) for name in hiddenenvs.registry.REGISTRY]
     rows = []
     for env, params in envs:
@@ -264,6 +267,12 @@ def capability_table(envs: list[tuple[str, dict[str, Any]]] | None = None) -> li
         for trainer in TRAINER_NEEDS:
             lacking = trainer_needs(trainer).missing(offers)
             cells[trainer] = "fits" if not lacking else "; ".join(lacking)
+            switch = TRAINER_SWITCHES.get(trainer, {})
+            if lacking and switch and not trainer_needs(trainer, switch).missing(offers):
+                cells[trainer] += "; fits with " + ", ".join(
+                    f"trainer.params.{key}: {value}" for key, value in switch.items()
+                )
+
         rows.append({"env": offers.label, "offers": offers, "trainers": cells})
     return rows
 

@@ -55,12 +55,16 @@ Design choices (the paper's engineering, on this code base):
   or a cluster, with the same games; a chunk whose actor dies is replayed.
 - *Budget.* ``simulations_per_move`` is the knob scaled down from the paper's 10,000: a
   move's search time grows linearly with it (configs use 1,000-2,000; each config states
-  its run's budget).
+  its run's budget). The run's deadline reaches every search, in the workers too: a game
+  still in play there is dropped (the step is cut), and workers that do not stop within
+  ``WORKER_STOP_SECONDS`` are terminated, as :meth:`ExItOOS.close` terminates them on an
+  error or Ctrl-C.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -72,7 +76,14 @@ import torch
 from agents.base import Learner, StepReport
 from agents.memories import GameReservoir
 from agents.networks import AveragePolicyAgent, masked_logits, mlp
-from agents.search.oos import OOS, REWEIGHTING, TARGETING, answer_rollouts, search_concurrently
+from agents.search import DeadlinePassed
+from agents.search.oos import (
+    OOS,
+    REWEIGHTING,
+    TARGETING,
+    answer_rollouts,
+    search_concurrently,
+)
 from agents.search.tables import apply_choices, chance_distribution, movers_and_joint
 from hiddenenvs.game import CHANCE, TERMINAL, Game, draw_index
 
@@ -209,28 +220,32 @@ class SelfPlayer:
             search.set_rollout_policy(self.rollout)
 
     def play_many(self, seeds: list[int], deadline: float | None = None) -> list[dict[str, Any]]:
-        """The games of ``seeds``, ``concurrent_games`` at a time on the model backend; past
-        ``deadline`` (a ``time.perf_counter()`` time) no further group starts."""
+        """The games of ``seeds``, ``concurrent_games`` at a time on the model backend; at
+        ``deadline`` (a ``time.perf_counter()`` time) the searches stop inside their move and
+        only the groups finished before it are returned."""
         group = len(self.concurrent_searches)
         results = []
         for start in range(0, len(seeds), group):
             if deadline is not None and time.perf_counter() >= deadline:
                 break
             chunk = seeds[start : start + group]
-            results += search_concurrently(
-                [
-                    self.play_steps(seed, searches)
-                    for seed, searches in zip(chunk, self.concurrent_searches)
-                ],
-                self.rollout,
-            )
+            try:
+                results += search_concurrently(
+                    [
+                        self.play_steps(seed, searches, deadline)
+                        for seed, searches in zip(chunk, self.concurrent_searches)
+                    ],
+                    self.rollout,
+                )
+            except DeadlinePassed:
+                break
         return results
 
     def play(self, seed: int) -> dict[str, Any]:
         """One self-play game; every decision's (tensor, mask, sigma_oos) and search counters."""
         return answer_rollouts(self.play_steps(seed, self.searches), self.rollout)
 
-    def play_steps(self, seed: int, searches: list[OOS]):
+    def play_steps(self, seed: int, searches: list[OOS], deadline: float | None = None):
         """:meth:`play` as a state machine (see :meth:`OOS.search_steps`) with one OOS per seat."""
         rng = np.random.default_rng(seed)
         for player, search in enumerate(searches):
@@ -254,7 +269,9 @@ class SelfPlayer:
                 key = state.information_state_key(mover)
                 mask = state.legal_actions_mask(mover if joint is not None else None)
                 before = (search.missed_targets, search.restored_searches)
-                yield from search.search_steps(key, iterations=self.config.simulations_per_move)
+                yield from search.search_steps(
+                    key, iterations=self.config.simulations_per_move, deadline=deadline
+                )
                 missed += search.missed_targets - before[0]
                 restored += search.restored_searches - before[1]
                 sigma = search.policy(key, tuple(np.flatnonzero(mask)))
@@ -282,17 +299,31 @@ _WORKER_NETWORK_VERSION: int | None = None  # the apprentice it holds (set_netwo
 
 def _start_worker(game: Game, config: ExItOOSConfig, architecture: dict) -> None:
     global _WORKER, _WORKER_NETWORK_VERSION
+    # Ctrl-C reaches the whole process group: the trainer, not its workers, decides what stops.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER, _WORKER_NETWORK_VERSION = SelfPlayer(game, config, architecture), None
 
 
+def _unix_deadline(deadline: float | None) -> float | None:
+    """A ``time.perf_counter()`` deadline as a ``time.time()`` one, for another process
+    (or a Ray actor on another machine: clocks agree there to well under a second)."""
+    return None if deadline is None else time.time() + (deadline - time.perf_counter())
+
+
 def _play_games(
-    network_version: int, network_state: dict, seeds: list[int]
+    network_version: int,
+    network_state: dict,
+    seeds: list[int],
+    unix_deadline: float | None = None,
 ) -> list[dict[str, Any]]:
     global _WORKER_NETWORK_VERSION
     if network_version != _WORKER_NETWORK_VERSION:
         _WORKER.set_network(network_state)
         _WORKER_NETWORK_VERSION = network_version
-    return _WORKER.play_many(seeds)
+    deadline = (
+        None if unix_deadline is None else time.perf_counter() + (unix_deadline - time.time())
+    )
+    return _WORKER.play_many(seeds, deadline)
 
 
 class SelfPlayActor:
@@ -302,12 +333,38 @@ class SelfPlayActor:
         _start_worker(game, config, architecture)
 
     def play_games(
-        self, network_version: int, network_state: dict, seeds: list[int]
+        self,
+        network_version: int,
+        network_state: dict,
+        seeds: list[int],
+        unix_deadline: float | None = None,
     ) -> list[dict[str, Any]]:
-        return _play_games(network_version, network_state, seeds)
+        return _play_games(network_version, network_state, seeds, unix_deadline)
 
 
 # ---- the trainer ---------------------------------------------------------------------------------
+# Past a step's deadline the running pieces get this long to notice it (each checks it
+# between OOS iterations) before their processes are terminated.
+WORKER_STOP_SECONDS = 2.0
+
+
+def terminate_process_pool(pool: ProcessPoolExecutor) -> None:
+    """Shut ``pool`` down without waiting for its running tasks: its worker processes are
+    terminated (killed if they linger), so none outlives a cut step, an error or Ctrl-C."""
+    # ProcessPoolExecutor (before Python 3.14's terminate_workers) waits for running tasks;
+    # its process table is the only handle on them.
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=WORKER_STOP_SECONDS)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
 class ExItOOS(Learner):
     """ExIt-OOS through the common loop: one :meth:`step` is one expert iteration."""
 
@@ -394,9 +451,12 @@ class ExItOOS(Learner):
                 initargs=game_args,
                 mp_context=multiprocessing.get_context("spawn"),
             )
-        version = self._network_version
+        version, unix_deadline = self._network_version, _unix_deadline(deadline)
         futures = {
-            self._pool.submit(_play_games, version, network_state, piece): (worker, index)
+            self._pool.submit(_play_games, version, network_state, piece, unix_deadline): (
+                worker,
+                index,
+            )
             for worker, share_pieces in enumerate(pieces)
             for index, piece in enumerate(share_pieces)
         }
@@ -407,10 +467,12 @@ class ExItOOS(Learner):
             done, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
             for future in done:
                 played[futures[future]] = future.result()
-            if not done:  # the deadline: drop the pieces not started, let the running ones end
-                for future in pending:
+            if not done:  # the deadline: drop the pieces not started; the running ones stop
+                for future in pending:  # at their next search iteration (the same deadline)
                     future.cancel()
-                wait(pending)
+                _, late = wait(pending, timeout=WORKER_STOP_SECONDS)
+                if late:  # a worker still busy (building its tree): the pool goes, not the run
+                    self.close()
                 break
         return played
 
@@ -444,6 +506,7 @@ class ExItOOS(Learner):
                 self._network_version,
                 network_state,
                 share_pieces[0],
+                _unix_deadline(deadline),
                 tag=(slot, 0),
             )
         while self._pool.in_flight:
@@ -452,12 +515,15 @@ class ExItOOS(Learner):
             if not isinstance(
                 result, Finished
             ):  # lost: the replacement actor starts from a new apprentice
+                if deadline is not None and time.perf_counter() >= deadline:
+                    continue  # no replay past the deadline: the step is cut
                 self._pool.submit(
                     result.slot,
                     "play_games",
                     self._network_version,
                     network_state,
                     pieces[slot][index],
+                    _unix_deadline(deadline),
                     tag=result.tag,
                 )
                 continue
@@ -471,6 +537,7 @@ class ExItOOS(Learner):
                     self._network_version,
                     network_state,
                     pieces[slot][index + 1],
+                    _unix_deadline(deadline),
                     tag=(slot, index + 1),
                 )
         return played
@@ -523,12 +590,15 @@ class ExItOOS(Learner):
         return AveragePolicyAgent(self.network, self.architecture)
 
     def close(self) -> None:
-        if self._pool is not None:
-            if self.config.ray_address is None:
-                self._pool.shutdown(cancel_futures=True)
-            else:
-                self._pool.close()
-            self._pool = None
+        """Stop the self-play workers now (running games are abandoned); safe to call again,
+        and after an exception or Ctrl-C."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if isinstance(pool, ProcessPoolExecutor):
+            terminate_process_pool(pool)
+        else:
+            pool.close()
 
     # ---- checkpoints ---------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

@@ -112,6 +112,7 @@ from torch import nn
 
 from agents.base import Agent, Learner, StepReport, Transition, sample_batch
 from agents.memories import CircularBuffer, ReservoirBuffer
+from agents.search import DeadlinePassed, check_deadline
 from agents.networks import (
     AveragePolicyAgent,
     PolicyNetwork,
@@ -337,7 +338,9 @@ class BestResponseSearch:
 
     ``network`` is f_BR; ``opponent_policy(state, q)`` gives player q's probabilities (Pi_q
     in MCNFSP, or any fixed policy); ``rng`` draws histories, the others' actions, chance
-    outcomes and reseeds.
+    outcomes and reseeds. ``deadline`` (a ``time.perf_counter()`` time, None for none) is
+    checked before every simulation and at every node of a descent: past it a search raises
+    :class:`agents.search.DeadlinePassed` (one expectation backup can take long).
     """
 
     def __init__(
@@ -360,6 +363,7 @@ class BestResponseSearch:
         self.scale = utility_scale(game)
         self.sampled_chance = game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC
         self.no_op = getattr(game, "NO_OP_ACTION", None)
+        self.deadline: float | None = None
         if config.rollout_decisions and self.no_op is None:
             raise ValueError(
                 f"MCNFSP search on {game.spec}: rollout_decisions needs the game's no-op action "
@@ -473,6 +477,7 @@ class BestResponseSearch:
         decides or the game ends; the searcher's rewards on the way."""
         earned = 0.0
         while not state.is_terminal() and not searcher_decides(state, self.player):
+            check_deadline(self.deadline, "MCNFSP search")
             current = state.current_player()
             if current == CHANCE:
                 state.apply_action(sample_chance_outcome(state, self.rng))
@@ -495,6 +500,7 @@ class BestResponseSearch:
         state = state.clone()
         earned = 0.0
         for _ in range(self.config.rollout_decisions):
+            check_deadline(self.deadline, "MCNFSP search")
             if state.current_player() == SIMULTANEOUS:
                 state.apply_actions(self._joint(state, self.no_op))
             else:
@@ -520,6 +526,7 @@ class BestResponseSearch:
         if self.config.root_selection == "gumbel":
             return self._gumbel_search(fresh_root, nodes, key)
         for _ in range(self.config.num_simulations):
+            check_deadline(self.deadline, "MCNFSP search")
             self._simulate(fresh_root(), nodes, key)
         return nodes[key], None
 
@@ -545,6 +552,7 @@ class BestResponseSearch:
             for index in remaining:
                 for _ in range(per_action):
                     if used < simulations:
+                        check_deadline(self.deadline, "MCNFSP search")
                         self._simulate(fresh_root(), nodes, key, root_index=int(index))
                         used += 1
             sigma = self._sigma(node)
@@ -634,6 +642,7 @@ class BestResponseSearch:
         path: list[tuple[_Node, int, float]] = []  # (node, action index, returns earned before it)
         earned, leaf_value = 0.0, 0.0
         while True:
+            check_deadline(self.deadline, "MCNFSP search")
             index = (
                 node.select(self.config.c_puct, self.scale) if root_index is None else root_index
             )
@@ -689,6 +698,7 @@ class BestResponseSearch:
         elsewhere the probability-weighted sum over the moves (``_outcomes``)."""
         if state.is_terminal():
             return 0.0
+        check_deadline(self.deadline, "MCNFSP search")
         if searcher_decides(state, self.player):
             key = state.information_state_key(self.player)
             node = nodes.get(key)
@@ -815,7 +825,15 @@ class MCNFSPAgent(Agent):
         for row in np.flatnonzero(searching):
             root = None if roots is None else roots[row]
             view = root.seat_view(self.player) if views is None else views[row]
-            probabilities[row], targets[row] = self.search.policy_and_target(view, root)
+            try:
+                probabilities[row], targets[row] = self.search.policy_and_target(view, root)
+            except DeadlinePassed:  # the loop abandons this episode: Pi answers, nothing is stored
+                searching[row] = False
+                with torch.no_grad():
+                    probabilities[row] = average_probabilities(
+                        self.policy_network, tensors[row : row + 1], action_masks[row : row + 1]
+                    )[0]
+                continue
             self.searches += 1
         actions = sample_batch(probabilities, self.rng)
         for row, episode_id in zip(
@@ -1056,7 +1074,16 @@ class MCNFSP(Learner):
         return probabilities
 
     def step(self, loop) -> StepReport:
-        played = len(loop.self_play(loop.max_episodes))
+        # A search past the loop's deadline stops inside its move (the loop then cuts the step).
+        for agent in self._agents:
+            agent.search.deadline = loop.deadline
+        try:
+            played = len(loop.self_play(loop.max_episodes))
+        finally:
+            for agent in self._agents:
+                agent.search.deadline = None
+        if loop.step_cut:
+            return StepReport(episodes=0, iterations=0)
         self.episodes += played
         return StepReport(episodes=played, iterations=1, metrics=self.update())
 

@@ -106,6 +106,7 @@ class _Sleeper:
 
 
 def test_an_actor_with_two_calls_queued_dies_once_is_replaced_once_and_both_calls_are_lost():
+    """...and a call still running at a timeout is reported as none, then dropped by close()."""
     import sys
 
     from ray import cloudpickle
@@ -128,6 +129,10 @@ def test_an_actor_with_two_calls_queued_dies_once_is_replaced_once_and_both_call
         pool.submit(0, "nap", 0.0, tag="after")  # the fresh actor serves the slot
         result = pool.next()
         assert isinstance(result, Finished) and result.tag == "after" and pool.in_flight == 0
+        # A call not back within a timeout stays in flight (a trainer's deadline cuts its step)...
+        pool.submit(0, "nap", 30.0, tag="long")
+        assert pool.next(timeout=0.2) is None and pool.in_flight == 1
     finally:
-        pool.close()
-    assert not ray.is_initialized()
+        pool.close()  # ...and close() drops it without waiting for the actor
+    assert not ray.is_initialized() and pool.in_flight == 0
+    pool.close()  # idempotent

@@ -291,3 +291,45 @@ def test_a_tabular_agent_plays_a_forced_move_the_tree_has_no_information_set_for
         agent.policy_probabilities_batch(
             mask[None] * 0.0, state.legal_actions_mask(1)[None], [state.seat_view(1)]
         )
+
+
+def test_tree_sizes_are_counted_exactly_up_to_the_cap_and_the_same_every_time():
+    """Liar's Dice(1) has 294,883 histories: under a 300,000 cap it is counted to exactly
+    that, under the 200,000 of evaluation.max_tree_nodes it is "more than 200,000" on every
+    ask (a clock-bound count with a random estimate admitted it one time in four)."""
+    import hiddenenvs
+    from hiddenenvs.analysis import size
+
+    game = hiddenenvs.load_game("liars_dice")
+    for _ in range(2):
+        size._KNOWN.clear()
+        small = size.tree_size(game, 200_000)
+        assert (small.how, small.nodes, small.fits(200_000)) == (size.AT_LEAST, 200_000, False)
+        exact = size.tree_size(game, 300_000)
+        assert (exact.how, exact.nodes, exact.fits(300_000)) == (size.EXACT, 294_883, True)
+
+
+def test_a_wide_tree_is_refused_without_building_its_children():
+    """Goofspiel with 1,500 cards has 2.25 million joint actions at its root: the count
+    stops there before building one child (the old check held them all: 7.5 GB)."""
+    import tracemalloc
+
+    import hiddenenvs
+    from hiddenenvs.analysis import size
+
+    game = hiddenenvs.load_game("goofspiel", num_cards=1500)
+    tracemalloc.start()
+    try:
+        counted = size.tree_size(game, 2_000_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (counted.how, counted.fits(2_000_000)) == (size.AT_LEAST, False)
+    assert peak < 50 * 1024**2, f"{peak / 1024**2:.0f} MiB to size it"
+
+
+def test_list_names_the_switch_that_makes_a_cell_fit():
+    from agents.capabilities import capability_table
+
+    (row,) = capability_table([("combat", {"mode": "commander", "map": "small"})])
+    assert row["trainers"]["mcnfsp"].endswith("fits with trainer.params.search_from: true_state")

@@ -7,6 +7,7 @@ import pytest
 
 import hiddenenvs
 from agents.specs import load_agent
+from agents.cfr import CFRSolver
 from agents.config import ConfigError
 from agents.search._tree_mccfr import CompiledTree
 from agents.search.mccfr_trainer import MCCFRConfig
@@ -62,6 +63,36 @@ def test_compiled_tree_path_draws_the_samples_of_the_model_path(solver_class, ga
         tree_solver.tables.tabular_policy(tree).slot_probabilities,
         TabularPolicy.uniform(tree).slot_probabilities,
     )  # the runs did learn
+
+
+@pytest.mark.parametrize("backend", ["tree", "model"])
+@pytest.mark.parametrize(
+    "solver_class, iterations, bound",
+    [(ExternalSamplingMCCFR, 2000, 0.05), (OutcomeSamplingMCCFR, 10000, 0.2)],
+)
+def test_mccfr_converges_on_a_one_player_game_with_a_random_role(
+    solver_class, iterations, bound, backend
+):
+    """Monty Hall has one player (the candidate) and chance (the host). With no other player
+    to average the candidate's strategy at its nodes, the average stayed uniform and the
+    exploitability at 16.667 (the value of switching never learned); CFR+ solves the same tree."""
+    game = hiddenenvs.load_game("monty_hall")
+    solver = solver_class(game, seed=0, backend=backend)
+    assert solver.exploitability() == pytest.approx(50 / 3)
+    solver.iterate(iterations)
+    assert solver.exploitability() < bound
+    reference = CFRSolver(game, variant="cfr+")
+    reference.iterate(200)
+    assert reference.exploitability() < 1e-3
+
+
+@pytest.mark.parametrize("backend", ["tree", "model"])
+def test_oos_converges_on_a_one_player_game(backend):
+    game = hiddenenvs.load_game("monty_hall")
+    tree = GameTree.build(game)
+    search = OOS(game, 0, epsilon=0.6, seed=0, backend=backend)
+    search.search((), iterations=5000)
+    assert exploitability(tree, search.tables.tabular_policy(tree)) < 0.5
 
 
 def test_outcome_sampling_on_leduc_below_a_tenth_within_a_million_iterations():

@@ -41,6 +41,7 @@ from torch import nn
 
 from agents.cfr import CFRSolver
 from agents.networks import mlp, network_with_weights
+from agents.search import DeadlinePassed, check_deadline
 from hiddenenvs.analysis import GameTree
 from hiddenenvs.analysis.exploitability import edge_probabilities, node_values, reach_probabilities
 from hiddenenvs.analysis.tree import build_subgame_tree
@@ -217,18 +218,22 @@ def solve_with_pbs_values(
     iterations: int,
     solver: CFRSolver | None = None,
     sample_iteration: int | None = None,
+    deadline: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """CFR+ on a subgame whose frontier is valued by ``pbs`` at every iteration.
 
     Returns the average policy's slot probabilities, the node values averaged over the
     iterations' σ^t (ReBeL's ``v(β_r)``), and σ^t at ``sample_iteration`` (or None).
-    The frontier is left valued under the average policy.
+    The frontier is left valued under the average policy. Past ``deadline`` (a
+    ``time.perf_counter()`` time, checked every iteration) it raises
+    :class:`agents.search.DeadlinePassed`.
     """
     groups = FrontierGroups(tree, pbs)
     solver = solver or CFRSolver(tree, variant="cfr+")
     value_sum = np.zeros_like(tree.terminal_returns)
     sampled = None
     for iteration in range(1, iterations + 1):
+        check_deadline(deadline, "ReBeL solve")
         current = solver.current_policy().slot_probabilities
         set_frontier_values(tree, groups, pbs, current)
         value_sum += node_values(tree, edge_probabilities(tree, current))
@@ -307,9 +312,12 @@ def self_play_examples(
             keep_states=True,
         )
         sample_iteration = int(rng.integers(1, iterations + 1))
-        _, values, sampled = solve_with_pbs_values(
-            tree, pbs, iterations, sample_iteration=sample_iteration
-        )
+        try:
+            _, values, sampled = solve_with_pbs_values(
+                tree, pbs, iterations, sample_iteration=sample_iteration, deadline=deadline
+            )
+        except DeadlinePassed:
+            return None
         examples.append(_root_example(pbs, tree, roots, values))
         roots = _sample_next_roots(tree, sampled, exploration, rng)
     return examples

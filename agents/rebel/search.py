@@ -25,6 +25,7 @@ from agents.rebel.beliefs import PublicBeliefs
 from agents.rebel.gadget import SafeResolving
 from agents.rebel.pbs import PBSValue, solve_with_pbs_values, zero_values
 from agents.rebel.values import LeafValue, Prior, rollout_values
+from agents.search import check_deadline
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
 from hiddenenvs.analysis.tree import SubgameTooLarge, build_subgame_tree, reweighted_subgame
 from hiddenenvs.beliefs import action_probability_function
@@ -36,6 +37,9 @@ SAMPLERS = ("posterior", "proposal", "evaluation", "particles")
 # A finished solve: subgame tree, σ per infoset-action slot, depth, the public states cut,
 # the root histories with their beliefs.
 Solved = tuple[GameTree, np.ndarray, int, frozenset, list]
+
+# CFR+ iterations of a solve between two reads of the deadline.
+CFR_CHUNK = 10
 
 
 class ReBeLSearch(PublicBeliefs, SafeResolving):
@@ -110,6 +114,9 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
         self.resolve = resolve
         self.sampler = sampler
         self.rng = np.random.default_rng(seed)
+        # A time.perf_counter() instant (None: none) that stops a solve inside its CFR
+        # iterations (DeadlinePassed): a trainer's step sets it to the run's deadline.
+        self.deadline: float | None = None
         self._prior_probabilities = action_probability_function(prior)
         # public state key (or ("sampled", player, key)) -> (subgame tree, σ per slot, depth),
         # None for a public state too large to enumerate
@@ -250,6 +257,7 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
         depth = 0
         best: Solved | None = None
         while self.max_depth is None or depth < self.max_depth:
+            check_deadline(self.deadline, "ReBeL solve")
             depth += 1
             built = self._subgame_tree(roots, length + depth, gadget)
             if built is None:  # the last depth that fitted answers
@@ -325,8 +333,12 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
                         int(tree.slot_action[slot]), 0.0
                     )
         if self.pbs_value is not None:
-            return solve_with_pbs_values(tree, self.pbs_value, iterations, solver)[0]
-        solver.iterate(iterations)
+            return solve_with_pbs_values(
+                tree, self.pbs_value, iterations, solver, deadline=self.deadline
+            )[0]
+        for done in range(0, iterations, CFR_CHUNK):  # the deadline is read between chunks
+            check_deadline(self.deadline, "ReBeL solve")
+            solver.iterate(min(CFR_CHUNK, iterations - done))
         return solver.average_policy().slot_probabilities
 
 

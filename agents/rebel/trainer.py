@@ -28,7 +28,7 @@ from agents.rebel.search import (
     rebel_policy,
 )
 from agents.rebel.values import NetworkGuide, ReBeLNetwork, state_features
-from agents.search import register_spec
+from agents.search import DeadlinePassed, check_deadline, register_spec
 from agents.search.classic import parse_spec
 from hiddenenvs.analysis import GameTree, TabularPolicy
 from hiddenenvs.analysis.exploitability import edge_probabilities, node_values
@@ -173,28 +173,12 @@ class ReBeLLearner(Learner):
         if self.pbs is not None:
             return self._pbs_step(loop)
         search = self.search(int(self.rng.integers(2**31)))
-        state = self.game.new_initial_state()
-        examples = 0
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[draw_index([p for _, p in outcomes], self.rng)][0])
-                continue
-            if loop.time_left() <= 0:  # each decision re-solves a subgame: stop between them
-                loop.step_cut = True
-                return StepReport(episodes=0, iterations=0)
-            joint = [-1] * self.num_players
-            for player in state.movers():
-                view = state.seat_view(player)
-                examples += self._add_examples(search.subgame(view))
-                probabilities = search.policy(view)[list(view.legal_actions)]
-                if self.rng.random() < self.config.exploration:
-                    probabilities = np.full(len(probabilities), 1.0 / len(probabilities))
-                joint[player] = view.legal_actions[draw_index(probabilities, self.rng)]
-            if state.is_simultaneous_node():
-                state.apply_actions(joint)
-            else:
-                state.apply_action(joint[state.current_player()])
+        search.deadline = loop.deadline  # a solve stops inside its iterations there
+        try:
+            examples = self._play_and_solve(search)
+        except DeadlinePassed:
+            loop.step_cut = True
+            return StepReport(episodes=0, iterations=0)
         losses = [self._train_batch() for _ in range(self.config.batches_per_episode)]
         self.guide.forget()
         self.episodes += 1
@@ -207,6 +191,30 @@ class ReBeLLearner(Learner):
                 "buffer": float(len(self.buffer)),
             },
         )
+
+    def _play_and_solve(self, search: ReBeLSearch) -> int:
+        """One self-play game, each decision from a solved subgame; the examples added."""
+        state = self.game.new_initial_state()
+        examples = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[draw_index([p for _, p in outcomes], self.rng)][0])
+                continue
+            check_deadline(search.deadline, "ReBeL self-play")
+            joint = [-1] * self.num_players
+            for player in state.movers():
+                view = state.seat_view(player)
+                examples += self._add_examples(search.subgame(view))
+                probabilities = search.policy(view)[list(view.legal_actions)]
+                if self.rng.random() < self.config.exploration:
+                    probabilities = np.full(len(probabilities), 1.0 / len(probabilities))
+                joint[player] = view.legal_actions[draw_index(probabilities, self.rng)]
+            if state.is_simultaneous_node():
+                state.apply_actions(joint)
+            else:
+                state.apply_action(joint[state.current_player()])
+        return examples
 
     def _pbs_step(self, loop: Any) -> StepReport:
         config = self.config

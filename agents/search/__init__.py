@@ -36,6 +36,7 @@ found.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from hiddenenvs.registries import Registry
@@ -80,3 +81,22 @@ def parse_budget(spec: str, argument: str) -> tuple[int | None, float | None]:
         f"agent spec {spec!r}: the budget must be a positive number of iterations ('10000') "
         f"or of seconds per move ('2s'), got {argument!r}"
     )
+
+
+class DeadlinePassed(Exception):
+    """A search (or its set-up) reached its deadline before finishing: the move, game or
+    step it belonged to is abandoned. Trainers read ``LoopContext.deadline`` (a
+    ``time.perf_counter()`` time) and hand it to their searches, which check it between
+    iterations and inside a deep walk, so no move runs past a run's budget."""
+
+
+def now() -> float:
+    """The clock deadlines are read on (``time.perf_counter()``; tests replace it)."""
+    return time.perf_counter()
+
+
+def check_deadline(deadline: float | None, what: str) -> None:
+    """Raise :class:`DeadlinePassed` (naming ``what``) when ``deadline`` (a
+    ``time.perf_counter()`` time, or None for none) has passed."""
+    if deadline is not None and now() > deadline:
+        raise DeadlinePassed(f"{what}: the deadline passed")

@@ -231,9 +231,12 @@ cdef class CompiledTree:
         cdef int64_t t, traverser
         for t in range(iterations):
             for traverser in range(self.num_players):
-                self.external_traverse(0, traverser, 0)
+                self.external_traverse(0, traverser, 0, 1.0)
 
-    cdef double external_traverse(self, int64_t node, int64_t traverser, int64_t depth) noexcept:
+    cdef double external_traverse(self, int64_t node, int64_t traverser, int64_t depth,
+                                  double own_reach) noexcept:
+        """``own_reach``: the traverser's reach of ``node``; a one-player game, having no other
+        player to average its strategy, averages at the traverser's nodes with it."""
         cdef int64_t player, first, count, k, j, child, slot
         cdef double* strategy
         cdef double* values
@@ -258,10 +261,14 @@ cdef class CompiledTree:
                         node = first + j
                         break
                 continue
+            if self.num_players == 1:
+                for k in range(count):
+                    self.average[slot + k] += own_reach * strategy[k]
             values = &self.values[depth * self.max_actions]
             for j in range(count):
                 child = first + j
-                values[self.edge_index[child]] = self.external_traverse(child, traverser, depth + 1)
+                k = self.edge_index[child]
+                values[k] = self.external_traverse(child, traverser, depth + 1, own_reach * strategy[k])
             # The children overwrote deeper workspace rows only; this row's strategy is intact.
             value = 0.0
             for k in range(count):
@@ -299,6 +306,9 @@ cdef class CompiledTree:
             else:
                 strategy = self.strategy_at(node, depth)
                 slot = self.slot_start_of_node[node]
+                if player == update and self.num_players == 1:  # no other player averages it
+                    for j in range(count):
+                        self.average[slot + j] += strategy[j] * self.reach[player] / sample_reach
                 if player == update:
                     self.path_others_reach[depth] = self.others_reach(update)
                     threshold = self.uniform()
@@ -485,8 +495,7 @@ cdef class CompiledTree:
                     self.path_unbiased_reach[depth] = unbiased_reach
                     if player == update:
                         self.path_others_reach[depth] = self.others_reach(update)
-                    else:
-                        self.path_own_reach[depth] = self.reach[player]
+                    self.path_own_reach[depth] = self.reach[player]
                     self.path_kind[depth] = OOS_TABLE
                     self.path_probability[depth] = strategy[k]
                     self.reach[player] *= strategy[k]
@@ -506,7 +515,8 @@ cdef class CompiledTree:
             self.ema_ratio = EMA_DECAY * self.ema_ratio + (1.0 - EMA_DECAY) * q / unbiased_reach
             q = unbiased_reach * self.ema_ratio
         # Backward: tail = pi(z | h.a) (rollout and chance included); regrets of the update
-        # player, average weights of the others, at the table's nodes only.
+        # player, average weights of the others (of the one player too in a one-player game),
+        # at the table's nodes only.
         tail = 1.0
         while depth > 0:
             depth -= 1
@@ -521,7 +531,7 @@ cdef class CompiledTree:
                     for j in range(count):
                         self.regret[slot + j] -= x
                     self.regret[slot + self.edge_index[self.path_child[depth]]] += weight * tail
-                else:
+                if self.actor[node] != update or self.num_players == 1:  # one player: no other averages it
                     if self.ema and self.path_unbiased_reach[depth] > 0.0:
                         share = self.path_own_reach[depth] / (self.path_unbiased_reach[depth] * self.ema_ratio)
                     else:

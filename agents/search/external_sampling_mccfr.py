@@ -13,7 +13,11 @@ value of an action is just the value returned from below (their eq. 9 with
 
 At the other players' nodes the sampled strategy is added to their average ("simple"
 averaging: a node is reached with probability proportional to the player's own reach,
-so the expectation is the reach-weighted average of CFR).
+so the expectation is the reach-weighted average of CFR). A one-player game has no other
+player: there the traverser's own nodes add ``pi_i(h) sigma(I)`` ("full" averaging, its
+own reach carried down the traversal; chance is sampled, so the expectation is again
+CFR's average up to a constant per information set). Without it the average of a
+one-player game never moves from uniform (Monty Hall stayed at exploitability 16.667).
 
 Simultaneous nodes are handled as in the paper's simultaneous-move formulation, with no
 turn-based wrapper: every mover other than the traverser samples one action (once for
@@ -55,8 +59,9 @@ class ExternalSamplingMCCFR(MCCFRSolverBase):
                 self._traverse(self.game.new_initial_state(), traverser)
             self.iteration += 1
 
-    def _traverse(self, state: State, traverser: int) -> float:
-        """The sampled value of ``state`` for ``traverser``; ``state`` may be consumed."""
+    def _traverse(self, state: State, traverser: int, own_reach: float = 1.0) -> float:
+        """The sampled value of ``state`` for ``traverser``; ``state`` may be consumed.
+        ``own_reach`` is the traverser's reach of ``state`` (one-player averaging)."""
         rng = self.rng
         while True:  # chance and other players' nodes sample one child: no recursion needed
             player = state.current_player()
@@ -84,13 +89,15 @@ class ExternalSamplingMCCFR(MCCFRSolverBase):
             # The traverser explores every action against the others' sample.
             entry = self.tables.entry(state, traverser)
             strategy = entry.current_strategy()
+            if self.num_players == 1:
+                entry.average += own_reach * strategy
             slot = movers.index(traverser)
             values = np.empty(len(entry.legal))
             for k, action in enumerate(entry.legal):
                 child = state.clone()
                 actions[slot] = action
                 apply_choices(child, joint, movers, actions)
-                values[k] = self._traverse(child, traverser)
+                values[k] = self._traverse(child, traverser, own_reach * strategy[k])
             value = float(strategy @ values)
             entry.regret += values - value
             return value

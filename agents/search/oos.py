@@ -28,6 +28,7 @@ One iteration, for each update player ``e``::
          sample a from q_b if biased else q_u; recurse with q_b * q_b(a), q_u * q_u(a)
          p = e: W = u pi_{-e}(h) / q(z), R(I, a) += W (pi(z|h.a) - pi(z|h)), R(I, b) -= W pi(z|h)
          p != e: S(I) += sigma pi_p(h) / (delta q_b(h) + (1 - delta) q_u(h))
+                 (in a one-player game p = e too: no other player would average it)
       I not in the table: add it (sigma uniform), then roll out below with rho
 
 At a simultaneous node the movers sample one after another, each restricted to the
@@ -110,7 +111,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import SearchAgent
-from agents.search import parse_budget, register_spec
+from agents.search import check_deadline, parse_budget, register_spec
 from agents.search.tables import (
     RegretTables,
     apply_choices,
@@ -331,18 +332,30 @@ class OOS:
 
     # ---- searching ---------------------------------------------------------------------------
     def search(
-        self, key: tuple, iterations: int | None = None, seconds: float | None = None
+        self,
+        key: tuple,
+        iterations: int | None = None,
+        seconds: float | None = None,
+        deadline: float | None = None,
     ) -> None:
         """Run the budget's iterations targeted at the searcher's information set ``key``."""
-        answer_rollouts(self.search_steps(key, iterations, seconds), self.rollout_policy)
+        answer_rollouts(self.search_steps(key, iterations, seconds, deadline), self.rollout_policy)
 
     def search_steps(
-        self, key: tuple, iterations: int | None = None, seconds: float | None = None
+        self,
+        key: tuple,
+        iterations: int | None = None,
+        seconds: float | None = None,
+        deadline: float | None = None,
     ) -> Generator[RolloutRequest, np.ndarray, None]:
         """:meth:`search` as a state machine: a generator that suspends at every rollout
         step of the model path, yielding ``(state, movers, masks)`` and expecting ``rho``'s
         probabilities (one row per mover) back; :func:`search_concurrently` answers many
-        suspended searches with one batched call. The tree backend never suspends."""
+        suspended searches with one batched call. The tree backend never suspends.
+
+        ``deadline`` (a ``time.perf_counter()`` time) is a hard stop, unlike ``seconds``:
+        checked before every iteration (every chunk of :data:`CHUNK` compiled ones), past it
+        the search raises :class:`agents.search.DeadlinePassed` and its move is abandoned."""
         if (iterations is None) == (seconds is None):
             raise ValueError("OOS.search needs exactly one budget: iterations or seconds")
         key = tuple(key)
@@ -356,6 +369,7 @@ class OOS:
                 seconds is not None and elapsed >= seconds
             ):
                 break
+            check_deadline(deadline, "OOS search")
             half_spent = (
                 done >= iterations / 2 if iterations is not None else elapsed >= seconds / 2
             )
@@ -376,6 +390,8 @@ class OOS:
                         -(-iterations // 2) - done if done < iterations / 2 else iterations - done
                     )
                 )
+                if deadline is not None:
+                    chunk = min(chunk, CHUNK)
                 self.missed_targets += self.compiled.oos_iterations(
                     chunk, bool(key), self.delta, self.epsilon, self.gamma
                 )
@@ -626,7 +642,7 @@ class OOS:
                 tail_after = others_probability * tail
                 entry.regret -= weight * strategy[k] * tail_after
                 entry.regret[k] += weight * tail_after
-            else:
+            if mover != update or self.num_players == 1:  # one player: no other averages it
                 entry.average += strategy * (reach[mover] / sample_here)
         for strategy, k in zip(strategies, choices):
             tail *= strategy[k]

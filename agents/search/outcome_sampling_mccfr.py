@@ -15,7 +15,9 @@ other players from ``sigma``, chance from its probabilities, so the sample proba
 (the sampled counterfactual regret, their eq. 10). At the other players' nodes the
 average strategy gets ``sigma(I) pi_p(h) / q(h)`` (stochastically weighted averaging:
 ``q(h)`` is the probability the sample reached ``h``, so the expectation is CFR's
-reach-weighted average).
+reach-weighted average). A one-player game has no other player, so there the update
+player's own nodes get the same update (else its average would never move from uniform:
+Monty Hall, a one-player game with a random role, stayed at exploitability 16.667).
 
 Simultaneous nodes need no turn-based wrapper: every mover samples (the update player
 with exploration), the others' actions count as happening after ``i``'s, so their
@@ -132,7 +134,7 @@ class OutcomeSamplingMCCFR(MCCFRSolverBase):
                 x = strategy[k] * tail_after  # pi(z | h)
                 entry.regret -= weight * x
                 entry.regret[k] += weight * tail_after
-            else:
+            if mover != update or self.num_players == 1:
                 entry.average += strategy * (reach[mover] / sample_reach)
         full_tail = tail
         for strategy, k in zip(strategies, choices):

@@ -1,8 +1,9 @@
 """What a game offers to the algorithms that would play or solve it.
 
 :func:`game_offers` reads a game's static facts (:class:`~hiddenenvs.game.GameInfo`) and
-sizes its tree within a time budget (:func:`~hiddenenvs.analysis.size.tree_size`), so a
-trainer can be matched to a game before any work starts (``agents.capabilities``).
+sizes its tree, counted exactly up to :data:`COUNT_LIMIT` nodes
+(:func:`~hiddenenvs.analysis.size.tree_size`: deterministic, no clock), so a trainer can be
+matched to a game before any work starts (``agents.capabilities``), the same way every time.
 
 >>> import hiddenenvs
 >>> offers = game_offers(hiddenenvs.load_game("kuhn_poker"))
@@ -18,8 +19,11 @@ from dataclasses import dataclass
 from hiddenenvs.analysis.size import EXACT, TreeSize, external_sampling_nodes, tree_size
 from hiddenenvs.game import ChanceMode, Dynamics, Game
 
-# Counting stops here: no trainer enumerates a larger tree.
-COUNT_LIMIT = 10_000_000
+# Counting stops here: no trainer enumerates a larger tree (CFR's limit, the largest; a count
+# to it walks Python states for about 10 to 20 CPU seconds, once per game and process).
+COUNT_LIMIT = 2_000_000
+# Knuth probes per traverser for the external-sampling iteration size (fixed seed).
+EXTERNAL_SAMPLING_PROBES = 256
 
 
 @dataclass(frozen=True)
@@ -49,10 +53,11 @@ def _has_own_sampler(game: Game) -> bool:
     return type(game).sample_consistent_history is not Game.sample_consistent_history
 
 
-def game_offers(game: Game, seconds: float = 0.4) -> GameOffers:
-    """The offers of ``game``; sizing its tree takes at most about ``2 * seconds``."""
+def game_offers(game: Game) -> GameOffers:
+    """The offers of ``game`` (its tree counted up to :data:`COUNT_LIMIT` nodes, unless an
+    estimate puts it far above)."""
     info = game.info
-    tree = tree_size(game, max_nodes=COUNT_LIMIT, seconds=seconds)
+    tree = tree_size(game, max_nodes=COUNT_LIMIT)
     chance = {
         ChanceMode.DETERMINISTIC: "none",
         ChanceMode.EXPLICIT_STOCHASTIC: "explicit",
@@ -68,9 +73,9 @@ def game_offers(game: Game, seconds: float = 0.4) -> GameOffers:
         two_player_zero_sum=info.is_two_player_zero_sum,
         belief_sampler=chance != "sampled" or _has_own_sampler(game),
         tree=tree,
-        external_sampling_nodes=(
-            float(tree.nodes)
-            if tree.how == EXACT
-            else external_sampling_nodes(game, probes=64, seconds=seconds / 2)
+        # An iteration visits at most the whole tree: a counted tree bounds the estimate.
+        external_sampling_nodes=min(
+            float(tree.nodes) if tree.how == EXACT else math.inf,
+            external_sampling_nodes(game, probes=EXTERNAL_SAMPLING_PROBES),
         ),
     )

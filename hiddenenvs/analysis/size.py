@@ -1,13 +1,22 @@
-"""How big a game tree is, within a time budget: counted exactly, or estimated.
+"""How big a game tree is: counted exactly up to a node cap, deterministically.
 
 Algorithms that enumerate the tree (CFR, exact exploitability, the tree backends of MCCFR
-and OOS) must know before they start whether the tree fits. Counting every history is
-exact but costs as much as enumerating it; :func:`tree_size` counts up to a node limit
-within a time budget and, when the budget runs out first, estimates the size with Knuth's
-random-probe estimator (D. E. Knuth, "Estimating the efficiency of backtrack programs",
-Mathematics of Computation 29(129), 1975): along a uniformly random path from the root,
-``1 + b_0 + b_0 b_1 + b_0 b_1 b_2 + ...`` (``b_d`` the number of children at depth ``d``)
-is an unbiased estimate of the number of nodes; the mean over many probes is reported.
+and OOS) must know before they start whether the tree fits, and the answer must be true
+and the same every time: :func:`tree_size` counts the histories exactly up to a cap (no
+clock), so a tree at or under the cap gets its exact size and a larger one "more than the
+cap". Counting walks depth first and counts a node's children when it is expanded, before
+any child is built: memory is one path of states with their untried moves (a
+simultaneous node's joint actions are enumerated lazily), and a node with more children
+than the cap stops the count at once (Goofspiel with 1,500 cards: 2.25 million joint
+actions at the root).
+
+A tree far larger than the cap is refused without counting to it: Knuth's random-probe
+estimator (D. E. Knuth, "Estimating the efficiency of backtrack programs", Mathematics of
+Computation 29(129), 1975; along a uniformly random path from the root,
+``1 + b_0 + b_0 b_1 + ...`` with ``b_d`` the number of children at depth ``d`` is an
+unbiased estimate of the node count) over a fixed number of probes from a fixed seed, so it
+too is the same every time, decides only when it lands :data:`FAR_FACTOR` times above the
+cap; nearer the cap the tree is counted.
 
 Nodes are histories of the game model: a simultaneous node's children are its joint
 actions, a chance node's its outcomes. (:class:`~hiddenenvs.analysis.GameTree`
@@ -15,14 +24,20 @@ sequentialises simultaneous moves and so stores a few more nodes.) A game whose 
 sampled inside the state (``ChanceMode.SAMPLED_STOCHASTIC``) has no enumerable tree.
 
 >>> import hiddenenvs
->>> print(tree_size(hiddenenvs.load_game("kuhn_poker")))
-58 nodes
+>>> print(tree_size(hiddenenvs.load_game("leduc_holdem"), max_nodes=1000))
+more than 1,000 nodes
+>>> size = tree_size(hiddenenvs.load_game("leduc_holdem"), max_nodes=10_000)
+>>> print(size)
+1,939 nodes
+>>> size.fits(10_000), size.fits(1_000)
+(True, False)
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,10 +59,9 @@ class TreeSize:
     how: str
 
     def fits(self, max_nodes: int) -> bool:
-        """Whether the tree has at most ``max_nodes`` nodes (an estimate decides by itself)."""
-        if self.how == AT_LEAST:  # counting stopped at the cap: not known to fit
-            return False
-        return self.nodes <= max_nodes
+        """Whether the tree is known to have at most ``max_nodes`` nodes: only a count says
+        so (a lower bound or an estimate never does)."""
+        return self.how == EXACT and self.nodes <= max_nodes
 
     def __str__(self) -> str:
         if self.how == NOT_ENUMERABLE:
@@ -57,23 +71,6 @@ class TreeSize:
         if self.how == AT_LEAST:
             return f"more than {int(self.nodes):,} nodes"
         return f"about {self.nodes:.2g} nodes (estimated)"
-
-
-def _children(state: State, num_players: int) -> list[State]:
-    player = state.current_player()
-    if player == CHANCE:
-        return [state.child(action) for action, _ in state.chance_outcomes()]
-    if player == SIMULTANEOUS:
-        joints: list[list[int]] = [[]]
-        for options in (state.legal_actions(p) or [-1] for p in range(num_players)):
-            joints = [joint + [action] for joint in joints for action in options]
-        children = []
-        for joint in joints:
-            child = state.clone()
-            child.apply_actions(joint)
-            children.append(child)
-        return children
-    return [state.child(action) for action in state.legal_actions()]
 
 
 def _branching(state: State, num_players: int) -> int:
@@ -102,28 +99,50 @@ def _random_child(state: State, num_players: int, rng: np.random.Generator) -> S
     return state.child(options[int(rng.integers(len(options)))])
 
 
-def count_nodes(game: Game, max_nodes: int, seconds: float) -> tuple[int, bool]:
-    """Count the tree's nodes depth first, stopping past ``max_nodes`` or after
-    ``seconds``; returns ``(count, finished)``."""
-    deadline = time.perf_counter() + seconds
+def _child_states(state: State, num_players: int) -> Iterator[State]:
+    """The children of a non-terminal ``state``, built one at a time."""
+    player = state.current_player()
+    if player == CHANCE:
+        return (state.child(action) for action, _ in state.chance_outcomes())
+    if player == SIMULTANEOUS:
+        options = [state.legal_actions(p) or [-1] for p in range(num_players)]
+
+        def joint_children() -> Iterator[State]:
+            for joint in itertools.product(*options):
+                child = state.clone()
+                child.apply_actions(list(joint))
+                yield child
+
+        return joint_children()
+    return (state.child(action) for action in state.legal_actions())
+
+
+def count_nodes(game: Game, max_nodes: int) -> tuple[int, bool]:
+    """Count the tree's nodes exactly, depth first, stopping once the count passes
+    ``max_nodes``; returns ``(count, finished)`` (unfinished: more than ``max_nodes``).
+
+    A node's children are counted when it is expanded, so a single wide node stops the
+    count before any of its children is built, and memory holds one path only."""
     num_players = game.info.num_players
-    stack = [game.new_initial_state()]
-    count = 0
-    while stack:
-        state = stack.pop()
-        count += 1
-        if count > max_nodes or (count % 256 == 0 and time.perf_counter() > deadline):
-            return count, False
-        if not state.is_terminal():
-            stack.extend(_children(state, num_players))
-    return count, True
+    root = game.new_initial_state()
+    if root.is_terminal():
+        return 1, True
+    count = 1 + _branching(root, num_players)
+    pending = [_child_states(root, num_players)]
+    while pending and count <= max_nodes:
+        state = next(pending[-1], None)
+        if state is None:
+            pending.pop()
+        elif not state.is_terminal():
+            count += _branching(state, num_players)
+            pending.append(_child_states(state, num_players))
+    return count, count <= max_nodes
 
 
-def knuth_estimate(game: Game, probes: int, seconds: float, seed: int = 0) -> float:
+def knuth_estimate(game: Game, probes: int, seed: int = 0) -> float:
     """Knuth's estimate of the node count: the mean of ``1 + b_0 + b_0 b_1 + ...`` over
-    up to ``probes`` uniformly random root-to-leaf paths (fewer if ``seconds`` runs out)."""
+    ``probes`` uniformly random root-to-leaf paths drawn from ``seed``."""
     rng = np.random.default_rng(seed)
-    deadline = time.perf_counter() + seconds
     num_players = game.info.num_players
     estimates = []
     for _ in range(probes):
@@ -133,20 +152,18 @@ def knuth_estimate(game: Game, probes: int, seconds: float, seed: int = 0) -> fl
             estimate += product
             state = _random_child(state, num_players, rng)
         estimates.append(estimate)
-        if time.perf_counter() > deadline:
-            break
     return float(np.mean(estimates))
 
 
-def external_sampling_nodes(game: Game, probes: int, seconds: float, seed: int = 0) -> float:
+def external_sampling_nodes(game: Game, probes: int, seed: int = 0) -> float:
     """Knuth's estimate of the nodes one external-sampling MCCFR iteration visits: for each
     traverser, every action at its own nodes (its simultaneous moves too), one sampled
     action or outcome elsewhere; the estimator multiplies branching only at the traverser's
-    nodes. ``inf`` for a game whose chance is sampled inside the state."""
+    nodes; ``probes`` paths per traverser drawn from ``seed`` (the same answer every time).
+    ``inf`` for a game whose chance is sampled inside the state."""
     if game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC:
         return math.inf
     rng = np.random.default_rng(seed)
-    deadline = time.perf_counter() + seconds
     num_players = game.info.num_players
     total = 0.0
     for traverser in range(num_players):
@@ -162,34 +179,49 @@ def external_sampling_nodes(game: Game, probes: int, seconds: float, seed: int =
                 estimate += product
                 state = _random_child(state, num_players, rng)
             estimates.append(estimate)
-            if time.perf_counter() > deadline:
-                break
         total += float(np.mean(estimates))
     return total
 
 
-_CACHE: dict[tuple, TreeSize] = {}
+# Counting first stops here; a tree that passes it is sized by Knuth's estimate, and counted
+# on to the cap only when the estimate is within FAR_FACTOR of it.
+QUICK_COUNT = 50_000
+FAR_FACTOR = 10.0
+KNUTH_PROBES = 512
+# What is known of each game's tree (by spec): its exact size, a lower bound (the nodes a
+# stopped count reached), a Knuth estimate.
+_KNOWN: dict[str, dict[str, float]] = {}
 
 
-def tree_size(
-    game: Game, max_nodes: int = 10_000_000, seconds: float = 1.0, probes: int = 256
-) -> TreeSize:
-    """The size of ``game``'s tree: counted exactly when the count finishes within
-    ``seconds`` and ``max_nodes``; "more than ``max_nodes``" when it stops there; else
-    Knuth's estimate from ``probes`` random paths (within another ``seconds``).
-
-    Results are cached per game spec and arguments, so asking twice costs nothing.
+def tree_size(game: Game, max_nodes: int) -> TreeSize:
+    """The size of ``game``'s tree as far as ``max_nodes`` decides it: exact when it has at
+    most ``max_nodes`` nodes, else "more than ``max_nodes``" (counted), or Knuth's estimate
+    when that lands :data:`FAR_FACTOR` times above ``max_nodes`` (module docstring).
+    Deterministic: no clock, a fixed seed; what was learnt is kept per game spec.
     """
     if game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC:
         return TreeSize(math.inf, NOT_ENUMERABLE)
-    key = (str(game.spec), max_nodes, seconds, probes)
-    if key not in _CACHE:
-        count, finished = count_nodes(game, max_nodes, seconds)
+    known = _KNOWN.setdefault(str(game.spec), {})
+
+    def settled() -> bool:
+        return EXACT in known or known.get(AT_LEAST, 0) > max_nodes
+
+    def count(cap: int) -> None:
+        nodes, finished = count_nodes(game, cap)
         if finished:
-            size = TreeSize(float(count), EXACT)
-        elif count > max_nodes:
-            size = TreeSize(float(max_nodes), AT_LEAST)
-        else:
-            size = TreeSize(max(float(count), knuth_estimate(game, probes, seconds)), ESTIMATED)
-        _CACHE[key] = size
-    return _CACHE[key]
+            known[EXACT] = nodes
+        else:  # the count passed the cap: the tree has at least the nodes it reached
+            known[AT_LEAST] = max(known.get(AT_LEAST, 0), nodes)
+
+    if not settled() and known.get(AT_LEAST, 0) <= min(max_nodes, QUICK_COUNT):
+        count(min(max_nodes, QUICK_COUNT))
+    if not settled():
+        if ESTIMATED not in known:
+            known[ESTIMATED] = knuth_estimate(game, KNUTH_PROBES)
+        if known[ESTIMATED] <= FAR_FACTOR * max_nodes:
+            count(max_nodes)
+    if EXACT in known:
+        return TreeSize(known[EXACT], EXACT)
+    if known.get(AT_LEAST, 0) > max_nodes:
+        return TreeSize(float(max_nodes), AT_LEAST)
+    return TreeSize(max(known[ESTIMATED], float(known.get(AT_LEAST, 0))), ESTIMATED)

@@ -48,7 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, ChanceMode, Game, State
+from hiddenenvs.analysis.size import tree_size
+from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, State
 
 # The game's attribute that holds its tree once built (agents' searches look for it too).
 _CACHE_ATTRIBUTE = "_hiddenenvs_game_tree"
@@ -613,29 +614,6 @@ _Frame = tuple[
 
 
 def tree_is_small(game: Game, max_nodes: int) -> bool:
-    """Whether the game tree has at most ``max_nodes`` nodes (stops counting beyond)."""
-    if game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC:
-        return False
-    stack = [game.new_initial_state()]
-    count = 0
-    while stack:
-        state = stack.pop()
-        count += 1
-        if count > max_nodes:
-            return False
-        player = state.current_player()
-        if state.is_terminal():
-            continue
-        if player == CHANCE:
-            stack.extend(state.child(action) for action, _ in state.chance_outcomes())
-        elif player == SIMULTANEOUS:
-            joints: list[list[int]] = [[]]
-            for options in (state.legal_actions(p) or [-1] for p in range(game.info.num_players)):
-                joints = [joint + [a] for joint in joints for a in options]
-            for joint in joints:
-                child = state.clone()
-                child.apply_actions(joint)
-                stack.append(child)
-        else:
-            stack.extend(state.child(action) for action in state.legal_actions())
-    return True
+    """Whether the game tree has at most ``max_nodes`` nodes (an exact count that stops
+    beyond; :func:`hiddenenvs.analysis.size.tree_size`, so a wide node stops it at once)."""
+    return tree_size(game, max_nodes).fits(max_nodes)
