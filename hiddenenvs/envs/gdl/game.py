@@ -91,9 +91,9 @@ features: the public percepts for GDL-II, ``P`` for GDL-I; tensor steps are GDL 
 | ``state.state_tensor()``         | the base propositions (true state; not for players)  |
 
 The horizon is the exact maximum game length when the search below finishes, else
-``max_steps``. Sizes of the information-state tensor at the defaults (before the window,
-one block per step up to the horizon): Meier 970 (was 5,545), blind and biased blind
-tic-tac-toe 101 (100), Monty Hall 38 (37), gdl_biased_rps 8 (7).
+``max_steps``. Sizes of the information-state tensor at the defaults, with those of the
+earlier layout (one block per step up to the horizon) in parentheses: Meier 970 (5,545),
+blind and biased blind tic-tac-toe 101 (100), Monty Hall 38 (37), gdl_biased_rps 8 (7).
 
 Beliefs: ``game.sample_consistent_history(p, key, rng, policy)`` draws a history from the
 exact posterior of :mod:`hiddenenvs.beliefs` without enumerating the tree. It runs a
@@ -157,9 +157,9 @@ GAMES_DIR = Path(__file__).resolve().parent / "games"
 EXPLORATION_BUDGET = 20_000  # transitions spent proving constant-sum and game length
 DEFAULT_SHEET = "tictactoe"  # when neither rules= nor sheet= is given
 SAMPLER_MAX_NODES = 200_000  # distinct (state, step) nodes the belief sampler may keep
-# Steps of the information-state tensor's window: every shipped sheet but Meier (63 steps)
-# fits whole (blind tic-tac-toe: 9); Meier (63) keeps its last three turns of roll, claim
-# and respond one by one, and the earlier claims and rolls as a set.
+# Steps of the information-state tensor's window: every shipped sheet but Meier fits whole
+# (blind tic-tac-toe: 9 steps); Meier (63) keeps its last three turns of roll, claim and
+# respond one by one, and the earlier claims and rolls as a set.
 DEFAULT_HISTORY_WINDOW = 10
 
 
