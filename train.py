@@ -21,12 +21,23 @@ policy_player<p>.pt (loadable with ``agents.load_agent``) into ``output_dir``.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 from pathlib import Path
 
 from agents.capabilities import CapabilityError, check_run_data
-from agents.config import ConfigError, apply_override, config_data, config_from_dict, load_config
+from agents.config import (
+    PATH_CHARS,
+    ConfigError,
+    RunConfig,
+    apply_override,
+    check_path_length,
+    config_data,
+    config_from_dict,
+    load_config,
+    quote,
+)
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
@@ -101,6 +112,31 @@ def list_fits(envs: list[str], param_pairs: list[str]) -> int:
     return 0
 
 
+def _resumed_config(arguments: argparse.Namespace) -> RunConfig:
+    """The config saved in ``--resume``'s checkpoint with the overrides applied, refused in
+    one line when they make it another run (env, env parameters, trainer)."""
+    from agents.checkpoint import load_checkpoint
+    from agents.runs import CHECKPOINT_NAME, check_same_run
+
+    where = quote(arguments.resume, PATH_CHARS)
+    check_path_length(arguments.resume, "--resume")
+    checkpoint = Path(arguments.resume) / CHECKPOINT_NAME
+    if not checkpoint.is_file():
+        raise ConfigError(f"--resume {where}: no {CHECKPOINT_NAME} there")
+    payload = load_checkpoint(checkpoint)  # data only: a hostile file runs nothing
+    if not isinstance(payload, dict) or not isinstance(payload.get("config"), dict):
+        raise ConfigError(f"--resume {where}: {CHECKPOINT_NAME} there is not a run checkpoint")
+    saved = payload["config"]
+    data = copy.deepcopy(saved)
+    for override in arguments.overrides:
+        apply_override(data, override)
+    check_same_run(saved, data, arguments.resume)
+    data["output_dir"] = str(arguments.resume)
+    if arguments.address is not None:
+        apply_override(data, _address_override(data, arguments.address))
+    return config_from_dict(data)
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
     if arguments.list is not None:
@@ -111,32 +147,13 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     try:
         if arguments.resume:
-            from agents.checkpoint import load_checkpoint
-            from agents.runs import CHECKPOINT_NAME
-
-            checkpoint = Path(arguments.resume) / CHECKPOINT_NAME
-            if not checkpoint.is_file():
-                raise ConfigError(f"--resume {arguments.resume}: no {CHECKPOINT_NAME} there")
-            payload = load_checkpoint(checkpoint)  # data only: a hostile file runs nothing
-            if not isinstance(payload, dict) or not isinstance(payload.get("config"), dict):
-                raise ConfigError(
-                    f"--resume {arguments.resume}: {checkpoint} is not a run checkpoint"
-                )
-            data = payload["config"]
-            for override in arguments.overrides:
-                apply_override(data, override)
-            data["output_dir"] = str(arguments.resume)
-            if arguments.address is not None:
-                apply_override(data, _address_override(data, arguments.address))
-            config = config_from_dict(data)
+            config = _resumed_config(arguments)
         else:
             overrides = list(arguments.overrides)
-            check_run_data(
-                config_data(arguments.config, overrides)
-            )  # refuse a misfit before torch loads
+            data = config_data(arguments.config, overrides)
+            check_run_data(data)  # refuse a misfit before torch loads
             if arguments.address is not None:
-                probe = load_config(arguments.config, overrides).to_dict()
-                overrides.append(_address_override(probe, arguments.address))
+                overrides.append(_address_override(data, arguments.address))
             config = load_config(arguments.config, overrides)
     except ConfigError as error:
         print(f"train.py: config error: {error}", file=sys.stderr)
@@ -147,10 +164,17 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:  # agents.checkpoint.UnsafeFileError: not a data-only file
         print(f"train.py: {error}", file=sys.stderr)
         return 2
-    from agents.loop import TrainingError, train
+    from agents.checkpoint import FileWriteError
+    from agents.loop import RunInterrupted, TrainingError, train
 
     try:
         result = train(config, resume=bool(arguments.resume))
+    except RunInterrupted as interrupted:  # Ctrl-C: the last checkpoint stands
+        print(f"train.py: {interrupted}", file=sys.stderr)
+        return 130
+    except FileWriteError as error:  # a full disk: the previous checkpoint stands
+        print(f"train.py: {error}", file=sys.stderr)
+        return 1
     except CapabilityError as error:
         print(f"train.py: {error}", file=sys.stderr)
         return 2
@@ -178,4 +202,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (
+        KeyboardInterrupt
+    ):  # before the run started (a run says more: agents.loop.RunInterrupted)
+        print("train.py: interrupted (Ctrl-C) before the run started", file=sys.stderr)
+        sys.exit(130)

@@ -67,12 +67,20 @@ from agents.checkpoint import (
     atomic_torch_save,
     atomic_write,
     global_rng_state,
+    interrupts_deferred,
     load_checkpoint,
     seed_everything,
     set_global_rng_state,
 )
 from agents.config import ConfigError, RunConfig
-from agents.runs import CHECKPOINT_NAME, RUN_CHECKPOINT_FORMAT, build_learner
+from agents.runs import (
+    CHECKPOINT_NAME,
+    RUN_CHECKPOINT_FORMAT,
+    build_learner,
+    check_new_run_dir,
+    check_same_run,
+    load_learner_state,
+)
 from agents.vector_self_play import play_vector_episodes, self_play_vector_env
 from hiddenenvs.analysis import tree_is_small
 
@@ -540,8 +548,69 @@ def _evaluation_opponent(
     return opponent
 
 
+def _save_run_checkpoint(
+    path: Path,
+    config: RunConfig,
+    learner: Learner,
+    counters: dict[str, int],
+    wall_seconds: Callable[[], float],
+    rng: np.random.Generator,
+) -> None:
+    atomic_torch_save(
+        {
+            "format": RUN_CHECKPOINT_FORMAT,
+            "config": config.to_dict(),
+            "learner": learner.state_dict(),
+            "loop": {
+                **counters,
+                "wall_seconds": wall_seconds(),
+                "rng": rng.bit_generator.state,
+                "global_rng": global_rng_state(),
+            },
+        },
+        path,
+    )
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C ended a run: the message says where its last checkpoint is and how to resume.
+
+    A ``KeyboardInterrupt``, so code that stops on Ctrl-C still stops; nothing was written
+    after the last checkpoint but metrics rows (which a resume drops and logs again)."""
+
+
+def _interrupted_message(config: RunConfig, progress: dict[str, Any]) -> str:
+    where = config.output_dir
+    saved = progress.get("checkpointed")
+    if saved is None:
+        return (
+            f"interrupted (Ctrl-C) before {where} had a checkpoint: nothing to resume; "
+            f"remove {where} to start again"
+        )
+    return (
+        f"interrupted (Ctrl-C); the last checkpoint, at {saved['episodes']} episodes and "
+        f"{saved['iterations']} iterations, is {Path(where) / CHECKPOINT_NAME}: continue with "
+        f"train.py --resume {where}"
+    )
+
+
 def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
     """Run (or resume) a training job; returns the last evaluation row and paths.
+
+    Ctrl-C (``KeyboardInterrupt``) ends the run at once: the learner is closed (its workers
+    and actors go), nothing more is written, and :class:`RunInterrupted` says where the last
+    checkpoint is and how to resume.
+    """
+    progress: dict[str, Any] = {"checkpointed": None}
+    try:
+        return _train(config, resume, progress)
+    except KeyboardInterrupt:
+        raise RunInterrupted(_interrupted_message(config, progress)) from None
+
+
+def _train(config: RunConfig, resume: bool, progress_record: dict[str, Any]) -> dict[str, Any]:
+    """:func:`train`'s work; ``progress_record["checkpointed"]`` holds the counters of the
+    last checkpoint on disk.
 
     ``budget.seconds`` bounds the whole run: start-up (building the game, the learner and an
     exact-evaluation tree), training, every evaluation (each capped at
@@ -562,6 +631,8 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
     if evaluation.exact == "yes":
         check_exact_evaluation(config.env.name, config.env.params, evaluation.max_tree_nodes)
     output_dir = Path(config.output_dir)
+    if not resume:
+        check_new_run_dir(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     checkpoint_path = output_dir / CHECKPOINT_NAME
     torch.set_num_threads(config.torch_threads)
@@ -575,10 +646,12 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
         if not checkpoint_path.exists():
             raise FileNotFoundError(f"cannot resume: no {CHECKPOINT_NAME} in {output_dir}")
         payload = load_checkpoint(checkpoint_path)
-        learner.load_state_dict(payload["learner"])
+        check_same_run(payload["config"], config.to_dict(), output_dir)
+        load_learner_state(learner, payload["learner"], checkpoint_path)
         loop_state = payload["loop"]
         counters = {"episodes": loop_state["episodes"], "iterations": loop_state["iterations"]}
         wall_seconds_before = loop_state["wall_seconds"]
+        progress_record["checkpointed"] = dict(counters)
         loop_rng.bit_generator.state = loop_state["rng"]
         set_global_rng_state(loop_state["global_rng"])
     counters_at_start = dict(counters)
@@ -619,20 +692,9 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
 
     def save_checkpoint() -> None:
         started = time.perf_counter()
-        atomic_torch_save(
-            {
-                "format": RUN_CHECKPOINT_FORMAT,
-                "config": config.to_dict(),
-                "learner": learner.state_dict(),
-                "loop": {
-                    **counters,
-                    "wall_seconds": wall_seconds(),
-                    "rng": loop_rng.bit_generator.state,
-                    "global_rng": global_rng_state(),
-                },
-            },
-            checkpoint_path,
-        )
+        with interrupts_deferred():  # on disk whole, and known to be: Ctrl-C waits for it
+            _save_run_checkpoint(checkpoint_path, config, learner, counters, wall_seconds, loop_rng)
+            progress_record["checkpointed"] = dict(counters)
         costs["checkpoint"] = time.perf_counter() - started
         costs["checkpointed_at"] = time.perf_counter()
 
@@ -672,13 +734,15 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
             if game.info.num_players > 1 and result.total_episodes:
                 row["win_rate"] = round(float(result.wins.sum() / result.total_episodes), 4)
         row.update(update_metrics)
-        log.log(row)
+        with interrupts_deferred():  # a metrics row is written whole
+            log.log(row)
         costs["evaluation"] = time.perf_counter() - started
         return row
 
     limits = {"episodes": budget.episodes, "iterations": budget.iterations}
     progress = None
     if config.progress_bar:
+        from agents.progress import end_at_reached
         from agents.progress import progress_bar as tqdm  # a bar on a terminal, lines in a log
 
         # The bar counts toward what the run will reach: seconds when time bounds it.
@@ -803,7 +867,7 @@ def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
         save_checkpoint()
         if progress is not None:
             advance_progress(StepReport(episodes=0, iterations=0))
-            progress.close()
+            end_at_reached(progress)
     finally:
         learner.close()
         log.close()
