@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import argparse
 import copy
+import errno
 import json
 import sys
 from pathlib import Path
 
-from agents.capabilities import CapabilityError, check_run_data
+from agents.capabilities import CapabilityError
 from agents.config import (
     PATH_CHARS,
     ConfigError,
@@ -34,10 +35,13 @@ from agents.config import (
     apply_override,
     check_path_length,
     config_data,
-    config_from_dict,
+    from_dict,
     load_config,
     quote,
 )
+from agents.runs import validate_run
+
+INTERRUPTED = 130  # the exit status of a run ended by Ctrl-C (128 + SIGINT, as shells use)
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
@@ -134,7 +138,9 @@ def _resumed_config(arguments: argparse.Namespace) -> RunConfig:
     data["output_dir"] = str(arguments.resume)
     if arguments.address is not None:
         apply_override(data, _address_override(data, arguments.address))
-    return config_from_dict(data)
+    config = from_dict(RunConfig, data)
+    validate_run(config)
+    return config
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,11 +156,12 @@ def main(argv: list[str] | None = None) -> int:
             config = _resumed_config(arguments)
         else:
             overrides = list(arguments.overrides)
-            data = config_data(arguments.config, overrides)
-            check_run_data(data)  # refuse a misfit before torch loads
             if arguments.address is not None:
+                data = config_data(arguments.config, overrides)  # read, not yet validated
                 overrides.append(_address_override(data, arguments.address))
-            config = load_config(arguments.config, overrides)
+            # Validated once, the fit first: a trainer that does not fit is refused before
+            # torch loads.
+            config = load_config(arguments.config, overrides, validate=validate_run)
     except ConfigError as error:
         print(f"train.py: config error: {error}", file=sys.stderr)
         return 2
@@ -171,9 +178,14 @@ def main(argv: list[str] | None = None) -> int:
         result = train(config, resume=bool(arguments.resume))
     except RunInterrupted as interrupted:  # Ctrl-C: the last checkpoint stands
         print(f"train.py: {interrupted}", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except FileWriteError as error:  # a full disk: the previous checkpoint stands
         print(f"train.py: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # another file of the run (metrics, plot) on a full disk, say
+        code = errno.errorcode.get(error.errno or 0, "")
+        where = quote(str(error.filename), PATH_CHARS) + ": " if error.filename else ""
+        print(f"train.py: {where}{error.strerror or error} ({code})", file=sys.stderr)
         return 1
     except CapabilityError as error:
         print(f"train.py: {error}", file=sys.stderr)
@@ -184,28 +196,33 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:  # found once the game is built (an evaluation opponent, seats)
         print(f"train.py: config error: {error}", file=sys.stderr)
         return 2
-    last = result["last_evaluation"]
-    metric = next(
-        (
-            m
-            for m in ("exploitability", "return_vs_random", "return_vs_opponent")
-            if last.get(m) is not None
-        ),
-        "return_vs_random",
-    )
+    metric = result["metric"]  # the run's own (agents.loop.Evaluator chose it)
     print(
         f"{config.trainer.name} on {config.env.name}: {result['episodes']} episodes, "
         f"{result['iterations']} iterations in {result['wall_seconds']:.1f} s; {metric} "
-        f"{last.get(metric)}; outputs in {config.output_dir}"
+        f"{result['last_evaluation'].get(metric)}; outputs in {config.output_dir}"
     )
     return 0
 
 
+def exit_now(status: int) -> None:
+    """Exit at once after Ctrl-C: the exit handlers run (Ray's and multiprocessing's among
+    them; the run has closed its learner), then the process ends without Python's teardown."""
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":
     try:
-        sys.exit(main())
-    except (
-        KeyboardInterrupt
-    ):  # before the run started (a run says more: agents.loop.RunInterrupted)
+        status = main()
+    except KeyboardInterrupt:  # before the run started; a run says more (RunInterrupted)
         print("train.py: interrupted (Ctrl-C) before the run started", file=sys.stderr)
-        sys.exit(130)
+        status = INTERRUPTED
+    if status == INTERRUPTED:
+        exit_now(status)
+    sys.exit(status)

@@ -54,6 +54,7 @@ import re
 import reprlib
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -322,6 +323,40 @@ class RunConfig:
     vector_self_play: bool = False
 
     def validate(self) -> RunConfig:
+        """Check every value (:meth:`check_values`), the env and its parameters, the trainer's
+        parameters, the memory the run needs and ``output_dir``; keep the trainer's typed
+        config (:meth:`validated_trainer_params`), so that nothing is checked twice."""
+        self.check_values()
+        import hiddenenvs
+        from hiddenenvs.registry import REGISTRY
+
+        if self.env.name not in REGISTRY:
+            raise ConfigError(
+                f"env.name: unknown env {quote(self.env.name)}; registered envs: "
+                f"{', '.join(sorted(REGISTRY))}"
+            )
+        try:
+            game = hiddenenvs.load_game(self.env.name, **self.env.params)
+        except (ValueError, TypeError, OverflowError) as error:  # a game's own parameter checks
+            raise ConfigError(f"env: {one_line(str(error))}") from None
+        params = trainer_config(self)  # validates trainer.params (imports the trainer)
+        check_memory(self, game, params)
+        check_output_dir(self.output_dir)
+        self._validated = (self.to_dict(), params)
+        return self
+
+    def validated_trainer_params(self) -> Any:
+        """``trainer.params`` as the trainer's typed config, as :meth:`validate` built it
+        (validating again only when a value changed since)."""
+        cached = getattr(self, "_validated", None)
+        if cached is None or cached[0] != self.to_dict():
+            self.validate()
+            cached = self._validated
+        return cached[1]
+
+    def check_values(self) -> None:
+        """The checks that need no game and no trainer: names, choices, positive counts,
+        a schedule and a budget given."""
         if self.trainer.name not in TRAINERS:
             raise ConfigError(
                 f"trainer.name: unknown trainer {self.trainer.name!r}; allowed: {sorted(TRAINERS)}"
@@ -354,21 +389,6 @@ class RunConfig:
             and self.budget.seconds is None
         ):
             raise ConfigError("budget: give episodes, iterations, seconds or a combination")
-        import hiddenenvs
-        from hiddenenvs.registry import REGISTRY
-
-        if self.env.name not in REGISTRY:
-            raise ConfigError(
-                f"env.name: unknown env {quote(self.env.name)}; registered envs: "
-                f"{', '.join(sorted(REGISTRY))}"
-            )
-        try:
-            game = hiddenenvs.load_game(self.env.name, **self.env.params)
-        except (ValueError, TypeError, OverflowError) as error:  # a game's own parameter checks
-            raise ConfigError(f"env: {one_line(str(error))}") from None
-        check_memory(self, game, trainer_config(self))  # trainer_config validates trainer.params
-        check_output_dir(self.output_dir)
-        return self
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -646,16 +666,30 @@ def apply_override(data: dict, override: str) -> None:
     node[parts[-1]] = value
 
 
-def load_config(path: str | Path | None, overrides: list[str] = ()) -> RunConfig:
+def load_config(
+    path: str | Path | None,
+    overrides: list[str] = (),
+    validate: Callable[[RunConfig], Any] | None = None,
+) -> RunConfig:
     """Read a YAML config (or start from the defaults), apply overrides, validate.
 
     ``path`` is a YAML file, or the name of a shipped config (``"cfr_kuhn"``:
-    :func:`resolve_config_path`), from any working directory."""
+    :func:`resolve_config_path`), from any working directory. ``validate`` replaces
+    :meth:`RunConfig.validate` (``train.py`` gives :func:`agents.runs.validate_run`, which
+    checks the trainer's fit too); its errors, like the config's, name ``path``."""
     data = config_data(path, overrides)
+
+    def typed() -> RunConfig:
+        config = from_dict(RunConfig, data)
+        if validate is None:
+            return config.validate()
+        validate(config)
+        return config
+
     if path is None:
-        return config_from_dict(data)
+        return typed()
     try:
-        return config_from_dict(data)
+        return typed()
     except ConfigError as error:
         raise ConfigError(
             f"{path}" + (" (with overrides)" if overrides else "") + f": {error}"

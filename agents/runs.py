@@ -4,7 +4,12 @@ A run directory holds ``checkpoint.pt`` (format :data:`RUN_CHECKPOINT_FORMAT`: t
 config, the learner's state and the loop's counters and generators). Rebuilding the
 learner from it needs only the config and the trainer registry, so the spec resolver
 (:func:`agents.specs.load_agent`) and the loop (:mod:`agents.loop`) both import this
-module and not each other.
+module and not each other. It imports no torch: :func:`validate_run` answers first.
+
+A run is validated once (:func:`validate_run`): the config's values, the trainer's fit
+to the env (before the trainer, and torch, is imported), then the rest of
+:meth:`agents.config.RunConfig.validate`; the result, a :class:`ValidatedRun`, is kept
+on the config, so ``train.py`` and the loop never check a run twice.
 
 A run directory belongs to one run. A new run refuses a directory that holds anything
 (:func:`check_new_run_dir`): re-running a shipped config, whose ``output_dir`` is fixed,
@@ -15,11 +20,12 @@ trainer's parameters may change.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import hiddenenvs
-from agents.base import Learner
+from agents.capabilities import check_exact_evaluation, check_trainer, offers_for
 from agents.config import (
     PATH_CHARS,
     ConfigError,
@@ -30,8 +36,48 @@ from agents.config import (
     trainer_config,
 )
 
+if TYPE_CHECKING:  # torch-free at import: train.py validates a run before torch loads
+    from agents.base import Learner
+
 RUN_CHECKPOINT_FORMAT = "hiddenenvs-run-v1"
 CHECKPOINT_NAME = "checkpoint.pt"
+
+
+@dataclass(frozen=True)
+class ValidatedRun:
+    """A run config checked once: the config, the trainer's typed config (its
+    ``CONFIG_CLASS``) and the env's offers (:class:`hiddenenvs.analysis.capabilities.GameOffers`,
+    from which the loop decides whether the exact evaluation's tree is small enough)."""
+
+    config: RunConfig
+    trainer_params: Any
+    offers: Any
+
+
+def validate_run(config: RunConfig) -> ValidatedRun:
+    """Check ``config`` as a run, once (the result is kept on it while its values stay):
+    its values, then the trainer's fit to the env and an exact evaluation's to the tree
+    (:class:`agents.capabilities.CapabilityError`, before the trainer is imported), then
+    the rest of :meth:`agents.config.RunConfig.validate` (the env's parameters in words,
+    the trainer's parameters, memory, ``output_dir``)."""
+    cached = getattr(config, "_validated_run", None)
+    if cached is not None and cached[0] == config.to_dict():
+        return cached[1]
+    config.check_values()
+    try:
+        offers_for(config.env.name, config.env.params)
+    except (ValueError, TypeError):  # an unknown env or a bad parameter: validate words it
+        config.validate()
+        raise
+    offers = check_trainer(
+        config.trainer.name, config.trainer.params, config.env.name, config.env.params
+    )
+    evaluation = config.evaluation
+    if evaluation.exact == "yes":
+        check_exact_evaluation(config.env.name, config.env.params, evaluation.max_tree_nodes)
+    run = ValidatedRun(config, config.validated_trainer_params(), offers)
+    config._validated_run = (config.to_dict(), run)  # type: ignore[attr-defined]
+    return run
 
 
 def build_learner(config: RunConfig) -> Learner:

@@ -70,3 +70,19 @@ def test_sigint_ends_the_run_with_its_last_checkpoint_and_how_to_resume(tmp_path
     )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert load_checkpoint(checkpoint)["loop"]["episodes"] == episodes + 64
+
+
+def test_the_interruption_message_says_when_there_is_nothing_to_resume(tmp_path):
+    from agents.config import config_from_dict
+    from agents.run import Budget, Checkpointer
+
+    config = config_from_dict({"output_dir": str(tmp_path / "run"), "progress_bar": False})
+    checkpointer = Checkpointer(tmp_path / "run", config, Budget(config.budget))
+    assert checkpointer.interrupted_message() == (
+        "interrupted (Ctrl-C) before the run's first checkpoint: nothing to resume"
+    )
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "metrics.csv").write_text("episodes\n")
+    assert checkpointer.interrupted_message().endswith(
+        f"; remove {tmp_path / 'run'} to start it again"
+    )
