@@ -11,11 +11,14 @@
 A trainer that does not fit the env (it needs an enumerable tree, chance probabilities, a
 belief sampler or two zero-sum players the game does not offer) is refused before any
 work, with the trainers that do fit (``agents/capabilities.py``). Exit status: 0 trained,
-1 trained nothing within the budget (the message says why), 2 refused (config or fit).
+1 trained nothing within the budget or could not write a file (a full disk; the message
+says why), 2 refused (config, fit, a run directory that holds a run, a resume as another
+run), 130 interrupted by Ctrl-C (the message says where the last checkpoint is).
 
 Overrides are dotted ``key=value`` pairs with YAML values; ``agents/config.py`` documents
-every key. A run writes checkpoint.pt, metrics.csv, tensorboard/, metrics.png and
-policy_player<p>.pt (loadable with ``agents.load_agent``) into ``output_dir``.
+every key; ``--config`` also takes a shipped config's name (``--config cfr_kuhn``). A run
+writes checkpoint.pt, metrics.csv, tensorboard/, metrics.png and policy_player<p>.pt
+(loadable with ``agents.load_agent``) into ``output_dir``, which must be new or empty.
 """
 
 from __future__ import annotations
