@@ -11,22 +11,40 @@
 A trainer that does not fit the env (it needs an enumerable tree, chance probabilities, a
 belief sampler or two zero-sum players the game does not offer) is refused before any
 work, with the trainers that do fit (``agents/capabilities.py``). Exit status: 0 trained,
-1 trained nothing within the budget (the message says why), 2 refused (config or fit).
+1 trained nothing within the budget or could not write a file (a full disk; the message
+says why), 2 refused (config, fit, a run directory that holds a run, a resume as another
+run), 130 interrupted by Ctrl-C (the message says where the last checkpoint is).
 
 Overrides are dotted ``key=value`` pairs with YAML values; ``agents/config.py`` documents
-every key. A run writes checkpoint.pt, metrics.csv, tensorboard/, metrics.png and
-policy_player<p>.pt (loadable with ``agents.load_agent``) into ``output_dir``.
+every key; ``--config`` also takes a shipped config's name (``--config cfr_kuhn``). A run
+writes checkpoint.pt, metrics.csv, tensorboard/, metrics.png and policy_player<p>.pt
+(loadable with ``agents.load_agent``) into ``output_dir``, which must be new or empty.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import errno
 import json
 import sys
 from pathlib import Path
 
-from agents.capabilities import CapabilityError, check_run_data
-from agents.config import ConfigError, apply_override, config_data, config_from_dict, load_config
+from agents.capabilities import CapabilityError
+from agents.config import (
+    PATH_CHARS,
+    ConfigError,
+    RunConfig,
+    apply_override,
+    check_path_length,
+    config_data,
+    from_dict,
+    load_config,
+    quote,
+)
+from agents.runs import validate_run
+
+INTERRUPTED = 130  # the exit status of a run ended by Ctrl-C (128 + SIGINT, as shells use)
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
@@ -101,6 +119,33 @@ def list_fits(envs: list[str], param_pairs: list[str]) -> int:
     return 0
 
 
+def _resumed_config(arguments: argparse.Namespace) -> RunConfig:
+    """The config saved in ``--resume``'s checkpoint with the overrides applied, refused in
+    one line when they make it another run (env, env parameters, trainer)."""
+    from agents.checkpoint import load_checkpoint
+    from agents.runs import CHECKPOINT_NAME, check_same_run
+
+    where = quote(arguments.resume, PATH_CHARS)
+    check_path_length(arguments.resume, "--resume")
+    checkpoint = Path(arguments.resume) / CHECKPOINT_NAME
+    if not checkpoint.is_file():
+        raise ConfigError(f"--resume {where}: no {CHECKPOINT_NAME} there")
+    payload = load_checkpoint(checkpoint)  # data only: a hostile file runs nothing
+    if not isinstance(payload, dict) or not isinstance(payload.get("config"), dict):
+        raise ConfigError(f"--resume {where}: {CHECKPOINT_NAME} there is not a run checkpoint")
+    saved = payload["config"]
+    data = copy.deepcopy(saved)
+    for override in arguments.overrides:
+        apply_override(data, override)
+    check_same_run(saved, data, arguments.resume)
+    data["output_dir"] = str(arguments.resume)
+    if arguments.address is not None:
+        apply_override(data, _address_override(data, arguments.address))
+    config = from_dict(RunConfig, data)
+    validate_run(config)
+    return config
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
     if arguments.list is not None:
@@ -111,33 +156,15 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     try:
         if arguments.resume:
-            from agents.checkpoint import load_checkpoint
-            from agents.runs import CHECKPOINT_NAME
-
-            checkpoint = Path(arguments.resume) / CHECKPOINT_NAME
-            if not checkpoint.is_file():
-                raise ConfigError(f"--resume {arguments.resume}: no {CHECKPOINT_NAME} there")
-            payload = load_checkpoint(checkpoint)  # data only: a hostile file runs nothing
-            if not isinstance(payload, dict) or not isinstance(payload.get("config"), dict):
-                raise ConfigError(
-                    f"--resume {arguments.resume}: {checkpoint} is not a run checkpoint"
-                )
-            data = payload["config"]
-            for override in arguments.overrides:
-                apply_override(data, override)
-            data["output_dir"] = str(arguments.resume)
-            if arguments.address is not None:
-                apply_override(data, _address_override(data, arguments.address))
-            config = config_from_dict(data)
+            config = _resumed_config(arguments)
         else:
             overrides = list(arguments.overrides)
-            check_run_data(
-                config_data(arguments.config, overrides)
-            )  # refuse a misfit before torch loads
             if arguments.address is not None:
-                probe = load_config(arguments.config, overrides).to_dict()
-                overrides.append(_address_override(probe, arguments.address))
-            config = load_config(arguments.config, overrides)
+                data = config_data(arguments.config, overrides)  # read, not yet validated
+                overrides.append(_address_override(data, arguments.address))
+            # Validated once, the fit first: a trainer that does not fit is refused before
+            # torch loads.
+            config = load_config(arguments.config, overrides, validate=validate_run)
     except ConfigError as error:
         print(f"train.py: config error: {error}", file=sys.stderr)
         return 2
@@ -147,10 +174,22 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:  # agents.checkpoint.UnsafeFileError: not a data-only file
         print(f"train.py: {error}", file=sys.stderr)
         return 2
-    from agents.loop import TrainingError, train
+    from agents.checkpoint import FileWriteError
+    from agents.loop import RunInterrupted, TrainingError, train
 
     try:
         result = train(config, resume=bool(arguments.resume))
+    except RunInterrupted as interrupted:  # Ctrl-C: the last checkpoint stands
+        print(f"train.py: {interrupted}", file=sys.stderr)
+        return INTERRUPTED
+    except FileWriteError as error:  # a full disk: the previous checkpoint stands
+        print(f"train.py: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # another file of the run (metrics, plot) on a full disk, say
+        code = errno.errorcode.get(error.errno or 0, "")
+        where = quote(str(error.filename), PATH_CHARS) + ": " if error.filename else ""
+        print(f"train.py: {where}{error.strerror or error} ({code})", file=sys.stderr)
+        return 1
     except CapabilityError as error:
         print(f"train.py: {error}", file=sys.stderr)
         return 2
@@ -160,19 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:  # found once the game is built (an evaluation opponent, seats)
         print(f"train.py: config error: {error}", file=sys.stderr)
         return 2
-    last = result["last_evaluation"]
-    metric = next(
-        (
-            m
-            for m in ("exploitability", "return_vs_random", "return_vs_opponent")
-            if last.get(m) is not None
-        ),
-        "return_vs_random",
-    )
+    metric = result["metric"]  # the run's own (agents.loop.Evaluator chose it)
     print(
         f"{config.trainer.name} on {config.env.name}: {result['episodes']} episodes, "
         f"{result['iterations']} iterations in {result['wall_seconds']:.1f} s; {metric} "
-        f"{_rounded(last.get(metric))}; outputs in {config.output_dir}"
+        f"{_rounded(result['last_evaluation'].get(metric))}; outputs in {config.output_dir}"
     )
     return 0
 
@@ -182,5 +213,24 @@ def _rounded(value):
     return value if value is None else f"{value:.4g}"
 
 
+def exit_now(status: int) -> None:
+    """Exit at once after Ctrl-C: the exit handlers run (Ray's and multiprocessing's among
+    them; the run has closed its learner), then the process ends without Python's teardown."""
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        status = main()
+    except KeyboardInterrupt:  # before the run started; a run says more (RunInterrupted)
+        print("train.py: interrupted (Ctrl-C) before the run started", file=sys.stderr)
+        status = INTERRUPTED
+    if status == INTERRUPTED:
+        exit_now(status)
+    sys.exit(status)

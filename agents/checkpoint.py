@@ -32,9 +32,14 @@ moment leaves either the previous file or the new one, never half a file.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import random
+import signal
+import threading
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -157,10 +162,59 @@ def from_data(value: Any) -> Any:
 
 
 # ---- files --------------------------------------------------------------------------------------
+class FileWriteError(OSError):
+    """A checkpoint or agent file that could not be written (a full disk, a read-only
+    directory, a path too long); the message names the file, the reason and whether the
+    previous file there is intact. Nothing half-written is left behind."""
+
+    def __str__(self) -> str:  # the message alone, without OSError's "[Errno 28]" prefix
+        return str(self.strerror)
+
+
 def atomic_torch_save(payload: Any, path: str | Path) -> None:
-    """Write ``payload`` (converted by :func:`to_data`) atomically to ``path``."""
+    """Write ``payload`` (converted by :func:`to_data`) atomically to ``path``.
+
+    A failed write raises :class:`FileWriteError` in one line naming the cause (torch
+    reports a full disk as ``RuntimeError: ... unexpected pos``, with the ``OSError``
+    only in the exception's context); the previous file at ``path`` is left as it was."""
     data = to_data(payload)
-    atomic_write(path, lambda handle: torch.save(data, handle))
+    try:
+        atomic_write(path, lambda handle: torch.save(data, handle))
+    except (OSError, RuntimeError) as error:
+        cause = _os_error_in_chain(error)
+        if cause is None and not isinstance(error, OSError):
+            raise  # not a failed write: torch refused the data itself
+        raise FileWriteError(
+            *_write_failure(Path(path), cause or error)  # type: ignore[arg-type]
+        ) from None
+
+
+def _os_error_in_chain(error: BaseException) -> OSError | None:
+    """The first ``OSError`` among ``error``, its cause and its context."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, OSError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _write_failure(path: Path, error: OSError) -> tuple[int, str]:
+    """``(errno, one-line message)`` for a failed write of ``path``."""
+    code = error.errno or 0
+    reason = error.strerror or type(error).__name__
+    name = errno.errorcode.get(code)
+    shown = str(path)
+    if len(shown) > 250:
+        shown = shown[:120] + "..." + shown[-120:]
+    try:
+        kept = path.is_file()
+    except OSError:  # the path itself is what failed (too long, a loop of links)
+        kept = False
+    previous = "the previous file there is intact" if kept else "nothing was written"
+    return code, f"{shown}: not written: {reason}{f' ({name})' if name else ''}; {previous}"
 
 
 def check_archive(path: str | Path) -> None:
@@ -263,6 +317,28 @@ def check_agent_fits_game(agent: Any, game: Any, source: str | Path) -> None:
             f"{source}: the agent has {actions} actions, {name} has {info.num_distinct_actions}: "
             f"it was made for another game"
         )
+
+
+# ---- Ctrl-C -------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) until the block ends, then deliver it: a checkpoint or a metrics
+    row is written whole, and whoever catches the ``KeyboardInterrupt`` knows it is on disk.
+    (Outside the main thread, where no signal handler can be set, the block runs as is.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            if callable(previous):
+                previous(signal.SIGINT, None)  # Python's default: raise KeyboardInterrupt
+            elif previous != signal.SIG_IGN:
+                raise KeyboardInterrupt
 
 
 # ---- generators ---------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ import re
 import reprlib
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -322,6 +323,40 @@ class RunConfig:
     vector_self_play: bool = False
 
     def validate(self) -> RunConfig:
+        """Check every value (:meth:`check_values`), the env and its parameters, the trainer's
+        parameters, the memory the run needs and ``output_dir``; keep the trainer's typed
+        config (:meth:`validated_trainer_params`), so that nothing is checked twice."""
+        self.check_values()
+        import hiddenenvs
+        from hiddenenvs.registry import REGISTRY
+
+        if self.env.name not in REGISTRY:
+            raise ConfigError(
+                f"env.name: unknown env {quote(self.env.name)}; registered envs: "
+                f"{', '.join(sorted(REGISTRY))}"
+            )
+        try:
+            game = hiddenenvs.load_game(self.env.name, **self.env.params)
+        except (ValueError, TypeError, OverflowError) as error:  # a game's own parameter checks
+            raise ConfigError(f"env: {one_line(str(error))}") from None
+        params = trainer_config(self)  # validates trainer.params (imports the trainer)
+        check_memory(self, game, params)
+        check_output_dir(self.output_dir)
+        self._validated = (self.to_dict(), params)
+        return self
+
+    def validated_trainer_params(self) -> Any:
+        """``trainer.params`` as the trainer's typed config, as :meth:`validate` built it
+        (validating again only when a value changed since)."""
+        cached = getattr(self, "_validated", None)
+        if cached is None or cached[0] != self.to_dict():
+            self.validate()
+            cached = self._validated
+        return cached[1]
+
+    def check_values(self) -> None:
+        """The checks that need no game and no trainer: names, choices, positive counts,
+        a schedule and a budget given."""
         if self.trainer.name not in TRAINERS:
             raise ConfigError(
                 f"trainer.name: unknown trainer {self.trainer.name!r}; allowed: {sorted(TRAINERS)}"
@@ -354,21 +389,6 @@ class RunConfig:
             and self.budget.seconds is None
         ):
             raise ConfigError("budget: give episodes, iterations, seconds or a combination")
-        import hiddenenvs
-        from hiddenenvs.registry import REGISTRY
-
-        if self.env.name not in REGISTRY:
-            raise ConfigError(
-                f"env.name: unknown env {quote(self.env.name)}; registered envs: "
-                f"{', '.join(sorted(REGISTRY))}"
-            )
-        try:
-            game = hiddenenvs.load_game(self.env.name, **self.env.params)
-        except (ValueError, TypeError, OverflowError) as error:  # a game's own parameter checks
-            raise ConfigError(f"env: {one_line(str(error))}") from None
-        check_memory(self, game, trainer_config(self))  # trainer_config validates trainer.params
-        check_output_dir(self.output_dir)
-        return self
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -470,6 +490,7 @@ def check_output_dir(output_dir: str) -> None:
     removed in its nearest existing ancestor."""
     import tempfile
 
+    check_path_length(output_dir, "output_dir")
     try:
         existing = Path(output_dir).absolute()
         while not existing.exists():
@@ -488,6 +509,32 @@ def check_output_dir(output_dir: str) -> None:
         raise ConfigError(
             f"output_dir {quote(output_dir, PATH_CHARS)}: cannot write there ({reason})"
         ) from None
+
+
+def check_path_length(path: str | Path, what: str) -> None:
+    """Refuse (one line, the path cut to :data:`PATH_CHARS`) a path with a component longer
+    than the file system takes (255 bytes on most), or longer than a whole path may be."""
+    encoded = os.fsencode(str(path))
+    longest = max((len(part) for part in encoded.split(b"/")), default=0)
+    name_max, path_max = 255, 4096
+    try:  # the limits of the file system the path would be on (its nearest existing folder)
+        existing = Path(path).absolute()
+        while not existing.exists():
+            existing = existing.parent
+        name_max = os.pathconf(existing, "PC_NAME_MAX")
+        path_max = os.pathconf(existing, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        pass
+    if longest > name_max:
+        raise ConfigError(
+            f"{what} {quote(str(path), PATH_CHARS)}: a name of {longest:,} bytes in it; "
+            f"the file system takes at most {name_max}"
+        )
+    if len(encoded) >= path_max:
+        raise ConfigError(
+            f"{what} {quote(str(path), PATH_CHARS)}: {len(encoded):,} bytes long; "
+            f"the file system takes paths of fewer than {path_max:,}"
+        )
 
 
 def register_trainer(name: str, trainer: type | str) -> None:
@@ -619,13 +666,30 @@ def apply_override(data: dict, override: str) -> None:
     node[parts[-1]] = value
 
 
-def load_config(path: str | Path | None, overrides: list[str] = ()) -> RunConfig:
-    """Read a YAML config (or start from the defaults), apply overrides, validate."""
+def load_config(
+    path: str | Path | None,
+    overrides: list[str] = (),
+    validate: Callable[[RunConfig], Any] | None = None,
+) -> RunConfig:
+    """Read a YAML config (or start from the defaults), apply overrides, validate.
+
+    ``path`` is a YAML file, or the name of a shipped config (``"cfr_kuhn"``:
+    :func:`resolve_config_path`), from any working directory. ``validate`` replaces
+    :meth:`RunConfig.validate` (``train.py`` gives :func:`agents.runs.validate_run`, which
+    checks the trainer's fit too); its errors, like the config's, name ``path``."""
     data = config_data(path, overrides)
+
+    def typed() -> RunConfig:
+        config = from_dict(RunConfig, data)
+        if validate is None:
+            return config.validate()
+        validate(config)
+        return config
+
     if path is None:
-        return config_from_dict(data)
+        return typed()
     try:
-        return config_from_dict(data)
+        return typed()
     except ConfigError as error:
         raise ConfigError(
             f"{path}" + (" (with overrides)" if overrides else "") + f": {error}"
@@ -636,9 +700,7 @@ def config_data(path: str | Path | None, overrides: list[str] = ()) -> dict:
     """The YAML config's values with the overrides applied, not yet validated."""
     data: dict = {}
     if path is not None:
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"config file {path} not found")
+        path = resolve_config_path(path)
         size = path.stat().st_size
         if size > MAX_CONFIG_BYTES:
             raise ConfigError(f"{path}: {size:,} bytes; the limit is {MAX_CONFIG_BYTES:,}")
@@ -652,6 +714,38 @@ def config_data(path: str | Path | None, overrides: list[str] = ()) -> dict:
     for override in overrides:
         apply_override(data, override)
     return data
+
+
+def resolve_config_path(value: str | Path) -> Path:
+    """The config file ``value`` names: an existing file as given; a bare name (no ``/``, no
+    ``.yaml``) as ``configs/NAME.yaml`` under the working directory when there is one, else
+    the shipped config of that name (the checkout's ``configs/``, or the copies an installed
+    package keeps in ``agents/_shipped/configs``). A one-line :class:`ConfigError` otherwise."""
+    text = str(value)
+    check_path_length(text, "config file")
+    path = Path(text)
+    if path.is_file():
+        return path
+    bare = not ({"/", "\\"} & set(text)) and not text.endswith((".yaml", ".yml"))
+    if not bare:
+        if path.exists():
+            raise ConfigError(f"config file {quote(text, PATH_CHARS)} is not a regular file")
+        raise ConfigError(f"config file {quote(text, PATH_CHARS)} not found")
+    local = Path("configs") / f"{text}.yaml"
+    if local.is_file():
+        return local
+    from agents.cli import shipped_configs
+
+    try:
+        shipped = shipped_configs()
+    except FileNotFoundError:
+        shipped = {}
+    if text in shipped:
+        return shipped[text]
+    raise ConfigError(
+        f"config file {quote(text, PATH_CHARS)} not found, and no shipped config has that name "
+        f"(shipped: {', '.join(shipped) or 'none here'})"
+    )
 
 
 def config_from_dict(data: dict) -> RunConfig:

@@ -43,6 +43,15 @@ with :func:`train` ``(resume=True)`` replays nothing and skips nothing: it produ
 same networks as a run never interrupted. Metrics logged after the last checkpoint are
 dropped on resume (CSV rows truncated, TensorBoard purged) and logged again.
 
+The run. :func:`train` is :class:`Run`: the config, validated once
+(:meth:`agents.config.RunConfig.validate`: its values, the env, the trainer's fit, its
+parameters, memory and ``output_dir``), then a :class:`agents.run.Budget`, an
+:class:`Evaluator` (the exact tree, the opponent and the run's one metric), a
+:class:`agents.run.Checkpointer`, a :class:`agents.run.MetricsLog` and callbacks
+(evaluation, checkpoints, the progress bar) in the manner of Stable-Baselines3's. A new run
+never writes into a directory that holds anything; Ctrl-C ends a run at once, the learner
+closed and its last checkpoint intact (:class:`agents.run.RunInterrupted` says where).
+
 Outputs in ``output_dir``: ``checkpoint.pt``, ``metrics.csv``, ``tensorboard/``,
 ``metrics.png`` (the evaluation metric against episodes and wall time),
 ``policy_player<p>.pt`` (evaluation agents, loadable with :func:`agents.load_agent`).
@@ -50,7 +59,6 @@ Outputs in ``output_dir``: ``checkpoint.pt``, ``metrics.csv``, ``tensorboard/``,
 
 from __future__ import annotations
 
-import csv
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -63,18 +71,26 @@ import torch
 import hiddenenvs
 from agents.base import Agent, Learner, StepReport, Transition
 from agents.baselines import RandomAgent
-from agents.checkpoint import (
-    atomic_torch_save,
-    atomic_write,
-    global_rng_state,
-    load_checkpoint,
-    seed_everything,
-    set_global_rng_state,
+from agents.checkpoint import seed_everything
+from agents.config import ConfigError, RunConfig, trainer_class
+from agents.run import (
+    COUNTED,
+    Budget,
+    Callback,
+    CheckpointCallback,
+    Checkpointer,
+    MetricsLog,
+    ProgressCallback,
+    RunInterrupted,
+    Schedule,
+    TrainingError,
+    plot_metrics,
 )
-from agents.config import ConfigError, RunConfig
-from agents.runs import CHECKPOINT_NAME, RUN_CHECKPOINT_FORMAT, build_learner
+from agents.runs import check_new_run_dir, validate_run
 from agents.vector_self_play import play_vector_episodes, self_play_vector_env
 from hiddenenvs.analysis import tree_is_small
+
+_MetricsLog = MetricsLog  # its former name (tests of the safe-file guarantees use it)
 
 # One evaluation's cap when neither evaluation.max_seconds nor budget.seconds sets it: a
 # many-player game (combat's 20 fighters) would otherwise play 1,000 episodes per seat.
@@ -116,41 +132,58 @@ def play_episodes(
     agents get ``end_episode``) and only the finished episodes' rows are returned.
     """
     possible = envs[0].possible_agents
-    seat_index = {name: k for k, name in enumerate(possible)}
     returns = np.zeros((len(envs), len(possible)))
     for episode_id, (env, seed) in enumerate(zip(envs, seeds)):
         env.reset(seed=int(seed))
         if learn:
             for name in possible:
                 seat_agents[name].start_episode(episode_id)
-    pending: dict[tuple[int, str], tuple[np.ndarray, np.ndarray, int]] = {}
+    lockstep = _Lockstep(envs, seat_agents, returns, learn)
     active = list(range(len(envs)))
-    finished: list[int] = []
     while active:
         if deadline is not None and time.perf_counter() > deadline:
             if learn:
                 for episode_id in active:
                     for name in possible:
                         seat_agents[name].end_episode(episode_id)
-            return returns[sorted(finished)]
+            return returns[sorted(lockstep.finished)]
+        requests, active = lockstep.collect(active)
+        lockstep.answer(requests)
+    return returns
+
+
+class _Lockstep:
+    """:func:`play_episodes`' state between ticks: each seat's last decision per episode
+    (``pending``, the start of its next transition) and the episodes finished."""
+
+    def __init__(self, envs: list, seat_agents: dict[str, Agent], returns: np.ndarray, learn: bool):
+        self.envs, self.seat_agents, self.returns, self.learn = envs, seat_agents, returns, learn
+        self.possible = envs[0].possible_agents
+        self.seat_index = {name: k for k, name in enumerate(self.possible)}
+        self.pending: dict[tuple[int, str], tuple[np.ndarray, np.ndarray, int]] = {}
+        self.finished: list[int] = []
+
+    def collect(self, active: list[int]) -> tuple[dict[str, list[tuple[int, dict]]], list[int]]:
+        """One tick: each active episode's reward to its mover (and the transition that ends
+        there); the decisions waiting, grouped by seat; the episodes still running."""
         requests: dict[str, list[tuple[int, dict]]] = defaultdict(list)
         still_active = []
         for episode_id in active:
-            env = envs[episode_id]
+            env = self.envs[episode_id]
             if not env.agents:
-                if learn:
-                    for name in possible:
-                        seat_agents[name].end_episode(episode_id)
-                finished.append(episode_id)
+                if self.learn:
+                    for name in self.possible:
+                        self.seat_agents[name].end_episode(episode_id)
+                self.finished.append(episode_id)
                 continue
             still_active.append(episode_id)
             name = env.agent_selection
             observation, reward, termination, truncation, _ = env.last()
-            returns[episode_id, seat_index[name]] += reward
+            self.returns[episode_id, self.seat_index[name]] += reward
             done = termination or truncation
-            previous = pending.pop((episode_id, name), None)
-            if learn and previous is not None:
-                seat_agents[name].observe(
+            previous = self.pending.pop((episode_id, name), None)
+            if self.learn and previous is not None:
+                self.seat_agents[name].observe(
                     Transition(
                         observation=previous[0],
                         action_mask=previous[1],
@@ -168,25 +201,29 @@ def play_episodes(
                 env.step(None)
             else:
                 requests[name].append((episode_id, observation))
+        return requests, still_active
+
+    def answer(self, requests: dict[str, list[tuple[int, dict]]]) -> None:
+        """One batched ``act_batch`` per seat for its waiting decisions; each env steps."""
         for name, items in requests.items():
             observations = np.stack([obs["observation"] for _, obs in items])
             masks = np.stack([obs["action_mask"] for _, obs in items])
-            agent = seat_agents[name]
+            agent = self.seat_agents[name]
             ids = [i for i, _ in items]
             if getattr(agent, "USES_TRUE_STATE", False):
                 actions, _ = agent.act_batch(
-                    observations, masks, ids, roots=[envs[i].game_state for i in ids]
+                    observations, masks, ids, roots=[self.envs[i].game_state for i in ids]
                 )
             else:
-                views = [envs[i].seat_view(name) for i in ids] if agent.USES_SEAT_VIEW else None
+                views = (
+                    [self.envs[i].seat_view(name) for i in ids] if agent.USES_SEAT_VIEW else None
+                )
                 actions, _ = agent.act_batch(observations, masks, ids, views)
             for (episode_id, _), observation, mask, action in zip(
                 items, observations, masks, actions
             ):
-                pending[(episode_id, name)] = (observation, mask, int(action))
-                envs[episode_id].step(int(action))
-        active = still_active
-    return returns
+                self.pending[(episode_id, name)] = (observation, mask, int(action))
+                self.envs[episode_id].step(int(action))
 
 
 def returns_against_random(
@@ -253,6 +290,7 @@ def returns_against_opponents(
         agent.rng = np.random.default_rng(
             np.random.SeedSequence(seed, spawn_key=(seat,))
         )  # not the env stream
+        opponents: dict[str, Agent]
         if opponent is None:
             opponents = {name: RandomAgent(num_actions, int(rng.integers(2**31))) for name in names}
         else:
@@ -260,28 +298,39 @@ def returns_against_opponents(
                 name: opponent(name, k, int(rng.integers(2**31))) for k, name in enumerate(names)
             }
         opponents[seat_name] = agent
-        total, played, wins = 0.0, 0, 0
-        while played < episodes and (seat_deadline is None or time.perf_counter() < seat_deadline):
-            batch = envs[: min(len(envs), episodes - played)]
-            returns = play_episodes(
-                batch,
-                opponents,
-                rng.integers(2**31, size=len(batch)),
-                learn=False,
-                deadline=seat_deadline,
-            )
-            total += returns[:, seat].sum()
-            wins += int(
-                (
-                    returns[:, seat]
-                    > returns.max(axis=1, where=np.arange(len(names)) != seat, initial=-np.inf)
-                ).sum()
-            )
-            played += len(returns)
+        total, played, wins = _play_seat(envs, opponents, seat, episodes, rng, seat_deadline)
         result.means[seat] = total / played if played else np.nan
         result.episodes[seat] = played
         result.wins[seat] = wins
     return result
+
+
+def _play_seat(
+    envs: list,
+    seat_agents: dict[str, Agent],
+    seat: int,
+    episodes: int,
+    rng: np.random.Generator,
+    deadline: float | None,
+) -> tuple[float, int, int]:
+    """``episodes`` evaluation episodes (fewer past ``deadline``) in batches of
+    ``len(envs)``; seat ``seat``'s total return, the episodes played and its wins (a return
+    above every other seat's)."""
+    others = np.arange(len(envs[0].possible_agents)) != seat
+    total, played, wins = 0.0, 0, 0
+    while played < episodes and (deadline is None or time.perf_counter() < deadline):
+        batch = envs[: min(len(envs), episodes - played)]
+        returns = play_episodes(
+            batch,
+            seat_agents,
+            rng.integers(2**31, size=len(batch)),
+            learn=False,
+            deadline=deadline,
+        )
+        total += returns[:, seat].sum()
+        wins += int((returns[:, seat] > returns.max(axis=1, where=others, initial=-np.inf)).sum())
+        played += len(returns)
+    return total, played, wins
 
 
 # ---- exact evaluation -------------------------------------------------------------------------
@@ -397,127 +446,13 @@ def _vector_self_play_env(config: RunConfig, learner: Learner):
     return env
 
 
-class _Schedule:
-    """Fires every ``every_episodes`` episodes and/or every ``every_iterations`` iterations."""
-
-    def __init__(self, every_episodes: int | None, every_iterations: int | None, counters: dict):
-        self.every = {"episodes": every_episodes, "iterations": every_iterations}
-        self.advance(counters)
-
-    def advance(self, counters: dict) -> None:
-        self.next = {
-            unit: (counters[unit] // every + 1) * every
-            for unit, every in self.every.items()
-            if every
-        }
-
-    def due(self, counters: dict) -> bool:
-        return any(counters[unit] >= threshold for unit, threshold in self.next.items())
-
-    def episodes_left(self, counters: dict) -> int | None:
-        return self.next["episodes"] - counters["episodes"] if "episodes" in self.next else None
-
-
-class _MetricsLog:
-    """``metrics.csv`` plus TensorBoard scalars; on resume, rows after the checkpoint go.
-
-    Rows are ordered by ``iterations`` (every step counts at least one); TensorBoard's
-    step is the schedule's unit (``episodes`` or ``iterations``). The file is never
-    rewritten in place: the rows kept on resume go to a new file that atomically replaces
-    the old one (a kill mid-resume leaves the old file whole); then rows are only appended.
-    """
-
-    def __init__(
-        self, output_dir: Path, columns: list[str], unit: str, resume_iterations: int | None
-    ):
-        import io
-
-        from torch.utils.tensorboard import SummaryWriter
-
-        self.path = output_dir / "metrics.csv"
-        self.columns = columns
-        self.unit = unit
-        kept: list[dict[str, str]] = []
-        if resume_iterations is not None and self.path.exists():
-            with self.path.open(newline="") as handle:
-                kept = [
-                    row
-                    for row in csv.DictReader(handle)
-                    if int(float(row["iterations"])) <= resume_iterations
-                ]
-        text = io.StringIO(newline="")
-        writer = csv.DictWriter(text, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(kept)
-        atomic_write(self.path, lambda handle: handle.write(text.getvalue().encode()))
-        self.rows = [{k: float(v) if v != "" else None for k, v in row.items()} for row in kept]
-        resume_step = int(self.rows[-1][unit]) if self.rows else None
-        self.writer = SummaryWriter(
-            log_dir=str(output_dir / "tensorboard"),
-            purge_step=resume_step + 1 if resume_step is not None else None,
-        )
-
-    def log(self, row: dict[str, float | None]) -> None:
-        with self.path.open("a", newline="") as handle:
-            csv.DictWriter(handle, fieldnames=self.columns).writerow(
-                {k: ("" if row.get(k) is None else row[k]) for k in self.columns}
-            )
-        for key, value in row.items():
-            if key not in ("episodes", "iterations") and value is not None:
-                self.writer.add_scalar(key, value, global_step=int(row[self.unit]))
-        self.writer.flush()
-        self.rows.append(row)
-
-    def close(self) -> None:
-        self.writer.close()
-
-
-def plot_metrics(rows: list[dict], path: Path, title: str, unit: str = "episodes") -> str | None:
-    """PNG of exploitability (or return vs random) against ``unit`` and wall time."""
-    metric = next(
-        (
-            m
-            for m in ("exploitability", "return_vs_random")
-            if any(r.get(m) is not None for r in rows)
-        ),
-        None,
-    )
-    if metric is None:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    points = [r for r in rows if r.get(metric) is not None]
-    figure, (by_progress, by_time) = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    values = [r[metric] for r in points]
-    by_progress.plot([r[unit] for r in points], values, marker=".")
-    by_progress.set_xlabel(unit)
-    by_progress.set_ylabel(metric.replace("_", " "))
-    by_time.plot([r["wall_seconds"] for r in points], values, marker=".")
-    by_time.set_xlabel("wall time (s)")
-    if metric == "exploitability" and min(values) > 0:
-        by_progress.set_yscale("log")
-    figure.suptitle(title)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return metric
-
-
-# ---- the loop -----------------------------------------------------------------------------------
-class TrainingError(RuntimeError):
-    """A run that cannot train (it trained nothing within its budget); the message says why."""
-
-
+# ---- the run ------------------------------------------------------------------------------------
 def _evaluation_opponent(
     config: RunConfig, num_players: int
 ) -> Callable[[str, int, int], Agent] | None:
     """``evaluation.opponent`` as a factory ``(seat name, seat, seed) -> Agent`` (None: random),
-    checked (with ``evaluation.seats``) before the run starts."""
-    from agents.config import ConfigError
-
+    checked (with ``evaluation.seats``) before the run starts. A scripted opponent is resolved
+    by the leaderboard's spec resolver (the one that knows ``scripted:``), imported only then."""
     seats = config.evaluation.seats
     if seats is not None and (not seats or not all(0 <= s < num_players for s in seats)):
         raise ConfigError(
@@ -540,305 +475,325 @@ def _evaluation_opponent(
     return opponent
 
 
-def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
-    """Run (or resume) a training job; returns the last evaluation row and paths.
+class Evaluator:
+    """The run's evaluation: it owns the exact game tree (when the game is small enough)
+    and chooses the run's :attr:`metric`, the one every row, the progress bar, the plot and
+    ``train.py`` report:
 
-    ``budget.seconds`` bounds the whole run: start-up (building the game, the learner and an
+    - ``exploitability`` of the learner's evaluation policy, exact, on the enumerated tree
+      (``evaluation.exact: yes``, or ``auto`` with at most ``evaluation.max_tree_nodes``);
+    - else ``return_vs_random`` (or ``return_vs_opponent`` against ``evaluation.opponent``):
+      the evaluation agents' mean return over the evaluated seats, each evaluation capped
+      at ``evaluation.max_seconds`` (default a tenth of ``budget.seconds``, else 120 s) and
+      by the run's deadline (keeping the last evaluation's time for the final one).
+    """
+
+    def __init__(self, config: RunConfig, offers: Any, context: LoopContext, budget: Budget):
+        self.config, self.context, self.budget = config, context, budget
+        self.learner = context.learner
+        self.tree = self._tree(config.evaluation, offers, self.learner.game)
+        seconds = config.evaluation.max_seconds
+        if seconds is None:
+            seconds = DEFAULT_EVALUATION_SECONDS if budget.seconds is None else budget.seconds / 10
+        self.max_seconds = seconds
+        self.opponent = _evaluation_opponent(config, self.learner.game.info.num_players)
+        self.metric = (
+            "exploitability"
+            if self.tree is not None
+            else ("return_vs_random" if self.opponent is None else "return_vs_opponent")
+        )
+        self.last_seconds = 0.0  # the last evaluation's wall time: the final one's reserve
+
+    @staticmethod
+    def _tree(evaluation: Any, offers: Any, game: Any) -> Any:
+        small = offers.tree.fits(evaluation.max_tree_nodes)
+        if small and offers.tree.how != "exact":  # an estimate says so: count to be sure (bounded)
+            small = tree_is_small(game, evaluation.max_tree_nodes)
+        if evaluation.exact == "yes" or (evaluation.exact == "auto" and small):
+            from hiddenenvs.analysis import GameTree
+
+            return GameTree.build(game)
+        return None
+
+    def evaluate(self, counters: dict[str, int], unit: str) -> dict[str, float | None]:
+        """The metric columns of an evaluation at ``counters`` (``unit`` seeds its games)."""
+        if self.tree is not None:
+            return {"exploitability": exact_exploitability(self.learner, self.tree)}
+        evaluation = self.config.evaluation
+        if evaluation.episodes_vs_random <= 0:
+            return {}
+        started = time.perf_counter()
+        cap = started + self.max_seconds
+        deadline = self.budget.deadline
+        if deadline is not None:
+            # The reserve holds the last evaluation's time for this one: a step that ran
+            # past the deadline does not take it away (the final row is never empty).
+            cap = min(cap, max(deadline, started + self.last_seconds))
+        with torch.no_grad():
+            result = returns_against_opponents(
+                self.context.envs,
+                self.learner.evaluation_agent,
+                evaluation.episodes_vs_random,
+                seed=self.config.seed * 1_000_003 + counters[unit],
+                num_envs=self.config.num_envs,
+                opponent=self.opponent,
+                seats=evaluation.seats,
+                deadline=cap,
+            )
+        evaluated = result.episodes > 0
+        row: dict[str, float | None] = {
+            self.metric: float(result.means[evaluated].mean()) if evaluated.any() else None,
+            "evaluation_episodes": result.total_episodes,
+        }
+        if self.learner.game.info.num_players > 1 and result.total_episodes:
+            row["win_rate"] = round(float(result.wins.sum() / result.total_episodes), 4)
+        return row
+
+
+class EvaluationCallback(Callback):
+    """An evaluation at the start of a new run (:meth:`begin`), on the config's schedule (``evaluation.
+    every_episodes`` / ``every_iterations``), when the budget is spent, and at the end
+    unless the last row is already there; each row (counters, wall time, rates since the
+    last row, the metric, the learner's last update metrics) goes to the metrics log."""
+
+    def __init__(self, evaluator: Evaluator, config: RunConfig, counters: dict[str, int]):
+        self.evaluator = evaluator
+        evaluation = config.evaluation
+        self.schedule = Schedule(evaluation.every_episodes, evaluation.every_iterations, counters)
+        self.window_started = time.perf_counter()
+        self.window_counters = dict(counters)
+
+    def begin(self, run: Run) -> None:
+        """The first row of a new run (at 0), or the last one logged of a resumed run; the
+        run calls it once every callback has started, so each sees this row too."""
+        if run.resumed:
+            run.last_row = run.log.rows[-1] if run.log.rows else {}
+        else:
+            self._evaluate(run, rates=(0.0, 0.0))
+        self.window_started, self.window_counters = time.perf_counter(), dict(run.counters)
+
+    def on_step(self, run: Run, report: StepReport) -> None:
+        if self.schedule.due(run.counters) or run.spent():
+            self._evaluate(run, self._rates(run.counters))
+            self.window_started, self.window_counters = time.perf_counter(), dict(run.counters)
+            self.schedule.advance(run.counters)
+
+    def on_run_end(self, run: Run) -> None:
+        if any(run.last_row.get(unit) != run.counters[unit] for unit in COUNTED):
+            self._evaluate(run, self._rates(run.counters))  # the final state, wherever it ended
+
+    def episodes_until_due(self, counters: dict[str, int]) -> int | None:
+        return self.schedule.episodes_left(counters)
+
+    def _rates(self, counters: dict[str, int]) -> tuple[float, float]:
+        elapsed = max(time.perf_counter() - self.window_started, 1e-9)
+        episodes, iterations = ((counters[u] - self.window_counters[u]) / elapsed for u in COUNTED)
+        return episodes, iterations
+
+    def _evaluate(self, run: Run, rates: tuple[float, float]) -> None:
+        started = time.perf_counter()
+        row: dict[str, float | None] = {
+            **run.counters,
+            "wall_seconds": round(run.budget.wall_seconds(), 3),
+            "episodes_per_second": round(rates[0], 1),
+            "iterations_per_second": round(rates[1], 2),
+        }
+        row.update(self.evaluator.evaluate(run.counters, run.unit))
+        row.update(run.update_metrics)
+        run.log.log(row)
+        self.evaluator.last_seconds = time.perf_counter() - started
+        run.last_row = row
+        for callback in run.callbacks:
+            callback.on_evaluation(run, row)
+
+
+class Run:
+    """One training run: set up from a validated config, :meth:`run` calls
+    ``learner.step(context)`` until the budget is spent, its callbacks (evaluation,
+    checkpoints, progress, then any given) acting after each step, and ends with the final
+    evaluation and checkpoint, the exported policies and the plot (:func:`train`)."""
+
+    def __init__(
+        self, config: RunConfig, resume: bool = False, callbacks: list[Callback] | None = None
+    ):
+        self.config, self.resumed = config, resume
+        self.budget = Budget(config.budget)  # the session's clock starts here
+        self.output_dir = Path(config.output_dir)
+        self.checkpointer = Checkpointer(self.output_dir, config, self.budget)
+        self.unit = "episodes" if config.evaluation.every_episodes else "iterations"
+        self.counters = {unit: 0 for unit in COUNTED}
+        self.extra_callbacks = list(callbacks or [])
+        self.last_row: dict[str, Any] = {}
+        self.update_metrics: dict[str, float] = {}
+
+    def run(self) -> dict[str, Any]:
+        """Train to the end of the budget; the counters, wall time, last evaluation row and
+        the paths of the checkpoint and plot. Ctrl-C raises :class:`RunInterrupted`."""
+        try:
+            return self._run()
+        except KeyboardInterrupt:
+            raise RunInterrupted(self.checkpointer.interrupted_message()) from None
+
+    def _run(self) -> dict[str, Any]:
+        validated = validate_run(self.config)  # kept on the config: never checked twice
+        if not self.resumed:
+            check_new_run_dir(self.output_dir)
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        torch.set_num_threads(self.config.torch_threads)
+        seed_everything(self.config.seed)
+        # The learner's game is built after seeding, as it always was: a game whose making
+        # draws from the process-wide generators draws the same numbers in every run.
+        game = hiddenenvs.load_game(self.config.env.name, **self.config.env.params)
+        trainer = trainer_class(self.config.trainer.name)
+        self.learner = trainer(game, validated.trainer_params, self.config.seed)
+        try:  # a distributed learner's actors, a process pool's workers go, however it ends
+            self._set_up(validated.offers)
+            try:
+                self._train()
+            finally:
+                for callback in self.callbacks:
+                    callback.on_close(self)
+                self.log.close()
+        finally:
+            self.learner.close()
+        return self._export()
+
+    def _set_up(self, offers: Any) -> None:
+        self.rng = np.random.default_rng(self.config.seed)
+        if self.resumed:
+            self.counters = self.checkpointer.restore(self.learner, self.rng)
+        self.counters_at_start = dict(self.counters)
+        self.context = LoopContext(self.learner, self.config, self.rng)
+        self.evaluator = Evaluator(self.config, offers, self.context, self.budget)
+        self.metric = self.evaluator.metric
+        columns = [
+            *BASE_COLUMNS,
+            *EVALUATION_COLUMNS,
+            *getattr(self.learner, "METRICS", ()),
+        ]
+        resume_iterations = self.counters["iterations"] if self.resumed else None
+        self.log = MetricsLog(self.output_dir, columns, self.unit, resume_iterations)
+        self.checkpointer.saved_at = time.perf_counter()
+        self.evaluation = EvaluationCallback(self.evaluator, self.config, self.counters)
+        self.callbacks: list[Callback] = [
+            self.evaluation,
+            CheckpointCallback(self.config, self.counters),
+            *([ProgressCallback()] if self.config.progress_bar else []),
+            *self.extra_callbacks,
+        ]
+
+    def _train(self) -> None:
+        for callback in self.callbacks:
+            callback.on_run_start(self)
+        self.evaluation.begin(self)
+        while not self.spent():
+            report = self._step()
+            if report is None:  # the deadline came mid-step: its partial episodes are not counted
+                break
+            for callback in self.callbacks:
+                callback.on_step(self, report)
+        if self.counters == self.counters_at_start:
+            raise TrainingError(self._trained_nothing())
+        for callback in self.callbacks:
+            callback.on_run_end(self)
+
+    def reserve_seconds(self) -> float:
+        """Seconds kept for the final evaluation and checkpoint, as long as the last ones took
+        (the checkpoint grows with the memories: twice the last one's)."""
+        return self.evaluator.last_seconds + 2 * self.checkpointer.last_seconds
+
+    def spent(self) -> bool:
+        return self.budget.spent(self.counters, self.reserve_seconds())
+
+    def _step(self) -> StepReport | None:
+        """One ``learner.step``, its self-play ending exactly on the next scheduled episode
+        (an evaluation, a checkpoint) or the budget; None when the deadline cut it."""
+        caps = [
+            self.config.num_envs,
+            self.budget.episodes_left(self.counters),
+            *(callback.episodes_until_due(self.counters) for callback in self.callbacks),
+        ]
+        context = self.context
+        context.max_episodes = max(1, min(c for c in caps if c is not None))
+        deadline = self.budget.deadline
+        context.deadline = None if deadline is None else deadline - self.reserve_seconds()
+        context.step_cut = False
+        report = self.learner.step(context)
+        if context.step_cut:
+            return None
+        if report.episodes < 0 or report.iterations < 1:
+            raise ValueError(
+                f"{type(self.learner).__name__}.step() must count at least one iteration and no "
+                f"negative episodes, got {report}"
+            )
+        self.counters["episodes"] += report.episodes
+        self.counters["iterations"] += report.iterations
+        self.update_metrics = report.metrics or self.update_metrics
+        return report
+
+    def _trained_nothing(self) -> str:
+        """Why the run trained nothing, and what to change."""
+        config = self.config
+        what = f"{config.trainer.name} on {config.env.name} trained nothing"
+        reached = self.budget.reached(self.counters)
+        if reached:
+            return (
+                f"{what}: the run had already reached {', '.join(reached)}; resume with a "
+                f"larger budget"
+            )
+        seconds = self.budget.wall_seconds() - self.budget.seconds_before
+        evaluation_seconds = self.evaluator.last_seconds
+        where = (
+            f"the first evaluation took {evaluation_seconds:.1f} s of it"
+            if evaluation_seconds
+            else ""
+        )
+        if self.context.step_cut:
+            return (
+                f"{what}: its first step was still running when budget.seconds="
+                f"{config.budget.seconds:g} ran out ({seconds:.1f} s in this session"
+                f"{'; ' + where if where else ''}); raise budget.seconds, or make a step smaller "
+                f"(num_envs={config.num_envs}, the trainer's iterations or searches per step)"
+            )
+        return (
+            f"{what} in {seconds:.1f} s: start-up and the first evaluation used the whole "
+            f"budget.seconds={config.budget.seconds}{' (' + where + ')' if where else ''}; "
+            f"raise budget.seconds or lower evaluation.episodes_vs_random / evaluation.max_seconds"
+        )
+
+    def _export(self) -> dict[str, Any]:
+        """The evaluation agents as ``policy_player<p>.pt``, ``metrics.png``; the result."""
+        for player in self.learner.trained_players():
+            self.learner.evaluation_agent(player).save(
+                self.output_dir / f"policy_player{player}.pt"
+            )
+        plot_path = self.output_dir / "metrics.png"
+        title = f"{self.config.trainer.name} on {self.config.env.name}"
+        plotted = plot_metrics(self.log.rows, plot_path, title, self.unit, self.metric)
+        return {
+            **self.counters,
+            "wall_seconds": self.budget.wall_seconds(),
+            "last_evaluation": self.last_row,
+            "metric": self.metric,
+            "checkpoint": str(self.checkpointer.path),
+            "plot": str(plot_path) if plotted else None,
+        }
+
+
+def train(config: RunConfig, resume: bool = False) -> dict[str, Any]:
+    """Run (or resume) a training job (:class:`Run`); returns the counters, the wall time,
+    the last evaluation row, the run's metric and the paths of the checkpoint and plot.
+
+    ``budget.seconds`` bounds the whole run: start-up (building the learner and an
     exact-evaluation tree), training, every evaluation (each capped at
     ``evaluation.max_seconds``, by default a tenth of the budget), the final evaluation, the
     checkpoint and the exported policies. Training stops early enough to leave time for the
     final evaluation and checkpoint, as long as the last ones took; a self-play step still
-    running at the deadline is cut short. Raises :class:`agents.capabilities.CapabilityError`
-    before any work when the trainer does not fit the env, and :class:`TrainingError` when
-    the run ends having trained nothing.
+    running at the deadline is cut short. A new run refuses an ``output_dir`` that holds
+    anything (:class:`agents.runs.RunDirectoryError`); a resumed one, a checkpoint of another
+    env or trainer. Raises :class:`agents.capabilities.CapabilityError` before any work when
+    the trainer does not fit the env, :class:`TrainingError` when the run ends having
+    trained nothing, and :class:`RunInterrupted` on Ctrl-C (the learner closed, the last
+    checkpoint intact).
     """
-    from agents.capabilities import check_exact_evaluation, check_trainer
-
-    session_started = time.perf_counter()
-    offers = check_trainer(
-        config.trainer.name, config.trainer.params, config.env.name, config.env.params
-    )
-    evaluation = config.evaluation
-    if evaluation.exact == "yes":
-        check_exact_evaluation(config.env.name, config.env.params, evaluation.max_tree_nodes)
-    output_dir = Path(config.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    checkpoint_path = output_dir / CHECKPOINT_NAME
-    torch.set_num_threads(config.torch_threads)
-    seed_everything(config.seed)
-    learner = build_learner(config)
-    game = learner.game
-    loop_rng = np.random.default_rng(config.seed)
-    counters = {"episodes": 0, "iterations": 0}
-    wall_seconds_before = 0.0
-    if resume:
-        if not checkpoint_path.exists():
-            raise FileNotFoundError(f"cannot resume: no {CHECKPOINT_NAME} in {output_dir}")
-        payload = load_checkpoint(checkpoint_path)
-        learner.load_state_dict(payload["learner"])
-        loop_state = payload["loop"]
-        counters = {"episodes": loop_state["episodes"], "iterations": loop_state["iterations"]}
-        wall_seconds_before = loop_state["wall_seconds"]
-        loop_rng.bit_generator.state = loop_state["rng"]
-        set_global_rng_state(loop_state["global_rng"])
-    counters_at_start = dict(counters)
-    budget = config.budget
-    # The wall-clock deadline of this session (budget.seconds counts resumed sessions too).
-    deadline = (
-        None if budget.seconds is None else session_started + budget.seconds - wall_seconds_before
-    )
-
-    def wall_seconds() -> float:
-        return wall_seconds_before + time.perf_counter() - session_started
-
-    context = LoopContext(learner, config, loop_rng)
-    unit = "episodes" if evaluation.every_episodes else "iterations"
-    tree = None
-    small = offers.tree.fits(evaluation.max_tree_nodes)
-    if small and offers.tree.how != "exact":  # an estimate says so: count to be sure (bounded)
-        small = tree_is_small(game, evaluation.max_tree_nodes)
-    if evaluation.exact == "yes" or (evaluation.exact == "auto" and small):
-        from hiddenenvs.analysis import GameTree
-
-        tree = GameTree.build(game)
-    evaluation_seconds = evaluation.max_seconds
-    if evaluation_seconds is None:
-        evaluation_seconds = (
-            DEFAULT_EVALUATION_SECONDS if budget.seconds is None else budget.seconds / 10
-        )
-    opponent = _evaluation_opponent(config, game.info.num_players)
-    metric = (
-        "exploitability"
-        if tree is not None
-        else ("return_vs_random" if opponent is None else "return_vs_opponent")
-    )
-    columns = list(BASE_COLUMNS) + list(EVALUATION_COLUMNS) + list(getattr(learner, "METRICS", ()))
-    log = _MetricsLog(output_dir, columns, unit, counters["iterations"] if resume else None)
-    # The last evaluation's and checkpoint's wall time: the final ones' reserve.
-    costs = {"evaluation": 0.0, "checkpoint": 0.0, "checkpointed_at": time.perf_counter()}
-
-    def save_checkpoint() -> None:
-        started = time.perf_counter()
-        atomic_torch_save(
-            {
-                "format": RUN_CHECKPOINT_FORMAT,
-                "config": config.to_dict(),
-                "learner": learner.state_dict(),
-                "loop": {
-                    **counters,
-                    "wall_seconds": wall_seconds(),
-                    "rng": loop_rng.bit_generator.state,
-                    "global_rng": global_rng_state(),
-                },
-            },
-            checkpoint_path,
-        )
-        costs["checkpoint"] = time.perf_counter() - started
-        costs["checkpointed_at"] = time.perf_counter()
-
-    def evaluate(
-        update_metrics: dict[str, float], rates: tuple[float, float]
-    ) -> dict[str, float | None]:
-        started = time.perf_counter()
-        row: dict[str, float | None] = {
-            **counters,
-            "wall_seconds": round(wall_seconds(), 3),
-            "episodes_per_second": round(rates[0], 1),
-            "iterations_per_second": round(rates[1], 2),
-        }
-        if tree is not None:
-            row["exploitability"] = exact_exploitability(learner, tree)
-        elif evaluation.episodes_vs_random > 0:
-            cap = None if evaluation_seconds is None else started + evaluation_seconds
-            if deadline is not None:
-                # The reserve holds the last evaluation's time for this one: a step that ran
-                # past the deadline does not take it away (the final row is never empty).
-                until = max(deadline, started + costs["evaluation"])
-                cap = until if cap is None else min(cap, until)
-            with torch.no_grad():
-                result = returns_against_opponents(
-                    context.envs,
-                    learner.evaluation_agent,
-                    evaluation.episodes_vs_random,
-                    seed=config.seed * 1_000_003 + counters[unit],
-                    num_envs=config.num_envs,
-                    opponent=opponent,
-                    seats=evaluation.seats,
-                    deadline=cap,
-                )
-            evaluated = result.episodes > 0
-            row[metric] = float(result.means[evaluated].mean()) if evaluated.any() else None
-            row["evaluation_episodes"] = result.total_episodes
-            if game.info.num_players > 1 and result.total_episodes:
-                row["win_rate"] = round(float(result.wins.sum() / result.total_episodes), 4)
-        row.update(update_metrics)
-        log.log(row)
-        costs["evaluation"] = time.perf_counter() - started
-        return row
-
-    limits = {"episodes": budget.episodes, "iterations": budget.iterations}
-    progress = None
-    if config.progress_bar:
-        from agents.progress import progress_bar as tqdm  # a bar on a terminal, lines in a log
-
-        # The bar counts toward what the run will reach: seconds when time bounds it.
-        if budget.seconds is not None:
-            bar_unit = "seconds"
-            progress = tqdm(
-                total=round(budget.seconds),
-                initial=round(wall_seconds_before),
-                unit="s",
-                dynamic_ncols=True,
-                bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s{postfix}",
-            )
-        else:
-            bar_unit = (
-                unit
-                if limits[unit] is not None
-                else next((u for u, limit in limits.items() if limit is not None), unit)
-            )
-            progress = tqdm(
-                total=limits[bar_unit],
-                initial=counters[bar_unit],
-                unit=bar_unit[:2] if bar_unit == "episodes" else "it",
-                dynamic_ncols=True,
-            )
-
-    def advance_progress(report: StepReport) -> None:
-        if progress is None:
-            return
-        if bar_unit == "seconds":
-            progress.update(max(0.0, min(budget.seconds, wall_seconds()) - progress.n))
-        else:
-            progress.update(report.episodes if bar_unit == "episodes" else report.iterations)
-
-    def reserve() -> float:
-        """Seconds kept for the final evaluation and checkpoint, as long as the last ones took
-        (the checkpoint grows with the memories: twice the last one's)."""
-        return costs["evaluation"] + 2 * costs["checkpoint"]
-
-    def finished() -> bool:
-        return any(limit is not None and counters[u] >= limit for u, limit in limits.items()) or (
-            deadline is not None and time.perf_counter() + reserve() >= deadline
-        )
-
-    evaluation_schedule = _Schedule(
-        evaluation.every_episodes, evaluation.every_iterations, counters
-    )
-    checkpoint_schedule = _Schedule(
-        config.checkpoint_every_episodes, config.checkpoint_every_iterations, counters
-    )
-    if not resume:
-        last_row = evaluate({}, (0.0, 0.0))
-    else:
-        last_row = log.rows[-1] if log.rows else {}
-    update_metrics: dict[str, float] = {}
-    window_start, window_counters = time.perf_counter(), dict(counters)
-    try:  # a distributed learner's actors go, however the run ends
-        while not finished():
-            # Self-play steps end exactly on evaluation and checkpoint episodes (and the budget).
-            caps = [
-                config.num_envs,
-                evaluation_schedule.episodes_left(counters),
-                checkpoint_schedule.episodes_left(counters),
-                None if budget.episodes is None else budget.episodes - counters["episodes"],
-            ]
-            context.max_episodes = max(1, min(c for c in caps if c is not None))
-            context.deadline = None if deadline is None else deadline - reserve()
-            context.step_cut = False
-            report = learner.step(context)
-            if context.step_cut:  # the deadline came mid-step: its partial episodes are not counted
-                break
-            if report.episodes < 0 or report.iterations < 1:
-                raise ValueError(
-                    f"{type(learner).__name__}.step() must count at least one iteration and no "
-                    f"negative episodes, got {report}"
-                )
-            counters["episodes"] += report.episodes
-            counters["iterations"] += report.iterations
-            update_metrics = report.metrics or update_metrics
-            advance_progress(report)
-            if evaluation_schedule.due(counters) or finished():
-                elapsed = max(time.perf_counter() - window_start, 1e-9)
-                rates = tuple(
-                    (counters[u] - window_counters[u]) / elapsed for u in ("episodes", "iterations")
-                )
-                last_row = evaluate(update_metrics, rates)
-                window_start, window_counters = time.perf_counter(), dict(counters)
-                evaluation_schedule.advance(counters)
-                if progress is not None and last_row.get(metric) is not None:
-                    progress.set_postfix({metric: f"{last_row[metric]:.4f}"})
-            # Under a time budget a checkpoint also falls every tenth of it: the final one's
-            # cost is then known (the reserve) and a crash loses at most that much.
-            timed_checkpoint = (
-                deadline is not None
-                and time.perf_counter() - costs["checkpointed_at"] >= budget.seconds / 10
-            )
-            if checkpoint_schedule.due(counters) or timed_checkpoint:
-                save_checkpoint()
-                checkpoint_schedule.advance(counters)
-        if counters == counters_at_start:
-            reached = [
-                f"budget.{u}={limit}"
-                for u, limit in limits.items()
-                if limit is not None and counters[u] >= limit
-            ]
-            if reached:
-                raise TrainingError(
-                    f"{config.trainer.name} on {config.env.name} trained nothing: the run had already "
-                    f"reached {', '.join(reached)}; resume with a larger budget"
-                )
-            raise TrainingError(
-                _trained_nothing(config, wall_seconds() - wall_seconds_before, costs, context)
-            )
-        if (
-            last_row.get("episodes") != counters["episodes"]
-            or last_row.get("iterations") != counters["iterations"]
-        ):
-            elapsed = max(time.perf_counter() - window_start, 1e-9)
-            rates = tuple(
-                (counters[u] - window_counters[u]) / elapsed for u in ("episodes", "iterations")
-            )
-            last_row = evaluate(update_metrics, rates)  # the final state, wherever the budget ended
-        save_checkpoint()
-        if progress is not None:
-            advance_progress(StepReport(episodes=0, iterations=0))
-            progress.close()
-    finally:
-        learner.close()
-        log.close()
-    for player in learner.trained_players():
-        learner.evaluation_agent(player).save(output_dir / f"policy_player{player}.pt")
-    plot_path = output_dir / "metrics.png"
-    plotted = plot_metrics(log.rows, plot_path, f"{config.trainer.name} on {config.env.name}", unit)
-    return {
-        **counters,
-        "wall_seconds": wall_seconds(),
-        "last_evaluation": last_row,
-        "checkpoint": str(checkpoint_path),
-        "plot": str(plot_path) if plotted else None,
-    }
-
-
-def _trained_nothing(
-    config: RunConfig, seconds: float, costs: dict[str, float], context: LoopContext
-) -> str:
-    """Why a run trained nothing, and what to change."""
-    where = (
-        f"the first evaluation took {costs['evaluation']:.1f} s of it"
-        if costs["evaluation"]
-        else ""
-    )
-    if context.step_cut:
-        return (
-            f"{config.trainer.name} on {config.env.name} trained nothing: its first step was still running "
-            f"when budget.seconds={config.budget.seconds:g} ran out ({seconds:.1f} s in this session"
-            f"{'; ' + where if where else ''}); raise budget.seconds, or make a step smaller "
-            f"(num_envs={config.num_envs}, the trainer's iterations or searches per step)"
-        )
-    return (
-        f"{config.trainer.name} on {config.env.name} trained nothing in {seconds:.1f} s: start-up and "
-        f"the first evaluation used the whole budget.seconds={config.budget.seconds}"
-        f"{' (' + where + ')' if where else ''}; "
-        f"raise budget.seconds or lower evaluation.episodes_vs_random / evaluation.max_seconds"
-    )
+    return Run(config, resume).run()

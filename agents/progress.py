@@ -48,6 +48,17 @@ def progress_bar(
     )
 
 
+def end_at_reached(progress: Any) -> None:
+    """Close ``progress`` (a tqdm bar or a :class:`PlainProgress`) at what was reached: a run
+    that stops before the bar's total (an episode budget spent first under a bar that counts
+    seconds) ends its bar full at its count, not frozen at ``50% 35/70 s``."""
+    reached = round(progress.n)
+    if progress.total and 0 < reached < progress.total:
+        progress.total = progress.n = reached
+        progress.refresh()
+    progress.close()
+
+
 def _is_terminal(stream: TextIO) -> bool:
     try:
         return stream.isatty()
@@ -94,6 +105,9 @@ class PlainProgress:
         self.n += amount
         if self.clock() - self.last_line >= self.every_seconds:
             self._write_line()
+
+    def refresh(self) -> None:
+        """tqdm's redraw; a plain line is written at :meth:`close` and on its period."""
 
     def set_postfix(self, values: dict[str, Any] | None = None, **more: Any) -> None:
         self.postfix = {**(values or {}), **more}

@@ -79,6 +79,7 @@ def test_head_to_head_evaluation_when_exact_is_off(tmp_path):
     )
     result = train(config)
     last = result["last_evaluation"]
+    assert result["metric"] == "return_vs_random"  # chosen once, by the run's Evaluator
     assert last["episodes"] == 256 and last.get("exploitability") is None
     # RPS against uniform random is worth exactly 0 to any policy; the estimate is close.
     assert abs(last["return_vs_random"]) < 0.15
@@ -93,3 +94,50 @@ def test_an_agent_needs_only_its_policy():
 
     agent = AlwaysFirstLegal(3)
     assert agent.act(np.zeros(5), np.array([0, 1, 1]))[0] == 1
+
+
+def test_a_run_takes_callbacks_in_the_manner_of_stable_baselines3(tmp_path):
+    """A callback sees every step and every evaluation row the metrics log gets, then the
+    end and the close, in that order."""
+    import csv
+
+    from agents.loop import Callback, Run
+
+    class Recorder(Callback):
+        def __init__(self):
+            self.events, self.rows = [], []
+
+        def on_run_start(self, run):
+            self.events.append("start")
+
+        def on_step(self, run, report):
+            self.events.append(("step", run.counters["iterations"]))
+
+        def on_evaluation(self, run, row):
+            self.rows.append(row["iterations"])
+
+        def on_run_end(self, run):
+            self.events.append("end")
+
+        def on_close(self, run):
+            self.events.append("close")
+
+    config = config_from_dict(
+        {
+            "env": {"name": "kuhn_poker"},
+            "trainer": {"name": "cfr+"},
+            "budget": {"iterations": 6, "episodes": None},
+            "evaluation": {"every_iterations": 2, "every_episodes": None},
+            "checkpoint_every_iterations": 3,
+            "checkpoint_every_episodes": None,
+            "output_dir": str(tmp_path),
+            "progress_bar": False,
+        }
+    )
+    recorder = Recorder()
+    result = Run(config, callbacks=[recorder]).run()
+    assert result["iterations"] == 6 and result["metric"] == "exploitability"
+    assert recorder.events == ["start", *[("step", k) for k in range(1, 7)], "end", "close"]
+    with (tmp_path / "metrics.csv").open() as handle:
+        logged = [int(row["iterations"]) for row in csv.DictReader(handle)]
+    assert recorder.rows == logged == [0, 2, 4, 6]

@@ -2,7 +2,7 @@
 
 import io
 
-from agents.progress import PlainProgress, progress_bar
+from agents.progress import PlainProgress, end_at_reached, progress_bar
 
 
 class Terminal(io.StringIO):
@@ -45,3 +45,14 @@ def test_plain_progress_over_an_iterable_counts_its_items():
         2,
     ]
     assert out.getvalue().startswith("matches: 3/3 match (100%)")
+
+
+def test_a_bar_ends_at_what_the_run_reached():
+    """An episode budget spent at 35 s of a 70 s bar: the bar ends full at 35, not at 50%."""
+    now = [0.0]
+    out = io.StringIO()
+    progress = PlainProgress(file=out, every_seconds=60, total=70, unit="s", clock=lambda: now[0])
+    now[0] = 35
+    progress.update(35.2)
+    end_at_reached(progress)
+    assert out.getvalue().splitlines() == ["35/35 s (100%), 35 s elapsed"]

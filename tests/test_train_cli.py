@@ -284,3 +284,121 @@ def test_a_step_past_the_deadline_leaves_the_final_evaluation_its_reserve(tmp_pa
     assert result["wall_seconds"] > 10
     assert result["last_evaluation"]["evaluation_episodes"] > 0
     assert result["last_evaluation"]["return_vs_random"] is not None
+
+
+# ---- run directories: never overwritten, resumed only as the same run ----------------------------
+def _cfr_kuhn_run(out, *overrides):
+    arguments = [
+        "--config",
+        "cfr_kuhn",
+        f"output_dir={out}",
+        "budget.iterations=20",
+        "evaluation.every_iterations=10",
+        "checkpoint_every_iterations=10",
+        "progress_bar=false",
+    ]
+    return train.main(arguments + list(overrides))
+
+
+def _one_line(capsys) -> str:
+    error = capsys.readouterr().err.strip()
+    assert "\n" not in error and "Traceback" not in error, error
+    return error
+
+
+def test_a_second_run_into_a_run_directory_is_refused_and_the_first_kept(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert _cfr_kuhn_run(out) == 0
+    capsys.readouterr()
+    before = {path.name: path.read_bytes() for path in out.iterdir() if path.is_file()}
+    assert _cfr_kuhn_run(out, "seed=3") == 2
+    error = _one_line(capsys)
+    assert "already holds a run" in error and f"--resume {str(out)!r}" in error
+    assert {path.name: path.read_bytes() for path in out.iterdir() if path.is_file()} == before
+
+
+@pytest.mark.parametrize(
+    "override, changed",
+    [
+        ("trainer.name=nfsp", "trainer.name 'cfr' -> 'nfsp'"),
+        ("env.name=leduc_holdem", "env.name 'kuhn_poker' -> 'leduc_holdem'"),
+        ("env.params.deck_size=5", "env.params {} -> {'deck_size': 5}"),
+    ],
+)
+def test_resume_refuses_another_env_or_trainer_in_one_line(tmp_path, capsys, override, changed):
+    out = tmp_path / "run"
+    assert _cfr_kuhn_run(out) == 0
+    capsys.readouterr()
+    assert train.main(["--resume", str(out), override, "budget.iterations=40"]) == 2
+    error = _one_line(capsys)
+    assert "that run is cfr on kuhn_poker" in error and changed in error
+
+
+def test_resume_refuses_a_learner_state_that_does_not_fit_in_one_line(tmp_path, capsys):
+    out = tmp_path / "run"
+    arguments = [
+        "--config",
+        str(REPO / "configs" / "nfsp_matching_pennies.yaml"),
+        f"output_dir={out}",
+        "budget.episodes=64",
+        "evaluation.every_episodes=64",
+        "checkpoint_every_episodes=64",
+        "progress_bar=false",
+    ]
+    assert train.main(arguments) == 0
+    capsys.readouterr()
+    resume = ["--resume", str(out), "budget.episodes=128", "trainer.params.hidden_sizes=[4]"]
+    assert train.main(resume) == 2
+    assert "does not fit this run's trainer.params" in _one_line(capsys)
+
+
+def test_a_full_disk_ends_in_one_line_and_keeps_the_previous_checkpoint(
+    tmp_path, capsys, monkeypatch
+):
+    import errno
+
+    import torch
+
+    out = tmp_path / "run"
+    assert _cfr_kuhn_run(out) == 0
+    capsys.readouterr()
+    checkpoint = (out / "checkpoint.pt").read_bytes()
+    save = torch.save
+
+    def disk_full(data, handle):
+        """What torch.save does when the disk fills: a RuntimeError whose context is ENOSPC."""
+        save(data, handle)
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError:
+            raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos")  # noqa: B904 - torch keeps the OSError as the context only
+
+    monkeypatch.setattr(torch, "save", disk_full)
+    assert train.main(["--resume", str(out), "budget.iterations=40"]) == 1
+    error = _one_line(capsys)
+    assert "No space left on device (ENOSPC); the previous file there is intact" in error
+    assert (out / "checkpoint.pt").read_bytes() == checkpoint
+    assert not [path for path in out.iterdir() if path.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--config", "c" * 300 + ".yaml"],
+        ["--config", "cfr_kuhn", "output_dir=" + "d" * 300],
+        ["--config", "cfr_kuhn", "output_dir=runs/" + "e" * 100_000],
+        ["--resume", "f" * 100_000],
+    ],
+    ids=["config", "output_dir", "output_dir_100k", "resume_100k"],
+)
+def test_paths_too_long_are_refused_in_one_short_line(arguments, capsys):
+    assert train.main(arguments) == 2
+    error = _one_line(capsys)
+    assert len(error) < 600 and ("bytes" in error), error
+
+
+def test_a_shipped_config_loads_by_its_name_from_any_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert load_config("cfr_kuhn").trainer.name == "cfr"
+    with pytest.raises(ConfigError, match="no shipped config has that name.*cfr_kuhn"):
+        load_config("cfr_kuhm")
