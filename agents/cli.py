@@ -26,6 +26,7 @@ import importlib.util
 import io
 import re
 import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -88,13 +89,13 @@ def _with_resolved_config(argv: list[str]) -> list[str]:
     return resolved
 
 
-def _script_main(name: str) -> Callable[[list[str]], int | None]:
-    """``main`` of the root script ``name``.py (the checkout's, or the package's copy)."""
+def _script_module(name: str) -> types.ModuleType:
+    """The root script ``name``.py (the checkout's, or the package's copy) as a module."""
     path = _shipped_root() / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"hiddenenvs_{name}_command", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.main
+    return module
 
 
 def _module_main(module: str) -> Callable[[list[str]], int | None]:
@@ -152,11 +153,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hiddenenvs: no command {command!r}\n\n{_usage()}", file=sys.stderr)
         return 2
     sys.argv[0] = f"hiddenenvs {command}"  # what argparse names in usage lines and errors
+    script = None
     if command == "train":
-        run = _script_main("train")
+        script = _script_module("train")
+        run = script.main
         arguments = _with_resolved_config(arguments)
     elif command == "evaluate":
-        run = _script_main("evaluate")
+        run = _script_module("evaluate").main
     else:
         run = _module_main(
             {
@@ -166,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
             }[command]
         )
     status = _run_showing_plain_help(run, arguments)
+    if script is not None and status == script.INTERRUPTED:
+        script.exit_now(status)  # as train.py's own __main__: no seconds of Python teardown
     return status if isinstance(status, int) else 0
 
 
