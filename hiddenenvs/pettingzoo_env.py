@@ -569,6 +569,22 @@ class GameAECEnv(_GameEnvBase, AECEnv):
 
     _settle_transition = _aec.settle_transition  # compiled: the general end of a step
 
+    def _end_game_over_at_reset(self) -> None:
+        """The first step of an episode whose game was over at reset (terminal at its
+        initial state, or every move to the end forced): whatever the action (the agent
+        was shown an empty mask), every agent is terminated and paid the game's returns,
+        which are everything the automatic moves earned."""
+        state = self.game_state
+        assert state is not None and state.is_terminal()  # reset() left it over
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards[self.agent_selection] = 0.0
+        self._after_transition(state.returns())
+        self._accumulate_rewards()
+        if self._infos_in_use:
+            self._refresh_infos()
+        if self.render_mode == "human":
+            self.render()
+
 
 class GameParallelEnv(_GameEnvBase, ParallelEnv):
     """A game with simultaneous moves as a PettingZoo parallel env.
