@@ -109,6 +109,7 @@ def check_every_adapter(path: str, seed: int = 0) -> None:
     with warnings.catch_warnings(), redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")  # PettingZoo's advice on observation spaces
         api_test(hiddenenvs.make("gdl", rules=path), num_cycles=20)
+        api_test(hiddenenvs.make("gdl", rules=path, illegal_action="lose"), num_cycles=20)
         parallel_api_test(hiddenenvs.make_parallel("gdl", rules=path), num_cycles=20)
     parallel = hiddenenvs.make_parallel("gdl", rules=path)
     assert _random_parallel_game(parallel, seed) == _returns(parallel)

@@ -1,0 +1,247 @@
+"""Hard limits, round three (issue 48): small inputs that took gigabytes, files that are
+not regular files, NaN parameters, goal values Python cannot read, and errors that were
+not ours (OverflowError, numpy's messages), each refused in one line naming the input."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hiddenenvs
+import hiddenenvs.vector as vector
+from hiddenenvs.envs.combat.maps import MAX_DOORS, CombatMap, MapError
+from hiddenenvs.envs.gdl import GdlRuleError, GdlSyntaxError
+
+REPO = Path(__file__).resolve().parent.parent
+POSIX = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and /dev/zero are POSIX")
+
+
+def _sheet(tmp_path, text: str, name: str = "sheet.kif") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+# ---- small inputs, gigabytes -------------------------------------------------------------
+
+
+def test_many_roles_with_two_moves_load_without_building_the_joint_moves(tmp_path):
+    """24 roles x 2 moves: 16.7 million joint moves, built as tuples before the
+    exploration budget was checked (5.9 GB). Now counted first."""
+    roles = " ".join(f"(role r{i})" for i in range(24))
+    path = _sheet(
+        tmp_path,
+        roles + "\n(init s)\n(<= (legal ?r (m 1)) (role ?r))\n(<= (legal ?r (m 2)) (role ?r))\n"
+        "(<= (next s) (true s))\n(<= terminal (true t))\n(<= (goal ?r 50) (role ?r))\n",
+    )
+    tracemalloc.start()
+    try:
+        game = hiddenenvs.load_game("gdl", rules=path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert game.info.num_players == 24
+    assert game.info.utility is hiddenenvs.game.Utility.GENERAL_SUM  # not explored
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MB"
+
+
+def test_goofspiel_num_cards_has_an_upper_bound():
+    with pytest.raises(
+        ValueError, match=r"goofspiel: parameter 'num_cards' must be <= 1000, got 20000"
+    ):
+        hiddenenvs.make("goofspiel", num_cards=20_000)
+
+
+@pytest.mark.parametrize("num_envs", [10**7, 10**9])
+def test_vector_num_envs_is_bounded_by_a_memory_estimate(num_envs):
+    with pytest.raises(ValueError) as error:
+        vector.make("leduc_holdem", num_envs=num_envs)
+    message = str(error.value)
+    assert "\n" not in message
+    assert f"num_envs={num_envs:,} needs about" in message and "use fewer envs" in message
+    small = vector.make("leduc_holdem", num_envs=4, max_bytes=4 * 2**20)
+    assert small.num_envs == 4
+
+
+# ---- files that are not regular files ----------------------------------------------------
+
+
+@POSIX
+def test_rules_from_a_device_or_a_fifo_are_refused_without_reading(tmp_path):
+    zero = tmp_path / "zero.kif"
+    zero.symlink_to("/dev/zero")
+    fifo = tmp_path / "fifo.kif"
+    os.mkfifo(fifo)
+    for path, kind in [(zero, "a character device"), (fifo, "a FIFO"), (tmp_path, "a directory")]:
+        with pytest.raises(GdlSyntaxError, match=f"{kind}, not a regular file"):
+            hiddenenvs.load_game("gdl", rules=str(path))
+
+
+# ---- NaN and numbers Python cannot read --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, params, message",
+    [
+        (
+            "combat",
+            {"hit_probability": math.nan},
+            "combat: parameter 'hit_probability' must be a number, got nan",
+        ),
+        (
+            "gdl",
+            {"max_load_seconds": math.nan},
+            "gdl: parameter 'max_load_seconds' must be a number, got nan",
+        ),
+        ("combat", {"max_ticks": 2**63}, "combat: parameter 'max_ticks' must be <= 1000000"),
+        ("combat", {"door_capacity": 2**70}, "combat: parameter 'door_capacity' must be <= 1024"),
+        ("combat", {"decision_interval": 2**63}, "must be <= 1000000"),
+    ],
+)
+def test_nan_and_huge_parameters_are_one_line_errors(name, params, message):
+    with pytest.raises(ValueError, match=message):
+        hiddenenvs.make(name, **params)
+
+
+BASE = (
+    "(role a) (role b) (init s)\n(<= (legal ?r (m 1)) (role ?r))\n(<= (next s) (true s))\n"
+    "(<= terminal (true s))\n"
+)
+
+
+@pytest.mark.parametrize(
+    "goal, shown",
+    [
+        ("(<= (goal ?r {v}) (role ?r))", None),
+        ("(val 1 {v}) (<= (goal ?r ?v) (role ?r) (val 1 ?v))", None),
+    ],
+)
+@pytest.mark.parametrize("value", ["9" * 5000, "²", "101"])
+def test_goal_values_python_cannot_read_are_located_one_line_errors(tmp_path, goal, shown, value):
+    path = _sheet(tmp_path, BASE + goal.format(v=value) + "\n")
+    with pytest.raises(GdlRuleError) as error:
+        hiddenenvs.load_game("gdl", rules=path)
+    message = str(error.value)
+    assert message.startswith(f"{path}:5:") and "is not an integer between 0 and 100" in message
+    assert "\n" not in message and len(message) < 400  # 5,000 digits named by their length
+
+
+def test_goal_values_with_leading_zeros_still_read(tmp_path):
+    path = _sheet(tmp_path, BASE + "(<= (goal ?r 050) (role ?r))\n")
+    assert hiddenenvs.load_game("gdl", rules=path).info.utility_sum == 100.0
+
+
+# ---- errors that were not ours -----------------------------------------------------------
+
+
+def test_a_map_with_more_than_127_doors_is_refused_naming_it():
+    """Door ids were int8 ("Python integer 128 out of bounds for int8", no file named):
+    6 rows of 23 lone doors between walls make 138."""
+    door_row, wall_row, open_row = "W" + "DW" * 23 + "W", "W" * 48, "W" + "." * 46 + "W"
+    rows = [wall_row] + [open_row] * 3 + [door_row, wall_row] * 6 + [open_row] * 31 + [wall_row]
+    data = {
+        "area_size": 8,
+        "door_capacity": 3,
+        "max_ticks": 100,
+        "birth_points": {"attackers": [2, 2], "defenders": [45, 45]},
+        "destinations": [{"name": "centre", "area": [3, 3]}],
+        "rows": rows,
+    }
+    with pytest.raises(
+        MapError, match=f"map doors.json: 138 separate doors .*limit is {MAX_DOORS}"
+    ):
+        CombatMap.from_dict(data, source="doors.json")
+
+
+def test_vector_actions_past_int64_are_named_as_given():
+    env = vector.make("rps", num_envs=2, seed=0)
+    env.reset()
+    actions = np.array([[2**64 - 1, 0], [0, 0]], dtype=np.uint64)
+    with pytest.raises(ValueError, match="env 0: 18446744073709551615 is not an action"):
+        env.step(actions)
+
+
+def test_vector_seeds_use_all_their_bits():
+    first = vector.make("leduc_holdem", num_envs=8, seed=2**70).reset().observations
+    second = vector.make("leduc_holdem", num_envs=8, seed=2**70 + 2**64).reset().observations
+    again = vector.make("leduc_holdem", num_envs=8, seed=2**70).reset().observations
+    assert (first != second).any() and (first == again).all()
+    small = vector.make("leduc_holdem", num_envs=8, seed=5).reset().observations
+    assert vector.generator_seed(5, "x") == 5  # seeds below 2**64 keep their games
+    assert (small == vector.make("leduc_holdem", num_envs=8, seed=5).reset().observations).all()
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True])
+def test_random_legal_policy_seeds_are_checked(seed):
+    with pytest.raises(ValueError, match="RandomLegalPolicy: seed must be a non-negative int"):
+        vector.RandomLegalPolicy(seed)
+
+
+@pytest.mark.parametrize("action", ["x", 1.5, True, None])
+def test_aec_lose_rule_refuses_non_integers_with_the_adapters_type_error(action):
+    env = hiddenenvs.make("kuhn_poker", illegal_action="lose")
+    env.reset(seed=0)
+    env.last()
+    with pytest.raises(TypeError, match="the action for player_0 must be an integer in 0..1"):
+        env.step(action)
+
+
+@pytest.mark.parametrize("action", [2**70, -1, 99])
+def test_aec_lose_rule_refuses_actions_outside_the_space_naming_the_legal_ones(action):
+    env = hiddenenvs.make("kuhn_poker", illegal_action="lose")
+    env.reset(seed=0)
+    env.last()
+    with pytest.raises(ValueError, match=f"action {action} is illegal for player_0; legal actions"):
+        env.step(action)
+
+
+# ---- a refused rule sheet reaches the user of train.py and evaluate.py as one line -------
+
+UNSAFE = (
+    "(role a) (role b) (init s)\n(<= (legal ?r (m ?x)) (role ?r))\n(<= (next s) (true s))\n"
+    "(<= terminal (true s))\n(<= (goal ?r 50) (role ?r))\n"
+)
+
+
+def _one_line_refusal(capsys, command: str, path: str) -> None:
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(
+        f"{command}: rule sheet refused (safety): {path}:2:18: unsafe variable ?x"
+    )
+
+
+def test_train_py_prints_a_refused_sheet_in_one_line(tmp_path, capsys):
+    import train
+
+    path = _sheet(tmp_path, UNSAFE)
+    argv = ["--config", str(REPO / "configs" / "nfsp_rps.yaml"), "env.name=gdl"]
+    argv += [f"env.params={{rules: {path}}}", f"output_dir={tmp_path / 'run'}"]
+    assert train.main(argv) == 2
+    _one_line_refusal(capsys, "train.py", path)
+
+
+def test_evaluate_py_prints_a_refused_sheet_in_one_line(tmp_path, capsys):
+    import evaluate
+
+    path = _sheet(tmp_path, UNSAFE)
+    argv = ["--env", "gdl", "--param", f"rules={path}", "--agents", "random", "random"]
+    argv += ["--games", "2", "--db", ":memory:", "--quiet"]
+    assert evaluate.main(argv) == 2
+    _one_line_refusal(capsys, "evaluate.py", path)
+
+
+def test_error_line_folds_a_gdl_error_into_one_bounded_line():
+    from hiddenenvs.envs.gdl import GdlPlayError, GdlSafetyError, error_line
+    from hiddenenvs.envs.gdl.parser import MAX_ERROR_LINE_CHARS, Location
+
+    line = error_line(GdlSafetyError(Location("x.kif", 3, 4), "bad\n" + "y" * 10_000))
+    assert line.startswith("rule sheet refused (safety): x.kif:3:4: bad yyy")
+    assert "\n" not in line and len(line) <= MAX_ERROR_LINE_CHARS
+    assert error_line(GdlPlayError(None, "two goals")) == "rule sheet failed in play: two goals"
