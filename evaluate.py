@@ -23,6 +23,8 @@ import os
 import sys
 from pathlib import Path
 
+from hiddenenvs.envs.gdl import GdlError
+from hiddenenvs.envs.gdl import error_line as gdl_error_line
 from hiddenenvs.params import parse_params
 
 
@@ -173,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     except ValueError as error:  # a spec that does not resolve, unknown env, bad parameters
         print(f"evaluate.py: {error}", file=sys.stderr)
+        return 2
+    except GdlError as error:  # a refused rule sheet: one line, not a traceback
+        print(f"evaluate.py: {gdl_error_line(error)}", file=sys.stderr)
         return 2
     print_leaderboard(board)
     paths = write_outputs(board, arguments.out)
