@@ -16,7 +16,8 @@ import pytest
 import hiddenenvs
 import hiddenenvs.vector as vector
 from hiddenenvs.envs.combat.maps import MAX_DOORS, CombatMap, MapError
-from hiddenenvs.envs.gdl import GdlRuleError, GdlSyntaxError
+from hiddenenvs.envs.gdl import GdlPlayError, GdlRuleError, GdlSyntaxError
+from hiddenenvs.envs.gdl.game import GAMES_DIR, GdlGoalConflictWarning
 
 REPO = Path(__file__).resolve().parent.parent
 POSIX = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and /dev/zero are POSIX")
@@ -245,3 +246,152 @@ def test_error_line_folds_a_gdl_error_into_one_bounded_line():
     assert line.startswith("rule sheet refused (safety): x.kif:3:4: bad yyy")
     assert "\n" not in line and len(line) <= MAX_ERROR_LINE_CHARS
     assert error_line(GdlPlayError(None, "two goals")) == "rule sheet failed in play: two goals"
+
+
+# ---- goal conflicts: refused at load, or settled by an explicit lenient mode -------------
+
+
+def _conflicting_sheet(steps: int, moves: int) -> str:
+    """Three roles with ``moves`` moves each over ``steps`` steps; at the end role a has
+    goals 0 and 100 when its last move was (m 1) (as in published GDL-II sheets)."""
+    lines = ["(role a) (role b) (role c) (init (step 0))"]
+    lines += [f"(succ {k} {k + 1})" for k in range(steps)]
+    lines += [f"(<= (legal ?r (m {m})) (role ?r))" for m in range(1, moves + 1)]
+    lines += [
+        "(<= (next (step ?y)) (true (step ?x)) (succ ?x ?y))",
+        "(<= (next (last ?r ?m)) (does ?r ?m))",
+        f"(<= terminal (true (step {steps})))",
+        "(<= (goal ?r 50) (role ?r))",
+        "(<= (goal a 0) (true (last a (m 1))))",
+        "(<= (goal a 100) (true (last a (m 1))))",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    "steps, moves, how", [(2, 2, "exhaustive search"), (3, 5, "random playouts")]
+)
+def test_strict_goals_find_a_conflict_when_the_sheet_loads(tmp_path, steps, moves, how):
+    """Small: the exhaustive search meets it; 3 steps of 125 joint moves: the search stops
+    early and the playouts meet it."""
+    path = _sheet(tmp_path, _conflicting_sheet(steps, moves), f"conflict{steps}.kif")
+    with pytest.raises(GdlPlayError) as error:
+        hiddenenvs.load_game("gdl", rules=path)
+    message = str(error.value)
+    assert message.startswith(f"{path}:")
+    assert (
+        f"role a has 3 goal values [0, 50, 100] in a terminal state reached in {steps} steps"
+        in message
+    )
+    assert "goal_conflicts='lowest' or 'highest'" in message
+
+
+@pytest.mark.parametrize("mode, value", [("lowest", 0.0), ("highest", 100.0)])
+def test_lenient_goals_settle_conflicts_and_say_so_once(tmp_path, mode, value):
+    path = _sheet(tmp_path, _conflicting_sheet(2, 2))
+    env = hiddenenvs.make_parallel("gdl", rules=path, goal_conflicts=mode)
+    with pytest.warns(
+        GdlGoalConflictWarning, match=f"goal_conflicts='{mode}' gives {value:g}"
+    ) as caught:
+        for seed in range(3):
+            env.reset(seed=seed)
+            while env.agents:
+                _, rewards, *_ = env.step(dict.fromkeys(env.agents, 0))  # (m 1) every step
+            assert rewards == {"a": value, "b": 50.0, "c": 50.0}
+    assert len(caught) == 1  # once per game, not per state
+
+
+# ---- the GGP player: a PLAY that ends the game, STOP, memory of refused STARTs -----------
+
+TICTACTOE_RULES = " ".join(
+    line.split(";", 1)[0] for line in (GAMES_DIR / "tictactoe.gdl").read_text().splitlines()
+)
+
+
+def _ggp_player():
+    from hiddenenvs.ggp.player import GgpPlayer
+
+    class FirstLegal:
+        def act(self, tensor, mask, view):
+            return int(np.flatnonzero(mask)[0]), None
+
+    return GgpPlayer(lambda game, player, seconds, seed: FirstLegal(), "tester")
+
+
+def test_ggp_a_play_whose_moves_end_the_game_then_its_stop_close_the_match():
+    """Issue 48: such a PLAY was refused with its moves applied, and the STOP repeating
+    them got 400 and left the match open."""
+    from hiddenenvs.ggp.player import ProtocolError
+
+    player = _ggp_player()
+    try:
+        assert player.handle(f"(start m xplayer ({TICTACTOE_RULES}) 10 5)") == "ready"
+        last = "nil"
+        for x, o in [("(mark 1 1)", "noop"), ("noop", "(mark 2 1)"), ("(mark 1 2)", "noop")]:
+            player.handle(f"(play m {last})")
+            last = f"({x} {o})"
+        player.handle(f"(play m {last})")
+        player.handle("(play m (noop (mark 2 2)))")
+        ending = "((mark 1 3) noop)"  # x completes the first row
+        with pytest.raises(ProtocolError, match="the game is over.*expected stop"):
+            player.handle(f"(play m {ending})")
+        assert player.handle(f"(stop m {ending})") == "done"
+        assert not player.matches
+    finally:
+        player.close()
+
+
+def test_ggp_a_stop_with_moves_that_do_not_apply_still_ends_the_match():
+    player = _ggp_player()
+    try:
+        player.handle(f"(start m xplayer ({TICTACTOE_RULES}) 10 5)")
+        with pytest.raises(ValueError, match="not a move role xplayer can ever make"):
+            player.handle("(stop m ((mark 9 9) noop))")
+        assert not player.matches  # every resource returned, whatever the STOP said
+    finally:
+        player.close()
+
+
+RSS_WORKER = r"""
+import sys
+from hiddenenvs.envs.gdl.game import GAMES_DIR
+from hiddenenvs.ggp.player import GgpPlayer
+
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS"):
+            return int(line.split()[1]) / 1024
+
+rps = (GAMES_DIR / "biased_rps.gdl").read_text()
+numbers = "".join(f"(num {i})" for i in range(60))
+blow_up = "(<= (next (big ?a ?b ?c ?d)) (num ?a) (num ?b) (num ?c) (num ?d) (true (round 1)))"
+player = GgpPlayer(lambda *args: None, "rss", max_instances=200_000)
+after = []
+for k in range(int(sys.argv[1])):
+    try:
+        player.handle(f"(start m{k} row ({rps} {numbers} {blow_up}) 60 5)")
+    except Exception as error:
+        assert "grounding exceeds the limit" in str(error), error
+    after.append(rss_mb())
+print(after[0], after[-1])
+"""
+
+
+@pytest.mark.slow  # 8 refused STARTs, about a second of CPU each
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc, glibc's arenas")
+def test_ggp_memory_returns_after_refused_starts():
+    """Each START grounds in a thread of its own, whose glibc arena was kept: 10 refused
+    STARTs took the player from 47 to 167 MB. After the first (imports, caches) it stays."""
+    import subprocess
+
+    worker = subprocess.run(
+        [sys.executable, "-c", RSS_WORKER, "8"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert worker.returncode == 0, worker.stderr[-2000:]
+    first, last = map(float, worker.stdout.split())
+    assert last - first < 40, (first, last)  # about +12 MB a START before
