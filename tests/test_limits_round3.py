@@ -460,3 +460,29 @@ def test_ctrl_c_stops_evaluate_during_a_long_cfr_solve():
     assert worker.returncode == 0, worker.stderr[-2000:]
     code, line = worker.stdout.strip().split(" ", 1)
     assert code == "130" and line.startswith("evaluate.py: interrupted; the matches finished")
+
+
+def test_ggp_a_sheet_the_grounder_refuses_is_played_through_the_reference_reasoner():
+    """Never forfeit: with the propnet refused (here max_instances=20), every PLAY is
+    answered with a legal move found by flat Monte Carlo on the reference reasoner."""
+    from hiddenenvs.envs.gdl.reference import ReferenceReasoner
+    from hiddenenvs.ggp.fallback import ReasonerMatch
+    from hiddenenvs.ggp.player import GgpPlayer
+
+    player = GgpPlayer(lambda *args: None, "fallback", seed=0, max_instances=20)
+    judge = ReferenceReasoner.from_text(TICTACTOE_RULES)
+    state = judge.initial_state()
+    try:
+        assert player.handle(f"(start m oplayer ({TICTACTOE_RULES}) 10 0.7)") == "ready"
+        assert isinstance(player.matches["m"], ReasonerMatch)
+        last = "nil"
+        while not judge.is_terminal(state):
+            ours = judge.parse_terms(player.handle(f"(play m {last})"))[0]
+            legal = judge.legal_moves(state)
+            assert ours in legal[1]  # oplayer's answer is always legal
+            joint = [legal[0][0], ours]  # xplayer: its first legal move
+            state = judge.next_state(state, joint)
+            last = f"({' '.join(judge.render(move) for move in joint)})"
+        assert player.handle(f"(stop m {last})") == "done" and not player.matches
+    finally:
+        player.close()

@@ -55,8 +55,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from hiddenenvs.envs.gdl import GdlError
+from hiddenenvs.envs.gdl import GdlError, GdlGroundingLimitError
 from hiddenenvs.game import CHANCE, Game, sample_chance_outcome
+from hiddenenvs.ggp.fallback import ReasonerMatch
 from hiddenenvs.ggp.kif import MAX_MESSAGE_BYTES, MessageError, is_nil, read_message, to_kif
 from hiddenenvs.ggp.rules import Codec, load_sheet_game, own_step_entry, write_sheet
 
@@ -67,6 +68,10 @@ LIVE_STATE_ATTEMPTS = 100  # posterior draws tried before a PLAY is taken to fol
 # its start clock; a match that hears nothing for MATCH_IDLE_PLAY_CLOCKS play clocks (and at
 # least MATCH_IDLE_SECONDS) is dropped, its memory released as at STOP and ABORT.
 READ_TIMEOUT_SECONDS = 10.0
+# The share of a START's clock the propnet may take to ground and compile; a sheet it cannot
+# build in it is played through the reference reasoner (hiddenenvs.ggp.fallback), which
+# needs the rest to read the sheet.
+PROPNET_SHARE_OF_START_CLOCK = 0.6
 MAX_MATCHES = 4
 MATCH_IDLE_PLAY_CLOCKS = 10
 MATCH_IDLE_SECONDS = 60.0
@@ -291,7 +296,7 @@ class GgpPlayer:
         self.margin = margin
         self.max_instances = max_instances or DEFAULT_MAX_INSTANCES
         self.name = name
-        self.matches: dict[str, Match] = {}
+        self.matches: dict[str, Match | ReasonerMatch] = {}
         self.directory = Path(tempfile.mkdtemp(prefix="hiddenenvs-ggp-"))
         self.lock = threading.Lock()
         self.loading = threading.Lock()  # held while a START's sheet loads, past its answer too
@@ -376,7 +381,7 @@ class GgpPlayer:
 
     def _load_within(
         self, deadline: float, match_id: str, role: str, rules_text: str, play_seconds: float
-    ) -> Match:
+    ) -> Match | ReasonerMatch:
         """The match, its sheet read and grounded in a thread of its own by ``deadline``
         (the start clock less the margin; the GDL reader stops at it too, its
         ``max_load_seconds``), one START at a time. A load still running at the deadline is
@@ -393,6 +398,9 @@ class GgpPlayer:
         def load() -> None:
             result: dict[str, Any] = {}
             try:
+                # The propnet gets a share of the start clock; a sheet it cannot ground in
+                # it (or within max_instances) is played through the reference reasoner.
+                propnet_seconds = PROPNET_SHARE_OF_START_CLOCK * (deadline - time.monotonic())
                 result["match"] = Match(
                     match_id,
                     role,
@@ -403,8 +411,18 @@ class GgpPlayer:
                     self.margin,
                     self.max_instances,
                     self.directory,
-                    max(0.05, deadline - time.monotonic()),
+                    max(0.05, propnet_seconds),
                 )
+            except GdlGroundingLimitError as error:
+                try:
+                    result["match"] = ReasonerMatch(
+                        match_id, role, rules_text, play_seconds, self.margin, self.seed
+                    )
+                except BaseException as fallback_error:  # noqa: BLE001 - as below
+                    result["error"] = ProtocolError(
+                        f"start: {error}; and the reference reasoner cannot play it "
+                        f"either: {fallback_error}"
+                    )
             except BaseException as error:  # noqa: BLE001 - handed to the answering thread
                 result["error"] = error
             finally:
@@ -446,8 +464,10 @@ class GgpPlayer:
         for match in idle:
             self._end(match)
 
-    def _update(self, match: Match, kind: str, arguments: list) -> None:
-        if match.gdl_ii and len(arguments) == 3:  # <turn> <lastmove> <percepts>
+    def _update(self, match: Match | ReasonerMatch, kind: str, arguments: list) -> None:
+        if (
+            isinstance(match, Match) and match.gdl_ii and len(arguments) == 3
+        ):  # <turn> <lastmove> <percepts>
             turn = arguments[0]
             if not (isinstance(turn, str) and turn.isdigit()):
                 raise ProtocolError(f"{kind}: the turn must be a number, got {to_kif(turn)!r}")
@@ -476,7 +496,7 @@ class GgpPlayer:
                 raise ProtocolError(f"{kind}: the moves must be a list, got {arguments[0]!r}")
             match.observe_joint_move(arguments[0])
 
-    def _end(self, match: Match) -> None:
+    def _end(self, match: Match | ReasonerMatch) -> None:
         with self.lock:
             self.matches.pop(match.match_id, None)
         match.close()
