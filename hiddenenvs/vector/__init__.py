@@ -43,7 +43,7 @@ Arguments of :func:`make`:
 | ``seed`` | ``None`` | seeds the per-env generators (``None``: fresh entropy); a non-negative int, 2**64 and above mixed into 64 bits |
 | ``observation_type`` | ``"information_state"`` | or ``"observation"`` (the scalar ``observation_tensor``) |
 | ``copy`` | ``True`` | return fresh arrays; ``False`` returns read-only views of buffers the next call overwrites (faster) |
-| ``max_bytes`` | 4 GiB | refuse a ``num_envs`` whose output buffers would take more, by an estimate made before any is allocated |
+| ``max_bytes`` | 4 GiB | refuse a ``num_envs`` whose output buffers would take more (or more than half the process's memory: the machine's, or ``RLIMIT_AS``), by an estimate made before any is allocated |
 | ``**params`` | | the game's parameters, validated by the scalar game (``max_raises=2``, ``board_size=6``) |
 
 An illegal action raises ``ValueError`` naming the env, the action and the legal actions,
@@ -58,6 +58,7 @@ given opponents as a Gymnasium ``VectorEnv``.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -310,11 +311,12 @@ def make(
         )
     game = load_game(name, **params)
     estimate = int(num_envs) * _bytes_per_env(game.info, observation_type, copy)
-    if estimate > max_bytes:
+    limit = min(max_bytes, _memory_limit() // 2)
+    if estimate > limit:
         raise ValueError(
             f"hiddenenvs.vector.make({name!r}): num_envs={num_envs:,} needs about "
-            f"{estimate / 2**30:,.1f} GiB of buffers, over the limit of "
-            f"{max_bytes / 2**30:,.1f} GiB (max_bytes=); use fewer envs"
+            f"{estimate / 2**30:,.1f} GiB of buffers, over the limit of {limit / 2**30:,.1f} "
+            f"GiB (max_bytes=, at most half this process's memory); use fewer envs"
         )
     kernel = VECTOR_GAMES[name](game, int(num_envs), observation_type == "information_state")
     return VectorEnv(game, kernel, seed, observation_type, copy)
@@ -330,6 +332,18 @@ def generator_seed(seed: Any, where: str) -> int:
     if seed < 2**64:
         return seed
     return int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
+
+
+def _memory_limit() -> int:
+    """Bytes this process can have: the machine's memory, or the address-space limit
+    (``RLIMIT_AS``) if lower."""
+    limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return limit
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return limit if soft == resource.RLIM_INFINITY else min(limit, soft)
 
 
 def _bytes_per_env(info, observation_type: str, copy: bool) -> int:
