@@ -170,7 +170,7 @@ class Parameter:
             )
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"{where} must be one of {list(self.choices)}, got {value!r}")
-        if self.type is float and math.isnan(value):  # NaN passes every comparison below
+        if isinstance(value, float) and math.isnan(value):  # NaN passes every comparison below
             raise ValueError(f"{where} must be a number, got nan")
         # value has the runtime type self.type (checked above), which mypy cannot follow
         if self.minimum is not None and value < self.minimum:  # type: ignore[operator]
