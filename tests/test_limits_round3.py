@@ -486,3 +486,15 @@ def test_ggp_a_sheet_the_grounder_refuses_is_played_through_the_reference_reason
         assert player.handle(f"(stop m {last})") == "done" and not player.matches
     finally:
         player.close()
+
+
+def test_ggp_player_plays_a_sheet_with_goal_conflicts():
+    """The strict load check would refuse it: the GGP player settles them (lowest)."""
+    player = _ggp_player()
+    sheet = " ".join(_conflicting_sheet(2, 2).split())
+    try:
+        assert player.handle(f"(start m a ({sheet}) 10 5)") == "ready"
+        assert player.handle("(play m nil)") == "(m 1)"
+        assert player.handle("(stop m nil)") == "done"
+    finally:
+        player.close()
