@@ -43,6 +43,8 @@ from agents.config import (
     quote,
 )
 from agents.runs import validate_run
+from hiddenenvs.envs.gdl import GdlError
+from hiddenenvs.envs.gdl import error_line as gdl_error_line
 
 INTERRUPTED = 130  # the exit status of a run ended by Ctrl-C (128 + SIGINT, as shells use)
 
@@ -174,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:  # agents.checkpoint.UnsafeFileError: not a data-only file
         print(f"train.py: {error}", file=sys.stderr)
         return 2
+    except GdlError as error:  # a refused rule sheet: one line, not a traceback
+        print(f"train.py: {gdl_error_line(error)}", file=sys.stderr)
+        return 2
     from agents.checkpoint import FileWriteError
     from agents.loop import RunInterrupted, TrainingError, train
 
@@ -198,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except ConfigError as error:  # found once the game is built (an evaluation opponent, seats)
         print(f"train.py: config error: {error}", file=sys.stderr)
+        return 2
+    except GdlError as error:
+        print(f"train.py: {gdl_error_line(error)}", file=sys.stderr)
         return 2
     metric = result["metric"]  # the run's own (agents.loop.Evaluator chose it)
     print(

@@ -33,13 +33,17 @@ def load_sheet_game(
     path: Path, max_instances: int = DEFAULT_MAX_INSTANCES, max_load_seconds: float = 0.0
 ):
     """The GDL game of the sheet at ``path``, never cut by the model's step limit; grounding
-    and compiling it may take ``max_load_seconds`` (0: no limit; the player's start clock)."""
+    and compiling it may take ``max_load_seconds`` (0: no limit; the player's start clock).
+    A terminal state with several goal values for a role gives the lowest (the manager
+    scores the match, not us; refusing the sheet would forfeit it, as refusing published
+    GDL-II sheets like a Kriegspiel tic-tac-toe did)."""
     return hiddenenvs.load_game(
         "gdl",
         rules=str(path),
         max_steps=MATCH_MAX_STEPS,
         max_instances=max_instances,
         max_load_seconds=max_load_seconds,
+        goal_conflicts="lowest",
     )
 
 
