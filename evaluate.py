@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
+from hiddenenvs.envs.gdl import GdlError
+from hiddenenvs.envs.gdl import error_line as gdl_error_line
 from hiddenenvs.params import parse_params
 
 
@@ -144,6 +147,10 @@ def show(arguments: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # Started where SIGINT is ignored (a background job of a script): a user's SIGINT
+        # was then lost for as long as a CFR solve ran. Ctrl-C stops the evaluation.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     from agents.leaderboard import evaluate, print_leaderboard, write_outputs
 
     try:
@@ -174,6 +181,15 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:  # a spec that does not resolve, unknown env, bad parameters
         print(f"evaluate.py: {error}", file=sys.stderr)
         return 2
+    except GdlError as error:  # a refused rule sheet: one line, not a traceback
+        print(f"evaluate.py: {gdl_error_line(error)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            f"evaluate.py: interrupted; the matches finished so far are in {arguments.db}",
+            file=sys.stderr,
+        )
+        return 130
     print_leaderboard(board)
     paths = write_outputs(board, arguments.out)
     print(f"results in {arguments.db}; tables and plot: {', '.join(str(p) for p in paths)}")

@@ -27,6 +27,8 @@ from pathlib import Path
 
 from agents.capabilities import CapabilityError, check_run_data
 from agents.config import ConfigError, apply_override, config_data, config_from_dict, load_config
+from hiddenenvs.envs.gdl import GdlError
+from hiddenenvs.envs.gdl import error_line as gdl_error_line
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
@@ -147,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:  # agents.checkpoint.UnsafeFileError: not a data-only file
         print(f"train.py: {error}", file=sys.stderr)
         return 2
+    except GdlError as error:  # a refused rule sheet: one line, not a traceback
+        print(f"train.py: {gdl_error_line(error)}", file=sys.stderr)
+        return 2
     from agents.loop import TrainingError, train
 
     try:
@@ -159,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except ConfigError as error:  # found once the game is built (an evaluation opponent, seats)
         print(f"train.py: config error: {error}", file=sys.stderr)
+        return 2
+    except GdlError as error:
+        print(f"train.py: {gdl_error_line(error)}", file=sys.stderr)
         return 2
     last = result["last_evaluation"]
     metric = next(

@@ -152,6 +152,9 @@ def step(self, action):
     if _shown_mask_allows(env["_selection_mask"], action, fixed.num_actions):
         if env["_illegal_reports"]:
             env["_illegal_reports"].pop(agent, None)
+    elif env["game_state"].current_player() == _TERMINAL:  # over at reset: this step ends it
+        self._end_game_over_at_reset()
+        return
     else:
         action = self._checked_action(agent, action)
     env["_cumulative_rewards"][agent] = 0.0
@@ -210,7 +213,16 @@ def reset(self, seed=None, options=None):
     env["truncations"] = dict.fromkeys(agents, False)
     env["infos"] = {agent: {} for agent in agents}
     env["_illegal_reports"] = {}
-    _after_transition_in(self, env, self._resolve_automatic_nodes())
+    rewards = self._resolve_automatic_nodes()
+    if env["game_state"].current_player() == _TERMINAL:
+        # Over before anyone acted (terminal at its initial state, or every move forced):
+        # nobody is terminated by reset (PettingZoo's rule); the first step ends it.
+        env["_selection_legal"] = env["_selection_mask"] = None
+        env["_to_act"] = []
+        env["_waiting"] = _NOBODY
+        env["agent_selection"] = agents[0]
+    else:
+        _after_transition_in(self, env, rewards)
     if fixed.infos_in_use:
         self._refresh_infos()
 

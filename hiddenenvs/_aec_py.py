@@ -63,6 +63,9 @@ def step(self, action):
     if _shown_mask_allows(self._selection_mask, action, self._num_actions):
         if self._illegal_reports:
             self._illegal_reports.pop(agent, None)
+    elif self.game_state.current_player() == TERMINAL:  # over at reset: this step ends it
+        self._end_game_over_at_reset()
+        return
     else:
         action = self._checked_action(agent, action)
     self._cumulative_rewards[agent] = 0.0
@@ -118,7 +121,16 @@ def reset(self, seed=None, options=None):
     self.truncations = dict.fromkeys(agents, False)
     self.infos = {agent: {} for agent in agents}
     self._illegal_reports = {}
-    after_transition(self, self._resolve_automatic_nodes())
+    rewards = self._resolve_automatic_nodes()
+    if self.game_state.current_player() == TERMINAL:
+        # Over before anyone acted (terminal at its initial state, or every move forced):
+        # nobody is terminated by reset (PettingZoo's rule); the first step ends it.
+        self._selection_legal = self._selection_mask = None
+        self._to_act = []
+        self._waiting = _NOBODY
+        self.agent_selection = agents[0]
+    else:
+        after_transition(self, rewards)
     if self._infos_in_use:
         self._refresh_infos()
 

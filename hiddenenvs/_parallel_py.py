@@ -102,20 +102,28 @@ def step(self, actions):
     if joint is None:
         return self._lost_by_illegal_actions(reports)
     player = state.current_player()
-    if player == SIMULTANEOUS:
-        state._apply_actions(joint)  # validated above
+    if player == TERMINAL:
+        # Over at reset (terminal at its initial state, or every move to the end
+        # forced): this step ends the episode and pays the game's returns,
+        # everything the automatic moves earned.
+        step_rewards = state.returns()
     else:
-        state._apply_action(joint[player])
-    player = state.current_player()
-    if player == SIMULTANEOUS and self._terminal_rewards_only and state.movers():
-        step_rewards = None  # to the next choices: nothing paid, no automatic node to play
-    else:
-        step_rewards = self._add_rewards(None)
-        if player < 0:  # chance, simultaneous or terminal: maybe automatic
-            more_rewards = self._resolve_automatic_nodes()
-            if more_rewards is not None:
-                step_rewards = more_rewards if step_rewards is None else step_rewards + more_rewards
-            player = state.current_player()
+        if player == SIMULTANEOUS:
+            state._apply_actions(joint)  # validated above
+        else:
+            state._apply_action(joint[player])
+        player = state.current_player()
+        if player == SIMULTANEOUS and self._terminal_rewards_only and state.movers():
+            step_rewards = None  # to the next choices: nothing paid, no automatic node to play
+        else:
+            step_rewards = self._add_rewards(None)
+            if player < 0:  # chance, simultaneous or terminal: maybe automatic
+                more_rewards = self._resolve_automatic_nodes()
+                if more_rewards is not None:
+                    step_rewards = (
+                        more_rewards if step_rewards is None else step_rewards + more_rewards
+                    )
+                player = state.current_player()
     done = player == TERMINAL
     if self._tensors_of_all is not None:
         result = step_dicts(self, agents, step_rewards, done, reports)

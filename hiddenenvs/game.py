@@ -85,6 +85,7 @@ validates them and says which key or value is wrong and what is allowed.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -169,6 +170,8 @@ class Parameter:
             )
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"{where} must be one of {list(self.choices)}, got {value!r}")
+        if isinstance(value, float) and math.isnan(value):  # NaN passes every comparison below
+            raise ValueError(f"{where} must be a number, got nan")
         # value has the runtime type self.type (checked above), which mypy cannot follow
         if self.minimum is not None and value < self.minimum:  # type: ignore[operator]
             raise ValueError(f"{where} must be >= {self.minimum}, got {value!r}")

@@ -569,6 +569,22 @@ class GameAECEnv(_GameEnvBase, AECEnv):
 
     _settle_transition = _aec.settle_transition  # compiled: the general end of a step
 
+    def _end_game_over_at_reset(self) -> None:
+        """The first step of an episode whose game was over at reset (terminal at its
+        initial state, or every move to the end forced): whatever the action (the agent
+        was shown an empty mask), every agent is terminated and paid the game's returns,
+        which are everything the automatic moves earned."""
+        state = self.game_state
+        assert state is not None and state.is_terminal()  # reset() left it over
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards[self.agent_selection] = 0.0
+        self._after_transition(state.returns())
+        self._accumulate_rewards()
+        if self._infos_in_use:
+            self._refresh_infos()
+        if self.render_mode == "human":
+            self.render()
+
 
 class GameParallelEnv(_GameEnvBase, ParallelEnv):
     """A game with simultaneous moves as a PettingZoo parallel env.
@@ -823,6 +839,31 @@ def _window_backend(backend: str) -> bool:
     return backend.lower() not in {"agg", "cairo", "pdf", "pgf", "ps", "svg", "template"}
 
 
+class IllegalActionLosesWrapper(wrappers.TerminateIllegalWrapper):
+    """PettingZoo's ``TerminateIllegalWrapper`` (the ``"lose"`` rule of the AEC env) that
+    first checks the action as the other rules do: a non-integer is the adapter's
+    ``TypeError`` and an integer outside the action space its ``ValueError`` (the base
+    class indexed the mask with them: numpy errors), and a game over at reset ends as
+    under the other rules (its agents were shown empty masks, not offered a move)."""
+
+    def step(self, action):
+        env = self.env.unwrapped
+        agent = env.agent_selection
+        if (
+            not (env.terminations[agent] or env.truncations[agent])
+            and not env.game_state.is_terminal()
+        ):
+            integer = env._integer_action(agent, action)
+            if not 0 <= integer < env.game.info.num_distinct_actions:
+                raise env._illegal(agent, action, env._legal_actions_of_selection())
+            action = integer
+        elif env.game_state.is_terminal() and not env.terminations[agent]:
+            self._prev_obs = self._prev_info = None
+            env.step(action)  # over at reset: the step that ends it
+            return
+        super().step(action)
+
+
 def check_illegal_action_rule(illegal_action: str, game: Game | None = None) -> None:
     """Refuse an unknown rule, and ``"no_op"`` for a game that declares no no-op."""
     if illegal_action not in ILLEGAL_ACTION_RULES:
@@ -858,7 +899,7 @@ def make(
         illegal_action="raise" if illegal_action == "lose" else illegal_action,
     )
     if illegal_action == "lose":
-        env = wrappers.TerminateIllegalWrapper(env, illegal_reward=game.info.min_utility)
+        env = IllegalActionLosesWrapper(env, illegal_reward=game.info.min_utility)
     return FastOrderEnforcingWrapper(env)
 
 

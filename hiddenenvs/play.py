@@ -69,8 +69,8 @@ def play_game(env, human: str, opponents: dict, seed: int | None) -> dict[str, f
 
     for agent in env.agent_iter():
         observation, _, termination, truncation, _ = env.last()
-        if termination or truncation:
-            env.step(None)
+        if termination or truncation or not observation["action_mask"].any():
+            env.step(None)  # done, or nothing to choose (e.g. the game was over at reset)
         elif agent == human:
             show_new_steps()
             legal = {

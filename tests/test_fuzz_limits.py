@@ -1,6 +1,9 @@
 """Fuzzing: mutated rule sheets, map files, run configs (as dicts and as YAML files), agent
 files and GGP message sequences end in a clear error or success, in bounded time and
-memory, never a crash.
+memory, never a crash; so do generated small sheets played through the parallel and AEC
+envs and a GGP match (terminal at reset, forced moves, up to 24 roles, simultaneous
+moves, goal values that break the rules), sheet paths that are not regular files, and
+vector envs with any batch size, seed and action.
 
 Every case runs in one worker process whose address space is capped with
 ``resource.setrlimit(RLIMIT_AS)`` (:data:`MEMORY_LIMIT`): a case that tried to allocate
@@ -37,7 +40,16 @@ SECONDS_PER_CASE = 30.0  # generous: the shared machine is slow; the cases take 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))
 SLOW_EXAMPLES = int(os.environ.get("FUZZ_SLOW_EXAMPLES", "150"))
 MAX_MESSAGE_CHARS = 1_500
-ONE_LINE_KINDS = ("config", "config_yaml", "map", "map_json", "agent_file")
+ONE_LINE_KINDS = (
+    "config",
+    "config_yaml",
+    "map",
+    "map_json",
+    "agent_file",
+    "gdl_play",
+    "gdl_file",
+    "vector",
+)
 
 WORKER = r"""
 import base64, itertools, json, resource, shutil, sys, tempfile, time, traceback
@@ -88,6 +100,64 @@ def play_messages(messages):
         player.close()
 
 
+def play_sheet(text):  # a random game through the parallel and AEC envs; a GGP START, STOP
+    import random
+    import numpy as np
+    path = written(".kif", text)
+    rng = random.Random(0)
+    env = hiddenenvs.make_parallel("gdl", rules=str(path), max_instances=20_000)
+    observations, _ = env.reset(seed=0)
+    while env.agents:
+        actions = {}
+        for agent in env.agents:
+            legal = np.flatnonzero(observations[agent]["action_mask"]).tolist()
+            actions[agent] = rng.choice(legal) if legal else 0
+        observations, *_ = env.step(actions)
+    aec = hiddenenvs.make("gdl", rules=str(path), max_instances=20_000)
+    aec.reset(seed=0)
+    for agent in aec.agent_iter(100_000):
+        observation, _, termination, truncation, _ = aec.last()
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        aec.step(None if termination or truncation or not legal else rng.choice(legal))
+    player = spec_player("random", seed=0)
+    try:
+        role = text.split("(role ", 1)[1].split(")", 1)[0]
+        player.handle(f"(start m {role} ({text}) 30 5)")
+        player.handle("(stop m nil)")
+        assert not player.matches, "a STOP left its match open"
+    finally:
+        player.close()
+
+
+def read_sheet_file(case):
+    kind, = case
+    path = FILES / f"case{next(NUMBERS)}.kif"
+    if kind == "device":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        import os
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "dangling":
+        path.symlink_to(FILES / "nowhere")
+    hiddenenvs.load_game("gdl", rules=str(path))
+
+
+def step_vector(case):
+    import hiddenenvs.vector as vector
+    import numpy as np
+    env = vector.make(case["name"], num_envs=case["num_envs"], seed=case["seed"])
+    env.reset()
+    shape = (env.num_envs, env.num_players) if env.simultaneous else (env.num_envs,)
+    dtype = np.uint64 if case["action"] >= 2**63 else np.int64
+    if case["action"] < -(2**63) or case["action"] >= 2**64:
+        actions = np.full(shape, case["action"], dtype=object)
+    else:
+        actions = np.full(shape, case["action"], dtype=dtype)
+    env.step(actions)
+
+
 LOADERS = {
     "gdl": (lambda case: Propnet(parse_text(case, "fuzz.kif"), max_instances=20_000), GdlError),
     "map": (lambda case: CombatMap.from_dict(case, source="fuzz.json"), MapError),
@@ -96,6 +166,9 @@ LOADERS = {
     "config_yaml": (load_yaml_config, ConfigError),
     "agent_file": (load_agent, (UnsafeFileError, CorruptedFileError, AgentGameMismatchError)),
     "ggp": (play_messages, ()),
+    "gdl_play": (play_sheet, GdlError),
+    "gdl_file": (read_sheet_file, GdlError),
+    "vector": (step_vector, (ValueError, TypeError)),
 }
 print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
@@ -600,3 +673,61 @@ test_mutated_ggp_messages_are_answered_never_crash = fuzz_property(
 test_many_mutated_ggp_messages = fuzz_property(
     "ggp", mutated_ggp_matches(), SLOW_EXAMPLES, slow=True
 )
+
+
+# ---- generated sheets played through every adapter ------------------------------------------
+GOAL_VALUES = ["0", "50", "100", "100", "50", "101", "\u00b2", "9" * 5_000, "050"]
+
+
+@st.composite
+def generated_sheets(draw) -> str:
+    """Roles with 1-4 moves (1: forced), up to 24 of them, an optional ``random`` role, a
+    game over after 0-4 steps (0: at its initial state); each role's goal a drawn value,
+    sometimes a second one when its last move was (m 1) (two goal values: a conflict)."""
+    moves = draw(st.lists(st.integers(1, 4), min_size=1, max_size=draw(st.sampled_from([3, 24]))))
+    with_random = draw(st.booleans())
+    length = draw(st.integers(0, 4))
+    roles = [f"r{i}" for i in range(len(moves))] + (["random"] if with_random else [])
+    lines = [" ".join(f"(role {r})" for r in roles), "(init (step 0))"]
+    lines += [f"(succ {k} {k + 1})" for k in range(4)]
+    for role, count in zip(roles, moves + ([2] if with_random else [])):
+        lines += [f"(legal {role} (m {m}))" for m in range(1, count + 1)]
+    lines += [
+        "(<= (next (step ?y)) (true (step ?x)) (succ ?x ?y))",
+        "(<= (next (last ?r ?m)) (does ?r ?m))",
+        f"(<= terminal (true (step {length})))",
+    ]
+    for role in roles[: len(moves)]:
+        lines.append(f"(goal {role} {draw(st.sampled_from(GOAL_VALUES))})")
+        if draw(st.integers(0, 9)) == 0:
+            lines.append(f"(<= (goal {role} 0) (true (last {role} (m 1))))")
+    return "\n".join(lines) + "\n"
+
+
+test_generated_sheets_play_through_every_adapter = fuzz_property(
+    "gdl_play", generated_sheets(), EXAMPLES
+)
+test_many_generated_sheets = fuzz_property("gdl_play", generated_sheets(), SLOW_EXAMPLES, slow=True)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and /dev/zero are POSIX")
+@pytest.mark.parametrize("kind", ["device", "fifo", "directory", "dangling"])
+def test_sheet_paths_that_are_not_regular_files_are_refused(worker, kind):
+    assert worker("gdl_file", [kind])["outcome"] == "clear"
+
+
+# ---- vector envs -----------------------------------------------------------------------------
+vector_cases = st.fixed_dictionaries(
+    {
+        "name": st.sampled_from(["kuhn_poker", "leduc_holdem", "rps", "goofspiel", "othello"]),
+        "num_envs": st.one_of(st.integers(1, 64), st.sampled_from([10**6, 10**7, 10**9, 2**63])),
+        "seed": st.one_of(
+            st.none(), st.integers(0, 2**70), st.sampled_from([-1, 2**64 - 1, 2**64, 2**200])
+        ),
+        "action": st.one_of(
+            st.integers(-1, 3), st.sampled_from([2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63) - 1])
+        ),
+    }
+)
+test_vector_envs_take_any_size_seed_and_action = fuzz_property("vector", vector_cases, EXAMPLES)
+test_many_vector_cases = fuzz_property("vector", vector_cases, SLOW_EXAMPLES, slow=True)

@@ -24,7 +24,9 @@ Module                      What it does
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -109,8 +111,20 @@ def evaluate(
                 unit="match",
                 dynamic_ncols=True,
             )
+        unsaved: list = []
         for result in results:
-            store.add(result)
+            # Once the database stayed locked past the store's patience, the rest are set
+            # aside too (each would wait as long again); none is lost.
+            if unsaved or store.add_patiently(result) is None:
+                unsaved.append(result)
+        if unsaved:
+            path = store.set_aside(unsaved)
+            print(
+                f"evaluate: the results database {db_path} stayed locked for "
+                f"{store.lock_patience_seconds:g} s; {len(unsaved)} played match(es) were written "
+                f"to {path} instead and are added the next time the database is opened",
+                file=sys.stderr,
+            )
         if exploitability_max_nodes > 0:
             known = store.exploitability(variant.name, variant.params_json)
             for spec in agents:
@@ -123,7 +137,11 @@ def evaluate(
                     exploitability_max_nodes,
                     seat_0_agents[spec],
                 )
-                if value is not None:
-                    store.set_exploitability(variant.name, variant.params_json, spec, value)
-        store.set_rank_by(variant.name, variant.params_json, rank_by)  # what --show keeps
+                if value is not None:  # a cache: lost only if the database stays locked
+                    store.patiently(
+                        partial(
+                            store.set_exploitability, variant.name, variant.params_json, spec, value
+                        )
+                    )
+        store.patiently(lambda: store.set_rank_by(variant.name, variant.params_json, rank_by))
         return build_leaderboard(store, variant.name, variant.params_json, anchor, rank_by)

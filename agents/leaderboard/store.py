@@ -21,6 +21,13 @@ twice; re-running an evaluation skips the keys already present (:meth:`ResultSto
 Every match is its own transaction and the database runs in WAL mode, so a process killed
 at any instant loses at most the matches it had not yet written.
 
+A database another process holds locked is waited for: a match's row is retried with a
+doubling pause for up to :data:`LOCK_PATIENCE_SECONDS` (each try itself waits
+:data:`BUSY_TIMEOUT_SECONDS`); if the lock outlasts that, the played matches that could
+not be written go to ``<database>.unsaved.jsonl`` beside it (one JSON object a line,
+appended and fsynced) and are added the next time the database is opened, so no played
+match is lost.
+
 Exploitability, which needs no matches, is kept per ``(env, params, agent)`` in the
 ``exploitability`` table so ``evaluate.py --show`` can print it without recomputing.
 """
@@ -28,11 +35,18 @@ Exploitability, which needs no matches, is kept per ``(env, params, agent)`` in 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+BUSY_TIMEOUT_SECONDS = 30.0  # one statement's wait for a lock another process holds
+LOCK_PATIENCE_SECONDS = 120.0  # a match's row retried for this long before it is set aside
+UNSAVED_SUFFIX = ".unsaved.jsonl"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matches (
@@ -100,7 +114,9 @@ class ResultStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.connection = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            self.connection = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+            )
             self.connection.execute("PRAGMA journal_mode=WAL")
             # In WAL mode NORMAL keeps every committed transaction across a process kill
             # (not across power loss), at a fraction of FULL's fsync cost.
@@ -108,6 +124,9 @@ class ResultStore:
             self.connection.executescript(SCHEMA)
         except sqlite3.DatabaseError as error:
             raise ValueError(f"results database {self.path}: {error}") from error
+        self.lock_patience_seconds = LOCK_PATIENCE_SECONDS
+        self.unsaved_path = self.path.with_name(self.path.name + UNSAVED_SUFFIX)
+        self.recovered = self._add_unsaved() if str(path) != ":memory:" else 0
 
     def close(self) -> None:
         self.connection.close()
@@ -139,6 +158,68 @@ class ResultStore:
                 ),
             )
         return cursor.rowcount == 1
+
+    def add_patiently(self, result: MatchResult) -> bool | None:
+        """:meth:`add`, retried with a doubling pause while another process holds the
+        database locked; None when it stayed locked for ``lock_patience_seconds``."""
+        return self.patiently(lambda: self.add(result))
+
+    def patiently(self, write: Callable[[], Any]) -> Any:
+        """``write()``, retried with a doubling pause while another process holds the
+        database locked; None when it stayed locked for ``lock_patience_seconds``."""
+        deadline = time.monotonic() + self.lock_patience_seconds
+        pause = 0.25
+        while True:
+            try:
+                return write()
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) and "busy" not in str(error):
+                    raise
+                if time.monotonic() + pause > deadline:
+                    return None
+            time.sleep(pause)
+            pause = min(2 * pause, 8.0)
+
+    def set_aside(self, results: list[MatchResult]) -> Path:
+        """Append ``results`` to the unsaved file beside the database (fsynced), to be
+        added the next time the database is opened; its path."""
+        with open(self.unsaved_path, "a", encoding="utf-8") as handle:
+            for result in results:
+                key = result.key
+                row = {
+                    "key": [key.env, key.params, list(key.seats), key.series_seed, key.game_index],
+                    "env_seed": result.env_seed,
+                    "returns": [float(r) for r in result.returns],
+                    "seconds": float(result.seconds),
+                }
+                handle.write(json.dumps(row) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        return self.unsaved_path
+
+    def _add_unsaved(self) -> int:
+        """Add the matches an earlier run set aside (a locked database); their count. The
+        file goes once every one is stored (a line cut by a crash is skipped)."""
+        if not self.unsaved_path.is_file():
+            return 0
+        added = 0
+        for line in self.unsaved_path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+                env, params, seats, series_seed, game_index = row["key"]
+                result = MatchResult(
+                    MatchKey(env, params, tuple(seats), series_seed, game_index),
+                    row["env_seed"],
+                    tuple(row["returns"]),
+                    row["seconds"],
+                )
+            except (ValueError, KeyError, TypeError):
+                continue
+            if self.add_patiently(result) is None:
+                return added  # still locked: the file stays for the next time
+            added += 1
+        self.unsaved_path.unlink()
+        return added
 
     def stored_keys(self, env: str, params: str) -> set[MatchKey]:
         rows = self.connection.execute(

@@ -41,6 +41,8 @@ than :data:`hiddenenvs.ggp.kif.MAX_MESSAGE_BYTES` are refused (413).
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import shutil
 import sys
 import tempfile
@@ -53,8 +55,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from hiddenenvs.envs.gdl import GdlError
+from hiddenenvs.envs.gdl import GdlError, GdlGroundingLimitError
 from hiddenenvs.game import CHANCE, Game, sample_chance_outcome
+from hiddenenvs.ggp.fallback import ReasonerMatch
 from hiddenenvs.ggp.kif import MAX_MESSAGE_BYTES, MessageError, is_nil, read_message, to_kif
 from hiddenenvs.ggp.rules import Codec, load_sheet_game, own_step_entry, write_sheet
 
@@ -65,9 +68,39 @@ LIVE_STATE_ATTEMPTS = 100  # posterior draws tried before a PLAY is taken to fol
 # its start clock; a match that hears nothing for MATCH_IDLE_PLAY_CLOCKS play clocks (and at
 # least MATCH_IDLE_SECONDS) is dropped, its memory released as at STOP and ABORT.
 READ_TIMEOUT_SECONDS = 10.0
+# The share of a START's clock the propnet may take to ground and compile; a sheet it cannot
+# build in it is played through the reference reasoner (hiddenenvs.ggp.fallback), which
+# needs the rest to read the sheet.
+PROPNET_SHARE_OF_START_CLOCK = 0.6
 MAX_MATCHES = 4
 MATCH_IDLE_PLAY_CLOCKS = 10
 MATCH_IDLE_SECONDS = 60.0
+
+
+def _find_malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None on another C library or system."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_MALLOC_TRIM = _find_malloc_trim()
+
+
+def return_memory_to_the_system() -> None:
+    """Hand freed memory back to the system after a match's sheet is dropped or refused.
+
+    Each START reads and grounds its sheet in a thread of its own, and glibc keeps a
+    thread's malloc arena once it is freed: 10 STARTs refused by the grounding limit took
+    the player from 47 to 167 MB (issue 48 saw 237 to 749 MB over 18), with no Python
+    object left behind. A collection and ``malloc_trim`` return it (a no-op elsewhere)."""
+    gc.collect()
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
 
 # make_agent(game, player, seconds to move, seed) -> an agent with ``act(tensor, mask, view)``
 AgentFactory = Callable[[Game, int, float, "int | None"], Any]
@@ -121,6 +154,9 @@ class Match:
         self.steps = 0  # GDL steps played so far
         self.previous_key: tuple | None = None  # GDL-II: our key before the last step
         self.last_move: int | None = None  # GDL-II: our move in the last step
+        # GDL-I: the moves that ended the game, when a PLAY brought them (it is answered
+        # with an error, "expected stop"; the STOP that repeats them is then answered).
+        self.final_moves: list | None = None
         self.rng = np.random.default_rng(seed)
         self.agent = make_agent(self.game, self.player, max(0.05, play_clock - margin), seed)
         self.lock = threading.Lock()
@@ -131,8 +167,10 @@ class Match:
         net = self.game.propnet
         if len(moves) != len(net.roles):
             raise ProtocolError(f"expected {len(net.roles)} moves (one per role), got {len(moves)}")
-        indices = [self.codec.move_index(role, to_kif(move)) for role, move in enumerate(moves)]
         state = self.state
+        if state.is_terminal() and moves == self.final_moves:
+            return  # the STOP repeats the moves of the PLAY that ended the game
+        indices = [self.codec.move_index(role, to_kif(move)) for role, move in enumerate(moves)]
         if state.steps > self.steps:  # the model played this step by itself (nobody chose)
             self.steps += 1
             return
@@ -141,6 +179,8 @@ class Match:
         if state.steps == self.steps:
             state.apply_actions([indices[role] for role in self.game.player_roles])
         self.steps += 1
+        if state.is_terminal():
+            self.final_moves = moves
 
     def observe_percepts(self, last_move, percepts) -> None:
         """GDL-II: our move of the last step and our percepts."""
@@ -256,7 +296,7 @@ class GgpPlayer:
         self.margin = margin
         self.max_instances = max_instances or DEFAULT_MAX_INSTANCES
         self.name = name
-        self.matches: dict[str, Match] = {}
+        self.matches: dict[str, Match | ReasonerMatch] = {}
         self.directory = Path(tempfile.mkdtemp(prefix="hiddenenvs-ggp-"))
         self.lock = threading.Lock()
         self.loading = threading.Lock()  # held while a START's sheet loads, past its answer too
@@ -291,10 +331,13 @@ class GgpPlayer:
                 self._end(match)
                 return "aborted"
             with match.lock:
-                self._update(match, kind, arguments[1:])
                 if kind == "stop":
-                    self._end(match)
+                    try:
+                        self._update(match, kind, arguments[1:])
+                    finally:  # a STOP ends the match, whatever its moves say
+                        self._end(match)
                     return "done"
+                self._update(match, kind, arguments[1:])
                 return match.choose(received)
         raise ProtocolError(f"unknown message {kind!r} (expected info, start, play, stop, abort)")
 
@@ -338,7 +381,7 @@ class GgpPlayer:
 
     def _load_within(
         self, deadline: float, match_id: str, role: str, rules_text: str, play_seconds: float
-    ) -> Match:
+    ) -> Match | ReasonerMatch:
         """The match, its sheet read and grounded in a thread of its own by ``deadline``
         (the start clock less the margin; the GDL reader stops at it too, its
         ``max_load_seconds``), one START at a time. A load still running at the deadline is
@@ -355,6 +398,9 @@ class GgpPlayer:
         def load() -> None:
             result: dict[str, Any] = {}
             try:
+                # The propnet gets a share of the start clock; a sheet it cannot ground in
+                # it (or within max_instances) is played through the reference reasoner.
+                propnet_seconds = PROPNET_SHARE_OF_START_CLOCK * (deadline - time.monotonic())
                 result["match"] = Match(
                     match_id,
                     role,
@@ -365,8 +411,18 @@ class GgpPlayer:
                     self.margin,
                     self.max_instances,
                     self.directory,
-                    max(0.05, deadline - time.monotonic()),
+                    max(0.05, propnet_seconds),
                 )
+            except GdlGroundingLimitError as error:
+                try:
+                    result["match"] = ReasonerMatch(
+                        match_id, role, rules_text, play_seconds, self.margin, self.seed
+                    )
+                except BaseException as fallback_error:  # noqa: BLE001 - as below
+                    result["error"] = ProtocolError(
+                        f"start: {error}; and the reference reasoner cannot play it "
+                        f"either: {fallback_error}"
+                    )
             except BaseException as error:  # noqa: BLE001 - handed to the answering thread
                 result["error"] = error
             finally:
@@ -376,6 +432,9 @@ class GgpPlayer:
                         outcome.update(result)
                 if late and "match" in result:
                     result["match"].close()
+                result.clear()
+                if "match" not in outcome:  # refused or late: nothing of it is kept
+                    return_memory_to_the_system()
                 self.loading.release()
 
         worker = threading.Thread(target=load, name=f"ggp-start-{match_id[:40]}", daemon=True)
@@ -405,13 +464,17 @@ class GgpPlayer:
         for match in idle:
             self._end(match)
 
-    def _update(self, match: Match, kind: str, arguments: list) -> None:
-        if match.gdl_ii and len(arguments) == 3:  # <turn> <lastmove> <percepts>
+    def _update(self, match: Match | ReasonerMatch, kind: str, arguments: list) -> None:
+        if (
+            isinstance(match, Match) and match.gdl_ii and len(arguments) == 3
+        ):  # <turn> <lastmove> <percepts>
             turn = arguments[0]
             if not (isinstance(turn, str) and turn.isdigit()):
                 raise ProtocolError(f"{kind}: the turn must be a number, got {to_kif(turn)!r}")
             if int(turn) == match.steps + 1:
                 match.observe_percepts(arguments[1], arguments[2])
+            elif kind == "stop" and int(turn) == match.steps:
+                pass  # the PLAY that ended the game brought this turn already
             elif int(turn) != 0 or match.steps != 0:
                 raise ProtocolError(
                     f"{kind}: turn {turn}, but this player has seen {match.steps} turns"
@@ -433,10 +496,11 @@ class GgpPlayer:
                 raise ProtocolError(f"{kind}: the moves must be a list, got {arguments[0]!r}")
             match.observe_joint_move(arguments[0])
 
-    def _end(self, match: Match) -> None:
+    def _end(self, match: Match | ReasonerMatch) -> None:
         with self.lock:
             self.matches.pop(match.match_id, None)
         match.close()
+        return_memory_to_the_system()
 
     def close(self) -> None:
         for match in list(self.matches.values()):

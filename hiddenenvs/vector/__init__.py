@@ -40,9 +40,10 @@ Arguments of :func:`make`:
 |------|---------|---------|
 | ``name`` | | a registered game with a vector kernel (:data:`VECTOR_GAMES`) |
 | ``num_envs`` | 1 | B, the number of games stepped together |
-| ``seed`` | ``None`` | seeds the per-env generators (``None``: fresh entropy) |
+| ``seed`` | ``None`` | seeds the per-env generators (``None``: fresh entropy); a non-negative int, 2**64 and above mixed into 64 bits |
 | ``observation_type`` | ``"information_state"`` | or ``"observation"`` (the scalar ``observation_tensor``) |
 | ``copy`` | ``True`` | return fresh arrays; ``False`` returns read-only views of buffers the next call overwrites (faster) |
+| ``max_bytes`` | 4 GiB | refuse a ``num_envs`` whose output buffers would take more (or more than half the process's memory: the machine's, or ``RLIMIT_AS``), by an estimate made before any is allocated |
 | ``**params`` | | the game's parameters, validated by the scalar game (``max_raises=2``, ``board_size=6``) |
 
 An illegal action raises ``ValueError`` naming the env, the action and the legal actions,
@@ -58,6 +59,8 @@ given opponents as a Gymnasium ``VectorEnv``.
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
@@ -72,6 +75,7 @@ from hiddenenvs.registries import Registry
 from hiddenenvs.registry import load_game
 
 OBSERVATION_TYPES = ("information_state", "observation")
+MAX_BUFFER_BYTES = 4 * 2**30  # make's default max_bytes (docs/guides/limits.md)
 
 
 def _kuhn(game: Game, num_envs: int, information_state: bool):
@@ -220,9 +224,9 @@ class VectorEnv:
                 assert isinstance(entropy, int)  # drawn from the OS: none was given
                 seed = entropy % 2**64
         if seed is not None:
-            if not isinstance(seed, (int, np.integer)) or seed < 0:
-                raise ValueError(f"{self!r}.reset: seed must be a non-negative int, got {seed!r}")
-            _kernels.seed_generators(self._kernel.generator_states, int(seed) % 2**64)
+            _kernels.seed_generators(
+                self._kernel.generator_states, generator_seed(seed, f"{self!r}.reset")
+            )
         self._kernel.reset()
         self._started = True
         return self._result()
@@ -254,6 +258,12 @@ class VectorEnv:
             raise ValueError(
                 f"{self!r}.step: actions must be integers of shape {expected}, got "
                 f"{actions.dtype} {actions.shape}"
+            )
+        if actions.dtype.kind == "u" and actions.size and actions.max() > np.iinfo(np.int64).max:
+            env_index = int(np.argmax(actions.reshape(self.num_envs, -1).max(axis=1)))
+            raise ValueError(  # as int64 it would read as a negative action
+                f"{self!r}.step: illegal action in env {env_index}: {int(actions.max())} is not "
+                f"an action (0..{self.num_actions - 1}); no env moved"
             )
         rows = np.ascontiguousarray(actions, dtype=np.int64).reshape(self.num_envs, -1)
         illegal = self._kernel.step(rows, active_flags)
@@ -336,6 +346,7 @@ def make(
     seed: int | None = None,
     observation_type: str = "information_state",
     copy: bool = True,
+    max_bytes: int = MAX_BUFFER_BYTES,
     **params: Any,
 ) -> VectorEnv:
     """``num_envs`` games of the registered game ``name`` (see the module docstring)."""
@@ -347,14 +358,61 @@ def make(
         raise ValueError(
             f"hiddenenvs.vector.make({name!r}): num_envs must be an int >= 1, got {num_envs!r}"
         )
+    if seed is not None:
+        generator_seed(seed, f"hiddenenvs.vector.make({name!r})")  # refused now, not at reset
     if observation_type not in OBSERVATION_TYPES:
         raise ValueError(
             f"hiddenenvs.vector.make({name!r}): observation_type must be one of {OBSERVATION_TYPES}, "
             f"got {observation_type!r}"
         )
     game = load_game(name, **params)
+    estimate = int(num_envs) * _bytes_per_env(game.info, observation_type, copy)
+    limit = min(max_bytes, _memory_limit() // 2)
+    if estimate > limit:
+        raise ValueError(
+            f"hiddenenvs.vector.make({name!r}): num_envs={num_envs:,} needs about "
+            f"{estimate / 2**30:,.1f} GiB of buffers, over the limit of {limit / 2**30:,.1f} "
+            f"GiB (max_bytes=, at most half this process's memory); use fewer envs"
+        )
     kernel = VECTOR_GAMES[name](game, int(num_envs), observation_type == "information_state")
     return VectorEnv(game, kernel, seed, observation_type, copy)
+
+
+def generator_seed(seed: Any, where: str) -> int:
+    """The 64-bit seed of the per-env generators for a non-negative int ``seed``: itself
+    below 2**64, else all its bits mixed into 64 by numpy's ``SeedSequence`` (cutting
+    them gave 2**70 and 2**70 + 2**64 the same games)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{where}: seed must be a non-negative int, got {seed!r}")
+    seed = int(seed)
+    if seed < 2**64:
+        return seed
+    return int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
+
+
+def _memory_limit() -> int:
+    """Bytes this process can have: the machine's memory, or the address-space limit
+    (``RLIMIT_AS``) if lower."""
+    limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return limit
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return limit if soft == resource.RLIM_INFINITY else min(limit, soft)
+
+
+def _bytes_per_env(info, observation_type: str, copy: bool) -> int:
+    """An upper estimate of one env's output buffers: observations and final
+    observations for every player, masks, rewards and flags (twice with ``copy``)."""
+    shape = (
+        info.information_state_tensor_shape
+        if observation_type == "information_state"
+        else info.observation_tensor_shape
+    )
+    players = info.num_players
+    per_env = 2 * players * 4 * math.prod(shape) + players * (info.num_distinct_actions + 8) + 64
+    return per_env * (2 if copy else 1)
 
 
 class RandomLegalPolicy:
@@ -367,7 +425,7 @@ class RandomLegalPolicy:
     """
 
     def __init__(self, seed: int = 0):
-        self.seed = seed
+        self.seed = generator_seed(seed, "RandomLegalPolicy")
         self._states: np.ndarray | None = None
 
     def __call__(self, masks: np.ndarray) -> np.ndarray:

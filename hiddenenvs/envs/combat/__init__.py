@@ -139,9 +139,9 @@ Parameters (``hiddenenvs.make("combat", **parameters)``):
 | ``mode`` | ``"commander"`` | ``"commander"`` (two team players) or ``"fighter"`` (one per fighter) |
 | ``map`` | ``"default"`` | ``"default"``, ``"small"`` (6 x 6 areas of 8 cells) or a path to a ``.json`` map |
 | ``team_size`` | 10 | fighters per team |
-| ``decision_interval`` | 10 | ticks between commander decisions (K) |
-| ``max_ticks`` | 0 | time limit in ticks; 0 takes the map's (600 default, 200 small) |
-| ``door_capacity`` | 0 | most fighters in one door at once; 0 takes the map's |
+| ``decision_interval`` | 10 | ticks between commander decisions (K), at most 1,000,000 |
+| ``max_ticks`` | 0 | time limit in ticks, at most 1,000,000; 0 takes the map's (600 default, 200 small) |
+| ``door_capacity`` | 0 | most fighters in one door at once, at most 1,024; 0 takes the map's |
 | ``sight_range`` | 16 | cells a fighter sees |
 | ``fire_range`` | 12 | cells a fighter shoots (at most ``sight_range``) |
 | ``hit_probability`` | 0.5 | chance to hit at distance 0 |

@@ -21,7 +21,14 @@ import math
 import numpy as np
 
 from hiddenenvs.envs.combat._tick import FighterTick, chain_hashes, fighter_masks, fill_views
-from hiddenenvs.envs.combat.maps import DIRECTION_NAMES, TEAMS, WALL, CombatMap
+from hiddenenvs.envs.combat.maps import (
+    DIRECTION_NAMES,
+    MAX_DOOR_CAPACITY,
+    MAX_TICKS,
+    TEAMS,
+    WALL,
+    CombatMap,
+)
 from hiddenenvs.envs.combat.simulation import ATTACKERS, DEFENDERS, MAX_HEALTH, Battle, Rules
 from hiddenenvs.game import (
     SIMULTANEOUS,
@@ -74,9 +81,25 @@ class CombatGame(Game):
         ),
         Parameter("map", str, "default", "'default', 'small' or a path to a .json map file"),
         Parameter("team_size", int, 10, "fighters per team", minimum=1, maximum=200),
-        Parameter("decision_interval", int, 10, "ticks between commander decisions", minimum=1),
-        Parameter("max_ticks", int, 0, "time limit in ticks (0: the map's)", minimum=0),
-        Parameter("door_capacity", int, 0, "most fighters in one door (0: the map's)", minimum=0),
+        Parameter(
+            "decision_interval",
+            int,
+            10,
+            "ticks between commander decisions",
+            minimum=1,
+            maximum=MAX_TICKS,
+        ),
+        Parameter(
+            "max_ticks", int, 0, "time limit in ticks (0: the map's)", minimum=0, maximum=MAX_TICKS
+        ),
+        Parameter(
+            "door_capacity",
+            int,
+            0,
+            "most fighters in one door (0: the map's)",
+            minimum=0,
+            maximum=MAX_DOOR_CAPACITY,
+        ),
         Parameter(
             "sight_range", int, 16, "how far a fighter sees, in cells", minimum=1, maximum=64
         ),

@@ -73,6 +73,7 @@ MAX_DESTINATIONS = 64
 MAX_AREA_DESTINATIONS = 16_384
 MAX_FILE_BYTES = 4 << 20
 MAX_DOOR_CAPACITY = 1_024  # fighters in one door (the stored maps: 3)
+MAX_DOORS = 127  # separate doors: the compiled tick holds door ids as int8
 MAX_TICKS = 1_000_000  # an episode's time limit (the stored maps: 600 and 200)
 MAX_NUMBER_DIGITS = 30  # a JSON integer longer than this is never a valid map value
 QUOTE_CHARS = 60
@@ -136,7 +137,13 @@ class CombatMap:
             (self.cell_rows // self.area_size) * self.areas_per_row
             + self.cell_cols // self.area_size
         ).astype(np.int32)
-        self.door_of_cell, self.num_doors = _label_doors(self.codes)
+        door_labels, self.num_doors = _label_doors(self.codes)
+        if self.num_doors > MAX_DOORS:
+            raise MapError(
+                f"map {self.source}: {self.num_doors} separate doors (4-connected groups of "
+                f"'D' cells); the limit is {MAX_DOORS}"
+            )
+        self.door_of_cell = door_labels.astype(np.int8)  # the tick reads int8 door ids
         self.move_target = _move_targets(self.codes)
         self.num_destinations = len(self.destination_names)
 
@@ -380,7 +387,7 @@ def _load_cached(name_or_path: str) -> CombatMap:
 def _label_doors(codes: np.ndarray) -> tuple[np.ndarray, int]:
     """Door id per flat cell (-1 off doors): 4-connected components of door cells."""
     height, width = codes.shape
-    label = np.full(codes.size, -1, dtype=np.int8)
+    label = np.full(codes.size, -1, dtype=np.int32)
     door_cells = set(map(int, np.flatnonzero(codes.ravel() == DOOR)))
     count = 0
     while door_cells:

@@ -13,6 +13,7 @@ from hiddenenvs.envs.gdl.parser import (
     GdlStratificationError,
     GdlSyntaxError,
     RuleSheet,
+    error_line,
     parse_file,
     parse_text,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "GdlStratificationError",
     "GdlSyntaxError",
     "RuleSheet",
+    "error_line",
     "parse_file",
     "parse_text",
 ]

@@ -33,6 +33,14 @@ Parameters:
 - ``max_sheet_bytes`` (int, default 524288): the sheet file's size limit, checked before
   it is read; a sheet may also hold at most 10,000 rules and facts (the reader refuses at
   the first one beyond, naming its line). Published sheets are under 100 KB.
+- ``goal_conflicts`` (str, default ``"refuse"``): a terminal state where a role has
+  several goal values, or none, breaks GDL's rules. ``"refuse"`` raises ``GdlPlayError``
+  there, and finds such states when the sheet is loaded: the exhaustive search below, or
+  where it stops early up to 100 random playouts within 10,000 transitions (fixed seed).
+  ``"lowest"`` / ``"highest"`` give the role the lowest / highest of its values (0 with
+  none), as ggp-base's players take the first goal their prover finds, and warn once per
+  game (``GdlGoalConflictWarning``). Published GDL-II sheets (a Kriegspiel tic-tac-toe, a
+  small Stratego) need a lenient mode.
 - ``max_load_seconds`` (float, default 0: none): a wall-clock budget for grounding and
   compiling the sheet (the GGP player passes what its start clock leaves); beyond it the
   load is refused with one line naming the file and the stage reached. A sheet already
@@ -117,6 +125,9 @@ the same value; otherwise GENERAL_SUM.
 from __future__ import annotations
 
 import functools
+import itertools
+import math
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -145,6 +156,18 @@ GAMES_DIR = Path(__file__).resolve().parent / "games"
 EXPLORATION_BUDGET = 20_000  # transitions spent proving constant-sum and game length
 DEFAULT_SHEET = "tictactoe"  # when neither rules= nor sheet= is given
 SAMPLER_MAX_NODES = 200_000  # distinct (state, step) nodes the belief sampler may keep
+# goal_conflicts: "refuse" (GDL's rule: exactly one goal value per role in a terminal
+# state), or the lowest or highest of a role's values (0 when it has none).
+GOAL_CONFLICTS = ("refuse", "lowest", "highest")
+# The load-time check of "refuse" where the exhaustive search does not finish: random
+# playouts from the initial state, at most this many, within this many transitions.
+GOAL_CHECK_PLAYOUTS = 100
+GOAL_CHECK_TRANSITIONS = 10_000
+
+
+class GdlGoalConflictWarning(UserWarning):
+    """A lenient ``goal_conflicts`` mode settled a terminal state with several goal values
+    (or none) for a role; said once per game."""
 
 
 def resolve_sheet(name: str) -> Path:
@@ -171,6 +194,13 @@ class GdlGame(Game):
         Parameter("max_steps", int, 200, "GDL steps before the episode is cut", minimum=1),
         Parameter("max_instances", int, DEFAULT_MAX_INSTANCES, "grounding size limit", minimum=1),
         Parameter("max_sheet_bytes", int, MAX_SHEET_BYTES, "rule sheet size limit", minimum=1),
+        Parameter(
+            "goal_conflicts",
+            str,
+            "refuse",
+            "a terminal state where a role has several goal values (or none)",
+            choices=GOAL_CONFLICTS,
+        ),
         Parameter(
             "max_load_seconds",
             float,
@@ -222,9 +252,23 @@ class GdlGame(Game):
         # A step's key entries depend on its moves and percepts only; searches meet the
         # same few thousand steps again and again.
         self.step_entries = functools.lru_cache(maxsize=1 << 16)(self._step_entries)
-        utility, utility_sum, depth = self.propnet.derived(
+        utility, utility_sum, depth, conflict = self.propnet.derived(
             ("explore", self.max_steps), self._explore
         )
+        self._goal_conflict_reported = False
+        if self.params["goal_conflicts"] == "refuse":
+            if conflict is None and depth is None:  # the search stopped early: sample
+                conflict = self.propnet.derived(
+                    ("goal playouts", self.max_steps), self._goal_conflict_in_playouts
+                )
+            if conflict is not None:
+                role, values, steps = conflict
+                raise GdlPlayError(
+                    net.rule_location("goal", role),
+                    f"role {net.roles[role]} has {len(values)} goal values {list(values)} in "
+                    f"a terminal state reached in {steps} steps (needs exactly one); "
+                    f"goal_conflicts='lowest' or 'highest' plays such a sheet anyway",
+                )
         # The belief sampler's forward passes under the uniform policy, for repeated draws.
         self._uniform_filter = functools.lru_cache(maxsize=16)(
             lambda player, target, max_nodes: _ForwardFilter(self, player, target, None, max_nodes)
@@ -286,8 +330,46 @@ class GdlGame(Game):
             tuple(index.get(name, -1) for name in net.percept_names[r]) for r in self.player_roles
         ]
 
+    def _goal_conflict(self, info) -> tuple[int, tuple] | None:
+        """(role, its goal values) of the first player role without exactly one goal
+        value in the terminal state ``info`` describes, else None."""
+        for role in self.player_roles:
+            if len(info.goals[role]) != 1:
+                return role, tuple(info.goals[role])
+        return None
+
+    def _goal_conflict_in_playouts(self) -> tuple[int, tuple, int] | None:
+        """(role, goal values, steps) of a terminal state that random playouts (fixed
+        seed, uniform joint moves, bounded by the module's constants) reach with a role
+        holding several goal values or none, else None."""
+        net = self.propnet
+        rng = np.random.default_rng(0)
+        transitions = 0
+        for _ in range(GOAL_CHECK_PLAYOUTS):
+            state = net.initial_state
+            for steps in range(self.max_steps + 1):
+                info = net.evaluate(state)
+                if info.terminal:
+                    conflict = self._goal_conflict(info)
+                    if conflict is not None:
+                        net.clear_cache()
+                        return (*conflict, steps)
+                    break
+                if steps == self.max_steps or any(not legal for legal in info.legal):
+                    break
+                transitions += 1
+                if transitions > GOAL_CHECK_TRANSITIONS:
+                    net.clear_cache()
+                    return None
+                joint = tuple(legal[rng.integers(len(legal))] for legal in info.legal)
+                state = net.transition(state, joint)[0]
+        net.clear_cache()
+        return None
+
     def _explore(self):
-        """(utility, sum, max depth) by exhaustive search of the reachable states, if small."""
+        """(utility, sum, max depth, goal conflict) by exhaustive search of the reachable
+        states, if small; the conflict is (role, goal values, steps) of the first terminal
+        state met where a role has several goal values or none (else None)."""
         net = self.propnet
         frontier = {net.initial_state}
         seen = set(frontier)
@@ -299,20 +381,19 @@ class GdlGame(Game):
             for state in frontier:
                 info = net.evaluate(state)
                 if info.terminal:
-                    goals = [info.goals[r] for r in self.player_roles]
-                    if any(len(g) != 1 for g in goals):
-                        return Utility.GENERAL_SUM, None, None
-                    sums.add(sum(g[0] for g in goals))
+                    conflict = self._goal_conflict(info)
+                    if conflict is not None:
+                        return Utility.GENERAL_SUM, None, None, (*conflict, depth)
+                    sums.add(sum(info.goals[r][0] for r in self.player_roles))
                     continue
                 if any(not legal for legal in info.legal):
-                    return Utility.GENERAL_SUM, None, None
-                joints = [()]
-                for legal in info.legal:
-                    joints = [j + (m,) for j in joints for m in legal]
-                for joint in joints:
-                    budget -= 1
-                    if budget < 0 or depth >= self.max_steps:
-                        return Utility.GENERAL_SUM, None, None
+                    return Utility.GENERAL_SUM, None, None, None
+                # The joint moves are counted before any is made: 24 roles with 2 moves
+                # each are 16.7 million, which as tuples took 5.9 GB.
+                budget -= math.prod(len(legal) for legal in info.legal)
+                if budget < 0 or depth >= self.max_steps:
+                    return Utility.GENERAL_SUM, None, None, None
+                for joint in itertools.product(*info.legal):
                     child = net.transition(state, joint)[0]
                     if child not in seen:
                         seen.add(child)
@@ -321,11 +402,27 @@ class GdlGame(Game):
             depth += 1 if frontier else 0
         net.clear_cache()
         if len(sums) == 1:
-            return Utility.CONSTANT_SUM, float(next(iter(sums))), depth
-        return Utility.GENERAL_SUM, None, depth
+            return Utility.CONSTANT_SUM, float(next(iter(sums))), depth, None
+        return Utility.GENERAL_SUM, None, depth, None
 
     def new_initial_state(self, seed=None):
         return GdlState(self)
+
+    def _settled_goal(self, role: int, values: tuple) -> float:
+        """A lenient ``goal_conflicts`` mode's value for ``role``'s goal ``values`` (not
+        exactly one) in a terminal state; warns once per game what it did."""
+        mode = self.params["goal_conflicts"]
+        value = float((min if mode == "lowest" else max)(values)) if values else 0.0
+        if not self._goal_conflict_reported:
+            self._goal_conflict_reported = True
+            warnings.warn(
+                f"gdl {self.info.short_name}: role {self.propnet.roles[role]} has goal values "
+                f"{list(values)} in a terminal state; goal_conflicts={mode!r} gives {value:g} "
+                f"(said once per game)",
+                GdlGoalConflictWarning,
+                stacklevel=2,
+            )
+        return value
 
     def sample_consistent_history(
         self, player, information_state_key, rng, policy=None, max_nodes=SAMPLER_MAX_NODES
@@ -532,11 +629,14 @@ class GdlState(State):
         if self._returns is None:
             goals = self.info().goals
             values = []
+            mode = self.game.params["goal_conflicts"]
             for role in self.game.player_roles:
                 if len(goals[role]) == 1:
                     values.append(float(goals[role][0]))
                 elif self.cut:
                     values.append(0.0)
+                elif mode != "refuse":
+                    values.append(self.game._settled_goal(role, goals[role]))
                 else:
                     raise GdlPlayError(
                         self.game.propnet.rule_location("goal", role),

@@ -65,6 +65,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from hiddenenvs.files import FileTooLargeError, read_regular_file
+
 __all__ = [
     "Compound",
     "Const",
@@ -109,6 +111,24 @@ class GdlError(Exception):
         self.location = location
         self.message = message
         super().__init__(f"{location}: {message}" if location is not None else message)
+
+
+MAX_ERROR_LINE_CHARS = 500
+
+
+def error_line(error: GdlError) -> str:
+    """A refused rule sheet as the one line a command prints (``train.py``,
+    ``evaluate.py``): ``file:line:column: message``, whitespace folded, at most
+    :data:`MAX_ERROR_LINE_CHARS` characters, and the kind of refusal when the message alone
+    does not say it (``GdlSafetyError``: "rule sheet refused (safety): ..."; a
+    ``GdlPlayError``, raised in play: "rule sheet failed in play: ...")."""
+    kind = type(error).__name__.removeprefix("Gdl").removesuffix("Error")
+    words = " ".join(re.findall(r"[A-Z][a-z]*", kind)).lower()
+    label = "rule sheet failed in play" if isinstance(error, GdlPlayError) else "rule sheet refused"
+    if words and words != "play":
+        label += f" ({words})"
+    text = " ".join(str(error).split())
+    return abbreviated(f"{label}: {text}", MAX_ERROR_LINE_CHARS)
 
 
 class GdlSyntaxError(GdlError):
@@ -354,10 +374,9 @@ def parse_file(
     ``max_bytes`` is refused before it is read."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise _too_large(str(path), size, max_bytes)
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_file(path, max_bytes).decode("utf-8")
+    except FileTooLargeError as exc:
+        raise _too_large(str(path), exc.size, max_bytes) from None
     except OSError as exc:
         raise GdlSyntaxError(Location(str(path), 0, 0), f"cannot read rule sheet: {exc}") from exc
     except UnicodeDecodeError as exc:
@@ -380,6 +399,25 @@ def parse_text(
         raise _too_large(filename, len(text.encode("utf-8")), max_bytes)
     items = _read_terms(text, filename, max_sentences)
     return RuleSheet(tuple(_to_rule(item, filename) for item in items), filename, text)
+
+
+def abbreviated(text: str, limit: int = 60) -> str:
+    """``text``, or its start and length when longer than ``limit`` (a 5,000-digit constant
+    is not echoed whole into a one-line error)."""
+    if len(text) <= limit:
+        return text
+    suffix = f"... ({len(text):,} characters)"
+    return text[: max(0, limit - len(suffix))] + suffix
+
+
+def goal_value(text: str) -> int | None:
+    """The goal value a constant names (an integer 0..100, ASCII digits), else None.
+    ``str.isdigit`` takes ``²`` and ``int`` refuses 5,000 digits: both are checked first."""
+    digits = text.lstrip("0")
+    if not (text.isascii() and text.isdigit() and len(digits) <= 3):
+        return None
+    value = int(digits or "0")
+    return value if value <= 100 else None
 
 
 def _too_large(filename: str, size: int, max_bytes: int) -> GdlSyntaxError:

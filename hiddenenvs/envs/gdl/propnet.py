@@ -72,11 +72,14 @@ from hiddenenvs.envs.gdl.parser import (
     Location,
     RuleSheet,
     Var,
+    abbreviated,
+    goal_value,
     intern_structure,
     parse_file,
     parse_text,
 )
 from hiddenenvs.envs.gdl.validate import NormalRule, strongly_connected_components, validate
+from hiddenenvs.files import read_regular_file
 
 GOAL_KEY = constant_key("goal")
 SEES_KEY = constant_key("sees")
@@ -194,9 +197,7 @@ class Propnet:
         sheet_path = Path(path)
         options = {"max_instances": max_instances, "max_seconds": max_seconds}
         try:
-            if sheet_path.stat().st_size > max_sheet_bytes:
-                raise OSError
-            data = sheet_path.read_bytes()
+            data = read_regular_file(sheet_path, max_sheet_bytes)
         except OSError:  # from_file refuses it with the reason, naming the file
             return cls.from_file(sheet_path, max_sheet_bytes=max_sheet_bytes, **options)
         key = (str(sheet_path), hashlib.sha256(data).hexdigest(), max_instances, max_sheet_bytes)
@@ -351,16 +352,18 @@ class Propnet:
             if relation == GOAL_KEY:
                 role, value = arguments_of(key)
                 text = self.printer(value)
-                if not text.isdigit() or int(text) > 100:
+                goal = goal_value(text)
+                if goal is None:
                     source = source_by_head.get(key)
                     raise GdlRuleError(
                         source.source.loc if source else origin,
-                        f"goal value {text} of {self.printer(key)} is not an "
+                        f"goal value {abbreviated(text)} of {abbreviated(self.printer(key))} "
+                        f"is not an "
                         f"integer between 0 and 100"
                         + (f" (from {source.where()})" if source else ""),
                     )
                 if role in role_index:
-                    goals[role_index[role]].append((key, int(text)))
+                    goals[role_index[role]].append((key, goal))
             elif relation == SEES_KEY:
                 role, percept = arguments_of(key)
                 if role in role_index:

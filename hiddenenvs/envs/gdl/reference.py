@@ -59,6 +59,7 @@ from hiddenenvs.envs.gdl.parser import (
     AnyTerm,
     Compound,
     Distinct,
+    GdlGroundingLimitError,
     GdlPlayError,
     GdlRuleError,
     GdlSafetyError,
@@ -286,10 +287,16 @@ class ReferenceReasoner:
     """Plays a rule sheet by evaluating its rules bottom-up, without grounding.
 
     ``cache_size`` states (and as many state/move pairs) keep their evaluated relations.
+    ``max_derivations`` (None: no limit) bounds the rule firings of one evaluation (the
+    sheet's static relations, a state's, or a state and joint move's): past it a
+    ``GdlGroundingLimitError`` is raised, for callers that play sheets from strangers (the
+    GGP player's fallback).
     """
 
-    def __init__(self, sheet: RuleSheet, cache_size: int = 256):
+    def __init__(self, sheet: RuleSheet, cache_size: int = 256, max_derivations: int | None = None):
         self.sheet = sheet
+        self.max_derivations = max_derivations
+        self._derivations_left = max_derivations
         self.spelling: dict[str, str] = {}
         self.rules: list[_Rule] = []
         facts: list = []
@@ -494,6 +501,7 @@ class ReferenceReasoner:
 
     def _evaluate(self, facts: _Facts, layer: str) -> _Facts:
         """Least fixpoint of every stratum of ``layer``, in order, into ``facts``."""
+        self._derivations_left = self.max_derivations
         for stratum_layer, rules, component in self._strata:
             if stratum_layer != layer:
                 continue
@@ -559,6 +567,10 @@ class ReferenceReasoner:
 
         def solve(step: int) -> None:
             if step == last:
+                if self._derivations_left is not None:
+                    self._derivations_left -= 1
+                    if self._derivations_left < 0:
+                        raise self._too_many_derivations(rule)
                 results.append(tuple(substitute(arg, bindings) for arg in rule.head_args))
                 return
             literal = plan[step]
@@ -591,6 +603,13 @@ class ReferenceReasoner:
                     solve(step + 1)
 
         solve(0)
+
+    def _too_many_derivations(self, rule: _Rule) -> GdlGroundingLimitError:
+        return GdlGroundingLimitError(
+            rule.location,
+            f"the reference reasoner fired more than {self.max_derivations:,} rule "
+            f"instances in one evaluation ({rule.describe()})",
+        )
 
     # ------------------------------------------------------------------ game
 

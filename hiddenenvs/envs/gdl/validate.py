@@ -51,6 +51,8 @@ from hiddenenvs.envs.gdl.parser import (
     Rule,
     RuleSheet,
     Term,
+    abbreviated,
+    goal_value,
     has_variables,
     variables_of,
 )
@@ -306,10 +308,11 @@ def _check_keywords(sheet: RuleSheet, rules: list[NormalRule]) -> None:
 def _check_goal_value(value: Term, where: str, loc: Location | None) -> None:
     if has_variables(value):
         return  # checked on the ground goal propositions
-    if not isinstance(value, Const) or not value.name.isdigit() or int(value.name) > 100:
+    if not isinstance(value, Const) or goal_value(value.name) is None:
         raise GdlRuleError(
             _location_of(value, loc),
-            f"goal value {value} in {where} is not an integer between 0 and 100",
+            f"goal value {abbreviated(str(value))} in {abbreviated(where, 120)} is not an "
+            f"integer between 0 and 100",
         )
 
 
