@@ -1,0 +1,143 @@
+"""Replays of stored matches: re-simulate from the env seed and the stored actions.
+
+A match row holds ``env_seed`` and the action given at each step of ``env.agent_iter()``
+(:mod:`.store`); the env deals the same chance outcomes from the same seed, so stepping it
+with those actions reaches the very end the match reached, without the agents. The final
+state's :meth:`~hiddenenvs.game.State.history` (chance outcomes, actions and joint actions,
+one entry per decision) is then walked on the game model from the root, and each entry
+becomes a :class:`Frame`: who decided what (in the game's own words,
+``State.action_to_string``), the true state (``str(state)``, the env's text rendering),
+what each seat saw at that moment (its information-state key, each step in words by
+``Game.describe_step``, as ``python -m agents.play`` shows a human) and the returns so far.
+
+:func:`replay` checks itself: the returns the re-simulation ends with must equal the
+stored ones (:attr:`Replay.reproduces`), so a replay that drifted (a changed env, an agent
+file replaced) says so instead of showing a different game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+import hiddenenvs
+from hiddenenvs.core import CHANCE
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The game after one more decision (the first frame is the start)."""
+
+    move: str  # who decided what, in the game's words ("" for the start)
+    chance: bool  # the decision was a chance outcome
+    state: str  # the true state, as the env renders it in text
+    views: list[list[str]]  # per seat: its information-state key so far, step by step
+    returns: list[float]  # per seat, so far
+
+
+@dataclass(frozen=True)
+class Replay:
+    seats: list[str]  # the env's agent names, seat 0 first
+    frames: list[Frame]
+    final_returns: list[float]  # what the re-simulation ended with
+    reproduces: bool  # the re-simulation ended with the stored returns
+    note: str  # why the frames are coarser than one per decision, or ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seats": self.seats,
+            "frames": [asdict(frame) for frame in self.frames],
+            "final_returns": self.final_returns,
+            "reproduces": self.reproduces,
+            "note": self.note,
+        }
+
+
+def _move_text(state, entry, seats: Sequence[str]) -> tuple[str, bool]:
+    player = state.current_player()
+    if isinstance(entry, (tuple, list)):  # a joint action at a simultaneous node
+        parts = [
+            f"{seats[p]}: {state.action_to_string(p, int(a))}"
+            for p, a in enumerate(entry)
+            if int(a) >= 0
+        ]
+        return "; ".join(parts) or "(nobody moves)", False
+    if player == CHANCE:
+        return f"chance: {state.action_to_string(CHANCE, int(entry))}", True
+    if 0 <= player < len(seats):
+        return f"{seats[player]}: {state.action_to_string(player, int(entry))}", False
+    return f"{entry!r}", False
+
+
+def _views(state, num_players: int) -> list[list[str]]:
+    game = state.game
+    return [
+        [
+            game.describe_step(p, public, private)
+            for public, private in state.information_state_key(p)
+        ]
+        for p in range(num_players)
+    ]
+
+
+def _frame(state, move: str, chance: bool, num_players: int) -> Frame:
+    return Frame(
+        move,
+        chance,
+        str(state),
+        _views(state, num_players),
+        [float(r) for r in np.asarray(state.returns(), dtype=float)],
+    )
+
+
+def replay(
+    env_name: str,
+    params: dict[str, Any],
+    env_seed: int,
+    actions: Sequence[int | None],
+    stored_returns: Sequence[float],
+) -> Replay:
+    """Re-simulate one stored match and describe it decision by decision."""
+    env = hiddenenvs.make(env_name, **params)
+    env.reset(seed=env_seed)
+    seats = list(env.possible_agents)
+    totals = dict.fromkeys(seats, 0.0)
+    steps = iter(actions)
+    for _ in env.agent_iter():
+        try:
+            action = next(steps)
+        except StopIteration:
+            raise ValueError(
+                f"{env_name}: the stored actions ({len(actions)}) end before the match does"
+            ) from None
+        env.step(action)
+        for rewarded, reward in env.rewards.items():
+            totals[rewarded] += reward
+    if next(steps, "end") != "end":
+        raise ValueError(f"{env_name}: the match ended before its {len(actions)} stored actions")
+    final_returns = [float(totals[name]) for name in seats]
+    reproduces = bool(np.allclose(final_returns, list(stored_returns)))
+    end = env.unwrapped.game_state
+    num_players = len(seats)
+    try:
+        history = end.history()
+    except NotImplementedError:
+        # No decision list to walk: show the start and the end only.
+        note = f"{env_name} does not record its history: only the final state is shown"
+        return Replay(
+            seats,
+            [_frame(end, "(final state)", False, num_players)],
+            final_returns,
+            reproduces,
+            note,
+        )
+    state = end.game.new_initial_state()
+    frames = [_frame(state, "", False, num_players)]
+    for entry in history:
+        move, chance = _move_text(state, entry, seats)
+        state._replay(entry)
+        frames.append(_frame(state, move, chance, num_players))
+    return Replay(seats, frames, final_returns, reproduces, "")
