@@ -1,0 +1,324 @@
+"""The leaderboard as a static site: open ``index.html`` from the file system, no server.
+
+=========================  ====================================================================
+Page                       Content
+=========================  ====================================================================
+``index.html``             every env variant in the store, with its number of matches
+``<stem>/index.html``      standings (Elo with 95% interval, mean return, points,
+                           exploitability where exact; click a column to sort) and the
+                           head-to-head heat map (hover a cell: mean return with its 95%
+                           interval, win/draw/loss and the number of games)
+``<stem>/agent-<n>.html``  one agent: its spec, file hash, rating, results against each
+                           opponent and its matches
+``<stem>/match-<id>.html`` one match: seats, seed, returns and, when the store kept its
+                           actions, the replay (:mod:`.replay`): step forward and back
+                           through the decisions, the true state beside what each seat saw
+=========================  ====================================================================
+
+Everything is computed here, in Python, when the site is written: the replays are
+re-simulated and embedded in their pages as JSON, and a few lines of plain JavaScript
+(``site_static/site.js``, inlined into each page) step through them, sort the standings and
+show the heat map's tooltips. The pages load nothing from the network.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from agents.leaderboard.replay import replay
+from agents.leaderboard.report import Leaderboard, build_leaderboard
+from agents.leaderboard.specs import HASH_MARK
+from agents.leaderboard.store import ResultStore, StoredMatch
+
+STATIC = Path(__file__).resolve().parent / "site_static"
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def _interval(value: float, low: float, high: float, digits: int = 3) -> str:
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"{value:.{digits}f} (one seed: no interval)"
+    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def _page(title: str, body: str, up: str = "") -> str:
+    style = (STATIC / "site.css").read_text(encoding="utf-8")
+    script = (STATIC / "site.js").read_text(encoding="utf-8")
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{_e(title)}</title><style>{style}</style></head><body>"
+        f"<nav><a href='{up}index.html'>all boards</a></nav><h1>{_e(title)}</h1>{body}"
+        f"<script>{script}</script></body></html>\n"
+    )
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, object]]], id_: str) -> str:
+    """A sortable table: each cell is ``(html, sort key)``; the key goes in data-sort."""
+    head = "".join(f"<th data-column='{i}'>{_e(h)}</th>" for i, h in enumerate(header))
+    body = "".join(
+        "<tr>" + "".join(f"<td data-sort='{_e(key)}'>{cell}</td>" for cell, key in row) + "</tr>"
+        for row in rows
+    )
+    return f"<table class='sortable' id='{id_}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+class _Names:
+    """Page file names of agents (``agent-<rank>.html``) on one board."""
+
+    def __init__(self, board: Leaderboard):
+        self.rank = {name: i + 1 for i, name in enumerate(board.agents)}
+
+    def link(self, agent: str) -> str:
+        return f"<a href='agent-{self.rank[agent]}.html'>{_e(agent)}</a>"
+
+
+def _standings(board: Leaderboard, names: _Names) -> str:
+    header = ["rank", "agent", "Elo [95% CI]", "mean return", "games", "points", "exploitability"]
+    rows = []
+    for rank, s in enumerate(board.standings, 1):
+        anchored = s.agent == board.ratings.anchor
+        elo = f"{round(s.elo)}" + (
+            " (anchor)" if anchored else f" [{round(s.elo_low)}, {round(s.elo_high)}]"
+        )
+        exploitability = s.exploitability
+        rows.append(
+            [
+                (str(rank), rank),
+                (names.link(s.agent), s.agent),
+                (_e(elo), s.elo),
+                (_number(s.mean_return), s.mean_return),
+                (str(s.games), s.games),
+                (_number(s.points), s.points),
+                (_number(exploitability, 4), "" if exploitability is None else exploitability),
+            ]
+        )
+    ranked = "Elo" if board.rank_by == "elo" else "mean return against the field"
+    return (
+        f"<p>Ranked by {ranked}; Elo anchored at <code>{_e(board.ratings.anchor)}</code> = "
+        f"{board.ratings.anchor_elo:.0f}; intervals are 95%. Click a column header to sort. "
+        "Exploitability is exact (a best response over the whole game) and shown only "
+        "where the game is small enough.</p>" + _table(header, rows, "standings")
+    )
+
+
+def _colour(value: float, limit: float) -> str:
+    """A cell's style: red (losing) to white to blue (winning), for a mean return in
+    [-limit, limit]."""
+    share = max(-1.0, min(1.0, value / limit)) if limit > 0 else 0.0
+    fade = int(255 * (1 - abs(share)))
+    text = "#fff" if abs(share) > 0.6 else "#000"  # dark cells get white figures
+    background = f"rgb({fade},{fade},255)" if share > 0 else f"rgb(255,{fade},{fade})"
+    return f"background:{background};color:{text}"
+
+
+def _heat_map(board: Leaderboard, names: _Names) -> str:
+    agents = board.agents
+    limit = max((abs(s.mean_return) for s in board.pairings.values()), default=0.0)
+    head = "".join(f"<th title='{_e(a)}'>#{names.rank[a]}</th>" for a in agents)
+    rows = []
+    for agent in agents:
+        cells = []
+        for opponent in agents:
+            summary = board.pairings.get((agent, opponent))
+            if summary is None:
+                cells.append("<td class='empty'></td>")
+                continue
+            tip = (
+                f"{agent} against {opponent}: mean return "
+                f"{_interval(summary.mean_return, summary.mean_return_low, summary.mean_return_high)}"
+                f" (95% CI); win {summary.win_rate[0]:.2f}, draw {summary.draw_rate[0]:.2f}, "
+                f"loss {summary.loss_rate[0]:.2f}; {summary.games} games"
+            )
+            cells.append(
+                f"<td class='cell' style='{_colour(summary.mean_return, limit)}' "
+                f"title='{_e(tip)}' data-tip='{_e(tip)}'>{summary.mean_return:+.2f}</td>"
+            )
+        rows.append(f"<tr><th>#{names.rank[agent]} {names.link(agent)}</th>{''.join(cells)}</tr>")
+    return (
+        "<h2>Head to head</h2><p>Mean return of the row agent against the column agent, per "
+        "game; hover a cell for its 95% interval and the number of games.</p>"
+        f"<table id='heatmap'><thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}"
+        "</tbody></table><div id='tooltip' hidden></div>"
+    )
+
+
+def _match_row(match: StoredMatch) -> list[tuple[str, object]]:
+    result = match.result
+    return [
+        (f"<a href='match-{match.id}.html'>{match.id}</a>", match.id),
+        (_e(" / ".join(result.key.seats)), " / ".join(result.key.seats)),
+        (_e(", ".join(f"{r:+g}" for r in result.returns)), result.returns[0]),
+        (
+            "yes" if result.actions is not None else "no (stored before replays)",
+            result.actions is not None,
+        ),
+    ]
+
+
+def _agent_page(board: Leaderboard, names: _Names, agent: str, matches: list[StoredMatch]) -> str:
+    standing = next(s for s in board.standings if s.agent == agent)
+    spec, _, file_hash = agent.partition(HASH_MARK)
+    facts = [
+        ("spec", _e(spec)),
+        (
+            "file hash (sha256, first 16 hex digits)",
+            _e(file_hash) if file_hash else "- (names no file)",
+        ),
+        ("rank", f"{names.rank[agent]} of {len(board.agents)}"),
+        (
+            "Elo [95% CI]",
+            _e(f"{standing.elo:.0f} [{standing.elo_low:.0f}, {standing.elo_high:.0f}]"),
+        ),
+        ("mean return per game", _number(standing.mean_return)),
+        ("games", str(standing.games)),
+        ("exploitability", _number(standing.exploitability, 4)),
+    ]
+    facts_html = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
+    rows = []
+    for opponent in board.agents:
+        s = board.pairings.get((agent, opponent))
+        if s is None:
+            continue
+        rows.append(
+            [
+                (names.link(opponent), names.rank[opponent]),
+                (str(s.games), s.games),
+                (
+                    _e(_interval(s.mean_return, s.mean_return_low, s.mean_return_high)),
+                    s.mean_return,
+                ),
+                (_e(_interval(*s.win_rate, digits=2)), s.win_rate[0]),
+                (f"{s.draw_rate[0]:.2f}", s.draw_rate[0]),
+                (_e(_interval(*s.loss_rate, digits=2)), s.loss_rate[0]),
+            ]
+        )
+    mine = [m for m in matches if agent in m.result.key.seats]
+    return (
+        f"<p><a href='index.html'>standings</a></p><table class='facts'>{facts_html}</table>"
+        "<h2>Against each opponent</h2>"
+        + _table(
+            ["opponent", "games", "mean return [95% CI]", "win [95% CI]", "draw", "loss [95% CI]"],
+            rows,
+            "opponents",
+        )
+        + f"<h2>Matches ({len(mine)})</h2>"
+        + _table(["match", "seats", "returns", "replay"], [_match_row(m) for m in mine], "matches")
+    )
+
+
+def _match_page(board: Leaderboard, names: _Names, match: StoredMatch) -> str:
+    result = match.result
+    seat_links = ", ".join(f"seat {i}: {names.link(a)}" for i, a in enumerate(result.key.seats))
+    facts = (
+        f"<p><a href='index.html'>standings</a></p><table class='facts'>"
+        f"<tr><th>seats</th><td>{seat_links}</td></tr>"
+        f"<tr><th>returns</th><td id='stored-returns'>{_e(', '.join(f'{r:+g}' for r in result.returns))}</td></tr>"
+        f"<tr><th>env seed</th><td>{result.env_seed}</td></tr>"
+        f"<tr><th>series seed, game</th><td>{result.key.series_seed}, {result.key.game_index}</td></tr>"
+        f"<tr><th>finished</th><td>{_e(match.finished_at)} ({result.seconds:.3f} s)</td></tr></table>"
+    )
+    if result.actions is None:
+        return facts + (
+            "<p class='warning'>This match was stored before the store kept actions: its "
+            "numbers count, but it has no replay.</p>"
+        )
+    played = replay(board.env, board.params, result.env_seed, result.actions, result.returns)
+    data = played.to_json()
+    data["seat_agents"] = list(result.key.seats)
+    warning = (
+        ""
+        if played.reproduces
+        else "<p class='warning'>The re-simulation ended with returns "
+        f"{_e(played.final_returns)}, not the stored ones: the env has changed since the match "
+        "was played, so this replay is not that match.</p>"
+    )
+    note = f"<p class='note'>{_e(played.note)}</p>" if played.note else ""
+    # "</" cannot end the script element early inside JSON once its "/" is escaped.
+    embedded = json.dumps(data).replace("</", "<\\/")
+    return (
+        facts + warning + note + "<h2>Replay</h2><div id='replay-controls'>"
+        "<button id='first'>|&lt;</button><button id='back'>&lt; back</button>"
+        "<span id='position'></span>"
+        "<button id='forward'>forward &gt;</button><button id='last'>&gt;|</button>"
+        " <small>(arrow keys step too; <code>#end</code> or <code>#step=N</code> after "
+        "the address opens a step)</small></div>"
+        "<div id='replay'><div class='column'><h3>Moves</h3><ol id='moves'></ol></div>"
+        "<div class='column'><h3>True state</h3><pre id='true-state'></pre>"
+        "<h3>Returns so far</h3><pre id='returns'></pre></div>"
+        "<div class='column' id='views'></div></div>"
+        f"<script type='application/json' id='replay-data'>{embedded}</script>"
+    )
+
+
+def write_board(store: ResultStore, board: Leaderboard, out_dir: Path, params_json: str) -> int:
+    """One env variant's pages under ``out_dir``; the number of match pages."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    names = _Names(board)
+    matches = store.stored_matches(board.env, params_json)
+    title = f"Leaderboard: {board.title}"
+    body = _standings(board, names) + _heat_map(board, names)
+    body += f"<h2>Matches ({len(matches)})</h2>" + _table(
+        ["match", "seats", "returns", "replay"], [_match_row(m) for m in matches], "matches"
+    )
+    (out_dir / "index.html").write_text(_page(title, body, "../"), encoding="utf-8")
+    for agent in board.agents:
+        (out_dir / f"agent-{names.rank[agent]}.html").write_text(
+            _page(f"{agent} on {board.title}", _agent_page(board, names, agent, matches), "../"),
+            encoding="utf-8",
+        )
+    for match in matches:
+        (out_dir / f"match-{match.id}.html").write_text(
+            _page(f"Match {match.id} of {board.title}", _match_page(board, names, match), "../"),
+            encoding="utf-8",
+        )
+    return len(matches)
+
+
+def export_site(
+    db_path: str | Path, out_dir: str | Path, anchor: str | None = None, rank_by: str | None = None
+) -> Path:
+    """Write the whole site for every env variant in the store; the path of its index."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if not Path(db_path).is_file():
+        raise ValueError(f"no results database at {db_path}")
+    entries = []
+    with ResultStore(db_path) as store:
+        variants = store.env_variants()
+        if not variants:
+            raise ValueError(f"the results database {db_path} holds no matches")
+        for env, params_json, count in variants:
+            chosen = rank_by or store.rank_by(env, params_json) or "elo"
+            board = build_leaderboard(
+                store,
+                env,
+                params_json,
+                anchor if anchor in _agents_of(store, env, params_json) else None,
+                chosen,
+            )
+            write_board(store, board, out / board.file_stem, params_json)
+            entries.append((board, count))
+    items = "".join(
+        f"<li><a href='{_e(board.file_stem)}/index.html'>{_e(board.title)}</a>: {count} matches, "
+        f"{len(board.agents)} agents; best: {_e(board.standings[0].agent)}</li>"
+        for board, count in entries
+    )
+    index = out / "index.html"
+    index.write_text(_page("Leaderboards", f"<ul id='boards'>{items}</ul>"), encoding="utf-8")
+    return index
+
+
+def _agents_of(store: ResultStore, env: str, params_json: str) -> set[str]:
+    return {seat for result in store.results(env, params_json) for seat in result.key.seats}
