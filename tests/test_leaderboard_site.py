@@ -59,9 +59,18 @@ def test_every_match_is_stored_with_actions_and_its_replay_reproduces_it(kuhn_st
 
 
 @pytest.mark.parametrize(
-    "env_name, params", [("leduc_holdem", {}), ("goofspiel", {"num_cards": 4})]
+    "env_name, params",
+    [
+        ("leduc_holdem", {}),  # chance in the middle of the game
+        ("goofspiel", {"num_cards": 4}),  # simultaneous moves
+        ("liars_dice", {}),
+        ("othello", {"board_size": 4}),
+        ("meier", {}),  # GDL-II: a random role, private percepts
+        ("blind_tictactoe", {}),
+        ("combat", {"map": "small", "team_size": 2}),  # chance sampled from seeds
+    ],
 )
-def test_replays_of_chance_and_simultaneous_games_reproduce_the_match(tmp_path, env_name, params):
+def test_replays_of_every_kind_of_game_reproduce_the_match(tmp_path, env_name, params):
     variant = EnvVariant.resolve(env_name, params)
     # Two uniform random agents under two names (a schedule needs distinct specs).
     player = MatchPlayer(variant, lambda spec, env, seat, p: resolve_agent("random", env, seat, p))
