@@ -53,7 +53,10 @@ def test_every_match_is_stored_with_actions_and_its_replay_reproduces_it(kuhn_st
         assert [f.chance for f in played.frames[1:]] == [True, True] + [False] * len(decisions)
         # Each seat saw its own card and not the other's: the true state names both.
         cards = re.search(r"cards: (\w) (\w)", played.frames[-1].state).groups()
-        for seat, view in enumerate(played.frames[-1].views):
+        assert played.frames[0].seen == [0, 0] and played.frames[-1].seen == [
+            len(v) for v in played.views
+        ]
+        for seat, view in enumerate(played.views):
             private = [step for step in view if "yours" in step]
             assert private == [f"'deal' | yours: '{cards[seat]}'"]
 
@@ -244,3 +247,19 @@ def test_the_site_in_a_browser(browser, kuhn_site, kuhn_store):
     assert returns.splitlines() == [*expected, "final returns"]
     browser.find_element(By.ID, "back").click()
     assert position.text == f"step {steps - 1} of {steps}"
+
+
+def test_a_match_whose_actions_no_longer_fit_the_env_gets_a_page_saying_so(tmp_path):
+    from agents.leaderboard.store import MatchKey, MatchResult
+
+    db = tmp_path / "changed.sqlite"
+    params = EnvVariant.resolve("kuhn_poker", {}).params_json
+    with ResultStore(db) as store:
+        for index, actions in enumerate([(0,), (0, 0, None, None)]):
+            key = MatchKey("kuhn_poker", params, ("random", "x"), 0, index)
+            store.add(MatchResult(key, 3, (1.0, -1.0), 0.0, actions))
+    index = export_site(db, tmp_path / "site")
+    broken = (index.parent / "kuhn_poker" / "match-1.html").read_text()
+    assert "No replay: kuhn_poker: the stored actions (1) end before the match does" in broken
+    fits = (index.parent / "kuhn_poker" / "match-2.html").read_text()
+    assert "id='replay-data'" in fits

@@ -9,6 +9,8 @@ becomes a :class:`Frame`: who decided what (in the game's own words,
 ``State.action_to_string``), the true state (``str(state)``, the env's text rendering),
 what each seat saw at that moment (its information-state key, each step in words by
 ``Game.describe_step``, as ``python -m agents.play`` shows a human) and the returns so far.
+A key that is not the one before it plus new steps, or a walk that does not end where the
+env did, is a :class:`ValueError` (the site shows it in place of the replay).
 
 :func:`replay` checks itself: the returns the re-simulation ends with must equal the
 stored ones (:attr:`Replay.reproduces`), so a replay that drifted (a changed env, an agent
@@ -34,13 +36,17 @@ class Frame:
     move: str  # who decided what, in the game's words ("" for the start)
     chance: bool  # the decision was a chance outcome
     state: str  # the true state, as the env renders it in text
-    views: list[list[str]]  # per seat: its information-state key so far, step by step
+    seen: list[int]  # per seat: how many steps of its view (Replay.views) it had seen
     returns: list[float]  # per seat, so far
 
 
 @dataclass(frozen=True)
 class Replay:
     seats: list[str]  # the env's agent names, seat 0 first
+    # Per seat, its information-state key at the end, step by step in words. Keys have
+    # perfect recall (each extends the one before), so a frame needs only how many of
+    # these steps its seat had seen: the page grows with the game, not its square.
+    views: list[list[str]]
     frames: list[Frame]
     final_returns: list[float]  # what the re-simulation ended with
     reproduces: bool  # the re-simulation ended with the stored returns
@@ -49,6 +55,7 @@ class Replay:
     def to_json(self) -> dict[str, Any]:
         return {
             "seats": self.seats,
+            "views": self.views,
             "frames": [asdict(frame) for frame in self.frames],
             "final_returns": self.final_returns,
             "reproduces": self.reproduces,
@@ -83,14 +90,18 @@ def _views(state, num_players: int) -> list[list[str]]:
     ]
 
 
-def _frame(state, move: str, chance: bool, num_players: int) -> Frame:
+def _frame(state, move: str, chance: bool, views: list[list[str]]) -> Frame:
     return Frame(
         move,
         chance,
         str(state),
-        _views(state, num_players),
+        [len(view) for view in views],
         [float(r) for r in np.asarray(state.returns(), dtype=float)],
     )
+
+
+def _extends(earlier: list[list[str]], later: list[list[str]]) -> bool:
+    return all(new[: len(old)] == old for old, new in zip(earlier, later))
 
 
 def replay(
@@ -122,22 +133,30 @@ def replay(
     reproduces = bool(np.allclose(final_returns, list(stored_returns)))
     end = env.unwrapped.game_state
     num_players = len(seats)
+    final_views = _views(end, num_players)
     try:
         history = end.history()
     except NotImplementedError:
-        # No decision list to walk: show the start and the end only.
+        # No decision list to walk: show the end only.
         note = f"{env_name} does not record its history: only the final state is shown"
-        return Replay(
-            seats,
-            [_frame(end, "(final state)", False, num_players)],
-            final_returns,
-            reproduces,
-            note,
-        )
+        frame = _frame(end, "(final state)", False, final_views)
+        return Replay(seats, final_views, [frame], final_returns, reproduces, note)
+    # Walk the decisions from the root (State._replay applies one history entry, as
+    # Game.state_from_history does).
     state = end.game.new_initial_state()
-    frames = [_frame(state, "", False, num_players)]
+    views = _views(state, num_players)
+    frames = [_frame(state, "", False, views)]
     for entry in history:
         move, chance = _move_text(state, entry, seats)
         state._replay(entry)
-        frames.append(_frame(state, move, chance, num_players))
-    return Replay(seats, frames, final_returns, reproduces, "")
+        next_views = _views(state, num_players)
+        if not _extends(views, next_views):
+            raise ValueError(
+                f"{env_name}: a seat's information-state key lost steps after {move!r} "
+                "(keys should have perfect recall); no replay"
+            )
+        views = next_views
+        frames.append(_frame(state, move, chance, views))
+    if views != final_views:
+        raise ValueError(f"{env_name}: walking the history did not reach the final state's views")
+    return Replay(seats, final_views, frames, final_returns, reproduces, "")

@@ -234,7 +234,10 @@ def _match_page(board: Leaderboard, names: _Names, match: StoredMatch) -> str:
             "<p class='warning'>This match was stored before the store kept actions: its "
             "numbers count, but it has no replay.</p>"
         )
-    played = replay(board.env, board.params, result.env_seed, result.actions, result.returns)
+    try:
+        played = replay(board.env, board.params, result.env_seed, result.actions, result.returns)
+    except ValueError as error:  # the env changed since: the stored actions do not fit it
+        return facts + f"<p class='warning'>No replay: {_e(error)}</p>"
     data = played.to_json()
     data["seat_agents"] = list(result.key.seats)
     warning = (

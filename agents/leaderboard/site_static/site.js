@@ -85,7 +85,8 @@ if (replayData) {
     document.getElementById("true-state").textContent = frame.state;
     document.getElementById("returns").textContent = returnsText(frame.returns) +
       (current === frames.length - 1 ? "\nfinal returns" : "");
-    frame.views.forEach(function (steps, seat) {
+    frame.seen.forEach(function (count, seat) {
+      var steps = replay.views[seat].slice(0, count);
       document.getElementById("view-" + seat).textContent =
         steps.length ? steps.map(function (s, i) { return (i + 1) + ". " + s; }).join("\n")
                      : "(nothing yet)";
