@@ -263,3 +263,37 @@ def test_a_match_whose_actions_no_longer_fit_the_env_gets_a_page_saying_so(tmp_p
     assert "No replay: kuhn_poker: the stored actions (1) end before the match does" in broken
     fits = (index.parent / "kuhn_poker" / "match-2.html").read_text()
     assert "id='replay-data'" in fits
+
+
+def test_the_server_renders_pages_live_from_the_store(tmp_path, kuhn_store, kuhn_site):
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from agents.leaderboard.site import LeaderboardServer
+    from agents.leaderboard.store import MatchKey, MatchResult
+
+    db = tmp_path / "live.sqlite"
+    shutil.copy(kuhn_store, db)
+    server = LeaderboardServer(db, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+
+        def get(path):
+            with urllib.request.urlopen(server.url + path, timeout=30) as response:
+                return response.read().decode()
+
+        board = get("kuhn_poker/index.html")
+        assert "Matches (12)" in board and "http-equiv='refresh'" in board
+        exported = (kuhn_site / "kuhn_poker" / "match-1.html").read_text()
+        assert get("kuhn_poker/match-1.html") == exported  # the same page as the export
+        with ResultStore(db) as store:  # an evaluation adds a match meanwhile
+            key = MatchKey("kuhn_poker", "{}", ("random", "cfr:5"), 1, 0)
+            store.add(MatchResult(key, 3, (1.0, -1.0), 0.0, (0, 0, None, None)))
+        assert "Matches (13)" in get("kuhn_poker/index.html")
+        with pytest.raises(urllib.error.HTTPError, match="404"):
+            get("kuhn_poker/match-999.html")
+    finally:
+        server.shutdown()
+        server.server_close()

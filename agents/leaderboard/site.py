@@ -15,6 +15,10 @@ Page                       Content
                            through the decisions, the true state beside what each seat saw
 =========================  ====================================================================
 
+:func:`export_site` writes every page; :class:`LeaderboardServer`
+(``hiddenenvs leaderboard serve STORE``) renders each page from the store when it is
+asked for, so it is live while an evaluation runs (its index pages reload themselves).
+
 Everything is computed here, in Python, when the site is written: the replays are
 re-simulated and embedded in their pages as JSON, and a few lines of plain JavaScript
 (``site_static/site.js``, inlined into each page) step through them, sort the standings and
@@ -26,7 +30,9 @@ from __future__ import annotations
 import html
 import json
 import math
+import urllib.parse
 from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 from agents.leaderboard.replay import replay
@@ -265,28 +271,103 @@ def _match_page(board: Leaderboard, names: _Names, match: StoredMatch) -> str:
     )
 
 
-def write_board(store: ResultStore, board: Leaderboard, out_dir: Path, params_json: str) -> int:
-    """One env variant's pages under ``out_dir``; the number of match pages."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    names = _Names(board)
-    matches = store.stored_matches(board.env, params_json)
-    title = f"Leaderboard: {board.title}"
-    body = _standings(board, names) + _heat_map(board, names)
-    body += f"<h2>Matches ({len(matches)})</h2>" + _table(
-        ["match", "seats", "returns", "replay"], [_match_row(m) for m in matches], "matches"
-    )
-    (out_dir / "index.html").write_text(_page(title, body, "../"), encoding="utf-8")
-    for agent in board.agents:
-        (out_dir / f"agent-{names.rank[agent]}.html").write_text(
-            _page(f"{agent} on {board.title}", _agent_page(board, names, agent, matches), "../"),
-            encoding="utf-8",
+class Site:
+    """The site's pages, rendered from the store on demand: :func:`export_site` writes
+    them all, :func:`serve` renders each as it is asked for (so it is live).
+
+    The boards (standings, fitted Elo) are computed once per ``Site``: a server makes a
+    new one per request."""
+
+    def __init__(self, store: ResultStore, anchor: str | None = None, rank_by: str | None = None):
+        self.store = store
+        self.anchor = anchor
+        self.rank_by = rank_by
+        self.refresh_seconds: int | None = None  # set: index pages reload themselves
+        self._boards: list[tuple[Leaderboard, str, int]] | None = None
+
+    def boards(self) -> list[tuple[Leaderboard, str, int]]:
+        """``(board, params_json, number of matches)`` per env variant in the store."""
+        if self._boards is not None:
+            return self._boards
+        boards = []
+        for env, params_json, count in self.store.env_variants():
+            chosen = self.rank_by or self.store.rank_by(env, params_json) or "elo"
+            agents = _agents_of(self.store, env, params_json)
+            anchor = self.anchor if self.anchor in agents else None
+            board = build_leaderboard(self.store, env, params_json, anchor, chosen)
+            boards.append((board, params_json, count))
+        self._boards = boards
+        return boards
+
+    def paths(self) -> list[str]:
+        """Every page's path, relative to the site's root."""
+        paths = ["index.html"]
+        for board, params_json, _ in self.boards():
+            stem = board.file_stem
+            paths.append(f"{stem}/index.html")
+            paths += [f"{stem}/agent-{rank}.html" for rank in range(1, len(board.agents) + 1)]
+            paths += [
+                f"{stem}/match-{match.id}.html"
+                for match in self.store.stored_matches(board.env, params_json)
+            ]
+        return paths
+
+    def render(self, path: str) -> str | None:
+        """The page at ``path`` (relative to the root), or None if there is none."""
+        if path in ("", "index.html"):
+            return self._index()
+        stem, _, name = path.partition("/")
+        found = [(b, p) for b, p, _ in self.boards() if b.file_stem == stem]
+        if not found:
+            return None
+        board, params_json = found[0]
+        names = _Names(board)
+        if name in ("", "index.html"):
+            matches = self.store.stored_matches(board.env, params_json)
+            body = _standings(board, names) + _heat_map(board, names)
+            body += f"<h2>Matches ({len(matches)})</h2>" + _table(
+                ["match", "seats", "returns", "replay"], [_match_row(m) for m in matches], "matches"
+            )
+            return self._page(f"Leaderboard: {board.title}", body, "../", self.refresh_seconds)
+        number = name.removesuffix(".html").partition("-")[2]
+        if not (name.endswith(".html") and number.isdigit()):
+            return None
+        if name.startswith("agent-") and 1 <= int(number) <= len(board.agents):
+            agent = board.agents[int(number) - 1]
+            matches = self.store.stored_matches(board.env, params_json)
+            body = _agent_page(board, names, agent, matches)
+            return self._page(f"{agent} on {board.title}", body, "../")
+        if name.startswith("match-"):
+            match = self.store.stored_matches(board.env, params_json, match_id=int(number))
+            if match:
+                body = _match_page(board, names, match[0])
+                return self._page(f"Match {number} of {board.title}", body, "../")
+        return None
+
+    def _index(self) -> str:
+        items = "".join(
+            f"<li><a href='{_e(board.file_stem)}/index.html'>{_e(board.title)}</a>: {count} "
+            f"matches, {len(board.agents)} agents; best: {_e(board.standings[0].agent)}</li>"
+            for board, _, count in self.boards()
         )
-    for match in matches:
-        (out_dir / f"match-{match.id}.html").write_text(
-            _page(f"Match {match.id} of {board.title}", _match_page(board, names, match), "../"),
-            encoding="utf-8",
-        )
-    return len(matches)
+        return self._page("Leaderboards", f"<ul id='boards'>{items}</ul>", "", self.refresh_seconds)
+
+    @staticmethod
+    def _page(title: str, body: str, up: str, refresh: int | None = None) -> str:
+        page = _page(title, body, up)
+        if refresh is None:
+            return page
+        return page.replace("<head>", f"<head><meta http-equiv='refresh' content='{refresh}'>", 1)
+
+
+def _open_store(db_path: str | Path) -> ResultStore:
+    if not Path(db_path).is_file():
+        raise ValueError(f"no results database at {db_path}")
+    store = ResultStore(db_path)
+    if not store.env_variants():
+        store.close()
+        raise ValueError(f"the results database {db_path} holds no matches")
+    return store
 
 
 def export_site(
@@ -294,34 +375,67 @@ def export_site(
 ) -> Path:
     """Write the whole site for every env variant in the store; the path of its index."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    if not Path(db_path).is_file():
-        raise ValueError(f"no results database at {db_path}")
-    entries = []
-    with ResultStore(db_path) as store:
-        variants = store.env_variants()
-        if not variants:
-            raise ValueError(f"the results database {db_path} holds no matches")
-        for env, params_json, count in variants:
-            chosen = rank_by or store.rank_by(env, params_json) or "elo"
-            board = build_leaderboard(
-                store,
-                env,
-                params_json,
-                anchor if anchor in _agents_of(store, env, params_json) else None,
-                chosen,
-            )
-            write_board(store, board, out / board.file_stem, params_json)
-            entries.append((board, count))
-    items = "".join(
-        f"<li><a href='{_e(board.file_stem)}/index.html'>{_e(board.title)}</a>: {count} matches, "
-        f"{len(board.agents)} agents; best: {_e(board.standings[0].agent)}</li>"
-        for board, count in entries
-    )
-    index = out / "index.html"
-    index.write_text(_page("Leaderboards", f"<ul id='boards'>{items}</ul>"), encoding="utf-8")
-    return index
+    with _open_store(db_path) as store:
+        site = Site(store, anchor, rank_by)
+        for path in site.paths():
+            page = site.render(path)
+            assert page is not None, path  # paths() lists only pages render() has
+            (out / path).parent.mkdir(parents=True, exist_ok=True)
+            (out / path).write_text(page, encoding="utf-8")
+    return out / "index.html"
 
 
 def _agents_of(store: ResultStore, env: str, params_json: str) -> set[str]:
     return {seat for result in store.results(env, params_json) for seat in result.key.seats}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: LeaderboardServer
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path).lstrip("/")
+        # One connection per request: the evaluation writing the store meanwhile commits
+        # each match, and WAL lets this read the latest without waiting for it.
+        with ResultStore(self.server.db_path) as store:
+            site = Site(store, self.server.anchor, self.server.rank_by)
+            site.refresh_seconds = self.server.refresh_seconds
+            page = site.render(path)
+        body = (page or f"<p>no page {html.escape(path)}</p>").encode("utf-8")
+        self.send_response(200 if page is not None else 404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")  # live: never a stale page
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 (http.server's name)
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+
+class LeaderboardServer(HTTPServer):
+    """The site's pages from a local HTTP server, rendered from the store at each request,
+    so standings and matches appear as an evaluation writes them."""
+
+    def __init__(
+        self,
+        db_path: str | Path,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        anchor: str | None = None,
+        rank_by: str | None = None,
+        refresh_seconds: int | None = 10,
+        verbose: bool = False,
+    ):
+        _open_store(db_path).close()  # a missing or empty store: a clear error now
+        self.db_path = Path(db_path)
+        self.anchor = anchor
+        self.rank_by = rank_by
+        self.refresh_seconds = refresh_seconds
+        self.verbose = verbose
+        super().__init__((host, port), _Handler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}/"
