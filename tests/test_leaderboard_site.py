@@ -82,6 +82,12 @@ def test_replays_of_every_kind_of_game_reproduce_the_match(tmp_path, env_name, p
         played = replay(env_name, variant.params, env_seed, result.actions, result.returns)
         assert played.reproduces
         assert played.frames[-1].returns == list(result.returns)
+        # The envs that draw a picture get it in every frame, as a PNG.
+        pictures = [frame.picture for frame in played.frames]
+        if env_name in ("othello", "combat"):
+            assert all(p.startswith("data:image/png;base64,iVBORw0KGgo") for p in pictures)
+        else:
+            assert pictures == [None] * len(pictures)
 
 
 def test_a_replay_of_actions_that_are_not_the_match_says_so():

@@ -6,7 +6,8 @@ with those actions reaches the very end the match reached, without the agents. T
 state's :meth:`~hiddenenvs.game.State.history` (chance outcomes, actions and joint actions,
 one entry per decision) is then walked on the game model from the root, and each entry
 becomes a :class:`Frame`: who decided what (in the game's own words,
-``State.action_to_string``), the true state (``str(state)``, the env's text rendering),
+``State.action_to_string``), the true state (``str(state)``, the env's text rendering, and
+for an env that draws, its picture from ``render_rgb`` as a PNG data URI),
 what each seat saw at that moment (its information-state key, each step in words by
 ``Game.describe_step``, as ``python -m agents.play`` shows a human) and the returns so far.
 A key that is not the one before it plus new steps, or a walk that does not end where the
@@ -19,7 +20,9 @@ file replaced) says so instead of showing a different game.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import base64
+import io
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -38,6 +41,7 @@ class Frame:
     state: str  # the true state, as the env renders it in text
     seen: list[int]  # per seat: how many steps of its view (Replay.views) it had seen
     returns: list[float]  # per seat, so far
+    picture: str | None  # the env's own drawing (render_rgb) as a PNG data URI, if it draws
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,8 @@ def _move_text(state, entry, seats: Sequence[str]) -> tuple[str, bool]:
         return f"chance: {state.action_to_string(CHANCE, int(entry))}", True
     if 0 <= player < len(seats):
         return f"{seats[player]}: {state.action_to_string(player, int(entry))}", False
-    return f"{entry!r}", False
+    # A SAMPLED_STOCHASTIC game lists the seed of its draws as an int entry (State.history).
+    return f"chance: draws seeded with {entry!r}", True
 
 
 def _views(state, num_players: int) -> list[list[str]]:
@@ -90,14 +95,35 @@ def _views(state, num_players: int) -> list[list[str]]:
     ]
 
 
-def _frame(state, move: str, chance: bool, views: list[list[str]]) -> Frame:
+def _frame(state, move: str, chance: bool, views: list[list[str]], draw: Callable | None) -> Frame:
     return Frame(
         move,
         chance,
         str(state),
         [len(view) for view in views],
         [float(r) for r in np.asarray(state.returns(), dtype=float)],
+        None if draw is None else draw(state),
     )
+
+
+def _drawer(env) -> Callable | None:
+    """``state -> PNG data URI`` of the env's picture (``render_rgb``, as the docs'
+    pictures), or None for an env that renders only text or without Pillow."""
+    if "rgb_array" not in env.metadata.get("render_modes", ()):
+        return None
+    try:
+        from PIL import Image
+    except ImportError:
+        return None
+
+    def draw(state) -> str:
+        buffer = io.BytesIO()
+        Image.fromarray(np.asarray(state.render_rgb(), dtype=np.uint8)).save(
+            buffer, format="PNG", optimize=True
+        )
+        return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+    return draw
 
 
 def _extends(earlier: list[list[str]], later: list[list[str]]) -> bool:
@@ -134,18 +160,19 @@ def replay(
     end = env.unwrapped.game_state
     num_players = len(seats)
     final_views = _views(end, num_players)
+    draw = _drawer(env)
     try:
         history = end.history()
     except NotImplementedError:
         # No decision list to walk: show the end only.
         note = f"{env_name} does not record its history: only the final state is shown"
-        frame = _frame(end, "(final state)", False, final_views)
+        frame = _frame(end, "(final state)", False, final_views, draw)
         return Replay(seats, final_views, [frame], final_returns, reproduces, note)
     # Walk the decisions from the root (State._replay applies one history entry, as
     # Game.state_from_history does).
     state = end.game.new_initial_state()
     views = _views(state, num_players)
-    frames = [_frame(state, "", False, views)]
+    frames = [_frame(state, "", False, views, draw)]
     for entry in history:
         move, chance = _move_text(state, entry, seats)
         state._replay(entry)
@@ -156,7 +183,7 @@ def replay(
                 "(keys should have perfect recall); no replay"
             )
         views = next_views
-        frames.append(_frame(state, move, chance, views))
+        frames.append(_frame(state, move, chance, views, draw))
     if views != final_views:
         raise ValueError(f"{env_name}: walking the history did not reach the final state's views")
     return Replay(seats, final_views, frames, final_returns, reproduces, "")

@@ -83,6 +83,9 @@ if (replayData) {
       "step " + current + " of " + (frames.length - 1) +
       (current === frames.length - 1 ? " (end)" : "");
     document.getElementById("true-state").textContent = frame.state;
+    var picture = document.getElementById("picture");
+    picture.hidden = !frame.picture;
+    if (frame.picture) picture.src = frame.picture;
     document.getElementById("returns").textContent = returnsText(frame.returns) +
       (current === frames.length - 1 ? "\nfinal returns" : "");
     frame.seen.forEach(function (count, seat) {
