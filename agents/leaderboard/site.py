@@ -27,6 +27,7 @@ show the heat map's tooltips. The pages load nothing from the network.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import math
@@ -59,9 +60,13 @@ def _interval(value: float, low: float, high: float, digits: int = 3) -> str:
     return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
+@functools.cache
+def _static(name: str) -> str:
+    return (STATIC / name).read_text(encoding="utf-8")
+
+
 def _page(title: str, body: str, up: str = "") -> str:
-    style = (STATIC / "site.css").read_text(encoding="utf-8")
-    script = (STATIC / "site.js").read_text(encoding="utf-8")
+    style, script = _static("site.css"), _static("site.js")
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>{_e(title)}</title><style>{style}</style></head><body>"
