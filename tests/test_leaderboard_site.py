@@ -303,3 +303,68 @@ def test_the_server_renders_pages_live_from_the_store(tmp_path, kuhn_store, kuhn
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_person_plays_an_agent_in_the_browser_and_the_game_is_stored(
+    browser, tmp_path, kuhn_store
+):
+    import threading
+
+    from selenium.webdriver.common.by import By
+
+    from agents.leaderboard.site import LeaderboardServer
+
+    db = tmp_path / "play.sqlite"
+    shutil.copy(kuhn_store, db)
+    server = LeaderboardServer(db, port=0, refresh_seconds=None)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        browser.get(server.url + "kuhn_poker/index.html")
+        browser.find_element(By.ID, "play").click()
+        browser.find_element(By.ID, "start").click()  # the best agent, you in seat 0
+        assert "yours:" in browser.find_element(By.ID, "your-view").text  # your card, no other
+        while not browser.find_elements(By.ID, "result"):
+            browser.find_elements(By.CSS_SELECTOR, "#actions button")[0].click()  # pass / call
+        result = browser.find_element(By.ID, "result").text
+        assert result.startswith("Game over. Returns: player_0: ")
+        browser.find_element(By.ID, "match").click()
+        assert browser.find_element(By.ID, "position").text.startswith("step 0 of ")
+    finally:
+        server.shutdown()
+        server.server_close()
+    with ResultStore(db) as store:
+        match = store.stored_matches("kuhn_poker")[-1]
+    assert match.id == 13 and match.result.key.seats[0] == "human"
+    assert match.result.key.seats[1] in AGENTS
+    played = replay(
+        "kuhn_poker", {}, match.result.env_seed, match.result.actions, match.result.returns
+    )
+    assert played.reproduces
+    # The person pressed the first button each time: pass, Kuhn's action 0.
+    assert [f.move for f in played.frames if f.move.startswith("player_0")] == (
+        ["player_0: pass"] * len([f for f in played.frames if f.move.startswith("player_0")])
+    )
+
+
+def test_a_human_game_shows_only_the_seat_view_refuses_illegal_moves_and_is_stored(tmp_path):
+    from agents.leaderboard.browser_play import HumanGame
+
+    game = HumanGame("kuhn_poker", {}, "{}", "cfr:5", human_seat=1, env_seed=5)  # the agent opens
+    view = game.view()
+    assert len(view) == 3 and view[1].startswith("'deal' | yours: ")  # own card only
+    assert view[0] == "'deal'" and view[2] in ("'pass'", "'bet'")  # the agent's move
+    assert game.legal() == {0: "pass", 1: "bet"}  # check or bet; after a bet: fold or call
+    with pytest.raises(ValueError, match="action 7 is not legal now; legal: \\[0, 1\\]"):
+        game.play(7)
+    while not game.finished:
+        game.play(0)
+    with ResultStore(tmp_path / "h.sqlite") as store:
+        match_id = game.record(store)
+        (match,) = store.stored_matches(match_id=match_id)
+    assert match.result.key.seats == ("cfr:5", "human")
+    assert match.result.returns == (game.totals["player_0"], game.totals["player_1"])
+    played = replay(
+        "kuhn_poker", {}, match.result.env_seed, match.result.actions, match.result.returns
+    )
+    assert played.reproduces

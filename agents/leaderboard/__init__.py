@@ -14,6 +14,7 @@ Module                      What it does
 :mod:`.replay`              a stored match re-simulated from its env seed and actions, one
                             frame per decision with each seat's view
 :mod:`.site`                the store as a static site (``evaluate.py --html``) or served live
+:mod:`.browser_play`        a person's game against an agent, served in the browser
 :mod:`.command`             ``hiddenenvs leaderboard export`` / ``serve``
 ==========================  =================================================================
 

@@ -7,7 +7,8 @@
 heat map, a page per agent, a page per match with its replay) for every env variant in the
 store. It needs no server: the pages open from the file system and load nothing from the
 network. ``serve`` shows the same pages from a local server, rendered from the store at
-each request: live while an evaluation writes to it.
+each request: live while an evaluation writes to it, and a person can play any agent on
+the board there (the game is stored like any other match).
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ Page                       Content
 
 :func:`export_site` writes every page; :class:`LeaderboardServer`
 (``hiddenenvs leaderboard serve STORE``) renders each page from the store when it is
-asked for, so it is live while an evaluation runs (its index pages reload themselves).
+asked for, so it is live while an evaluation runs (its index pages reload themselves),
+and lets a person play the board's agents (:mod:`.browser_play`).
 
 Everything is computed here, in Python, when the site is written: the replays are
 re-simulated and embedded in their pages as JSON, and a few lines of plain JavaScript
@@ -31,11 +32,13 @@ import functools
 import html
 import json
 import math
+import threading
 import urllib.parse
 from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from agents.leaderboard.browser_play import HumanGame
 from agents.leaderboard.replay import replay
 from agents.leaderboard.report import Leaderboard, build_leaderboard
 from agents.leaderboard.specs import HASH_MARK
@@ -289,6 +292,7 @@ class Site:
         self.anchor = anchor
         self.rank_by = rank_by
         self.refresh_seconds: int | None = None  # set: index pages reload themselves
+        self.playable = False  # served: a person may play the board's agents
         self._boards: list[tuple[Leaderboard, str, int]] | None = None
 
     def boards(self) -> list[tuple[Leaderboard, str, int]]:
@@ -331,6 +335,8 @@ class Site:
         if name in ("", "index.html"):
             matches = self.store.stored_matches(board.env, params_json)
             body = _standings(board, names) + _heat_map(board, names)
+            if self.playable:
+                body += "<p><a id='play' href='play.html'>Play against an agent</a></p>"
             body += f"<h2>Matches ({len(matches)})</h2>" + _table(
                 ["match", "seats", "returns", "replay"], [_match_row(m) for m in matches], "matches"
             )
@@ -399,15 +405,77 @@ class _Handler(BaseHTTPRequestHandler):
     server: LeaderboardServer
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path).lstrip("/")
+        parts = urllib.parse.urlsplit(self.path)
+        path = urllib.parse.unquote(parts.path).lstrip("/")
+        query = {k: v[0] for k, v in urllib.parse.parse_qs(parts.query).items()}
         # One connection per request: the evaluation writing the store meanwhile commits
         # each match, and WAL lets this read the latest without waiting for it.
         with ResultStore(self.server.db_path) as store:
             site = Site(store, self.server.anchor, self.server.rank_by)
             site.refresh_seconds = self.server.refresh_seconds
-            page = site.render(path)
-        body = (page or f"<p>no page {html.escape(path)}</p>").encode("utf-8")
-        self.send_response(200 if page is not None else 404)
+            site.playable = True
+            try:
+                page = site.render(path) or self._play_page(site, path, query)
+            except ValueError as error:  # a bad seat or agent number in a play request
+                self._send(400, f"<p>{html.escape(str(error))}</p>")
+                return
+        if isinstance(page, tuple):  # a redirect
+            self.send_response(303)
+            self.send_header("Location", page[1])
+            self.end_headers()
+            return
+        self._send(200 if page is not None else 404, page or f"<p>no page {html.escape(path)}</p>")
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path).lstrip("/")
+        length = int(self.headers.get("Content-Length") or 0)
+        form = urllib.parse.parse_qs(self.rfile.read(length).decode("utf-8"))
+        stem, _, name = path.partition("/")
+        game = self.server.games.get(_play_id(name) or -1)
+        if game is None or "action" not in form or not form["action"][0].lstrip("-").isdigit():
+            self._send(400, "<p>no such game, or no action</p>")
+            return
+        with self.server.lock:
+            try:
+                game.play(int(form["action"][0]))
+            except ValueError as error:
+                self._send(400, f"<p>{html.escape(str(error))}</p>")
+                return
+            if game.finished and game.match_id is None:
+                with ResultStore(self.server.db_path) as store:
+                    store.patiently(lambda: game.record(store))
+        self.send_response(303)
+        self.send_header("Location", f"/{stem}/{name}")
+        self.end_headers()
+
+    def _play_page(self, site: Site, path: str, query: dict[str, str]):
+        """The play pages: ``<stem>/play.html`` (choose), ``<stem>/play-new`` (start;
+        a redirect) and ``<stem>/play-<id>.html`` (a game); None for any other path."""
+        stem, _, name = path.partition("/")
+        found = [(b, p) for b, p, _ in site.boards() if b.file_stem == stem]
+        if not found:
+            return None
+        board, params_json = found[0]
+        if name == "play.html":
+            return Site._page(f"Play on {board.title}", _play_form(board), "../")
+        if name == "play-new":
+            number, seat = query.get("agent", ""), query.get("seat", "")
+            if not (number.isdigit() and seat.isdigit() and 1 <= int(number) <= len(board.agents)):
+                raise ValueError("play-new needs agent=<rank> and seat=<seat>")
+            opponent = board.agents[int(number) - 1]
+            game = HumanGame(board.env, board.params, params_json, opponent, int(seat))
+            with self.server.lock:
+                number = len(self.server.games) + 1
+                self.server.games[number] = game
+            return ("redirect", f"/{stem}/play-{number}.html")
+        game = self.server.games.get(_play_id(name) or -1)
+        if game is None:
+            return None
+        return Site._page(f"You against {game.opponent}", _game_body(game), "../")
+
+    def _send(self, status: int, page: str) -> None:
+        body = page.encode("utf-8")
+        self.send_response(status)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")  # live: never a stale page
@@ -419,9 +487,62 @@ class _Handler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
 
-class LeaderboardServer(HTTPServer):
+def _play_id(name: str) -> int | None:
+    number = name.removeprefix("play-").removesuffix(".html")
+    return int(number) if name.startswith("play-") and number.isdigit() else None
+
+
+def _play_form(board: Leaderboard) -> str:
+    from agents.leaderboard.matches import EnvVariant
+
+    num_players = EnvVariant(board.env, board.params).game().info.num_players
+    agents = "".join(
+        f"<option value='{rank}'>{_e(agent)}</option>" for rank, agent in enumerate(board.agents, 1)
+    )
+    seats = "".join(f"<option value='{s}'>seat {s}</option>" for s in range(num_players))
+    return (
+        "<p><a href='index.html'>standings</a></p><form action='play-new' method='get'>"
+        f"<label>opponent <select name='agent'>{agents}</select></label> "
+        f"<label>your seat <select name='seat'>{seats}</select></label> "
+        "<button id='start'>start</button></form><p>You see only what your seat may see. "
+        "The game is stored as a match of <code>human</code> against the agent when it ends.</p>"
+    )
+
+
+def _game_body(game: HumanGame) -> str:
+    steps = "".join(f"<li>{_e(step)}</li>" for step in game.view())
+    body = (
+        f"<p>You are {_e(game.human)}; the agent is {_e(game.opponent)}.</p>"
+        f"<h3>What you have seen</h3><ol id='your-view'>{steps}</ol>"
+        f"<p>Your reward so far: <span id='your-reward'>{game.totals[game.human]:+g}</span></p>"
+    )
+    if not game.finished:
+        buttons = "".join(
+            f"<button name='action' value='{action}'>{_e(name)}</button> "
+            for action, name in game.legal().items()
+        )
+        return body + f"<form method='post' id='actions'><h3>Your move</h3>{buttons}</form>"
+    returns = ", ".join(f"{name}: {value:+g}" for name, value in game.totals.items())
+    link = (
+        f" <a id='match' href='match-{game.match_id}.html'>its replay</a>"
+        if game.match_id is not None
+        else ""
+    )
+    return (
+        body
+        + f"<p id='result'>Game over. Returns: {_e(returns)}. Recorded as match {game.match_id}.{link}</p>"
+    )
+
+
+class LeaderboardServer(ThreadingHTTPServer):
     """The site's pages from a local HTTP server, rendered from the store at each request,
-    so standings and matches appear as an evaluation writes them."""
+    so standings and matches appear as an evaluation writes them.
+
+    A thread per connection (a browser holds idle connections open, which would stall a
+    one-thread server); each request opens its own store connection, and the games
+    people play are changed under :attr:`lock`."""
+
+    daemon_threads = True
 
     def __init__(
         self,
@@ -439,6 +560,8 @@ class LeaderboardServer(HTTPServer):
         self.rank_by = rank_by
         self.refresh_seconds = refresh_seconds
         self.verbose = verbose
+        self.games: dict[int, HumanGame] = {}  # games people are playing, by id
+        self.lock = threading.Lock()
         super().__init__((host, port), _Handler)
 
     @property
