@@ -13,7 +13,9 @@ per seat order: a two-player pairing plays each agent in each seat ``--games`` t
 Every match goes to the SQLite database as it ends; re-running the same command skips
 the stored matches, so an interrupted evaluation resumes where it stopped. Outputs in
 ``--out``: <env>_leaderboard.md, <env>_standings.csv, <env>_head_to_head.csv and
-<env>_leaderboard.png. ``agents/leaderboard/`` documents the statistics.
+<env>_leaderboard.png. ``--html DIR`` also writes a static site of the whole store into
+DIR (standings, head-to-head heat map, agent pages, a replay of every match; open
+DIR/index.html, no server needed). ``agents/leaderboard/`` documents the statistics.
 """
 
 from __future__ import annotations
@@ -112,6 +114,13 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--show", action="store_true", help="print the stored leaderboard(s) without playing"
     )
+    parser.add_argument(
+        "--html",
+        metavar="DIR",
+        default=None,
+        help="also write the store as a static site into DIR: standings, head-to-head heat "
+        "map, a page per agent and a replay of every match (open DIR/index.html)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     arguments = parser.parse_args(argv)
     if not arguments.show and (not arguments.env or not arguments.agents):
@@ -142,7 +151,18 @@ def show(arguments: argparse.Namespace) -> int:
         for env, params_json, _ in variants:
             rank_by = arguments.rank_by or store.rank_by(env, params_json) or "elo"
             print_leaderboard(build_leaderboard(store, env, params_json, arguments.anchor, rank_by))
+    write_site(arguments)
     return 0
+
+
+def write_site(arguments: argparse.Namespace) -> None:
+    """``--html DIR``: the whole store as a static site."""
+    if arguments.html is None:
+        return
+    from agents.leaderboard.site import export_site
+
+    index = export_site(arguments.db, arguments.html, arguments.anchor, arguments.rank_by)
+    print(f"site written: open {index}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     print_leaderboard(board)
     paths = write_outputs(board, arguments.out)
     print(f"results in {arguments.db}; tables and plot: {', '.join(str(p) for p in paths)}")
+    try:
+        write_site(arguments)
+    except ValueError as error:
+        print(f"evaluate.py: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

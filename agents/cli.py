@@ -6,12 +6,14 @@
     hiddenenvs play leduc_holdem --opponent random
     hiddenenvs ggp-player --port 9147
     hiddenenvs record --steps 60 --out battle.gif     # a combat episode as a GIF or PNG strip
+    hiddenenvs leaderboard export results/leaderboard.sqlite site/   # a browsable site
 
 Each subcommand takes exactly the arguments of the program it runs (``hiddenenvs train
 --help``): ``train`` and ``evaluate`` are the checkout's ``train.py`` and ``evaluate.py``
 (a wheel carries copies of them and of ``configs/``, made when it is built: see setup.py),
-``play`` is ``python -m agents.play``, ``ggp-player`` ``python -m agents.ggp_player`` and
-``record`` ``python -m hiddenenvs.envs.combat.record``.
+``play`` is ``python -m agents.play``, ``ggp-player`` ``python -m agents.ggp_player``,
+``record`` ``python -m hiddenenvs.envs.combat.record`` and ``leaderboard``
+``python -m agents.leaderboard.command``.
 
 ``--config NAME`` (no ``/``, no ``.yaml``) names a shipped config: ``configs/NAME.yaml``
 under the current directory when there is one (a checkout), else the copy that ships with
@@ -40,6 +42,7 @@ COMMANDS = {
     "play": "play a game against agents in the terminal (agents.play)",
     "ggp-player": "serve an agent as a General Game Playing player over HTTP (agents.ggp_player)",
     "record": "record a combat episode as a GIF or PNG strip (hiddenenvs.envs.combat.record)",
+    "leaderboard": "export a results store as a static site (agents.leaderboard.command)",
 }
 
 
@@ -166,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                 "play": "agents.play",
                 "ggp-player": "agents.ggp_player",
                 "record": "hiddenenvs.envs.combat.record",
+                "leaderboard": "agents.leaderboard.command",
             }[command]
         )
     status = _run_showing_plain_help(run, arguments)

@@ -11,6 +11,11 @@ Module                      What it does
 :mod:`.specs`               agent specs (``random``, ``cfr+:<n>``, checkpoints, scripted bots)
                             and exploitability of an agent on enumerable games
 :mod:`.report`              the leaderboard of one env: rich tables, markdown, CSV, PNG
+:mod:`.replay`              a stored match re-simulated from its env seed and actions, one
+                            frame per decision with each seat's view
+:mod:`.site`                the store as a static site (``evaluate.py --html``) or served live
+:mod:`.browser_play`        a person's game against an agent, served in the browser
+:mod:`.command`             ``hiddenenvs leaderboard export`` / ``serve``
 ==========================  =================================================================
 
 >>> from agents.leaderboard import evaluate

@@ -13,7 +13,9 @@ seat order.
 
 Every match is reproducible from what the store records: the env is reset with
 ``env_seed`` and the agent in seat ``s`` samples its actions from child stream ``s`` of
-that seed (:func:`agent_generator`), independent of the env's chance draws.
+that seed (:func:`agent_generator`), independent of the env's chance draws. The store
+also keeps the actions played, so a replay re-simulates the match from ``env_seed`` and
+those actions without the agents (:mod:`.replay`).
 """
 
 from __future__ import annotations
@@ -163,17 +165,19 @@ class MatchPlayer:
             seated[env.possible_agents[seat]] = agent
         env.reset(seed=env_seed)
         totals = dict.fromkeys(env.possible_agents, 0.0)
+        actions: list[int | None] = []  # what a replay needs besides env_seed (.replay)
         for name in env.agent_iter():
             observation, _, termination, truncation, _ = env.last()
             if termination or truncation:
                 action = None
             else:
-                action = seated[name].act_in_env(env, name, observation)
+                action = int(seated[name].act_in_env(env, name, observation))
+            actions.append(action)
             env.step(action)
             for rewarded, reward in env.rewards.items():
                 totals[rewarded] += reward
         returns = tuple(totals[name] for name in env.possible_agents)
-        return MatchResult(key, env_seed, returns, time.perf_counter() - start)
+        return MatchResult(key, env_seed, returns, time.perf_counter() - start, tuple(actions))
 
 
 # ---- parallel execution: one MatchPlayer per worker process ------------------------------

@@ -14,7 +14,15 @@ Column             Meaning
 ``returns``        JSON list: each seat's total return
 ``seconds``        wall time of the match
 ``finished_at``    UTC time the match ended (ISO 8601)
+``actions``        JSON list: the action given to ``env.step`` at each step of
+                   ``env.agent_iter()`` (``null`` for a finished agent's step), so a replay
+                   re-simulates the match from ``env_seed`` (:mod:`.replay`); NULL in
+                   matches stored before the column existed, which keep their numbers
+                   but have no replay
 =================  ==========================================================================
+
+A store written before ``actions`` existed gains the column when it is opened
+(``ALTER TABLE``); its old rows stay as they were.
 
 ``UNIQUE(env, params, seats, series_seed, game_index)`` makes a match impossible to store
 twice; re-running an evaluation skips the keys already present (:meth:`ResultStore.stored_keys`).
@@ -60,6 +68,7 @@ CREATE TABLE IF NOT EXISTS matches (
     returns TEXT NOT NULL,
     seconds REAL NOT NULL,
     finished_at TEXT NOT NULL,
+    actions TEXT,
     UNIQUE (env, params, seats, series_seed, game_index)
 );
 CREATE TABLE IF NOT EXISTS exploitability (
@@ -101,6 +110,26 @@ class MatchResult:
     env_seed: int
     returns: tuple[float, ...]
     seconds: float
+    # One entry per step of env.agent_iter() (None: a finished agent's step); None when
+    # the match was stored before actions were kept.
+    actions: tuple[int | None, ...] | None = None
+
+
+@dataclass(frozen=True)
+class StoredMatch:
+    """A match as the store holds it: its row id and end time beside the result."""
+
+    id: int
+    result: MatchResult
+    finished_at: str
+
+
+def _actions_json(actions: tuple[int | None, ...] | None) -> str | None:
+    return None if actions is None else json.dumps([None if a is None else int(a) for a in actions])
+
+
+def _actions_from_json(text: str | None) -> tuple[int | None, ...] | None:
+    return None if text is None else tuple(json.loads(text))
 
 
 def _utc_now() -> str:
@@ -122,11 +151,18 @@ class ResultStore:
             # (not across power loss), at a fraction of FULL's fsync cost.
             self.connection.execute("PRAGMA synchronous=NORMAL")
             self.connection.executescript(SCHEMA)
+            self._migrate()
         except sqlite3.DatabaseError as error:
             raise ValueError(f"results database {self.path}: {error}") from error
         self.lock_patience_seconds = LOCK_PATIENCE_SECONDS
         self.unsaved_path = self.path.with_name(self.path.name + UNSAVED_SUFFIX)
         self.recovered = self._add_unsaved() if str(path) != ":memory:" else 0
+
+    def _migrate(self) -> None:
+        """Bring a store written by an older version up to :data:`SCHEMA`."""
+        columns = {row[1] for row in self.connection.execute("PRAGMA table_info(matches)")}
+        if "actions" not in columns:  # stores from before replays: their rows keep NULL
+            self.connection.execute("ALTER TABLE matches ADD COLUMN actions TEXT")
 
     def close(self) -> None:
         self.connection.close()
@@ -144,7 +180,8 @@ class ResultStore:
         with self._transaction():
             cursor = self.connection.execute(
                 "INSERT OR IGNORE INTO matches (env, params, seats, series_seed, game_index, "
-                "env_seed, returns, seconds, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "env_seed, returns, seconds, finished_at, actions) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key.env,
                     key.params,
@@ -155,6 +192,7 @@ class ResultStore:
                     json.dumps([float(r) for r in result.returns]),
                     float(result.seconds),
                     _utc_now(),
+                    _actions_json(result.actions),
                 ),
             )
         return cursor.rowcount == 1
@@ -191,6 +229,7 @@ class ResultStore:
                     "env_seed": result.env_seed,
                     "returns": [float(r) for r in result.returns],
                     "seconds": float(result.seconds),
+                    "actions": json.loads(_actions_json(result.actions) or "null"),
                 }
                 handle.write(json.dumps(row) + "\n")
             handle.flush()
@@ -212,6 +251,7 @@ class ResultStore:
                     row["env_seed"],
                     tuple(row["returns"]),
                     row["seconds"],
+                    None if row.get("actions") is None else tuple(row["actions"]),
                 )
             except (ValueError, KeyError, TypeError):
                 continue
@@ -233,27 +273,36 @@ class ResultStore:
 
     def results(self, env: str | None = None, params: str | None = None) -> list[MatchResult]:
         """Every stored match (of one env and params when given), in insertion order."""
+        return [match.result for match in self.stored_matches(env, params)]
+
+    def stored_matches(
+        self, env: str | None = None, params: str | None = None, match_id: int | None = None
+    ) -> list[StoredMatch]:
+        """:meth:`results` with each match's row id and end time (one match: ``match_id``)."""
         query = (
-            "SELECT env, params, seats, series_seed, game_index, env_seed, returns, seconds "
-            "FROM matches"
+            "SELECT id, env, params, seats, series_seed, game_index, env_seed, returns, seconds, "
+            "finished_at, actions FROM matches"
         )
-        arguments = []
+        arguments: list[Any] = []
         clauses = []
-        if env is not None:
-            clauses.append("env = ?")
-            arguments.append(env)
-        if params is not None:
-            clauses.append("params = ?")
-            arguments.append(params)
+        for column, value in (("env", env), ("params", params), ("id", match_id)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                arguments.append(value)
         if clauses:
             query += " WHERE " + " AND ".join(clauses)
         query += " ORDER BY id"
         return [
-            MatchResult(
-                MatchKey(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4]),
-                row[5],
-                tuple(json.loads(row[6])),
-                row[7],
+            StoredMatch(
+                row[0],
+                MatchResult(
+                    MatchKey(row[1], row[2], tuple(json.loads(row[3])), row[4], row[5]),
+                    row[6],
+                    tuple(json.loads(row[7])),
+                    row[8],
+                    _actions_from_json(row[10]),
+                ),
+                row[9],
             )
             for row in self.connection.execute(query, arguments)
         ]
