@@ -25,7 +25,9 @@ the Meier bot as bluffing "in proportion to the value of its own roll" and calli
 proportion to their claim"; the bluffing direction here is the sensible one (fewer bluffs
 with a better roll). The two GDL-II bots see only what their seat sees: they read their own moves
 and percepts back from the information-state tensor of the env (the default
-``observation_type``), step by step, as the GDL game lays it out.
+``observation_type``), step by step, from the window of recent steps it holds
+(:mod:`hiddenenvs.envs.gdl.encoding`): the Meier bot needs the last step, the blind
+tic-tac-toe bot every step (the default window holds the whole game).
 """
 
 from __future__ import annotations
@@ -86,11 +88,9 @@ def blind_tictactoe_cell(mine: set[int], theirs: set[int], untried: list[int]) -
 
 # ---- agents --------------------------------------------------------------------------------
 class GdlScriptedAgent(Agent):
-    """A scripted player of a GDL game that decodes its own history from the tensor.
+    """A scripted player of a GDL game that decodes its own recent history from the tensor."""
 
-    The GDL information-state tensor is ``[step / max_steps]`` followed by one block per
-    step: the player's own move one-hot (``num_actions``), then its percepts multi-hot.
-    """
+    NEEDS_WHOLE_HISTORY = False  # True: the tensor's window must cover the whole game
 
     def __init__(self, env_name: str, player: int, params: dict[str, Any], seed: int | None = None):
         game = hiddenenvs.load_game(env_name, **params)
@@ -98,27 +98,27 @@ class GdlScriptedAgent(Agent):
         role = game.player_roles[player]
         self.move_names = [game.action_to_string(player, a) for a in range(self.num_actions)]
         self.percept_names = game.propnet.percept_names[role]
-        self.tensor_size = game.info.information_state_tensor_shape[0]
-        self.step_width = game.num_actions + game.percept_features
+        self.perception = game.perception
         self.env_name = env_name
+        if self.NEEDS_WHOLE_HISTORY and self.perception.summarises:
+            raise ValueError(
+                f"{type(self).__name__} reads every step of the game, but {env_name}'s "
+                f"history_window={self.perception.window} holds fewer than its "
+                f"{game.horizon} steps; raise history_window to {game.horizon}"
+            )
 
     def history(self, tensor: np.ndarray) -> list[tuple[str, list[str]]]:
-        """``[(own move, [percepts])]`` step by step, as KIF text."""
-        if tensor.shape != (self.tensor_size,):
+        """``[(own move, [percepts])]`` of the tensor's recent steps, oldest first, as KIF."""
+        if tensor.shape != self.perception.shape:
             raise ValueError(
                 f"{type(self).__name__} reads {self.env_name}'s information-state tensor "
-                f"({self.tensor_size} values), got shape {tensor.shape}; make the env with "
+                f"({self.perception.size} values), got shape {tensor.shape}; make the env with "
                 f"observation_type='information_state' (the default)"
             )
-        steps = tensor[1:].reshape(-1, self.step_width)
-        history = []
-        for row in steps:
-            moves = np.flatnonzero(row[: self.num_actions])
-            if not len(moves):
-                break
-            percepts = np.flatnonzero(row[self.num_actions :])
-            history.append((self.move_names[moves[0]], [self.percept_names[k] for k in percepts]))
-        return history
+        return [
+            (self.move_names[move], [self.percept_names[k] for k in percepts])
+            for move, percepts in self.perception.recent_steps(tensor)
+        ]
 
     def policy_probabilities_batch(self, observations, action_masks, views=None):
         rows = np.zeros((len(observations), self.num_actions))
@@ -163,6 +163,8 @@ class MeierBot(GdlScriptedAgent):
 
 
 class BlindTicTacToeBot(GdlScriptedAgent):
+    NEEDS_WHOLE_HISTORY = True  # where its tries failed, from the first step on
+
     @staticmethod
     def _cell(move: str) -> int:
         row, column = move[6:-1].split()

@@ -25,7 +25,11 @@ Parameters:
 - ``scale_returns`` (bool, default False): goal ``g`` becomes ``g / 50 - 1``.
 - ``max_steps`` (int, default 200): GDL steps before the episode is cut (the cut state
   is terminal; each role's return is its goal there if it has exactly one, else 0).
-  Also the horizon of the information-state tensor.
+  Also the horizon of the tensors.
+- ``history_window`` (int, default 10): GDL steps the information-state tensor holds one by
+  one, most recent first; older steps are kept as the set of own moves and percepts seen
+  (:mod:`hiddenenvs.envs.gdl.encoding`). Exact (one to one on the keys) when it covers the
+  horizon, as for every shipped sheet but Meier.
 - ``max_instances`` (int, default 750000): grounding size limit (ground rule
   instances per grounding attempt); beyond it, an error names the exploding rule. The
   refusal takes time in proportion (:mod:`hiddenenvs.envs.gdl.ground`). Every ggp-base
@@ -69,20 +73,27 @@ them.
 
 Tensors (``A`` = most moves of a role, ``P`` = percept features: most percepts of a role
 for GDL-II, the sum of all roles' move counts for GDL-I, ``Q`` = public percept
-features: the public percepts for GDL-II, ``P`` for GDL-I; tensor steps are GDL steps):
+features: the public percepts for GDL-II, ``P`` for GDL-I; tensor steps are GDL steps;
+``W`` = ``history_window`` capped at the horizon):
 
 | Tensor                           | Layout                                               |
 |----------------------------------|------------------------------------------------------|
 | ``observation_tensor(p)``        | step / max_steps, own last move one-hot (A), last    |
 |                                  | percepts multi-hot (P)                               |
-| ``information_state_tensor``     | step / max_steps, then for each of ``max_steps``     |
-|                                  | steps: own move one-hot (A), percepts multi-hot (P); |
-|                                  | the steps are the exact maximum game length when the |
-|                                  | search below finishes, else ``max_steps``            |
+| ``information_state_tensor``     | step / max_steps, 1 if random has moved in this step,|
+|                                  | the last W steps most recent first (own move one-hot |
+|                                  | (A), percepts multi-hot (P)), and, when W is below   |
+|                                  | the horizon, the own moves and percepts of the older |
+|                                  | steps as a set (A + P): :mod:`.encoding`             |
 | ``public_observation_tensor()``  | step / max_steps, 1 if random has moved in this step,|
 |                                  | then per step the public percepts multi-hot (Q), or  |
 |                                  | for GDL-I the joint move, one-hot per role (Q)       |
 | ``state.state_tensor()``         | the base propositions (true state; not for players)  |
+
+The horizon is the exact maximum game length when the search below finishes, else
+``max_steps``. Sizes of the information-state tensor at the defaults, with those of the
+earlier layout (one block per step up to the horizon) in parentheses: Meier 970 (5,545),
+blind and biased blind tic-tac-toe 101 (100), Monty Hall 38 (37), gdl_biased_rps 8 (7).
 
 Beliefs: ``game.sample_consistent_history(p, key, rng, policy)`` draws a history from the
 exact posterior of :mod:`hiddenenvs.beliefs` without enumerating the tree. It runs a
@@ -124,6 +135,7 @@ from typing import Any
 import numpy as np
 
 from hiddenenvs.beliefs import action_probability_function
+from hiddenenvs.envs.gdl.encoding import PerceptionEncoding
 from hiddenenvs.envs.gdl.ground import DEFAULT_MAX_INSTANCES
 from hiddenenvs.envs.gdl.parser import MAX_SHEET_BYTES, GdlPlayError, Location
 from hiddenenvs.envs.gdl.propnet import Propnet
@@ -145,6 +157,10 @@ GAMES_DIR = Path(__file__).resolve().parent / "games"
 EXPLORATION_BUDGET = 20_000  # transitions spent proving constant-sum and game length
 DEFAULT_SHEET = "tictactoe"  # when neither rules= nor sheet= is given
 SAMPLER_MAX_NODES = 200_000  # distinct (state, step) nodes the belief sampler may keep
+# Steps of the information-state tensor's window: every shipped sheet but Meier fits whole
+# (blind tic-tac-toe: 9 steps); Meier (63) keeps its last three turns of roll, claim and
+# respond one by one, and the earlier claims and rolls as a set.
+DEFAULT_HISTORY_WINDOW = 10
 
 
 def resolve_sheet(name: str) -> Path:
@@ -169,6 +185,13 @@ class GdlGame(Game):
         Parameter("sheet", str, "", "name of a rule sheet shipped in hiddenenvs/envs/gdl/games"),
         Parameter("scale_returns", bool, False, "scale goal values 0..100 to [-1, 1]"),
         Parameter("max_steps", int, 200, "GDL steps before the episode is cut", minimum=1),
+        Parameter(
+            "history_window",
+            int,
+            DEFAULT_HISTORY_WINDOW,
+            "GDL steps the information-state tensor holds one by one (older ones as a set)",
+            minimum=1,
+        ),
         Parameter("max_instances", int, DEFAULT_MAX_INSTANCES, "grounding size limit", minimum=1),
         Parameter("max_sheet_bytes", int, MAX_SHEET_BYTES, "rule sheet size limit", minimum=1),
         Parameter(
@@ -235,7 +258,15 @@ class GdlGame(Game):
             if abs(utility_sum) < 1e-12:
                 utility, utility_sum = Utility.ZERO_SUM, 0.0
         steps = depth if depth is not None else self.max_steps
-        self.horizon = min(steps, self.max_steps)  # information-state tensor steps
+        self.horizon = min(steps, self.max_steps)  # tensor steps
+        self.perception = PerceptionEncoding(
+            self.num_actions,
+            self.percept_features,
+            self.role_offsets,
+            self.horizon,
+            self.max_steps,
+            self.params["history_window"],
+        )
         per_step = 2 if self.random_role is not None else 1
         self.info = GameInfo(
             short_name=sheet_name,
@@ -254,9 +285,7 @@ class GdlGame(Game):
             min_utility=-1.0 if scale else 0.0,
             max_utility=1.0 if scale else 100.0,
             max_game_length=steps * per_step,
-            information_state_tensor_shape=(
-                1 + self.horizon * (self.num_actions + self.percept_features),
-            ),
+            information_state_tensor_shape=self.perception.shape,
             observation_tensor_shape=(1 + self.num_actions + self.percept_features,),
             player_names=tuple(net.roles[r] for r in self.player_roles),
             utility_sum=utility_sum,
@@ -638,32 +667,20 @@ class GdlState(State):
             return [(moves[role], percepts[role]) for moves, percepts in self._steps]
         return [(moves[role], moves) for moves, _ in self._steps]
 
-    def _step_features(self, move, seen, out, offset):
-        game = self.game
-        out[offset + move] = 1.0
-        offset += game.num_actions
-        if game.role_offsets is None:
-            out[[offset + k for k in seen]] = 1.0
-        else:
-            out[offset + game.role_offsets[:-1] + np.asarray(seen)] = 1.0
-
     def observation_tensor(self, player):
         game = self.game
         tensor = np.zeros(game.info.observation_tensor_shape, dtype=np.float32)
         tensor[0] = min(1.0, self.steps / game.max_steps)
         if self._steps:
             move, seen = self.own_history(player)[-1]
-            self._step_features(move, seen, tensor, 1)
+            game.perception.last_step_into(tensor, 1, move, seen)
         return tensor
 
     def information_state_tensor(self, player):
-        game = self.game
-        tensor = np.zeros(game.info.information_state_tensor_shape, dtype=np.float32)
-        tensor[0] = min(1.0, self.steps / game.max_steps)
-        width = game.num_actions + game.percept_features
-        for step, (move, seen) in enumerate(self.own_history(player)[: game.horizon]):
-            self._step_features(move, seen, tensor, 1 + step * width)
-        return tensor
+        """:mod:`hiddenenvs.envs.gdl.encoding`: a function of the player's key."""
+        return self.game.perception.tensor(
+            self.steps, self.pending_random is not None, self.own_history(player)
+        )
 
     def public_observation_tensor(self):
         """Module docstring; computed from ``public_state_key()`` alone."""
