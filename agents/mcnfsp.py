@@ -388,14 +388,26 @@ class BestResponseSearch:
         else:
             fixed = None
             states: dict[tuple, State] = {}
+            # The others' policies are fixed for the whole search, so every simulation's
+            # history comes from one posterior: drawn in one batch, the set-up a sampler does
+            # per key and policy (GDL-II's exact forward filter, 90% of a search's time on
+            # blind tic-tac-toe when redone per simulation) is done once per search.
+            histories: list[tuple] = []
+            batch = self.config.num_simulations + (self.config.root_selection == "gumbel")
 
         def fresh_root() -> State:
             if fixed is not None:
                 state = fixed.clone()
             else:
-                history = game.sample_consistent_history(
-                    player, view.information_state_key, rng, self.opponent_policy
-                )
+                if not histories:
+                    histories.extend(
+                        reversed(
+                            game.sample_consistent_histories(
+                                player, view.information_state_key, rng, batch, self.opponent_policy
+                            )
+                        )
+                    )
+                history = histories.pop()
                 if history not in states:
                     states[history] = game.state_from_history(history)
                 state = states[history].clone()
