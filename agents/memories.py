@@ -45,7 +45,7 @@ class _ArrayMemory:
 
     def sample(self, batch_size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         rows = rng.integers(self.size, size=batch_size)
-        return {name: array[rows] for name, array in self.data.items()}
+        return {name: array.take(rows, axis=0) for name, array in self.data.items()}
 
     def __len__(self) -> int:
         return self.size
