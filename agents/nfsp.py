@@ -190,7 +190,7 @@ class NFSPAgent(Agent):
             episode_ids = range(len(observations))
         best_response = np.array([self.best_response_mode.get(i, False) for i in episode_ids])
         probabilities = np.zeros((len(observations), self.num_actions))
-        with torch.no_grad():
+        with torch.inference_mode():
             tensors = torch.from_numpy(observations)
             if best_response.any():
                 probabilities[best_response] = self._best_response_probabilities(
@@ -201,17 +201,17 @@ class NFSPAgent(Agent):
                     tensors[torch.from_numpy(~best_response)], action_masks[~best_response]
                 )
         actions = sample_batch(probabilities, self.rng)
-        for row in np.flatnonzero(best_response):
-            self.reservoir.add(
+        if best_response.any():
+            self.reservoir.add_batch(
                 self.rng,
-                observation=observations[row],
-                action_mask=action_masks[row],
-                action=actions[row],
+                observation=observations[best_response],
+                action_mask=action_masks[best_response],
+                action=actions[best_response],
             )
         return actions, probabilities
 
     def policy_probabilities_batch(self, observations, action_masks, views=None):
-        with torch.no_grad():
+        with torch.inference_mode():
             return self._average_probabilities(
                 network_input(observations, self.architecture),
                 np.asarray(action_masks, dtype=np.int8),
