@@ -29,14 +29,18 @@ class _ArrayMemory:
         self.data = {name: np.zeros((0, *shape), dtype) for name, (shape, dtype) in columns.items()}
         self.size = 0
 
-    def _slot_for_append(self) -> int:
+    def _grow_to(self, needed: int) -> None:
+        """Make room for ``needed`` rows (at most ``capacity``), at least doubling."""
         rows = len(self.data[next(iter(self.data))])
-        if self.size == rows:
-            grown = min(self.capacity, max(1024, 2 * rows))
+        if needed > rows:
+            grown = min(self.capacity, max(1024, 2 * rows, needed))
             for name, array in self.data.items():
                 bigger = np.zeros((grown, *array.shape[1:]), array.dtype)
                 bigger[:rows] = array
                 self.data[name] = bigger
+
+    def _slot_for_append(self) -> int:
+        self._grow_to(self.size + 1)
         return self.size
 
     def write(self, slot: int, values: dict[str, Any]) -> None:
@@ -45,7 +49,7 @@ class _ArrayMemory:
 
     def sample(self, batch_size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         rows = rng.integers(self.size, size=batch_size)
-        return {name: array[rows] for name, array in self.data.items()}
+        return {name: array.take(rows, axis=0) for name, array in self.data.items()}
 
     def __len__(self) -> int:
         return self.size
@@ -78,13 +82,7 @@ class CircularBuffer(_ArrayMemory):
         ``capacity`` stay, as the earlier ones would be overwritten."""
         count = len(next(iter(columns.values())))
         size = min(self.capacity, self.added + count)
-        rows = len(self.data[next(iter(self.data))])
-        if size > rows:
-            grown = min(self.capacity, max(1024, 2 * rows, size))
-            for name, array in self.data.items():
-                bigger = np.zeros((grown, *array.shape[1:]), array.dtype)
-                bigger[:rows] = array
-                self.data[name] = bigger
+        self._grow_to(size)
         kept = min(count, self.capacity)
         slots = (self.added + np.arange(count - kept, count)) % self.capacity
         for name, value in columns.items():
@@ -116,6 +114,33 @@ class ReservoirBuffer(_ArrayMemory):
             if slot < self.capacity:
                 self.write(slot, values)
         self.seen += 1
+
+    def add_batch(self, rng: np.random.Generator, **columns: np.ndarray) -> None:
+        """Add ``n`` items at once (each column ``[n, ...]``): the same memory and the same
+        draws from ``rng`` as ``add`` on each row in turn. Rows go to the free slots while
+        there are any; then the ``k``-th of the rest draws its slot uniformly over
+        ``0..seen + k`` (one vectorised draw: numpy's bounded integers consume the stream
+        element by element, as the scalar calls do), and where two rows draw the same
+        slot the later one stays, as it would have overwritten the earlier."""
+        count = len(next(iter(columns.values())))
+        free = min(count, self.capacity - self.size)
+        if free > 0:
+            self._grow_to(self.size + free)
+            for name, value in columns.items():
+                self.data[name][self.size : self.size + free] = value[:free]
+            self.size += free
+            self.seen += free
+        rest = count - max(free, 0)
+        if rest <= 0:
+            return
+        slots = rng.integers(self.seen + 1 + np.arange(rest))
+        rows = np.flatnonzero(slots < self.capacity)
+        slots = slots[rows]
+        _, last_from_end = np.unique(slots[::-1], return_index=True)
+        last = len(slots) - 1 - last_from_end  # each slot's last writer
+        for name, value in columns.items():
+            self.data[name][slots[last]] = value[free:][rows[last]]
+        self.seen += rest
 
     def state_dict(self):
         return {**super().state_dict(), "seen": self.seen}

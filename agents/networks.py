@@ -58,13 +58,21 @@ def mlp(input_size: int, hidden_sizes: list[int], output_size: int) -> nn.Sequen
     return nn.Sequential(*layers)
 
 
+def copy_weights(source: nn.Module, target: nn.Module) -> None:
+    """Copy ``source``'s parameters into ``target``'s in place (a DQN target network's
+    refresh): no state dict is built and no tensor allocated."""
+    with torch.no_grad():
+        for target_parameter, source_parameter in zip(target.parameters(), source.parameters()):
+            target_parameter.copy_(source_parameter)
+
+
 def masked_logits(logits: torch.Tensor, masks: Any) -> torch.Tensor:
     """``logits`` with illegal actions pushed to ``ILLEGAL_LOGIT``; ``masks`` a tensor or an
     array (a read-only one, e.g. a game's masks made in C, is copied: torch cannot share it)."""
     if not isinstance(masks, torch.Tensor):
         array = np.asarray(masks)
         masks = torch.from_numpy(array if array.flags.writeable else array.copy())
-    return torch.where(masks > 0, logits, torch.full_like(logits, ILLEGAL_LOGIT))
+    return logits.masked_fill(masks == 0, ILLEGAL_LOGIT)
 
 
 def network_input(observations: Any, architecture: dict[str, Any]) -> torch.Tensor:

@@ -36,6 +36,13 @@ plays ``num_envs`` episodes in lockstep), so each decision tick costs one forwar
 per network. Gradient steps happen in :meth:`NFSP.update`, one RL and one SL step per
 ``learn_every`` new transitions of a player, as in the paper's "every n steps".
 The evaluation policy is the average policy ``Pi``.
+
+Cost. On Leduc the networks are tiny (30 inputs, 128 hidden units, 3 actions), so a
+gradient step is mostly per-call overhead, not arithmetic. One learning step therefore
+fuses the two updates the paper takes at the same moment: L(theta^Q) and L(theta^Pi)
+are summed and differentiated in one backward pass (their parameters are disjoint, so
+each network gets exactly its own loss's gradient), and Adam runs as PyTorch's fused
+kernel (one call per network instead of a dozen tensor operations per parameter).
 """
 
 from __future__ import annotations
@@ -49,7 +56,13 @@ from torch import nn
 
 from agents.base import Agent, Learner, Transition, sample_batch
 from agents.memories import CircularBuffer, ReservoirBuffer
-from agents.networks import AveragePolicyAgent, masked_logits, mlp, network_input
+from agents.networks import (
+    AveragePolicyAgent,
+    copy_weights,
+    masked_logits,
+    mlp,
+    network_input,
+)
 from hiddenenvs.game import Game
 
 
@@ -109,12 +122,15 @@ class NFSPAgent(Agent):
         }
         self.q_network = mlp(input_size, config.hidden_sizes, num_actions)
         self.target_network = mlp(input_size, config.hidden_sizes, num_actions)
-        self.target_network.load_state_dict(self.q_network.state_dict())
+        copy_weights(self.q_network, self.target_network)
         self.policy_network = mlp(input_size, config.hidden_sizes, num_actions)
+        # The fused kernel: the same update rule in one call per network (see "Cost" above).
         optimizer = torch.optim.Adam if config.optimizer == "adam" else torch.optim.SGD
-        self.q_optimizer = optimizer(self.q_network.parameters(), lr=config.rl_learning_rate)
+        self.q_optimizer = optimizer(
+            self.q_network.parameters(), lr=config.rl_learning_rate, fused=True
+        )
         self.policy_optimizer = optimizer(
-            self.policy_network.parameters(), lr=config.sl_learning_rate
+            self.policy_network.parameters(), lr=config.sl_learning_rate, fused=True
         )
         observation_column = ((input_size,), np.float32)
         mask_column = ((num_actions,), np.int8)
@@ -174,7 +190,7 @@ class NFSPAgent(Agent):
             episode_ids = range(len(observations))
         best_response = np.array([self.best_response_mode.get(i, False) for i in episode_ids])
         probabilities = np.zeros((len(observations), self.num_actions))
-        with torch.no_grad():
+        with torch.inference_mode():
             tensors = torch.from_numpy(observations)
             if best_response.any():
                 probabilities[best_response] = self._best_response_probabilities(
@@ -185,17 +201,17 @@ class NFSPAgent(Agent):
                     tensors[torch.from_numpy(~best_response)], action_masks[~best_response]
                 )
         actions = sample_batch(probabilities, self.rng)
-        for row in np.flatnonzero(best_response):
-            self.reservoir.add(
+        if best_response.any():
+            self.reservoir.add_batch(
                 self.rng,
-                observation=observations[row],
-                action_mask=action_masks[row],
-                action=actions[row],
+                observation=observations[best_response],
+                action_mask=action_masks[best_response],
+                action=actions[best_response],
             )
         return actions, probabilities
 
     def policy_probabilities_batch(self, observations, action_masks, views=None):
-        with torch.no_grad():
+        with torch.inference_mode():
             return self._average_probabilities(
                 network_input(observations, self.architecture),
                 np.asarray(action_masks, dtype=np.int8),
@@ -238,42 +254,68 @@ class NFSPAgent(Agent):
         self.transitions += count
 
     # ---- learning ------------------------------------------------------------------------------
-    def rl_step(self) -> float:
-        """One DQN step on a minibatch of M_RL (masked max in the TD target)."""
-        batch = {
-            k: torch.from_numpy(v)
-            for k, v in self.replay.sample(self.config.batch_size, self.rng).items()
-        }
+    def _rl_loss(self) -> torch.Tensor:
+        """L(theta^Q) on a minibatch of M_RL: the squared TD error against the target network,
+        its max taken over the legal next actions only."""
+        batch = self.replay.sample(self.config.batch_size, self.rng)
+        reward = torch.from_numpy(batch["reward"])
         with torch.no_grad():
             next_q = masked_logits(
-                self.target_network(batch["next_observation"]), batch["next_action_mask"]
+                self.target_network(torch.from_numpy(batch["next_observation"])),
+                torch.from_numpy(batch["next_action_mask"]),
             )
-            next_value = torch.where(
-                batch["done"] > 0, torch.zeros_like(batch["reward"]), next_q.max(dim=-1).values
+            next_value = next_q.max(dim=-1).values.masked_fill_(
+                torch.from_numpy(batch["done"]) > 0, 0.0
             )
-            target = batch["reward"] + self.config.discount * next_value
-        q = self.q_network(batch["observation"]).gather(1, batch["action"][:, None]).squeeze(1)
-        loss = nn.functional.mse_loss(q, target)
+            target = reward + self.config.discount * next_value
+        q = self.q_network(torch.from_numpy(batch["observation"]))
+        chosen = q.gather(1, torch.from_numpy(batch["action"])[:, None]).squeeze(1)
+        return nn.functional.mse_loss(chosen, target)
+
+    def _sl_loss(self) -> torch.Tensor:
+        """L(theta^Pi) on a minibatch of M_SL: cross-entropy over the legal actions."""
+        batch = self.reservoir.sample(self.config.batch_size, self.rng)
+        logits = masked_logits(
+            self.policy_network(torch.from_numpy(batch["observation"])),
+            torch.from_numpy(batch["action_mask"]),
+        )
+        return nn.functional.cross_entropy(logits, torch.from_numpy(batch["action"]))
+
+    def _after_rl_step(self) -> None:
+        self.rl_steps += 1
+        if self.rl_steps % self.config.target_update_every == 0:
+            copy_weights(self.q_network, self.target_network)
+
+    def rl_step(self) -> float:
+        """One DQN step on a minibatch of M_RL (masked max in the TD target)."""
+        loss = self._rl_loss()
         self.q_optimizer.zero_grad()
         loss.backward()
         self.q_optimizer.step()
-        self.rl_steps += 1
-        if self.rl_steps % self.config.target_update_every == 0:
-            self.target_network.load_state_dict(self.q_network.state_dict())
+        self._after_rl_step()
         return loss.item()
 
     def sl_step(self) -> float:
         """One supervised step on a minibatch of M_SL: cross-entropy over legal actions."""
-        batch = {
-            k: torch.from_numpy(v)
-            for k, v in self.reservoir.sample(self.config.batch_size, self.rng).items()
-        }
-        logits = masked_logits(self.policy_network(batch["observation"]), batch["action_mask"])
-        loss = nn.functional.cross_entropy(logits, batch["action"])
+        loss = self._sl_loss()
         self.policy_optimizer.zero_grad()
         loss.backward()
         self.policy_optimizer.step()
         return loss.item()
+
+    def rl_and_sl_step(self) -> tuple[float, float]:
+        """:meth:`rl_step` then :meth:`sl_step`, fused: one backward pass through
+        ``L(theta^Q) + L(theta^Pi)``. The two networks share no parameter, so each gets its
+        own loss's gradient, bit for bit what the two separate steps compute, and the
+        minibatches are drawn in the same order (M_RL, then M_SL)."""
+        rl_loss, sl_loss = self._rl_loss(), self._sl_loss()
+        self.q_optimizer.zero_grad()
+        self.policy_optimizer.zero_grad()
+        (rl_loss + sl_loss).backward()
+        self.q_optimizer.step()
+        self.policy_optimizer.step()
+        self._after_rl_step()
+        return rl_loss.item(), sl_loss.item()
 
     def learn(self) -> tuple[list[float], list[float]]:
         """The gradient steps due since the last call (one per ``learn_every`` transitions)."""
@@ -282,9 +324,14 @@ class NFSPAgent(Agent):
         rl_losses, sl_losses = [], []
         minimum = max(self.config.min_buffer_size, 1)
         for _ in range(due):
-            if len(self.replay) >= minimum:
+            rl_ready, sl_ready = len(self.replay) >= minimum, len(self.reservoir) >= minimum
+            if rl_ready and sl_ready:
+                rl_loss, sl_loss = self.rl_and_sl_step()
+                rl_losses.append(rl_loss)
+                sl_losses.append(sl_loss)
+            elif rl_ready:
                 rl_losses.append(self.rl_step())
-            if len(self.reservoir) >= minimum:
+            elif sl_ready:
                 sl_losses.append(self.sl_step())
         return rl_losses, sl_losses
 

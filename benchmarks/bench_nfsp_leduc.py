@@ -4,6 +4,7 @@
     python benchmarks/bench_nfsp_leduc.py --seconds 300 --output runs/bench_leduc
     python benchmarks/bench_nfsp_leduc.py --peer-seconds 360 # also OpenSpiel's torch NFSP
     python benchmarks/bench_nfsp_leduc.py trainer.params.rl_learning_rate=0.001  # a variant
+    python benchmarks/bench_nfsp_leduc.py --update-steps 2000  # learning steps per CPU second
 
 Runs the common loop (``agents.loop.train``) with the shipped Leduc config and prints
 exploitability (NashConv / 2, the average policy, exact) against episodes and wall time.
@@ -11,6 +12,11 @@ The peer is OpenSpiel's PyTorch NFSP (``open_spiel.python.pytorch.nfsp``, its
 ``nfsp_leduc`` example hyperparameters), measured in the same run for ``--peer-seconds``
 when it is installable (it needs ``dm-tree``); otherwise the script prints the figure
 recorded for it on the 2-core development machine. Both are single-threaded CPU runs.
+
+``--update-steps N`` measures the learner alone: it fills player 0's memories by self-play
+with the shipped config, then times ``N`` of its learning steps (one RL and one SL
+gradient step each, the loop's ``learn_every`` unit) in CPU seconds of this process, which
+a loaded machine disturbs less than wall time.
 """
 
 from __future__ import annotations
@@ -106,6 +112,36 @@ def run_peer(seconds: float) -> dict | None:
     return {"seconds": elapsed, "episodes": episodes, "exploitability": value}
 
 
+def measure_update_steps(steps: int, overrides: list[str]) -> None:
+    """Learning steps (RL + SL) per CPU second of player 0 of the shipped config."""
+    import numpy as np
+    import torch
+
+    from agents.runs import build_learner
+    from agents.vector_self_play import play_vector_episodes
+    from hiddenenvs.vector import make
+
+    config = load_config(REPO / "configs" / "nfsp_leduc.yaml", overrides)
+    torch.set_num_threads(config.torch_threads)
+    learner = build_learner(config)
+    agent = learner.agents[0]
+    env = make("leduc_holdem", num_envs=config.num_envs, copy=False)
+    seed = 0
+    while min(len(agent.replay), len(agent.reservoir)) < max(agent.config.min_buffer_size, 1):
+        play_vector_episodes(env, learner.agents, seed=seed)
+        seed += 1
+    agent.learn_calls = agent.transitions // agent.config.learn_every - steps  # make them due
+    started = time.process_time()
+    rl_losses, sl_losses = agent.learn()
+    seconds = time.process_time() - started
+    assert len(rl_losses) == len(sl_losses) == steps
+    print(
+        f"{steps} learning steps (RL + SL, batch {agent.config.batch_size}, hidden "
+        f"{agent.config.hidden_sizes}) in {seconds:.2f} CPU s: {steps / seconds:.0f} per CPU "
+        f"second; mean losses RL {np.mean(rl_losses):.4f}, SL {np.mean(sl_losses):.4f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -117,8 +153,19 @@ def main() -> None:
         "--peer-seconds", type=float, default=0.0, help="also run the peer this long"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--update-steps",
+        type=int,
+        default=0,
+        help="only time this many learning steps of the learner (CPU seconds), no run",
+    )
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="more config overrides")
     arguments = parser.parse_args()
+    if arguments.update_steps > 0:
+        measure_update_steps(
+            arguments.update_steps, [f"seed={arguments.seed}", *arguments.overrides]
+        )
+        return
 
     config = load_config(
         REPO / "configs" / "nfsp_leduc.yaml",

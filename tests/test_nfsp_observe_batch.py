@@ -1,12 +1,12 @@
-"""NFSP's observe_batch (and CircularBuffer.add_batch) store exactly what one observe per
-transition stores."""
+"""NFSP's observe_batch (and CircularBuffer.add_batch, ReservoirBuffer.add_batch) store exactly
+what one observe (add) per transition stores."""
 
 import numpy as np
 import pytest
 import torch
 
 import hiddenenvs.vector as vector
-from agents.memories import CircularBuffer
+from agents.memories import CircularBuffer, ReservoirBuffer
 from agents.nfsp import NFSP, NFSPAgent, NFSPConfig
 from agents.vector_self_play import play_vector_episodes
 from hiddenenvs.registry import load_game
@@ -45,6 +45,22 @@ def test_add_batch_equals_one_add_per_row(capacity):
             one_by_one.add(x=x[row], a=a[row])
         batched.add_batch(x=x, a=a)
         _assert_same_memory(one_by_one, batched)
+
+
+@pytest.mark.parametrize("capacity", [1, 5, 1500])
+def test_reservoir_add_batch_equals_one_add_per_row(capacity):
+    # The same slots and the same draws from the generator: runs keep their trajectory.
+    data = np.random.default_rng(capacity)
+    rngs = np.random.default_rng(7), np.random.default_rng(7)
+    one_by_one, batched = ReservoirBuffer(capacity, COLUMNS), ReservoirBuffer(capacity, COLUMNS)
+    for count in [0, 1, 3, 4, 7, 1, 1200, 2, 900, 11, 3000]:  # partial fills, then replacements
+        x = data.normal(size=(count, 3)).astype(np.float32)
+        a = data.integers(9, size=count)
+        for row in range(count):
+            one_by_one.add(rngs[0], x=x[row], a=a[row])
+        batched.add_batch(rngs[1], x=x, a=a)
+        _assert_same_memory(one_by_one, batched)
+        assert rngs[0].bit_generator.state == rngs[1].bit_generator.state
 
 
 def test_nfsp_self_play_fills_the_same_replay_with_observe_batch(monkeypatch):
