@@ -20,10 +20,11 @@ page, never run with an invented one. Each seed of a cell is one *run*:
    train it again.
 2. **Evaluate** the finished run (its directory as the agent spec: the learner's evaluation
    agents from ``checkpoint.pt``) with :func:`agents.leaderboard.evaluate` against the
-   cell's fixed opponents (random, the scripted bot of the env, OOS with 10,000 iterations
-   a move where the ExIt-OOS paper uses it), ``--games`` games per pairing shared equally
-   over the seat orders (both seats; combat's attackers only where the trainer learns only
-   them), duplicate deals; exact exploitability where the tree is enumerable. Matches go to
+   cell's fixed opponents (random and the env's scripted bot; the doctrine alone on combat;
+   OOS with 10,000 iterations a move where the ExIt-OOS paper plays it), ``--games`` games
+   per pairing shared equally over the seat orders (both seats; combat's attackers only
+   where the trainer learns only them), duplicate deals; exact exploitability where the
+   tree is enumerable. Matches go to
    ``evaluation.sqlite`` in the run directory as they end, so an interrupted evaluation
    resumes; the summary is ``evaluation.json``.
 3. **Report**: ``docs/results/comparison.md`` (``--page``) with the strength table (each
@@ -138,7 +139,8 @@ def _exploitability(bound: float, minutes: float | None) -> tuple[Target, ...]:
 
 _MEIER = ("random", "scripted:meier")
 _BLIND = ("random", "scripted:blind_tictactoe")
-_COMBAT = ("scripted:doctrine", "random")
+# Combat against the doctrine only: the issue's figure, and a default-map game takes seconds.
+_COMBAT = ("scripted:doctrine",)
 _OOS = ("random", "oos:10000")  # the ExIt-OOS paper's opponent: OOS, 10,000 iterations a move
 _OOS_TARGETS = (Target("random", 0.66), Target("oos:10000", 0.30))
 
@@ -365,11 +367,13 @@ def say(bar: Any, text: str) -> None:
 
 
 def show(bar: Any, text: str) -> None:
-    """What the bar is doing now, beside it (tqdm) or in its next line (a log)."""
+    """What the bar is doing now, beside it (tqdm) or in its next line (a log: one line
+    every 30 s, so a long training shows it is alive)."""
     if hasattr(bar, "set_postfix_str"):
         bar.set_postfix_str(text)
     else:
         bar.set_postfix(now=text)
+        bar.update(0)
 
 
 # ---- training -----------------------------------------------------------------------------------
@@ -749,6 +753,16 @@ def curve_metric(runs: list[list[dict]]) -> str | None:
     return None
 
 
+def metric_label(cell: Cell, metric: str) -> str:
+    """The curve's y axis: a win rate or return names the config's evaluation opponent."""
+    if metric == "exploitability":
+        return "exploitability"
+    from agents.config import load_config
+
+    opponent = load_config(cell.config).evaluation.opponent
+    return f"{metric.replace('_vs_random', '').replace('_', ' ')} vs {opponent}"
+
+
 def band(series: list[tuple[list[float], list[float]]], points: int = 60):
     """``(grid, mean, low, high)`` over seeds on a common grid from 0 to the shortest seed's
     end (linear interpolation between a seed's logged points)."""
@@ -793,7 +807,8 @@ def plot_trainer(trainer: str, cells: list[tuple[Cell, str, list[list[dict]]]], 
                     series.append((xs, ys))
             if series:
                 grid, mean, low, high = band(series)
-                axis.plot(grid, mean, color="tab:blue", linewidth=2, label=f"mean of {len(series)}")
+                name = f"mean of {len(series)} seeds" if len(series) > 1 else "one seed"
+                axis.plot(grid, mean, color="tab:blue", linewidth=2, label=name)
                 if len(series) > 1:
                     axis.fill_between(
                         grid, low, high, color="tab:blue", alpha=0.2, label="seed range"
@@ -804,7 +819,7 @@ def plot_trainer(trainer: str, cells: list[tuple[Cell, str, list[list[dict]]]], 
         values = [m[metric] for r in runs for m in r if m.get(metric) is not None]
         if metric == "exploitability" and min(values) > 0 and max(values) > 10 * min(values):
             by_episodes.set_yscale("log")  # a log scale only where the curve spans a decade
-        by_episodes.set_ylabel(metric.replace("_", " "))
+        by_episodes.set_ylabel(metric_label(cell, metric))
         by_episodes.set_title(f"{trainer} on {cell.env} ({cell.name})", fontsize=10, loc="left")
     figure.tight_layout()
     atomic_write(path, lambda handle: figure.savefig(handle, format="png", dpi=90))
