@@ -839,10 +839,13 @@ def write_report(prof: Profile, seeds: list[int], command: str) -> None:
     shipped = [cell for cell in prof.cells if cell.config.is_file()]
     missing = [cell for cell in prof.cells if not cell.config.is_file()]
     seed_columns = [f"seed {seed}" for seed in seeds]
-    strength, runs_table, curve_inputs = [], [], {}
-    loads_seen = []
+    strength: list[list[str]] = []
+    runs_table: list[list[str]] = []
+    curve_inputs: dict[str, list[tuple[Cell, str, list[list[dict]]]]] = {}
+    loads_seen: list[float] = []
     for cell in shipped:
-        evaluations, metrics = [], []
+        evaluations: list[dict | None] = []
+        metrics: list[list[dict]] = []
         for seed in seeds:
             directory = run_dir(prof.runs, cell, seed)
             record = read_json(directory / RECORD_NAME)
