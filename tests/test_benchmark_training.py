@@ -5,7 +5,8 @@ issue 46, draws counted as half in the paper's score, per-seat tallies, the band
 seeds) and that every cell's shipped config is what the cell says. The slow ones run
 ``--quick`` on Leduc NFSP into a temporary directory: a run is trained once, evaluated,
 reported; a second command does not train it again; an interrupted run resumes through
-``train.py --resume``; Ctrl-C leaves a record that says so and the same command finishes it.
+``train.py --resume``; Ctrl-C and the time limit stop the training child, leave a record that
+says so, and the same command finishes the run.
 """
 
 from __future__ import annotations
@@ -207,7 +208,7 @@ def test_quick_profile_trains_evaluates_reports_and_resumes(tmp_path):
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_the_run_and_the_same_command_finishes_it(tmp_path):
+def test_ctrl_c_and_the_time_limit_stop_the_run_and_the_same_command_finishes_it(tmp_path):
     process = subprocess.Popen(
         harness(tmp_path), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -223,7 +224,12 @@ def test_ctrl_c_stops_the_run_and_the_same_command_finishes_it(tmp_path):
     assert interrupted["status"] == "interrupted"
     assert interrupted["sessions"][0]["exit_code"] != 0
     assert not (tmp_path / "comparison.md").exists()
+    # A session past --time-limit is stopped the same way and resumed by the next command.
+    stopped = run_harness(tmp_path, "--time-limit", "0.02")
+    assert stopped.returncode == 0, stopped.stderr[-2000:]
+    assert record(tmp_path)["status"] == "timeout"
+    assert "stopped at the time limit" in (tmp_path / "comparison.md").read_text()
     finished = run_harness(tmp_path)
     assert finished.returncode == 0, finished.stderr[-2000:]
-    assert record(tmp_path)["status"] == "trained" and len(record(tmp_path)["sessions"]) == 2
+    assert record(tmp_path)["status"] == "trained" and len(record(tmp_path)["sessions"]) == 3
     assert os.path.getsize(tmp_path / "comparison.md") > 0
