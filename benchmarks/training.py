@@ -471,7 +471,7 @@ def train_run(
     with log.open("ab") as handle:
         handle.write(f"\n# {utc_now()} {shlex.join(command)}\n".encode())
         log_start = handle.tell()
-        started_at, started = utc_now(), time.monotonic()
+        started_at, started, commit = utc_now(), time.monotonic(), git_commit()
         child = subprocess.Popen(
             command, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -523,7 +523,7 @@ def train_run(
             "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
             "load_max": round(max(loads), 2),
             "load_mean": round(sum(loads) / len(loads), 2),
-            "commit": git_commit(),
+            "commit": commit,  # the code the session started with
         }
     )
     record["status"] = outcome
