@@ -1,0 +1,244 @@
+"""The flagship harness (benchmarks/training.py, ``python -m benchmarks train``).
+
+The fast cases check its arithmetic against known figures (Wilson intervals quoted in
+issue 46, draws counted as half in the paper's score, per-seat tallies, the band over
+seeds) and that every cell's shipped config is what the cell says. The slow ones run
+``--quick`` on Leduc NFSP into a temporary directory: a run is trained once, evaluated,
+reported; a second command does not train it again; an interrupted run resumes through
+``train.py --resume``; Ctrl-C and the time limit stop the training child, leave a record that
+says so, and the same command finishes the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # benchmarks/ is not an installed package
+    sys.path.insert(0, str(REPO))
+
+from agents.leaderboard.store import MatchKey, MatchResult  # noqa: E402
+from benchmarks import training  # noqa: E402
+from benchmarks.training import (  # noqa: E402
+    CELLS,
+    QUICK_OVERRIDES,
+    Measured,
+    Row,
+    Target,
+    band,
+    measure,
+    outcome_counts,
+    table_rows,
+    verdict,
+)
+
+
+def evaluation_with(opponent: str, **counts: dict) -> dict:
+    return {"opponents": {opponent: counts}, "exploitability": None}
+
+
+def test_win_rate_interval_is_the_issue_figure():
+    # Issue 46: combat MCNFSP seed 0, 139 wins of 200 against the doctrine, 0.695 [0.628, 0.755].
+    row = Row("scripted:doctrine", target=Target("scripted:doctrine", 0.80))
+    tally = {"games": 200, "wins": 139, "draws": 0, "losses": 61}
+    value = measure(row, evaluation_with("scripted:doctrine", all=tally), [])
+    assert (round(value.value, 3), round(value.low, 3), round(value.high, 3)) == (
+        0.695,
+        0.628,
+        0.755,
+    )
+    assert not value.meets(row.target)
+    # Met only when the lower bound reaches the target, not the point estimate: 0.865 of 200
+    # (seed 1's 173 wins) has its lower bound at 0.811.
+    high = measure(
+        row,
+        evaluation_with(
+            "scripted:doctrine", all={"games": 200, "wins": 173, "draws": 0, "losses": 27}
+        ),
+        [],
+    )
+    assert round(high.low, 3) == 0.811 and high.meets(row.target)
+    assert not Measured(0.81, 0.79, 0.83).meets(row.target)
+
+
+def test_score_counts_a_draw_as_half_and_win_does_not():
+    tally = {"games": 10, "wins": 4, "draws": 4, "losses": 2}
+    evaluation = evaluation_with("random", **{"seat 1": tally})
+    assert measure(Row("random", "score", seat=1), evaluation, []).value == pytest.approx(0.6)
+    assert measure(Row("random", "win", seat=1), evaluation, []).value == pytest.approx(0.4)
+    assert measure(Row("random", "win", seat=0), evaluation, []) is None  # no such games
+
+
+def test_exploitability_at_a_time_is_the_last_evaluation_before_it():
+    metrics = [
+        {"wall_seconds": 0.0, "exploitability": 2.3},
+        {"wall_seconds": 590.0, "exploitability": 0.2},
+        {"wall_seconds": 610.0, "exploitability": 0.05},
+    ]
+    target = Target("exploitability", 0.1, "exploitability", within_seconds=600.0)
+    row = Row("exploitability", "exploitability", within_seconds=600.0, target=target)
+    value = measure(row, None, metrics)
+    assert value.value == 0.2 and not value.meets(target)
+    end = Row("exploitability", "exploitability")
+    assert measure(end, {"exploitability": 0.05, "opponents": {}}, metrics).value == 0.05
+
+
+def test_verdict_needs_every_seed():
+    target = Target("random", 0.7)
+    row = Row("random", target=target)
+    good, bad = Measured(0.8, 0.75, 0.85), Measured(0.8, 0.65, 0.9)
+    assert verdict(row, [good, good, good]) == "**met** (3/3)"
+    assert verdict(row, [good, bad, good]) == "not met (2/3)"
+    assert verdict(row, [good, None, None]) == "1/1 seeds so far"
+    assert verdict(row, [None, None]) == "not run"
+    assert verdict(Row("random"), [good]) == ""
+
+
+def test_outcome_counts_per_seat_from_stored_matches():
+    def match(seats, returns, index):
+        return MatchResult(MatchKey("meier", "{}", seats, 0, index), index, returns, 0.1)
+
+    results = [
+        match(("me", "random"), (100.0, 0.0), 0),  # seat 0 win
+        match(("random", "me"), (100.0, 0.0), 0),  # seat 1 loss
+        match(("random", "me"), (50.0, 50.0), 1),  # seat 1 draw
+        match(("me", "bot"), (0.0, 100.0), 2),  # another pairing: not counted
+    ]
+    counts = outcome_counts(results, "me", "random")
+    assert counts["all"] == {"games": 3, "wins": 1, "draws": 1, "losses": 1}
+    assert counts["seat 0"] == {"games": 1, "wins": 1, "draws": 0, "losses": 0}
+    assert counts["seat 1"] == {"games": 2, "wins": 0, "draws": 1, "losses": 1}
+
+
+def test_band_is_mean_and_range_over_seeds_on_the_shortest_span():
+    grid, mean, low, high = band([([0.0, 10.0], [1.0, 0.0]), ([0.0, 20.0], [3.0, 1.0])], points=3)
+    assert list(grid) == [0.0, 5.0, 10.0]  # up to the shorter seed's end
+    # at x=5: seed 0 is 0.5, seed 1 is 2.5; at x=10: 0.0 and 2.0 (halfway from 3 to 1)
+    assert list(mean) == [2.0, 1.5, 1.0] and list(low) == [1.0, 0.5, 0.0]
+    assert list(high) == [3.0, 2.5, 2.0]
+
+
+def test_rebel_rows_are_per_seat_with_the_papers_column():
+    rebel = training.CELLS_BY_NAME["rebel_meier"]
+    labels = [row.label() for row in table_rows(rebel)]
+    assert "random, seat 0 (score)" in labels and "scripted:meier, seat 1 (score)" in labels
+    seat_0 = next(r for r in table_rows(rebel) if r.seat == 0 and r.against == "random")
+    assert seat_0.target.bound == 0.97
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=[cell.name for cell in CELLS])
+def test_shipped_config_matches_its_cell(cell):
+    """A shipped config trains the cell's trainer and its scripted opponents exist for its
+    env (the YAML as read, unvalidated: validating builds the game, seconds per config)."""
+    from agents.config import config_data
+    from agents.scripted import SCRIPTED_BOTS
+
+    if not cell.config.is_file():
+        pytest.skip(f"configs/{cell.name}.yaml is not shipped (the page lists it)")
+    data = config_data(cell.config)
+    assert data["trainer"]["name"] == cell.trainer
+    for opponent in cell.opponents:
+        if opponent.startswith("scripted:"):
+            assert opponent.partition(":")[2] in SCRIPTED_BOTS[data["env"]["name"]]
+
+
+@pytest.mark.slow
+def test_quick_overrides_make_valid_configs():
+    from agents.config import load_config
+
+    for name, overrides in QUICK_OVERRIDES.items():
+        config = load_config(training.CELLS_BY_NAME[name].config, overrides)
+        assert config.budget.seconds is not None  # every quick run is bounded in time
+
+
+# ---- the command, end to end --------------------------------------------------------------------
+def harness(tmp_path: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "benchmarks",
+        "train",
+        "--quick",
+        "--cells",
+        "nfsp_leduc",
+        "--runs",
+        str(tmp_path / "runs"),
+        "--page",
+        str(tmp_path / "comparison.md"),
+        "--curves",
+        str(tmp_path / "curves"),
+        *extra,
+    ]
+
+
+def run_harness(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        harness(tmp_path, *extra), cwd=REPO, capture_output=True, text=True, timeout=600
+    )
+
+
+def record(tmp_path: Path) -> dict:
+    return json.loads((tmp_path / "runs/nfsp_leduc/seed0/benchmark.json").read_text())
+
+
+@pytest.mark.slow
+def test_quick_profile_trains_evaluates_reports_and_resumes(tmp_path):
+    done = run_harness(tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    first = record(tmp_path)
+    assert first["status"] == "trained" and len(first["sessions"]) == 1
+    evaluation = json.loads((tmp_path / "runs/nfsp_leduc/seed0/evaluation.json").read_text())
+    assert evaluation["opponents"]["random"]["all"]["games"] == 10  # 5 per seat order
+    assert 0.0 < evaluation["exploitability"] < 5.0  # Leduc: uniform play is 2.374
+    page = (tmp_path / "comparison.md").read_text()
+    assert "| Leduc | nfsp | exploitability, at 10 min of training |" in page
+    assert "![nfsp: learning curves](curves/nfsp.png)" in page
+    assert (tmp_path / "curves/nfsp.png").stat().st_size > 0
+
+    again = run_harness(tmp_path)  # finished: neither trained nor played again
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert len(record(tmp_path)["sessions"]) == 1
+
+    # An interrupted run resumes from its checkpoint; this one had spent its budget.
+    path = tmp_path / "runs/nfsp_leduc/seed0/benchmark.json"
+    path.write_text(json.dumps({**first, "status": "interrupted"}))
+    resumed = run_harness(tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    sessions = record(tmp_path)["sessions"]
+    assert record(tmp_path)["status"] == "trained" and sessions[-1]["resumed"] is True
+
+
+@pytest.mark.slow
+def test_ctrl_c_and_the_time_limit_stop_the_run_and_the_same_command_finishes_it(tmp_path):
+    process = subprocess.Popen(
+        harness(tmp_path), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    log = tmp_path / "runs/nfsp_leduc/seed0/train.log"
+    deadline = time.monotonic() + 120
+    while not log.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(3)  # the child is training
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr[-2000:]
+    interrupted = record(tmp_path)
+    assert interrupted["status"] == "interrupted"
+    assert interrupted["sessions"][0]["exit_code"] != 0
+    assert not (tmp_path / "comparison.md").exists()
+    # A session past --time-limit is stopped the same way and resumed by the next command.
+    stopped = run_harness(tmp_path, "--time-limit", "0.02")
+    assert stopped.returncode == 0, stopped.stderr[-2000:]
+    assert record(tmp_path)["status"] == "timeout"
+    assert "stopped at the time limit" in (tmp_path / "comparison.md").read_text()
+    finished = run_harness(tmp_path)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert record(tmp_path)["status"] == "trained" and len(record(tmp_path)["sessions"]) == 3
+    assert os.path.getsize(tmp_path / "comparison.md") > 0
