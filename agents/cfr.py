@@ -51,6 +51,9 @@ from hiddenenvs.game import Game
 VARIANTS = ("cfr", "cfr+")
 
 
+CHUNK_NODE_VISITS = 2_000_000  # per compiled call: well under a second on any tree
+
+
 class CFRSolver:
     """Tabular CFR / CFR+ on any game whose tree can be enumerated.
 
@@ -101,14 +104,19 @@ class CFRSolver:
         """Run ``iterations`` iterations: CFR+ updates the players in turn, each against
         the others' current strategy after their update, with the average weighted by the
         iteration number; CFR updates all players against the same strategy."""
-        self._compiled.iterate(
-            self.cumulative_regret,
-            self.cumulative_policy,
-            self.iteration + 1,
-            iterations,
-            self.variant == "cfr+",
-        )
-        self.iteration += iterations
+        # The compiled passes hold the interpreter for a whole call: calls of about
+        # CHUNK_NODE_VISITS node visits each let Ctrl-C through between them (same iterates).
+        chunk = max(1, CHUNK_NODE_VISITS // len(self.tree.parent))
+        for start in range(0, iterations, chunk):
+            count = min(chunk, iterations - start)
+            self._compiled.iterate(
+                self.cumulative_regret,
+                self.cumulative_policy,
+                self.iteration + 1,
+                count,
+                self.variant == "cfr+",
+            )
+            self.iteration += count
 
     def exploitability(self) -> float:
         return exploitability(self.tree, self.average_policy())
