@@ -140,6 +140,9 @@ GUMBEL_C_SCALE = 1.0
 GUMBEL_TARGET_WIDTH = (
     128  # entries of the improved policy stored per search (combat: at most 91 legal)
 )
+# Root histories drawn per call of the belief sampler: one posterior set-up serves a whole
+# search of ordinary size, and a search of millions of simulations is never drawn up front.
+MAX_HISTORY_BATCH = 1024
 
 
 @dataclass
@@ -393,7 +396,10 @@ class BestResponseSearch:
             # per key and policy (GDL-II's exact forward filter, 90% of a search's time on
             # blind tic-tac-toe when redone per simulation) is done once per search.
             histories: list[tuple] = []
-            batch = self.config.num_simulations + (self.config.root_selection == "gumbel")
+            batch = min(
+                self.config.num_simulations + (self.config.root_selection == "gumbel"),
+                MAX_HISTORY_BATCH,
+            )
 
         def fresh_root() -> State:
             if fixed is not None:
