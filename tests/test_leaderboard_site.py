@@ -57,8 +57,8 @@ def test_every_match_is_stored_with_actions_and_its_replay_reproduces_it(kuhn_st
             len(v) for v in played.views
         ]
         for seat, view in enumerate(played.views):
-            private = [step for step in view if "yours" in step]
-            assert private == [f"'deal' | yours: '{cards[seat]}'"]
+            private = [step for step in view if step.startswith("your card")]
+            assert private == [f"your card: {cards[seat]}"]
 
 
 @pytest.mark.parametrize(
@@ -323,8 +323,17 @@ def test_a_person_plays_an_agent_in_the_browser_and_the_game_is_stored(
         browser.get(server.url + "kuhn_poker/index.html")
         browser.find_element(By.ID, "play").click()
         browser.find_element(By.ID, "start").click()  # the best agent, you in seat 0
-        assert "yours:" in browser.find_element(By.ID, "your-view").text  # your card, no other
-        while not browser.find_elements(By.ID, "result"):
+        assert "your card:" in browser.find_element(By.ID, "your-view").text  # yours, no other
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        def result_or_moves(browser):  # the page answers a move asynchronously
+            return browser.find_elements(By.ID, "result") or browser.find_elements(
+                By.CSS_SELECTOR, "#actions button"
+            )
+
+        while not WebDriverWait(browser, 30).until(result_or_moves)[0].get_attribute("id") == (
+            "result"
+        ):
             browser.find_elements(By.CSS_SELECTOR, "#actions button")[0].click()  # pass / call
         result = browser.find_element(By.ID, "result").text
         assert result.startswith("Game over. Returns: player_0: ")
@@ -352,8 +361,8 @@ def test_a_human_game_shows_only_the_seat_view_refuses_illegal_moves_and_is_stor
 
     game = HumanGame("kuhn_poker", {}, "{}", "cfr:5", human_seat=1, env_seed=5)  # the agent opens
     view = game.view()
-    assert len(view) == 3 and view[1].startswith("'deal' | yours: ")  # own card only
-    assert view[0] == "'deal'" and view[2] in ("'pass'", "'bet'")  # the agent's move
+    assert len(view) == 3 and view[1].startswith("your card: ")  # own card only
+    assert view[0] == "a card to your opponent, face down" and view[2] in ("pass", "bet")
     assert game.legal() == {0: "pass", 1: "bet"}  # check or bet; after a bet: fold or call
     with pytest.raises(ValueError, match="action 7 is not legal now; legal: \\[0, 1\\]"):
         game.play(7)

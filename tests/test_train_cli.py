@@ -278,6 +278,7 @@ def test_a_step_past_the_deadline_leaves_the_final_evaluation_its_reserve(tmp_pa
             "evaluation.exact=no",
             "evaluation.episodes_vs_random=200",
             "progress_bar=false",
+            "vector_self_play=false",  # the patched step is the trainer's own, not the loop's
         ],
     )
     result = run(config)
