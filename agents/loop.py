@@ -477,7 +477,7 @@ def _evaluation_opponent(
 
 class Evaluator:
     """The run's evaluation: it owns the exact game tree (when the game is small enough)
-    and chooses the run's :attr:`metric`, the one every row, the progress bar, the plot and
+    and chooses the run's ``metric``, the one every row, the progress bar, the plot and
     ``train.py`` report:
 
     - ``exploitability`` of the learner's evaluation policy, exact, on the enumerated tree

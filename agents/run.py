@@ -125,7 +125,7 @@ class Schedule:
 class Checkpointer:
     """``checkpoint.pt`` of a run directory: the config, the learner's state, the loop's
     counters and generators. Written atomically (temporary file + ``os.replace``) with
-    Ctrl-C held until it is on disk, so :attr:`saved` (the counters on disk) is always
+    Ctrl-C held until it is on disk, so ``saved`` (the counters on disk) is always
     true; read back only into the same run (env, env parameters, trainer)."""
 
     def __init__(self, output_dir: Path, config: RunConfig, budget: Budget):

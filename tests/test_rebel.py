@@ -533,7 +533,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     straight = tmp_path / "straight"
     train(config_from_dict({**MONTY_RUN, "output_dir": str(straight)}))
     killed = tmp_path / "killed"
-    kill_between_checkpoints_and_resume(MONTY_RUN, killed, "episodes", pause=0.2)
+    kill_between_checkpoints_and_resume(MONTY_RUN, killed, "episodes", pause=0.0)
     resumed_checkpoint_equals_straight(straight, killed, "episodes", 40)
     assert _exploitabilities(killed) == _exploitabilities(straight)
 

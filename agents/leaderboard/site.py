@@ -282,7 +282,7 @@ def _match_page(board: Leaderboard, names: _Names, match: StoredMatch) -> str:
 
 class Site:
     """The site's pages, rendered from the store on demand: :func:`export_site` writes
-    them all, :func:`serve` renders each as it is asked for (so it is live).
+    them all, ``serve`` renders each as it is asked for (so it is live).
 
     The boards (standings, fitted Elo) are computed once per ``Site``: a server makes a
     new one per request."""
@@ -540,7 +540,7 @@ class LeaderboardServer(ThreadingHTTPServer):
 
     A thread per connection (a browser holds idle connections open, which would stall a
     one-thread server); each request opens its own store connection, and the games
-    people play are changed under :attr:`lock`."""
+    people play are changed under ``lock``."""
 
     daemon_threads = True
 
