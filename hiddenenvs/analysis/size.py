@@ -24,8 +24,8 @@ sequentialises simultaneous moves and so stores a few more nodes.) A game whose 
 sampled inside the state (``ChanceMode.SAMPLED_STOCHASTIC``) has no enumerable tree.
 
 >>> import hiddenenvs
->>> print(tree_size(hiddenenvs.load_game("leduc_holdem"), max_nodes=1000))
-more than 1,000 nodes
+>>> tree_size(hiddenenvs.load_game("leduc_holdem"), max_nodes=1000).fits(1000)  # stops at 1,000
+False
 >>> size = tree_size(hiddenenvs.load_game("leduc_holdem"), max_nodes=10_000)
 >>> print(size)
 1,939 nodes
