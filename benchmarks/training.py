@@ -12,7 +12,7 @@ page, never run with an invented one. Each seed of a cell is one *run*:
 
 1. **Train** through ``train.py`` (a child process in its own process group, its output in
    ``<runs>/<cell>/seed<N>/train.log``): ``--config configs/<cell>.yaml seed=N
-   output_dir=<run dir>``, nothing else changed (``--quick`` adds the small budgets of
+   output_dir=<run dir>/run``, nothing else changed (``--quick`` adds the small budgets of
    :data:`QUICK_OVERRIDES`). A run that finished (``benchmark.json`` says trained, refused or
    failed) is not trained again; one that was interrupted or stopped at ``--time-limit``
    continues from its checkpoint with ``train.py --resume`` (``budget.seconds`` counts every
@@ -50,6 +50,7 @@ import math
 import os
 import platform
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -67,6 +68,9 @@ RECORD_NAME = "benchmark.json"  # a run's training record
 EVALUATION_NAME = "evaluation.json"  # a run's evaluation summary
 EVALUATION_STORE_NAME = "evaluation.sqlite"
 LOG_NAME = "train.log"
+# train.py's own output directory inside a run's: train.py starts a new run only in an
+# empty directory, and the harness keeps its log and records beside it.
+TRAINED_NAME = "run"
 # Training statuses that are final: the run is not trained again.
 FINAL_STATUSES = ("trained", "refused", "failed")
 STOP_GRACE_SECONDS = 30.0  # SIGINT first, SIGKILL after this
@@ -425,17 +429,28 @@ def _last_line(log: Path, since: int) -> str:
     return lines[-1][:500] if lines else ""
 
 
+def trained_dir(directory: Path) -> Path:
+    """Where ``train.py`` writes the run kept in the harness's ``directory``."""
+    return directory / TRAINED_NAME
+
+
 def train_command(cell: Cell, seed: int, directory: Path, overrides: Sequence[str], resume: bool):
     script = str(REPO / "train.py")
     if resume:
-        return [sys.executable, script, "--resume", str(directory), "progress_bar=false"]
+        return [
+            sys.executable,
+            script,
+            "--resume",
+            str(trained_dir(directory)),
+            "progress_bar=false",
+        ]
     return [
         sys.executable,
         script,
         "--config",
         str(cell.config),
         f"seed={seed}",
-        f"output_dir={json.dumps(str(directory))}",  # quoted: YAML reads it as a string
+        f"output_dir={json.dumps(str(trained_dir(directory)))}",  # quoted: YAML reads a string
         "progress_bar=false",
         *overrides,
     ]
@@ -465,7 +480,11 @@ def train_run(
         "overrides": list(overrides),
         "sessions": [],
     }
-    resume = (directory / CHECKPOINT_NAME).is_file()
+    resume = (trained_dir(directory) / CHECKPOINT_NAME).is_file()
+    if not resume and trained_dir(directory).exists():
+        # A session of this harness stopped before the first checkpoint: nothing to resume,
+        # and train.py starts a run only in an empty directory.
+        shutil.rmtree(trained_dir(directory))
     command = train_command(cell, seed, directory, overrides, resume)
     log = directory / LOG_NAME
     with log.open("ab") as handle:
@@ -579,7 +598,7 @@ def evaluate_run(cell: Cell, directory: Path, games: int, workers: int) -> dict:
     from agents.leaderboard.specs import agent_identity
     from agents.leaderboard.store import ResultStore
 
-    spec = str(directory)
+    spec = str(trained_dir(directory))
     identity = agent_identity(spec)
     summary_path = directory / EVALUATION_NAME
     summary = read_json(summary_path)
@@ -625,7 +644,7 @@ def evaluate_run(cell: Cell, directory: Path, games: int, workers: int) -> dict:
 # ---- the report ---------------------------------------------------------------------------------
 def read_metrics(directory: Path) -> list[dict[str, float | None]]:
     """The run's ``metrics.csv`` rows as numbers (None where empty); [] without one."""
-    path = directory / "metrics.csv"
+    path = trained_dir(directory) / "metrics.csv"
     if not path.is_file():
         return []
     with path.open(newline="") as handle:
