@@ -63,6 +63,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from benchmarks.timing import checkout_commit
+
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- speed: begin -->", "<!-- speed: end -->"
 MAX_LOAD_AVERAGE = 1.0
@@ -437,16 +439,6 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def _commit() -> str:
-    try:
-        described = subprocess.run(
-            ["git", "describe", "--always", "--dirty"], capture_output=True, text=True, cwd=ROOT
-        )
-        return described.stdout.strip() or "unknown"
-    except OSError:
-        return "unknown"
-
-
 def _machine() -> str:
     model = platform.processor() or platform.machine()
     try:
@@ -466,7 +458,7 @@ def provenance(args: argparse.Namespace, loads: tuple[float, float], started: st
             "| | |",
             "|---|---|",
             f"| date | {started} |",
-            f"| commit | `{_commit()}` |",
+            f"| commit | `{checkout_commit()}` |",
             f"| machine | {_machine()}; each contender alone, pinned to core {args.core} "
             f"(multi-core rows: cores {', '.join(map(str, args.cores))}) |",
             f"| load average (1 min) | {loads[0]:.2f} at the start, {loads[1]:.2f} at the end"

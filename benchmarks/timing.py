@@ -1,9 +1,11 @@
-"""Shared by the benchmarks: a rate meter that takes turns, a random AEC playout, and the
-table of a training run's metrics.csv rows."""
+"""Shared by the benchmarks: a rate meter that takes turns, a random AEC playout, the
+table of a training run's metrics.csv rows, and the commit a page names."""
 
 from __future__ import annotations
 
+import subprocess
 import time
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -61,3 +63,18 @@ def print_exploitability_rows(rows: list[dict]) -> dict:
             f"{float(row['episodes_per_second']):>11.0f} {float(row['exploitability']):>15.4f}"
         )
     return min(rows, key=lambda row: float(row["exploitability"]))
+
+
+def checkout_commit() -> str:
+    """This checkout's commit as ``git describe --always --dirty`` prints it (``-dirty`` when
+    tracked files differ from it), or ``unknown`` outside a git checkout."""
+    try:
+        described = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
+    except OSError:
+        return "unknown"
+    return described.stdout.strip() or "unknown"

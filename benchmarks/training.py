@@ -61,6 +61,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from benchmarks.timing import checkout_commit
+
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "configs"
 
@@ -305,28 +307,6 @@ def read_json(path: Path) -> dict | None:
         ) from None
 
 
-def git_commit() -> str:
-    """The checkout's short commit, with '+changes' when tracked files differ from it."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        changes = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (not a git checkout)"
-    return commit + ("+changes" if changes else "")
-
-
 def machine_description() -> str:
     """CPU model, cores, memory, OS, Python and torch: what timings depend on."""
     model = platform.processor() or platform.machine()
@@ -490,7 +470,7 @@ def train_run(
     with log.open("ab") as handle:
         handle.write(f"\n# {utc_now()} {shlex.join(command)}\n".encode())
         log_start = handle.tell()
-        started_at, started, commit = utc_now(), time.monotonic(), git_commit()
+        started_at, started, commit = utc_now(), time.monotonic(), checkout_commit()
         child = subprocess.Popen(
             command, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -635,7 +615,7 @@ def evaluate_run(cell: Cell, directory: Path, games: int, workers: int) -> dict:
         "seconds": round(time.monotonic() - started, 1),
         "load_at_end": round(load_average()[0], 2),
         "finished_at": utc_now(),
-        "commit": git_commit(),
+        "commit": checkout_commit(),
     }
     write_json(summary_path, summary)
     return summary
@@ -925,7 +905,7 @@ def write_report(prof: Profile, seeds: list[int], command: str) -> None:
         "| | |",
         "|---|---|",
         f"| date | {utc_now()} |",
-        f"| commit | {git_commit()} (each run's own commit is in the runs table) |",
+        f"| commit | {checkout_commit()} (each run's own commit is in the runs table) |",
         f"| machine | {machine_description()} |",
         f"| load average | {load_now[0]:.1f} / {load_now[1]:.1f} / {load_now[2]:.1f} (1 / 5 / 15 min) "
         f"when this page was written{during}; timings on a loaded machine are longer than idle |",
