@@ -1,6 +1,7 @@
 """The leaderboard site: matches stored with their actions, replays that re-simulate them,
 old stores that still load, the static site and (with Chromium) the site in a browser."""
 
+import csv
 import json
 import re
 import shutil
@@ -182,6 +183,50 @@ def test_the_commands_write_the_site(kuhn_store, tmp_path, capsys):
     html = tmp_path / "b"
     assert evaluate_cli.main(["--show", "--db", str(kuhn_store), "--html", str(html)]) == 0
     assert (html / "index.html").is_file() and (html / "kuhn_poker" / "match-12.html").is_file()
+
+
+def test_an_agent_from_a_training_run_shows_the_run_its_config_and_its_curve(tmp_path):
+    """A run directory on the board: its page names the run, shows the config saved in
+    checkpoint.pt and one curve point per row of metrics.csv; a checkpoint replaced after
+    the matches is said, not hidden."""
+    pytest.importorskip("torch")
+    from agents.checkpoint import atomic_torch_save, load_checkpoint
+    from agents.config import load_config
+    from agents.loop import train
+    from agents.runs import validate_run
+
+    run_dir = tmp_path / "run"
+    overrides = [
+        f"output_dir={run_dir}",
+        "budget.iterations=30",
+        "evaluation.every_iterations=10",
+        "progress_bar=false",
+        "seed=4",
+    ]
+    train(load_config("cfr_kuhn", overrides, validate=validate_run))
+    with (run_dir / "metrics.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    db = tmp_path / "board.sqlite"
+    evaluate("kuhn_poker", {}, ["random", str(run_dir)], games=1, db_path=db, progress=False)
+    site = export_site(db, tmp_path / "site").parent / "kuhn_poker"
+    (page,) = [p.read_text() for p in site.glob("agent-*.html") if "Training run" in p.read_text()]
+    assert f"<code id='run-dir'>{run_dir}</code>: cfr on kuhn_poker, seed 4." in page
+    assert "exploitability against iterations" in page
+    # One point per evaluation row (at iterations 0, 10, 20, 30), the last one's value said.
+    assert page.count("<circle ") == len(rows) == 4
+    assert f"the last: {float(rows[-1]['exploitability']):.4g} after 30 iterations" in page
+    config = re.search(r"<pre id='run-config'>(.*?)</pre>", page, re.S).group(1)
+    assert "name: cfr" in config and "iterations: 30" in config and "seed: 4" in config
+    assert "class='warning'" not in page
+    # The run directory's checkpoint replaced: the page says its hash changed.
+    payload = load_checkpoint(run_dir / "checkpoint.pt")
+    payload["config"]["seed"] = 5
+    atomic_torch_save(payload, run_dir / "checkpoint.pt")
+    site = export_site(db, tmp_path / "site2").parent / "kuhn_poker"
+    (page,) = [p.read_text() for p in site.glob("agent-*.html") if "Training run" in p.read_text()]
+    assert "has changed since these matches were played" in page and "seed 5." in page
+    # Agents that came from no run (random) get no such section.
+    assert sum("Training run" in p.read_text() for p in site.glob("agent-*.html")) == 1
 
 
 # ---- in a real browser ---------------------------------------------------------------------

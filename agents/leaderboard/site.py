@@ -41,6 +41,7 @@ from pathlib import Path
 from agents.leaderboard.browser_play import HumanGame
 from agents.leaderboard.replay import replay
 from agents.leaderboard.report import Leaderboard, build_leaderboard
+from agents.leaderboard.site_runs import curve_svg, training_run
 from agents.leaderboard.specs import HASH_MARK
 from agents.leaderboard.store import ResultStore, StoredMatch
 
@@ -221,7 +222,8 @@ def _agent_page(board: Leaderboard, names: _Names, agent: str, matches: list[Sto
     mine = [m for m in matches if agent in m.result.key.seats]
     return (
         f"<p><a href='index.html'>standings</a></p><table class='facts'>{facts_html}</table>"
-        "<h2>Against each opponent</h2>"
+        + _training_run(agent)
+        + "<h2>Against each opponent</h2>"
         + _table(
             ["opponent", "games", "mean return [95% CI]", "win [95% CI]", "draw", "loss [95% CI]"],
             rows,
@@ -230,6 +232,36 @@ def _agent_page(board: Leaderboard, names: _Names, agent: str, matches: list[Sto
         + f"<h2>Matches ({len(mine)})</h2>"
         + _table(["match", "seats", "returns", "replay"], [_match_row(m) for m in mine], "matches")
     )
+
+
+def _training_run(agent: str) -> str:
+    """The agent's training run (:mod:`.site_runs`): its folder, config and learning curve;
+    "" for an agent that came from no run."""
+    run = training_run(agent)
+    if run is None:
+        return ""
+    import yaml
+
+    problems = "".join(f"<p class='warning'>{_e(problem)}</p>" for problem in run.problems)
+    body = f"<h2>Training run</h2><p>Run directory <code id='run-dir'>{_e(run.directory)}</code>"
+    if run.config is not None:
+        config = run.config
+        body += (
+            f": {_e((config.get('trainer') or {}).get('name'))} on "
+            f"{_e((config.get('env') or {}).get('name'))}, seed {_e(config.get('seed'))}"
+        )
+    body += ".</p>" + problems
+    if run.points:
+        last_x, last_y = run.points[-1]
+        body += (
+            f"<h3>Learning curve</h3><p>{_e(run.metric.replace('_', ' ') if run.metric else '')} "
+            f"against {run.unit}, one point per evaluation (metrics.csv); the last: "
+            f"{last_y:.4g} after {last_x:,.0f} {run.unit}.</p>{curve_svg(run)}"
+        )
+    if run.config is not None:
+        text = yaml.safe_dump(run.config, sort_keys=False, default_flow_style=None)
+        body += f"<h3>Config</h3><pre id='run-config'>{_e(text)}</pre>"
+    return body
 
 
 def _match_page(board: Leaderboard, names: _Names, match: StoredMatch) -> str:
