@@ -17,6 +17,7 @@ from agents.leaderboard.replay import replay
 from agents.leaderboard.site import export_site
 from agents.leaderboard.specs import resolve_agent
 from agents.leaderboard.store import ResultStore
+from firefox_bidi import FIREFOX, FirefoxBiDi
 
 AGENTS = ["random", "cfr+:20", "cfr:5"]
 REPO = Path(__file__).resolve().parent.parent
@@ -232,20 +233,40 @@ def test_an_agent_from_a_training_run_shows_the_run_its_config_and_its_curve(tmp
 # ---- in a real browser ---------------------------------------------------------------------
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
+GECKODRIVER = shutil.which("geckodriver")  # not packaged by Debian; see firefox_bidi.py
 
 
-@pytest.fixture
-def browser():
+@pytest.fixture(params=["chromium", "firefox"])
+def browser(request):
+    """A selenium driver: Chromium (Debian's chromium and chromium-driver), and Firefox
+    where geckodriver is installed (this machine's Firefox runs through WebDriver BiDi in
+    test_the_site_in_firefox instead)."""
     webdriver = pytest.importorskip("selenium.webdriver")
-    if CHROMIUM is None or CHROMEDRIVER is None:
-        pytest.skip("needs chromium and chromedriver (apt-get install chromium chromium-driver)")
-    from selenium.webdriver.chrome.service import Service
+    if request.param == "chromium":
+        if CHROMIUM is None or CHROMEDRIVER is None:
+            pytest.skip(
+                "needs chromium and chromedriver (apt-get install chromium chromium-driver)"
+            )
+        from selenium.webdriver.chrome.service import Service
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,900"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,900"):
+            options.add_argument(argument)
+        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    else:
+        if FIREFOX is None or GECKODRIVER is None:
+            pytest.skip(
+                "selenium on Firefox needs firefox and geckodriver (Debian ships no geckodriver; "
+                "test_the_site_in_firefox drives Firefox without it)"
+            )
+        from selenium.webdriver.firefox.service import Service as FirefoxService
+
+        options = webdriver.FirefoxOptions()
+        options.binary_location = FIREFOX
+        for argument in ("-headless", "--width=1200", "--height=900"):
+            options.add_argument(argument)
+        driver = webdriver.Firefox(service=FirefoxService(GECKODRIVER), options=options)
     yield driver
     driver.quit()
 
@@ -298,6 +319,65 @@ def test_the_site_in_a_browser(browser, kuhn_site, kuhn_store):
     assert returns.splitlines() == [*expected, "final returns"]
     browser.find_element(By.ID, "back").click()
     assert position.text == f"step {steps - 1} of {steps}"
+
+
+@pytest.fixture(scope="module")
+def firefox():
+    """One Firefox for the module's Firefox tests (it takes seconds to start)."""
+    if FIREFOX is None:
+        pytest.skip("needs firefox (apt-get install firefox-esr)")
+    pytest.importorskip("websocket")  # websocket-client, installed with selenium
+    driver = FirefoxBiDi()
+    yield driver
+    driver.close()
+
+
+def test_the_site_in_firefox(firefox, kuhn_site, kuhn_store):
+    """The same walk as test_the_site_in_a_browser, in Firefox: real pointer clicks and
+    hovers through WebDriver BiDi, the page read back with scripts."""
+    firefox.get((kuhn_site / "index.html").as_uri())
+    firefox.click("#boards a")
+    firefox.wait_for("document.getElementById('standings') !== null")
+
+    def column(index):
+        return firefox.run(
+            "Array.from(document.querySelectorAll('#standings tbody tr'))"
+            f".map(function (r) {{ return r.cells[{index}].textContent; }})"
+        )
+
+    assert column(0) == ["1", "2", "3"]
+    firefox.click("#standings th[data-column='1']")
+    assert column(1) == sorted(AGENTS)
+    firefox.click("#standings th[data-column='1']")
+    assert column(1) == sorted(AGENTS, reverse=True)
+
+    firefox.hover("#heatmap td.cell")
+    assert firefox.run("document.getElementById('tooltip').hidden") is False
+    tooltip = firefox.run("document.getElementById('tooltip').textContent")
+    assert re.search(
+        r"mean return -?\d\.\d+ \[-?\d\.\d+, -?\d\.\d+\] \(95% CI\).*; 4 games$", tooltip
+    )
+
+    with ResultStore(kuhn_store) as store:
+        match = store.stored_matches("kuhn_poker")[0]
+    firefox.get((kuhn_site / "kuhn_poker" / f"match-{match.id}.html").as_uri())
+
+    def position():
+        return firefox.run("document.getElementById('position').textContent")
+
+    assert position().startswith("step 0 of ")
+    steps = int(position().split()[-1])
+    for _ in range(steps + 2):  # two more than there are: it stays at the end
+        firefox.click("#forward")
+    assert position() == f"step {steps} of {steps} (end)"
+    expected = [
+        f"player_{seat}: {'+' if r > 0 else ''}{r:g}" for seat, r in enumerate(match.result.returns)
+    ]
+    returns = firefox.run("document.getElementById('returns').textContent")
+    assert returns.splitlines() == [*expected, "final returns"]
+    firefox.click("#back")
+    assert position() == f"step {steps - 1} of {steps}"
+    assert firefox.screenshot().startswith(b"\x89PNG")
 
 
 def test_a_match_whose_actions_no_longer_fit_the_env_gets_a_page_saying_so(tmp_path):
@@ -399,6 +479,49 @@ def test_a_person_plays_an_agent_in_the_browser_and_the_game_is_stored(
     assert [f.move for f in played.frames if f.move.startswith("player_0")] == (
         ["player_0: pass"] * len([f for f in played.frames if f.move.startswith("player_0")])
     )
+
+
+def test_a_person_plays_an_agent_in_firefox(firefox, tmp_path, kuhn_store):
+    """The served board's play pages in Firefox: a form, a POST per move, the replay link."""
+    import threading
+
+    from agents.leaderboard.site import LeaderboardServer
+
+    db = tmp_path / "play.sqlite"
+    shutil.copy(kuhn_store, db)
+    server = LeaderboardServer(db, port=0, refresh_seconds=None)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        firefox.get(server.url + "kuhn_poker/index.html")
+        firefox.click("#play")
+        firefox.wait_for("document.getElementById('start') !== null")
+        firefox.click("#start")
+        view = firefox.wait_for("(document.getElementById('your-view') || {}).textContent")
+        assert "your card:" in view
+        pressed = 0
+        while True:
+            state = firefox.wait_for(
+                "document.getElementById('result') ? 'over' :"
+                " document.querySelector('#actions button') ? 'move' : ''"
+            )
+            if state == "over":
+                break
+            firefox.run("document.body.dataset.old = 'yes'")  # gone once the next page loads
+            firefox.click("#actions button")
+            firefox.wait_for("document.readyState === 'complete' && !document.body.dataset.old")
+            pressed += 1
+        assert pressed >= 1
+        result = firefox.run("document.getElementById('result').textContent")
+        assert result.startswith("Game over. Returns: player_0: ")
+        firefox.click("#match")
+        position = firefox.wait_for("(document.getElementById('position') || {}).textContent")
+        assert position.startswith("step 0 of ")
+    finally:
+        server.shutdown()
+        server.server_close()
+    with ResultStore(db) as store:
+        match = store.stored_matches("kuhn_poker")[-1]
+    assert match.id == 13 and match.result.key.seats[0] == "human"
 
 
 def test_a_human_game_shows_only_the_seat_view_refuses_illegal_moves_and_is_stored(tmp_path):
