@@ -90,6 +90,15 @@ def test_replays_of_every_kind_of_game_reproduce_the_match(tmp_path, env_name, p
             assert all(p.startswith("data:image/png;base64,iVBORw0KGgo") for p in pictures)
         else:
             assert pictures == [None] * len(pictures)
+        # Each seat's view drawn (Game.describe_view) where the game draws one: blind
+        # tic-tac-toe's board, what combat's sides see; it changes as the game goes on.
+        boards = [frame.boards for frame in played.frames]
+        if env_name in ("blind_tictactoe", "combat"):
+            assert all(None not in seat_boards for seat_boards in boards)
+            assert all("board (" in b[0] or "attackers see:" in b[0] for b in boards)
+            assert len({b[0] for b in boards}) > 1
+        else:
+            assert all(seat_boards == [None, None] for seat_boards in boards)
 
 
 def test_a_replay_of_actions_that_are_not_the_match_says_so():

@@ -542,10 +542,13 @@ def _play_form(board: Leaderboard) -> str:
 
 
 def _game_body(game: HumanGame) -> str:
-    steps = "".join(f"<li>{_e(step)}</li>" for step in game.view())
+    steps = "".join(f"<li>{_e(step)}</li>" for step in game.view() if step)
+    board = game.board()
     body = (
         f"<p>You are {_e(game.human)}; the agent is {_e(game.opponent)}.</p>"
-        f"<h3>What you have seen</h3><ol id='your-view'>{steps}</ol>"
+        "<h3>What you have seen</h3>"
+        + ("" if board is None else f"<pre class='board' id='your-board'>{_e(board)}</pre>")
+        + f"<ol id='your-view'>{steps}</ol>"
         f"<p>Your reward so far: <span id='your-reward'>{game.totals[game.human]:+g}</span></p>"
     )
     if not game.finished:

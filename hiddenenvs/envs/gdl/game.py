@@ -523,9 +523,13 @@ class GdlGame(Game):
     def describe_view(self, state, player):
         """What ``player`` knows of the position, for a person: in GDL-I every role sees
         every joint move, so the whole state (a grid where the fluents are ``(name row
-        column value)``, :func:`grid_text`); in GDL-II the steps say it all (None)."""
+        column value)``, :func:`grid_text`); in GDL-II the board drawn from its own key
+        where :mod:`.seat_views` knows the sheet (blind tic-tac-toe), else None (the
+        steps say it all)."""
         if self.propnet.has_sees:
-            return None
+            from hiddenenvs.envs.gdl.seat_views import seat_view
+
+            return seat_view(self, state, player)
         return grid_text(self.propnet.state_fluents(state.fluents))
 
 
