@@ -95,7 +95,7 @@ def test_replays_of_every_kind_of_game_reproduce_the_match(tmp_path, env_name, p
         boards = [frame.boards for frame in played.frames]
         if env_name in ("blind_tictactoe", "combat"):
             assert all(None not in seat_boards for seat_boards in boards)
-            assert all("board (" in b[0] or "attackers see:" in b[0] for b in boards)
+            assert all("'s board\n(" in b[0] or "attackers see, tick" in b[0] for b in boards)
             assert len({b[0] for b in boards}) > 1
         else:
             assert all(seat_boards == [None, None] for seat_boards in boards)

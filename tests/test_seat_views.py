@@ -54,7 +54,7 @@ def test_blind_tictactoe_board_shows_own_marks_and_cells_found_taken_and_nothing
         for state in random_states(game, seed):
             for player, (role, mine) in enumerate([("xplayer", "x"), ("oplayer", "o")]):
                 view = game.describe_view(state, player)
-                assert view.startswith(f"{role}'s board ({mine} yours, ")
+                assert view.startswith(f"{role}'s board\n({mine} yours, ")
                 board, truth, tries = board_cells(view), true_cells(state), tried(state, role)
                 for cell, mark in board.items():
                     if cell in tries:  # a tried cell: it is mine, or it was taken by the other
@@ -75,6 +75,18 @@ def test_blind_tictactoe_board_is_a_function_of_the_seat_key_alone():
     assert game.describe_view(first, 0) == game.describe_view(second, 0)
     assert board_cells(game.describe_view(first, 0))[1, 1] == "x"
     assert game.describe_view(first, 1) != game.describe_view(second, 1)
+
+
+def test_gdl_chance_outcomes_are_named_as_the_random_roles_moves():
+    """The replays and docs name a chance outcome by the random role's move (it was named
+    by the last player's move of the same number)."""
+    game = hiddenenvs.load_game("blind_tictactoe")
+    state = game.new_initial_state()
+    assert state.is_chance_node()
+    names = [state.action_to_string(-1, a) for a, _ in state.chance_outcomes()]
+    assert sorted(names) == ["(tiebreak oplayer)", "(tiebreak xplayer)"]
+    meier = hiddenenvs.load_game("meier").new_initial_state()
+    assert meier.action_to_string(-1, meier.chance_outcomes()[0][0]).startswith("(roll ")
 
 
 def test_gdl_sheets_without_a_board_view_give_none():
@@ -101,6 +113,7 @@ def test_combat_commander_view_counts_own_fighters_and_only_the_enemies_seen():
     for state in random_states(game, 2, max_steps=12)[1:]:
         battle, area_of = state.battle, game.map.area_of_cell
         for player, (mine, theirs) in enumerate([("a", "d"), ("d", "a")]):
+            TEAMS = ("attackers", "defenders")
             view = game.describe_view(state, player)
             own, enemy = battle.team_slice(player), battle.team_slice(1 - player)
             alive = battle.alive
@@ -114,7 +127,7 @@ def test_combat_commander_view_counts_own_fighters_and_only_the_enemies_seen():
             assert _area_counts(view, mine) == expected_own.tolist(), view
             assert _area_counts(view, theirs) == expected_seen.tolist(), view
             assert f"{int(seen.sum())} seen now" in view
-            assert f"tick {battle.tick}/" in view
+            assert view.startswith(f"{TEAMS[player]} see, tick {battle.tick}/")
 
 
 def test_combat_fighter_view_is_its_window():
@@ -126,7 +139,7 @@ def test_combat_fighter_view_is_its_window():
         if window[..., 4].max() == 0:
             assert view.endswith(": dead")
             continue
-        rows = [line.split() for line in view.splitlines()[1:]]
+        rows = [line.split() for line in view.splitlines()[2:]]
         radius = window.shape[0] // 2
         assert rows[radius][radius] == "@" and sum(r.count("@") for r in rows) == 1
         enemies = int((window[..., 3] > 0).sum())

@@ -137,12 +137,12 @@ def commander_seat_ansi(state, player: int) -> str:
     _, time_used, own_alive, enemies_alive = observation[-4:]
     max_ticks = state.battle.rules.max_ticks
     lines = [
-        f"{TEAMS[player]} see: tick {round(time_used * max_ticks)}/{max_ticks}; yours "
-        f"{round(own_alive * size)}/{size} alive, health {int(health.sum())}; enemies "
-        f"{round(enemies_alive * size)} alive, {int(counts[:, 3].sum())} seen now, "
+        f"{TEAMS[player]} see, tick {round(time_used * max_ticks)}/{max_ticks}:",
+        f"yours: {round(own_alive * size)}/{size} alive, health {int(health.sum())}",
+        f"enemies: {round(enemies_alive * size)} alive, {int(counts[:, 3].sum())} seen now, "
         f"{int(np.maximum(counts[:, 1] - counts[:, 3], 0).sum())} more believed",
-        f"per area: {mine}N your fighters, {theirs}N enemies seen now, {theirs}N? enemies "
-        "believed there (last seen), * an empty destination",
+        f"per area: {mine}N yours, {theirs}N seen now,",
+        f"{theirs}N? believed (last seen), * destination",
     ]
     destinations = set(combat_map.destination_areas.tolist())
     texts = []
@@ -157,7 +157,7 @@ def commander_seat_ansi(state, player: int) -> str:
         lines.append("".join(text.rjust(width) for text in cells))
     on_the_way = [f"{int(counts[area, 4])} to area {area}" for area in np.flatnonzero(counts[:, 4])]
     if on_the_way:
-        lines.append("on their way (your standing orders): " + ", ".join(on_the_way))
+        lines.append("on their way: " + ", ".join(on_the_way))
     return "\n".join(lines)
 
 
@@ -172,7 +172,8 @@ def fighter_seat_ansi(state, player: int) -> str:
         return f"{name}: dead"
     radius = view.shape[0] // 2
     lines = [
-        f"{name} sees (health {own_health}; @ you, f friends, E enemies seen, # blocked, + door):"
+        f"{name} sees (health {own_health}):",
+        "@ you, f friends, E enemies, # blocked, + door",
     ]
     for row in range(view.shape[0]):
         line = []

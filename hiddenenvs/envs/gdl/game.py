@@ -491,7 +491,9 @@ class GdlGame(Game):
         ]
 
     def action_to_string(self, player, action):
-        moves = self.propnet.move_names[self.player_roles[player]]
+        # A chance outcome is a move of the random role (chance_outcomes lists them).
+        role = self.random_role if player == CHANCE else self.player_roles[player]
+        moves = self.propnet.move_names[role]
         return moves[action] if action < len(moves) else f"<no move {action}>"
 
     # ---- for a person (human play) ----

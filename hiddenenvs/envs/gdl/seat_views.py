@@ -14,7 +14,8 @@ opponent holds it (a cell is tried once, and a try fails only on a marked cell o
 opponent won in the same step). So the role's board shows its own marks, the cells it
 found taken, and nothing of the cells it has not tried::
 
-    xplayer's board (x yours, o found taken, . not tried)
+    xplayer's board
+    (x yours, o found taken, . not tried)
         1 2 3
     1   x . o
     2   . x .
@@ -73,7 +74,8 @@ def blind_board(game: Any, key: tuple, player: int) -> str:
     rows = sorted({row for row, _ in cells})
     columns = sorted({column for _, column in cells})
     lines = [
-        f"{name}'s board ({own} yours, {theirs} found taken, . not tried)",
+        f"{name}'s board",
+        f"({own} yours, {theirs} found taken, . not tried)",
         "    " + " ".join(str(column) for column in columns),
     ]
     lines += [f"{row}   " + " ".join(cells[row, column] for column in columns) for row in rows]
