@@ -126,7 +126,7 @@ def test_combat_commander_view_counts_own_fighters_and_only_the_enemies_seen():
             )
             assert _area_counts(view, mine) == expected_own.tolist(), view
             assert _area_counts(view, theirs) == expected_seen.tolist(), view
-            assert f"{int(seen.sum())} seen now" in view
+            assert f"{int(seen.sum())} seen, " in view
             assert view.startswith(f"{TEAMS[player]} see, tick {battle.tick}/")
 
 

@@ -139,7 +139,7 @@ def commander_seat_ansi(state, player: int) -> str:
     lines = [
         f"{TEAMS[player]} see, tick {round(time_used * max_ticks)}/{max_ticks}:",
         f"yours: {round(own_alive * size)}/{size} alive, health {int(health.sum())}",
-        f"enemies: {round(enemies_alive * size)} alive, {int(counts[:, 3].sum())} seen now, "
+        f"enemies: {round(enemies_alive * size)} alive, {int(counts[:, 3].sum())} seen, "
         f"{int(np.maximum(counts[:, 1] - counts[:, 3], 0).sum())} more believed",
         f"per area: {mine}N yours, {theirs}N seen now,",
         f"{theirs}N? believed (last seen), * destination",
