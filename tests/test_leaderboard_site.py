@@ -554,3 +554,20 @@ def test_a_human_game_shows_only_the_seat_view_refuses_illegal_moves_and_is_stor
         "kuhn_poker", {}, match.result.env_seed, match.result.actions, match.result.returns
     )
     assert played.reproduces
+
+
+def test_a_human_game_of_blind_tictactoe_shows_the_seat_board():
+    from agents.leaderboard.browser_play import HumanGame
+    from agents.leaderboard.site import _game_body
+
+    params = EnvVariant.resolve("blind_tictactoe", {})
+    game = HumanGame(
+        "blind_tictactoe", params.params, params.params_json, "random", human_seat=0, env_seed=1
+    )
+    assert game.board().startswith("xplayer's board\n(x yours, o found taken, . not tried)")
+    marks = {name: action for action, name in game.legal().items()}
+    game.play(marks["(mark 2 2)"])
+    body = _game_body(game)
+    board = re.search(r"<pre class='board' id='your-board'>(.*?)</pre>", body, re.S).group(1)
+    assert re.search(r"\n2   \. [xo] \.\n", board)  # the tried cell: mine, or found taken
+    assert "you mark 2 2; you see " in body and "<li></li>" not in body  # no empty steps
