@@ -38,6 +38,8 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import yaml
+
 from agents.leaderboard.browser_play import HumanGame
 from agents.leaderboard.replay import replay
 from agents.leaderboard.report import Leaderboard, build_leaderboard
@@ -240,8 +242,6 @@ def _training_run(agent: str) -> str:
     run = training_run(agent)
     if run is None:
         return ""
-    import yaml
-
     problems = "".join(f"<p class='warning'>{_e(problem)}</p>" for problem in run.problems)
     body = f"<h2>Training run</h2><p>Run directory <code id='run-dir'>{_e(run.directory)}</code>"
     if run.config is not None:

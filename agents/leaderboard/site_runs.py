@@ -65,11 +65,12 @@ def training_run(identity: str) -> TrainingRun | None:
         return None
     run = TrainingRun(directory)
     named = _named_file(spec)
-    if stored_hash and named is not None and _content_hash(named) != stored_hash:
+    now = _content_hash(named) if stored_hash and named is not None else stored_hash
+    if now != stored_hash:
         run.problems.append(
-            f"{named} has changed since these matches were played (content hash now "
-            f"{_content_hash(named)}, the matches' agent {stored_hash}): the run went on or was "
-            "replaced, so the config and curve below may reach past this agent"
+            f"{named} has changed since these matches were played (content hash now {now}, "
+            f"the matches' agent {stored_hash}): the run went on or was replaced, so the "
+            "config and curve below may reach past this agent"
         )
     _read_config(run)
     _read_curve(run)
@@ -116,14 +117,13 @@ def _read_curve(run: TrainingRun) -> None:
     episodes = [_number(row.get("episodes")) or 0.0 for row in rows]
     run.unit = "episodes" if any(episodes) else "iterations"
     for metric in METRICS:
-        points = [
-            (_number(row.get(run.unit)), _number(row.get(metric)))
-            for row in rows
-            if _number(row.get(metric)) is not None and _number(row.get(run.unit)) is not None
-        ]
+        points = []
+        for row in rows:
+            x, y = _number(row.get(run.unit)), _number(row.get(metric))
+            if x is not None and y is not None:
+                points.append((x, y))
         if points:
-            run.metric = metric
-            run.points = [(float(x), float(y)) for x, y in points]  # type: ignore[arg-type]
+            run.metric, run.points = metric, points
             return
     run.problems.append(f"{path} has no evaluation rows yet: no learning curve")
 
