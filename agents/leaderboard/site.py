@@ -497,13 +497,13 @@ class _Handler(BaseHTTPRequestHandler):
             opponent = board.agents[int(number) - 1]
             game = HumanGame(board.env, board.params, params_json, opponent, int(seat))
             with self.server.lock:
-                number = len(self.server.games) + 1
-                self.server.games[number] = game
-            return ("redirect", f"/{stem}/play-{number}.html")
-        game = self.server.games.get(_play_id(name) or -1)
-        if game is None:
+                game_id = len(self.server.games) + 1
+                self.server.games[game_id] = game
+            return ("redirect", f"/{stem}/play-{game_id}.html")
+        playing = self.server.games.get(_play_id(name) or -1)
+        if playing is None:
             return None
-        return Site._page(f"You against {game.opponent}", _game_body(game), "../")
+        return Site._page(f"You against {playing.opponent}", _game_body(playing), "../")
 
     def _send(self, status: int, page: str) -> None:
         body = page.encode("utf-8")
@@ -602,4 +602,4 @@ class LeaderboardServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}/"
+        return f"http://{host!s}:{port}/"
