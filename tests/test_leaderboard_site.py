@@ -564,7 +564,7 @@ def test_a_human_game_of_blind_tictactoe_shows_the_seat_board():
     game = HumanGame(
         "blind_tictactoe", params.params, params.params_json, "random", human_seat=0, env_seed=1
     )
-    assert game.board().startswith("xplayer's board\n(x yours, o found taken, . not tried)")
+    assert game.board().startswith("xplayer's board\n(x yours, o found taken, . untried)")
     marks = {name: action for action, name in game.legal().items()}
     game.play(marks["(mark 2 2)"])
     body = _game_body(game)

@@ -99,10 +99,11 @@ def test_gdl_sheets_without_a_board_view_give_none():
 def _area_counts(text, letter):
     """Per area, in row-major order, the count after ``letter`` (``a3`` -> 3), 0 if none;
     believed-only counts (``d1?``) are left out."""
-    grid = [line.split() for line in text.splitlines() if re.fullmatch(r"[\sad0-9?.*]+", line)]
+    grid = [line.split() for line in text.splitlines() if re.fullmatch(r"[\sad0-9?.*:]+", line)]
     counts = []
     for row in grid:
-        for cell in row:
+        assert row[0] == f"{len(counts)}:"  # the row's first area
+        for cell in row[1:]:
             found = re.search(rf"{letter}(\d+)(?!\d*\?)", cell)
             counts.append(int(found.group(1)) if found else 0)
     return counts

@@ -126,7 +126,8 @@ def commander_seat_ansi(state, player: int) -> str:
     not perceive. A grid of areas as :func:`render_ansi` lays it out: per area the side's
     own live fighters (``a3``: three attackers), the enemies its fighters see there now
     (``d2``) and those it believes are there from earlier sightings but does not see now
-    (``d1?``); ``*`` marks an empty destination area, ``.`` any other empty one."""
+    (``d1?``); ``*`` marks an empty destination area, ``.`` any other empty one. Each row
+    starts with the number of its first area (``18:``), as orders name areas."""
     game = state.game
     combat_map, size = game.map, game.team_size
     mine, theirs = TEAMS[player][0], TEAMS[1 - player][0]
@@ -142,7 +143,8 @@ def commander_seat_ansi(state, player: int) -> str:
         f"enemies: {round(enemies_alive * size)} alive, {int(counts[:, 3].sum())} seen, "
         f"{int(np.maximum(counts[:, 1] - counts[:, 3], 0).sum())} more believed",
         f"per area: {mine}N yours, {theirs}N seen now,",
-        f"{theirs}N? believed (last seen), * destination",
+        f"{theirs}N? believed (last seen), * destination;",
+        "each row starts with its first area's number",
     ]
     destinations = set(combat_map.destination_areas.tolist())
     texts = []
@@ -152,9 +154,12 @@ def commander_seat_ansi(state, player: int) -> str:
         text += f"{theirs}{believed - seen}?" if believed > seen else ""
         texts.append(text or ("*" if area in destinations else "."))
     width = max(4, max(len(text) for text in texts) + 1)
+    per_row = combat_map.areas_per_row
+    label = len(f"{combat_map.num_areas - per_row}:")
     for row in range(combat_map.areas_per_column):
-        cells = texts[row * combat_map.areas_per_row : (row + 1) * combat_map.areas_per_row]
-        lines.append("".join(text.rjust(width) for text in cells))
+        cells = texts[row * per_row : (row + 1) * per_row]
+        # Each row starts with its first area's number: orders name areas by number.
+        lines.append(f"{row * per_row}:".rjust(label) + "".join(t.rjust(width) for t in cells))
     on_the_way = [f"{int(counts[area, 4])} to area {area}" for area in np.flatnonzero(counts[:, 4])]
     if on_the_way:
         lines.append("on their way: " + ", ".join(on_the_way))

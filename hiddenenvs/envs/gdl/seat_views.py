@@ -15,7 +15,7 @@ opponent won in the same step). So the role's board shows its own marks, the cel
 found taken, and nothing of the cells it has not tried::
 
     xplayer's board
-    (x yours, o found taken, . not tried)
+    (x yours, o found taken, . untried)
         1 2 3
     1   x . o
     2   . x .
@@ -75,7 +75,7 @@ def blind_board(game: Any, key: tuple, player: int) -> str:
     columns = sorted({column for _, column in cells})
     lines = [
         f"{name}'s board",
-        f"({own} yours, {theirs} found taken, . not tried)",
+        f"({own} yours, {theirs} found taken, . untried)",
         "    " + " ".join(str(column) for column in columns),
     ]
     lines += [f"{row}   " + " ".join(cells[row, column] for column in columns) for row in rows]
