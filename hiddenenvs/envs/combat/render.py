@@ -144,7 +144,7 @@ def commander_seat_ansi(state, player: int) -> str:
         f"{int(np.maximum(counts[:, 1] - counts[:, 3], 0).sum())} more believed",
         f"per area: {mine}N yours, {theirs}N seen now,",
         f"{theirs}N? believed (last seen), * destination;",
-        "each row starts with its first area's number",
+        "rows start with their first area",
     ]
     destinations = set(combat_map.destination_areas.tolist())
     texts = []
