@@ -71,6 +71,7 @@ import torch
 import hiddenenvs
 from agents.base import Agent, Learner, StepReport, Transition
 from agents.baselines import RandomAgent
+from agents.catalogue import trainer_entry, trainer_names
 from agents.checkpoint import seed_everything
 from agents.config import ConfigError, RunConfig, trainer_class
 from agents.run import (
@@ -437,11 +438,13 @@ def _vector_self_play_env(config: RunConfig, learner: Learner):
                     f"vector env does not build; set vector_self_play: false"
                 )
     if type(learner).step is not Learner.step:
-        own = " (ANFSP's actors: trainer.params.vector_envs: true)" if trainer == "anfsp" else ""
+        hint = trainer_entry(trainer).vector_hint
+        own = f" ({hint})" if hint else ""
+        loop_trainers = [name for name in trainer_names() if trainer_entry(name).loop_self_play]
         raise ConfigError(
             f"vector_self_play: trainer {trainer!r} runs its own step; only trainers that keep "
-            f"the loop's self-play step (nfsp) play through the vector env{own}; set "
-            f"vector_self_play: false"
+            f"the loop's self-play step ({', '.join(loop_trainers)}) play through the vector "
+            f"env{own}; set vector_self_play: false"
         )
     return env
 
