@@ -41,8 +41,8 @@ from agents.config import (
     check_path_length,
     config_data,
     from_dict,
-    load_config,
     quote,
+    typed_config,
 )
 from agents.runs import validate_run
 from hiddenenvs.envs.gdl import GdlError
@@ -166,13 +166,13 @@ def main(argv: list[str] | None = None) -> int:
         if arguments.resume:
             config = _resumed_config(arguments)
         else:
-            overrides = list(arguments.overrides)
+            # Read once, validated once, the fit first: a trainer that does not fit is
+            # refused before torch loads.
+            data = config_data(arguments.config, arguments.overrides)
             if arguments.address is not None:
-                data = config_data(arguments.config, overrides)  # read, not yet validated
-                overrides.append(_address_override(data, arguments.address))
-            # Validated once, the fit first: a trainer that does not fit is refused before
-            # torch loads.
-            config = load_config(arguments.config, overrides, validate=validate_run)
+                apply_override(data, _address_override(data, arguments.address))
+            overridden = bool(arguments.overrides) or arguments.address is not None
+            config = typed_config(data, arguments.config, overridden, validate=validate_run)
     except ConfigError as error:
         print(f"train.py: config error: {error}", file=sys.stderr)
         return 2

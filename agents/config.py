@@ -293,10 +293,16 @@ class RunConfig:
     vector_self_play: bool = False
 
     def validate(self) -> RunConfig:
-        """Check every value (:meth:`check_values`), the env and its parameters, the trainer's
-        parameters, the memory the run needs and ``output_dir``; keep the trainer's typed
-        config (:meth:`validated_trainer_params`), so that nothing is checked twice."""
+        """Check every value (:meth:`check_values`), then the env, the trainer's parameters,
+        the memory and ``output_dir`` (:meth:`check_env_and_trainer`)."""
         self.check_values()
+        self.check_env_and_trainer()
+        return self
+
+    def check_env_and_trainer(self) -> Any:
+        """After :meth:`check_values`: the env and its parameters, the trainer's parameters,
+        the memory the run needs and ``output_dir``; returns the trainer's typed config
+        (:func:`agents.runs.validate_run` keeps it, so that nothing is checked twice)."""
         import hiddenenvs
         from hiddenenvs.registry import REGISTRY
 
@@ -312,17 +318,7 @@ class RunConfig:
         params = trainer_config(self)  # validates trainer.params (imports the trainer)
         check_memory(self, game, params)
         check_output_dir(self.output_dir)
-        self._validated = (self.to_dict(), params)
-        return self
-
-    def validated_trainer_params(self) -> Any:
-        """``trainer.params`` as the trainer's typed config, as :meth:`validate` built it
-        (validating again only when a value changed since)."""
-        cached = getattr(self, "_validated", None)
-        if cached is None or cached[0] != self.to_dict():
-            self.validate()
-            cached = self._validated
-        return cached[1]
+        return params
 
     def check_values(self) -> None:
         """The checks that need no game and no trainer: names, choices, a schedule and a
@@ -641,7 +637,17 @@ def load_config(
     :func:`resolve_config_path`), from any working directory. ``validate`` replaces
     :meth:`RunConfig.validate` (``train.py`` gives :func:`agents.runs.validate_run`, which
     checks the trainer's fit too); its errors, like the config's, name ``path``."""
-    data = config_data(path, overrides)
+    return typed_config(config_data(path, overrides), path, bool(overrides), validate)
+
+
+def typed_config(
+    data: dict,
+    path: str | Path | None = None,
+    overridden: bool = False,
+    validate: Callable[[RunConfig], Any] | None = None,
+) -> RunConfig:
+    """The config of ``data`` (:func:`config_data`'s values), validated as by
+    :func:`load_config`; errors name ``path`` (and say the values were ``overridden``)."""
 
     def typed() -> RunConfig:
         config = from_dict(RunConfig, data)
@@ -656,7 +662,7 @@ def load_config(
         return typed()
     except ConfigError as error:
         raise ConfigError(
-            f"{path}" + (" (with overrides)" if overrides else "") + f": {error}"
+            f"{path}" + (" (with overrides)" if overridden else "") + f": {error}"
         ) from None
 
 
