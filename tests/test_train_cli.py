@@ -1,5 +1,6 @@
 """train.py: validated configs with helpful errors, shipped configs, outputs of a tiny run."""
 
+import csv
 import time
 from pathlib import Path
 
@@ -284,6 +285,43 @@ def test_a_step_past_the_deadline_leaves_the_final_evaluation_its_reserve(tmp_pa
     result = run(config)
     assert result["wall_seconds"] > 10
     assert result["last_evaluation"]["evaluation_episodes"] > 0
+    assert result["last_evaluation"]["return_vs_random"] is not None
+
+
+def test_every_evaluated_seat_plays_an_episode_however_short_its_share(tmp_path, monkeypatch):
+    """An evaluation whose share per seat is shorter than one episode (combat commander on a
+    20 s budget: its 2 s cap) still plays one episode in every seat, past the cap, while the
+    budget lasts: every metrics row has a metric."""
+    from agents import RandomAgent
+    from agents.loop import train as run
+
+    act_batch = RandomAgent.act_batch
+
+    def slow_act_batch(self, *arguments, **keywords):
+        time.sleep(0.3)  # one Kuhn episode: at least 0.3 s, the evaluation's cap 0.1 s
+        return act_batch(self, *arguments, **keywords)
+
+    monkeypatch.setattr(RandomAgent, "act_batch", slow_act_batch)
+    config = load_config(
+        REPO / "configs" / "nfsp_kuhn.yaml",
+        [
+            f"output_dir={tmp_path}",
+            "budget.episodes=64",
+            "budget.seconds=300",
+            "evaluation.every_episodes=32",
+            "checkpoint_every_episodes=32",
+            "evaluation.exact=no",
+            "evaluation.episodes_vs_random=1000",
+            "evaluation.max_seconds=0.1",
+            "num_envs=8",
+            "progress_bar=false",
+        ],
+    )
+    result = run(config)
+    rows = list(csv.DictReader((tmp_path / "metrics.csv").open()))
+    assert [int(row["episodes"]) for row in rows] == [0, 32, 64]
+    assert all(int(row["evaluation_episodes"]) >= 2 for row in rows)  # both seats
+    assert all(row["return_vs_random"] != "" for row in rows)
     assert result["last_evaluation"]["return_vs_random"] is not None
 
 
