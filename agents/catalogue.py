@@ -23,6 +23,7 @@ declares none; :func:`agents.config.from_dict` checks them, in one function.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,18 +39,50 @@ RANGE = "range"  # the metadata key of a field's Range
 
 @dataclass(frozen=True)
 class Range:
-    """The numbers a config field takes (every number must also be finite; every integer
-    is at least 0 unless ``positive``, and at most ``max_integer``)."""
+    """The numbers a config field takes: at least (``low_open``: above) ``low`` and at most
+    (``high_open``: below) ``high`` where given. Every number must also be finite, and
+    every integer is at least 0 and at most ``max_integer``."""
 
-    unit_interval: bool = False  # in [0, 1]
-    positive: bool = False  # a float > 0, an integer >= 1
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
     max_integer: int = MAX_INTEGER
     max_integer_text: str = "2**62"
 
+    def refusal(self, value: float) -> str | None:
+        """Why ``value`` is out of range (``"must be ..."``), or None when it is in range."""
+        if isinstance(value, int):
+            low = (
+                0
+                if self.low is None
+                else math.floor(self.low) + 1
+                if self.low_open
+                else math.ceil(self.low)
+            )
+            if value < max(low, 0):
+                return f"must be >= {max(low, 0)}"
+            if value > self.max_integer:
+                return f"must be at most {self.max_integer_text}"
+        below = self.low is not None and (value <= self.low if self.low_open else value < self.low)
+        above = self.high is not None and (
+            value >= self.high if self.high_open else value > self.high
+        )
+        if not (below or above):
+            return None
+        if self.high is None:
+            return f"must be {'>' if self.low_open else '>='} {self.low:g}"
+        if self.low is None:
+            return f"must be {'<' if self.high_open else '<='} {self.high:g}"
+        return (
+            f"must be in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}"
+            f"{')' if self.high_open else ']'}"
+        )
+
 
 ANY_NUMBER = Range()  # finite; an integer in 0..2**62
-UNIT_INTERVAL = Range(unit_interval=True)
-POSITIVE = Range(positive=True)
+UNIT_INTERVAL = Range(0, 1)
+POSITIVE = Range(0, low_open=True)  # a float > 0, an integer >= 1
 SEED = Range(max_integer=MAX_SEED, max_integer_text="2**63 - 1")
 
 

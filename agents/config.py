@@ -556,18 +556,9 @@ def check_range(value: float, where: str, value_range: Range = ANY_NUMBER) -> No
     :class:`agents.catalogue.Range` its field declares."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{where} must be a finite number, got {value}")
-    if value_range.unit_interval and not 0.0 <= value <= 1.0:
-        raise ConfigError(f"{where} must be in [0, 1], got {quote(value)}")
-    if isinstance(value, int):
-        low = 1 if value_range.positive else 0
-        if value < low:
-            raise ConfigError(f"{where} must be >= {low}, got {quote(value)}")
-        if value > value_range.max_integer:
-            raise ConfigError(
-                f"{where} must be at most {value_range.max_integer_text}, got {quote(value)}"
-            )
-    elif value_range.positive and not value > 0:
-        raise ConfigError(f"{where} must be > 0, got {quote(value)}")
+    refusal = value_range.refusal(value)
+    if refusal is not None:
+        raise ConfigError(f"{where} {refusal}, got {quote(value)}")
 
 
 def from_dict(
