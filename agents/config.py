@@ -301,8 +301,11 @@ class RunConfig:
 
     def check_env_and_trainer(self) -> Any:
         """After :meth:`check_values`: the env and its parameters, the trainer's parameters,
-        the memory the run needs and ``output_dir``; returns the trainer's typed config
-        (:func:`agents.runs.validate_run` keeps it, so that nothing is checked twice)."""
+        the memory the run needs and ``output_dir``; returns the trainer's typed config,
+        kept on the config while its values stay (nothing is checked twice)."""
+        checked = getattr(self, "_checked", None)
+        if checked is not None and checked[0] == self.to_dict():
+            return checked[1]
         import hiddenenvs
         from hiddenenvs.registry import REGISTRY
 
@@ -318,6 +321,7 @@ class RunConfig:
         params = trainer_config(self)  # validates trainer.params (imports the trainer)
         check_memory(self, game, params)
         check_output_dir(self.output_dir)
+        self._checked = (self.to_dict(), params)
         return params
 
     def check_values(self) -> None:

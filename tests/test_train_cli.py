@@ -325,6 +325,34 @@ def test_every_evaluated_seat_plays_an_episode_however_short_its_share(tmp_path,
     assert result["last_evaluation"]["return_vs_random"] is not None
 
 
+def test_a_config_is_read_once_and_validated_once(tmp_path, monkeypatch, capsys):
+    import agents.config
+
+    calls = {"resolve_config_path": 0, "trainer_config": 0}
+
+    def counted(name):
+        original = getattr(agents.config, name)
+
+        def count(*arguments, **keywords):
+            calls[name] += 1
+            return original(*arguments, **keywords)
+
+        monkeypatch.setattr(agents.config, name, count)
+
+    counted("resolve_config_path")
+    counted("trainer_config")
+    arguments = ["--config", "cfr_kuhn", f"output_dir={tmp_path}", "budget.iterations=2"]
+    arguments += ["evaluation.every_iterations=1", "progress_bar=false"]
+    assert train.main(arguments) == 0
+    assert calls == {"resolve_config_path": 1, "trainer_config": 1}  # train.py, then the loop
+    # --address amends the values read, without reading the file again.
+    calls.update(resolve_config_path=0, trainer_config=0)
+    arguments = ["--config", "anfsp_kuhn", "num_envs=0", "--address", "auto"]
+    assert train.main(arguments) == 2
+    assert "num_envs must be >= 1" in capsys.readouterr().err
+    assert calls["resolve_config_path"] == 1
+
+
 # ---- run directories: never overwritten, resumed only as the same run ----------------------------
 def _cfr_kuhn_run(out, *overrides):
     arguments = [
