@@ -134,7 +134,8 @@ def play_episodes(
     ``time.perf_counter()`` time) the episodes still running are abandoned (their
     agents get ``end_episode``) and only the finished episodes' rows are returned. With
     ``first_episode_deadline`` (later than ``deadline``), ``deadline`` cuts only once an
-    episode has finished: they play on until one has, or until ``first_episode_deadline``.
+    episode has finished: past it, one episode plays on (the others are abandoned) until
+    it ends, or until ``first_episode_deadline``.
     """
     possible = envs[0].possible_agents
     returns = np.zeros((len(envs), len(possible)))
@@ -145,16 +146,25 @@ def play_episodes(
                 seat_agents[name].start_episode(episode_id)
     lockstep = _Lockstep(envs, seat_agents, returns, learn)
     active = list(range(len(envs)))
+    abandoned: list[int] = []
     while active:
         if _past(deadline, first_episode_deadline, bool(lockstep.finished)):
-            if learn:
-                for episode_id in active:
-                    for name in possible:
-                        seat_agents[name].end_episode(episode_id)
-            return returns[sorted(lockstep.finished)]
+            abandoned += active
+            active = []
+            break
+        if len(active) > 1 and deadline is not None and time.perf_counter() > deadline:
+            # Past the deadline with none finished: one episode is enough, and costs less.
+            abandoned += active[1:]
+            active = active[:1]
         requests, active = lockstep.collect(active)
         lockstep.answer(requests)
-    return returns
+    if not abandoned:
+        return returns
+    if learn:
+        for episode_id in abandoned:
+            for name in possible:
+                seat_agents[name].end_episode(episode_id)
+    return returns[sorted(lockstep.finished)]
 
 
 def _past(deadline: float | None, first_episode_deadline: float | None, finished: bool) -> bool:
