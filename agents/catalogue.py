@@ -161,7 +161,6 @@ class TrainerEntry:
 
     name: str  # trainer.name
     learner: str | type  # its agents.base.Learner subclass (with CONFIG_CLASS), or "module:Class"
-    method: str  # what it is, in a few words (the README's trainer table)
     # Its needs from a game, given its raw trainer.params (agents.capabilities).
     needs: Callable[[Mapping[str, Any]], Needs] = any_game
     # Settings that widen what it fits, listed when only they make it fit.
@@ -236,6 +235,8 @@ def _oos_needs(params: Mapping[str, Any]) -> Needs:
     return Needs(explicit_chance=True, belief_sampler=True)
 
 
+# Ranges of fields whose config classes (in the trainer modules) do not declare them yet;
+# a field that declares its own (field metadata) needs no line here. NFSP's family's:
 _NFSP_RANGES = {
     "hidden_sizes": POSITIVE,
     "anticipatory": UNIT_INTERVAL,
@@ -252,7 +253,6 @@ PROJECT_TRAINERS = (
     TrainerEntry(
         "nfsp",
         "agents.nfsp:NFSP",
-        "Neural Fictitious Self-Play (Heinrich & Silver 2016)",
         ranges={**_NFSP_RANGES, "epsilon_start": UNIT_INTERVAL, "epsilon_end": UNIT_INTERVAL},
         agent_modules=("agents.nfsp",),
         loop_self_play=True,
@@ -260,7 +260,6 @@ PROJECT_TRAINERS = (
     TrainerEntry(
         "anfsp",
         "agents.anfsp:ANFSP",
-        "asynchronous NFSP on Ray actors, one machine or a cluster",
         ranges={
             **{k: v for k, v in _NFSP_RANGES.items() if k != "replay_capacity"},
             "average_policy_ema": UNIT_INTERVAL,
@@ -271,7 +270,6 @@ PROJECT_TRAINERS = (
     TrainerEntry(
         "mcnfsp",
         "agents.mcnfsp:MCNFSP",
-        "NFSP with a tree-search best response (Zhang et al. 2019)",
         needs=_mcnfsp_needs,
         switches={"search_from": "true_state"},
         ranges={
@@ -282,18 +280,14 @@ PROJECT_TRAINERS = (
     TrainerEntry(
         "exit_oos",
         "agents.exit_oos:ExItOOS",
-        "expert iteration with an Online Outcome Sampling expert (Kitchen & Benedetti 2018)",
         needs=_oos_needs,
         ranges={"hidden_sizes": POSITIVE, "batch_size": POSITIVE, "learning_rate": POSITIVE},
     ),
-    TrainerEntry("cfr", "agents.cfr:CFRLearner", "CFR on the enumerated tree", needs=_cfr_needs),
-    TrainerEntry(
-        "cfr+", "agents.cfr:CFRPlusLearner", "CFR+ on the enumerated tree", needs=_cfr_needs
-    ),
+    TrainerEntry("cfr", "agents.cfr:CFRLearner", needs=_cfr_needs),
+    TrainerEntry("cfr+", "agents.cfr:CFRPlusLearner", needs=_cfr_needs),
     TrainerEntry(
         "rebel",
         "agents.rebel:ReBeLLearner",
-        "ReBeL: belief-weighted subgames re-solved by CFR+ with a value network",
         needs=_rebel_needs,
         ranges={
             "hidden_size": POSITIVE,
@@ -306,13 +300,11 @@ PROJECT_TRAINERS = (
     TrainerEntry(
         "es-mccfr",
         "agents.search.external_sampling_mccfr:ExternalSamplingMCCFRLearner",
-        "external-sampling MCCFR (Lanctot et al. 2009)",
         needs=lambda params: _mccfr_needs(params, external_sampling=True),
     ),
     TrainerEntry(
         "os-mccfr",
         "agents.search.outcome_sampling_mccfr:OutcomeSamplingMCCFRLearner",
-        "outcome-sampling MCCFR (Lanctot et al. 2009)",
         needs=lambda params: _mccfr_needs(params, external_sampling=False),
     ),
 )
@@ -397,7 +389,7 @@ def register_trainer(name: str | TrainerEntry, trainer: type | str | None = None
     elif trainer is None:
         raise TypeError("register_trainer(name, trainer): give the trainer, or an entry alone")
     else:
-        entry = TrainerEntry(name, trainer, "")
+        entry = TrainerEntry(name, trainer)
     known = TRAINER_ENTRIES.get(entry.name)
     TRAINERS.register(entry.name, entry.learner)  # refuses another trainer under the name
     if known is None:

@@ -48,7 +48,6 @@ def _scratch_needs(params):
 SCRATCH = TrainerEntry(
     "scratch-cfr",
     f"{__name__}:ScratchCFR",
-    "a test's CFR",
     needs=_scratch_needs,
     switches={"chance": "any"},
     ranges={"damping": UNIT_INTERVAL},
