@@ -153,6 +153,11 @@ class CFRConfig:
     # CFR iterations per loop step (one step = one iteration)
     iterations_per_step: int = field(default=1, metadata={RANGE: POSITIVE})
 
+    def __post_init__(self):
+        from agents.config import check_field_ranges
+
+        check_field_ranges(self, "trainer.params")
+
 
 class CFRLearner(Learner):
     """CFR as a trainer: each loop step runs iterations over the whole tree (no episodes).

@@ -565,6 +565,16 @@ def check_range(value: float, where: str, value_range: Range = ANY_NUMBER) -> No
         raise ConfigError(f"{where} {refusal}, got {quote(value)}")
 
 
+def check_field_ranges(config: Any, where: str) -> None:
+    """Check each number of dataclass instance ``config`` against the range its field
+    declares: the same refusal for a config built in Python as for one read from a file."""
+    for config_field in dataclasses.fields(config):
+        value = getattr(config, config_field.name)
+        if RANGE in config_field.metadata and isinstance(value, (int, float)):
+            if not isinstance(value, bool):
+                check_range(value, f"{where}.{config_field.name}", config_field.metadata[RANGE])
+
+
 def from_dict(
     cls: type, data: Any, where: str = "config", ranges: Mapping[str, Range] | None = None
 ) -> Any:

@@ -146,3 +146,15 @@ def test_reading_the_catalogue_imports_no_trainer_and_no_torch():
         "assert 'torch' not in sys.modules and 'agents.nfsp' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=120)
+
+
+def test_a_config_built_in_python_meets_the_ranges_its_fields_declare():
+    from agents.cfr import CFRConfig
+    from agents.config import ConfigError
+    from agents.search.mccfr_trainer import MCCFRConfig
+
+    with pytest.raises(ConfigError, match=r"trainer.params.iterations_per_step must be >= 1"):
+        CFRConfig(iterations_per_step=0)
+    with pytest.raises(ConfigError, match=r"trainer.params.exploration must be in \(0, 1\]"):
+        MCCFRConfig(exploration=0.0)
+    assert MCCFRConfig(exploration=1.0).exploration == 1.0

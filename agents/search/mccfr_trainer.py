@@ -118,8 +118,9 @@ class MCCFRConfig:
     backend: str = "auto"  # "tree" (compiled, enumerable games), "model" (any game) or "auto"
 
     def __post_init__(self):
-        from agents.config import ConfigError
+        from agents.config import ConfigError, check_field_ranges
 
+        check_field_ranges(self, "trainer.params")
         if self.backend not in BACKENDS:
             raise ConfigError(
                 f"trainer.params.backend must be one of {BACKENDS}, got {self.backend!r}"
