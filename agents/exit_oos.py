@@ -24,6 +24,13 @@ the paper is silent, [128, 64] like Goofspiel(6), a game of similar size. It is 
 loop evaluates and exports (``policy_player<p>.pt``; one network plays every seat, its
 input being the seat's information-state tensor).
 
+Average strategy: OOS weighs each average-strategy update by the mover's own reach under
+its current strategy, so a decision that strategy does not lead to (reached in self-play
+by an earlier move drawn from the average, or by the targeted samples) gets no average and
+its target is uniform, however clear its regrets are (Leduc: ``tests/test_exit_oos.py``).
+``average_tremble`` ``t`` weighs with the reach under ``(1 - t) sigma + t uniform``
+instead (tree backend; 0, the default, is OOS as published).
+
 Importance weights: ``reweighting`` is ``"ema"`` (the paper: OOS's weight replaced by
 ``1 / (q_u(z) r)`` with ``r`` an exponential moving average of ``q(z) / q_u(z)``) or
 ``"none"`` (OOS's mixture weight); both backends implement both.
@@ -100,6 +107,10 @@ class ExItOOSConfig:
     gamma: float = 0.01  # uniform share of the biased sampler at others' nodes
     targeting: str = "pst"
     reweighting: str = "ema"
+    # OOS's average strategy weighs its own reach under (1 - t) sigma + t uniform (tree
+    # backend; 0: as published, and a decision the search's current strategy does not lead
+    # to gets no average, so its target is uniform).
+    average_tremble: float = 0.0
     backend: str = "auto"  # OOS backend: "tree" (compiled, enumerable games), "model" or "auto"
     reservoir_games: int = 32_000
     reservoir_decay: float = 2.0
@@ -129,7 +140,7 @@ class ExItOOSConfig:
             raise ConfigError(
                 f"trainer.params.backend must be 'auto', 'tree' or 'model', got {self.backend!r}"
             )
-        for name in ("delta", "epsilon", "gamma"):
+        for name in ("delta", "epsilon", "gamma", "average_tremble"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(
                     f"trainer.params.{name} must be in [0, 1], got {getattr(self, name)}"
@@ -192,6 +203,8 @@ class SelfPlayer:
             targeting=config.targeting,
             reweighting=config.reweighting,
         )
+        if config.average_tremble > 0.0:  # tree backend only (a ValueError otherwise)
+            options["average_tremble"] = config.average_tremble
         seats = range(self.game.info.num_players)
         self.searches = None
         if (

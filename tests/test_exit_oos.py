@@ -272,12 +272,53 @@ def test_kl_steps_imitate_the_expert_targets_and_never_the_illegal_actions():
     assert probabilities[masks == 0].max() == 0.0
 
 
+def test_average_tremble_gives_an_average_where_the_current_strategy_does_not_lead():
+    # Player 1 on Leduc after check, raise, call, a public jack and a check: the targeted
+    # samples reach it, and its regrets favour the first action in every seed, but the
+    # searcher's own reach under its current strategy is 0 on every sample in seed 1 (and
+    # the average, weighted by that reach, stays 0: a uniform target); with a tremble the
+    # average follows the regrets.
+    game = hiddenenvs.load_game("leduc_holdem")
+    key = (
+        ("deal", None),
+        ("deal", "Q"),
+        ("call", None),
+        ("raise", None),
+        ("call", None),
+        ("J", None),
+        ("call", None),
+    )
+    legal = (1, 2)  # call (check) and raise
+    averages = {}
+    for tremble in (0.0, 0.1):
+        search = OOS(
+            game,
+            1,
+            targeting="pst",
+            reweighting="ema",
+            backend="tree",
+            seed=1,
+            average_tremble=tremble,
+        )
+        search.search(key, iterations=20_000)
+        infoset = search.tree.infoset_index[(1, key)]
+        start, stop = search.tree.infoset_slot_start[infoset : infoset + 2]
+        assert search.tables.regret[start] > 0 > search.tables.regret[start + 1]
+        averages[tremble] = search.tables.average[start:stop].copy()
+        policy = search.policy(key, legal)
+    assert averages[0.0].sum() == 0.0  # OOS as published: no average, a uniform answer
+    assert policy[1] > 0.99  # trembling: the action the regrets choose
+    with pytest.raises(ValueError, match="average_tremble needs the tree backend"):
+        OOS(game, 0, backend="model", average_tremble=0.1)
+
+
 def test_config_errors_name_the_key():
     for params, key in (
         ({"reweighting": "mean"}, "reweighting"),
         ({"targeting": "x"}, "targeting"),
         ({"workers": -1}, "workers"),
         ({"simulations_per_move": 0}, "simulations_per_move"),
+        ({"average_tremble": 1.5}, "average_tremble"),
     ):
         with pytest.raises(ConfigError, match=key):
             config_from_dict(

@@ -174,6 +174,7 @@ class OOS:
         seed: int | None = None,
         backend: str = "auto",
         reweighting: str = "none",
+        average_tremble: float = 0.0,
     ):
         if targeting not in TARGETING:
             raise ValueError(f"OOS targeting must be one of {TARGETING}, got {targeting!r}")
@@ -183,7 +184,12 @@ class OOS:
             raise ValueError(
                 f"OOS final_policy must be 'average' or 'current', got {final_policy!r}"
             )
-        for name, value in (("delta", delta), ("epsilon", epsilon), ("gamma", gamma)):
+        for name, value in (
+            ("delta", delta),
+            ("epsilon", epsilon),
+            ("gamma", gamma),
+            ("average_tremble", average_tremble),
+        ):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"OOS {name} must be in [0, 1], got {value}")
         if backend == "tree" and rollout_policy is not uniform_rollout:
@@ -212,6 +218,7 @@ class OOS:
             self._target_mark = np.zeros(self.tree.num_nodes, dtype=np.int8)
             self.compiled.set_oos_arrays(self._target_mark, self.in_table)
             self.compiled.set_oos_reweighting(reweighting == "ema")
+            self.compiled.set_oos_average_tremble(average_tremble)
             self._rollout_table: np.ndarray | None = None
             self._child_start: np.ndarray | None = None  # built on the first restoration
             self._public_states: dict | None = None  # (player, public key) -> infosets, for PST
@@ -220,6 +227,11 @@ class OOS:
             self._infoset_bounds = np.searchsorted(
                 self.tree.infoset[self._nodes_by_infoset], np.arange(self.tree.num_infosets + 1)
             )
+        elif average_tremble > 0.0:
+            raise ValueError(
+                f"OOS average_tremble needs the tree backend; {game.spec} searches on the model"
+            )
+        self.average_tremble = average_tremble
         self.reset()
 
     @property
