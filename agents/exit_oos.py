@@ -111,6 +111,9 @@ class ExItOOSConfig:
     # backend; 0: as published, and a decision the search's current strategy does not lead
     # to gets no average, so its target is uniform).
     average_tremble: float = 0.0
+    # PST on the tree backend: store the search's answer at every information set of the
+    # mover with the current public state (all targeted alike), not only at the one held.
+    public_state_targets: bool = False
     backend: str = "auto"  # OOS backend: "tree" (compiled, enumerable games), "model" or "auto"
     reservoir_games: int = 32_000
     reservoir_decay: float = 2.0
@@ -157,6 +160,10 @@ class ExItOOSConfig:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         if self.workers < 0:
             raise ConfigError(f"trainer.params.workers must be >= 0, got {self.workers}")
+        if self.public_state_targets and (self.targeting != "pst" or self.backend == "model"):
+            raise ConfigError(
+                "trainer.params.public_state_targets needs targeting: pst and the tree backend"
+            )
         if self.ray_address is not None and self.workers < 1:
             raise ConfigError(
                 "trainer.params.ray_address plays on `workers` Ray actors: workers must be >= 1"
@@ -225,6 +232,7 @@ class SelfPlayer:
             ]
         else:
             self.concurrent_searches = [self.searches]
+        self._representatives: list | None = None  # a state per information set (tree)
 
     def set_network(self, network_state: dict) -> None:
         """A new apprentice: on the tree backend one batched forward per search's table."""
@@ -268,7 +276,7 @@ class SelfPlayer:
                 [seed, player]
             ).bit_generator.state
         tensors, masks, targets = [], [], []
-        missed = restored = 0
+        missed = restored = decisions = 0
         state = self.game.new_initial_state()
         while state.current_player() != TERMINAL:
             if state.current_player() == CHANCE:
@@ -285,12 +293,20 @@ class SelfPlayer:
                 yield from search.search_steps(
                     key, iterations=self.config.simulations_per_move, deadline=deadline
                 )
+                decisions += 1
                 missed += search.missed_targets - before[0]
                 restored += search.restored_searches - before[1]
                 sigma = search.policy(key, tuple(np.flatnonzero(mask)))
                 tensors.append(np.ravel(state.information_state_tensor(mover)).astype(np.float32))
                 masks.append(np.asarray(mask, dtype=np.int8))
                 targets.append(sigma.astype(np.float32))
+                if self.config.public_state_targets:
+                    for tensor, other_mask, other_sigma in self._public_state_targets(
+                        search, mover, key, joint is not None
+                    ):
+                        tensors.append(tensor)
+                        masks.append(other_mask)
+                        targets.append(other_sigma)
                 actions.append(draw_index(sigma, rng))
             apply_choices(state, joint, movers, actions)
         return {
@@ -300,10 +316,30 @@ class SelfPlayer:
                 "target": np.stack(targets),
             },
             "returns": np.asarray(state.returns(), dtype=np.float64),
+            "decisions": decisions,
             "missed_targets": missed,
             "restored_searches": restored,
             "ema_ratio": float(np.mean([s.ema_ratio for s in searches])),
         }
+
+    def _public_state_targets(self, search: OOS, mover: int, key: tuple, joint: bool):
+        """``(tensor, mask, sigma)`` at the mover's other information sets of ``key``'s
+        public state that the search holds with an average (PST targeted them as ``key``)."""
+        if search.tree is None:
+            raise ValueError("public_state_targets needs OOS's tree backend")
+        tree = search.tree
+        if self._representatives is None:
+            self._representatives = tree.representative_states()
+        held = tree.infoset_index[(mover, tuple(key))]
+        for infoset in search.public_state_infosets(key):
+            start, stop = tree.infoset_slot_start[infoset : infoset + 2]
+            if infoset == held or search.tables.average[start:stop].sum() <= 0.0:
+                continue
+            state = self._representatives[infoset]
+            mask = np.asarray(state.legal_actions_mask(mover if joint else None), dtype=np.int8)
+            sigma = search.policy(tree.infoset_keys[infoset][1], tuple(np.flatnonzero(mask)))
+            tensor = np.ravel(state.information_state_tensor(mover)).astype(np.float32)
+            yield tensor, mask, sigma.astype(np.float32)
 
 
 _WORKER: SelfPlayer | None = None  # this worker process's self-player
@@ -563,7 +599,7 @@ class ExItOOS(Learner):
             return StepReport(episodes=0, iterations=0)
         for game in games:
             self.reservoir.add(self.rng, game["game"])
-        decisions = sum(len(g["game"]["target"]) for g in games)
+        decisions = sum(g["decisions"] for g in games)
         losses = [self.train_step() for _ in range(self.config.train_steps)]
         biased_searches = max(
             1, decisions * self.config.simulations_per_move * self.game.info.num_players

@@ -312,6 +312,28 @@ def test_average_tremble_gives_an_average_where_the_current_strategy_does_not_le
         OOS(game, 0, backend="model", average_tremble=0.1)
 
 
+def test_public_state_targets_add_the_searches_answers_at_the_other_hands():
+    game = hiddenenvs.load_game("leduc_holdem")
+    config = ExItOOSConfig(
+        hidden_sizes=[16],
+        simulations_per_move=2_000,
+        targeting="pst",
+        workers=0,
+        average_tremble=0.1,
+        public_state_targets=True,
+    )
+    player = SelfPlayer(game, config, _apprentice(game).agent.architecture)
+    played = player.play(3)
+    rows = played["game"]
+    assert len(rows["target"]) > played["decisions"]  # other hands' answers were stored
+    for tensor, mask, target in zip(rows["observation"], rows["action_mask"], rows["target"]):
+        assert target[mask == 0].sum() == 0.0 and target.sum() == pytest.approx(1.0, abs=1e-6)
+    # Distinct information states, not copies of the decisions' rows.
+    assert len({row.tobytes() for row in rows["observation"]}) > played["decisions"]
+    with pytest.raises(ConfigError, match="public_state_targets"):
+        ExItOOSConfig(targeting="ist", public_state_targets=True)
+
+
 def test_config_errors_name_the_key():
     for params, key in (
         ({"reweighting": "mean"}, "reweighting"),

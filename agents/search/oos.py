@@ -299,6 +299,26 @@ class OOS:
         key = self._target_view(state)
         return len(key) >= len(self._target) and key[: len(self._target)] == self._target
 
+    def public_state_infosets(self, key: tuple) -> list[int]:
+        """Tree backend: the searcher's information sets (tree indices) with the public state
+        of its information set ``key``: PST's target, all searched alike."""
+        tree = self.tree
+        if tree is None:
+            raise ValueError("OOS.public_state_infosets needs the tree backend")
+        if self._public_states is None:
+            self._public_states = {}
+            for i, (player, other) in enumerate(tree.infoset_keys):
+                self._public_states.setdefault(
+                    (player, tuple(public for public, _ in other)), []
+                ).append(i)
+        targets = self._public_states.get((self.player, tuple(public for public, _ in key)))
+        if targets is None:
+            raise ValueError(
+                f"OOS: no information set of player {self.player} in {tree} has the public "
+                f"state of {key!r}"
+            )
+        return targets
+
     def _mark_target(self, key: tuple) -> None:
         """Tree backend: mark the target's nodes 2 and every node above one of them 1.
 
@@ -314,18 +334,7 @@ class OOS:
                 )
             targets = [infoset]
         else:
-            if self._public_states is None:
-                self._public_states = {}
-                for i, (player, other) in enumerate(tree.infoset_keys):
-                    self._public_states.setdefault(
-                        (player, tuple(public for public, _ in other)), []
-                    ).append(i)
-            targets = self._public_states.get((self.player, tuple(public for public, _ in key)))
-            if targets is None:
-                raise ValueError(
-                    f"OOS: no information set of player {self.player} in {tree} has the public "
-                    f"state of {key!r}"
-                )
+            targets = self.public_state_infosets(key)
         mark = self._target_mark
         mark[:] = 0
         nodes = np.concatenate(
