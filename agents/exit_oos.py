@@ -29,7 +29,13 @@ its current strategy, so a decision that strategy does not lead to (reached in s
 by an earlier move drawn from the average, or by the targeted samples) gets no average and
 its target is uniform, however clear its regrets are (Leduc: ``tests/test_exit_oos.py``).
 ``average_tremble`` ``t`` weighs with the reach under ``(1 - t) sigma + t uniform``
-instead (tree backend; 0, the default, is OOS as published).
+instead (tree backend; 0, the default, is OOS as published). Two more switches, off by
+default (the paper's design), on the tree backend: ``public_state_targets`` stores OOS's
+answer at every information set of the mover in the current public state (PST targets
+them all alike), not only at the hand held; ``prior_regret`` starts each search's regrets
+at ``prior_regret`` times the apprentice's probabilities, so OOS's current strategy starts
+at ``f_theta`` instead of uniform (as published the apprentice reaches the search only
+through rollouts, which a small game's incremental tree soon leaves behind).
 
 Importance weights: ``reweighting`` is ``"ema"`` (the paper: OOS's weight replaced by
 ``1 / (q_u(z) r)`` with ``r`` an exponential moving average of ``q(z) / q_u(z)``) or
@@ -114,6 +120,9 @@ class ExItOOSConfig:
     # PST on the tree backend: store the search's answer at every information set of the
     # mover with the current public state (all targeted alike), not only at the one held.
     public_state_targets: bool = False
+    # Tree backend: each search's regrets start at prior_regret times the apprentice's
+    # probabilities, so OOS's current strategy starts at f_theta (0: from zero, as published).
+    prior_regret: float = 0.0
     backend: str = "auto"  # OOS backend: "tree" (compiled, enumerable games), "model" or "auto"
     reservoir_games: int = 32_000
     reservoir_decay: float = 2.0
@@ -168,6 +177,8 @@ class ExItOOSConfig:
             raise ConfigError(
                 "trainer.params.ray_address plays on `workers` Ray actors: workers must be >= 1"
             )
+        if self.prior_regret < 0.0:
+            raise ConfigError(f"trainer.params.prior_regret must be >= 0, got {self.prior_regret}")
         if self.reservoir_decay <= 0.0 or self.learning_rate <= 0.0:
             raise ConfigError("trainer.params.reservoir_decay and learning_rate must be > 0")
 
@@ -212,6 +223,8 @@ class SelfPlayer:
         )
         if config.average_tremble > 0.0:  # tree backend only (a ValueError otherwise)
             options["average_tremble"] = config.average_tremble
+        if config.prior_regret > 0.0:
+            options["prior_regret"] = config.prior_regret
         seats = range(self.game.info.num_players)
         self.searches = None
         if (

@@ -334,6 +334,20 @@ def test_public_state_targets_add_the_searches_answers_at_the_other_hands():
         ExItOOSConfig(targeting="ist", public_state_targets=True)
 
 
+def test_prior_regret_starts_the_search_at_the_apprentice():
+    game = hiddenenvs.load_game("leduc_holdem")
+    rollout = _apprentice(game)
+    search = OOS(game, 0, targeting="pst", backend="tree", seed=0, prior_regret=50.0)
+    search.set_rollout_policy(rollout)
+    search.reset()
+    table = rollout_table(search.tree, rollout)
+    # Regret matching on the reset regrets is the apprentice at every information set.
+    np.testing.assert_allclose(search.tables.regret, 50.0 * table)
+    assert OOS(game, 0, backend="tree", prior_regret=50.0).tables.regret.sum() == 0.0  # no prior
+    with pytest.raises(ConfigError, match="prior_regret"):
+        ExItOOSConfig(prior_regret=-1.0)
+
+
 def test_config_errors_name_the_key():
     for params, key in (
         ({"reweighting": "mean"}, "reweighting"),

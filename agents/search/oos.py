@@ -175,6 +175,7 @@ class OOS:
         backend: str = "auto",
         reweighting: str = "none",
         average_tremble: float = 0.0,
+        prior_regret: float = 0.0,
     ):
         if targeting not in TARGETING:
             raise ValueError(f"OOS targeting must be one of {TARGETING}, got {targeting!r}")
@@ -227,11 +228,15 @@ class OOS:
             self._infoset_bounds = np.searchsorted(
                 self.tree.infoset[self._nodes_by_infoset], np.arange(self.tree.num_infosets + 1)
             )
-        elif average_tremble > 0.0:
+        elif average_tremble > 0.0 or prior_regret > 0.0:
             raise ValueError(
-                f"OOS average_tremble needs the tree backend; {game.spec} searches on the model"
+                f"OOS average_tremble and prior_regret need the tree backend; {game.spec} "
+                f"searches on the model"
             )
+        if prior_regret < 0.0:
+            raise ValueError(f"OOS prior_regret must be >= 0, got {prior_regret}")
         self.average_tremble = average_tremble
+        self.prior_regret = prior_regret
         self.reset()
 
     @property
@@ -242,7 +247,13 @@ class OOS:
         if self.tree is None:
             self.tables = RegretTables(self.num_actions)
         else:  # in place: the compiled traversal holds pointers to these arrays
-            self.tables.regret[:] = 0.0
+            # prior_regret: regret matching starts at the rollout policy's table (ExIt's
+            # apprentice), each infoset's positive regrets summing to prior_regret.
+            prior = getattr(self, "_rollout_table", None)
+            if self.prior_regret > 0.0 and prior is not None:
+                self.tables.regret[:] = self.prior_regret * prior
+            else:
+                self.tables.regret[:] = 0.0
             self.tables.average[:] = 0.0
             self.in_table[:] = 0
         self.ema_ratio = 1.0
