@@ -352,6 +352,28 @@ def test_ggp_a_stop_with_moves_that_do_not_apply_still_ends_the_match():
         player.close()
 
 
+def test_ggp_stop_and_abort_run_no_full_collection(monkeypatch):
+    """A full collection holds every thread for as long as the process is large (seconds in
+    a test process): inside STOP it made both players' answers late in the HTTP match test
+    (issue 48's flaky test). Only the young generations are collected when a match ends."""
+    import gc
+
+    collected: list[int] = []
+    collect = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda generation=2: collected.append(generation) or 0)
+    player = _ggp_player()
+    try:
+        player.handle(f"(start m xplayer ({TICTACTOE_RULES}) 10 5)")
+        player.handle("(play m nil)")
+        assert player.handle("(stop m ((mark 1 1) noop))") == "done"
+        player.handle(f"(start n xplayer ({TICTACTOE_RULES}) 10 5)")
+        assert player.handle("(abort n)") == "aborted"
+    finally:
+        player.close()
+        monkeypatch.setattr(gc, "collect", collect)
+    assert collected and max(collected) < 2, collected
+
+
 RSS_WORKER = r"""
 import sys
 from hiddenenvs.envs.gdl.game import GAMES_DIR
