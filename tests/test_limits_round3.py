@@ -390,8 +390,9 @@ blow_up = "(<= (next (big ?a ?b ?c ?d)) (num ?a) (num ?b) (num ?c) (num ?d) (tru
 player = GgpPlayer(lambda *args: None, "rss", max_instances=200_000)
 after = []
 for k in range(int(sys.argv[1])):
-    try:
+    try:  # refused by the grounder: played through the reference reasoner, then aborted
         player.handle(f"(start m{k} row ({rps} {numbers} {blow_up}) 60 5)")
+        player.handle(f"(abort m{k})")
     except Exception as error:
         assert "grounding exceeds the limit" in str(error), error
     after.append(rss_mb())
@@ -403,7 +404,9 @@ print(after[0], after[-1])
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc, glibc's arenas")
 def test_ggp_memory_returns_after_refused_starts():
     """Each START grounds in a thread of its own, whose glibc arena was kept: 10 refused
-    STARTs took the player from 47 to 167 MB. After the first (imports, caches) it stays."""
+    STARTs took the player from 47 to 167 MB. After the first (imports, caches) it stays.
+    (The grounder refuses this sheet; the START is then played through the reference
+    reasoner, and the match aborted.)"""
     import subprocess
 
     worker = subprocess.run(
@@ -520,3 +523,50 @@ def test_ggp_player_plays_a_sheet_with_goal_conflicts():
         assert player.handle("(stop m nil)") == "done"
     finally:
         player.close()
+
+
+def test_ggp_a_gdl_ii_sheet_the_grounder_refuses_is_played_through_the_reference_reasoner():
+    """Never forfeit a GDL-II match either: with the propnet refused (max_instances=20),
+    both players keep a sample of the states their moves and percepts allow (the reference
+    reasoner's) and answer each PLAY of a blind tic-tac-toe match, through the manager."""
+    import threading
+
+    from hiddenenvs.ggp.fallback import BeliefReasonerMatch
+    from hiddenenvs.ggp.manager import Manager
+    from hiddenenvs.ggp.player import GgpPlayer, serve
+
+    players, servers = [], []
+    for seed in (0, 1):
+        player = GgpPlayer(lambda *args: None, "fallback", seed=seed, max_instances=20)
+        server = serve(player, port=0)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        players.append(player)
+        servers.append(server)
+    urls = [f"http://127.0.0.1:{server.server_address[1]}/" for server in servers]
+    kinds = []
+    original = BeliefReasonerMatch.__init__
+
+    def recorded(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        kinds.append(type(self))
+
+    try:
+        BeliefReasonerMatch.__init__ = recorded  # type: ignore[method-assign]
+        record = Manager(
+            GAMES_DIR / "blind_tictactoe.gdl", urls, start_clock=30, play_clock=1.0, seed=0
+        ).run()
+    finally:
+        BeliefReasonerMatch.__init__ = original  # type: ignore[method-assign]
+        for server, player in zip(servers, players):
+            server.shutdown()
+            server.server_close()
+            player.close()
+    assert kinds == [BeliefReasonerMatch, BeliefReasonerMatch]
+    assert record["gdl_ii"] and record["terminal"]
+    assert all(reply["error"] is None for reply in record["start"].values()), record["start"]
+    assert all(reply["error"] is None for reply in record["stop"].values()), record["stop"]
+    for role in ("xplayer", "oplayer"):  # every answer a legal move (late ones: loaded CI)
+        for step in record["steps"]:
+            move = step["moves"][role]
+            assert move["fallback"] is None or move["fallback"].startswith("answered after"), move
+            assert move["reply"] is not None and move["reply"].strip() == move["move"], move

@@ -57,7 +57,7 @@ import numpy as np
 
 from hiddenenvs.envs.gdl import GdlError, GdlGroundingLimitError
 from hiddenenvs.game import CHANCE, Game, sample_chance_outcome
-from hiddenenvs.ggp.fallback import ReasonerMatch
+from hiddenenvs.ggp.fallback import ReasonerMatch, reasoner_match
 from hiddenenvs.ggp.kif import MAX_MESSAGE_BYTES, MessageError, is_nil, read_message, to_kif
 from hiddenenvs.ggp.rules import Codec, load_sheet_game, own_step_entry, write_sheet
 
@@ -422,7 +422,7 @@ class GgpPlayer:
                 )
             except GdlGroundingLimitError as error:
                 try:
-                    result["match"] = ReasonerMatch(
+                    result["match"] = reasoner_match(
                         match_id, role, rules_text, play_seconds, self.margin, self.seed
                     )
                 except BaseException as fallback_error:  # noqa: BLE001 - as below
@@ -472,9 +472,7 @@ class GgpPlayer:
             self._end(match)
 
     def _update(self, match: Match | ReasonerMatch, kind: str, arguments: list) -> None:
-        if (
-            isinstance(match, Match) and match.gdl_ii and len(arguments) == 3
-        ):  # <turn> <lastmove> <percepts>
+        if match.gdl_ii and len(arguments) == 3:  # <turn> <lastmove> <percepts>
             turn = arguments[0]
             if not (isinstance(turn, str) and turn.isdigit()):
                 raise ProtocolError(f"{kind}: the turn must be a number, got {to_kif(turn)!r}")
