@@ -231,9 +231,9 @@ class BeliefReasonerMatch(ReasonerMatch):
                 choices = [
                     [ours] if role == self.role else moves for role, moves in enumerate(legal)
                 ]
-                for joint in itertools.product(*choices):
+                for combination in itertools.product(*choices):
                     tried += 1
-                    if keep(state, list(joint)) or tried >= MAX_ENUMERATED_MOVES:
+                    if keep(state, list(combination)) or tried >= MAX_ENUMERATED_MOVES:
                         break
                 if len(kept) >= MAX_PARTICLES or tried >= MAX_ENUMERATED_MOVES:
                     break

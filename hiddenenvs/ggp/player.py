@@ -57,7 +57,7 @@ import numpy as np
 
 from hiddenenvs.envs.gdl import GdlError, GdlGroundingLimitError
 from hiddenenvs.game import CHANCE, Game, sample_chance_outcome
-from hiddenenvs.ggp.fallback import ReasonerMatch, reasoner_match
+from hiddenenvs.ggp.fallback import BeliefReasonerMatch, ReasonerMatch, reasoner_match
 from hiddenenvs.ggp.kif import MAX_MESSAGE_BYTES, MessageError, is_nil, read_message, to_kif
 from hiddenenvs.ggp.rules import Codec, load_sheet_game, own_step_entry, write_sheet
 
@@ -472,7 +472,9 @@ class GgpPlayer:
             self._end(match)
 
     def _update(self, match: Match | ReasonerMatch, kind: str, arguments: list) -> None:
-        if match.gdl_ii and len(arguments) == 3:  # <turn> <lastmove> <percepts>
+        if (
+            isinstance(match, (Match, BeliefReasonerMatch)) and match.gdl_ii and len(arguments) == 3
+        ):  # <turn> <lastmove> <percepts>
             turn = arguments[0]
             if not (isinstance(turn, str) and turn.isdigit()):
                 raise ProtocolError(f"{kind}: the turn must be a number, got {to_kif(turn)!r}")
