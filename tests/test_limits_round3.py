@@ -557,3 +557,22 @@ def test_ggp_a_gdl_ii_sheet_the_grounder_refuses_is_played_through_the_reference
             assert not player.matches
         finally:
             player.close()
+
+
+def test_the_fit_estimate_stops_its_walk_once_it_is_infinite(monkeypatch):
+    """goofspiel num_cards=1,000 through train.py: the fit check walked 512 paths of 1,000
+    turns to the end (33 s of CPU) for an estimate that was inf after about 170 turns."""
+    from hiddenenvs.analysis.size import external_sampling_nodes, knuth_estimate
+    from hiddenenvs.envs import goofspiel
+
+    calls = []
+    legal_actions = goofspiel.GoofspielState.legal_actions
+    monkeypatch.setattr(
+        goofspiel.GoofspielState,
+        "legal_actions",
+        lambda self, *args: calls.append(1) or legal_actions(self, *args),
+    )
+    game = hiddenenvs.load_game("goofspiel", num_cards=1000)
+    assert knuth_estimate(game, probes=512) == math.inf
+    assert external_sampling_nodes(game, probes=512) == math.inf
+    assert len(calls) < 5_000  # one walk each, to the overflow (before: over 2 million)
