@@ -1,5 +1,6 @@
 """Fuzzing: mutated rule sheets, map files, run configs (as dicts and as YAML files), agent
-files and GGP message sequences end in a clear error or success, in bounded time and
+files, GGP message sequences, and runs into and resumes of a run directory (some of its
+files damaged) end in a clear error or success, in bounded time and
 memory, never a crash; so do generated small sheets played through the parallel and AEC
 envs and a GGP match (terminal at reset, forced moves, up to 24 roles, simultaneous
 moves, goal values that break the rules), sheet paths that are not regular files, and
@@ -49,6 +50,7 @@ ONE_LINE_KINDS = (
     "gdl_play",
     "gdl_file",
     "vector",
+    "runs",
 )
 
 WORKER = r"""
@@ -158,7 +160,63 @@ def step_vector(case):
     env.step(actions)
 
 
+class RunRefused(Exception):  # train.py refused a step in one line, leaving the run as it was
+    pass
+
+
+def train_quietly(arguments):  # train.py's exit status and its stderr
+    import contextlib, io
+    import train
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        status = train.main(arguments)
+    return status, err.getvalue().strip()
+
+
+def files_of(directory):
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+
+
+def run_directory_steps(case):
+    # A small CFR run, then the case's steps on its run directory: another run into it, a
+    # resume with overrides, a file of it damaged. A refused step must say so in one line
+    # (exit 2, or 1 for an unreadable file) and leave the directory as it was.
+    run = FILES / f"run{next(NUMBERS)}"
+    tiny = ["budget.iterations=4", "evaluation.every_iterations=2",
+            "checkpoint_every_iterations=2", "progress_bar=false"]
+    status, err = train_quietly(["--config", "configs/cfr_kuhn.yaml", f"output_dir={run}"] + tiny)
+    assert status == 0, err
+    refusals = []
+    for step in case:
+        kind, argument = step
+        if kind == "damage":
+            name, how = argument
+            path = run / name
+            if path.is_file():
+                data = path.read_bytes()
+                path.write_bytes({"truncate": data[: len(data) // 2], "garbage": b"\x00garbage",
+                                  "empty": b""}[how])
+            continue
+        before = files_of(run)
+        if kind == "again":
+            arguments = ["--config", "configs/cfr_kuhn.yaml", f"output_dir={run}"] + tiny + argument
+        else:  # resume
+            arguments = ["--resume", str(run), "budget.iterations=8"] + argument
+        status, err = train_quietly(arguments)
+        if status == 0:
+            assert kind == "resume", f"a second run replaced the first: {arguments}"
+            continue
+        assert "\n" not in err and "Traceback" not in err and 0 < len(err) <= 1500, err[:3000]
+        assert status in (1, 2), (status, err)
+        if kind == "again" or status == 2:
+            assert files_of(run) == before, f"a refused step changed the run: {arguments}"
+        refusals.append(err)
+    if refusals:
+        raise RunRefused(" | ".join(refusals))
+
+
 LOADERS = {
+    "runs": (run_directory_steps, RunRefused),
     "gdl": (lambda case: Propnet(parse_text(case, "fuzz.kif"), max_instances=20_000), GdlError),
     "map": (lambda case: CombatMap.from_dict(case, source="fuzz.json"), MapError),
     "map_json": (lambda case: CombatMap.load(str(written(".json", case))), MapError),
@@ -714,6 +772,46 @@ test_many_generated_sheets = fuzz_property("gdl_play", generated_sheets(), SLOW_
 @pytest.mark.parametrize("kind", ["device", "fifo", "directory", "dangling"])
 def test_sheet_paths_that_are_not_regular_files_are_refused(worker, kind):
     assert worker("gdl_file", [kind])["outcome"] == "clear"
+
+
+# ---- run directories and resume ---------------------------------------------------------------
+OVERRIDES = st.lists(
+    st.sampled_from(
+        [
+            "seed=3",
+            "trainer.name=nfsp",
+            "env.name=leduc_holdem",
+            "env.params.deck_size=5",
+            "trainer.params.variant=cfr",
+            "budget.iterations=0",
+            "budget.iterations=-1",
+            "output_dir=",
+            "env.name=",
+            "seed=nan",
+        ]
+    ),
+    max_size=2,
+)
+run_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("again"), OVERRIDES),
+        st.tuples(st.just("resume"), OVERRIDES),
+        st.tuples(
+            st.just("damage"),
+            st.tuples(
+                st.sampled_from(["checkpoint.pt", "config.yaml", "metrics.csv", "run.json"]),
+                st.sampled_from(["truncate", "garbage", "empty"]),
+            ),
+        ),
+    ),
+    min_size=1,
+    max_size=3,
+)
+# Each case trains up to four times (about 1 s of CPU each): a third of the examples.
+test_run_directories_are_never_overwritten_and_resume_checks_them = fuzz_property(
+    "runs", run_steps, max(2, EXAMPLES // 3)
+)
+test_many_run_directory_cases = fuzz_property("runs", run_steps, SLOW_EXAMPLES // 5, slow=True)
 
 
 # ---- vector envs -----------------------------------------------------------------------------

@@ -150,6 +150,8 @@ def knuth_estimate(game: Game, probes: int, seed: int = 0) -> float:
         while not state.is_terminal():
             product *= _branching(state, num_players)
             estimate += product
+            if math.isinf(estimate):  # so is the mean: the rest of the walk changes nothing
+                return math.inf  # (goofspiel num_cards=1,000: 33 s of CPU walked to the end)
             state = _random_child(state, num_players, rng)
         estimates.append(estimate)
     return float(np.mean(estimates))
@@ -177,6 +179,8 @@ def external_sampling_nodes(game: Game, probes: int, seed: int = 0) -> float:
                 ):
                     product *= max(1, len(state.legal_actions(traverser)))
                 estimate += product
+                if math.isinf(estimate):  # so is the total (as in knuth_estimate)
+                    return math.inf
                 state = _random_child(state, num_players, rng)
             estimates.append(estimate)
         total += float(np.mean(estimates))

@@ -57,7 +57,7 @@ import numpy as np
 
 from hiddenenvs.envs.gdl import GdlError, GdlGroundingLimitError
 from hiddenenvs.game import CHANCE, Game, sample_chance_outcome
-from hiddenenvs.ggp.fallback import ReasonerMatch
+from hiddenenvs.ggp.fallback import BeliefReasonerMatch, ReasonerMatch, reasoner_match
 from hiddenenvs.ggp.kif import MAX_MESSAGE_BYTES, MessageError, is_nil, read_message, to_kif
 from hiddenenvs.ggp.rules import Codec, load_sheet_game, own_step_entry, write_sheet
 
@@ -96,8 +96,15 @@ def return_memory_to_the_system() -> None:
     Each START reads and grounds its sheet in a thread of its own, and glibc keeps a
     thread's malloc arena once it is freed: 10 STARTs refused by the grounding limit took
     the player from 47 to 167 MB (issue 48 saw 237 to 749 MB over 18), with no Python
-    object left behind. A collection and ``malloc_trim`` return it (a no-op elsewhere)."""
-    gc.collect()
+    object left behind. ``malloc_trim`` returns it (a no-op elsewhere), after a collection
+    of the young generations, where a refused sheet's cycles are.
+
+    Not a full collection: it holds the interpreter for as long as the process is large
+    (4.1 s with 3 million objects, at load 20), and every thread of the process waits on
+    it; in a test process, the STOP answers of two players came 2 to 7 s late, past the
+    manager's play clock plus grace (issue 48's flaky match test). Older cycles are left
+    to the interpreter's own full collections."""
+    gc.collect(1)
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
 
@@ -415,7 +422,7 @@ class GgpPlayer:
                 )
             except GdlGroundingLimitError as error:
                 try:
-                    result["match"] = ReasonerMatch(
+                    result["match"] = reasoner_match(
                         match_id, role, rules_text, play_seconds, self.margin, self.seed
                     )
                 except BaseException as fallback_error:  # noqa: BLE001 - as below
@@ -466,7 +473,7 @@ class GgpPlayer:
 
     def _update(self, match: Match | ReasonerMatch, kind: str, arguments: list) -> None:
         if (
-            isinstance(match, Match) and match.gdl_ii and len(arguments) == 3
+            isinstance(match, (Match, BeliefReasonerMatch)) and match.gdl_ii and len(arguments) == 3
         ):  # <turn> <lastmove> <percepts>
             turn = arguments[0]
             if not (isinstance(turn, str) and turn.isdigit()):

@@ -321,6 +321,62 @@ def _split(rule: _CompiledRule) -> list[_CompiledRule]:
     return rules
 
 
+def _substitute(pattern, mapping: dict):
+    """``pattern`` with its variables replaced by ``mapping``'s patterns (variable number ->
+    pattern)."""
+    if type(pattern) is int:
+        return mapping[-pattern - 1] if pattern < 0 else pattern
+    return (pattern[0], tuple(_substitute(sub, mapping) for sub in pattern[1]))
+
+
+def _unfold_static(rule: _CompiledRule, definitions: dict) -> _CompiledRule:
+    """``rule`` with each positive atom over a relation of ``definitions`` replaced by the
+    body of that relation's one rule (its variables renamed apart).
+
+    ``definitions`` maps an exact relation to its single rule, non-recursive, whose head
+    arguments are distinct variables: ``(<= (set ?p1 ?p2 ?p3 ?p4) (bit ?b) (index ?n)
+    (bitNIs ?n ?p1 ?b) ... (bitNIs ?n ?p4 ?b))`` in ggp-base's quarto. Inside the rule that
+    uses it, ``(set ?p1 ?p2 ?p3 ?p4)`` ties four state fluents together, so no variable of
+    the body can be eliminated narrowly (:func:`_split`: each is width five); unfolded, each
+    piece ``?pi`` meets only its cell's fluent and its own ``bitNIs``, and is eliminated
+    through an auxiliary atom of ``(?y ?n ?b)``. The atoms that hold are unchanged (an
+    existential body of a positive literal, inlined).
+    """
+    if not any(atom.relation in definitions for atom in rule.positives):
+        return rule
+    used: set = set(rule.variables)
+    for atom in rule.negatives:
+        used |= _atom_variables(atom)
+    for left, right in rule.distincts + rule.equals:
+        _pattern_variables(right, _pattern_variables(left, used))
+    next_variable = 1 + max(used, default=-1)
+    positives, distincts = [], list(rule.distincts)
+    for atom in rule.positives:
+        definition = definitions.get(atom.relation)
+        if definition is None:
+            positives.append(atom)
+            continue
+        mapping = {
+            -pattern - 1: argument
+            for pattern, argument in zip(definition.head.arguments, atom.arguments)
+        }
+        own: set = set(definition.variables)
+        for left, right in definition.distincts:
+            _pattern_variables(right, _pattern_variables(left, own))
+        for variable in sorted(own - set(mapping)):  # renamed apart
+            mapping[variable] = -next_variable - 1
+            next_variable += 1
+        positives += [
+            _Atom(body.relation, tuple(_substitute(p, mapping) for p in body.arguments))
+            for body in definition.positives
+        ]
+        distincts += [
+            (_substitute(left, mapping), _substitute(right, mapping))
+            for left, right in definition.distincts
+        ]
+    return _CompiledRule(rule.source, rule.head, positives, rule.negatives, distincts, rule.equals)
+
+
 class _Decoder:
     """clingo symbols back to term keys, memoised on the symbol's handle.
 
@@ -618,17 +674,40 @@ class Grounder:
                         break
         return exact
 
-    def _decompose_explosive(self) -> bool:
-        """Decompose (:func:`_split`) the rules behind a twentieth or more of the instances
-        counted before the limit stopped the grounder; False if none of them can be."""
+    def _static_definitions(self, exact: set) -> dict:
+        """The exact relations that :func:`_unfold_static` may inline: defined by one rule
+        with a body, not recursive, its head arguments distinct variables."""
+        rules_of = defaultdict(list)
+        for rule in self.rules:
+            rules_of[rule.head.relation].append(rule)
+        definitions = {}
+        for relation in exact:
+            if len(rules_of[relation]) != 1:
+                continue
+            (rule,) = rules_of[relation]
+            arguments = rule.head.arguments
+            if (
+                rule.positives
+                and all(type(p) is int and p < 0 for p in arguments)
+                and len(set(arguments)) == len(arguments)
+                and all(atom.relation != relation for atom in rule.positives)
+            ):
+                definitions[relation] = rule
+        return definitions
+
+    def _decompose_explosive(self, exact: set) -> bool:
+        """Decompose (:func:`_split`, after :func:`_unfold_static`) the rules behind a
+        twentieth or more of the instances counted before the limit stopped the grounder;
+        False if none of them can be."""
         threshold = self.total / 20
+        definitions = self._static_definitions(exact)
         decomposed = False
         rules = []
         for rule in self.rules:
             parts = [rule]
             if rule.instances >= threshold and not rule.undecomposable:
-                parts = _split(rule)
-                rule.undecomposable = len(parts) == 1
+                parts = _split(_unfold_static(rule, definitions))
+                parts[0].undecomposable = rule.undecomposable = len(parts) == 1
                 decomposed |= len(parts) > 1
             rules += parts
         self.rules = rules
@@ -652,7 +731,7 @@ class Grounder:
                 relevant, instances_by_rule = self._solve(exact)
                 break
             except GdlGroundingLimitError:
-                if attempt == 2 or self.timed_out or not self._decompose_explosive():
+                if attempt == 2 or self.timed_out or not self._decompose_explosive(exact):
                     raise
         program = GroundProgram(relevant=relevant)
         seen = set()
