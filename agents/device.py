@@ -25,8 +25,8 @@ gains only when the arithmetic of a call is large beside that price: a forward p
 batch of ``rows`` through ``weights`` parameters costs ``rows * weights`` multiply-adds
 (backward twice that), and at 2**22 (4.2 million, about a third of a millisecond on one
 core) the CPU's time for an update passes the GPU's fixed cost. Leduc's NFSP network
-(4,500 weights, batches of 128: 0.6 million) stays on the CPU; Meier's (127,000: 16
-million) and combat's commander (1.75 million weights: 224 million) go to the GPU. A
+(4,611 weights, batches of 128: 0.6 million) stays on the CPU; Meier's (127,384: 16
+million) and combat's commander (1.76 million weights: 226 million) go to the GPU. A
 trainer whose dominant call is one search node at a time (MCNFSP's best-response search)
 passes ``rows=1``, so only a very large network moves there. The threshold is reasoned,
 not yet measured: ``python -m benchmarks device`` measures each trainer on both devices
