@@ -130,7 +130,7 @@ def measure_cell(cell: str, device: str, seconds: float) -> dict[str, Any]:
     return {
         "cell": cell,
         "device": str(choice.device) if choice is not None else "cpu",
-        "card": torch.cuda.get_device_name(choice.device) if cuda else None,
+        "card": torch.cuda.get_device_name(choice.device) if choice and choice.is_cuda else None,
         "auto": auto,
         "timed_steps": steps,
         "timed_seconds": round(timed_seconds, 3),
