@@ -1,40 +1,29 @@
-"""Decisions per second, random legal play: hiddenenvs.vector vs our AEC env, our game
-model, and pgx on the CPU (JAX jit + vmap, auto-reset), at several batch sizes, on one core.
+"""The vector env's figures that ``python -m benchmarks speed`` does not take: memory per
+game against pgx, combat fighter mode against our parallel env, and NFSP's self-play.
 
-Every contender plays uniformly random legal actions to the end of each game and
-starts the next one; a decision is one player's action (chance is not counted).
+(Decisions per second against pgx, at every batch size, with the fused ``play_random``
+path and on several cores, are ``python -m benchmarks speed --only vector fused``.)
 
-- ``vector``: :func:`hiddenenvs.vector.make` with ``copy=False`` (read-only views of the
-  kernel's buffers) and :class:`hiddenenvs.vector.RandomLegalPolicy`: one compiled call
-  draws the actions, one steps all ``B`` games.
-- ``AEC env`` and ``game model``: one game at a time (batch does not apply): the full
-  PettingZoo loop (``agent_iter``, ``last``, mask, ``step``), and the raw model's
-  ``legal_actions`` / ``apply_action`` with chance drawn by its probabilities.
-- ``pgx``: ``jax.jit(jax.vmap(auto_reset(env.step, env.init)))`` with the random legal
-  action drawn inside the same jitted function (``jax.random.categorical`` on the
-  mask's logits), one call per step of all ``B`` games.
-
-Memory per game: for ``vector``, the bytes numpy allocates in ``make`` and ``reset`` (the
-state arrays and every output buffer; ``tracemalloc``) over ``B``; for ``pgx``, the bytes
-of the batched state's arrays over ``B``.
+- default: bytes per game at batch ``B``: for ``vector``, what numpy allocates in
+  :func:`hiddenenvs.vector.make` and ``reset`` (the state arrays and every output buffer;
+  ``tracemalloc``) over ``B``; for ``pgx``, the bytes of the batched initial state's arrays
+  over ``B``.
+- ``--combat``: combat's fighter mode (every fighter a player, all moving at once; pgx has
+  no such game), ticks per second (one tick is one joint step of one game, every fighter
+  acting), random legal play on the small and the default map: the vector env
+  (``copy=False``) against our parallel PettingZoo env, one game at a time, whose joint
+  action comes from the same compiled policy on its stacked masks; ``--batches`` defaults
+  to 1 64 1024 there.
+- ``--self-play``: NFSP's self-play on Leduc hold'em, episodes per second with 64 episodes
+  in lockstep (fresh, untrained agents; acting and storing transitions, no gradient
+  steps): :func:`agents.loop.play_episodes` over 64 AEC envs against
+  :func:`agents.vector_self_play.play_vector_episodes` over one vector env.
 
 The process pins itself to one core (``--core``) and asks XLA for one thread before JAX
-is imported. Contenders take turns in slices (``timing.interleaved_rates``), so load from
-other jobs falls on all of them alike.
+is imported. Timed contenders take turns in slices (``timing.interleaved_rates``), so load
+from other jobs falls on all of them alike.
 
-    python benchmarks/bench_vector.py [--seconds 2] [--batches 1 64 1024 16384] [--combat]
-
-``--combat`` measures instead combat's fighter mode (every fighter a player, all moving at
-once; pgx has no such game), ticks per second (one tick is one joint step of one game,
-every fighter acting), random legal play on the small and the default map: the vector env
-(``copy=False``) against our parallel PettingZoo env, one game at a time, whose joint
-action comes from the same compiled policy on its stacked masks; ``--batches`` defaults
-to 1 64 1024 there.
-
-``--self-play`` measures instead NFSP's self-play on Leduc hold'em, episodes per second
-with 64 episodes in lockstep (fresh, untrained agents; acting and storing transitions,
-no gradient steps): :func:`agents.loop.play_episodes` over 64 AEC envs against
-:func:`agents.vector_self_play.play_vector_episodes` over one vector env.
+    python benchmarks/bench_vector.py [--batches 1 64 1024 16384] [--combat | --self-play]
 """
 
 from __future__ import annotations
@@ -52,96 +41,24 @@ GAMES = {"kuhn_poker": {}, "leduc_holdem": {}, "othello": {"board_size": 8}}
 PGX_IDS = {"kuhn_poker": "kuhn_poker", "leduc_holdem": "leduc_holdem", "othello": "othello"}
 
 
-def vector_contender(name: str, params: dict, batch: int):
+def vector_bytes_per_game(name: str, params: dict, batch: int) -> float:
     import hiddenenvs.vector as vector
 
     tracemalloc.start()
     env = vector.make(name, num_envs=batch, seed=0, copy=False, **params)
-    step = env.reset()
+    env.reset()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    policy = vector.RandomLegalPolicy(seed=1)
-    state = {"step": step}
-
-    def run_once() -> int:
-        state["step"] = env.step(policy(state["step"].legal_action_masks))
-        return batch
-
-    return run_once, peak / batch
+    return peak / batch
 
 
-def aec_contender(name: str, params: dict):
-    import hiddenenvs
-
-    env = hiddenenvs.make(name, **params)
-    rng = np.random.default_rng(0)
-
-    def run_once() -> int:
-        decisions = 0
-        env.reset(seed=int(rng.integers(2**31)))
-        for _ in env.agent_iter():
-            observation, _, termination, truncation, _ = env.last()
-            if termination or truncation:
-                env.step(None)
-                continue
-            legal = observation["action_mask"].nonzero()[0]
-            env.step(int(legal[rng.integers(len(legal))]))
-            decisions += 1
-        return decisions
-
-    return run_once
-
-
-def model_contender(name: str, params: dict):
-    import hiddenenvs
-    from hiddenenvs.game import sample_chance_outcome
-
-    game = hiddenenvs.load_game(name, **params)
-    rng = np.random.default_rng(0)
-
-    def run_once() -> int:
-        decisions = 0
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                state.apply_action(sample_chance_outcome(state, rng))
-                continue
-            legal = state.legal_actions()
-            state.apply_action(legal[rng.integers(len(legal))])
-            decisions += 1
-        return decisions
-
-    return run_once
-
-
-def pgx_contender(name: str, batch: int):
+def pgx_bytes_per_game(name: str, batch: int) -> float:
     import jax
-    import jax.numpy as jnp
     import pgx
-    from pgx.experimental import auto_reset
 
     env = pgx.make(PGX_IDS[name])
-    step_with_reset = jax.vmap(auto_reset(env.step, env.init))
-
-    @jax.jit
-    def play(state, key):
-        key, action_key, reset_key = jax.random.split(key, 3)
-        logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
-        actions = jax.random.categorical(action_key, logits, axis=-1)
-        return step_with_reset(state, actions, jax.random.split(reset_key, batch)), key
-
-    key = jax.random.PRNGKey(0)
-    holder = {"state": jax.jit(jax.vmap(env.init))(jax.random.split(key, batch)), "key": key}
-    memory = sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves(holder["state"])) / batch
-    holder["state"], holder["key"] = play(holder["state"], holder["key"])  # compile
-    jax.block_until_ready(holder["state"])
-
-    def run_once() -> int:
-        holder["state"], holder["key"] = play(holder["state"], holder["key"])
-        jax.block_until_ready(holder["state"].current_player)
-        return batch
-
-    return run_once, memory
+    state = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(0), batch))
+    return sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves(state)) / batch
 
 
 COMBAT_MAPS = ("small", "default")
@@ -227,7 +144,7 @@ def commit() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--seconds", type=float, default=2.0, help="time per contender and batch size"
+        "--seconds", type=float, default=2.0, help="time per contender (--combat, --self-play)"
     )
     parser.add_argument("--batches", type=int, nargs="+", help="default: 1 64 1024 16384")
     parser.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
@@ -284,44 +201,20 @@ def main() -> None:
             import pgx
 
             have_pgx = True
-            pgx_version = (
-                f"pgx {pgx.__version__}, jax {jax.__version__} ({jax.devices()[0].platform})"
-            )
+            pgx_version = f"pgx {pgx.__version__}, jax {jax.__version__}"
         except ImportError as error:
             print(f"pgx not measured: {error} (pip install -e '.[bench]')")
     print(
-        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit()}, {platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} cores (pinned to core {args.core}), load average {os.getloadavg()[0]:.1f}"
-        + (f", {pgx_version}" if have_pgx else "")
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit()}, "
+        f"{platform.processor() or platform.machine()}" + (f", {pgx_version}" if have_pgx else "")
     )
-    print(
-        "| game | batch | vector (decisions/s) | AEC env | game model | pgx CPU | vector / pgx | vector bytes/game | pgx bytes/game |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| game | batch | vector bytes/game | pgx bytes/game |")
+    print("|---|---:|---:|---:|")
     for name in args.games:
-        params = GAMES[name]
-        single = interleaved_rates(
-            args.seconds,
-            {"aec": aec_contender(name, params), "model": model_contender(name, params)},
-        )
         for batch in args.batches or [1, 64, 1024, 16384]:
-            contenders, memory = {}, {}
-            contenders["vector"], memory["vector"] = vector_contender(name, params, batch)
-            if have_pgx:
-                contenders["pgx"], memory["pgx"] = pgx_contender(name, batch)
-            rates = interleaved_rates(args.seconds, contenders)
-            pgx_rate = rates.get("pgx")
-            print(
-                f"| {name} | {batch:,} | {rates['vector']:,.0f} | {single['aec']:,.0f} | {single['model']:,.0f} | "
-                + (
-                    f"{pgx_rate:,.0f} | {rates['vector'] / pgx_rate:.1f}x | "
-                    if pgx_rate
-                    else "- | - | "
-                )
-                + f"{memory['vector']:,.0f} | "
-                + (f"{memory['pgx']:,.0f} |" if pgx_rate else "- |"),
-                flush=True,
-            )
+            ours = vector_bytes_per_game(name, GAMES[name], batch)
+            theirs = f"{pgx_bytes_per_game(name, batch):,.0f}" if have_pgx else "-"
+            print(f"| {name} | {batch:,} | {ours:,.0f} | {theirs} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Every figure is repeated, and the pages are regenerated with their provenance.
 
     python -m benchmarks speed [--force] [--repeats 5] [--seconds 1] [--core 0]
                                [--cores 0 1] [--peer-python PATH]
-                               [--only cfr aec vector fused] [--no-write]
+                               [--only cfr aec model vector fused] [--no-write]
 
 Each contender runs alone in its own process pinned to ``--core`` (ours, then the peer,
 row by row): it builds what it needs, runs once untimed (compiles, caches), then runs
@@ -37,7 +37,11 @@ Measurements (units per second; higher is better):
   (tests/test_against_openspiel.py).
 * ``aec``: whole games per second through the AEC env with a user's loop (draw from the
   mask: ``aec_playout`` in ``benchmarks/timing.py``): Leduc against PettingZoo's
-  ``leduc_holdem_v4``, Liar's Dice against pyspiel states (one call per move).
+  ``leduc_holdem_v4``; Liar's Dice (1 and 2 dice), II-Goofspiel(13) and Othello 8x8
+  against pyspiel states (one call per move; PettingZoo ships none of these games).
+* ``model``: whole random games per second on the game model itself (``random_playout``:
+  what a search or a solver written in Python drives) against pyspiel states, on Liar's
+  Dice, II-Goofspiel(13) and Othello 8x8; ours should be at least as fast.
 * ``vector``: agent-steps (decisions) per second, random legal play, at batch 1, 64, 1,024
   and 16,384 on Kuhn, Leduc and Othello 8x8: ``hiddenenvs.vector.make(..., copy=False)``
   with ``RandomLegalPolicy`` against pgx's ``jit(vmap(auto_reset(step, init)))`` with the
@@ -69,6 +73,18 @@ ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- speed: begin -->", "<!-- speed: end -->"
 MAX_LOAD_AVERAGE = 1.0
 VECTOR_BATCHES = (1, 64, 1024, 16384)
+# (label, our game and parameters, the same game in OpenSpiel and its parameters)
+MODEL_GAMES = (
+    ("Liar's Dice (1 die)", "liars_dice", {"num_dice": 1}, "liars_dice", {}),
+    (
+        "II-Goofspiel(13) ascending",
+        "goofspiel",
+        {"num_cards": 13, "imp_info": True},
+        "goofspiel",
+        {"num_cards": 13, "imp_info": True, "points_order": "ascending"},
+    ),
+    ("Othello 8x8", "othello", {"board_size": 8}, "othello", {}),
+)
 VECTOR_GAMES = {"kuhn_poker": {}, "leduc_holdem": {}, "othello": {"board_size": 8}}
 
 
@@ -126,6 +142,16 @@ def _ours_aec(game: str, params: dict) -> Callable[[], int]:
     return lambda: (aec_playout(env, rng), 1)[1]
 
 
+def _ours_model(game: str, params: dict) -> Callable[[], int]:
+    import numpy as np
+
+    import hiddenenvs
+    from hiddenenvs.game import random_playout
+
+    game_model, rng = hiddenenvs.load_game(game, **params), np.random.default_rng(0)
+    return lambda: (random_playout(game_model.new_initial_state(), rng), 1)[1]
+
+
 def _pettingzoo_leduc() -> Callable[[], int]:
     import numpy as np
     from pettingzoo.classic import leduc_holdem_v4
@@ -136,11 +162,14 @@ def _pettingzoo_leduc() -> Callable[[], int]:
     return lambda: (aec_playout(env, rng), 1)[1]
 
 
-def _openspiel_playout(game: str) -> Callable[[], int]:
+def _openspiel_playout(game: str, params: dict | None = None) -> Callable[[], int]:
+    """Whole random games on pyspiel states, one Python call per move (as a Python search
+    drives them); chance drawn by its probabilities, simultaneous nodes one joint action."""
     import numpy as np
     import pyspiel
 
-    spiel_game, rng = pyspiel.load_game(game), np.random.default_rng(0)
+    spiel_game, rng = pyspiel.load_game(game, params or {}), np.random.default_rng(0)
+    players = range(spiel_game.num_players())
 
     def run_once() -> int:
         state = spiel_game.new_initial_state()
@@ -148,6 +177,12 @@ def _openspiel_playout(game: str) -> Callable[[], int]:
             if state.is_chance_node():
                 outcomes, probabilities = zip(*state.chance_outcomes())
                 state.apply_action(outcomes[rng.choice(len(outcomes), p=probabilities)])
+            elif state.is_simultaneous_node():
+                joint = []
+                for player in players:
+                    legal = state.legal_actions(player)
+                    joint.append(legal[rng.integers(len(legal))])
+                state.apply_actions(joint)
             else:
                 legal = state.legal_actions()
                 state.apply_action(legal[rng.integers(len(legal))])
@@ -217,6 +252,7 @@ WORKERS: dict[str, Callable[..., Callable[[], int]]] = {
     "ours_exploitability": _ours_exploitability,
     "openspiel_exploitability": _openspiel_exploitability,
     "ours_aec": _ours_aec,
+    "ours_model": _ours_model,
     "pettingzoo_leduc": _pettingzoo_leduc,
     "openspiel_playout": _openspiel_playout,
     "ours_vector": _ours_vector,
@@ -332,7 +368,56 @@ def plan(num_cores: int = 2) -> list[Row]:
             "OpenSpiel (pyspiel) states",
             0.5,
         ),
+        Row(
+            "aec",
+            "AEC env, Liar's Dice (2 dice), a user's loop",
+            "games/s",
+            Contender("ours_aec", {"game": "liars_dice", "params": {"num_dice": 2}}),
+            Contender(
+                "openspiel_playout", {"game": "liars_dice", "params": {"numdice": 2}}, peer=True
+            ),
+            "OpenSpiel (pyspiel) states",
+        ),
+        Row(
+            "aec",
+            "AEC env, II-Goofspiel(13) ascending, a user's loop",
+            "games/s",
+            Contender(
+                "ours_aec", {"game": "goofspiel", "params": {"num_cards": 13, "imp_info": True}}
+            ),
+            Contender(
+                "openspiel_playout",
+                {
+                    "game": "goofspiel",
+                    "params": {"num_cards": 13, "imp_info": True, "points_order": "ascending"},
+                },
+                peer=True,
+            ),
+            "OpenSpiel (pyspiel) states",
+        ),
+        Row(
+            "aec",
+            "AEC env, Othello 8x8, a user's loop",
+            "games/s",
+            Contender("ours_aec", {"game": "othello", "params": {"board_size": 8}}),
+            Contender("openspiel_playout", {"game": "othello"}, peer=True),
+            "OpenSpiel (pyspiel) states",
+        ),
     ]
+    for label, game, params, spiel_game, spiel_params in MODEL_GAMES:
+        rows.append(
+            Row(
+                "model",
+                f"game model, {label}",
+                "games/s",
+                Contender("ours_model", {"game": game, "params": params}),
+                Contender(
+                    "openspiel_playout", {"game": spiel_game, "params": spiel_params}, peer=True
+                ),
+                "OpenSpiel (pyspiel) states",
+                1.0,
+            )
+        )
     for game, params in VECTOR_GAMES.items():
         for batch in VECTOR_BATCHES:
             rows.append(
@@ -509,7 +594,10 @@ def main(argv: list[str] | None = None) -> None:
         help="the Python with the peers installed (default $HIDDENENVS_PEER_PYTHON, else this one)",
     )
     parser.add_argument(
-        "--only", nargs="+", choices=["cfr", "aec", "vector", "fused"], help="groups to run"
+        "--only",
+        nargs="+",
+        choices=["cfr", "aec", "model", "vector", "fused"],
+        help="groups to run",
     )
     parser.add_argument("--force", action="store_true", help="write the pages even above load 1")
     parser.add_argument("--no-write", action="store_true", help="print the tables, write nothing")
@@ -561,7 +649,9 @@ def main(argv: list[str] | None = None) -> None:
         )
     loads = (start_load, os.getloadavg()[0])
     pages = {
-        ROOT / "docs/results/benchmarks.md": [r for r in rows if r.group in ("cfr", "aec")],
+        ROOT / "docs/results/benchmarks.md": [
+            r for r in rows if r.group in ("cfr", "aec", "model")
+        ],
         ROOT / "docs/results/vector.md": [r for r in rows if r.group in ("vector", "fused")],
     }
     if not writing:

@@ -610,6 +610,22 @@ def trainer_page(name: str, target: str, configs, capabilities) -> str:
         [c for c in configs if (c[1].get("trainer") or {}).get("name") == name], "env"
     )
     lines += ["## Results", ""]
+    curve = DOCS / "results" / "curves" / f"{page}.png"
+    if curve.exists():
+        lines += [
+            f"![{name}: learning curves of its shipped configs](../results/curves/{page}.png)",
+            "",
+            "Learning curves of each shipped config on its flagship env, the mean over seeds with "
+            "the band from the lowest to the highest seed, drawn by `python -m benchmarks train` "
+            "(machine, commit, date and load on {doc}`/results/comparison`).",
+            "",
+        ]
+    else:
+        lines += [
+            "No learning curve has been measured for this trainer yet: "
+            "`python -m benchmarks train` draws one for every trainer with a flagship cell.",
+            "",
+        ]
     results = [
         path.stem
         for path in sorted((DOCS / "results").glob("*.md"))

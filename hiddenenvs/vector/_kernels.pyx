@@ -30,6 +30,7 @@ reward and termination against them.
 cimport cython
 from libc.stdint cimport int8_t, int16_t, int64_t, uint64_t
 from libc.string cimport memset
+from hiddenenvs.envs._othello cimport OthelloGeometry, othello_flips, othello_geometry, othello_moves
 
 import numpy as np
 
@@ -588,27 +589,20 @@ cdef class MatrixKernel(VectorKernel):
 
 
 # ---- Othello ---------------------------------------------------------------------------
-cdef inline uint64_t _shift(uint64_t bits, int shift, uint64_t mask) noexcept nogil:
-    if shift > 0:
-        return (bits << shift) & mask
-    return (bits >> -shift) & mask
-
-
 @cython.final
 cdef class OthelloKernel(VectorKernel):
     """Othello on a 4x4, 6x6 or 8x8 board (rules: :mod:`hiddenenvs.envs.othello`), on
-    bitboards as in :mod:`hiddenenvs.envs._othello`: two ``uint64`` per env, one bit per
-    square ``row * size + column``."""
+    the game model's bitboards (``hiddenenvs/envs/_othello.pxd``, one copy of the move
+    generation and flips): two ``uint64`` per env, one bit per square ``row * size + column``."""
 
-    cdef int size, num_squares, extend_steps
+    cdef int size, num_squares
     cdef uint64_t full
-    cdef int shifts[8]
-    cdef uint64_t masks[8]
     cdef uint64_t[:, ::1] discs  # black, white
     cdef int8_t[::1] to_move
     cdef uint64_t[::1] moves
     cdef int8_t[::1] over
     cdef uint64_t initial_black, initial_white
+    cdef OthelloGeometry geometry
 
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
@@ -617,19 +611,11 @@ cdef class OthelloKernel(VectorKernel):
         _advance_of(self, active, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, int size):
-        cdef uint64_t column_0 = 0
-        cdef int row, half = size // 2
+        cdef int half = size // 2
+        othello_geometry(&self.geometry, size)
         self.size = size
         self.num_squares = size * size
-        self.extend_steps = size - 3
-        self.full = ((<uint64_t>1) << self.num_squares) - 1 if self.num_squares < 64 else ~(<uint64_t>0)
-        for row in range(size):
-            column_0 |= (<uint64_t>1) << (row * size)
-        not_first_column = self.full & ~column_0
-        not_last_column = self.full & ~(column_0 << (size - 1))
-        self.shifts[:] = [1, size, size + 1, size - 1, -1, -size, -(size + 1), -(size - 1)]
-        self.masks[:] = [not_first_column, self.full, not_first_column, not_last_column,
-                         not_last_column, self.full, not_last_column, not_first_column]
+        self.full = self.geometry.full
         self.initial_black = ((<uint64_t>1) << ((half - 1) * size + half)) | ((<uint64_t>1) << (half * size + half - 1))
         self.initial_white = ((<uint64_t>1) << ((half - 1) * size + half - 1)) | ((<uint64_t>1) << (half * size + half))
         self._allocate(num_envs, 2, self.num_squares + 1, (3, size, size), 0, False, True)
@@ -639,32 +625,10 @@ cdef class OthelloKernel(VectorKernel):
         self.over = np.zeros(num_envs, dtype=np.int8)
 
     cdef uint64_t _moves(self, uint64_t own, uint64_t opponent) noexcept nogil:
-        cdef uint64_t empty = self.full & ~(own | opponent)
-        cdef uint64_t found = 0, stepping, line
-        cdef int direction, step, shift
-        for direction in range(8):
-            shift = self.shifts[direction]
-            stepping = opponent & self.masks[direction]
-            line = _shift(own, shift, stepping)
-            for step in range(self.extend_steps):
-                line |= _shift(line, shift, stepping)
-            found |= _shift(line, shift, self.masks[direction]) & empty
-        return found
+        return othello_moves(&self.geometry, own, opponent)
 
     cdef uint64_t _flips(self, uint64_t square_bit, uint64_t own, uint64_t opponent) noexcept nogil:
-        cdef uint64_t flipped = 0, line, cursor, mask
-        cdef int direction, shift
-        for direction in range(8):
-            shift = self.shifts[direction]
-            mask = self.masks[direction]
-            line = 0
-            cursor = _shift(square_bit, shift, mask)
-            while cursor & opponent:
-                line |= cursor
-                cursor = _shift(cursor, shift, mask)
-            if cursor & own:
-                flipped |= line
-        return flipped
+        return othello_flips(&self.geometry, square_bit, own, opponent)
 
     cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
         self.discs[i, 0] = self.initial_black
