@@ -31,16 +31,18 @@ import sys
 from pathlib import Path
 
 from agents.capabilities import CapabilityError
+from agents.catalogue import trainer_entry, trainer_names
 from agents.config import (
     PATH_CHARS,
     ConfigError,
     RunConfig,
+    TrainerConfig,
     apply_override,
     check_path_length,
     config_data,
     from_dict,
-    load_config,
     quote,
+    typed_config,
 )
 from agents.runs import validate_run
 from hiddenenvs.envs.gdl import GdlError
@@ -74,28 +76,32 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--address",
         metavar="ADDRESS",
-        help="Ray cluster of a distributed trainer (anfsp): 'auto' or the host:port `ray start --head` "
-        "printed; the same as trainer.params.address=ADDRESS (without it, a local Ray is started)",
+        help=f"Ray cluster of a distributed trainer ({', '.join(_distributed_trainers())}): 'auto' "
+        "or the host:port `ray start --head` printed; the same as trainer.params.address=ADDRESS "
+        "(without it, a local Ray is started)",
     )
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     return parser.parse_args(argv)
 
 
 def _address_override(data: dict, address: str) -> str:
-    """``--address`` as an override; only distributed trainers take one."""
-    from agents.config import trainer_class
-
-    trainer = (data.get("trainer") or {}).get("name", "nfsp")
-    try:
-        fields = trainer_class(trainer).CONFIG_CLASS.__dataclass_fields__
-    except (KeyError, AttributeError):
-        fields = {}
-    if "address" not in fields:
+    """``--address`` as an override of the trainer's address parameter (its catalogue entry
+    names it); only distributed trainers take one."""
+    trainer = (data.get("trainer") or {}).get("name", TrainerConfig.name)
+    known = isinstance(trainer, str) and trainer in trainer_names()
+    entry = trainer_entry(trainer) if known else None
+    if entry is None or entry.address_param is None:
         raise ConfigError(
             f"--address {address}: trainer {trainer!r} does not run on Ray; "
-            f"only distributed trainers (anfsp) take a cluster address"
+            f"only distributed trainers ({', '.join(_distributed_trainers())}) take a cluster "
+            f"address"
         )
-    return f"trainer.params.address={json.dumps(address)}"  # quoted: YAML would read 1:30 as 90
+    # Quoted: YAML would read 1:30 as 90.
+    return f"trainer.params.{entry.address_param}={json.dumps(address)}"
+
+
+def _distributed_trainers() -> list[str]:
+    return [name for name in trainer_names() if trainer_entry(name).address_param]
 
 
 def list_fits(envs: list[str], param_pairs: list[str]) -> int:
@@ -160,13 +166,13 @@ def main(argv: list[str] | None = None) -> int:
         if arguments.resume:
             config = _resumed_config(arguments)
         else:
-            overrides = list(arguments.overrides)
+            # Read once, validated once, the fit first: a trainer that does not fit is
+            # refused before torch loads.
+            data = config_data(arguments.config, arguments.overrides)
             if arguments.address is not None:
-                data = config_data(arguments.config, overrides)  # read, not yet validated
-                overrides.append(_address_override(data, arguments.address))
-            # Validated once, the fit first: a trainer that does not fit is refused before
-            # torch loads.
-            config = load_config(arguments.config, overrides, validate=validate_run)
+                apply_override(data, _address_override(data, arguments.address))
+            overridden = bool(arguments.overrides) or arguments.address is not None
+            config = typed_config(data, arguments.config, overridden, validate=validate_run)
     except ConfigError as error:
         print(f"train.py: config error: {error}", file=sys.stderr)
         return 2

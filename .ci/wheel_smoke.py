@@ -4,9 +4,12 @@ venv with no C compiler), in two stages:
 - ``python wheel_smoke.py envs``, on the base install (no extras, so no torch): every
   registered env is made through PettingZoo's registry, reset, and played to the end with
   random legal actions, as an AEC env and, where the game has simultaneous moves, as a
-  parallel env too;
+  parallel env too; then random games of Kuhn poker and Meier go into a results store and
+  ``hiddenenvs leaderboard export`` writes its site (the style sheet and script come from
+  the wheel's ``agents/leaderboard/site_static/``; every match page replays its match);
 - ``python wheel_smoke.py train``, once the ``train`` extra is installed: the ``hiddenenvs``
-  command trains the shipped quickstart config briefly.
+  command trains the shipped quickstart config briefly, ``hiddenenvs evaluate --html``
+  puts the run on a board against ``random``, and the run's agent page shows the run.
 """
 
 import importlib.util
@@ -70,6 +73,58 @@ def play_parallel(name: str, rng: np.random.Generator) -> int:
     return steps
 
 
+def hiddenenvs_command(*arguments: str, cwd: str) -> None:
+    subprocess.run(
+        [str(Path(sys.executable).with_name("hiddenenvs")), *arguments], cwd=cwd, check=True
+    )
+
+
+def store_random_games(db: Path, rng: np.random.Generator) -> None:
+    """Two random games of Kuhn poker and one of Meier in a results store, as evaluate.py
+    keeps them (the action of every step, None for a finished agent's)."""
+    from agents.leaderboard.matches import EnvVariant
+    from agents.leaderboard.store import MatchKey, MatchResult, ResultStore
+
+    with ResultStore(db) as store:
+        for name, index in (("kuhn_poker", 0), ("kuhn_poker", 1), ("meier", 0)):
+            variant = EnvVariant.resolve(name, {})
+            env = hiddenenvs.make(name)
+            env.reset(seed=index)
+            actions: list[int | None] = []
+            totals = dict.fromkeys(env.possible_agents, 0.0)
+            for _ in env.agent_iter():
+                observation, _, termination, truncation, _ = env.last()
+                action = (
+                    None
+                    if termination or truncation
+                    else random_action(observation["action_mask"], rng)
+                )
+                env.step(action)
+                actions.append(action)
+                for agent, reward in env.rewards.items():
+                    totals[agent] += reward
+            key = MatchKey(name, variant.params_json, ("random", "uniform"), 0, index)
+            returns = tuple(totals[agent] for agent in env.possible_agents)
+            store.add(MatchResult(key, index, returns, 0.0, tuple(actions)))
+
+
+def smoke_site(folder: Path) -> None:
+    """``hiddenenvs leaderboard export`` of a store of random games, on the base install."""
+    from agents.leaderboard import site
+
+    static = [path.name for path in site.STATIC.iterdir()]
+    assert "site-packages" in str(site.STATIC) and {"site.css", "site.js"} <= set(static), static
+    db = folder / "board.sqlite"
+    store_random_games(db, np.random.default_rng(1))
+    hiddenenvs_command("leaderboard", "export", str(db), str(folder / "site"), cwd=str(folder))
+    board = (folder / "site" / "kuhn_poker" / "index.html").read_text()
+    assert "Matches (2)" in board and "Sortable tables" in board, "the site's script is missing"
+    for page in (folder / "site").glob("*/match-*.html"):
+        text = page.read_text()
+        assert "id='replay-data'" in text and "class='warning'" not in text, page
+    print(f"wheel smoke: leaderboard export: {len(list((folder / 'site').rglob('*.html')))} pages")
+
+
 def smoke_envs() -> None:
     """Every registered env on the base install: no torch, no extras."""
     assert importlib.util.find_spec("torch") is None, "torch is installed: not the base install"
@@ -79,6 +134,8 @@ def smoke_envs() -> None:
         if pettingzoo_env.PETTINGZOO_ENVS.get(name, (0, False))[1]:
             line += f", parallel {play_parallel(name, rng)} steps"
         print(line)
+    with tempfile.TemporaryDirectory() as folder:
+        smoke_site(Path(folder))
 
 
 def smoke_train() -> None:
@@ -98,6 +155,16 @@ def smoke_train() -> None:
         ]
         subprocess.run(command, cwd=folder, check=True)
         assert (Path(folder) / "run" / "metrics.csv").is_file()
+        # The run on a board against random, with the site: its agent page shows the run.
+        hiddenenvs_command(
+            "evaluate", "--env", "kuhn_poker", "--agents", "random", "run", "--games", "2",
+            "--workers", "1", "--db", "board.sqlite", "--out", "tables", "--html", "site",
+            "--quiet", cwd=folder,
+        )  # fmt: skip
+        pages = [p.read_text() for p in (Path(folder) / "site" / "kuhn_poker").glob("agent-*.html")]
+        (run_page,) = [page for page in pages if "Training run" in page]
+        assert "nfsp on kuhn_poker" in run_page and "<svg class='curve'" in run_page
+        print("wheel smoke: evaluate --html: the run's page shows its config and curve")
 
 
 STAGES = {"envs": smoke_envs, "train": smoke_train}

@@ -95,6 +95,7 @@ from agents.actor_pool import ActorPool, Lost, import_ray
 from agents.base import Agent, Learner, StepReport, Transition, sample_batch
 from agents.memories import ReservoirBuffer
 from agents.networks import AveragePolicyAgent, masked_logits, mlp, network_input
+from agents.run import TrainingError
 from hiddenenvs.game import Game
 
 
@@ -518,7 +519,17 @@ class ANFSP(Learner):
     def _ensure_running(self, loop) -> None:
         if not self.pool.running:
             # Ray's start counts against the budget: the actors are not waited for past it.
-            self.pool.start(None if loop.deadline is None else max(0.0, loop.time_left()))
+            try:
+                self.pool.start(None if loop.deadline is None else max(0.0, loop.time_left()))
+            except RuntimeError:  # the pool's own one-line errors (no cluster, too few CPUs)
+                raise
+            except Exception as error:  # Ray's start-up failures are plain Exceptions
+                first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+                raise TrainingError(
+                    f"trainer anfsp: Ray did not start ({type(error).__name__}: {first_line}); "
+                    "on a loaded machine try again, or start a cluster with `ray start --head` "
+                    "and pass train.py --address"
+                ) from error
             for _ in range(self.config.windows_in_flight):
                 for slot in range(self.config.num_actors):
                     self._submit(slot)

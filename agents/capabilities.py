@@ -1,9 +1,10 @@
 """What each trainer needs from a game, what each game offers, and the check between them.
 
-Every trainer declares its :class:`Needs` in :data:`TRAINER_NEEDS` (some depend on the
-trainer's config, e.g. MCNFSP searching from the true state needs no belief sampler; the
-table lives here, not in the trainer modules, so the check runs without importing torch and
-answers in well under 2 s); every game offers a :class:`hiddenenvs.analysis.capabilities.GameOffers` (players, dynamics, chance,
+Every trainer declares its :class:`Needs` in its :class:`agents.catalogue.TrainerEntry`
+(some depend on the trainer's config, e.g. MCNFSP searching from the true state needs no
+belief sampler; the catalogue imports no trainer, so the check runs without importing torch
+and answers in well under 2 s), and so does every agent spec that searches or solves (its
+:class:`agents.catalogue.SpecEntry`); every game offers a :class:`hiddenenvs.analysis.capabilities.GameOffers` (players, dynamics, chance,
 utility, belief sampling, tree size counted up to a cap). ``train.py``
 and ``evaluate.py`` call :func:`check_trainer` / :func:`check_agent_spec` before any work
 and refuse a pair that does not fit with one line naming the trainer, the env, what is
@@ -31,55 +32,15 @@ Need                   Offered when
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any
 
 import hiddenenvs
-from hiddenenvs.analysis.capabilities import COUNT_LIMIT, GameOffers, game_offers
+from agents import catalogue
+from agents.catalogue import CFR_MAX_TREE_NODES as CFR_MAX_TREE_NODES
+from agents.catalogue import ES_MAX_ITERATION_NODES as ES_MAX_ITERATION_NODES
+from agents.catalogue import Needs as Needs
+from hiddenenvs.analysis.capabilities import GameOffers, game_offers
 from hiddenenvs.game import Game
-
-
-@dataclass(frozen=True)
-class Needs:
-    """What an algorithm needs from a game (see the module docstring); ``hint`` says how a
-    refused user can make it fit (a config switch), when there is a way."""
-
-    max_tree_nodes: int | None = None
-    max_external_sampling_nodes: int | None = None
-    explicit_chance: bool = False
-    two_player_zero_sum: bool = False
-    belief_sampler: bool = False
-    hint: str = ""
-
-    def missing(self, offers: GameOffers) -> list[str]:
-        """What ``offers`` lacks, one short phrase each (empty: it fits)."""
-        lacking = []
-        if self.two_player_zero_sum and not offers.two_player_zero_sum:
-            lacking.append(
-                f"a two-player zero-sum game ({offers.env} has {offers.num_players} "
-                f"player(s), {offers.utility} utility)"
-            )
-        if self.explicit_chance and offers.chance == "sampled":
-            lacking.append(
-                "chance outcomes with probabilities (this game samples chance inside the state)"
-            )
-        if self.belief_sampler and not offers.belief_sampler:
-            lacking.append("a belief sampler (histories consistent with an information state)")
-        if self.max_tree_nodes is not None and not offers.tree.fits(self.max_tree_nodes):
-            lacking.append(
-                f"a game tree of at most {self.max_tree_nodes:,} nodes (this one: {offers.tree})"
-            )
-        if (
-            self.max_external_sampling_nodes is not None
-            and offers.chance != "sampled"
-            and offers.external_sampling_nodes > self.max_external_sampling_nodes
-        ):
-            lacking.append(
-                f"external-sampling iterations of at most {self.max_external_sampling_nodes:,} nodes "
-                f"(this game's: about {offers.external_sampling_nodes:.2g}, estimated; os-mccfr samples "
-                f"one path per iteration instead)"
-            )
-        return lacking
 
 
 class CapabilityError(ValueError):
@@ -98,91 +59,21 @@ def offers_for(env: str | Game, params: dict[str, Any] | None = None) -> GameOff
     return _offers_of(env, tuple(sorted((params or {}).items())))
 
 
-# The largest tree CFR (and the MCCFR tree backend) is offered: enumerating it into arrays runs
-# at about 30,000 nodes a second on one core, a build of about a minute before the first iteration.
-# It is the count's cap (offers count trees exactly up to it, no further).
-CFR_MAX_TREE_NODES = COUNT_LIMIT
-
-
-# External sampling explores every action of the traverser: on a game where one iteration
-# visits more nodes than this (at some 10,000-100,000 model steps a second), a step takes minutes.
-ES_MAX_ITERATION_NODES = 100_000
-
-
-def _mccfr_needs(params: dict[str, Any], external_sampling: bool) -> Needs:
-    # The model backend walks any game with chance probabilities; the tree backend enumerates it.
-    per_iteration = ES_MAX_ITERATION_NODES if external_sampling else None
-    if params.get("backend", "auto") == "tree":
-        return Needs(
-            explicit_chance=True,
-            max_tree_nodes=CFR_MAX_TREE_NODES,
-            max_external_sampling_nodes=per_iteration,
-            hint="backend: model walks the game model instead of enumerating it",
-        )
-    return Needs(explicit_chance=True, max_external_sampling_nodes=per_iteration)
-
-
-def _mcnfsp_needs(params: dict[str, Any]) -> Needs:
-    # The best-response search starts from histories sampled from the seat's beliefs (the
-    # paper's self-play), or from the true state when told to (combat: its chance is sampled
-    # inside the state, so no belief sampler exists; the search then sees hidden information).
-    if params.get("search_from", "beliefs") == "true_state":
-        return Needs()
-    return Needs(
-        belief_sampler=True,
-        hint="trainer.params.search_from: true_state searches from the true state",
-    )
-
-
-def _rebel_needs(params: dict[str, Any]) -> Needs:
-    # Public belief states are built from chance probabilities and the belief sampler; the
-    # gadget re-solve is defined for two-player zero-sum games only.
-    return Needs(
-        explicit_chance=True,
-        belief_sampler=True,
-        two_player_zero_sum=params.get("resolve", "frontier") == "gadget",
-    )
-
-
-# trainer name -> its needs, from its raw ``trainer.params`` (see the module docstring).
-TRAINER_NEEDS: dict[str, Any] = {
-    "nfsp": lambda params: Needs(),  # self-play through the env: any game
-    "anfsp": lambda params: Needs(),
-    "mcnfsp": _mcnfsp_needs,
-    # OOS samples chance by its probabilities and targets histories consistent with the
-    # searcher's information state.
-    "exit_oos": lambda params: Needs(explicit_chance=True, belief_sampler=True),
-    "cfr": lambda params: Needs(max_tree_nodes=CFR_MAX_TREE_NODES, explicit_chance=True),
-    "cfr+": lambda params: Needs(max_tree_nodes=CFR_MAX_TREE_NODES, explicit_chance=True),
-    "rebel": _rebel_needs,
-    "es-mccfr": lambda params: _mccfr_needs(params, external_sampling=True),
-    "os-mccfr": lambda params: _mccfr_needs(params, external_sampling=False),
-}
-
-
 def trainer_needs(trainer: str, trainer_params: dict[str, Any] | None = None) -> Needs:
-    """The needs a trainer declares for its params (defaults where ``trainer_params`` is None);
-    a trainer added by :func:`agents.config.register_trainer` declares none."""
-    if trainer not in TRAINER_NEEDS:
-        from agents.config import TRAINERS
-
-        if trainer in TRAINERS:
-            return Needs()
-        raise CapabilityError(f"unknown trainer {trainer!r}; trainers: {', '.join(TRAINER_NEEDS)}")
-    return TRAINER_NEEDS[trainer](trainer_params or {})
-
-
-# Settings that widen what a trainer fits (listed when only they make it fit).
-TRAINER_SWITCHES: dict[str, dict[str, Any]] = {
-    "mcnfsp": {"search_from": "true_state"},
-}
+    """The needs a trainer's catalogue entry declares for its params (defaults where
+    ``trainer_params`` is None)."""
+    if trainer not in catalogue.TRAINER_ENTRIES:
+        raise CapabilityError(
+            f"unknown trainer {trainer!r}; trainers: {', '.join(catalogue.trainer_names())}"
+        )
+    return catalogue.trainer_entry(trainer).needs(trainer_params or {})
 
 
 def fitting_trainers(offers: GameOffers) -> list[str]:
     """The trainers that fit a game with their default params, or with a switch (named)."""
     fits = []
-    for name in TRAINER_NEEDS:
-        switch = TRAINER_SWITCHES.get(name, {})
+    for name in catalogue.trainer_names():
+        switch = catalogue.trainer_entry(name).switches
         if not trainer_needs(name).missing(offers):
             fits.append(name)
         elif switch and not trainer_needs(name, switch).missing(offers):
@@ -221,35 +112,17 @@ def check_exact_evaluation(env: str, env_params: dict[str, Any], max_tree_nodes:
 
 
 # ---- agent specs of evaluate.py ------------------------------------------------------------------
-# The spec kinds of agents.baselines that search or solve on the game model, and what they need.
-# Other kinds (random, scripted, agent files, run directories) act from observations alone.
-_SPEC_NEEDS: dict[str, Needs] = {
-    "cfr": Needs(max_tree_nodes=CFR_MAX_TREE_NODES, explicit_chance=True),
-    "cfr+": Needs(max_tree_nodes=CFR_MAX_TREE_NODES, explicit_chance=True),
-    "es-mccfr": Needs(explicit_chance=True, max_external_sampling_nodes=ES_MAX_ITERATION_NODES),
-    "os-mccfr": Needs(explicit_chance=True),
-    "oos": Needs(explicit_chance=True, belief_sampler=True),
-    "ismcts": Needs(belief_sampler=True),
-    "rebel": Needs(explicit_chance=True, two_player_zero_sum=True, belief_sampler=True),
-    "alphabeta": Needs(belief_sampler=True),
-    "minimax": Needs(belief_sampler=True),
-    "maxn": Needs(belief_sampler=True),
-    "mc": Needs(belief_sampler=True),
-    "mc-memory": Needs(belief_sampler=True),
-    "uct": Needs(belief_sampler=True),
-}
-
-
 def check_agent_spec(spec: str, env: str, env_params: dict[str, Any]) -> None:
     """Refuse an ``evaluate.py`` agent spec that cannot play an env (before any match)."""
     kind = spec.split(":", 1)[0]
-    needs = _SPEC_NEEDS.get(kind)
+    spec_needs = catalogue.spec_needs()
+    needs = spec_needs.get(kind)
     if needs is None:
         return
     offers = offers_for(env, env_params)
     lacking = needs.missing(offers)
     if lacking:
-        fitting = [name for name, other in _SPEC_NEEDS.items() if not other.missing(offers)]
+        fitting = [name for name, other in spec_needs.items() if not other.missing(offers)]
         raise CapabilityError(
             f"agent {spec!r} cannot play {offers.label}: it needs {'; '.join(lacking)}. Search/solver agents "
             f"that fit: {', '.join(fitting) if fitting else 'none'} (random, scripted and trained agents always do)"
@@ -264,10 +137,10 @@ def capability_table(envs: list[tuple[str, dict[str, Any]]] | None = None) -> li
     for env, params in envs:
         offers = offers_for(env, params)
         cells = {}
-        for trainer in TRAINER_NEEDS:
+        for trainer in catalogue.trainer_names():
             lacking = trainer_needs(trainer).missing(offers)
             cells[trainer] = "fits" if not lacking else "; ".join(lacking)
-            switch = TRAINER_SWITCHES.get(trainer, {})
+            switch = catalogue.trainer_entry(trainer).switches
             if lacking and switch and not trainer_needs(trainer, switch).missing(offers):
                 cells[trainer] += "; fits with " + ", ".join(
                     f"trainer.params.{key}: {value}" for key, value in switch.items()
@@ -295,7 +168,7 @@ def check_run_data(data: dict[str, Any]) -> None:
     )
     if (
         not all(isinstance(v, str) for v in (env_name, trainer_name))
-        or trainer_name not in TRAINER_NEEDS
+        or trainer_name not in catalogue.TRAINER_ENTRIES
         or not isinstance(env_params, dict)
         or not isinstance(trainer_params, dict)
     ):

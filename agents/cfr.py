@@ -38,12 +38,13 @@ evaluation and checkpoints count iterations (``configs/cfr_leduc.yaml``)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from agents.base import Learner, StepReport
+from agents.catalogue import POSITIVE, RANGE
 from hiddenenvs.analysis import GameTree, TabularPolicy, as_tabular_policy, exploitability
 from hiddenenvs.analysis._tree_passes import CFRTree
 from hiddenenvs.game import Game
@@ -149,15 +150,13 @@ class CFRSolver:
 class CFRConfig:
     """CFR / CFR+ trainer settings (the variant is the trainer's name)."""
 
-    iterations_per_step: int = 1  # CFR iterations per loop step (one step = one iteration)
+    # CFR iterations per loop step (one step = one iteration)
+    iterations_per_step: int = field(default=1, metadata={RANGE: POSITIVE})
 
     def __post_init__(self):
-        from agents.config import ConfigError
+        from agents.config import check_field_ranges
 
-        if self.iterations_per_step < 1:
-            raise ConfigError(
-                f"trainer.params.iterations_per_step must be >= 1, got {self.iterations_per_step}"
-            )
+        check_field_ranges(self, "trainer.params")
 
 
 class CFRLearner(Learner):

@@ -47,14 +47,16 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.catalogue import agent_modules
 from hiddenenvs.files import atomic_write
 from hiddenenvs.registries import AmbiguousNameError, Registry, UnknownNameError
 
 NDARRAY_TAG = "__ndarray__"
 ZIP_MAGIC = b"PK\x03\x04"  # the first bytes of a zip archive (a local file header)
 # Imported (from this fixed list, never from a file) when a file names an agent class not
-# yet registered: the modules that define the project's saveable agents.
-PROJECT_AGENT_MODULES = ("agents.baselines", "agents.nfsp", "agents.scripted", "agents.rebel")
+# yet registered: the modules that define the project's saveable agents (the baselines, the
+# scripted bots, and those of the trainers' catalogue entries).
+PROJECT_AGENT_MODULES = ("agents.baselines", "agents.scripted", *agent_modules())
 
 # Agent class name -> class. Two classes of one name (in different modules) are both legal
 # Python, so the name is recorded as ambiguous rather than refused: saving or loading it fails.

@@ -35,8 +35,9 @@ Reading is bounded (a config is user input; ``docs/guides/limits.md`` has the me
 - scientific notation is a number (``1e-3``, ``5E+4``: YAML 1.2; YAML 1.1 reads ``1e-3``
   as a string), in files and overrides alike; an integer key takes a whole float
   (``budget.episodes=1e5``);
-- every number is finite and in range (:data:`UNIT_INTERVAL`, :data:`POSITIVE_FLOATS`,
-  :data:`POSITIVE_INTS`; every other integer is >= 0 and at most :data:`MAX_INTEGER`);
+- every number is finite and in the range its field declares (``field(metadata={RANGE:
+  POSITIVE})``, or the trainer's :class:`agents.catalogue.TrainerEntry` ``ranges``; every
+  other integer is >= 0 and at most :data:`MAX_INTEGER`), checked once, as it is read;
 - the memory the config asks for is estimated before anything is allocated (environments
   in lockstep, the replay and reservoir memories when full, the networks) and a config
   that needs more than the machine has is refused with the estimate;
@@ -50,36 +51,25 @@ import dataclasses
 import itertools
 import math
 import os
-import re
 import reprlib
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from hiddenenvs.params import ValueLoader
-from hiddenenvs.registries import Registry
+from agents import catalogue
+from agents.catalogue import ANY_NUMBER, MAX_INTEGER, POSITIVE, RANGE, SEED, Range, field_range
 
-# Trainer name (``trainer.name``) -> its Learner class, imported on lookup (so that reading a
-# config imports no torch); :func:`register_trainer` adds one.
-TRAINERS: Registry[type] = Registry(
-    "trainer",
-    {
-        "nfsp": "agents.nfsp:NFSP",
-        "anfsp": "agents.anfsp:ANFSP",
-        "mcnfsp": "agents.mcnfsp:MCNFSP",
-        "exit_oos": "agents.exit_oos:ExItOOS",
-        "cfr": "agents.cfr:CFRLearner",
-        "cfr+": "agents.cfr:CFRPlusLearner",
-        "rebel": "agents.rebel:ReBeLLearner",
-        "es-mccfr": "agents.search.external_sampling_mccfr:ExternalSamplingMCCFRLearner",
-        "os-mccfr": "agents.search.outcome_sampling_mccfr:OutcomeSamplingMCCFRLearner",
-    },
-)
+# The trainer table and the seed's bound live in the catalogue; re-exported for callers.
+from agents.catalogue import MAX_SEED as MAX_SEED
+from agents.catalogue import TRAINERS as TRAINERS
+from agents.catalogue import register_trainer as register_trainer
+from hiddenenvs.params import ValueLoader
+
 EXACT_CHOICES = ("auto", "yes", "no")
 MAX_CONFIG_BYTES = 1 << 20  # a config file; the shipped ones are under 3 KB
 MAX_ALIASES = 64  # YAML aliases (*name) in one document
@@ -87,27 +77,6 @@ MAX_CONFIG_NODES = 100_000  # values in one document once its aliases are expand
 MAX_CONFIG_DEPTH = 32  # nested lists and mappings (PyYAML's scanner is quadratic in [[[ depth)
 QUOTE_CHARS = 60  # of an offending value, in a message
 PATH_CHARS = 250  # of an offending path
-MAX_INTEGER = 2**62  # any integer value (seeds, budgets, sizes)
-MAX_SEED = 2**63 - 1  # torch.manual_seed takes [-2**63, 2**64); numpy's generators >= 0
-# Ranges by key name, wherever the key is (trainer params included).
-UNIT_INTERVAL = {"anticipatory", "discount", "epsilon_start", "epsilon_end", "average_policy_ema"}
-POSITIVE_FLOATS = {
-    "seconds",
-    "max_seconds",
-    "learning_rate",
-    "rl_learning_rate",
-    "sl_learning_rate",
-}
-POSITIVE_INTS = {
-    "hidden_sizes",
-    "conv_channels",
-    "hidden_size",
-    "batch_size",
-    "replay_capacity",
-    "reservoir_capacity",
-    "buffer_size",
-    "num_envs",
-}
 
 
 class ConfigError(ValueError):
@@ -277,15 +246,16 @@ class TrainerConfig:
 
 @dataclass
 class BudgetConfig:
-    episodes: int | None = 100_000
-    iterations: int | None = None  # learner steps (CFR iterations; NFSP: batches)
-    seconds: float | None = None
+    episodes: int | None = field(default=100_000, metadata={RANGE: POSITIVE})
+    # learner steps (CFR iterations; NFSP: batches)
+    iterations: int | None = field(default=None, metadata={RANGE: POSITIVE})
+    seconds: float | None = field(default=None, metadata={RANGE: POSITIVE})
 
 
 @dataclass
 class EvaluationConfig:
-    every_episodes: int | None = 10_000
-    every_iterations: int | None = None
+    every_episodes: int | None = field(default=10_000, metadata={RANGE: POSITIVE})
+    every_iterations: int | None = field(default=None, metadata={RANGE: POSITIVE})
     # "auto": exact exploitability when the game tree has at most ``max_tree_nodes`` nodes.
     # YAML reads an unquoted yes / no as a boolean: True and False mean "yes" and "no".
     exact: str | bool = "auto"
@@ -299,19 +269,19 @@ class EvaluationConfig:
     # Cap on one evaluation's wall time, shared equally by the evaluated seats: episodes still
     # running at a seat's share are dropped (the evaluation_episodes column counts those
     # played). null: a tenth of budget.seconds when that is set, else 120 s.
-    max_seconds: float | None = None
+    max_seconds: float | None = field(default=None, metadata={RANGE: POSITIVE})
 
 
 @dataclass
 class RunConfig:
     env: EnvConfig = field(default_factory=EnvConfig)
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
-    seed: int = 0
+    seed: int = field(default=0, metadata={RANGE: SEED})
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
-    checkpoint_every_episodes: int | None = 10_000
-    checkpoint_every_iterations: int | None = None
-    num_envs: int = 32
+    checkpoint_every_episodes: int | None = field(default=10_000, metadata={RANGE: POSITIVE})
+    checkpoint_every_iterations: int | None = field(default=None, metadata={RANGE: POSITIVE})
+    num_envs: int = field(default=32, metadata={RANGE: POSITIVE})
     output_dir: str = "runs/run"
     progress_bar: bool = True
     # PyTorch's intra-op threads in the training process. 1 by default: the trainers' networks
@@ -323,10 +293,19 @@ class RunConfig:
     vector_self_play: bool = False
 
     def validate(self) -> RunConfig:
-        """Check every value (:meth:`check_values`), the env and its parameters, the trainer's
-        parameters, the memory the run needs and ``output_dir``; keep the trainer's typed
-        config (:meth:`validated_trainer_params`), so that nothing is checked twice."""
+        """Check every value (:meth:`check_values`), then the env, the trainer's parameters,
+        the memory and ``output_dir`` (:meth:`check_env_and_trainer`)."""
         self.check_values()
+        self.check_env_and_trainer()
+        return self
+
+    def check_env_and_trainer(self) -> Any:
+        """After :meth:`check_values`: the env and its parameters, the trainer's parameters,
+        the memory the run needs and ``output_dir``; returns the trainer's typed config,
+        kept on the config while its values stay (nothing is checked twice)."""
+        checked = getattr(self, "_checked", None)
+        if checked is not None and checked[0] == self.to_dict():
+            return checked[1]
         import hiddenenvs
         from hiddenenvs.registry import REGISTRY
 
@@ -342,24 +321,17 @@ class RunConfig:
         params = trainer_config(self)  # validates trainer.params (imports the trainer)
         check_memory(self, game, params)
         check_output_dir(self.output_dir)
-        self._validated = (self.to_dict(), params)
-        return self
-
-    def validated_trainer_params(self) -> Any:
-        """``trainer.params`` as the trainer's typed config, as :meth:`validate` built it
-        (validating again only when a value changed since)."""
-        cached = getattr(self, "_validated", None)
-        if cached is None or cached[0] != self.to_dict():
-            self.validate()
-            cached = self._validated
-        return cached[1]
+        self._checked = (self.to_dict(), params)
+        return params
 
     def check_values(self) -> None:
-        """The checks that need no game and no trainer: names, choices, positive counts,
-        a schedule and a budget given."""
-        if self.trainer.name not in TRAINERS:
+        """The checks that need no game and no trainer: names, choices, a schedule and a
+        budget given (the ranges of the values were checked as they were read,
+        :func:`from_dict`)."""
+        trainers = catalogue.TRAINERS
+        if self.trainer.name not in trainers:
             raise ConfigError(
-                f"trainer.name: unknown trainer {self.trainer.name!r}; allowed: {sorted(TRAINERS)}"
+                f"trainer.name: unknown trainer {self.trainer.name!r}; allowed: {sorted(trainers)}"
             )
         if isinstance(self.evaluation.exact, bool):
             self.evaluation.exact = "yes" if self.evaluation.exact else "no"
@@ -367,18 +339,6 @@ class RunConfig:
             raise ConfigError(
                 f"evaluation.exact must be one of {EXACT_CHOICES}, got {self.evaluation.exact!r}"
             )
-        positive = {
-            "num_envs": self.num_envs,
-            "checkpoint_every_episodes": self.checkpoint_every_episodes,
-            "checkpoint_every_iterations": self.checkpoint_every_iterations,
-            "evaluation.every_episodes": self.evaluation.every_episodes,
-            "evaluation.every_iterations": self.evaluation.every_iterations,
-            "budget.episodes": self.budget.episodes,
-            "budget.iterations": self.budget.iterations,
-        }
-        for key, value in positive.items():
-            if value is not None and value < 1:
-                raise ConfigError(f"{key} must be >= 1, got {value}")
         if self.evaluation.every_episodes is None and self.evaluation.every_iterations is None:
             raise ConfigError("evaluation: give every_episodes, every_iterations or both")
         if self.checkpoint_every_episodes is None and self.checkpoint_every_iterations is None:
@@ -537,27 +497,23 @@ def check_path_length(path: str | Path, what: str) -> None:
         )
 
 
-def register_trainer(name: str, trainer: type | str) -> None:
-    """Make ``trainer.name: <name>`` train ``trainer``: an :class:`agents.base.Learner`
-    subclass with a ``CONFIG_CLASS``, or its ``"module:Class"`` (imported when a run asks
-    for it). ValueError if ``name`` is taken by another trainer."""
-    TRAINERS.register(name, trainer)
-
-
 def trainer_class(name: str) -> type:
     """The Learner class of trainer ``name``; an unknown name raises
     :class:`hiddenenvs.registries.UnknownNameError` (a KeyError and a ValueError)."""
-    return TRAINERS[name]
+    return catalogue.TRAINERS[name]
 
 
 def trainer_config(config: RunConfig) -> Any:
-    """``trainer.params`` as the trainer's own typed config."""
-    cls = trainer_class(config.trainer.name)
-    return from_dict(cls.CONFIG_CLASS, config.trainer.params, "trainer.params")
+    """``trainer.params`` as the trainer's own typed config (the ranges its entry declares
+    for fields its config class does not)."""
+    name = config.trainer.name
+    cls = trainer_class(name)
+    ranges = catalogue.trainer_entry(name).ranges
+    return from_dict(cls.CONFIG_CLASS, config.trainer.params, "trainer.params", ranges)
 
 
 # ---- generic dataclass validation ---------------------------------------------------------
-def _check_type(value: Any, annotation: Any, where: str) -> Any:
+def _check_type(value: Any, annotation: Any, where: str, value_range: Range = ANY_NUMBER) -> Any:
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         options = typing.get_args(annotation)
@@ -568,7 +524,7 @@ def _check_type(value: Any, annotation: Any, where: str) -> Any:
             if option is type(None):
                 continue
             try:
-                return _check_type(value, option, where)
+                return _check_type(value, option, where, value_range)
             except ConfigError as error:
                 errors.append(str(error))
         raise ConfigError(errors[0] if errors else f"{where}: bad value {quote(value)}")
@@ -578,7 +534,10 @@ def _check_type(value: Any, annotation: Any, where: str) -> Any:
         if not isinstance(value, list):
             raise ConfigError(f"{where} must be a list, got {quote(value)}")
         (item_type,) = typing.get_args(annotation)
-        return [_check_type(item, item_type, f"{where}[{i}]") for i, item in enumerate(value)]
+        return [
+            _check_type(item, item_type, f"{where}[{i}]", value_range)
+            for i, item in enumerate(value)
+        ]
     if annotation is dict or origin is dict:
         if not isinstance(value, dict):
             raise ConfigError(f"{where} must be a mapping, got {quote(value)}")
@@ -591,31 +550,36 @@ def _check_type(value: Any, annotation: Any, where: str) -> Any:
         if isinstance(value, bool) and annotation is not bool or not isinstance(value, annotation):
             raise ConfigError(f"{where} must be {annotation.__name__}, got {quote(value)}")
         if annotation in (int, float):
-            _check_range(value, where)
+            check_range(value, where, value_range)
         return value
     raise ConfigError(f"{where}: unsupported type {annotation!r}")
 
 
-def _check_range(value: float, where: str) -> None:
-    """Finite, and in the range of the key's name (module docstring)."""
-    name = re.sub(r"\[\d+\]$", "", where).rpartition(".")[2]
+def check_range(value: float, where: str, value_range: Range = ANY_NUMBER) -> None:
+    """The one range check: ``value`` (at ``where``) is finite and in ``value_range``, the
+    :class:`agents.catalogue.Range` its field declares."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{where} must be a finite number, got {value}")
-    if name in UNIT_INTERVAL and not 0.0 <= value <= 1.0:
-        raise ConfigError(f"{where} must be in [0, 1], got {quote(value)}")
-    if name in POSITIVE_FLOATS and not value > 0:
-        raise ConfigError(f"{where} must be > 0, got {quote(value)}")
-    if isinstance(value, int):
-        low = 1 if name in POSITIVE_INTS else 0
-        high, high_text = (MAX_SEED, "2**63 - 1") if name == "seed" else (MAX_INTEGER, "2**62")
-        if value < low:
-            raise ConfigError(f"{where} must be >= {low}, got {quote(value)}")
-        if value > high:
-            raise ConfigError(f"{where} must be at most {high_text}, got {quote(value)}")
+    refusal = value_range.refusal(value)
+    if refusal is not None:
+        raise ConfigError(f"{where} {refusal}, got {quote(value)}")
 
 
-def from_dict(cls: type, data: Any, where: str = "config") -> Any:
-    """Build dataclass ``cls`` from ``data``, naming any bad key and the allowed ones."""
+def check_field_ranges(config: Any, where: str) -> None:
+    """Check each number of dataclass instance ``config`` against the range its field
+    declares: the same refusal for a config built in Python as for one read from a file."""
+    for config_field in dataclasses.fields(config):
+        value = getattr(config, config_field.name)
+        if RANGE in config_field.metadata and isinstance(value, (int, float)):
+            if not isinstance(value, bool):
+                check_range(value, f"{where}.{config_field.name}", config_field.metadata[RANGE])
+
+
+def from_dict(
+    cls: type, data: Any, where: str = "config", ranges: Mapping[str, Range] | None = None
+) -> Any:
+    """Build dataclass ``cls`` from ``data``, naming any bad key and the allowed ones; each
+    number checked against its field's range (declared on the field, else in ``ranges``)."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -637,7 +601,8 @@ def from_dict(cls: type, data: Any, where: str = "config") -> Any:
     values = {}
     for name, value in data.items():
         key = name if where == "config" else f"{where}.{name}"
-        values[name] = _check_type(value, hints[name], key)
+        value_range = field_range(fields[name], ranges or {})
+        values[name] = _check_type(value, hints[name], key, value_range)
     try:
         return cls(**values)  # a trainer config's own checks (__post_init__) run here
     except ConfigError as error:
@@ -677,7 +642,17 @@ def load_config(
     :func:`resolve_config_path`), from any working directory. ``validate`` replaces
     :meth:`RunConfig.validate` (``train.py`` gives :func:`agents.runs.validate_run`, which
     checks the trainer's fit too); its errors, like the config's, name ``path``."""
-    data = config_data(path, overrides)
+    return typed_config(config_data(path, overrides), path, bool(overrides), validate)
+
+
+def typed_config(
+    data: dict,
+    path: str | Path | None = None,
+    overridden: bool = False,
+    validate: Callable[[RunConfig], Any] | None = None,
+) -> RunConfig:
+    """The config of ``data`` (:func:`config_data`'s values), validated as by
+    :func:`load_config`; errors name ``path`` (and say the values were ``overridden``)."""
 
     def typed() -> RunConfig:
         config = from_dict(RunConfig, data)
@@ -692,7 +667,7 @@ def load_config(
         return typed()
     except ConfigError as error:
         raise ConfigError(
-            f"{path}" + (" (with overrides)" if overrides else "") + f": {error}"
+            f"{path}" + (" (with overrides)" if overridden else "") + f": {error}"
         ) from None
 
 

@@ -24,6 +24,19 @@ the paper is silent, [128, 64] like Goofspiel(6), a game of similar size. It is 
 loop evaluates and exports (``policy_player<p>.pt``; one network plays every seat, its
 input being the seat's information-state tensor).
 
+Average strategy: OOS weighs each average-strategy update by the mover's own reach under
+its current strategy, so a decision that strategy does not lead to (reached in self-play
+by an earlier move drawn from the average, or by the targeted samples) gets no average and
+its target is uniform, however clear its regrets are (Leduc: ``tests/test_exit_oos.py``).
+``average_tremble`` ``t`` weighs with the reach under ``(1 - t) sigma + t uniform``
+instead (tree backend; 0, the default, is OOS as published). Two more switches, off by
+default (the paper's design), on the tree backend: ``public_state_targets`` stores OOS's
+answer at every information set of the mover in the current public state (PST targets
+them all alike), not only at the hand held; ``prior_regret`` starts each search's regrets
+at ``prior_regret`` times the apprentice's probabilities, so OOS's current strategy starts
+at ``f_theta`` instead of uniform (as published the apprentice reaches the search only
+through rollouts, which a small game's incremental tree soon leaves behind).
+
 Importance weights: ``reweighting`` is ``"ema"`` (the paper: OOS's weight replaced by
 ``1 / (q_u(z) r)`` with ``r`` an exponential moving average of ``q(z) / q_u(z)``) or
 ``"none"`` (OOS's mixture weight); both backends implement both.
@@ -100,6 +113,16 @@ class ExItOOSConfig:
     gamma: float = 0.01  # uniform share of the biased sampler at others' nodes
     targeting: str = "pst"
     reweighting: str = "ema"
+    # OOS's average strategy weighs its own reach under (1 - t) sigma + t uniform (tree
+    # backend; 0: as published, and a decision the search's current strategy does not lead
+    # to gets no average, so its target is uniform).
+    average_tremble: float = 0.0
+    # PST on the tree backend: store the search's answer at every information set of the
+    # mover with the current public state (all targeted alike), not only at the one held.
+    public_state_targets: bool = False
+    # Tree backend: each search's regrets start at prior_regret times the apprentice's
+    # probabilities, so OOS's current strategy starts at f_theta (0: from zero, as published).
+    prior_regret: float = 0.0
     backend: str = "auto"  # OOS backend: "tree" (compiled, enumerable games), "model" or "auto"
     reservoir_games: int = 32_000
     reservoir_decay: float = 2.0
@@ -129,7 +152,7 @@ class ExItOOSConfig:
             raise ConfigError(
                 f"trainer.params.backend must be 'auto', 'tree' or 'model', got {self.backend!r}"
             )
-        for name in ("delta", "epsilon", "gamma"):
+        for name in ("delta", "epsilon", "gamma", "average_tremble"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(
                     f"trainer.params.{name} must be in [0, 1], got {getattr(self, name)}"
@@ -146,10 +169,16 @@ class ExItOOSConfig:
                 raise ConfigError(f"trainer.params.{name} must be >= 1, got {getattr(self, name)}")
         if self.workers < 0:
             raise ConfigError(f"trainer.params.workers must be >= 0, got {self.workers}")
+        if self.public_state_targets and (self.targeting != "pst" or self.backend == "model"):
+            raise ConfigError(
+                "trainer.params.public_state_targets needs targeting: pst and the tree backend"
+            )
         if self.ray_address is not None and self.workers < 1:
             raise ConfigError(
                 "trainer.params.ray_address plays on `workers` Ray actors: workers must be >= 1"
             )
+        if self.prior_regret < 0.0:
+            raise ConfigError(f"trainer.params.prior_regret must be >= 0, got {self.prior_regret}")
         if self.reservoir_decay <= 0.0 or self.learning_rate <= 0.0:
             raise ConfigError("trainer.params.reservoir_decay and learning_rate must be > 0")
 
@@ -192,6 +221,10 @@ class SelfPlayer:
             targeting=config.targeting,
             reweighting=config.reweighting,
         )
+        if config.average_tremble > 0.0:  # tree backend only (a ValueError otherwise)
+            options["average_tremble"] = config.average_tremble
+        if config.prior_regret > 0.0:
+            options["prior_regret"] = config.prior_regret
         seats = range(self.game.info.num_players)
         self.searches = None
         if (
@@ -212,6 +245,7 @@ class SelfPlayer:
             ]
         else:
             self.concurrent_searches = [self.searches]
+        self._representatives: list | None = None  # a state per information set (tree)
 
     def set_network(self, network_state: dict) -> None:
         """A new apprentice: on the tree backend one batched forward per search's table."""
@@ -255,7 +289,7 @@ class SelfPlayer:
                 [seed, player]
             ).bit_generator.state
         tensors, masks, targets = [], [], []
-        missed = restored = 0
+        missed = restored = decisions = 0
         state = self.game.new_initial_state()
         while state.current_player() != TERMINAL:
             if state.current_player() == CHANCE:
@@ -272,12 +306,20 @@ class SelfPlayer:
                 yield from search.search_steps(
                     key, iterations=self.config.simulations_per_move, deadline=deadline
                 )
+                decisions += 1
                 missed += search.missed_targets - before[0]
                 restored += search.restored_searches - before[1]
                 sigma = search.policy(key, tuple(np.flatnonzero(mask)))
                 tensors.append(np.ravel(state.information_state_tensor(mover)).astype(np.float32))
                 masks.append(np.asarray(mask, dtype=np.int8))
                 targets.append(sigma.astype(np.float32))
+                if self.config.public_state_targets:
+                    for tensor, other_mask, other_sigma in self._public_state_targets(
+                        search, mover, key, joint is not None
+                    ):
+                        tensors.append(tensor)
+                        masks.append(other_mask)
+                        targets.append(other_sigma)
                 actions.append(draw_index(sigma, rng))
             apply_choices(state, joint, movers, actions)
         return {
@@ -287,10 +329,30 @@ class SelfPlayer:
                 "target": np.stack(targets),
             },
             "returns": np.asarray(state.returns(), dtype=np.float64),
+            "decisions": decisions,
             "missed_targets": missed,
             "restored_searches": restored,
             "ema_ratio": float(np.mean([s.ema_ratio for s in searches])),
         }
+
+    def _public_state_targets(self, search: OOS, mover: int, key: tuple, joint: bool):
+        """``(tensor, mask, sigma)`` at the mover's other information sets of ``key``'s
+        public state that the search holds with an average (PST targeted them as ``key``)."""
+        if search.tree is None:
+            raise ValueError("public_state_targets needs OOS's tree backend")
+        tree = search.tree
+        if self._representatives is None:
+            self._representatives = tree.representative_states()
+        held = tree.infoset_index[(mover, tuple(key))]
+        for infoset in search.public_state_infosets(key):
+            start, stop = tree.infoset_slot_start[infoset : infoset + 2]
+            if infoset == held or search.tables.average[start:stop].sum() <= 0.0:
+                continue
+            state = self._representatives[infoset]
+            mask = np.asarray(state.legal_actions_mask(mover if joint else None), dtype=np.int8)
+            sigma = search.policy(tree.infoset_keys[infoset][1], tuple(np.flatnonzero(mask)))
+            tensor = np.ravel(state.information_state_tensor(mover)).astype(np.float32)
+            yield tensor, mask, sigma.astype(np.float32)
 
 
 _WORKER: SelfPlayer | None = None  # this worker process's self-player
@@ -550,7 +612,7 @@ class ExItOOS(Learner):
             return StepReport(episodes=0, iterations=0)
         for game in games:
             self.reservoir.add(self.rng, game["game"])
-        decisions = sum(len(g["game"]["target"]) for g in games)
+        decisions = sum(g["decisions"] for g in games)
         losses = [self.train_step() for _ in range(self.config.train_steps)]
         biased_searches = max(
             1, decisions * self.config.simulations_per_move * self.game.info.num_players

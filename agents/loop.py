@@ -59,6 +59,7 @@ Outputs in ``output_dir``: ``checkpoint.pt``, ``metrics.csv``, ``tensorboard/``,
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -71,6 +72,7 @@ import torch
 import hiddenenvs
 from agents.base import Agent, Learner, StepReport, Transition
 from agents.baselines import RandomAgent
+from agents.catalogue import trainer_entry, trainer_names
 from agents.checkpoint import seed_everything
 from agents.config import ConfigError, RunConfig, trainer_class
 from agents.run import (
@@ -120,6 +122,7 @@ def play_episodes(
     seeds: np.ndarray,
     learn: bool = True,
     deadline: float | None = None,
+    first_episode_deadline: float | None = None,
 ) -> np.ndarray:
     """Play one episode in each env in lockstep; returns ``(len(envs), num_agents)`` returns.
 
@@ -129,7 +132,10 @@ def play_episodes(
     the true state (``USES_TRUE_STATE``: scripted bots with full information, a search told
     to start from the true state) get the game state. Past ``deadline`` (a
     ``time.perf_counter()`` time) the episodes still running are abandoned (their
-    agents get ``end_episode``) and only the finished episodes' rows are returned.
+    agents get ``end_episode``) and only the finished episodes' rows are returned. With
+    ``first_episode_deadline`` (later than ``deadline``), ``deadline`` cuts only once an
+    episode has finished: past it, one episode plays on (the others are abandoned) until
+    it ends, or until ``first_episode_deadline``.
     """
     possible = envs[0].possible_agents
     returns = np.zeros((len(envs), len(possible)))
@@ -140,16 +146,33 @@ def play_episodes(
                 seat_agents[name].start_episode(episode_id)
     lockstep = _Lockstep(envs, seat_agents, returns, learn)
     active = list(range(len(envs)))
+    abandoned: list[int] = []
     while active:
-        if deadline is not None and time.perf_counter() > deadline:
-            if learn:
-                for episode_id in active:
-                    for name in possible:
-                        seat_agents[name].end_episode(episode_id)
-            return returns[sorted(lockstep.finished)]
+        if _past(deadline, first_episode_deadline, bool(lockstep.finished)):
+            abandoned += active
+            active = []
+            break
+        if len(active) > 1 and deadline is not None and time.perf_counter() > deadline:
+            # Past the deadline with none finished: one episode is enough, and costs less.
+            abandoned += active[1:]
+            active = active[:1]
         requests, active = lockstep.collect(active)
         lockstep.answer(requests)
-    return returns
+    if not abandoned:
+        return returns
+    if learn:
+        for episode_id in abandoned:
+            for name in possible:
+                seat_agents[name].end_episode(episode_id)
+    return returns[sorted(lockstep.finished)]
+
+
+def _past(deadline: float | None, first_episode_deadline: float | None, finished: bool) -> bool:
+    """Whether episodes still running are cut now (see :func:`play_episodes`)."""
+    now = time.perf_counter()
+    if deadline is None or now <= deadline:
+        return False
+    return finished or first_episode_deadline is None or now > first_episode_deadline
 
 
 class _Lockstep:
@@ -259,11 +282,13 @@ def returns_against_opponents(
     opponent: Callable[[str, int, int], Agent] | None = None,
     seats: list[int] | None = None,
     deadline: float | None = None,
+    first_episode_deadline: float | None = None,
 ) -> OpponentReturns:
     """``agent_for_seat(p)`` in each seat ``p`` of ``seats`` (default: all) for ``episodes``
     episodes, every other seat played by ``opponent(name, seat, seed)`` (default: uniform
     random). Past ``deadline`` it stops, dropping the episodes in flight (fewer episodes,
-    counted; a seat that finished none has a NaN mean). ``env_factory`` may instead be a
+    counted; a seat that finished none has a NaN mean), except that each seat plays on
+    until its first episode has finished, up to ``first_episode_deadline`` when given. ``env_factory`` may instead be a
     list of unwrapped envs to reuse (the loop's own)."""
     if isinstance(env_factory, list):
         envs = env_factory[: min(len(env_factory), episodes)]
@@ -298,7 +323,9 @@ def returns_against_opponents(
                 name: opponent(name, k, int(rng.integers(2**31))) for k, name in enumerate(names)
             }
         opponents[seat_name] = agent
-        total, played, wins = _play_seat(envs, opponents, seat, episodes, rng, seat_deadline)
+        total, played, wins = _play_seat(
+            envs, opponents, seat, episodes, rng, seat_deadline, first_episode_deadline
+        )
         result.means[seat] = total / played if played else np.nan
         result.episodes[seat] = played
         result.wins[seat] = wins
@@ -312,13 +339,14 @@ def _play_seat(
     episodes: int,
     rng: np.random.Generator,
     deadline: float | None,
+    first_episode_deadline: float | None = None,
 ) -> tuple[float, int, int]:
-    """``episodes`` evaluation episodes (fewer past ``deadline``) in batches of
-    ``len(envs)``; seat ``seat``'s total return, the episodes played and its wins (a return
-    above every other seat's)."""
+    """``episodes`` evaluation episodes (fewer past ``deadline``, but at least one unless
+    ``first_episode_deadline`` passes first) in batches of ``len(envs)``; seat ``seat``'s
+    total return, the episodes played and its wins (a return above every other seat's)."""
     others = np.arange(len(envs[0].possible_agents)) != seat
     total, played, wins = 0.0, 0, 0
-    while played < episodes and (deadline is None or time.perf_counter() < deadline):
+    while played < episodes and not _past(deadline, first_episode_deadline, played > 0):
         batch = envs[: min(len(envs), episodes - played)]
         returns = play_episodes(
             batch,
@@ -326,6 +354,7 @@ def _play_seat(
             rng.integers(2**31, size=len(batch)),
             learn=False,
             deadline=deadline,
+            first_episode_deadline=None if played else first_episode_deadline,
         )
         total += returns[:, seat].sum()
         wins += int((returns[:, seat] > returns.max(axis=1, where=others, initial=-np.inf)).sum())
@@ -437,11 +466,13 @@ def _vector_self_play_env(config: RunConfig, learner: Learner):
                     f"vector env does not build; set vector_self_play: false"
                 )
     if type(learner).step is not Learner.step:
-        own = " (ANFSP's actors: trainer.params.vector_envs: true)" if trainer == "anfsp" else ""
+        hint = trainer_entry(trainer).vector_hint
+        own = f" ({hint})" if hint else ""
+        loop_trainers = [name for name in trainer_names() if trainer_entry(name).loop_self_play]
         raise ConfigError(
             f"vector_self_play: trainer {trainer!r} runs its own step; only trainers that keep "
-            f"the loop's self-play step (nfsp) play through the vector env{own}; set "
-            f"vector_self_play: false"
+            f"the loop's self-play step ({', '.join(loop_trainers)}) play through the vector "
+            f"env{own}; set vector_self_play: false"
         )
     return env
 
@@ -485,7 +516,10 @@ class Evaluator:
     - else ``return_vs_random`` (or ``return_vs_opponent`` against ``evaluation.opponent``):
       the evaluation agents' mean return over the evaluated seats, each evaluation capped
       at ``evaluation.max_seconds`` (default a tenth of ``budget.seconds``, else 120 s) and
-      by the run's deadline (keeping the last evaluation's time for the final one).
+      by the run's deadline (keeping the last evaluation's time for the final one). Every
+      evaluated seat plays at least one episode, past the cap if need be, as long as the
+      budget lasts (the final evaluation: the last one's time, even past the deadline);
+      :attr:`unplayed_seats` names the seats that could not, the run says so.
     """
 
     def __init__(self, config: RunConfig, offers: Any, context: LoopContext, budget: Budget):
@@ -503,6 +537,7 @@ class Evaluator:
             else ("return_vs_random" if self.opponent is None else "return_vs_opponent")
         )
         self.last_seconds = 0.0  # the last evaluation's wall time: the final one's reserve
+        self.unplayed_seats: list[int] = []  # the last evaluation's seats that finished none
 
     @staticmethod
     def _tree(evaluation: Any, offers: Any, game: Any) -> Any:
@@ -525,10 +560,14 @@ class Evaluator:
         started = time.perf_counter()
         cap = started + self.max_seconds
         deadline = self.budget.deadline
+        # A seat's first episode may run past the cap, until the budget's end (no budget:
+        # until it ends); the training's reserve holds the last evaluation's time for the
+        # final one, first episodes included, and a step that ran past the deadline does
+        # not take it away.
+        first_episode_deadline = float("inf")
         if deadline is not None:
-            # The reserve holds the last evaluation's time for this one: a step that ran
-            # past the deadline does not take it away (the final row is never empty).
-            cap = min(cap, max(deadline, started + self.last_seconds))
+            first_episode_deadline = max(deadline, started + self.last_seconds)
+            cap = min(cap, first_episode_deadline)
         with torch.no_grad():
             result = returns_against_opponents(
                 self.context.envs,
@@ -539,7 +578,10 @@ class Evaluator:
                 opponent=self.opponent,
                 seats=evaluation.seats,
                 deadline=cap,
+                first_episode_deadline=first_episode_deadline,
             )
+        seats = range(len(result.episodes)) if evaluation.seats is None else evaluation.seats
+        self.unplayed_seats = [seat for seat in seats if result.episodes[seat] == 0]
         evaluated = result.episodes > 0
         row: dict[str, float | None] = {
             self.metric: float(result.means[evaluated].mean()) if evaluated.any() else None,
@@ -590,6 +632,17 @@ class EvaluationCallback(Callback):
         episodes, iterations = ((counters[u] - self.window_counters[u]) / elapsed for u in COUNTED)
         return episodes, iterations
 
+    def _unplayed(self, run: Run) -> str:
+        """Says that an evaluation finished no episode in some seats (the budget ran out)."""
+        config = run.config
+        return (
+            f"{config.trainer.name} on {config.env.name}: the evaluation at {run.unit} "
+            f"{run.counters[run.unit]:,} finished no episode in seat(s) "
+            f"{', '.join(map(str, self.evaluator.unplayed_seats))} before budget.seconds="
+            f"{config.budget.seconds:g} ran out; its {self.evaluator.metric} leaves them out "
+            f"(raise budget.seconds)"
+        )
+
     def _evaluate(self, run: Run, rates: tuple[float, float]) -> None:
         started = time.perf_counter()
         row: dict[str, float | None] = {
@@ -599,6 +652,8 @@ class EvaluationCallback(Callback):
             "iterations_per_second": round(rates[1], 2),
         }
         row.update(self.evaluator.evaluate(run.counters, run.unit))
+        if self.evaluator.unplayed_seats:
+            print(self._unplayed(run), file=sys.stderr)
         row.update(run.update_metrics)
         run.log.log(row)
         self.evaluator.last_seconds = time.perf_counter() - started

@@ -74,10 +74,12 @@ Options for large action spaces, all off by default (the paper's search):
   replacement by Gumbel-top-m on f_BR's logits, the simulations shared among them by
   sequential halving on ``g + logits + sigma(q)``, ``sigma(q) = (50 + max N) * q`` with
   ``q`` min-max normalised and unvisited actions completed by the mixed value; the search
-  plays the best survivor and f_BR learns ``softmax(logits + sigma(completed q))``. With
-  few simulations among many legal actions, PUCT visits each action about once and
-  ``pi ∝ N`` echoes the prior; the Gumbel root improves on it with any budget. Below the
-  root the simulations descend by PUCT.
+  plays the best survivor and f_BR learns ``softmax(logits + sigma(completed q))``. Each
+  pass over a round's candidates tries them on one drawn root, cloned (its history and its
+  reseeded chance stream: common random numbers), so the halving compares the actions, not
+  the luck of their draws. With few simulations among many legal actions, PUCT visits
+  each action about once and ``pi ∝ N`` echoes the prior; the Gumbel root improves on it
+  with any budget. Below the root the simulations descend by PUCT.
 - ``rl_replay_ratio`` / ``sl_replay_ratio`` > 0: an update takes as many gradient steps as
   bring the minibatch samples drawn from M_RL / M_SL up to that many per pair the memory
   has ever stored, instead of the fixed ``rl_steps`` / ``sl_steps``. Only the searched
@@ -567,11 +569,17 @@ class BestResponseSearch:
             per_action = max(1, simulations // (rounds * len(remaining)))
             if round_index == rounds - 1:  # the last round spends what is left
                 per_action = max(per_action, (simulations - used) // len(remaining))
-            for index in remaining:
-                for _ in range(per_action):
+            for _ in range(per_action):
+                # Common random numbers: the round's candidates are each tried once on the
+                # same root (one history, one reseeded chance stream, cloned), so their q
+                # differ by what the action does, not by which hits or hidden state each
+                # simulation happened to draw (one rollout per candidate on combat: the
+                # hit rolls' noise decided the comparison).
+                world = fresh_root()
+                for index in remaining:
                     if used < simulations:
                         check_deadline(self.deadline, "MCNFSP search")
-                        self._simulate(fresh_root(), nodes, key, root_index=int(index))
+                        self._simulate(world.clone(), nodes, key, root_index=int(index))
                         used += 1
             sigma = self._sigma(node)
             remaining = remaining[np.argsort(-(scores + sigma)[remaining], kind="stable")]

@@ -363,22 +363,9 @@ class ProgressCallback(Callback):
             self.bar.close()  # a second close does nothing
 
 
-def plot_metrics(
-    rows: list[dict], path: Path, title: str, unit: str = "episodes", metric: str | None = None
-) -> str | None:
-    """PNG of ``metric`` (default: exploitability, else return vs random) against ``unit``
+def plot_metrics(rows: list[dict], path: Path, title: str, unit: str, metric: str) -> str | None:
+    """PNG of the run's ``metric`` (:class:`agents.loop.Evaluator` chose it) against ``unit``
     and wall time; the metric plotted, or None when no row has it."""
-    if metric is None:
-        metric = next(
-            (
-                m
-                for m in ("exploitability", "return_vs_random")
-                if any(r.get(m) is not None for r in rows)
-            ),
-            None,
-        )
-    if metric is None:
-        return None
     points = [r for r in rows if r.get(metric) is not None]
     if not points:
         return None

@@ -66,8 +66,8 @@ def validate_run(config: RunConfig) -> ValidatedRun:
     config.check_values()
     try:
         offers_for(config.env.name, config.env.params)
-    except (ValueError, TypeError):  # an unknown env or a bad parameter: validate words it
-        config.validate()
+    except (ValueError, TypeError):  # an unknown env or a bad parameter: the config words it
+        config.check_env_and_trainer()
         raise
     offers = check_trainer(
         config.trainer.name, config.trainer.params, config.env.name, config.env.params
@@ -75,7 +75,7 @@ def validate_run(config: RunConfig) -> ValidatedRun:
     evaluation = config.evaluation
     if evaluation.exact == "yes":
         check_exact_evaluation(config.env.name, config.env.params, evaluation.max_tree_nodes)
-    run = ValidatedRun(config, config.validated_trainer_params(), offers)
+    run = ValidatedRun(config, config.check_env_and_trainer(), offers)
     config._validated_run = (config.to_dict(), run)  # type: ignore[attr-defined]
     return run
 

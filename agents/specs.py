@@ -42,17 +42,11 @@ from typing import Any
 import hiddenenvs
 from agents.base import Agent, load_agent_file
 from agents.baselines import RandomAgent, TabularPolicyAgent
+from agents.catalogue import spec_forms
 from agents.search import spec_builder
 from hiddenenvs.game import Game
 
-SPEC_HELP = (
-    "'random', 'cfr+:<iterations>' (or 'cfr:<iterations>'), 'es-mccfr:<iterations>', "
-    "'os-mccfr:<iterations>', 'oos:<iterations>' or 'oos:<seconds>s', 'ismcts:<iterations>' "
-    "or 'ismcts:<seconds>s', 'alphabeta:<depth>' / 'minimax' / 'negamax' / 'maxn:<seconds>s' / "
-    "'softmaxn', 'mc:<seconds>s', 'mc-memory:<playouts>', 'uct:<seconds>s[,c=40]', "
-    "'rebel:<iterations>' or 'rebel:<seconds>s[,depth=2]', an agent file written by "
-    "Agent.save(), a run checkpoint file or a run directory"
-)
+SPEC_HELP = spec_forms()  # every form, from the catalogue's spec entries
 CFR_VARIANTS = ("cfr", "cfr+")
 
 

@@ -28,7 +28,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from agents.capabilities import CapabilityError, TRAINER_NEEDS, check_run_data  # noqa: E402
+from agents.capabilities import CapabilityError, check_run_data  # noqa: E402
+from agents.catalogue import trainer_names  # noqa: E402
 from test_matrix import ANFSP_CELLS, ENVS, admitted, label, run_data  # noqa: E402
 
 
@@ -90,7 +91,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--trainers", nargs="+", default=list(TRAINER_NEEDS))
+    parser.add_argument("--trainers", nargs="+", default=trainer_names())
     parser.add_argument("--envs", nargs="+", help="env names (default: every env of the matrix)")
     parser.add_argument("--seconds", type=float, default=60.0, help="each cell's budget.seconds")
     parser.add_argument("--output", type=Path, help="Markdown table to write")

@@ -477,3 +477,26 @@ def test_vector_envs_on_an_env_without_a_kernel_is_refused_before_ray_starts():
     )
     with pytest.raises(ConfigError, match="vector_envs: env 'meier' has no vector kernel"):
         build_learner(config)
+
+
+def test_a_ray_that_does_not_start_ends_the_run_with_one_line(monkeypatch):
+    """Ray's own start-up failures (a plain Exception, e.g. the node timing out on a loaded
+    machine) become a TrainingError that train.py prints as one line, not a traceback."""
+    from types import SimpleNamespace
+
+    from agents.actor_pool import ActorPool
+    from agents.run import TrainingError
+
+    def timed_out(self, ready_timeout=None):
+        raise Exception(
+            "The current node timed out during startup. This could happen because some of "
+            "the raylet failed to startup or the GCS has become overloaded.\nmore detail"
+        )
+
+    monkeypatch.setattr(ActorPool, "start", timed_out)
+    learner = _leduc_learner()
+    with pytest.raises(TrainingError) as caught:
+        learner._ensure_running(SimpleNamespace(deadline=None))
+    message = str(caught.value)
+    assert message.startswith("trainer anfsp: Ray did not start (Exception: The current node")
+    assert "\n" not in message and "ray start --head" in message

@@ -272,12 +272,89 @@ def test_kl_steps_imitate_the_expert_targets_and_never_the_illegal_actions():
     assert probabilities[masks == 0].max() == 0.0
 
 
+def test_average_tremble_gives_an_average_where_the_current_strategy_does_not_lead():
+    # Player 1 on Leduc after check, raise, call, a public jack and a check: the targeted
+    # samples reach it, and its regrets favour the first action in every seed, but the
+    # searcher's own reach under its current strategy is 0 on every sample in seed 1 (and
+    # the average, weighted by that reach, stays 0: a uniform target); with a tremble the
+    # average follows the regrets.
+    game = hiddenenvs.load_game("leduc_holdem")
+    key = (
+        ("deal", None),
+        ("deal", "Q"),
+        ("call", None),
+        ("raise", None),
+        ("call", None),
+        ("J", None),
+        ("call", None),
+    )
+    legal = (1, 2)  # call (check) and raise
+    averages = {}
+    for tremble in (0.0, 0.1):
+        search = OOS(
+            game,
+            1,
+            targeting="pst",
+            reweighting="ema",
+            backend="tree",
+            seed=1,
+            average_tremble=tremble,
+        )
+        search.search(key, iterations=20_000)
+        infoset = search.tree.infoset_index[(1, key)]
+        start, stop = search.tree.infoset_slot_start[infoset : infoset + 2]
+        assert search.tables.regret[start] > 0 > search.tables.regret[start + 1]
+        averages[tremble] = search.tables.average[start:stop].copy()
+        policy = search.policy(key, legal)
+    assert averages[0.0].sum() == 0.0  # OOS as published: no average, a uniform answer
+    assert policy[1] > 0.99  # trembling: the action the regrets choose
+    with pytest.raises(ValueError, match="average_tremble needs the tree backend"):
+        OOS(game, 0, backend="model", average_tremble=0.1)
+
+
+def test_public_state_targets_add_the_searches_answers_at_the_other_hands():
+    game = hiddenenvs.load_game("leduc_holdem")
+    config = ExItOOSConfig(
+        hidden_sizes=[16],
+        simulations_per_move=2_000,
+        targeting="pst",
+        workers=0,
+        average_tremble=0.1,
+        public_state_targets=True,
+    )
+    player = SelfPlayer(game, config, _apprentice(game).agent.architecture)
+    played = player.play(3)
+    rows = played["game"]
+    assert len(rows["target"]) > played["decisions"]  # other hands' answers were stored
+    for tensor, mask, target in zip(rows["observation"], rows["action_mask"], rows["target"]):
+        assert target[mask == 0].sum() == 0.0 and target.sum() == pytest.approx(1.0, abs=1e-6)
+    # Distinct information states, not copies of the decisions' rows.
+    assert len({row.tobytes() for row in rows["observation"]}) > played["decisions"]
+    with pytest.raises(ConfigError, match="public_state_targets"):
+        ExItOOSConfig(targeting="ist", public_state_targets=True)
+
+
+def test_prior_regret_starts_the_search_at_the_apprentice():
+    game = hiddenenvs.load_game("leduc_holdem")
+    rollout = _apprentice(game)
+    search = OOS(game, 0, targeting="pst", backend="tree", seed=0, prior_regret=50.0)
+    search.set_rollout_policy(rollout)
+    search.reset()
+    table = rollout_table(search.tree, rollout)
+    # Regret matching on the reset regrets is the apprentice at every information set.
+    np.testing.assert_allclose(search.tables.regret, 50.0 * table)
+    assert OOS(game, 0, backend="tree", prior_regret=50.0).tables.regret.sum() == 0.0  # no prior
+    with pytest.raises(ConfigError, match="prior_regret"):
+        ExItOOSConfig(prior_regret=-1.0)
+
+
 def test_config_errors_name_the_key():
     for params, key in (
         ({"reweighting": "mean"}, "reweighting"),
         ({"targeting": "x"}, "targeting"),
         ({"workers": -1}, "workers"),
         ({"simulations_per_move": 0}, "simulations_per_move"),
+        ({"average_tremble": 1.5}, "average_tremble"),
     ):
         with pytest.raises(ConfigError, match=key):
             config_from_dict(

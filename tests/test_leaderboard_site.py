@@ -1,6 +1,7 @@
 """The leaderboard site: matches stored with their actions, replays that re-simulate them,
 old stores that still load, the static site and (with Chromium) the site in a browser."""
 
+import csv
 import json
 import re
 import shutil
@@ -16,6 +17,7 @@ from agents.leaderboard.replay import replay
 from agents.leaderboard.site import export_site
 from agents.leaderboard.specs import resolve_agent
 from agents.leaderboard.store import ResultStore
+from firefox_bidi import FIREFOX, FirefoxBiDi
 
 AGENTS = ["random", "cfr+:20", "cfr:5"]
 REPO = Path(__file__).resolve().parent.parent
@@ -88,6 +90,15 @@ def test_replays_of_every_kind_of_game_reproduce_the_match(tmp_path, env_name, p
             assert all(p.startswith("data:image/png;base64,iVBORw0KGgo") for p in pictures)
         else:
             assert pictures == [None] * len(pictures)
+        # Each seat's view drawn (Game.describe_view) where the game draws one: blind
+        # tic-tac-toe's board, what combat's sides see; it changes as the game goes on.
+        boards = [frame.boards for frame in played.frames]
+        if env_name in ("blind_tictactoe", "combat"):
+            assert all(None not in seat_boards for seat_boards in boards)
+            assert all("'s board\n(" in b[0] or "attackers see, tick" in b[0] for b in boards)
+            assert len({b[0] for b in boards}) > 1
+        else:
+            assert all(seat_boards == [None, None] for seat_boards in boards)
 
 
 def test_a_replay_of_actions_that_are_not_the_match_says_so():
@@ -184,23 +195,86 @@ def test_the_commands_write_the_site(kuhn_store, tmp_path, capsys):
     assert (html / "index.html").is_file() and (html / "kuhn_poker" / "match-12.html").is_file()
 
 
+def test_an_agent_from_a_training_run_shows_the_run_its_config_and_its_curve(tmp_path):
+    """A run directory on the board: its page names the run, shows the config saved in
+    checkpoint.pt and one curve point per row of metrics.csv; a checkpoint replaced after
+    the matches is said, not hidden."""
+    pytest.importorskip("torch")
+    from agents.checkpoint import atomic_torch_save, load_checkpoint
+    from agents.config import load_config
+    from agents.loop import train
+    from agents.runs import validate_run
+
+    run_dir = tmp_path / "run"
+    overrides = [
+        f"output_dir={run_dir}",
+        "budget.iterations=30",
+        "evaluation.every_iterations=10",
+        "progress_bar=false",
+        "seed=4",
+    ]
+    train(load_config("cfr_kuhn", overrides, validate=validate_run))
+    with (run_dir / "metrics.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    db = tmp_path / "board.sqlite"
+    evaluate("kuhn_poker", {}, ["random", str(run_dir)], games=1, db_path=db, progress=False)
+    site = export_site(db, tmp_path / "site").parent / "kuhn_poker"
+    (page,) = [p.read_text() for p in site.glob("agent-*.html") if "Training run" in p.read_text()]
+    assert f"<code id='run-dir'>{run_dir}</code>: cfr on kuhn_poker, seed 4." in page
+    assert "exploitability against iterations" in page
+    # One point per evaluation row (at iterations 0, 10, 20, 30), the last one's value said.
+    assert page.count("<circle ") == len(rows) == 4
+    assert f"the last: {float(rows[-1]['exploitability']):.4g} after 30 iterations" in page
+    config = re.search(r"<pre id='run-config'>(.*?)</pre>", page, re.S).group(1)
+    assert "name: cfr" in config and "iterations: 30" in config and "seed: 4" in config
+    assert "class='warning'" not in page
+    # The run directory's checkpoint replaced: the page says its hash changed.
+    payload = load_checkpoint(run_dir / "checkpoint.pt")
+    payload["config"]["seed"] = 5
+    atomic_torch_save(payload, run_dir / "checkpoint.pt")
+    site = export_site(db, tmp_path / "site2").parent / "kuhn_poker"
+    (page,) = [p.read_text() for p in site.glob("agent-*.html") if "Training run" in p.read_text()]
+    assert "has changed since these matches were played" in page and "seed 5." in page
+    # Agents that came from no run (random) get no such section.
+    assert sum("Training run" in p.read_text() for p in site.glob("agent-*.html")) == 1
+
+
 # ---- in a real browser ---------------------------------------------------------------------
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
+GECKODRIVER = shutil.which("geckodriver")  # not packaged by Debian; see firefox_bidi.py
 
 
-@pytest.fixture
-def browser():
+# Selenium drives Firefox only through geckodriver, which Debian does not package: the
+# selenium tests run on Firefox where it is installed, and Firefox is tested through
+# WebDriver BiDi everywhere it is installed (test_the_site_in_firefox and the one after).
+@pytest.fixture(params=["chromium"] + (["firefox"] if GECKODRIVER else []))
+def browser(request):
+    """A selenium driver: Chromium (Debian's chromium and chromium-driver), and Firefox
+    where geckodriver is installed."""
     webdriver = pytest.importorskip("selenium.webdriver")
-    if CHROMIUM is None or CHROMEDRIVER is None:
-        pytest.skip("needs chromium and chromedriver (apt-get install chromium chromium-driver)")
-    from selenium.webdriver.chrome.service import Service
+    if request.param == "chromium":
+        if CHROMIUM is None or CHROMEDRIVER is None:
+            pytest.skip(
+                "needs chromium and chromedriver (apt-get install chromium chromium-driver)"
+            )
+        from selenium.webdriver.chrome.service import Service
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,900"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,900"):
+            options.add_argument(argument)
+        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    else:
+        if FIREFOX is None:
+            pytest.skip("needs firefox (apt-get install firefox-esr)")
+        from selenium.webdriver.firefox.service import Service as FirefoxService
+
+        options = webdriver.FirefoxOptions()
+        options.binary_location = FIREFOX
+        for argument in ("-headless", "--width=1200", "--height=900"):
+            options.add_argument(argument)
+        driver = webdriver.Firefox(service=FirefoxService(GECKODRIVER), options=options)
     yield driver
     driver.quit()
 
@@ -253,6 +327,65 @@ def test_the_site_in_a_browser(browser, kuhn_site, kuhn_store):
     assert returns.splitlines() == [*expected, "final returns"]
     browser.find_element(By.ID, "back").click()
     assert position.text == f"step {steps - 1} of {steps}"
+
+
+@pytest.fixture(scope="module")
+def firefox():
+    """One Firefox for the module's Firefox tests (it takes seconds to start)."""
+    if FIREFOX is None:
+        pytest.skip("needs firefox (apt-get install firefox-esr)")
+    pytest.importorskip("websocket")  # websocket-client, installed with selenium
+    driver = FirefoxBiDi()
+    yield driver
+    driver.close()
+
+
+def test_the_site_in_firefox(firefox, kuhn_site, kuhn_store):
+    """The same walk as test_the_site_in_a_browser, in Firefox: real pointer clicks and
+    hovers through WebDriver BiDi, the page read back with scripts."""
+    firefox.get((kuhn_site / "index.html").as_uri())
+    firefox.click("#boards a")
+    firefox.wait_for("document.getElementById('standings') !== null")
+
+    def column(index):
+        return firefox.run(
+            "Array.from(document.querySelectorAll('#standings tbody tr'))"
+            f".map(function (r) {{ return r.cells[{index}].textContent; }})"
+        )
+
+    assert column(0) == ["1", "2", "3"]
+    firefox.click("#standings th[data-column='1']")
+    assert column(1) == sorted(AGENTS)
+    firefox.click("#standings th[data-column='1']")
+    assert column(1) == sorted(AGENTS, reverse=True)
+
+    firefox.hover("#heatmap td.cell")
+    assert firefox.run("document.getElementById('tooltip').hidden") is False
+    tooltip = firefox.run("document.getElementById('tooltip').textContent")
+    assert re.search(
+        r"mean return -?\d\.\d+ \[-?\d\.\d+, -?\d\.\d+\] \(95% CI\).*; 4 games$", tooltip
+    )
+
+    with ResultStore(kuhn_store) as store:
+        match = store.stored_matches("kuhn_poker")[0]
+    firefox.get((kuhn_site / "kuhn_poker" / f"match-{match.id}.html").as_uri())
+
+    def position():
+        return firefox.run("document.getElementById('position').textContent")
+
+    assert position().startswith("step 0 of ")
+    steps = int(position().split()[-1])
+    for _ in range(steps + 2):  # two more than there are: it stays at the end
+        firefox.click("#forward")
+    assert position() == f"step {steps} of {steps} (end)"
+    expected = [
+        f"player_{seat}: {'+' if r > 0 else ''}{r:g}" for seat, r in enumerate(match.result.returns)
+    ]
+    returns = firefox.run("document.getElementById('returns').textContent")
+    assert returns.splitlines() == [*expected, "final returns"]
+    firefox.click("#back")
+    assert position() == f"step {steps - 1} of {steps}"
+    assert firefox.screenshot().startswith(b"\x89PNG")
 
 
 def test_a_match_whose_actions_no_longer_fit_the_env_gets_a_page_saying_so(tmp_path):
@@ -356,6 +489,49 @@ def test_a_person_plays_an_agent_in_the_browser_and_the_game_is_stored(
     )
 
 
+def test_a_person_plays_an_agent_in_firefox(firefox, tmp_path, kuhn_store):
+    """The served board's play pages in Firefox: a form, a POST per move, the replay link."""
+    import threading
+
+    from agents.leaderboard.site import LeaderboardServer
+
+    db = tmp_path / "play.sqlite"
+    shutil.copy(kuhn_store, db)
+    server = LeaderboardServer(db, port=0, refresh_seconds=None)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        firefox.get(server.url + "kuhn_poker/index.html")
+        firefox.click("#play")
+        firefox.wait_for("document.getElementById('start') !== null")
+        firefox.click("#start")
+        view = firefox.wait_for("(document.getElementById('your-view') || {}).textContent")
+        assert "your card:" in view
+        pressed = 0
+        while True:
+            state = firefox.wait_for(
+                "document.getElementById('result') ? 'over' :"
+                " document.querySelector('#actions button') ? 'move' : ''"
+            )
+            if state == "over":
+                break
+            firefox.run("document.body.dataset.old = 'yes'")  # gone once the next page loads
+            firefox.click("#actions button")
+            firefox.wait_for("document.readyState === 'complete' && !document.body.dataset.old")
+            pressed += 1
+        assert pressed >= 1
+        result = firefox.run("document.getElementById('result').textContent")
+        assert result.startswith("Game over. Returns: player_0: ")
+        firefox.click("#match")
+        position = firefox.wait_for("(document.getElementById('position') || {}).textContent")
+        assert position.startswith("step 0 of ")
+    finally:
+        server.shutdown()
+        server.server_close()
+    with ResultStore(db) as store:
+        match = store.stored_matches("kuhn_poker")[-1]
+    assert match.id == 13 and match.result.key.seats[0] == "human"
+
+
 def test_a_human_game_shows_only_the_seat_view_refuses_illegal_moves_and_is_stored(tmp_path):
     from agents.leaderboard.browser_play import HumanGame
 
@@ -377,3 +553,42 @@ def test_a_human_game_shows_only_the_seat_view_refuses_illegal_moves_and_is_stor
         "kuhn_poker", {}, match.result.env_seed, match.result.actions, match.result.returns
     )
     assert played.reproduces
+
+
+def test_a_human_game_of_blind_tictactoe_shows_the_seat_board():
+    from agents.leaderboard.browser_play import HumanGame
+    from agents.leaderboard.site import _game_body
+
+    params = EnvVariant.resolve("blind_tictactoe", {})
+    game = HumanGame(
+        "blind_tictactoe", params.params, params.params_json, "random", human_seat=0, env_seed=1
+    )
+    assert game.board().startswith("xplayer's board\n(x yours, o found taken, . untried)")
+    marks = {name: action for action, name in game.legal().items()}
+    game.play(marks["(mark 2 2)"])
+    body = _game_body(game)
+    board = re.search(r"<pre class='board' id='your-board'>(.*?)</pre>", body, re.S).group(1)
+    assert re.search(r"\n2   \. [xo] \.\n", board)  # the tried cell: mine, or found taken
+    assert "you mark 2 2; you see " in body and "<li></li>" not in body  # no empty steps
+
+
+def test_a_blind_tictactoe_replay_draws_each_seat_board_in_a_browser(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    variant = EnvVariant.resolve("blind_tictactoe", {})
+    player = MatchPlayer(variant, lambda spec, env, seat, p: resolve_agent("random", env, seat, p))
+    db = tmp_path / "btt.sqlite"
+    with ResultStore(db) as store:
+        for key, env_seed in schedule(variant, ["a", "b"], "round-robin", 1, 3):
+            store.add(player.play(key, env_seed))
+    site = export_site(db, tmp_path / "site").parent / "blind_tictactoe"
+    browser.get((site / "match-1.html").as_uri() + "#end")
+    for seat, role in enumerate(["xplayer", "oplayer"]):
+        board = browser.find_element(By.ID, f"board-{seat}")
+        assert board.is_displayed() and board.text.startswith(f"{role}'s board\n(")
+        steps = browser.find_element(By.ID, f"view-{seat}").text.splitlines()
+        assert steps and all(
+            re.fullmatch(r"\d+\. you mark \d \d; you see (ok|fail)", s) for s in steps
+        )
+    browser.find_element(By.ID, "first").click()  # the start: nothing tried yet
+    assert browser.find_element(By.ID, "board-0").text.endswith("3   . . .")

@@ -1,5 +1,7 @@
 """The common loop: experience routing on turn-based and simultaneous games, evaluation paths."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -141,3 +143,19 @@ def test_a_run_takes_callbacks_in_the_manner_of_stable_baselines3(tmp_path):
     with (tmp_path / "metrics.csv").open() as handle:
         logged = [int(row["iterations"]) for row in csv.DictReader(handle)]
     assert recorder.rows == logged == [0, 2, 4, 6]
+
+
+def test_past_the_deadline_one_episode_plays_on_until_it_ends():
+    """An evaluation's first episode per seat: past ``deadline`` with none finished, one
+    episode (not the whole lockstep batch) plays on, until ``first_episode_deadline``."""
+    envs = [hiddenenvs.make("kuhn_poker").unwrapped for _ in range(8)]
+    seats = {name: RandomAgent(3, k) for k, name in enumerate(envs[0].possible_agents)}
+    seeds = np.arange(8)
+    passed = time.perf_counter() - 1.0
+    later = time.perf_counter() + 600.0
+    assert play_episodes(envs, seats, seeds, learn=False).shape == (8, 2)
+    assert play_episodes(envs, seats, seeds, learn=False, deadline=passed).shape == (0, 2)
+    one = play_episodes(envs, seats, seeds, False, passed, first_episode_deadline=later)
+    assert one.shape == (1, 2) and one.sum() == 0  # Kuhn is zero-sum
+    gone = play_episodes(envs, seats, seeds, False, passed, first_episode_deadline=passed)
+    assert gone.shape == (0, 2)

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from ggp_data import ggp_base_path
 
+from agents.catalogue import trainer_names
 from agents.capabilities import (
     CapabilityError,
-    TRAINER_NEEDS,
     check_run_data,
     fitting_trainers,
     offers_for,
@@ -144,7 +144,7 @@ def label(env: str, params: dict) -> str:
 
 def cells():
     for env, params in ENVS:
-        for trainer in TRAINER_NEEDS:
+        for trainer in trainer_names():
             yield trainer, env, params
 
 
@@ -188,7 +188,7 @@ def train_cell(trainer: str, env: str, params: dict, tmp_path) -> dict:
 
 
 # The default run's subset: every trainer on Kuhn poker, then the flagship envs' cheap cells.
-QUICK = [(trainer, "kuhn_poker", {}) for trainer in TRAINER_NEEDS if trainer != "anfsp"] + [
+QUICK = [(trainer, "kuhn_poker", {}) for trainer in trainer_names() if trainer != "anfsp"] + [
     ("mcnfsp", "combat", {"mode": "commander", "map": "small"}),
     ("nfsp", "meier", {}),
     ("rebel", "monty_hall", {}),

@@ -70,6 +70,42 @@ def test_gumbel_root_search_best_responds_with_few_simulations():
         assert target[1] > 0.99 and target.sum() == pytest.approx(1.0), target
 
 
+def test_gumbel_candidates_of_a_round_share_their_roots_hit_rolls():
+    # Common random numbers: 8 simulations among 4 sampled orders are halved in 2 rounds
+    # (4 candidates once, then 2 twice); each pass over a round's candidates starts them all
+    # from one reseeded root, so their hit rolls are the same stream, and the next pass
+    # draws a new one.
+    from hiddenenvs.envs.combat.doctrine import doctrine_action
+
+    game = hiddenenvs.load_game("combat", map="small")
+    root = game.new_initial_state(seed=3)
+
+    def doctrine(state, q):
+        probabilities = np.zeros(game.info.num_distinct_actions)
+        probabilities[doctrine_action(state, q, None)] = 1.0
+        return probabilities
+
+    search = _search(game, 0, doctrine, simulations=8)
+    search.config.root_selection, search.config.gumbel_actions = "gumbel", 4
+    search.config.rollout_decisions = 2
+    roots = []
+    simulate = search._simulate
+
+    def recording(state, nodes, key, root_index=None):
+        roots.append((root_index, state.battle.rng.bit_generator.state["state"]["state"]))
+        simulate(state, nodes, key, root_index=root_index)
+
+    search._simulate = recording
+    search.policy_and_target(root.seat_view(0), root)
+    passes = [roots[0:4], roots[4:6], roots[6:8]]
+    assert len(roots) == 8
+    for one_pass in passes:
+        assert len({stream for _, stream in one_pass}) == 1  # one root's hit rolls
+        assert len({index for index, _ in one_pass}) == len(one_pass)  # each candidate once
+    assert len({one_pass[0][1] for one_pass in passes}) == 3  # a new stream per pass
+    assert {index for index, _ in passes[1]} == {index for index, _ in passes[2]}
+
+
 @pytest.mark.parametrize(
     "name, fixed", [("rps", [0.36, 0.33, 0.31]), ("matching_pennies", [0.52, 0.48])]
 )

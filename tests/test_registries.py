@@ -220,11 +220,12 @@ class RenamedCFR(importlib.import_module("agents.cfr").CFRLearner):
 
 
 def test_a_registered_trainer_trains_through_train_py(tmp_path, monkeypatch):
-    # A copy of the table, so that the trainer registered here is gone after the test.
-    trainers = Registry(
-        "trainer", {n: agents.config.TRAINERS.target(n) for n in agents.config.TRAINERS}
-    )
-    monkeypatch.setattr(agents.config, "TRAINERS", trainers)
+    # Copies of the catalogue's tables, so that the trainer registered here is gone after.
+    catalogue = importlib.import_module("agents.catalogue")
+    entries = Registry("trainer", {n: catalogue.TRAINER_ENTRIES[n] for n in catalogue.TRAINERS})
+    trainers = Registry("trainer", {n: catalogue.TRAINERS.target(n) for n in catalogue.TRAINERS})
+    monkeypatch.setattr(catalogue, "TRAINER_ENTRIES", entries)
+    monkeypatch.setattr(catalogue, "TRAINERS", trainers)
     agents.config.register_trainer("renamed-cfr", RenamedCFR)
     agents.config.register_trainer("renamed-cfr", f"{__name__}:RenamedCFR")  # the same, lazily
     with pytest.raises(ValueError, match="trainer 'cfr' is already registered"):

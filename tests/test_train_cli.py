@@ -1,5 +1,6 @@
 """train.py: validated configs with helpful errors, shipped configs, outputs of a tiny run."""
 
+import csv
 import time
 from pathlib import Path
 
@@ -285,6 +286,71 @@ def test_a_step_past_the_deadline_leaves_the_final_evaluation_its_reserve(tmp_pa
     assert result["wall_seconds"] > 10
     assert result["last_evaluation"]["evaluation_episodes"] > 0
     assert result["last_evaluation"]["return_vs_random"] is not None
+
+
+def test_every_evaluated_seat_plays_an_episode_however_short_its_share(tmp_path, monkeypatch):
+    """An evaluation whose share per seat is shorter than one episode (combat commander on a
+    20 s budget: its 2 s cap) still plays one episode in every seat, past the cap, while the
+    budget lasts: every metrics row has a metric."""
+    from agents import RandomAgent
+    from agents.loop import train as run
+
+    act_batch = RandomAgent.act_batch
+
+    def slow_act_batch(self, *arguments, **keywords):
+        time.sleep(0.3)  # one Kuhn episode: at least 0.3 s, the evaluation's cap 0.1 s
+        return act_batch(self, *arguments, **keywords)
+
+    monkeypatch.setattr(RandomAgent, "act_batch", slow_act_batch)
+    config = load_config(
+        REPO / "configs" / "nfsp_kuhn.yaml",
+        [
+            f"output_dir={tmp_path}",
+            "budget.episodes=64",
+            "budget.seconds=300",
+            "evaluation.every_episodes=32",
+            "checkpoint_every_episodes=32",
+            "evaluation.exact=no",
+            "evaluation.episodes_vs_random=1000",
+            "evaluation.max_seconds=0.1",
+            "num_envs=8",
+            "progress_bar=false",
+        ],
+    )
+    result = run(config)
+    rows = list(csv.DictReader((tmp_path / "metrics.csv").open()))
+    assert [int(row["episodes"]) for row in rows] == [0, 32, 64]
+    assert all(int(row["evaluation_episodes"]) >= 2 for row in rows)  # both seats
+    assert all(row["return_vs_random"] != "" for row in rows)
+    assert result["last_evaluation"]["return_vs_random"] is not None
+
+
+def test_a_config_is_read_once_and_validated_once(tmp_path, monkeypatch, capsys):
+    import agents.config
+
+    calls = {"resolve_config_path": 0, "trainer_config": 0}
+
+    def counted(name):
+        original = getattr(agents.config, name)
+
+        def count(*arguments, **keywords):
+            calls[name] += 1
+            return original(*arguments, **keywords)
+
+        monkeypatch.setattr(agents.config, name, count)
+
+    counted("resolve_config_path")
+    counted("trainer_config")
+    arguments = ["--config", "cfr_kuhn", f"output_dir={tmp_path}", "budget.iterations=2"]
+    arguments += ["evaluation.every_iterations=1", "progress_bar=false"]
+    assert train.main(arguments) == 0
+    assert calls == {"resolve_config_path": 1, "trainer_config": 1}  # train.py, then the loop
+    # --address amends the values read, without reading the file again.
+    calls.update(resolve_config_path=0, trainer_config=0)
+    arguments = ["--config", "anfsp_kuhn", "num_envs=0", "--address", "auto"]
+    assert train.main(arguments) == 2
+    assert "num_envs must be >= 1" in capsys.readouterr().err
+    assert calls["resolve_config_path"] == 1
 
 
 # ---- run directories: never overwritten, resumed only as the same run ----------------------------

@@ -2,8 +2,8 @@
 
 The server keeps each game in memory as a :class:`HumanGame`: the env, the opponent
 agents and the actions so far. The page shows only what the person's seat may see (its
-information-state key, step by step in the game's words, and its rewards, as
-``python -m agents.play`` does in a terminal) and the legal actions as buttons; the
+information-state key, step by step in the game's words, its view drawn where the game
+draws one, and its rewards, as ``python -m agents.play`` does in a terminal) and the legal actions as buttons; the
 state itself is never shown before the end. When the game ends it is stored like any
 other match: the person's seat holds the spec ``human``, ``series_seed`` is the env seed
 (drawn fresh for each game, so every game is its own key) and the actions are kept, so
@@ -105,6 +105,16 @@ class HumanGame:
         return [
             unwrapped.game.describe_step(self.player, public, private) for public, private in key
         ]
+
+    def board(self) -> str | None:
+        """The person's view drawn in the game's terms (``Game.describe_view``: blind
+        tic-tac-toe's board of own marks and cells found taken, combat's grid of what your
+        units see), or None where the game draws none."""
+        unwrapped = self.env.unwrapped
+        describe_view = getattr(unwrapped.game, "describe_view", None)
+        if describe_view is None:
+            return None
+        return describe_view(unwrapped.game_state, self.player)
 
     def play(self, action: int) -> None:
         legal = self.legal()

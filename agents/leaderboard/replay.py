@@ -6,10 +6,13 @@ with those actions reaches the very end the match reached, without the agents. T
 state's :meth:`~hiddenenvs.game.State.history` (chance outcomes, actions and joint actions,
 one entry per decision) is then walked on the game model from the root, and each entry
 becomes a :class:`Frame`: who decided what (in the game's own words,
-``State.action_to_string``), the true state (``str(state)``, the env's text rendering, and
+``State.action_to_string``), the true state (``str(state)``, the env's text rendering, a
+GDL sheet's fluents as grids, and
 for an env that draws, its picture from ``render_rgb`` as a PNG data URI),
 what each seat saw at that moment (its information-state key, each step in words by
-``Game.describe_step``, as ``python -m agents.play`` shows a human) and the returns so far.
+``Game.describe_step``, as ``python -m agents.play`` shows a human, and where the game
+draws a seat's view, ``Game.describe_view``: blind tic-tac-toe's board of own marks and
+cells found taken, combat's grid of what a side's units see) and the returns so far.
 A key that is not the one before it plus new steps, or a walk that does not end where the
 env did, is a :class:`ValueError` (the site shows it in place of the replay).
 
@@ -40,6 +43,9 @@ class Frame:
     chance: bool  # the decision was a chance outcome
     state: str  # the true state, as the env renders it in text
     seen: list[int]  # per seat: how many steps of its view (Replay.views) it had seen
+    # Per seat: its view drawn in the game's terms (Game.describe_view: blind tic-tac-toe's
+    # board, combat's grid of what a side's units see), None where the game has none.
+    boards: list[str | None]
     returns: list[float]  # per seat, so far
     picture: str | None  # the env's own drawing (render_rgb) as a PNG data URI, if it draws
 
@@ -95,12 +101,34 @@ def _views(state, num_players: int) -> list[list[str]]:
     ]
 
 
+def _boards(state, num_players: int) -> list[str | None]:
+    describe_view = getattr(state.game, "describe_view", None)
+    if describe_view is None:
+        return [None] * num_players
+    return [describe_view(state, p) for p in range(num_players)]
+
+
+def _state_text(state) -> str:
+    """The true state in text: ``str(state)``, and for a GDL sheet its fluents as a person
+    reads them (``(cell 1 2 x)`` fluents as a grid, :func:`~hiddenenvs.envs.gdl.game.grid_text`,
+    as the docs' pictures show them)."""
+    from hiddenenvs.envs.gdl.game import GdlGame, grid_text
+
+    if not isinstance(state.game, GdlGame):
+        return str(state)
+    text = f"step {state.steps}\n" + grid_text(state.game.propnet.state_fluents(state.fluents))
+    if state.is_terminal():
+        text += f"\nterminal, returns {[float(r) for r in state.returns()]}"
+    return text
+
+
 def _frame(state, move: str, chance: bool, views: list[list[str]], draw: Callable | None) -> Frame:
     return Frame(
         move,
         chance,
-        str(state),
+        _state_text(state),
         [len(view) for view in views],
+        _boards(state, len(views)),
         [float(r) for r in np.asarray(state.returns(), dtype=float)],
         None if draw is None else draw(state),
     )

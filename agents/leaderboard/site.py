@@ -38,9 +38,12 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import yaml
+
 from agents.leaderboard.browser_play import HumanGame
 from agents.leaderboard.replay import replay
 from agents.leaderboard.report import Leaderboard, build_leaderboard
+from agents.leaderboard.site_runs import curve_svg, training_run
 from agents.leaderboard.specs import HASH_MARK
 from agents.leaderboard.store import ResultStore, StoredMatch
 
@@ -221,7 +224,8 @@ def _agent_page(board: Leaderboard, names: _Names, agent: str, matches: list[Sto
     mine = [m for m in matches if agent in m.result.key.seats]
     return (
         f"<p><a href='index.html'>standings</a></p><table class='facts'>{facts_html}</table>"
-        "<h2>Against each opponent</h2>"
+        + _training_run(agent)
+        + "<h2>Against each opponent</h2>"
         + _table(
             ["opponent", "games", "mean return [95% CI]", "win [95% CI]", "draw", "loss [95% CI]"],
             rows,
@@ -230,6 +234,34 @@ def _agent_page(board: Leaderboard, names: _Names, agent: str, matches: list[Sto
         + f"<h2>Matches ({len(mine)})</h2>"
         + _table(["match", "seats", "returns", "replay"], [_match_row(m) for m in mine], "matches")
     )
+
+
+def _training_run(agent: str) -> str:
+    """The agent's training run (:mod:`.site_runs`): its folder, config and learning curve;
+    "" for an agent that came from no run."""
+    run = training_run(agent)
+    if run is None:
+        return ""
+    problems = "".join(f"<p class='warning'>{_e(problem)}</p>" for problem in run.problems)
+    body = f"<h2>Training run</h2><p>Run directory <code id='run-dir'>{_e(run.directory)}</code>"
+    if run.config is not None:
+        config = run.config
+        body += (
+            f": {_e((config.get('trainer') or {}).get('name'))} on "
+            f"{_e((config.get('env') or {}).get('name'))}, seed {_e(config.get('seed'))}"
+        )
+    body += ".</p>" + problems
+    if run.points:
+        last_x, last_y = run.points[-1]
+        body += (
+            f"<h3>Learning curve</h3><p>{_e(run.metric.replace('_', ' ') if run.metric else '')} "
+            f"against {run.unit}, one point per evaluation (metrics.csv); the last: "
+            f"{last_y:.4g} after {last_x:,.0f} {run.unit}.</p>{curve_svg(run)}"
+        )
+    if run.config is not None:
+        text = yaml.safe_dump(run.config, sort_keys=False, default_flow_style=None)
+        body += f"<h3>Config</h3><pre id='run-config'>{_e(text)}</pre>"
+    return body
 
 
 def _match_page(board: Leaderboard, names: _Names, match: StoredMatch) -> str:
@@ -465,13 +497,13 @@ class _Handler(BaseHTTPRequestHandler):
             opponent = board.agents[int(number) - 1]
             game = HumanGame(board.env, board.params, params_json, opponent, int(seat))
             with self.server.lock:
-                number = len(self.server.games) + 1
-                self.server.games[number] = game
-            return ("redirect", f"/{stem}/play-{number}.html")
-        game = self.server.games.get(_play_id(name) or -1)
-        if game is None:
+                game_id = len(self.server.games) + 1
+                self.server.games[game_id] = game
+            return ("redirect", f"/{stem}/play-{game_id}.html")
+        playing = self.server.games.get(_play_id(name) or -1)
+        if playing is None:
             return None
-        return Site._page(f"You against {game.opponent}", _game_body(game), "../")
+        return Site._page(f"You against {playing.opponent}", _game_body(playing), "../")
 
     def _send(self, status: int, page: str) -> None:
         body = page.encode("utf-8")
@@ -510,10 +542,13 @@ def _play_form(board: Leaderboard) -> str:
 
 
 def _game_body(game: HumanGame) -> str:
-    steps = "".join(f"<li>{_e(step)}</li>" for step in game.view())
+    steps = "".join(f"<li>{_e(step)}</li>" for step in game.view() if step)
+    board = game.board()
     body = (
         f"<p>You are {_e(game.human)}; the agent is {_e(game.opponent)}.</p>"
-        f"<h3>What you have seen</h3><ol id='your-view'>{steps}</ol>"
+        "<h3>What you have seen</h3>"
+        + ("" if board is None else f"<pre class='board' id='your-board'>{_e(board)}</pre>")
+        + f"<ol id='your-view'>{steps}</ol>"
         f"<p>Your reward so far: <span id='your-reward'>{game.totals[game.human]:+g}</span></p>"
     )
     if not game.finished:
@@ -567,4 +602,4 @@ class LeaderboardServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}/"
+        return f"http://{host!s}:{port}/"

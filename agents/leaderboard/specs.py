@@ -1,7 +1,7 @@
 """Agent specs for the leaderboard, and exploitability of the agent a spec names.
 
-A spec resolves through :func:`agents.load_agent` (``random``, ``cfr+:<iterations>``,
-``cfr:<iterations>``, an agent file, a run checkpoint or run directory), or, for
+A spec resolves through :func:`agents.load_agent` (``random``, ``cfr+:<iterations>``, the
+search specs, an agent file, a run checkpoint or run directory), or, for
 ``scripted:<name>``, to a scripted bot of :mod:`agents.scripted` when that module has
 bots for the env. :func:`resolve_agent` turns every failure into an
 :class:`AgentSpecError` that names the spec and lists the accepted forms.
@@ -20,12 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import hiddenenvs
+from agents.catalogue import SCRIPTED_SPEC_FORMS, spec_forms
 
-ACCEPTED_FORMS = (
-    "'random'; 'cfr+:<iterations>' or 'cfr:<iterations>' (CFR+/CFR average policy, games "
-    "with an enumerable tree); a path to an agent file (Agent.save), a run checkpoint "
-    "(checkpoint.pt) or a run directory; 'scripted:<name>' for a scripted bot"
-)
+# The forms agents.load_agent resolves (the catalogue's spec entries), and scripted bots.
+ACCEPTED_FORMS = f"{spec_forms()}; {SCRIPTED_SPEC_FORMS}"
 
 
 # CFR specs are refused on trees larger than this (counting them takes a few seconds).

@@ -30,8 +30,8 @@ Module                                         Algorithm
 Spec registry. ``agents.specs.load_agent`` resolves ``<prefix>:<argument>`` through
 :data:`SPEC_BUILDERS`, a :class:`hiddenenvs.registries.Registry`: a module registers a
 builder ``(argument, game, player, seed) -> Agent`` with ``@register_spec(prefix)``, and the
-project's search modules are imported (registering theirs) the first time a prefix is not
-found.
+modules of the catalogue's spec entries (:data:`agents.catalogue.PROJECT_SPECS`) are
+imported (registering theirs) the first time a prefix is not found.
 """
 
 from __future__ import annotations
@@ -39,19 +39,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from agents.catalogue import spec_modules
 from hiddenenvs.registries import Registry
 
 SPEC_BUILDERS: Registry[Callable] = Registry(
     "agent spec",
-    plugin_modules=(  # modules whose import registers their specs
-        "agents.search.external_sampling_mccfr",
-        "agents.search.outcome_sampling_mccfr",
-        "agents.search.oos",
-        "agents.search.ismcts",
-        "agents.search.minimax",
-        "agents.search.montecarlo",
-        "agents.rebel",
-    ),
+    plugin_modules=spec_modules(),  # the catalogue's: modules whose import registers specs
 )
 
 

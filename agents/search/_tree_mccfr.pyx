@@ -119,6 +119,9 @@ cdef class CompiledTree:
     cdef object _rollout_keep
     cdef bint ema
     cdef public double ema_ratio
+    # OOS: the average strategy's own-reach weight trembles (see set_oos_average_tremble).
+    cdef double average_tremble
+    cdef double* tremble_reach  # per player: pi_p(h) under (1 - tremble) sigma + tremble uniform
 
     def __init__(self, tree, double[::1] regret, double[::1] average, generator, infoset_slot_start=None):
         table_start = np.asarray(tree.infoset_slot_start if infoset_slot_start is None else infoset_slot_start,
@@ -161,6 +164,7 @@ cdef class CompiledTree:
         path_probability = np.zeros(depth)
         path_others_reach = np.zeros(depth)
         reach = np.zeros(self.num_players + 1)
+        tremble_reach = np.zeros(self.num_players + 1)
         infoset_of_node = np.ascontiguousarray(infoset, dtype=np.int64)
         path_kind = np.zeros(depth, dtype=np.int64)
         path_own_reach = np.zeros(depth)
@@ -172,7 +176,8 @@ cdef class CompiledTree:
         self._keep = (child_start, child_count, slot_start_of_node, actor, edge_index, chance_probability,
                       returns, regret, average, strategies, values, path_node, path_child,
                       path_probability, path_others_reach, reach, generator, capsule,
-                      infoset_of_node, path_kind, path_own_reach, path_sample_reach, path_unbiased_reach, scratch)
+                      infoset_of_node, path_kind, path_own_reach, path_sample_reach, path_unbiased_reach, scratch,
+                      tremble_reach)
         cdef int64_t[::1] view_int
         cdef double[::1] view_double
         view_int = child_start; self.child_start = &view_int[0]
@@ -191,6 +196,7 @@ cdef class CompiledTree:
         view_double = path_probability; self.path_probability = &view_double[0]
         view_double = path_others_reach; self.path_others_reach = &view_double[0]
         view_double = reach; self.reach = &view_double[0]
+        view_double = tremble_reach; self.tremble_reach = &view_double[0]
         view_int = infoset_of_node; self.infoset_of_node = &view_int[0]
         view_int = path_kind; self.path_kind = &view_int[0]
         view_double = path_own_reach; self.path_own_reach = &view_double[0]
@@ -202,6 +208,7 @@ cdef class CompiledTree:
         self.rollout = NULL
         self.ema = False
         self.ema_ratio = 1.0
+        self.average_tremble = 0.0
 
     cdef inline double uniform(self) noexcept:
         return self.bitgen.next_double(self.bitgen.state)
@@ -385,6 +392,15 @@ cdef class CompiledTree:
         strategy gives zero probability) keeps the mixture weight and leaves r alone."""
         self.ema = ema
 
+    def set_oos_average_tremble(self, double tremble):
+        """The own reach that weighs an OOS average-strategy update: the mover's reach under
+        ``(1 - tremble) sigma + tremble uniform`` instead of under ``sigma`` (0: OOS as
+        published). With 0 an information set the searcher's current strategy does not reach
+        gets no average at all, however often the targeted samples visit it."""
+        if not 0.0 <= tremble <= 1.0:
+            raise ValueError(f"OOS average tremble must be in [0, 1], got {tremble}")
+        self.average_tremble = tremble
+
     def oos_iterations(self, int64_t iterations, bint targeted, double delta, double epsilon, double gamma):
         """``iterations`` OOS iterations from the root, one sample per update player each;
         returns how many biased samples missed the target."""
@@ -424,6 +440,7 @@ cdef class CompiledTree:
         cdef const double* drawn_from
         for p in range(self.num_players + 1):
             self.reach[p] = 1.0
+            self.tremble_reach[p] = 1.0
         # Forward: sample one terminal history, recording what to update on the way back.
         while self.actor[node] != TERMINAL:
             if not below and self.target_mark[node] == 2:
@@ -495,10 +512,11 @@ cdef class CompiledTree:
                     self.path_unbiased_reach[depth] = unbiased_reach
                     if player == update:
                         self.path_others_reach[depth] = self.others_reach(update)
-                    self.path_own_reach[depth] = self.reach[player]
+                    self.path_own_reach[depth] = self.tremble_reach[player]
                     self.path_kind[depth] = OOS_TABLE
                     self.path_probability[depth] = strategy[k]
                     self.reach[player] *= strategy[k]
+                    self.tremble_reach[player] *= (1.0 - self.average_tremble) * strategy[k] + self.average_tremble / count
                     biased_reach *= biased_probabilities[k]
                     unbiased_reach *= unbiased[k]
                 chosen = first

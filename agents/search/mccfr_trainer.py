@@ -5,12 +5,13 @@ exploitability, the trainer (an iteration-based :class:`agents.base.Learner`, li
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from agents.base import Learner, StepReport
+from agents.catalogue import POSITIVE, RANGE, Range
 from agents.search.tables import RegretTables, TablePolicyAgent
 from agents.search.tree_mccfr import BACKENDS, InfosetAbstraction, TreeTables, use_tree
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
@@ -110,23 +111,16 @@ class MCCFRSolverBase:
 class MCCFRConfig:
     """MCCFR trainer settings."""
 
-    iterations_per_step: int = 100  # MCCFR iterations (one traversal per player each) per loop step
-    exploration: float = (
-        0.6  # outcome sampling only: epsilon of the update player's sampling policy
-    )
+    # MCCFR iterations (one traversal per player each) per loop step
+    iterations_per_step: int = field(default=100, metadata={RANGE: POSITIVE})
+    # outcome sampling only: epsilon of the update player's sampling policy
+    exploration: float = field(default=0.6, metadata={RANGE: Range(0, 1, low_open=True)})
     backend: str = "auto"  # "tree" (compiled, enumerable games), "model" (any game) or "auto"
 
     def __post_init__(self):
-        from agents.config import ConfigError
+        from agents.config import ConfigError, check_field_ranges
 
-        if self.iterations_per_step < 1:
-            raise ConfigError(
-                f"trainer.params.iterations_per_step must be >= 1, got {self.iterations_per_step}"
-            )
-        if not 0.0 < self.exploration <= 1.0:
-            raise ConfigError(
-                f"trainer.params.exploration must be in (0, 1], got {self.exploration}"
-            )
+        check_field_ranges(self, "trainer.params")
         if self.backend not in BACKENDS:
             raise ConfigError(
                 f"trainer.params.backend must be one of {BACKENDS}, got {self.backend!r}"

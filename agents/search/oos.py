@@ -174,6 +174,8 @@ class OOS:
         seed: int | None = None,
         backend: str = "auto",
         reweighting: str = "none",
+        average_tremble: float = 0.0,
+        prior_regret: float = 0.0,
     ):
         if targeting not in TARGETING:
             raise ValueError(f"OOS targeting must be one of {TARGETING}, got {targeting!r}")
@@ -183,7 +185,12 @@ class OOS:
             raise ValueError(
                 f"OOS final_policy must be 'average' or 'current', got {final_policy!r}"
             )
-        for name, value in (("delta", delta), ("epsilon", epsilon), ("gamma", gamma)):
+        for name, value in (
+            ("delta", delta),
+            ("epsilon", epsilon),
+            ("gamma", gamma),
+            ("average_tremble", average_tremble),
+        ):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"OOS {name} must be in [0, 1], got {value}")
         if backend == "tree" and rollout_policy is not uniform_rollout:
@@ -212,6 +219,7 @@ class OOS:
             self._target_mark = np.zeros(self.tree.num_nodes, dtype=np.int8)
             self.compiled.set_oos_arrays(self._target_mark, self.in_table)
             self.compiled.set_oos_reweighting(reweighting == "ema")
+            self.compiled.set_oos_average_tremble(average_tremble)
             self._rollout_table: np.ndarray | None = None
             self._child_start: np.ndarray | None = None  # built on the first restoration
             self._public_states: dict | None = None  # (player, public key) -> infosets, for PST
@@ -220,6 +228,15 @@ class OOS:
             self._infoset_bounds = np.searchsorted(
                 self.tree.infoset[self._nodes_by_infoset], np.arange(self.tree.num_infosets + 1)
             )
+        elif average_tremble > 0.0 or prior_regret > 0.0:
+            raise ValueError(
+                f"OOS average_tremble and prior_regret need the tree backend; {game.spec} "
+                f"searches on the model"
+            )
+        if prior_regret < 0.0:
+            raise ValueError(f"OOS prior_regret must be >= 0, got {prior_regret}")
+        self.average_tremble = average_tremble
+        self.prior_regret = prior_regret
         self.reset()
 
     @property
@@ -230,7 +247,13 @@ class OOS:
         if self.tree is None:
             self.tables = RegretTables(self.num_actions)
         else:  # in place: the compiled traversal holds pointers to these arrays
-            self.tables.regret[:] = 0.0
+            # prior_regret: regret matching starts at the rollout policy's table (ExIt's
+            # apprentice), each infoset's positive regrets summing to prior_regret.
+            prior = getattr(self, "_rollout_table", None)
+            if self.prior_regret > 0.0 and prior is not None:
+                self.tables.regret[:] = self.prior_regret * prior
+            else:
+                self.tables.regret[:] = 0.0
             self.tables.average[:] = 0.0
             self.in_table[:] = 0
         self.ema_ratio = 1.0
@@ -287,6 +310,26 @@ class OOS:
         key = self._target_view(state)
         return len(key) >= len(self._target) and key[: len(self._target)] == self._target
 
+    def public_state_infosets(self, key: tuple) -> list[int]:
+        """Tree backend: the searcher's information sets (tree indices) with the public state
+        of its information set ``key``: PST's target, all searched alike."""
+        tree = self.tree
+        if tree is None:
+            raise ValueError("OOS.public_state_infosets needs the tree backend")
+        if self._public_states is None:
+            self._public_states = {}
+            for i, (player, other) in enumerate(tree.infoset_keys):
+                self._public_states.setdefault(
+                    (player, tuple(public for public, _ in other)), []
+                ).append(i)
+        targets = self._public_states.get((self.player, tuple(public for public, _ in key)))
+        if targets is None:
+            raise ValueError(
+                f"OOS: no information set of player {self.player} in {tree} has the public "
+                f"state of {key!r}"
+            )
+        return targets
+
     def _mark_target(self, key: tuple) -> None:
         """Tree backend: mark the target's nodes 2 and every node above one of them 1.
 
@@ -302,18 +345,7 @@ class OOS:
                 )
             targets = [infoset]
         else:
-            if self._public_states is None:
-                self._public_states = {}
-                for i, (player, other) in enumerate(tree.infoset_keys):
-                    self._public_states.setdefault(
-                        (player, tuple(public for public, _ in other)), []
-                    ).append(i)
-            targets = self._public_states.get((self.player, tuple(public for public, _ in key)))
-            if targets is None:
-                raise ValueError(
-                    f"OOS: no information set of player {self.player} in {tree} has the public "
-                    f"state of {key!r}"
-                )
+            targets = self.public_state_infosets(key)
         mark = self._target_mark
         mark[:] = 0
         nodes = np.concatenate(

@@ -66,9 +66,13 @@ if (replayData) {
   replay.seats.forEach(function (seat, index) {
     var title = document.createElement("h3");
     title.textContent = "What " + seat + " (" + replay.seat_agents[index] + ") saw";
+    var board = document.createElement("pre");  // the seat's view drawn, where the game has one
+    board.id = "board-" + index;
+    board.className = "board";
     var view = document.createElement("pre");
     view.id = "view-" + index;
     views.appendChild(title);
+    views.appendChild(board);
     views.appendChild(view);
   });
   function returnsText(values) {
@@ -88,8 +92,14 @@ if (replayData) {
     if (frame.picture) picture.src = frame.picture;
     document.getElementById("returns").textContent = returnsText(frame.returns) +
       (current === frames.length - 1 ? "\nfinal returns" : "");
+    frame.boards.forEach(function (text, seat) {
+      var board = document.getElementById("board-" + seat);
+      board.hidden = text === null;
+      board.textContent = text === null ? "" : text;
+    });
     frame.seen.forEach(function (count, seat) {
-      var steps = replay.views[seat].slice(0, count);
+      // Steps with nothing for the seat (a GDL-II step of only others' moves) are "".
+      var steps = replay.views[seat].slice(0, count).filter(Boolean);
       document.getElementById("view-" + seat).textContent =
         steps.length ? steps.map(function (s, i) { return (i + 1) + ". " + s; }).join("\n")
                      : "(nothing yet)";

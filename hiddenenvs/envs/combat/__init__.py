@@ -155,6 +155,11 @@ health, doors, destination areas and optionally one team's fog; ``"ansi"`` (and
 ``"human"`` in the generic adapters) prints a summary with fighters per area;
 :func:`hiddenenvs.envs.combat.render.show` opens a matplotlib window when a display
 exists; ``python -m hiddenenvs.envs.combat.record`` writes an episode as a GIF or PNG strip.
+What one seat's units see, in text (``game.describe_view(state, player)``, shown by
+``hiddenenvs play`` and the leaderboard's replays): a commander's grid of areas with its
+own fighters (``a3``), the enemies it sees now (``d2``) and those it believes are there
+from earlier sightings (``d1?``), read back from its observation; a fighter's window
+(``@`` itself, ``f`` friends, ``E`` enemies seen, ``#`` blocked, ``+`` doors).
 
 Scripted opponents: :mod:`hiddenenvs.envs.combat.doctrine` (doctrine and random, both modes).
 """

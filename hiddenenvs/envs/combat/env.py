@@ -258,6 +258,16 @@ class CombatGame(Game):
             text += f"; health balance (attackers' view) {balance[0]:+g}"
         return text
 
+    def describe_view(self, state, player):
+        """What ``player``'s units see, in text, for a person and the leaderboard's replays:
+        a commander's grid of areas (its fighters, enemies seen now and believed), a
+        fighter's window (:mod:`hiddenenvs.envs.combat.render`)."""
+        from hiddenenvs.envs.combat.render import commander_seat_ansi, fighter_seat_ansi
+
+        if self.mode == "commander":
+            return commander_seat_ansi(state, player)
+        return fighter_seat_ansi(state, player)
+
     # ---- commander orders ------------------------------------------------------------
     def encode_order(self, source_area: int, destination: int, count: int) -> int:
         """The action "send ``count`` of my fighters from area ``source_area`` to destination

@@ -1,4 +1,6 @@
-"""Pictures of a battle: an RGB image, a compact text summary, and a matplotlib window.
+"""Pictures of a battle: an RGB image, a compact text summary, each side's view in text
+(:func:`commander_seat_ansi`, :func:`fighter_seat_ansi`: what a seat's units see, for
+human play and the leaderboard's replays) and a matplotlib window.
 
 Image legend: green ground, grey obstacles, dark grey walls, brown doors, destination
 areas outlined in red; attackers are orange-red squares, defenders blue, with a dark
@@ -115,6 +117,86 @@ def render_ansi(battle: Battle, winner: int | None) -> str:
             text = (f"a{attackers}" if attackers else "") + (f"d{defenders}" if defenders else "")
             row.append((text or ("*" if area in destinations else ".")).rjust(4))
         lines.append("".join(row))
+    return "\n".join(lines)
+
+
+def commander_seat_ansi(state, player: int) -> str:
+    """What one commander (``player``: 0 attackers, 1 defenders) knows, in text: read back
+    from its observation (``state.observation_tensor(player)``), so nothing the side does
+    not perceive. A grid of areas as :func:`render_ansi` lays it out: per area the side's
+    own live fighters (``a3``: three attackers), the enemies its fighters see there now
+    (``d2``) and those it believes are there from earlier sightings but does not see now
+    (``d1?``); ``*`` marks an empty destination area, ``.`` any other empty one. Each row
+    starts with the number of its first area (``18:``), as orders name areas."""
+    game = state.game
+    combat_map, size = game.map, game.team_size
+    mine, theirs = TEAMS[player][0], TEAMS[1 - player][0]
+    observation = np.asarray(state.observation_tensor(player), dtype=float)
+    areas = observation[: combat_map.num_areas * 5].reshape(combat_map.num_areas, 5)
+    counts = np.rint(areas * size).astype(int)  # own, believed, (health), seen now, on the way
+    health = np.rint(areas[:, 2] * MAX_HEALTH * size).astype(int)
+    _, time_used, own_alive, enemies_alive = observation[-4:]
+    max_ticks = state.battle.rules.max_ticks
+    lines = [
+        f"{TEAMS[player]} see, tick {round(time_used * max_ticks)}/{max_ticks}:",
+        f"yours: {round(own_alive * size)}/{size} alive, health {int(health.sum())}",
+        f"enemies: {round(enemies_alive * size)} alive, {int(counts[:, 3].sum())} seen, "
+        f"{int(np.maximum(counts[:, 1] - counts[:, 3], 0).sum())} more believed",
+        f"per area: {mine}N yours, {theirs}N seen now,",
+        f"{theirs}N? believed (last seen), * destination;",
+        "rows start with their first area",
+    ]
+    destinations = set(combat_map.destination_areas.tolist())
+    texts = []
+    for area in range(combat_map.num_areas):
+        own, believed, seen = counts[area, 0], counts[area, 1], counts[area, 3]
+        text = (f"{mine}{own}" if own else "") + (f"{theirs}{seen}" if seen else "")
+        text += f"{theirs}{believed - seen}?" if believed > seen else ""
+        texts.append(text or ("*" if area in destinations else "."))
+    width = max(4, max(len(text) for text in texts) + 1)
+    per_row = combat_map.areas_per_row
+    label = len(f"{combat_map.num_areas - per_row}:")
+    for row in range(combat_map.areas_per_column):
+        cells = texts[row * per_row : (row + 1) * per_row]
+        # Each row starts with its first area's number: orders name areas by number.
+        lines.append(f"{row * per_row}:".rjust(label) + "".join(t.rjust(width) for t in cells))
+    on_the_way = [f"{int(counts[area, 4])} to area {area}" for area in np.flatnonzero(counts[:, 4])]
+    if on_the_way:
+        lines.append("on their way: " + ", ".join(on_the_way))
+    return "\n".join(lines)
+
+
+def fighter_seat_ansi(state, player: int) -> str:
+    """What one fighter sees, in text: its egocentric window (the observation), ``@`` for
+    itself, ``#`` obstacles and walls, ``+`` doors, ``f`` friendly fighters, ``E`` the
+    enemies its team sees now; its health above."""
+    view = np.asarray(state.observation_tensor(player))
+    name = state.game.info.player_names[player]
+    own_health = round(float(view[..., 4].max()) * MAX_HEALTH)
+    if own_health == 0:
+        return f"{name}: dead"
+    radius = view.shape[0] // 2
+    lines = [
+        f"{name} sees (health {own_health}):",
+        "@ you, f friends, E enemies, # blocked, + door",
+    ]
+    for row in range(view.shape[0]):
+        line = []
+        for column in range(view.shape[1]):
+            obstacle, door, friend, enemy = view[row, column, :4]
+            if (row, column) == (radius, radius):
+                line.append("@")
+            elif enemy > 0:
+                line.append("E")
+            elif friend > 0:
+                line.append("f")
+            elif obstacle > 0:
+                line.append("#")
+            elif door > 0:
+                line.append("+")
+            else:
+                line.append(".")
+        lines.append(" ".join(line))
     return "\n".join(lines)
 
 

@@ -491,7 +491,9 @@ class GdlGame(Game):
         ]
 
     def action_to_string(self, player, action):
-        moves = self.propnet.move_names[self.player_roles[player]]
+        # A chance outcome is a move of the random role (chance_outcomes lists them).
+        role = self.random_role if player == CHANCE else self.player_roles[player]
+        moves = self.propnet.move_names[role]
         return moves[action] if action < len(moves) else f"<no move {action}>"
 
     # ---- for a person (human play) ----
@@ -523,9 +525,13 @@ class GdlGame(Game):
     def describe_view(self, state, player):
         """What ``player`` knows of the position, for a person: in GDL-I every role sees
         every joint move, so the whole state (a grid where the fluents are ``(name row
-        column value)``, :func:`grid_text`); in GDL-II the steps say it all (None)."""
+        column value)``, :func:`grid_text`); in GDL-II the board drawn from its own key
+        where :mod:`.seat_views` knows the sheet (blind tic-tac-toe), else None (the
+        steps say it all)."""
         if self.propnet.has_sees:
-            return None
+            from hiddenenvs.envs.gdl.seat_views import seat_view
+
+            return seat_view(self, state, player)
         return grid_text(self.propnet.state_fluents(state.fluents))
 
 
