@@ -6,7 +6,7 @@
     python evaluate.py --env kuhn_poker --agents cfr+:500 random cfr:50 --mode gauntlet
 
 Agent specs: 'random'; 'cfr+:<iterations>' / 'cfr:<iterations>'; a path to an agent file,
-run checkpoint or run directory; 'scripted:<name>' for a scripted bot; the search specs of
+run checkpoint or run directory (its networks on ``--device``, wherever they were trained); 'scripted:<name>' for a scripted bot; the search specs of
 ``agents.search`` ('oos:2s', 'ismcts:1000', 'alphabeta:6', 'minimax', 'maxn:1s', 'mc:1s',
 'mc-memory:1s', 'uct:1s,c=40', ...: see agents/baselines.py). ``--games`` is
 per seat order: a two-player pairing plays each agent in each seat ``--games`` times.
@@ -121,6 +121,13 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         help="also write the store as a static site into DIR: standings, head-to-head heat "
         "map, a page per agent and a replay of every match (open DIR/index.html)",
     )
+    parser.add_argument(
+        "--device",
+        default="auto",
+        help="where the agents loaded from files run: auto, cpu, cuda or cuda:N (default auto: "
+        "the CPU, unless CUDA is there and a network is large enough to gain from it one "
+        "decision at a time; agents/device.py)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     arguments = parser.parse_args(argv)
     if not arguments.show and (not arguments.env or not arguments.agents):
@@ -177,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         if arguments.show:
             return show(arguments)
         from agents.capabilities import check_agent_spec
+        from agents.device import AGENT_DEVICE_VARIABLE, check_device_setting
+
+        # Read where agent files are loaded, in this process and the workers it starts.
+        os.environ[AGENT_DEVICE_VARIABLE] = check_device_setting(arguments.device, "--device")
 
         params = parse_params(arguments.param)
         for spec in arguments.agents:  # before any match: a search agent that cannot play this game

@@ -49,12 +49,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
 
 from hiddenenvs.game import Game, SeatView
+
+if TYPE_CHECKING:
+    from agents.device import DeviceChoice
 
 AGENT_FILE_FORMAT = "hiddenenvs-agent-v2"
 # v1 files named the class as "module:Class"; one that holds data only still loads when
@@ -225,7 +228,9 @@ def load_agent_file(path: str | Path) -> Agent:
     :class:`agents.checkpoint.UnsafeFileError` (a ``ValueError``) and nothing in it runs.
     """
     from agents.checkpoint import UnsafeFileError, agent_class_named, load_checkpoint
+    from agents.device import agent_device_setting
 
+    agent_device_setting()  # a bad device setting is the environment's error, not the file's
     payload = load_checkpoint(path)
     version = payload.get("format") if isinstance(payload, dict) else None
     if version == AGENT_FILE_FORMAT:
@@ -306,6 +311,9 @@ class Learner(ABC):
     """
 
     CONFIG_CLASS: type = object
+    # Where the learner's networks run and why (its ``device`` setting, agents/device.py),
+    # said in the run's first line; None for a learner without networks (CFR, MCCFR).
+    device_choice: DeviceChoice | None = None
 
     def __init__(self, game: Game, config: Any, seed: int):
         self.game = game

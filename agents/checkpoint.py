@@ -11,6 +11,7 @@ converted on the way out and back by :func:`to_data` / :func:`from_data`:
 ==========================  ============================================================
 In memory                   In the file
 ==========================  ============================================================
+``torch.Tensor``            the tensor, in host memory (one on a GPU is copied to the CPU)
 ``numpy.ndarray``           ``{"__ndarray__": tensor, "dtype": "<f4"}``, bit for bit
 numpy scalar                the Python number (``.item()``)
 numpy generator state       already plain (nested dicts of ints and strings)
@@ -125,8 +126,10 @@ def to_data(value: Any, where: str = "payload") -> Any:
     """``value`` as tensors, numbers, strings, None, lists, tuples and dicts (module docstring)."""
     if isinstance(value, np.generic):  # before float: np.float64 is a float subclass
         return value.item()
-    if value is None or isinstance(value, (bool, int, float, str, torch.Tensor)):
+    if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if isinstance(value, torch.Tensor):  # a GPU's tensors are stored in host memory
+        return value.cpu()
     if isinstance(value, np.ndarray):
         if value.dtype.hasobject or value.dtype.kind not in "biufc":
             raise TypeError(f"{where}: cannot store a numpy array of dtype {value.dtype} as data")

@@ -87,6 +87,7 @@ import numpy as np
 import torch
 
 from agents.base import Learner, StepReport
+from agents.device import check_device_setting, choose_device, cpu_state_dict, weight_count
 from agents.memories import GameReservoir
 from agents.networks import AveragePolicyAgent, masked_logits, mlp
 from agents.search import DeadlinePassed
@@ -136,10 +137,14 @@ class ExItOOSConfig:
     ray_address: str | None = (
         None  # "local" or a cluster ("auto", host:port): workers are Ray actors
     )
+    # The apprentice's training (auto | cpu | cuda | cuda:N, agents/device.py); the self-play
+    # searches run on the CPU of their workers.
+    device: str = "auto"
 
     def __post_init__(self):
         from agents.config import ConfigError
 
+        check_device_setting(self.device)
         if self.targeting not in TARGETING:
             raise ConfigError(
                 f"trainer.params.targeting must be one of {TARGETING}, got {self.targeting!r}"
@@ -452,6 +457,11 @@ class ExItOOS(Learner):
         self.network = mlp(
             self.architecture["input_size"], config.hidden_sizes, info.num_distinct_actions
         )
+        self.device_choice = choose_device(
+            config.device, weight_count(self.network), config.batch_size
+        )
+        self.device = self.device_choice.device
+        self.network.to(self.device)  # built on the CPU: the same initial weights everywhere
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
         self.reservoir = GameReservoir(config.reservoir_games, config.reservoir_decay)
         self.rng = np.random.default_rng(seed)
@@ -466,7 +476,7 @@ class ExItOOS(Learner):
         Each worker's share is sent in pieces of ``concurrent_games`` (the groups it would
         play in lockstep anyway), so the deadline stops a step within one piece."""
         self._network_version += 1
-        network_state = {k: v.clone() for k, v in self.network.state_dict().items()}
+        network_state = {k: v.clone() for k, v in cpu_state_dict(self.network).items()}
         game_args = (self.game, self.config, self.architecture)
         if self.config.workers == 0:
             if self._local is None:
@@ -634,10 +644,7 @@ class ExItOOS(Learner):
     # ---- learning ------------------------------------------------------------------------------
     def train_step(self) -> float:
         """One Adam step on KL(sigma_oos || f_theta) over the legal actions of a minibatch."""
-        batch = {
-            k: torch.from_numpy(v)
-            for k, v in self.reservoir.sample(self.config.batch_size, self.rng).items()
-        }
+        batch = self.reservoir.sample_tensors(self.config.batch_size, self.rng, self.device)
         log_p = torch.log_softmax(
             masked_logits(self.network(batch["observation"]), batch["action_mask"]), dim=-1
         )

@@ -701,6 +701,12 @@ class Run:
         game = hiddenenvs.load_game(self.config.env.name, **self.config.env.params)
         trainer = trainer_class(self.config.trainer.name)
         self.learner = trainer(game, validated.trainer_params, self.config.seed)
+        if self.learner.device_choice is not None:  # the run's first line: where it trains
+            print(
+                f"{self.config.trainer.name} on {self.config.env.name}: "
+                f"{self.learner.device_choice}",
+                flush=True,
+            )
         try:  # a distributed learner's actors, a process pool's workers go, however it ends
             self._set_up(validated.offers)
             try:

@@ -113,6 +113,15 @@ import torch
 from torch import nn
 
 from agents.base import Agent, Learner, StepReport, Transition, sample_batch
+from agents.device import (
+    check_device_setting,
+    choose_device,
+    module_device,
+    tensors_on,
+    to_device,
+    to_numpy,
+    weight_count,
+)
 from agents.memories import CircularBuffer, ReservoirBuffer
 from agents.search import DeadlinePassed, check_deadline
 from agents.networks import (
@@ -198,10 +207,12 @@ class MCNFSPConfig:
     # Seats held by a fixed opponent instead of a trained player, e.g. {1: "scripted:doctrine"}:
     # combat attackers learning against the doctrine's defenders (the paper's set-up).
     opponents: dict = field(default_factory=dict)
+    device: str = "auto"  # auto | cpu | cuda | cuda:N (agents/device.py)
 
     def __post_init__(self):
         from agents.config import ConfigError
 
+        check_device_setting(self.device)
         if self.search_from not in ("beliefs", "true_state"):
             raise ConfigError(
                 f"trainer.params.search_from must be 'beliefs' or 'true_state', got {self.search_from!r}"
@@ -305,7 +316,7 @@ def average_probabilities(
 ) -> np.ndarray:
     """Pi's probabilities ``(B, A)``, zero on illegal actions."""
     logits = masked_logits(network(tensors), masks)
-    return torch.softmax(logits, dim=-1).double().numpy()
+    return to_numpy(torch.softmax(logits, dim=-1).double())
 
 
 # ---- the search -----------------------------------------------------------------------------
@@ -365,6 +376,7 @@ class BestResponseSearch:
         self.opponent_policy = opponent_policy
         self.config = config
         self.rng = rng
+        self.device = module_device(network)
         self.scale = utility_scale(game)
         self.sampled_chance = game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC
         self.no_op = getattr(game, "NO_OP_ACTION", None)
@@ -427,10 +439,14 @@ class BestResponseSearch:
 
     def _expand(self, state: State) -> _Node:
         actions = np.asarray(state.legal_actions(self.player), dtype=np.int64)
-        tensor = network_input(state.information_state_tensor(self.player)[None], self.architecture)
+        tensor = network_input(
+            state.information_state_tensor(self.player)[None], self.architecture, self.device
+        )
         with torch.no_grad():
-            logits, value = self.network.legal_logits_and_value(tensor, torch.from_numpy(actions))
-        prior = torch.softmax(logits[0], dim=0).double().numpy()
+            logits, value = self.network.legal_logits_and_value(
+                tensor, to_device(actions, self.device)
+            )
+        prior = to_numpy(torch.softmax(logits[0], dim=0).double())
         return _Node(actions, prior, float(value[0]))
 
     def _policy_over(self, state: State, player: int, legal: list[int]) -> np.ndarray:
@@ -528,7 +544,9 @@ class BestResponseSearch:
             earned += float(state.rewards()[self.player]) + self._advance(state)
             if state.is_terminal():
                 return earned
-        tensor = network_input(state.information_state_tensor(self.player)[None], self.architecture)
+        tensor = network_input(
+            state.information_state_tensor(self.player)[None], self.architecture, self.device
+        )
         with torch.no_grad():
             value = float(self.network.value(tensor)[0])
         return earned + value * self.scale
@@ -769,6 +787,14 @@ class MCNFSPAgent(Agent):
         self.architecture = architecture
         self.best_response_network = PolicyValueNetwork(architecture)
         self.policy_network = PolicyNetwork(architecture)
+        # Built on the CPU (the same initial weights everywhere), then moved. The search
+        # evaluates one node per call, so ``auto`` weighs a one-row call (agents/device.py).
+        self.device_choice = choose_device(
+            config.device, weight_count(self.best_response_network), rows=1
+        )
+        self.device = self.device_choice.device
+        self.best_response_network.to(self.device)
+        self.policy_network.to(self.device)
         self.rl_optimizer = torch.optim.Adam(
             self.best_response_network.parameters(), lr=config.rl_learning_rate
         )
@@ -836,6 +862,7 @@ class MCNFSPAgent(Agent):
             )
         tensors = network_input(observations, self.architecture)
         flat = tensors.reshape(len(tensors), -1).numpy()
+        tensors = tensors.to(self.device)
         action_masks = np.asarray(action_masks, dtype=np.int8)
         episode_ids = range(len(flat)) if episode_ids is None else episode_ids
         searching = self.rng.random(len(flat)) < self.config.anticipatory
@@ -845,7 +872,7 @@ class MCNFSPAgent(Agent):
             with torch.no_grad():
                 probabilities[~searching] = average_probabilities(
                     self.policy_network,
-                    tensors[torch.from_numpy(~searching)],
+                    tensors[to_device(~searching, self.device)],
                     action_masks[~searching],
                 )
         for row in np.flatnonzero(searching):
@@ -880,7 +907,7 @@ class MCNFSPAgent(Agent):
         with torch.no_grad():
             return average_probabilities(
                 self.policy_network,
-                network_input(observations, self.architecture),
+                network_input(observations, self.architecture, self.device),
                 np.asarray(action_masks, dtype=np.int8),
             )
 
@@ -918,7 +945,7 @@ class MCNFSPAgent(Agent):
         batch = memory.sample(size, self.rng)
         batch["action_mask"] = np.unpackbits(batch["action_mask"], axis=1, count=self.num_actions)
         batch["observation"] = network_input(batch["observation"], self.architecture).numpy()
-        return {k: torch.from_numpy(v) for k, v in batch.items()}
+        return tensors_on(batch, self.device)
 
     def rl_step(self) -> tuple[float, float]:
         """One f_BR step, (z - v)^2 - pi^T log p on a minibatch of M_RL; (policy, value) losses."""
@@ -1055,6 +1082,7 @@ class MCNFSP(Learner):
             for player in self.trained_players()
         ]
         self._by_seat = dict(zip(self.trained_players(), self._agents))
+        self.device_choice = self._agents[0].device_choice
         self.episodes = 0
         self.learned_at = 0  # episodes at the last update
 
@@ -1089,10 +1117,13 @@ class MCNFSP(Learner):
         key = (player, state.information_state_key(player))
         probabilities = self._average_cache.get(key)
         if probabilities is None:
-            tensor = network_input(state.information_state_tensor(player)[None], self.architecture)
+            agent = self._by_seat[player]
+            tensor = network_input(
+                state.information_state_tensor(player)[None], self.architecture, agent.device
+            )
             with torch.no_grad():
                 probabilities = average_probabilities(
-                    self._by_seat[player].policy_network,
+                    agent.policy_network,
                     tensor,
                     state.legal_actions_mask(player)[None],
                 )[0]

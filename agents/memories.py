@@ -11,6 +11,11 @@
 Both store named numpy columns that grow by doubling up to ``capacity`` rows, so a
 memory sized as in the papers (millions of rows) costs only what it holds, and both
 checkpoint as their filled rows plus counters.
+
+Memories live in host memory whatever the trainer's device (a replay memory sized as in
+the papers would not fit on a GPU, and self-play writes it row by row from the CPU);
+``sample_tensors`` gathers a minibatch there and hands it to the device through pinned
+memory (:func:`agents.device.to_device`): the same rows, from the same draws, as ``sample``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import torch
+
+from agents.device import tensors_on
 
 
 class _ArrayMemory:
@@ -50,6 +58,12 @@ class _ArrayMemory:
     def sample(self, batch_size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         rows = rng.integers(self.size, size=batch_size)
         return {name: array.take(rows, axis=0) for name, array in self.data.items()}
+
+    def sample_tensors(
+        self, batch_size: int, rng: np.random.Generator, device: torch.device
+    ) -> dict[str, torch.Tensor]:
+        """:meth:`sample`, each column a tensor on ``device`` (module docstring)."""
+        return tensors_on(self.sample(batch_size, rng), device)
 
     def __len__(self) -> int:
         return self.size
@@ -184,6 +198,12 @@ class GameReservoir:
             }
         picks = rng.integers(self.num_moves, size=batch_size)
         return {name: column[picks] for name, column in self._rows.items()}
+
+    def sample_tensors(
+        self, batch_size: int, rng: np.random.Generator, device: torch.device
+    ) -> dict[str, torch.Tensor]:
+        """:meth:`sample`, each column a tensor on ``device`` (module docstring)."""
+        return tensors_on(self.sample(batch_size, rng), device)
 
     @property
     def num_moves(self) -> int:

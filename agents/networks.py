@@ -44,6 +44,14 @@ import torch
 from torch import nn
 
 from agents.base import Agent
+from agents.device import (
+    agent_device,
+    cpu_state_dict,
+    module_device,
+    to_device,
+    to_numpy,
+    weight_count,
+)
 
 ILLEGAL_LOGIT = -1e9
 NETWORK_KINDS = ("mlp", "conv")
@@ -68,18 +76,23 @@ def copy_weights(source: nn.Module, target: nn.Module) -> None:
 
 def masked_logits(logits: torch.Tensor, masks: Any) -> torch.Tensor:
     """``logits`` with illegal actions pushed to ``ILLEGAL_LOGIT``; ``masks`` a tensor or an
-    array (a read-only one, e.g. a game's masks made in C, is copied: torch cannot share it)."""
+    array (a read-only one, e.g. a game's masks made in C, is copied: torch cannot share it),
+    taken to the logits' device."""
     if not isinstance(masks, torch.Tensor):
         array = np.asarray(masks)
         masks = torch.from_numpy(array if array.flags.writeable else array.copy())
-    return logits.masked_fill(masks == 0, ILLEGAL_LOGIT)
+    return logits.masked_fill(masks.to(logits.device) == 0, ILLEGAL_LOGIT)
 
 
-def network_input(observations: Any, architecture: dict[str, Any]) -> torch.Tensor:
-    """A float32 batch shaped for the network: ``(B, input_size)`` or ``(B, *input_shape)``."""
+def network_input(
+    observations: Any, architecture: dict[str, Any], device: torch.device | None = None
+) -> torch.Tensor:
+    """A float32 batch shaped for the network: ``(B, input_size)`` or ``(B, *input_shape)``,
+    on ``device`` (default: the CPU, sharing the array's memory)."""
     shape = architecture.get("input_shape") or [architecture["input_size"]]
     array = np.asarray(observations, dtype=np.float32)
-    return torch.from_numpy(array.reshape(len(array), *shape))
+    array = array.reshape(len(array), *shape)
+    return torch.from_numpy(array) if device is None else to_device(array, device)
 
 
 def _body(architecture: dict[str, Any]) -> tuple[nn.Sequential, int]:
@@ -234,7 +247,7 @@ class FactoredOrderHead(nn.Module):
         order = (actions - 1).clamp(min=0)
         s, rest = order // (destinations * team), order % (destinations * team)
         d, n = rest // team, rest % team
-        rows = torch.arange(len(hold)).reshape(-1, *([1] * (actions.dim() - 1)))
+        rows = torch.arange(len(hold), device=hold.device).reshape(-1, *([1] * (actions.dim() - 1)))
         logits = source[rows, s] + destination[rows, s, d] + count[rows, s, n]
         return torch.where(actions == 0, hold.reshape(-1, *([1] * (actions.dim() - 1))), logits)
 
@@ -363,9 +376,10 @@ class AveragePolicyAgent(Agent):
 
     def policy_probabilities_batch(self, observations, action_masks, views=None):
         with torch.no_grad():
-            logits = self.network(network_input(observations, self.architecture))
-            probabilities = (
-                torch.softmax(masked_logits(logits, action_masks), dim=-1).double().numpy()
+            device = module_device(self.network)
+            logits = self.network(network_input(observations, self.architecture, device))
+            probabilities = to_numpy(
+                torch.softmax(masked_logits(logits, action_masks), dim=-1).double()
             )
         if self.exploration_share:
             legal = np.asarray(action_masks, dtype=np.float64).reshape(probabilities.shape)
@@ -377,15 +391,19 @@ class AveragePolicyAgent(Agent):
     def state_dict(self):
         return {
             "architecture": self.architecture,
-            "network": self.network.state_dict(),
+            "network": cpu_state_dict(self.network),
             "exploration_share": self.exploration_share,
         }
 
     @classmethod
     def from_state_dict(cls, state):
+        """The agent of an agent file, its network on :func:`agents.device.agent_device`
+        (the CPU unless ``HIDDENENVS_AGENT_DEVICE`` says otherwise, e.g. ``evaluate.py
+        --device``), wherever it was trained."""
         network = network_with_weights(
             lambda: policy_network(state["architecture"]), state["network"], "average-policy agent"
         )
+        network.to(agent_device(weight_count(network)))
         return cls(
             network, state["architecture"], exploration_share=state.get("exploration_share", 0.0)
         )

@@ -55,6 +55,7 @@ import torch
 from torch import nn
 
 from agents.base import Agent, Learner, Transition, sample_batch
+from agents.device import check_device_setting, choose_device, to_device, to_numpy, weight_count
 from agents.memories import CircularBuffer, ReservoirBuffer
 from agents.networks import (
     AveragePolicyAgent,
@@ -85,10 +86,12 @@ class NFSPConfig:
     epsilon_end: float = 0.001
     epsilon_decay_transitions: int = 1_000_000  # linear decay over this many transitions
     optimizer: str = "adam"  # "adam" or "sgd"
+    device: str = "auto"  # auto | cpu | cuda | cuda:N (agents/device.py)
 
     def __post_init__(self):
         from agents.config import ConfigError
 
+        check_device_setting(self.device)
         if not 0.0 <= self.anticipatory <= 1.0:
             raise ConfigError(
                 f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}"
@@ -124,6 +127,14 @@ class NFSPAgent(Agent):
         self.target_network = mlp(input_size, config.hidden_sizes, num_actions)
         copy_weights(self.q_network, self.target_network)
         self.policy_network = mlp(input_size, config.hidden_sizes, num_actions)
+        # Built on the CPU (the same initial weights everywhere), then moved: updates and
+        # batched acting run on the device, the memories stay in host memory.
+        self.device_choice = choose_device(
+            config.device, weight_count(self.q_network), config.batch_size
+        )
+        self.device = self.device_choice.device
+        for network in (self.q_network, self.target_network, self.policy_network):
+            network.to(self.device)
         # The fused kernel: the same update rule in one call per network (see "Cost" above).
         optimizer = torch.optim.Adam if config.optimizer == "adam" else torch.optim.SGD
         self.q_optimizer = optimizer(
@@ -173,7 +184,7 @@ class NFSPAgent(Agent):
         self, observations: torch.Tensor, masks: np.ndarray
     ) -> np.ndarray:
         q_values = self.q_network(observations)
-        greedy = masked_logits(q_values, masks).argmax(dim=-1).numpy()
+        greedy = to_numpy(masked_logits(q_values, masks).argmax(dim=-1))
         legal = masks.astype(np.float64)
         probabilities = self.epsilon * legal / legal.sum(axis=1, keepdims=True)
         probabilities[np.arange(len(greedy)), greedy] += 1.0 - self.epsilon
@@ -181,7 +192,7 @@ class NFSPAgent(Agent):
 
     def _average_probabilities(self, observations: torch.Tensor, masks: np.ndarray) -> np.ndarray:
         logits = masked_logits(self.policy_network(observations), masks)
-        return torch.softmax(logits, dim=-1).double().numpy()
+        return to_numpy(torch.softmax(logits, dim=-1).double())
 
     def act_batch(self, observations, action_masks, episode_ids=None, views=None):
         observations = network_input(observations, self.architecture).numpy()
@@ -191,14 +202,15 @@ class NFSPAgent(Agent):
         best_response = np.array([self.best_response_mode.get(i, False) for i in episode_ids])
         probabilities = np.zeros((len(observations), self.num_actions))
         with torch.inference_mode():
-            tensors = torch.from_numpy(observations)
+            tensors = to_device(observations, self.device)
+            rows = to_device(best_response, self.device)
             if best_response.any():
                 probabilities[best_response] = self._best_response_probabilities(
-                    tensors[torch.from_numpy(best_response)], action_masks[best_response]
+                    tensors[rows], action_masks[best_response]
                 )
             if (~best_response).any():
                 probabilities[~best_response] = self._average_probabilities(
-                    tensors[torch.from_numpy(~best_response)], action_masks[~best_response]
+                    tensors[~rows], action_masks[~best_response]
                 )
         actions = sample_batch(probabilities, self.rng)
         if best_response.any():
@@ -213,7 +225,7 @@ class NFSPAgent(Agent):
     def policy_probabilities_batch(self, observations, action_masks, views=None):
         with torch.inference_mode():
             return self._average_probabilities(
-                network_input(observations, self.architecture),
+                network_input(observations, self.architecture, self.device),
                 np.asarray(action_masks, dtype=np.int8),
             )
 
@@ -257,29 +269,22 @@ class NFSPAgent(Agent):
     def _rl_loss(self) -> torch.Tensor:
         """L(theta^Q) on a minibatch of M_RL: the squared TD error against the target network,
         its max taken over the legal next actions only."""
-        batch = self.replay.sample(self.config.batch_size, self.rng)
-        reward = torch.from_numpy(batch["reward"])
+        batch = self.replay.sample_tensors(self.config.batch_size, self.rng, self.device)
         with torch.no_grad():
             next_q = masked_logits(
-                self.target_network(torch.from_numpy(batch["next_observation"])),
-                torch.from_numpy(batch["next_action_mask"]),
+                self.target_network(batch["next_observation"]), batch["next_action_mask"]
             )
-            next_value = next_q.max(dim=-1).values.masked_fill_(
-                torch.from_numpy(batch["done"]) > 0, 0.0
-            )
-            target = reward + self.config.discount * next_value
-        q = self.q_network(torch.from_numpy(batch["observation"]))
-        chosen = q.gather(1, torch.from_numpy(batch["action"])[:, None]).squeeze(1)
+            next_value = next_q.max(dim=-1).values.masked_fill_(batch["done"] > 0, 0.0)
+            target = batch["reward"] + self.config.discount * next_value
+        q = self.q_network(batch["observation"])
+        chosen = q.gather(1, batch["action"][:, None]).squeeze(1)
         return nn.functional.mse_loss(chosen, target)
 
     def _sl_loss(self) -> torch.Tensor:
         """L(theta^Pi) on a minibatch of M_SL: cross-entropy over the legal actions."""
-        batch = self.reservoir.sample(self.config.batch_size, self.rng)
-        logits = masked_logits(
-            self.policy_network(torch.from_numpy(batch["observation"])),
-            torch.from_numpy(batch["action_mask"]),
-        )
-        return nn.functional.cross_entropy(logits, torch.from_numpy(batch["action"]))
+        batch = self.reservoir.sample_tensors(self.config.batch_size, self.rng, self.device)
+        logits = masked_logits(self.policy_network(batch["observation"]), batch["action_mask"])
+        return nn.functional.cross_entropy(logits, batch["action"])
 
     def _after_rl_step(self) -> None:
         self.rl_steps += 1
@@ -388,6 +393,7 @@ class NFSP(Learner):
             NFSPAgent(input_size, info.num_distinct_actions, config, seed=seed * 1000 + player)
             for player in range(info.num_players)
         ]
+        self.device_choice = self._agents[0].device_choice
 
     @property
     def agents(self) -> list[Agent]:

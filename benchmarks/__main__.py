@@ -4,6 +4,7 @@
     python -m benchmarks train --quick                # the few-minute profile CI runs
     python -m benchmarks train --help
     python -m benchmarks speed --help                 # ours against each peer (benchmarks/speed.py)
+    python -m benchmarks device --device cpu          # trainers on CPU and GPU (benchmarks/device.py)
 
 A command is a name mapped to ``"module:function"``; the function takes the remaining
 arguments (a list of strings) and returns the exit status. A new command is one line in
@@ -21,6 +22,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "benchmarks.training:main",
         "train every flagship trainer x env cell for N seeds, evaluate each, write "
         "docs/results/comparison.md and its curves",
+    ),
+    "device": (
+        "benchmarks.device:main",
+        "each trainer's episodes/s and updates/s on the CPU and a CUDA GPU, and a flagship run "
+        "on the GPU; writes docs/results/device.md (needs CUDA to publish)",
     ),
     "speed": (
         "benchmarks.speed:main",

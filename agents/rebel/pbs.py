@@ -40,6 +40,7 @@ import torch
 from torch import nn
 
 from agents.cfr import CFRSolver
+from agents.device import module_device, to_device, to_numpy
 from agents.networks import mlp, network_with_weights
 from agents.search import DeadlinePassed, check_deadline
 from hiddenenvs.analysis import GameTree
@@ -151,11 +152,8 @@ class PBSValue:
     @torch.no_grad()
     def values(self, features: np.ndarray) -> list[np.ndarray]:
         """Per role, ``(batch, private states)`` values in utility units."""
-        out = (
-            self.network(torch.from_numpy(np.asarray(features, dtype=np.float32)))
-            .numpy()
-            .astype(np.float64)
-        )
+        inputs = to_device(np.asarray(features, dtype=np.float32), module_device(self.network))
+        out = to_numpy(self.network(inputs)).astype(np.float64)
         out = out * self.value_scale + self.value_offset
         return [
             out[:, self.offsets[p] : self.offsets[p + 1]] for p in range(len(self.private.sizes))
@@ -331,8 +329,9 @@ def train_step(
     masks: np.ndarray,
 ) -> float:
     """One optimiser step on the squared error over the private states with belief mass."""
-    predicted = pbs.network(torch.from_numpy(inputs))
-    target, mask = torch.from_numpy(targets), torch.from_numpy(masks)
+    device = module_device(pbs.network)
+    predicted = pbs.network(to_device(inputs, device))
+    target, mask = to_device(targets, device), to_device(masks, device)
     loss = (((predicted - target) ** 2) * mask).sum() / mask.sum().clamp(min=1.0)
     optimizer.zero_grad()
     loss.backward()

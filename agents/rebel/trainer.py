@@ -17,6 +17,13 @@ import numpy as np
 import torch
 
 from agents.base import Learner, SearchAgent, StepReport
+from agents.device import (
+    agent_device,
+    check_device_setting,
+    choose_device,
+    cpu_state_dict,
+    weight_count,
+)
 from agents.memories import CircularBuffer
 from agents.rebel.pbs import PBSValue, PBSValueNetwork, self_play_examples, train_step
 from agents.rebel.search import (
@@ -52,10 +59,12 @@ class ReBeLConfig:
     batch_size: int = 64
     buffer_size: int = 20_000  # newest training examples kept
     learning_rate: float = 1e-3
+    device: str = "auto"  # auto | cpu | cuda | cuda:N (agents/device.py)
 
     def __post_init__(self):
         from agents.config import ConfigError
 
+        check_device_setting(self.device)
         for name in (
             "hidden_size",
             "iterations",
@@ -149,6 +158,13 @@ class ReBeLLearner(Learner):
                 },
             )
             self.guide = NetworkGuide(self.network, game)
+        # Built on the CPU (the same initial weights everywhere), then moved with its
+        # optimiser's state; the searches ask it on the same device.
+        self.device_choice = choose_device(
+            config.device, weight_count(self.network), config.batch_size
+        )
+        self.device = self.device_choice.device
+        self.network.to(self.device)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
         self.rng = np.random.default_rng(seed)
         self.episodes = 0
@@ -277,10 +293,7 @@ class ReBeLLearner(Learner):
         return len(roots)
 
     def _train_batch(self) -> float:
-        batch = {
-            k: torch.from_numpy(v)
-            for k, v in self.buffer.sample(self.config.batch_size, self.rng).items()
-        }
+        batch = self.buffer.sample_tensors(self.config.batch_size, self.rng, self.device)
         values, logits = self.network(batch["features"])
         value_loss = ((values - batch["value"]) ** 2).mean()
         # Cross-entropy against σ where a role moved (σ is 0 on illegal actions; the prior
@@ -378,10 +391,10 @@ class ReBeLAgent(SearchAgent):
         }
         if self.network is not None:
             state["architecture"] = dict(self.network.architecture)
-            state["weights"] = self.network.state_dict()
+            state["weights"] = cpu_state_dict(self.network)
         if self.pbs_network is not None:
             state["pbs_architecture"] = dict(self.pbs_network.architecture)
-            state["pbs_weights"] = self.pbs_network.state_dict()
+            state["pbs_weights"] = cpu_state_dict(self.pbs_network)
         return state
 
     @classmethod
@@ -389,10 +402,12 @@ class ReBeLAgent(SearchAgent):
         network = pbs_network = None
         if "weights" in state:
             network = ReBeLNetwork.from_state_dict(state["architecture"], state["weights"])
+            network.to(agent_device(weight_count(network)))
         if "pbs_weights" in state:
             pbs_network = PBSValueNetwork.from_state_dict(
                 state["pbs_architecture"], state["pbs_weights"]
             )
+            pbs_network.to(agent_device(weight_count(pbs_network)))
         game = load_game(GameSpec.from_dict(state["game"]))
         return cls(
             game,

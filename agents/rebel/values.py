@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.device import module_device, to_device, to_numpy
 from agents.networks import mlp, network_with_weights
 from agents.search.classic import GOAL_MAX, playout_goals
 from hiddenenvs.game import Game, State
@@ -120,8 +121,9 @@ class NetworkGuide:
 
     @torch.no_grad()
     def leaf_value(self, states: list[State]) -> np.ndarray:
-        features = torch.from_numpy(np.stack([state_features(state) for state in states]))
-        values = self.network.values(features).numpy().astype(np.float64)
+        features = np.stack([state_features(state) for state in states])
+        features = to_device(features, module_device(self.network))
+        values = to_numpy(self.network.values(features)).astype(np.float64)
         return values * self.value_scale + self.value_offset
 
     @torch.no_grad()
@@ -133,9 +135,8 @@ class NetworkGuide:
         if logits is None:
             if len(self._logits) >= self.MAX_KEPT_LOGITS:
                 self._logits.clear()
-            logits = self._logits[key] = self.network.logits(
-                torch.from_numpy(features[None]), player
-            )[0].numpy()
+            inputs = to_device(features[None], module_device(self.network))
+            logits = self._logits[key] = to_numpy(self.network.logits(inputs, player)[0])
         chosen = logits[legal] - logits[legal].max()
         probabilities = np.exp(chosen) / np.exp(chosen).sum()
         return dict(zip(legal, probabilities.tolist()))
