@@ -1,4 +1,4 @@
-"""Asynchronous Neural Fictitious Self-Play on Ray (ANFSP; the NFSP-extensions paper, §4,
+r"""Asynchronous Neural Fictitious Self-Play on Ray (ANFSP; the NFSP-extensions paper, §4,
 "Asynchronous Neural Fictitious Self Play", Algorithm 2).
 
 NFSP (:mod:`agents.nfsp`) learns, per player, a best response ``Q(s, a | theta^Q)`` by DQN
@@ -15,7 +15,9 @@ replaces DQN's replay with A3C-style asynchronous actor-learners (Mnih et al. 20
   probability eta (``anticipatory``), otherwise ``Pi`` (as in NFSP).
 - **No RL replay.** Each transition contributes the gradient of the one-step TD error
 
-      L(theta^Q) = (r + gamma * max_{a' legal} Q(s', a' | theta^-) - Q(s, a | theta^Q))^2
+  .. math::
+
+     \mathcal{L}(\theta^Q) = \left(r + \gamma \max_{a' \text{ legal}} Q(s', a' \mid \theta^-) - Q(s, a \mid \theta^Q)\right)^2
 
   taken at the actor's copy of the shared parameters; a player's gradients are
   accumulated over ``gradient_every`` (32) of its steps and then applied to the shared

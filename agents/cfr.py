@@ -1,10 +1,12 @@
-"""Counterfactual regret minimisation: CFR and CFR+, vectorised over the whole game tree.
+r"""Counterfactual regret minimisation: CFR and CFR+, vectorised over the whole game tree.
 
 CFR (Zinkevich, Johanson, Bowling & Piccione 2007, "Regret Minimization in Games with
 Incomplete Information"). At iteration t, for each information set I of player i and
 action a, the counterfactual value (their eq. 7, written per history) is
 
-    v_i(sigma, I, a) = sum_{h in I} pi_{-i}^sigma(h) * u_i(sigma, h.a),
+.. math::
+
+   v_i(\sigma, I, a) = \sum_{h \in I} \pi_{-i}^\sigma(h) \, u_i(\sigma, h \cdot a),
 
 and the instantaneous counterfactual regret is r^t(I, a) = v_i(sigma^t, I, a) -
 v_i(sigma^t, I). Regrets accumulate, R^T(I, a) = sum_t r^t(I, a), and the next strategy is

@@ -1,4 +1,4 @@
-"""Monte Carlo Neural Fictitious Self-Play (MCNFSP): NFSP with a tree-search best response.
+r"""Monte Carlo Neural Fictitious Self-Play (MCNFSP): NFSP with a tree-search best response.
 
 Zhang et al. 2019, "Monte Carlo Neural Fictitious Self-Play: Approach to Approximate Nash
 Equilibrium of Imperfect-Information Games" (arXiv:1903.09569), section 3 and Algorithm 1.
@@ -9,14 +9,18 @@ replaces DQN by a Monte Carlo tree search guided by a policy-value network. Per 
 - a best-response network ``f_BR(s) = (p, v)`` (policy logits, value in [-1, 1]) trained
   on a circular memory M_RL of search results ``(s, pi, z)`` with the AlphaZero loss
 
-      L(theta_BR) = (z - v)^2 - pi^T log p,
+  .. math::
+
+     \mathcal{L}(\theta_{BR}) = (z - v)^2 - \pi^\top \log p,
 
   ``pi`` the search's visit distribution at ``s``, ``z`` the return the player went on to
   earn from ``s`` divided by the game's utility bound;
 - an average-policy network ``Pi(s)`` trained by classifying the search's own actions,
   kept in a reservoir memory M_SL (a uniform sample of all best-response play):
 
-      L(theta_Pi) = E_{(s, a) ~ M_SL}[ -log Pi(a | s) ];
+  .. math::
+
+     \mathcal{L}(\theta_\Pi) = \mathbb{E}_{(s, a) \sim \mathcal{M}_{SL}}\left[-\log \Pi(a \mid s)\right];
 
 - anticipatory dynamics, per *action* (NFSP draws per episode): the player acts with the
   search with probability eta (``anticipatory``), otherwise samples Pi; ``(s, a)`` enters
@@ -24,7 +28,9 @@ replaces DQN by a Monte Carlo tree search guided by a policy-value network. Per 
 
 The search is PUCT (AlphaGo Zero). Each simulation descends from the root by
 
-    a* = argmax_a  Q(s, a) + c_puct * P(s, a) * sqrt(N(s)) / (1 + N(s, a)),
+.. math::
+
+   a^* = \operatorname{argmax}_a \; Q(s, a) + c_{\text{puct}} \, P(s, a) \, \frac{\sqrt{N(s)}}{1 + N(s, a)},
 
 ``P`` f_BR's policy at the node, ``N`` visit counts, ``Q`` the mean return scaled to
 [-1, 1] (an unvisited action takes the node's network value). A new node is expanded

@@ -1,4 +1,4 @@
-"""Neural Fictitious Self-Play (Heinrich & Silver 2016, "Deep Reinforcement Learning from
+r"""Neural Fictitious Self-Play (Heinrich & Silver 2016, "Deep Reinforcement Learning from
 Self-Play in Imperfect-Information Games", arXiv:1603.01121).
 
 Fictitious play lets every player best-respond to the *average* of its opponents' past
@@ -9,7 +9,9 @@ equilibrium. NFSP approximates both halves with networks, per player i:
   circular replay memory M_RL of the player's transitions (s_t, a_t, r_{t+1}, s_{t+1}),
   minimising the squared TD error (paper, Algorithm 1, "update theta^Q with loss")
 
-      L(theta^Q) = E[(r + gamma * max_{a' legal} Q(s', a' | theta^{Q'}) - Q(s, a | theta^Q))^2]
+  .. math::
+
+     \mathcal{L}(\theta^Q) = \mathbb{E}\left[\left(r + \gamma \max_{a' \text{ legal}} Q(s', a' \mid \theta^{Q'}) - Q(s, a \mid \theta^Q)\right)^2\right]
 
   with a target network theta^{Q'} copied every ``target_update_every`` steps and
   epsilon-greedy exploration, epsilon decaying linearly;
@@ -18,7 +20,9 @@ equilibrium. NFSP approximates both halves with networks, per player i:
   Algorithm R: the n-th item replaces a uniformly chosen slot with probability
   capacity / n, so M_SL is a uniform sample of all best-response play), minimising
 
-      L(theta^Pi) = E_{(s, a) ~ M_SL}[ -log Pi(s, a | theta^Pi) ];
+  .. math::
+
+     \mathcal{L}(\theta^\Pi) = \mathbb{E}_{(s, a) \sim \mathcal{M}_{SL}}\left[-\log \Pi(s, a \mid \theta^\Pi)\right]
 
 - anticipatory dynamics: at the start of each episode the player follows its best
   response with probability eta (``anticipatory``), otherwise its average policy

@@ -1,4 +1,4 @@
-"""ReBeL for any game of the model: one belief-weighted subgame per decision.
+r"""ReBeL for any game of the model: one belief-weighted subgame per decision.
 
 ReBeL for GDL-II (Partridge & Thielscher, "Hidden Information General Game Playing with
 Deep Learning and Search", Alg. 1 and Sect. 3) samples perfect-information states consistent with a role's percepts, solves each sampled state with
@@ -13,7 +13,9 @@ Learning and Search for Imperfect-Information Games") does:
   ``h`` consistent with the searcher's *public* state ``S`` (exact enumeration while it
   fits in ``max_root_nodes``), weighted by
 
-      b(h) ∝ π_c(h) · Π_q π_q^σ(h),
+  .. math::
+
+     b(h) \propto \pi_c(h) \prod_q \pi_q^\sigma(h),
 
   the chance probabilities times every player's reach under the search policy ``σ``
   already computed at the earlier public states of ``S`` (a public belief state as in

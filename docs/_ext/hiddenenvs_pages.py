@@ -71,7 +71,40 @@ def docstring_as_markdown(text: str) -> str:
     text = inspect.cleandoc(text)
     text = ROLE.sub(lambda m: f"{{py:{m.group(1)}}}`{m.group(2)}`", text)
     lines = doctests_as_fences(simple_tables_as_markdown(text.splitlines()))
+    lines = math_directives_as_fences(lines)
     return re.sub(r"::\n", ":\n", "\n".join(lines))
+
+
+def math_directives_as_fences(lines: list[str]) -> list[str]:
+    """RST ``.. math::`` blocks (the directive, a blank line, the indented LaTeX) as fenced
+    ``{math}`` blocks at the directive's indentation, so a list item keeps its equation."""
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.strip() != ".. math::":
+            out.append(line)
+            index += 1
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        index += 1
+        body: list[str] = []
+        while index < len(lines) and (
+            not lines[index].strip() or len(lines[index]) - len(lines[index].lstrip()) > len(indent)
+        ):
+            body.append(lines[index])
+            index += 1
+        while body and not body[-1].strip():
+            body.pop()
+        latex = inspect.cleandoc("\n".join(body))
+        out += [
+            f"{indent}```{{math}}",
+            *(indent + row for row in latex.splitlines()),
+            f"{indent}```",
+        ]
+        if index < len(lines) and lines[index].strip():
+            out.append("")
+    return out
 
 
 def doctests_as_fences(lines: list[str]) -> list[str]:
