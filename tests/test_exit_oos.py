@@ -308,7 +308,7 @@ def test_average_tremble_gives_an_average_where_the_current_strategy_does_not_le
         policy = search.policy(key, legal)
     assert averages[0.0].sum() == 0.0  # OOS as published: no average, a uniform answer
     assert policy[1] > 0.99  # trembling: the action the regrets choose
-    with pytest.raises(ValueError, match="average_tremble needs the tree backend"):
+    with pytest.raises(ValueError, match="average_tremble and prior_regret need the tree backend"):
         OOS(game, 0, backend="model", average_tremble=0.1)
 
 
