@@ -37,7 +37,7 @@ Reading is bounded (a config is user input; ``docs/guides/limits.md`` has the me
   (``budget.episodes=1e5``);
 - every number is finite and in the range its field declares (``field(metadata={RANGE:
   POSITIVE})``, or the trainer's :class:`agents.catalogue.TrainerEntry` ``ranges``; every
-  other integer is >= 0 and at most :data:`MAX_INTEGER`), checked once, as it is read;
+  other integer is >= 0 and at most :data:`agents.catalogue.MAX_INTEGER`), checked once, as it is read;
 - the memory the config asks for is estimated before anything is allocated (environments
   in lockstep, the replay and reservoir memories when full, the networks) and a config
   that needs more than the machine has is refused with the estimate;

@@ -519,7 +519,7 @@ class Evaluator:
       by the run's deadline (keeping the last evaluation's time for the final one). Every
       evaluated seat plays at least one episode, past the cap if need be, as long as the
       budget lasts (the final evaluation: the last one's time, even past the deadline);
-      :attr:`unplayed_seats` names the seats that could not, the run says so.
+      ``unplayed_seats`` names the seats that could not, the run says so.
     """
 
     def __init__(self, config: RunConfig, offers: Any, context: LoopContext, budget: Budget):

@@ -2,7 +2,7 @@
 
 Every table that maps a name a user types to a thing is a :class:`Registry`: the games
 (:data:`hiddenenvs.registry.REGISTRY`), the vector kernels
-(:data:`hiddenenvs.vector.VECTOR_GAMES`), the trainers (:data:`agents.config.TRAINERS`),
+(:data:`hiddenenvs.vector.VECTOR_GAMES`), the trainers (:data:`agents.catalogue.TRAINERS`),
 the agent specs (:data:`agents.search.SPEC_BUILDERS`) and the saveable agent classes
 (:data:`agents.checkpoint.AGENT_CLASSES`). They share one set of rules:
 

@@ -8,7 +8,7 @@ pages written here are read like the hand-written ones. Everything comes from th
   its module docstring (rules, spaces, facts such as the game value), a tree size counted
   on the spot for games that enumerate in under ``TREE_NODE_CAP`` nodes, a PNG drawn by
   the env's ``rgb_array`` renderer where it has one, and the shipped configs that train on it;
-- trainer pages from ``agents.config.TRAINERS``: the module docstring (paper, equations,
+- trainer pages from ``agents.catalogue.TRAINERS``: the module docstring (paper, equations,
   how the code maps to them), the config reference read from the trainer's
   ``CONFIG_CLASS`` dataclass (field, type, default, and the comment on the field's line),
   the shipped configs, the capability table when ``agents.capabilities`` exists, and the
