@@ -307,21 +307,13 @@ def run_flagship(cell_name: str, runs: Path, time_limit_minutes: float, games: i
 
 # ---- the page ------------------------------------------------------------------------------------
 def machine() -> str:
+    """The card and its CUDA version, then the rest of the machine as every page names it."""
     import torch
 
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.partition(":")[2].strip()
-                break
-    except OSError:
-        pass
+    from benchmarks import training
+
     card = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
-    return (
-        f"GPU: {card} (CUDA {torch.version.cuda}); CPU: {model}, {os.cpu_count()} cores; "
-        f"torch {torch.__version__}, Python {platform.python_version()}"
-    )
+    return f"GPU: {card} (CUDA {torch.version.cuda}); {training.machine_description()}"
 
 
 def publish(page: Path, table: str, flagship: str | None, command: str) -> None:

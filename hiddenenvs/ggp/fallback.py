@@ -132,14 +132,25 @@ class ReasonerMatch:
         mine = legal[self.role]
         if not mine:
             raise FallbackError(f"role {reasoner.roles[self.role]} has no legal move here")
+        return self._best_by_playouts(mine, [self.state], deadline)
+
+    def _best_by_playouts(self, mine: list, states: list, deadline: float) -> str:
+        """Flat Monte Carlo: our moves ``mine`` tried in turn, each from the next of
+        ``states`` in turn, the others' moves drawn uniformly, until ``deadline``; the move
+        with the best mean playout value (the first on ties and when none was tried)."""
+        reasoner = self.reasoner
         totals, counts = [0.0] * len(mine), [0] * len(mine)
         playout = 0
         while len(mine) > 1 and time.monotonic() < deadline:
             index = playout % len(mine)
+            state = states[(playout // len(mine)) % len(states)]
             playout += 1
+            legal = reasoner.legal_moves(state)
+            if mine[index] not in legal[self.role]:
+                continue  # a sheet whose legal moves our percepts do not settle
             joint = [self.rng.choice(moves) if moves else None for moves in legal]
             joint[self.role] = mine[index]
-            value = self._playout(reasoner.next_state(self.state, joint), deadline)
+            value = self._playout(reasoner.next_state(state, joint), deadline)
             if value is None:
                 break
             totals[index] += value
@@ -254,24 +265,4 @@ class BeliefReasonerMatch(ReasonerMatch):
         mine = reasoner.legal_moves(live[0])[self.role]
         if not mine:
             raise FallbackError(f"role {reasoner.roles[self.role]} has no legal move here")
-        totals, counts = [0.0] * len(mine), [0] * len(mine)
-        playout = 0
-        while len(mine) > 1 and time.monotonic() < deadline:
-            index = playout % len(mine)
-            state = live[(playout // len(mine)) % len(live)]
-            playout += 1
-            legal = reasoner.legal_moves(state)
-            if mine[index] not in legal[self.role]:
-                continue  # a sheet whose legal moves our percepts do not settle
-            joint = [self.rng.choice(moves) if moves else None for moves in legal]
-            joint[self.role] = mine[index]
-            value = self._playout(reasoner.next_state(state, joint), deadline)
-            if value is None:
-                break
-            totals[index] += value
-            counts[index] += 1
-        best = max(
-            range(len(mine)),
-            key=lambda i: (totals[i] / counts[i] if counts[i] else -1.0, -i),
-        )
-        return reasoner.render(mine[best])
+        return self._best_by_playouts(mine, live, deadline)
