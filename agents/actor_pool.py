@@ -90,7 +90,10 @@ class ActorPool:
         ray = import_ray()
         if not ray.is_initialized():
             if self.address is None:
+                # "local": a Ray of our own even where RAY_ADDRESS or a `ray start` cluster
+                # on this machine would otherwise be joined (and refuse num_cpus).
                 ray.init(
+                    address="local",
                     num_cpus=self.local_num_cpus,
                     include_dashboard=False,
                     object_store_memory=200 * 1024**2,

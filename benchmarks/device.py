@@ -87,7 +87,7 @@ def measure_cell(cell: str, device: str, seconds: float) -> dict[str, Any]:
 
     register_optimizer_step_post_hook(count)
     overrides = [f"trainer.params.device={device}"]
-    shipped = load_config(cell_config(cell)).validated_trainer_params()
+    shipped = load_config(cell_config(cell)).validate().check_env_and_trainer()
     # Updates from the first timed step: a memory's warm-up (no update before it holds
     # min_buffer_size rows) changes how many updates a step takes, not what one costs.
     for warm_up in ("min_buffer_size", "min_reservoir_size"):
@@ -151,7 +151,7 @@ def auto_choice(config: Any) -> str:
     import hiddenenvs
     from agents.config import trainer_class
 
-    params = dataclasses.replace(config.validated_trainer_params(), device="auto")
+    params = dataclasses.replace(config.validate().check_env_and_trainer(), device="auto")
     game = hiddenenvs.load_game(config.env.name, **config.env.params)
     learner = trainer_class(config.trainer.name)(game, params, config.seed)
     try:
