@@ -33,7 +33,7 @@ page, never run with an invented one. Each seed of a cell is one *run*:
    below it), the runs (status, episodes, wall and CPU seconds, the load average while they
    trained, commit) and, per trainer, learning curves from each run's ``metrics.csv``
    against episodes and wall time, the mean over seeds with the band from the lowest to the
-   highest seed (``docs/results/curves/<trainer>.png``, ``--curves``). The page names the
+   highest seed (``docs/results/curves/<trainer page>.png``, ``--curves``). The page names the
    machine, commit, date and load average: timings from a loaded machine say so.
 
 Every file is written atomically (temporary file and rename); Ctrl-C stops the training
@@ -231,6 +231,14 @@ CELLS: tuple[Cell, ...] = (
         _exploitability(0.05, None),
         exact=True,
     ),
+    # The CFR family's shipped configs: no target of issue 46, run for their trainer pages'
+    # curves (exact exploitability against iterations and wall time).
+    Cell("cfr_kuhn", "cfr", "Kuhn", ("random",), exact=True),
+    Cell("cfr_leduc", "cfr+", "Leduc", ("random",), exact=True),
+    Cell("es_mccfr_kuhn", "es-mccfr", "Kuhn", ("random",), exact=True),
+    Cell("es_mccfr_leduc", "es-mccfr", "Leduc", ("random",), exact=True),
+    Cell("es_mccfr_goofspiel6", "es-mccfr", "II-Goofspiel(6)", ("random",), exact=True),
+    Cell("os_mccfr_leduc", "os-mccfr", "Leduc", ("random",), exact=True),
 )
 CELLS_BY_NAME = {cell.name: cell for cell in CELLS}
 
@@ -743,6 +751,12 @@ def verdict(row: Row, values: list[Measured | None]) -> str:
     )
 
 
+def page_name(trainer: str) -> str:
+    """The trainer's docs page (and curve file) name: ``cfr+`` -> ``cfr_plus``, as the docs
+    generator names it."""
+    return trainer.replace("+", "_plus").replace("-", "_")
+
+
 def curve_metric(runs: list[list[dict]]) -> str | None:
     """What a cell's curves show: exact exploitability, else the win rate against its
     evaluation opponent, else the mean return against random."""
@@ -888,7 +902,7 @@ def write_report(prof: Profile, seeds: list[int], command: str) -> None:
     prof.curves.mkdir(parents=True, exist_ok=True)
     figures = []
     for trainer, cells in curve_inputs.items():
-        path = prof.curves / f"{trainer}.png"
+        path = prof.curves / f"{page_name(trainer)}.png"
         plot_trainer(trainer, cells, path)
         figures.append((trainer, os.path.relpath(path, prof.page.parent)))
     load_now = load_average()

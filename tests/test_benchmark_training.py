@@ -134,6 +134,18 @@ def test_rebel_rows_are_per_seat_with_the_papers_column():
     assert seat_0.target.bound == 0.97
 
 
+def test_curve_files_are_named_like_the_trainer_pages_that_show_them():
+    """docs/_ext/hiddenenvs_pages.py shows ``results/curves/<page>.png`` on a trainer's page."""
+    sys.path.insert(0, str(Path(training.REPO, "docs", "_ext")))
+    try:
+        import hiddenenvs_pages
+    finally:
+        sys.path.pop(0)
+    for trainer in {cell.trainer for cell in CELLS}:
+        assert training.page_name(trainer) == hiddenenvs_pages.safe_name(trainer)
+    assert training.page_name("cfr+") == "cfr_plus"
+
+
 @pytest.mark.parametrize("cell", CELLS, ids=[cell.name for cell in CELLS])
 def test_shipped_config_matches_its_cell(cell):
     """A shipped config trains the cell's trainer and its scripted opponents exist for its
