@@ -26,6 +26,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hiddenenvs.analysis.capabilities import COUNT_LIMIT, GameOffers
@@ -161,6 +162,7 @@ class TrainerEntry:
 
     name: str  # trainer.name
     learner: str | type  # its agents.base.Learner subclass (with CONFIG_CLASS), or "module:Class"
+    method: str = ""  # one line for the README's table: the method and its paper
     # Its needs from a game, given its raw trainer.params (agents.capabilities).
     needs: Callable[[Mapping[str, Any]], Needs] = any_game
     # Settings that widen what it fits, listed when only they make it fit.
@@ -253,6 +255,7 @@ PROJECT_TRAINERS = (
     TrainerEntry(
         "nfsp",
         "agents.nfsp:NFSP",
+        "Neural Fictitious Self-Play (Heinrich & Silver 2016)",
         ranges={**_NFSP_RANGES, "epsilon_start": UNIT_INTERVAL, "epsilon_end": UNIT_INTERVAL},
         agent_modules=("agents.nfsp",),
         loop_self_play=True,
@@ -260,6 +263,7 @@ PROJECT_TRAINERS = (
     TrainerEntry(
         "anfsp",
         "agents.anfsp:ANFSP",
+        "asynchronous NFSP on Ray actors, one machine or a cluster",
         ranges={
             **{k: v for k, v in _NFSP_RANGES.items() if k != "replay_capacity"},
             "average_policy_ema": UNIT_INTERVAL,
@@ -270,6 +274,7 @@ PROJECT_TRAINERS = (
     TrainerEntry(
         "mcnfsp",
         "agents.mcnfsp:MCNFSP",
+        "NFSP with a tree-search best response (Zhang et al. 2019)",
         needs=_mcnfsp_needs,
         switches={"search_from": "true_state"},
         ranges={
@@ -280,14 +285,26 @@ PROJECT_TRAINERS = (
     TrainerEntry(
         "exit_oos",
         "agents.exit_oos:ExItOOS",
+        "expert iteration with an Online Outcome Sampling expert (Kitchen & Benedetti 2018)",
         needs=_oos_needs,
         ranges={"hidden_sizes": POSITIVE, "batch_size": POSITIVE, "learning_rate": POSITIVE},
     ),
-    TrainerEntry("cfr", "agents.cfr:CFRLearner", needs=_cfr_needs),
-    TrainerEntry("cfr+", "agents.cfr:CFRPlusLearner", needs=_cfr_needs),
+    TrainerEntry(
+        "cfr",
+        "agents.cfr:CFRLearner",
+        "counterfactual regret minimisation on the enumerated tree (Zinkevich et al. 2007)",
+        needs=_cfr_needs,
+    ),
+    TrainerEntry(
+        "cfr+",
+        "agents.cfr:CFRPlusLearner",
+        "CFR+: regret matching+, alternating updates, linear averaging (Tammelin 2014)",
+        needs=_cfr_needs,
+    ),
     TrainerEntry(
         "rebel",
         "agents.rebel:ReBeLLearner",
+        "ReBeL: belief-weighted subgames re-solved by CFR+ with a value network (Brown et al. 2020)",
         needs=_rebel_needs,
         ranges={
             "hidden_size": POSITIVE,
@@ -300,11 +317,13 @@ PROJECT_TRAINERS = (
     TrainerEntry(
         "es-mccfr",
         "agents.search.external_sampling_mccfr:ExternalSamplingMCCFRLearner",
+        "external-sampling MCCFR (Lanctot et al. 2009)",
         needs=lambda params: _mccfr_needs(params, external_sampling=True),
     ),
     TrainerEntry(
         "os-mccfr",
         "agents.search.outcome_sampling_mccfr:OutcomeSamplingMCCFRLearner",
+        "outcome-sampling MCCFR (Lanctot et al. 2009)",
         needs=lambda params: _mccfr_needs(params, external_sampling=False),
     ),
 )
@@ -434,3 +453,71 @@ def spec_needs() -> dict[str, Needs]:
 def agent_modules() -> tuple[str, ...]:
     """The trainers' modules that define the Agent classes their runs save."""
     return tuple(module for entry in PROJECT_TRAINERS for module in entry.agent_modules)
+
+
+# ---- the README's trainer table -----------------------------------------------------------
+README_TABLE_START = "<!-- trainers-table: written by python -m agents.catalogue --readme -->"
+README_TABLE_END = "<!-- /trainers-table -->"
+
+
+def _module_link(root: Path, learner: str | type) -> str:
+    """``[agents/nfsp.py](agents/nfsp.py)``: the file (or package folder) defining a learner."""
+    module = learner.split(":")[0] if isinstance(learner, str) else learner.__module__
+    relative = Path(*module.split("."))
+    path = f"{relative}/" if (root / relative).is_dir() else f"{relative}.py"
+    return f"[{path}]({path})"
+
+
+def _configs_cell(page: str, stems: list[str]) -> str:
+    """The shipped configs of a trainer, ``nfsp_*.yaml`` (9) for those named after its page."""
+    family = [s for s in stems if s.startswith(f"{page}_")]
+    if len(family) > 1:
+        parts = [f"`{page}_*.yaml` ({len(family)})"]
+        rest = [s for s in stems if s not in family]
+    else:
+        parts, rest = [], stems
+    return ", ".join(parts + [f"`{stem}.yaml`" for stem in rest]) or "none shipped"
+
+
+def readme_trainer_table(root: Path) -> str:
+    """The README's trainer table, from :data:`PROJECT_TRAINERS` and the configs in
+    ``root/configs`` (each listed under the trainer its ``trainer.name`` names)."""
+    import yaml
+
+    by_trainer: dict[str, list[str]] = {}
+    for config in sorted((root / "configs").glob("*.yaml")):
+        trainer = (yaml.safe_load(config.read_text()).get("trainer") or {}).get("name")
+        by_trainer.setdefault(trainer, []).append(config.stem)
+    lines = [
+        "| `trainer.name` | method | module | configs |",
+        "|---|---|---|---|",
+    ]
+    for entry in PROJECT_TRAINERS:
+        page = entry.name.replace("+", "_plus").replace("-", "_")
+        lines.append(
+            f"| `{entry.name}` | {entry.method} | {_module_link(root, entry.learner)} | "
+            f"{_configs_cell(page, by_trainer.get(entry.name, []))} |"
+        )
+    return "\n".join(lines)
+
+
+def with_readme_table(readme: str, table: str) -> str:
+    """``readme`` with the text between its table markers replaced by ``table``."""
+    start, end = readme.index(README_TABLE_START), readme.index(README_TABLE_END)
+    return f"{readme[: start + len(README_TABLE_START)]}\n{table}\n{readme[end:]}"
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Tables generated from the trainer catalogue.")
+    parser.add_argument(
+        "--readme", action="store_true", help="rewrite README.md's trainer table in place"
+    )
+    arguments = parser.parse_args()
+    root = Path(__file__).resolve().parent.parent
+    if arguments.readme:
+        readme = root / "README.md"
+        readme.write_text(with_readme_table(readme.read_text(), readme_trainer_table(root)))
+    else:
+        print(readme_trainer_table(root))

@@ -158,3 +158,17 @@ def test_a_config_built_in_python_meets_the_ranges_its_fields_declare():
     with pytest.raises(ConfigError, match=r"trainer.params.exploration must be in \(0, 1\]"):
         MCCFRConfig(exploration=0.0)
     assert MCCFRConfig(exploration=1.0).exploration == 1.0
+
+
+def test_readme_trainer_table_is_the_catalogues():
+    """README.md's trainer table is generated (python -m agents.catalogue --readme): a new
+    trainer's entry and configs reach it without editing the README by hand."""
+    readme = (REPO / "README.md").read_text()
+    table = catalogue.readme_trainer_table(REPO)
+    assert catalogue.with_readme_table(readme, table) == readme, (
+        "run: python -m agents.catalogue --readme"
+    )
+    for entry in catalogue.PROJECT_TRAINERS:
+        assert entry.method, f"{entry.name} has no method line"
+        assert f"| `{entry.name}` | {entry.method} |" in table
+    assert "`nfsp_*.yaml`" in table and "`quickstart.yaml`" in table
