@@ -231,14 +231,16 @@ CELLS: tuple[Cell, ...] = (
         _exploitability(0.05, None),
         exact=True,
     ),
-    # The CFR family's shipped configs: no target of issue 46, run for their trainer pages'
-    # curves (exact exploitability against iterations and wall time).
+    # Shipped configs without a target of issue 46, run for their trainer pages' curves
+    # (exact exploitability against iterations or episodes and wall time): the CFR family's.
     Cell("cfr_kuhn", "cfr", "Kuhn", ("random",), exact=True),
     Cell("cfr_leduc", "cfr+", "Leduc", ("random",), exact=True),
     Cell("es_mccfr_kuhn", "es-mccfr", "Kuhn", ("random",), exact=True),
     Cell("es_mccfr_leduc", "es-mccfr", "Leduc", ("random",), exact=True),
     Cell("es_mccfr_goofspiel6", "es-mccfr", "II-Goofspiel(6)", ("random",), exact=True),
     Cell("os_mccfr_leduc", "os-mccfr", "Leduc", ("random",), exact=True),
+    # ANFSP's quick shipped config (minutes where anfsp_leduc's takes 30): its page's curve.
+    Cell("anfsp_kuhn", "anfsp", "Kuhn", ("random",), exact=True),
 )
 CELLS_BY_NAME = {cell.name: cell for cell in CELLS}
 
