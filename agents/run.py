@@ -23,7 +23,7 @@ import csv
 import io
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -38,9 +38,6 @@ from agents.checkpoint import (
 )
 from agents.config import BudgetConfig, RunConfig
 from agents.runs import CHECKPOINT_NAME, RUN_CHECKPOINT_FORMAT, check_same_run, load_learner_state
-
-if TYPE_CHECKING:  # the loop composes this module's parts; this module never imports it
-    from agents.loop import Run
 
 COUNTED = ("episodes", "iterations")
 
@@ -256,6 +253,26 @@ class MetricsLog:
 
 
 # ---- callbacks --------------------------------------------------------------------------------
+class RunState(Protocol):
+    """What a callback sees of a run (:class:`agents.loop.Run` is one): declared here so
+    that this module, which the loop composes, never imports the loop."""
+
+    @property
+    def counters(self) -> dict[str, int]: ...
+    @property
+    def budget(self) -> Budget: ...
+    @property
+    def checkpointer(self) -> Checkpointer: ...
+    @property
+    def learner(self) -> Learner: ...
+    @property
+    def rng(self) -> np.random.Generator: ...
+    @property
+    def unit(self) -> str: ...  # what evaluations count: "episodes" or "iterations"
+    @property
+    def metric(self) -> str: ...  # the run's metric (agents.loop.Evaluator chose it)
+
+
 class Callback:
     """A hook into a :class:`agents.loop.Run`, as Stable-Baselines3's ``BaseCallback``.
 
@@ -266,19 +283,19 @@ class Callback:
     :meth:`episodes_until_due` lets a callback end a self-play step exactly on its episode.
     """
 
-    def on_run_start(self, run: Run) -> None:
+    def on_run_start(self, run: RunState) -> None:
         """Called once, after set-up and before the first step."""
 
-    def on_step(self, run: Run, report: StepReport) -> None:
+    def on_step(self, run: RunState, report: StepReport) -> None:
         """Called after each counted step."""
 
-    def on_evaluation(self, run: Run, row: dict[str, Any]) -> None:
+    def on_evaluation(self, run: RunState, row: dict[str, Any]) -> None:
         """Called after each evaluation row is logged."""
 
-    def on_run_end(self, run: Run) -> None:
+    def on_run_end(self, run: RunState) -> None:
         """Called when the budget is spent and the run trained something."""
 
-    def on_close(self, run: Run) -> None:
+    def on_close(self, run: RunState) -> None:
         """Called however the run ended (spent, failed, interrupted)."""
 
     def episodes_until_due(self, counters: dict[str, int]) -> int | None:
@@ -294,12 +311,12 @@ class CheckpointCallback(Callback):
             config.checkpoint_every_episodes, config.checkpoint_every_iterations, counters
         )
 
-    def on_step(self, run: Run, report: StepReport) -> None:
+    def on_step(self, run: RunState, report: StepReport) -> None:
         if self.schedule.due(run.counters) or run.checkpointer.timed_save_due():
             run.checkpointer.save(run.learner, run.counters, run.rng)
             self.schedule.advance(run.counters)
 
-    def on_run_end(self, run: Run) -> None:
+    def on_run_end(self, run: RunState) -> None:
         run.checkpointer.save(run.learner, run.counters, run.rng)
 
     def episodes_until_due(self, counters: dict[str, int]) -> int | None:
@@ -316,7 +333,7 @@ class ProgressCallback(Callback):
         self.bar: Any = None
         self.unit = "seconds"
 
-    def on_run_start(self, run: Run) -> None:
+    def on_run_start(self, run: RunState) -> None:
         from agents.progress import progress_bar
 
         budget, counters = run.budget, run.counters
@@ -341,24 +358,24 @@ class ProgressCallback(Callback):
             dynamic_ncols=True,
         )
 
-    def on_step(self, run: Run, report: StepReport) -> None:
+    def on_step(self, run: RunState, report: StepReport) -> None:
         if self.unit == "seconds":
             reached = min(run.budget.seconds or 0.0, run.budget.wall_seconds())
             self.bar.update(max(0.0, reached - self.bar.n))
         else:
             self.bar.update(report.episodes if self.unit == "episodes" else report.iterations)
 
-    def on_evaluation(self, run: Run, row: dict[str, Any]) -> None:
+    def on_evaluation(self, run: RunState, row: dict[str, Any]) -> None:
         if self.bar is not None and row.get(run.metric) is not None:
             self.bar.set_postfix({run.metric: f"{row[run.metric]:.4f}"})
 
-    def on_run_end(self, run: Run) -> None:
+    def on_run_end(self, run: RunState) -> None:
         from agents.progress import end_at_reached
 
         self.on_step(run, StepReport(episodes=0, iterations=0))
         end_at_reached(self.bar)
 
-    def on_close(self, run: Run) -> None:
+    def on_close(self, run: RunState) -> None:
         if self.bar is not None:
             self.bar.close()  # a second close does nothing
 
