@@ -57,3 +57,15 @@ def test_the_plot_labels_agents_by_rank_and_is_written(tmp_path):
     assert short_labels(board.agents) == ["#1", "#2"]
     png = [path for path in write_outputs(board, tmp_path / "out") if path.suffix == ".png"]
     assert png and png[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_boards_title_names_only_the_parameters_set_away_from_their_defaults():
+    from agents.leaderboard.matches import EnvVariant
+    from agents.leaderboard.report import Leaderboard
+
+    def title(params: dict) -> str:
+        resolved = EnvVariant.resolve("goofspiel", params).params  # as a board keeps them
+        return Leaderboard("goofspiel", resolved, [], {}, None).title  # type: ignore[arg-type]
+
+    assert title({}) == "goofspiel"
+    assert title({"num_cards": 6, "imp_info": True}) == "goofspiel(num_cards=6, imp_info=True)"

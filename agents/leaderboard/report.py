@@ -60,7 +60,14 @@ class Leaderboard:
 
     @property
     def title(self) -> str:
-        params = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        """The env and the parameters it sets away from their defaults (the board keeps
+        every resolved parameter; a title listing the defaults too reads as noise)."""
+        from agents.leaderboard.matches import EnvVariant
+
+        defaults = EnvVariant.resolve(self.env, {}).params
+        params = ", ".join(
+            f"{k}={v}" for k, v in self.params.items() if k not in defaults or defaults[k] != v
+        )
         return f"{self.env}({params})" if params else self.env
 
     @property
