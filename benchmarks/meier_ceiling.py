@@ -175,7 +175,7 @@ def _roll_sums(num_claims: int, extra: int) -> np.ndarray:
     return rows
 
 
-def _responder_constraints(last: int | None, value: dict) -> np.ndarray:
+def _responder_constraints(last: int | None, value: dict) -> tuple[np.ndarray, np.ndarray]:
     """Rows ``y_v (w - a) - z_r <= -a`` (``z_r``: roll r's best claim against the call
     probabilities ``y``), over the variables ``y_v`` and then ``z_r``."""
     claims = claimable(last)
@@ -216,9 +216,13 @@ def equilibrium() -> Equilibrium:
         a_ub, num_x = _claimer_constraints(last, value)
         cost = np.concatenate([np.zeros(num_x), -np.ones(num_claims)])  # maximise sum t_v
         x = _solve(
-            cost, a_ub, np.zeros(len(a_ub)), [(0.0, None)] * len(cost),
-            _roll_sums(num_claims, num_claims), ROLL_PROBABILITY,
-        )  # fmt: skip
+            cost,
+            a_ub,
+            np.zeros(len(a_ub)),
+            [(0.0, None)] * len(cost),
+            _roll_sums(num_claims, num_claims),
+            ROLL_PROBABILITY,
+        )
         value[last] = float(x[num_x:].sum())
         claims_by_roll[last] = x[:num_x].reshape(NUM_VALUES, num_claims) / ROLL_PROBABILITY[:, None]
         a_ub, b_ub = _responder_constraints(last, value)
@@ -313,10 +317,13 @@ def best_equilibrium_against(game: Equilibrium, opponent: Opponent) -> tuple[flo
                 accepted = responding[claim] if claim < TOP else 0.0
                 score[roll * num_claims + j] = q * _holds(roll, claim) + (1.0 - q) * accepted
         x = _solve(
-            -score, np.vstack([a_ub, keep_value]),
+            -score,
+            np.vstack([a_ub, keep_value]),
             np.concatenate([np.zeros(len(a_ub)), [-game.value[last] + 1e-9]]),
-            [(0.0, None)] * len(score), _roll_sums(num_claims, num_claims), ROLL_PROBABILITY,
-        )  # fmt: skip
+            [(0.0, None)] * len(score),
+            _roll_sums(num_claims, num_claims),
+            ROLL_PROBABILITY,
+        )
         in_control[last] = float(score @ x)
         a_ub, b_ub = _responder_constraints(last, game.value)
         keep_value = np.concatenate([np.zeros(num_claims), ROLL_PROBABILITY])
@@ -328,9 +335,11 @@ def best_equilibrium_against(game: Equilibrium, opponent: Opponent) -> tuple[flo
             score[claim - offset] = lie - accepted
             constant += accepted
         y = _solve(
-            -score, np.vstack([a_ub, keep_value]),
-            np.concatenate([b_ub, [game.value[last] + 1e-9]]), _call_bounds(last),
-        )  # fmt: skip
+            -score,
+            np.vstack([a_ub, keep_value]),
+            np.concatenate([b_ub, [game.value[last] + 1e-9]]),
+            _call_bounds(last),
+        )
         responding[last] = constant + float(score @ y)
     return in_control[FIRST], responding[FIRST]
 
@@ -338,11 +347,16 @@ def best_equilibrium_against(game: Equilibrium, opponent: Opponent) -> tuple[flo
 def table() -> list[tuple[str, tuple[float, float], tuple[float, float]]]:
     """``(player, (seat 0, seat 1) against random, ... against the bot)`` rows."""
     game = equilibrium()
+    strategy = as_opponent(game)
     return [
         ("best response to each opponent", best_response(RANDOM), best_response(BOT)),
-        ("best equilibrium against each", *(best_equilibrium_against(game, o) for o in (RANDOM, BOT))),
-        ("an equilibrium (the LP's)", *(play(as_opponent(game), o) for o in (RANDOM, BOT))),
-    ]  # fmt: skip
+        (
+            "best equilibrium against each",
+            best_equilibrium_against(game, RANDOM),
+            best_equilibrium_against(game, BOT),
+        ),
+        ("an equilibrium (the LP's)", play(strategy, RANDOM), play(strategy, BOT)),
+    ]
 
 
 def _cell(by_seat: tuple[float, float]) -> str:
@@ -373,11 +387,9 @@ def against_equilibrium(spec: str, games: int, seed: int = 0) -> tuple[float, fl
 def opening_claims(spec: str) -> dict[int, dict[int, float]]:
     """``{roll: {claim: probability}}`` of the agent ``spec``'s first claim as seat 0 (its
     information state after seeing its first roll), values as on the sheet."""
-    import hiddenenvs
     from agents.leaderboard.specs import resolve_agent
 
     agent = resolve_agent(spec, "meier", 0, {})
-    game = hiddenenvs.load_game("meier")
     reader = MeierStrategyAgent(RANDOM, 0, {})
     noop = reader.move_names.index("noop")
     claim_actions = {value: reader.move_names.index(f"(claim {value})") for value in MEIER_ORDER}
@@ -386,7 +398,7 @@ def opening_claims(spec: str) -> dict[int, dict[int, float]]:
     openings = {}
     for roll in MEIER_ORDER:
         seen = (reader.percept_names.index(f"(rolled {roll})"),)
-        tensor = game.perception.tensor(1, False, [(noop, seen)])
+        tensor = reader.perception.tensor(1, False, [(noop, seen)])
         probabilities = agent.policy_probabilities(tensor, mask)
         openings[roll] = {value: float(probabilities[a]) for value, a in claim_actions.items()}
     return openings
