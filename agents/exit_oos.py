@@ -86,6 +86,7 @@ import torch
 
 from agents.base import Learner, StepReport
 from agents.device import check_device_setting, choose_device, cpu_state_dict, weight_count
+from agents.episodes import model_episode
 from agents.memories import GameReservoir
 from agents.networks import AveragePolicyAgent, masked_logits, mlp
 from agents.parallel import WorkerPool, local_deadline, unix_deadline
@@ -97,8 +98,7 @@ from agents.search.oos import (
     answer_rollouts,
     search_concurrently,
 )
-from agents.search.tables import apply_choices, chance_distribution, movers_and_joint
-from hiddenenvs.game import CHANCE, TERMINAL, Game, draw_index
+from hiddenenvs.game import Game, draw_index
 
 
 @dataclass
@@ -294,13 +294,11 @@ class SelfPlayer:
             ).bit_generator.state
         tensors, masks, targets = [], [], []
         missed = restored = decisions = 0
-        state = self.game.new_initial_state()
-        while state.current_player() != TERMINAL:
-            if state.current_player() == CHANCE:
-                outcomes, probabilities = chance_distribution(state)
-                state.apply_action(outcomes[draw_index(probabilities, rng)])
-                continue
-            movers, joint = movers_and_joint(state)
+
+        def decide(state, movers: list[int], joint: list[int] | None):
+            """Each mover's move: an OOS search at its information set, the move drawn from
+            OOS's average strategy there, and the (tensor, mask, sigma_oos) targets stored."""
+            nonlocal missed, restored, decisions
             actions = []
             for mover in movers:
                 search = searches[mover]
@@ -325,7 +323,9 @@ class SelfPlayer:
                         masks.append(other_mask)
                         targets.append(other_sigma)
                 actions.append(draw_index(sigma, rng))
-            apply_choices(state, joint, movers, actions)
+            return actions
+
+        state = yield from model_episode(self.game.new_initial_state(), decide, rng)
         return {
             "game": {
                 "observation": np.stack(tensors),
