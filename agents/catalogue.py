@@ -282,6 +282,7 @@ PROJECT_TRAINERS = (
         "agents.exit_oos:ExItOOS",
         needs=_oos_needs,
         ranges={"hidden_sizes": POSITIVE, "batch_size": POSITIVE, "learning_rate": POSITIVE},
+        address_param="ray_address",
     ),
     TrainerEntry("cfr", "agents.cfr:CFRLearner", needs=_cfr_needs),
     TrainerEntry("cfr+", "agents.cfr:CFRPlusLearner", needs=_cfr_needs),
