@@ -52,7 +52,9 @@ def draw_chance(state: State, rng: np.random.Generator) -> None:
 Decide = Callable[[State, list[int], "list[int] | None"], Generator[Any, Any, list[int]]]
 
 
-def model_episode(state: State, decide: Decide, rng: np.random.Generator) -> Generator:
+def model_episode(
+    state: State, decide: Decide, rng: np.random.Generator
+) -> Generator[Any, Any, State]:
     """Play ``state`` to its end, in place: chance by :func:`draw_chance` with ``rng``; at a
     decision or simultaneous node ``actions = yield from decide(state, movers, joint)``
     (``joint``: the joint action with the forced entries, None at a decision node,
@@ -187,7 +189,8 @@ class _Lockstep:
             agent = self.seat_agents[name]
             ids = [i for i, _ in items]
             if getattr(agent, "USES_TRUE_STATE", False):
-                actions, _ = agent.act_batch(
+                # A true-state agent's act_batch takes roots= (not yet declared on Agent).
+                actions, _ = agent.act_batch(  # type: ignore[call-arg]
                     observations, masks, ids, roots=[self.envs[i].game_state for i in ids]
                 )
             else:
