@@ -370,12 +370,13 @@ class SelfPlayWorker:
     def play_games(
         self,
         network_version: int,
-        network_state: dict,
+        network_state: dict[str, np.ndarray],
         seeds: list[int],
         unix_deadline: float | None = None,
     ) -> list[dict[str, Any]]:
         if network_version != self.network_version:
-            self.player.set_network(network_state)
+            # A copy: arrays from Ray's object store are read-only.
+            self.player.set_network({k: torch.tensor(v) for k, v in network_state.items()})
             self.network_version = network_version
         return self.player.play_many(seeds, local_deadline(unix_deadline))
 
@@ -453,11 +454,14 @@ class ExItOOS(Learner):
                 name="exit-oos-self-play",
                 where="trainer.params.ray_address",
             )
+        # Arrays, not tensors: multiprocessing sends a tensor by file descriptor through its
+        # resource sharer, whose handshake a worker terminated at a deadline or Ctrl-C breaks.
+        arrays = {k: v.numpy() for k, v in network_state.items()}
         send = unix_deadline(deadline)
         played = dict(
             self._pool.map(
                 "play_games",
-                [(self._network_version, network_state, piece, send) for piece in pieces],
+                [(self._network_version, arrays, piece, send) for piece in pieces],
                 deadline,
             )
         )

@@ -7,7 +7,9 @@ kept as long as the pool, so what a worker builds (a game tree, a network, agent
 once, not per piece. :meth:`WorkerPool.map` calls one of its methods on each piece,
 ``getattr(worker, method)(*piece)``, and yields ``(index, result)`` as the pieces finish, in
 any order; which worker plays which piece is not fixed, so a piece's result must depend on
-the piece alone (seed it from the piece).
+the piece alone (seed it from the piece). Pieces and results travel pickled: send numpy
+arrays, not torch tensors (``multiprocessing`` passes a tensor's storage by file descriptor
+through its resource sharer, whose handshake a terminated worker breaks, noisily).
 
 Where the workers run:
 
