@@ -76,9 +76,13 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--address",
         metavar="ADDRESS",
-        help=f"Ray cluster of a distributed trainer ({', '.join(_distributed_trainers())}): 'auto' "
-        "or the host:port `ray start --head` printed; the same as trainer.params.address=ADDRESS "
-        "(without it, a local Ray is started)",
+        help="Ray cluster of a distributed trainer: 'auto' or the host:port `ray start --head` "
+        "printed; the same as its address parameter ("
+        + ", ".join(
+            f"{name}: trainer.params.{trainer_entry(name).address_param}"
+            for name in _distributed_trainers()
+        )
+        + ")",
     )
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     return parser.parse_args(argv)

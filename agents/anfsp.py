@@ -357,7 +357,7 @@ class ActorLearner:
     ) -> dict[str, Any]:
         import ray
 
-        from agents.loop import play_episodes
+        from agents.episodes import play_episodes
         from agents.vector_self_play import play_vector_episodes
 
         for agent, q, target, policy in zip(

@@ -288,6 +288,7 @@ PROJECT_TRAINERS = (
         "expert iteration with an Online Outcome Sampling expert (Kitchen & Benedetti 2018)",
         needs=_oos_needs,
         ranges={"hidden_sizes": POSITIVE, "batch_size": POSITIVE, "learning_rate": POSITIVE},
+        address_param="ray_address",
     ),
     TrainerEntry(
         "cfr",

@@ -58,28 +58,26 @@ Design choices (the paper's engineering, on this code base):
   seeded generators, so its moves do not depend on the games beside it, up to the last
   bits of a batched forward pass (runs are reproducible with the same ``workers`` and
   ``concurrent_games``).
-- *Workers.* Self-play games run in ``workers`` processes (``spawn``; the pool lives as
-  long as the learner), each with its own OOS per seat; every game's OOS generators are
-  seeded from the game's seed, which the loop's generator draws, so the stored games do
-  not depend on the number of workers or on which worker plays which game, and a run
-  resumed after SIGKILL produces the same networks as an uninterrupted one. With
-  ``ray_address`` (``"local"``, ``"auto"`` or ``host:port``) the workers are Ray actors of
-  the pool ANFSP and ``evaluate.py --ray`` use (:mod:`agents.actor_pool`), on one machine
-  or a cluster, with the same games; a chunk whose actor dies is replayed.
+- *Workers.* Self-play games run on ``workers`` workers of the project's one parallel
+  map (:class:`agents.parallel.WorkerPool`, living as long as the learner): ``spawn``
+  processes, or with ``ray_address`` (``"local"``, ``"auto"`` or ``host:port``;
+  ``train.py --address``) Ray actors, on one machine or a cluster, with the same games (a
+  piece whose actor dies is played again by its replacement). Each worker has its own OOS
+  per seat; every game's OOS generators are seeded from the game's seed, which the loop's
+  generator draws, so the stored games do not depend on the number of workers or on which
+  worker plays which game, and a run resumed after SIGKILL produces the same networks as
+  an uninterrupted one.
 - *Budget.* ``simulations_per_move`` is the knob scaled down from the paper's 10,000: a
   move's search time grows linearly with it (configs use 1,000-2,000; each config states
   its run's budget). The run's deadline reaches every search, in the workers too: a game
   still in play there is dropped (the step is cut), and workers that do not stop within
-  ``WORKER_STOP_SECONDS`` are terminated, as :meth:`ExItOOS.close` terminates them on an
-  error or Ctrl-C.
+  :data:`agents.parallel.STOP_SECONDS` are terminated, as :meth:`ExItOOS.close` terminates
+  them on an error or Ctrl-C.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import signal
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,8 +86,10 @@ import torch
 
 from agents.base import Learner, StepReport
 from agents.device import check_device_setting, choose_device, cpu_state_dict, weight_count
+from agents.episodes import model_episode
 from agents.memories import GameReservoir
 from agents.networks import AveragePolicyAgent, masked_logits, mlp
+from agents.parallel import WorkerPool, local_deadline, unix_deadline
 from agents.search import DeadlinePassed
 from agents.search.oos import (
     OOS,
@@ -98,8 +98,7 @@ from agents.search.oos import (
     answer_rollouts,
     search_concurrently,
 )
-from agents.search.tables import apply_choices, chance_distribution, movers_and_joint
-from hiddenenvs.game import CHANCE, TERMINAL, Game, draw_index
+from hiddenenvs.game import Game, draw_index
 
 
 @dataclass
@@ -295,13 +294,11 @@ class SelfPlayer:
             ).bit_generator.state
         tensors, masks, targets = [], [], []
         missed = restored = decisions = 0
-        state = self.game.new_initial_state()
-        while state.current_player() != TERMINAL:
-            if state.current_player() == CHANCE:
-                outcomes, probabilities = chance_distribution(state)
-                state.apply_action(outcomes[draw_index(probabilities, rng)])
-                continue
-            movers, joint = movers_and_joint(state)
+
+        def decide(state, movers: list[int], joint: list[int] | None):
+            """Each mover's move: an OOS search at its information set, the move drawn from
+            OOS's average strategy there, and the (tensor, mask, sigma_oos) targets stored."""
+            nonlocal missed, restored, decisions
             actions = []
             for mover in movers:
                 search = searches[mover]
@@ -326,7 +323,9 @@ class SelfPlayer:
                         masks.append(other_mask)
                         targets.append(other_sigma)
                 actions.append(draw_index(sigma, rng))
-            apply_choices(state, joint, movers, actions)
+            return actions
+
+        state = yield from model_episode(self.game.new_initial_state(), decide, rng)
         return {
             "game": {
                 "observation": np.stack(tensors),
@@ -360,78 +359,29 @@ class SelfPlayer:
             yield tensor, mask, sigma.astype(np.float32)
 
 
-_WORKER: SelfPlayer | None = None  # this worker process's self-player
-_WORKER_NETWORK_VERSION: int | None = None  # the apprentice it holds (set_network is not free)
-
-
-def _start_worker(game: Game, config: ExItOOSConfig, architecture: dict) -> None:
-    global _WORKER, _WORKER_NETWORK_VERSION
-    # Ctrl-C reaches the whole process group: the trainer, not its workers, decides what stops.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _WORKER, _WORKER_NETWORK_VERSION = SelfPlayer(game, config, architecture), None
-
-
-def _unix_deadline(deadline: float | None) -> float | None:
-    """A ``time.perf_counter()`` deadline as a ``time.time()`` one, for another process
-    (or a Ray actor on another machine: clocks agree there to well under a second)."""
-    return None if deadline is None else time.time() + (deadline - time.perf_counter())
-
-
-def _play_games(
-    network_version: int,
-    network_state: dict,
-    seeds: list[int],
-    unix_deadline: float | None = None,
-) -> list[dict[str, Any]]:
-    global _WORKER_NETWORK_VERSION
-    if network_version != _WORKER_NETWORK_VERSION:
-        _WORKER.set_network(network_state)
-        _WORKER_NETWORK_VERSION = network_version
-    deadline = (
-        None if unix_deadline is None else time.perf_counter() + (unix_deadline - time.time())
-    )
-    return _WORKER.play_many(seeds, deadline)
-
-
-class SelfPlayActor:
-    """A Ray actor of :class:`agents.actor_pool.ActorPool` playing self-play games."""
+class SelfPlayWorker:
+    """A self-play worker of :class:`agents.parallel.WorkerPool` (a process or a Ray actor):
+    its :class:`SelfPlayer`, and the apprentice it holds (``set_network`` is not free)."""
 
     def __init__(self, game: Game, config: ExItOOSConfig, architecture: dict):
-        _start_worker(game, config, architecture)
+        self.player = SelfPlayer(game, config, architecture)
+        self.network_version: int | None = None
 
     def play_games(
         self,
         network_version: int,
-        network_state: dict,
+        network_state: dict[str, np.ndarray],
         seeds: list[int],
         unix_deadline: float | None = None,
     ) -> list[dict[str, Any]]:
-        return _play_games(network_version, network_state, seeds, unix_deadline)
+        if network_version != self.network_version:
+            # A copy: arrays from Ray's object store are read-only.
+            self.player.set_network({k: torch.tensor(v) for k, v in network_state.items()})
+            self.network_version = network_version
+        return self.player.play_many(seeds, local_deadline(unix_deadline))
 
 
 # ---- the trainer ---------------------------------------------------------------------------------
-# Past a step's deadline the running pieces get this long to notice it (each checks it
-# between OOS iterations) before their processes are terminated.
-WORKER_STOP_SECONDS = 2.0
-
-
-def terminate_process_pool(pool: ProcessPoolExecutor) -> None:
-    """Shut ``pool`` down without waiting for its running tasks: its worker processes are
-    terminated (killed if they linger), so none outlives a cut step, an error or Ctrl-C."""
-    # ProcessPoolExecutor (before Python 3.14's terminate_workers) waits for running tasks;
-    # its process table is the only handle on them.
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    for process in processes:
-        process.join(timeout=WORKER_STOP_SECONDS)
-        if process.is_alive():
-            process.kill()
-            process.join()
-
-
 class ExItOOS(Learner):
     """ExIt-OOS through the common loop: one :meth:`step` is one expert iteration."""
 
@@ -465,7 +415,7 @@ class ExItOOS(Learner):
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
         self.reservoir = GameReservoir(config.reservoir_games, config.reservoir_decay)
         self.rng = np.random.default_rng(seed)
-        self._pool = None
+        self._pool: WorkerPool | None = None
         self._local: SelfPlayer | None = None
         self._network_version = 0  # the apprentice's number, sent with it to the workers
 
@@ -488,131 +438,40 @@ class ExItOOS(Learner):
             for share in np.array_split(seeds, self.config.workers)
             if len(share)
         ]
+        # The groups are cut from each worker's share as before the pool was shared (so a
+        # batched forward's last bits stay those of the same workers and concurrent_games).
         pieces = [
-            [
-                share[i : i + self.config.concurrent_games]
-                for i in range(0, len(share), self.config.concurrent_games)
-            ]
+            share[i : i + self.config.concurrent_games]
             for share in shares
+            for i in range(0, len(share), self.config.concurrent_games)
         ]
-        if self.config.ray_address is not None:
-            played = self._self_play_on_ray(network_state, pieces, game_args, deadline)
-        else:
-            played = self._self_play_in_processes(network_state, pieces, game_args, deadline)
-        # Only the games before the first piece not played count: the seeds stay in order.
-        games = []
-        for worker, share_pieces in enumerate(pieces):
-            for index in range(len(share_pieces)):
-                if (worker, index) not in played:
-                    return games
-                games += played[worker, index]
-        return games
-
-    def _self_play_in_processes(
-        self,
-        network_state: dict,
-        pieces: list[list[list[int]]],
-        game_args: tuple,
-        deadline: float | None,
-    ) -> dict[tuple[int, int], list]:
-        # A worker that fails to start raises BrokenProcessPool here, no hang; spawn: no forked torch.
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(
+            self._pool = WorkerPool(
+                SelfPlayWorker,
+                game_args,
                 self.config.workers,
-                initializer=_start_worker,
-                initargs=game_args,
-                mp_context=multiprocessing.get_context("spawn"),
-            )
-        version, unix_deadline = self._network_version, _unix_deadline(deadline)
-        futures = {
-            self._pool.submit(_play_games, version, network_state, piece, unix_deadline): (
-                worker,
-                index,
-            )
-            for worker, share_pieces in enumerate(pieces)
-            for index, piece in enumerate(share_pieces)
-        }
-        played: dict[tuple[int, int], list] = {}
-        pending = set(futures)
-        while pending:
-            timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
-            done, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
-            for future in done:
-                played[futures[future]] = future.result()
-            if not done:  # the deadline: drop the pieces not started; the running ones stop
-                for future in pending:  # at their next search iteration (the same deadline)
-                    future.cancel()
-                _, late = wait(pending, timeout=WORKER_STOP_SECONDS)
-                if late:  # a worker still busy (building its tree): the pool goes, not the run
-                    self.close()
-                break
-        return played
-
-    def _self_play_on_ray(
-        self,
-        network_state: dict,
-        pieces: list[list[list[int]]],
-        game_args: tuple,
-        deadline: float | None,
-    ) -> dict[tuple[int, int], list]:
-        """Each worker's pieces, one at a time, on ANFSP's actor pool; a piece whose actor died
-        is replayed by its replacement (the games are seeded, so with the same result)."""
-        from agents.actor_pool import ActorPool, Finished
-
-        if self._pool is None:
-            address = self.config.ray_address
-            self._pool = ActorPool(
-                SelfPlayActor,
-                lambda slot, generation: game_args,
-                self.config.workers,
-                address=None if address == "local" else address,
+                ray_address=self.config.ray_address,
                 name="exit-oos-self-play",
                 where="trainer.params.ray_address",
             )
-            self._pool.start()
-        played: dict[tuple[int, int], list] = {}
-        for slot, share_pieces in enumerate(pieces):
-            self._pool.submit(
-                slot,
+        # Arrays, not tensors: multiprocessing sends a tensor by file descriptor through its
+        # resource sharer, whose handshake a worker terminated at a deadline or Ctrl-C breaks.
+        arrays = {k: v.numpy() for k, v in network_state.items()}
+        send = unix_deadline(deadline)
+        played = dict(
+            self._pool.map(
                 "play_games",
-                self._network_version,
-                network_state,
-                share_pieces[0],
-                _unix_deadline(deadline),
-                tag=(slot, 0),
+                [(self._network_version, arrays, piece, send) for piece in pieces],
+                deadline,
             )
-        while self._pool.in_flight:
-            result = self._pool.next()
-            slot, index = result.tag
-            if not isinstance(
-                result, Finished
-            ):  # lost: the replacement actor starts from a new apprentice
-                if deadline is not None and time.perf_counter() >= deadline:
-                    continue  # no replay past the deadline: the step is cut
-                self._pool.submit(
-                    result.slot,
-                    "play_games",
-                    self._network_version,
-                    network_state,
-                    pieces[slot][index],
-                    _unix_deadline(deadline),
-                    tag=result.tag,
-                )
-                continue
-            played[slot, index] = result.value
-            if index + 1 < len(pieces[slot]) and (
-                deadline is None or time.perf_counter() < deadline
-            ):
-                self._pool.submit(
-                    result.slot,
-                    "play_games",
-                    self._network_version,
-                    network_state,
-                    pieces[slot][index + 1],
-                    _unix_deadline(deadline),
-                    tag=(slot, index + 1),
-                )
-        return played
+        )
+        # Only the games before the first piece not played count: the seeds stay in order.
+        games: list[dict[str, Any]] = []
+        for index in range(len(pieces)):
+            if index not in played:
+                break
+            games += played[index]
+        return games
 
     def step(self, loop: Any) -> StepReport:
         seeds = [int(s) for s in loop.rng.integers(2**63, size=self.config.games_per_iteration)]
@@ -662,11 +521,7 @@ class ExItOOS(Learner):
         """Stop the self-play workers now (running games are abandoned); safe to call again,
         and after an exception or Ctrl-C."""
         pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        if isinstance(pool, ProcessPoolExecutor):
-            terminate_process_pool(pool)
-        else:
+        if pool is not None:
             pool.close()
 
     # ---- checkpoints ---------------------------------------------------------------------------

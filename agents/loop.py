@@ -12,7 +12,8 @@ TensorBoard, plots and the progress bar. Schedules count episodes
 never plays past the next scheduled episode.
 
 1. **Self-play.** ``num_envs`` copies of the PettingZoo AEC env play one episode each in
-   lockstep; at every tick the decisions waiting in all copies are grouped by seat and
+   lockstep (:func:`agents.episodes.play_episodes`, the project's one episode runner,
+   which the evaluation episodes use too); at every tick the decisions waiting in all copies are grouped by seat and
    answered with one batched ``act_batch`` call per training agent (one network forward
    for all of them). Chance and simultaneous moves are resolved by the env (a
    simultaneous node asks its movers one after another, none seeing the others'
@@ -61,7 +62,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -70,11 +70,11 @@ import numpy as np
 import torch
 
 import hiddenenvs
-from agents.base import Agent, Learner, StepReport, Transition
-from agents.baselines import RandomAgent
+from agents.base import Agent, Learner, StepReport
 from agents.catalogue import trainer_entry, trainer_names
 from agents.checkpoint import seed_everything
 from agents.config import ConfigError, RunConfig, trainer_class
+from agents.episodes import play_episodes, returns_against_opponents
 from agents.run import (
     COUNTED,
     Budget,
@@ -113,253 +113,6 @@ EVALUATION_COLUMNS = (
     "evaluation_episodes",
     "win_rate",
 )
-
-
-# ---- playing episodes -----------------------------------------------------------------------
-def play_episodes(
-    envs: list,
-    seat_agents: dict[str, Agent],
-    seeds: np.ndarray,
-    learn: bool = True,
-    deadline: float | None = None,
-    first_episode_deadline: float | None = None,
-) -> np.ndarray:
-    """Play one episode in each env in lockstep; returns ``(len(envs), num_agents)`` returns.
-
-    ``seat_agents`` maps each PettingZoo agent name to the Agent in that seat. With
-    ``learn`` the agents get their transitions and episode boundaries. Agents that search
-    from their seat's information get its view with each decision; agents that act from
-    the true state (``USES_TRUE_STATE``: scripted bots with full information, a search told
-    to start from the true state) get the game state. Past ``deadline`` (a
-    ``time.perf_counter()`` time) the episodes still running are abandoned (their
-    agents get ``end_episode``) and only the finished episodes' rows are returned. With
-    ``first_episode_deadline`` (later than ``deadline``), ``deadline`` cuts only once an
-    episode has finished: past it, one episode plays on (the others are abandoned) until
-    it ends, or until ``first_episode_deadline``.
-    """
-    possible = envs[0].possible_agents
-    returns = np.zeros((len(envs), len(possible)))
-    for episode_id, (env, seed) in enumerate(zip(envs, seeds)):
-        env.reset(seed=int(seed))
-        if learn:
-            for name in possible:
-                seat_agents[name].start_episode(episode_id)
-    lockstep = _Lockstep(envs, seat_agents, returns, learn)
-    active = list(range(len(envs)))
-    abandoned: list[int] = []
-    while active:
-        if _past(deadline, first_episode_deadline, bool(lockstep.finished)):
-            abandoned += active
-            active = []
-            break
-        if len(active) > 1 and deadline is not None and time.perf_counter() > deadline:
-            # Past the deadline with none finished: one episode is enough, and costs less.
-            abandoned += active[1:]
-            active = active[:1]
-        requests, active = lockstep.collect(active)
-        lockstep.answer(requests)
-    if not abandoned:
-        return returns
-    if learn:
-        for episode_id in abandoned:
-            for name in possible:
-                seat_agents[name].end_episode(episode_id)
-    return returns[sorted(lockstep.finished)]
-
-
-def _past(deadline: float | None, first_episode_deadline: float | None, finished: bool) -> bool:
-    """Whether episodes still running are cut now (see :func:`play_episodes`)."""
-    now = time.perf_counter()
-    if deadline is None or now <= deadline:
-        return False
-    return finished or first_episode_deadline is None or now > first_episode_deadline
-
-
-class _Lockstep:
-    """:func:`play_episodes`' state between ticks: each seat's last decision per episode
-    (``pending``, the start of its next transition) and the episodes finished."""
-
-    def __init__(self, envs: list, seat_agents: dict[str, Agent], returns: np.ndarray, learn: bool):
-        self.envs, self.seat_agents, self.returns, self.learn = envs, seat_agents, returns, learn
-        self.possible = envs[0].possible_agents
-        self.seat_index = {name: k for k, name in enumerate(self.possible)}
-        self.pending: dict[tuple[int, str], tuple[np.ndarray, np.ndarray, int]] = {}
-        self.finished: list[int] = []
-
-    def collect(self, active: list[int]) -> tuple[dict[str, list[tuple[int, dict]]], list[int]]:
-        """One tick: each active episode's reward to its mover (and the transition that ends
-        there); the decisions waiting, grouped by seat; the episodes still running."""
-        requests: dict[str, list[tuple[int, dict]]] = defaultdict(list)
-        still_active = []
-        for episode_id in active:
-            env = self.envs[episode_id]
-            if not env.agents:
-                if self.learn:
-                    for name in self.possible:
-                        self.seat_agents[name].end_episode(episode_id)
-                self.finished.append(episode_id)
-                continue
-            still_active.append(episode_id)
-            name = env.agent_selection
-            observation, reward, termination, truncation, _ = env.last()
-            self.returns[episode_id, self.seat_index[name]] += reward
-            done = termination or truncation
-            previous = self.pending.pop((episode_id, name), None)
-            if self.learn and previous is not None:
-                self.seat_agents[name].observe(
-                    Transition(
-                        observation=previous[0],
-                        action_mask=previous[1],
-                        action=previous[2],
-                        reward=float(reward),
-                        next_observation=observation["observation"],
-                        next_action_mask=(
-                            np.zeros_like(previous[1]) if done else observation["action_mask"]
-                        ),
-                        done=bool(done),
-                        episode_id=episode_id,
-                    )
-                )
-            if done:
-                env.step(None)
-            else:
-                requests[name].append((episode_id, observation))
-        return requests, still_active
-
-    def answer(self, requests: dict[str, list[tuple[int, dict]]]) -> None:
-        """One batched ``act_batch`` per seat for its waiting decisions; each env steps."""
-        for name, items in requests.items():
-            observations = np.stack([obs["observation"] for _, obs in items])
-            masks = np.stack([obs["action_mask"] for _, obs in items])
-            agent = self.seat_agents[name]
-            ids = [i for i, _ in items]
-            if getattr(agent, "USES_TRUE_STATE", False):
-                actions, _ = agent.act_batch(
-                    observations, masks, ids, roots=[self.envs[i].game_state for i in ids]
-                )
-            else:
-                views = (
-                    [self.envs[i].seat_view(name) for i in ids] if agent.USES_SEAT_VIEW else None
-                )
-                actions, _ = agent.act_batch(observations, masks, ids, views)
-            for (episode_id, _), observation, mask, action in zip(
-                items, observations, masks, actions
-            ):
-                self.pending[(episode_id, name)] = (observation, mask, int(action))
-                self.envs[episode_id].step(int(action))
-
-
-def returns_against_random(
-    env_factory: Callable[[], Any],
-    agent_for_seat: Callable[[int], Agent],
-    episodes: int,
-    seed: int,
-    num_envs: int = 32,
-) -> np.ndarray:
-    """Mean return of ``agent_for_seat(p)`` in seat ``p`` against uniform random, per seat."""
-    return returns_against_opponents(env_factory, agent_for_seat, episodes, seed, num_envs).means
-
-
-class OpponentReturns:
-    """Per evaluated seat: the mean return and the episodes played (``NaN`` / 0 elsewhere)."""
-
-    def __init__(self, num_seats: int):
-        self.means = np.full(num_seats, np.nan)
-        self.episodes = np.zeros(num_seats, dtype=np.int64)
-        self.wins = np.zeros(num_seats, dtype=np.int64)
-
-    @property
-    def total_episodes(self) -> int:
-        return int(self.episodes.sum())
-
-
-def returns_against_opponents(
-    env_factory: Callable[[], Any],
-    agent_for_seat: Callable[[int], Agent],
-    episodes: int,
-    seed: int,
-    num_envs: int = 32,
-    opponent: Callable[[str, int, int], Agent] | None = None,
-    seats: list[int] | None = None,
-    deadline: float | None = None,
-    first_episode_deadline: float | None = None,
-) -> OpponentReturns:
-    """``agent_for_seat(p)`` in each seat ``p`` of ``seats`` (default: all) for ``episodes``
-    episodes, every other seat played by ``opponent(name, seat, seed)`` (default: uniform
-    random). Past ``deadline`` it stops, dropping the episodes in flight (fewer episodes,
-    counted; a seat that finished none has a NaN mean), except that each seat plays on
-    until its first episode has finished, up to ``first_episode_deadline`` when given. ``env_factory`` may instead be a
-    list of unwrapped envs to reuse (the loop's own)."""
-    if isinstance(env_factory, list):
-        envs = env_factory[: min(len(env_factory), episodes)]
-    else:
-        envs = [env_factory().unwrapped for _ in range(min(num_envs, episodes))]
-    names = envs[0].possible_agents
-    num_actions = envs[0].action_space(names[0]).n
-    rng = np.random.default_rng(seed)
-    result = OpponentReturns(len(names))
-    evaluated = [seat for seat in range(len(names)) if seats is None or seat in seats]
-    for seat, seat_name in enumerate(names):
-        if seat not in evaluated:
-            continue
-        # Each seat gets an equal share of what is left before the deadline.
-        seat_deadline = (
-            None
-            if deadline is None
-            else (
-                time.perf_counter()
-                + (deadline - time.perf_counter()) / (len(evaluated) - evaluated.index(seat))
-            )
-        )
-        agent = agent_for_seat(seat)
-        agent.rng = np.random.default_rng(
-            np.random.SeedSequence(seed, spawn_key=(seat,))
-        )  # not the env stream
-        opponents: dict[str, Agent]
-        if opponent is None:
-            opponents = {name: RandomAgent(num_actions, int(rng.integers(2**31))) for name in names}
-        else:
-            opponents = {
-                name: opponent(name, k, int(rng.integers(2**31))) for k, name in enumerate(names)
-            }
-        opponents[seat_name] = agent
-        total, played, wins = _play_seat(
-            envs, opponents, seat, episodes, rng, seat_deadline, first_episode_deadline
-        )
-        result.means[seat] = total / played if played else np.nan
-        result.episodes[seat] = played
-        result.wins[seat] = wins
-    return result
-
-
-def _play_seat(
-    envs: list,
-    seat_agents: dict[str, Agent],
-    seat: int,
-    episodes: int,
-    rng: np.random.Generator,
-    deadline: float | None,
-    first_episode_deadline: float | None = None,
-) -> tuple[float, int, int]:
-    """``episodes`` evaluation episodes (fewer past ``deadline``, but at least one unless
-    ``first_episode_deadline`` passes first) in batches of ``len(envs)``; seat ``seat``'s
-    total return, the episodes played and its wins (a return above every other seat's)."""
-    others = np.arange(len(envs[0].possible_agents)) != seat
-    total, played, wins = 0.0, 0, 0
-    while played < episodes and not _past(deadline, first_episode_deadline, played > 0):
-        batch = envs[: min(len(envs), episodes - played)]
-        returns = play_episodes(
-            batch,
-            seat_agents,
-            rng.integers(2**31, size=len(batch)),
-            learn=False,
-            deadline=deadline,
-            first_episode_deadline=None if played else first_episode_deadline,
-        )
-        total += returns[:, seat].sum()
-        wins += int((returns[:, seat] > returns.max(axis=1, where=others, initial=-np.inf)).sum())
-        played += len(returns)
-    return total, played, wins
 
 
 # ---- exact evaluation -------------------------------------------------------------------------

@@ -25,6 +25,14 @@ forward per rollout step), in turns, same network and seeds.
 
     python benchmarks/bench_exit_oos.py batching --cards 8 --concurrent 8 --simulations 20 --games 8
 
+``workers`` measures self-play on the parallel map (:mod:`agents.parallel`): games per
+second of one step's ``--games`` games (the config's search, a fresh apprentice each step
+as in training) on 1 and 2 workers, processes or (``--ray local``/an address) Ray actors,
+after a warm-up step that starts the workers; with the CPU seconds all processes spent
+(the driver's and the worker processes', read from /proc; Ray actors' are not counted).
+
+    python benchmarks/bench_exit_oos.py workers --config configs/exit_oos_leduc.yaml --simulations 1000 --steps 3
+
 ``elo`` rates training checkpoints, as the paper's Goofspiel(13) table: the config is
 trained to each of ``--iterations`` in turn (resuming the same run, which is bit for bit
 the uninterrupted run, and copying the run directory at each stop), then the
@@ -256,6 +264,61 @@ def batching(arguments: argparse.Namespace) -> None:
     )
 
 
+def _cpu_seconds(process_ids: list[int]) -> float:
+    """User + system CPU seconds of this process and of ``process_ids`` (Linux /proc)."""
+    import os
+
+    total = sum(os.times()[:2])
+    ticks = os.sysconf("SC_CLK_TCK")
+    for pid in process_ids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def workers(arguments: argparse.Namespace) -> None:
+    import os
+
+    import numpy as np
+
+    import hiddenenvs
+    from agents.exit_oos import ExItOOS, ExItOOSConfig
+
+    config = load_config(arguments.config)
+    params = dict(config.trainer.params)
+    params.update(simulations_per_move=arguments.simulations, games_per_iteration=arguments.games)
+    game = hiddenenvs.load_game(config.env.name, **config.env.params)
+    print(
+        f"{config.env.name}, {arguments.games} games a step, {arguments.simulations} OOS "
+        f"iterations per move, {arguments.steps} steps after a warm-up, "
+        f"{'Ray ' + arguments.ray if arguments.ray else 'spawn processes'}, "
+        f"load before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    for count in arguments.workers:
+        learner = ExItOOS(
+            game,
+            ExItOOSConfig(**{**params, "workers": count, "ray_address": arguments.ray}),
+            seed=0,
+        )
+        rng = np.random.default_rng(0)
+        try:
+            learner._self_play([int(s) for s in rng.integers(2**63, size=arguments.games)], None)
+            pids = learner._pool.process_ids()
+            started, cpu_before = time.perf_counter(), _cpu_seconds(pids)
+            for _ in range(arguments.steps):
+                seeds = [int(s) for s in rng.integers(2**63, size=arguments.games)]
+                assert len(learner._self_play(seeds, None)) == arguments.games
+            wall, cpu = time.perf_counter() - started, _cpu_seconds(pids) - cpu_before
+        finally:
+            learner.close()
+        games = arguments.steps * arguments.games
+        print(
+            f"workers {count}: {games / wall:.2f} games/s wall, {wall:.1f} s wall, "
+            f"{cpu:.1f} CPU s ({games / cpu:.2f} games per CPU s), "
+            f"load after: {os.getloadavg()[0]:.1f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -298,10 +361,28 @@ def main() -> None:
     batching_parser.add_argument(
         "--hidden", type=int, nargs="+", default=[128, 64], help="apprentice sizes"
     )
-    arguments = parser.parse_args()
-    {"leduc": leduc, "matches": matches, "elo": elo, "batching": batching}[arguments.command](
-        arguments
+    workers_parser = commands.add_parser(
+        "workers", help="self-play games/s on 1 and 2 workers (agents.parallel)"
     )
+    workers_parser.add_argument("--config", required=True, help="an exit_oos config")
+    workers_parser.add_argument(
+        "--simulations", type=int, default=1000, help="OOS iterations per move"
+    )
+    workers_parser.add_argument("--games", type=int, default=32, help="games a step")
+    workers_parser.add_argument("--steps", type=int, default=3, help="steps measured")
+    workers_parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    workers_parser.add_argument(
+        "--ray", default=None, help="'local' or a cluster address: Ray actors, not processes"
+    )
+    arguments = parser.parse_args()
+    commands_by_name = {
+        "leduc": leduc,
+        "matches": matches,
+        "elo": elo,
+        "batching": batching,
+        "workers": workers,
+    }
+    commands_by_name[arguments.command](arguments)
 
 
 if __name__ == "__main__":

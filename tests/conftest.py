@@ -1,4 +1,5 @@
-"""Shared fixtures: the GDL reference data in ../shared/ beside the repository.
+"""Shared fixtures: a local two-node Ray cluster (the trainers that run on Ray are tested on
+one), and the GDL reference data in ../shared/ beside the repository.
 
 That data is read where it is, never copied into the repository (``../shared/README.md``).
 Tests that take the ``shared_dir`` or ``ggp_base_file`` fixture are extra checks against it
@@ -13,6 +14,30 @@ import pytest
 from ggp_data import SHARED_DIR, ggp_base_path
 
 SHARED_FIXTURES = {"shared_dir", "ggp_base_file"}  # the fixtures that read ../shared/
+
+
+@pytest.fixture
+def two_node_cluster():
+    """Two Ray nodes (raylets) of one CPU each on this machine, joined by this process."""
+    ray = pytest.importorskip("ray", reason='Ray is needed: pip install -e ".[distributed]"')
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 1,
+            "include_dashboard": False,
+            "object_store_memory": 100 * 1024**2,
+        },
+    )
+    cluster.add_node(num_cpus=1, object_store_memory=100 * 1024**2)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        yield cluster
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
 
 
 @pytest.fixture(scope="session")

@@ -97,6 +97,44 @@ def test_exit_oos_self_play_on_ray_actors_stores_the_games_of_the_single_process
     _assert_same_state(*states)
 
 
+@pytest.mark.slow  # a two-node Ray start-up: minutes on 2 cores, run in .ci/run's slow step
+def test_exit_oos_self_play_on_a_two_node_cluster_through_train_py_address(
+    tmp_path, two_node_cluster
+):
+    """``train.py --address`` puts ExIt-OOS's two self-play workers on the cluster's two
+    one-CPU nodes (one actor each: each needs a CPU) and stores the games of the
+    single-process run."""
+    import train as train_cli
+    from agents.checkpoint import load_checkpoint
+    from test_exit_oos import _assert_same_state
+
+    assert len([node for node in ray.nodes() if node["Alive"]]) == 2  # two raylets
+    arguments = [
+        "--config",
+        "exit_oos_leduc",
+        "env.name=kuhn_poker",
+        "budget.iterations=2",
+        "evaluation.every_iterations=2",
+        "checkpoint_every_episodes=null",
+        "checkpoint_every_iterations=2",
+        "progress_bar=false",
+        "trainer.params.games_per_iteration=8",
+        "trainer.params.simulations_per_move=50",
+        "trainer.params.train_steps=4",
+        "trainer.params.hidden_sizes=[16]",
+    ]
+    local, cluster = tmp_path / "local", tmp_path / "cluster"
+    assert train_cli.main([*arguments, "trainer.params.workers=0", f"output_dir={local}"]) == 0
+    on_cluster = [*arguments, "trainer.params.workers=2", f"output_dir={cluster}"]
+    assert train_cli.main([*on_cluster, "--address", two_node_cluster.address]) == 0
+    assert ray.is_initialized(), "a run on a cluster leaves the cluster alone"
+    assert not ray.util.list_named_actors(), "the run's actors are gone"
+    _assert_same_state(
+        load_checkpoint(local / "checkpoint.pt")["learner"],
+        load_checkpoint(cluster / "checkpoint.pt")["learner"],
+    )
+
+
 class _Sleeper:
     def nap(self, seconds: float) -> float:
         import time

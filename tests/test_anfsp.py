@@ -353,28 +353,6 @@ def _kill_session(session_id):
         pass
 
 
-@pytest.fixture
-def two_node_cluster():
-    from ray.cluster_utils import Cluster
-
-    cluster = Cluster(
-        initialize_head=True,
-        head_node_args={
-            "num_cpus": 1,
-            "include_dashboard": False,
-            "object_store_memory": 100 * 1024**2,
-        },
-    )
-    cluster.add_node(num_cpus=1, object_store_memory=100 * 1024**2)
-    cluster.wait_for_nodes()
-    ray.init(address=cluster.address, log_to_driver=False)
-    try:
-        yield cluster
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
-
-
 @pytest.mark.slow
 def test_two_node_cluster_trains_replaces_a_killed_actor_and_resumes(tmp_path, two_node_cluster):
     from agents.loop import train

@@ -105,8 +105,9 @@ def test_a_catalogue_entry_declares_its_ranges_and_its_cluster(scratch_catalogue
         load_config("cfr_kuhn", ["trainer.name=scratch-cfr", "trainer.params.damping=2"])
     arguments = ["--config", "cfr_kuhn", "trainer.name=scratch-cfr", "--address", "auto"]
     assert train.main(arguments) == 2
-    assert "trainer 'scratch-cfr' does not run on Ray; only distributed trainers (anfsp)" in (
-        capsys.readouterr().err
+    assert (
+        "trainer 'scratch-cfr' does not run on Ray; only distributed trainers (anfsp, exit_oos)"
+        in (capsys.readouterr().err)
     )
 
 

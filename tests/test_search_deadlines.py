@@ -6,6 +6,7 @@ The clock is a counter (``agents.search.now`` replaced): each deadline check adv
 by one, so "the deadline passes after n checks" is exact and no test depends on speed."""
 
 import itertools
+import os
 
 import numpy as np
 import pytest
@@ -110,15 +111,23 @@ def test_exit_oos_games_stop_inside_a_move_and_none_is_kept(counting_clock):
     assert player.play_many([1, 2, 3], deadline=50.0) == []
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def test_exit_oos_close_stops_its_worker_processes_and_can_be_called_again():
     params = dict(hidden_sizes=[8], games_per_iteration=2, simulations_per_move=20, workers=1)
     learner = ExItOOS(hiddenenvs.load_game("kuhn_poker"), ExItOOSConfig(**params), seed=0)
     played = learner._self_play([1, 2], deadline=None)
     assert len(played) == 2
-    processes = list(learner._pool._processes.values())
-    assert processes and all(process.is_alive() for process in processes)
+    processes = learner._pool.process_ids()
+    assert processes
     learner.close()
-    assert not any(process.is_alive() for process in processes)
+    assert not any(_alive(pid) for pid in processes)
     learner.close()  # idempotent
 
 

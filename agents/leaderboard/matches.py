@@ -180,30 +180,19 @@ class MatchPlayer:
         return MatchResult(key, env_seed, returns, time.perf_counter() - start, tuple(actions))
 
 
-# ---- parallel execution: one MatchPlayer per worker process ------------------------------
-_worker_player: MatchPlayer | None = None
-
-
-def _init_worker(variant: EnvVariant, make_agent: AgentFactory) -> None:
-    global _worker_player
-    import torch
-
-    torch.set_num_threads(1)  # one core per worker; the pool supplies the parallelism
-    _worker_player = MatchPlayer(variant, make_agent)
-
-
-def _play_in_worker(task: tuple[MatchKey, int]) -> MatchResult:
-    return _worker_player.play(*task)
-
-
-class MatchActor:
-    """A Ray actor playing matches of one env variant (``play_all(..., ray_address=...)``)."""
+# ---- parallel execution: one MatchPlayer per worker (agents.parallel) ---------------------
+class MatchWorker:
+    """A worker of :class:`agents.parallel.WorkerPool` (a process or a Ray actor) playing
+    matches of one env variant."""
 
     def __init__(self, variant: EnvVariant, make_agent: AgentFactory):
-        _init_worker(variant, make_agent)
+        import torch
+
+        torch.set_num_threads(1)  # one core per worker; the pool supplies the parallelism
+        self.player = MatchPlayer(variant, make_agent)
 
     def play(self, key: MatchKey, env_seed: int) -> MatchResult:
-        return _play_in_worker((key, env_seed))
+        return self.player.play(key, env_seed)
 
 
 def play_all(
@@ -215,64 +204,32 @@ def play_all(
 ) -> Iterator[MatchResult]:
     """Play ``tasks``, yielding each result as soon as its match ends (any order).
 
-    With ``workers > 1`` matches run in a process pool, one match per task so a killed
-    evaluation loses only the matches in flight. With ``ray_address`` they run on
-    ``workers`` Ray actors instead (:class:`agents.actor_pool.ActorPool`: ``"local"``
-    starts a Ray on this machine, ``"auto"`` or ``host:port`` joins a cluster); a match
-    whose actor dies is played again by its replacement, and since every match is seeded
-    the result is the one the lost actor would have returned.
+    With ``workers > 1`` matches run on worker processes, with ``ray_address`` on
+    ``workers`` Ray actors (``"local"`` starts a Ray on this machine, ``"auto"`` or
+    ``host:port`` joins a cluster): the project's one parallel map
+    (:class:`agents.parallel.WorkerPool`), one match per piece so a killed evaluation loses
+    only the matches in flight. A match whose actor dies is played again by its
+    replacement, and since every match is seeded the result is the one the lost actor
+    would have returned.
     """
-    if ray_address is not None:
-        yield from _play_on_ray(variant, tasks, make_agent, workers, ray_address)
-        return
-    if workers <= 1 or len(tasks) <= 1:
+    if ray_address is None and (workers <= 1 or len(tasks) <= 1):
         player = MatchPlayer(variant, make_agent)
         for task in tasks:
             yield player.play(*task)
         return
-    import multiprocessing
+    from agents.parallel import WorkerPool
 
-    # spawn, not fork: a forked child inherits the parent's torch/OpenMP thread state,
-    # which can deadlock; each worker builds its own agents anyway.
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_init_worker, initargs=(variant, make_agent)) as pool:
-        yield from pool.imap_unordered(_play_in_worker, tasks, chunksize=1)
-
-
-def _play_on_ray(
-    variant: EnvVariant,
-    tasks: Sequence[tuple[MatchKey, int]],
-    make_agent: AgentFactory,
-    workers: int,
-    ray_address: str,
-) -> Iterator[MatchResult]:
-    from agents.actor_pool import ActorPool, Finished
-
-    if not tasks:
-        return
-    pending = list(reversed(tasks))
-    pool = ActorPool(
-        MatchActor,
-        lambda slot, generation: (variant, make_agent),
-        min(workers, len(tasks)),
-        address=None if ray_address == "local" else ray_address,
-        local_num_cpus=workers,
+    pool = WorkerPool(
+        MatchWorker,
+        (variant, make_agent),
+        max(1, min(workers, len(tasks))),
+        ray_address=ray_address,
         name="match-player",
         where="--ray",
+        local_num_cpus=max(1, workers),
     )
     try:
-        pool.start()
-        for slot in range(pool.num_actors):
-            task = pending.pop()
-            pool.submit(slot, "play", *task, tag=task)
-        while pool.in_flight:
-            result = pool.next()
-            if isinstance(result, Finished):
-                yield result.value
-            else:  # the slot has a fresh actor: play the lost match again there
-                pending.append(result.tag)
-            if pending:
-                task = pending.pop()
-                pool.submit(result.slot, "play", *task, tag=task)
+        for _, result in pool.map("play", list(tasks)):
+            yield result
     finally:
         pool.close()
