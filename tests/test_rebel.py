@@ -43,6 +43,7 @@ from agents.rebel import (
     rebel_policy,
 )
 from agents.rebel import FrontierGroups, PBSValue, marginals, set_frontier_values, train_pbs_values
+from agents.rebel.pbs import frontier_beliefs
 from agents.specs import load_agent
 from hiddenenvs.analysis import GameTree, TabularPolicy, best_response, exploitability, nash_conv
 from hiddenenvs.analysis.tree import build_subgame_tree, reweighted_subgame
@@ -715,6 +716,50 @@ def test_pbs_frontier_values_are_per_information_set():
                     )
                 assert all(len(v) == 1 for v in by_infoset.values())
     assert not np.allclose(values[0], values[1])  # other σ, other beliefs, other values
+
+
+def test_next_root_beliefs_keep_the_opponents_reach_where_sigma_never_plays_a_card():
+    """Kuhn after pass-bet, under a σ^t where player 0 always bets K and player 1 bets
+    (after a pass) only with Q: player 0's K never reaches this public state, yet the
+    value of K here (what CFR weighs a deviation by) is against the Q that bets, so the
+    next root's belief given K must put the opponent on Q, not 50/50 over J and Q as it
+    did when the unreached histories got equal weights (the cause of the rebel_leduc
+    collapse: off-path information-set targets ignored the opponent's reach)."""
+    game = hiddenenvs.load_game("kuhn_poker")
+    tree = build_subgame_tree(
+        game,
+        [(game.new_initial_state(), 1.0)],
+        lambda state: len(state.public_state_key()) >= 4,
+        lambda states: np.zeros((len(states), 2)),
+        keep_states=True,
+    )
+    bets = {  # (player, own card, public actions) -> probability of "bet" (action 1)
+        (0, "J", ()): 0.0,
+        (0, "Q", ()): 0.0,
+        (0, "K", ()): 1.0,
+        (1, "J", ("pass",)): 0.0,
+        (1, "Q", ("pass",)): 1.0,
+        (1, "K", ("pass",)): 0.0,
+    }
+    slots = np.full(tree.num_slots, 0.5)
+    for infoset, (player, key) in enumerate(tree.infoset_keys):
+        card = key[player][1]
+        public = tuple(action for action, _ in key[2:])
+        if (player, card, public) in bets:
+            start = tree.infoset_slot_start[infoset]
+            bet = bets[(player, card, public)]
+            slots[start : start + 2] = [1 - bet, bet]  # actions 0 (pass), 1 (bet)
+    roots = frontier_beliefs(tree, slots, ("deal", "deal", "pass", "bet"))
+    cards = "JQK"
+    given_king = {
+        cards[state.history()[1]]: weight for state, weight in roots if state.history()[0] == 2
+    }
+    assert given_king["Q"] / (given_king["J"] + given_king["Q"]) > 0.999
+    given_jack = {
+        cards[state.history()[1]]: weight for state, weight in roots if state.history()[0] == 0
+    }
+    assert given_jack["Q"] / (given_jack["Q"] + given_jack["K"]) > 0.999
+    assert abs(sum(weight for _, weight in roots) - 1.0) < 1e-12
 
 
 def test_pbs_training_is_deterministic_and_lowers_exploitability():

@@ -191,13 +191,26 @@ class FrontierGroups:
         self.keys = list(groups)
 
 
+# σ mixed with this much uniform play wherever a PBS's beliefs are computed (self-play's
+# next roots, the frontier's network queries), as ReBeLSearch's beliefs are by its tremble:
+# a private state σ never plays into keeps a belief in proportion to chance's and the other
+# roles' reach, the limit its information-set value is conditioned on.
+BELIEF_TREMBLE = 1e-6
+
+
+def trembled(tree: GameTree, slots: np.ndarray, tremble: float = BELIEF_TREMBLE) -> np.ndarray:
+    """σ per slot mixed with ``tremble`` uniform over each information set's actions."""
+    counts = np.diff(tree.infoset_slot_start)[tree.slot_infoset]
+    return (1 - tremble) * slots + tremble / counts
+
+
 def set_frontier_values(
     tree: GameTree, groups: FrontierGroups, pbs: PBSValue, slots: np.ndarray
 ) -> None:
     """Value every frontier history by the network at its public state's beliefs under ``slots``."""
     if not groups.nodes:
         return
-    reach = reach_probabilities(tree, edge_probabilities(tree, slots)).prod(axis=1)
+    reach = reach_probabilities(tree, edge_probabilities(tree, trembled(tree, slots))).prod(axis=1)
     features = np.stack(
         [
             pbs.features(public, marginals(private, reach[nodes], pbs.private.sizes))
@@ -372,23 +385,33 @@ def _sample_next_roots(
     tree: GameTree, sampled: np.ndarray, exploration: float, rng: np.random.Generator
 ) -> list[tuple[State, float]]:
     """ReBeL's SAMPLELEAF: a frontier public state drawn by playing σ^t (mixed with
-    ``exploration`` uniform), its histories weighted by their reach under σ^t; [] when
+    ``exploration`` uniform), its histories weighted by :func:`frontier_beliefs`; [] when
     the draw ends the game inside the subgame."""
-    counts = np.diff(tree.infoset_slot_start)[tree.slot_infoset]
-    explored = (1 - exploration) * sampled + exploration / counts
+    explored = trembled(tree, sampled, exploration)
     draw_reach = reach_probabilities(tree, edge_probabilities(tree, explored)).prod(axis=1)
     leaves = np.flatnonzero(tree.infoset < 0)
     leaves = leaves[tree.actor[leaves] != CHANCE]
     leaf = int(leaves[draw_index(draw_reach[leaves], rng)])
     if leaf not in tree.node_states:  # a terminal history
         return []
-    key = tuple(tree.node_states[leaf].public_state_key())
-    reach = reach_probabilities(tree, edge_probabilities(tree, sampled)).prod(axis=1)
+    return frontier_beliefs(tree, sampled, tuple(tree.node_states[leaf].public_state_key()))
+
+
+def frontier_beliefs(tree: GameTree, sampled: np.ndarray, key: tuple) -> list[tuple[State, float]]:
+    """The histories of frontier public state ``key`` weighted by their reach under σ^t,
+    trembled (:func:`trembled`): where σ^t never plays a private state into ``key``, its
+    histories keep the other roles' and chance's relative reach, so that the information-
+    set value the next root's target gives that private state is the one CFR needs at the
+    frontier (the value of deviating into ``key``), not an average over histories σ^t
+    rules out."""
+    reach = reach_probabilities(tree, edge_probabilities(tree, trembled(tree, sampled))).prod(
+        axis=1
+    )
     histories = [
         (node, state)
         for node, state in sorted(tree.node_states.items())
         if tree.infoset[node] < 0 and tuple(state.public_state_key()) == key
     ]
-    weights = np.array([reach[node] for node, _ in histories]) + 1e-12  # σ^t may not reach the draw
+    weights = np.array([reach[node] for node, _ in histories])
     weights /= weights.sum()
     return [(state, float(w)) for (_, state), w in zip(histories, weights)]
