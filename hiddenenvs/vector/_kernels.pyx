@@ -28,14 +28,18 @@ reward and termination against them.
 """
 
 cimport cython
-from libc.stdint cimport int8_t, int16_t, int64_t, uint64_t
+from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memset
+from hiddenenvs.envs._kuhn_poker cimport *
+from hiddenenvs.envs._leduc_holdem cimport *
+from hiddenenvs.envs._liars_dice cimport *
 from hiddenenvs.envs._othello cimport OthelloGeometry, othello_flips, othello_geometry, othello_moves
 
 import numpy as np
 
 cdef extern from *:
     int __builtin_popcountll(unsigned long long) nogil
+    int __builtin_ctzll(unsigned long long) nogil
 
 cdef int SIMULTANEOUS = -2
 cdef int TERMINAL = -4
@@ -59,6 +63,13 @@ cdef inline int _below(uint64_t* state, int n) noexcept nogil:
     return <int>(((_next(state) >> 32) * <uint64_t>n) >> 32)
 
 
+cdef inline void* _buffer_address(object buffer):
+    """The address of a C-contiguous uint8 numpy array's first byte (a kernel's array of
+    per-game state structs, which the kernel keeps alive)."""
+    cdef uint8_t[::1] view = buffer
+    return <void*>&view[0]
+
+
 def seed_generators(uint64_t[::1] states, uint64_t seed):
     """Set each env's generator from ``(seed, env index)``."""
     cdef Py_ssize_t i
@@ -67,27 +78,42 @@ def seed_generators(uint64_t[::1] states, uint64_t seed):
         states[i] = _mix(base ^ _mix(<uint64_t>i * GOLDEN + 1))
 
 
+cdef inline int64_t _draw_legal(const int8_t* mask, int num_actions, uint64_t* state) noexcept nogil:
+    """A legal action of ``mask`` drawn uniformly with ``state`` (-1, and no draw, if
+    none is legal): the ``pick``-th legal action, ascending, for ``pick`` drawn below the
+    count. With a few actions it is found without a branch per action (a branch on which
+    action is the pick is mispredicted about every other draw, and cost more than the
+    rest of the draw); with many (Othello's 65), by a scan that stops at the pick."""
+    cdef int a, count = 0, seen = 0, pick
+    cdef int64_t chosen = 0
+    cdef int legal
+    for a in range(num_actions):
+        count += mask[a] != 0
+    if count == 0:
+        return -1
+    pick = _below(state, count)
+    if num_actions > 8:
+        for a in range(num_actions):
+            if mask[a] != 0:
+                if pick == 0:
+                    return a
+                pick -= 1
+    for a in range(num_actions):
+        legal = mask[a] != 0
+        chosen += (legal & (seen == pick)) * a
+        seen += legal
+    return chosen
+
+
 cdef void _draw_legal_actions(
     const int8_t[:, ::1] masks, uint64_t[::1] states, int64_t* out
 ) noexcept nogil:
     """For each row of ``masks``, a legal action drawn uniformly with the row's generator
     (-1 for a row without one)."""
-    cdef Py_ssize_t i, a, count, pick
-    cdef Py_ssize_t num_actions = masks.shape[1]
+    cdef Py_ssize_t i
+    cdef int num_actions = <int>masks.shape[1]
     for i in range(masks.shape[0]):
-        count = 0
-        for a in range(num_actions):
-            count += masks[i, a] != 0
-        if count == 0:
-            out[i] = -1
-            continue
-        pick = _below(&states[i], <int>count)
-        for a in range(num_actions):
-            if masks[i, a] != 0:
-                if pick == 0:
-                    out[i] = a
-                    break
-                pick -= 1
+        out[i] = _draw_legal(&masks[i, 0], num_actions, &states[i])
 
 
 def random_legal_actions(const int8_t[:, ::1] masks, uint64_t[::1] states, int64_t[::1] out):
@@ -234,7 +260,6 @@ cdef class VectorKernel:
         several threads (the loop holds no GIL)."""
         cdef Py_ssize_t rows = self._masks.shape[0]
         cdef Py_ssize_t per_env = rows // self.num_envs
-        cdef Py_ssize_t step, i, p
         if stop < 0:
             stop = self.num_envs
         if not 0 <= start <= stop <= self.num_envs:
@@ -252,24 +277,18 @@ cdef class VectorKernel:
             )
         if episodes.shape[0] != self.num_envs:
             raise ValueError(f"random_steps: episodes must have {self.num_envs} entries")
-        if start == stop:
+        if start == stop or num_steps == 0:
             return
-        # One drawn action per mask row: [B, 1] in sequential games, [B, P] in simultaneous ones.
-        cdef int64_t[:, ::1] drawn = np.zeros((self.num_envs, per_env), dtype=np.int64)
-        cdef int8_t[::1] active = np.ones(self.num_envs, dtype=np.int8)
-        cdef const int8_t[:, ::1] masks = self._masks[start * per_env : stop * per_env]
-        cdef uint64_t[::1] states = policy_states[start * per_env : stop * per_env]
         with nogil:
-            for step in range(num_steps):
-                _draw_legal_actions(masks, states, &drawn[start, 0])
-                # Drawn actions are legal: _resolve only copies them into _joint (and plays
-                # a simultaneous player's only action).
-                self._resolve(drawn, active, start, stop)
-                self._advance(active, start, stop)
-                for i in range(start, stop):
-                    episodes[i] += self._terminated[i]
-                    for p in range(self.num_players):
-                        reward_sums[i, p] += self._rewards[i, p]
+            self._random_steps(num_steps, policy_states, reward_sums, episodes, start, stop)
+
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        """:meth:`random_steps`' loop (each game's class specialises
+        :func:`_random_steps_of`)."""
+        pass
 
     cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         """Play the resolved joint actions in ``_joint`` in the active envs among
@@ -313,19 +332,15 @@ cdef class VectorKernel:
         return -1
 
 
-# ---- Kuhn poker ------------------------------------------------------------------------
-cdef int KUHN_PASS = 0
-cdef int KUHN_BET = 1
-
-
+# ---- Kuhn poker (rules: hiddenenvs/envs/_kuhn_poker.pxd) -------------------------------
 @cython.final
 cdef class KuhnKernel(VectorKernel):
-    """Kuhn poker (rules: :mod:`hiddenenvs.envs.kuhn_poker`). Deals: player 0's card,
-    player 1's card (0 = J, 1 = Q, 2 = K)."""
+    """Kuhn poker (rules: :mod:`hiddenenvs.envs.kuhn_poker`, in C in
+    ``hiddenenvs/envs/_kuhn_poker.pxd``). Deals: player 0's card, player 1's card (0 = J,
+    1 = Q, 2 = K)."""
 
-    cdef int8_t[:, ::1] cards
-    cdef int8_t[:, ::1] bets
-    cdef int8_t[::1] num_bets
+    cdef object _state_buffer  # owns the games' states
+    cdef KuhnState* games
 
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
@@ -333,96 +348,55 @@ cdef class KuhnKernel(VectorKernel):
     cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
 
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        _random_steps_of(self, num_steps, policy_states, reward_sums, episodes, start, stop)
+
     def __init__(self, Py_ssize_t num_envs, bint information_state):
-        shape = (11,) if information_state else (7,)
+        shape = (KUHN_INFORMATION_STATE_SIZE,) if information_state else (KUHN_OBSERVATION_SIZE,)
         self._allocate(num_envs, 2, 2, shape, 2, False, information_state)
-        self.cards = np.zeros((num_envs, 2), dtype=np.int8)
-        self.bets = np.zeros((num_envs, 3), dtype=np.int8)
-        self.num_bets = np.zeros(num_envs, dtype=np.int8)
+        self._state_buffer = np.zeros(num_envs * sizeof(KuhnState), dtype=np.uint8)
+        self.games = <KuhnState*>_buffer_address(self._state_buffer)
 
     cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
         cdef int first = _below(&self._rng[i], 3)
-        cdef int second = _below(&self._rng[i], 2)
-        if second >= first:
-            second += 1
-        self.cards[i, 0] = first
-        self.cards[i, 1] = second
-        self._deals[i, 0] = first
-        self._deals[i, 1] = second
-        self.num_bets[i] = 0
+        kuhn_deal(&self.games[i], first, _below(&self._rng[i], 2))
+        self._deals[i, 0] = self.games[i].cards[0]
+        self._deals[i, 1] = self.games[i].cards[1]
 
     cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
-        self.bets[i, self.num_bets[i]] = <int8_t>joint[0]
-        self.num_bets[i] += 1
+        kuhn_apply(&self.games[i], <int>joint[0])
 
     cdef int player(self, Py_ssize_t i) noexcept nogil:
-        cdef int count = self.num_bets[i]
-        if count >= 2 and (count == 3 or self.bets[i, count - 2] == KUHN_BET
-                           or (self.bets[i, 0] == KUHN_PASS and self.bets[i, 1] == KUHN_PASS)):
-            return TERMINAL
-        return count % 2
-
-    cdef void _contributions(self, Py_ssize_t i, int* contributions) noexcept nogil:
-        cdef int turn
-        contributions[0] = 1
-        contributions[1] = 1
-        for turn in range(self.num_bets[i]):
-            if self.bets[i, turn] == KUHN_BET:
-                contributions[turn % 2] += 1
+        return TERMINAL if kuhn_over(&self.games[i]) else kuhn_player(&self.games[i])
 
     cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
-        cdef int turn
-        cdef int contributions[2]
-        out[player] = 1
-        out[2 + self.cards[i, player]] = 1
         if self.information_state:
-            for turn in range(self.num_bets[i]):
-                out[5 + 2 * turn + self.bets[i, turn]] = 1
+            kuhn_information_state_tensor(&self.games[i], player, out)
         else:
-            self._contributions(i, contributions)
-            out[5] = contributions[0] / 2.0
-            out[6] = contributions[1] / 2.0
+            kuhn_observation_tensor(&self.games[i], player, out)
 
     cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
-        out[KUHN_PASS] = 1
-        out[KUHN_BET] = 1
+        kuhn_legal_mask(&self.games[i], out)
 
     cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
-        cdef int contributions[2]
-        cdef int count = self.num_bets[i]
-        cdef int winner, loser, turn
-        cdef bint any_bet = False
-        self._contributions(i, contributions)
-        for turn in range(count):
-            any_bet = any_bet or self.bets[i, turn] == KUHN_BET
-        if self.bets[i, count - 1] == KUHN_PASS and any_bet:
-            winner = 1 - (count - 1) % 2  # passing after a bet folds
-        else:
-            winner = 1 if self.cards[i, 1] > self.cards[i, 0] else 0
-        loser = 1 - winner
-        out[winner] = contributions[loser]
-        out[loser] = -contributions[loser]
+        kuhn_returns(&self.games[i], out)
 
 
-# ---- Leduc hold'em ---------------------------------------------------------------------
-cdef int LEDUC_FOLD = 0
-cdef int LEDUC_CALL = 1
-cdef int LEDUC_RAISE = 2
-
-
+# ---- Leduc hold'em (rules: hiddenenvs/envs/_leduc_holdem.pxd) ---------------------------
 @cython.final
 cdef class LeducKernel(VectorKernel):
-    """Leduc hold'em (rules: :mod:`hiddenenvs.envs.leduc_holdem`). Three cards are drawn
-    from the six at the deal (ranks 0 = J, 1 = Q, 2 = K): player 0's, player 1's, and the
-    public card, which stays hidden until the first round ends. Deals: those three ranks
-    (a game that ends in round 1 never reveals the third)."""
+    """Leduc hold'em (rules: :mod:`hiddenenvs.envs.leduc_holdem`, in C in
+    ``hiddenenvs/envs/_leduc_holdem.pxd``). Three cards are drawn from the six at the
+    deal (ranks 0 = J, 1 = Q, 2 = K): player 0's, player 1's, and the public card, which
+    stays hidden until the first round ends. Deals: those three ranks (a game that ends
+    in round 1 never reveals the third)."""
 
-    cdef int max_raises, turns_per_round, max_contribution
-    cdef int8_t[:, ::1] ranks  # private 0, private 1, public
-    cdef int8_t[:, :, ::1] round_actions
-    cdef int8_t[:, ::1] round_lengths
-    cdef int8_t[::1] round_index, raises, folded
-    cdef int[:, ::1] contributions
+    cdef LeducRules rules
+    cdef object _state_buffer  # owns the games' states
+    cdef LeducState* games
 
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
@@ -430,110 +404,48 @@ cdef class LeducKernel(VectorKernel):
     cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
 
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        _random_steps_of(self, num_steps, policy_states, reward_sums, episodes, start, stop)
+
     def __init__(self, Py_ssize_t num_envs, bint information_state, int max_raises):
-        self.max_raises = max_raises
-        self.turns_per_round = 2 + max_raises
-        self.max_contribution = 1 + max_raises * (2 + 4)
-        shape = (8 + 6 * self.turns_per_round,) if information_state else (10,)
+        if not 1 <= max_raises <= LEDUC_MAX_TURNS - 2:
+            raise ValueError(f"LeducKernel: max_raises must be 1 to {LEDUC_MAX_TURNS - 2}, got {max_raises}")
+        leduc_rules(&self.rules, max_raises)
+        shape = (8 + 6 * self.rules.turns_per_round,) if information_state else (10,)
         self._allocate(num_envs, 2, 3, shape, 3, False, information_state)
-        self.ranks = np.zeros((num_envs, 3), dtype=np.int8)
-        self.round_actions = np.zeros((num_envs, 2, self.turns_per_round), dtype=np.int8)
-        self.round_lengths = np.zeros((num_envs, 2), dtype=np.int8)
-        self.round_index = np.zeros(num_envs, dtype=np.int8)
-        self.raises = np.zeros(num_envs, dtype=np.int8)
-        self.folded = np.zeros(num_envs, dtype=np.int8)
-        self.contributions = np.zeros((num_envs, 2), dtype=np.intc)
+        self._state_buffer = np.zeros(num_envs * sizeof(LeducState), dtype=np.uint8)
+        self.games = <LeducState*>_buffer_address(self._state_buffer)
 
     cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
         cdef int first = _below(&self._rng[i], 6)
         cdef int second = _below(&self._rng[i], 5)
         cdef int third = _below(&self._rng[i], 4)
-        # draws among the cards left, as indices into the six in order
-        if second >= first:
-            second += 1
-        if third >= (first if first < second else second):
-            third += 1
-        if third >= (second if first < second else first):
-            third += 1
-        self.ranks[i, 0] = first // 2
-        self.ranks[i, 1] = second // 2
-        self.ranks[i, 2] = third // 2
-        self._deals[i, 0] = first // 2
-        self._deals[i, 1] = second // 2
-        self._deals[i, 2] = third // 2
-        self.round_lengths[i, 0] = 0
-        self.round_lengths[i, 1] = 0
-        self.round_index[i] = 0
-        self.raises[i] = 0
-        self.folded[i] = -1
-        self.contributions[i, 0] = 1
-        self.contributions[i, 1] = 1
+        cdef LeducState* game = &self.games[i]
+        leduc_deal(game, first, second, third)
+        self._deals[i, 0] = game.ranks[0]
+        self._deals[i, 1] = game.ranks[1]
+        self._deals[i, 2] = game.ranks[2]
 
     cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
-        cdef int action = <int>joint[0]
-        cdef int round_index = self.round_index[i]
-        cdef int turn = self.round_lengths[i, round_index]
-        cdef int player = turn % 2
-        self.round_actions[i, round_index, turn] = <int8_t>action
-        self.round_lengths[i, round_index] = turn + 1
-        if action == LEDUC_FOLD:
-            self.folded[i] = player
-        elif action == LEDUC_CALL:
-            self.contributions[i, player] = self.contributions[i, 1 - player]
-            if turn + 1 >= 2 and round_index == 0:  # the public card is revealed; round 2
-                self.round_index[i] = 1
-                self.raises[i] = 0
-        else:
-            self.contributions[i, player] = self.contributions[i, 1 - player] + (2 if round_index == 0 else 4)
-            self.raises[i] += 1
+        leduc_apply(&self.games[i], <int>joint[0])
 
     cdef int player(self, Py_ssize_t i) noexcept nogil:
-        cdef int round_index = self.round_index[i]
-        cdef int length = self.round_lengths[i, round_index]
-        if self.folded[i] >= 0:
-            return TERMINAL
-        if round_index == 1 and length >= 2 and self.round_actions[i, 1, length - 1] == LEDUC_CALL:
-            return TERMINAL
-        return length % 2
+        return TERMINAL if leduc_over(&self.games[i]) else leduc_player(&self.games[i])
 
     cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
-        cdef int round_index, turn, offset
-        cdef bint revealed = self.round_index[i] == 1
-        out[player] = 1
-        out[2 + self.ranks[i, player]] = 1
-        if revealed:
-            out[5 + self.ranks[i, 2]] = 1
         if self.information_state:
-            offset = 8
-            for round_index in range(self.round_index[i] + 1):
-                for turn in range(self.round_lengths[i, round_index]):
-                    out[offset + 3 * turn + self.round_actions[i, round_index, turn]] = 1
-                offset += 3 * self.turns_per_round
+            leduc_information_state_tensor(&self.rules, &self.games[i], player, out)
         else:
-            out[8] = self.contributions[i, 0] / <float>self.max_contribution
-            out[9] = self.contributions[i, 1] / <float>self.max_contribution
+            leduc_observation_tensor(&self.rules, &self.games[i], player, out)
 
     cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
-        if self.contributions[i, player] < self.contributions[i, 1 - player]:
-            out[LEDUC_FOLD] = 1
-        out[LEDUC_CALL] = 1
-        if self.raises[i] < self.max_raises:
-            out[LEDUC_RAISE] = 1
+        leduc_legal_mask(&self.rules, &self.games[i], player, out)
 
     cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
-        cdef int loser, strength_0, strength_1
-        if self.folded[i] >= 0:
-            loser = self.folded[i]
-        else:
-            strength_0 = self.ranks[i, 0] + (3 if self.ranks[i, 0] == self.ranks[i, 2] else 0)
-            strength_1 = self.ranks[i, 1] + (3 if self.ranks[i, 1] == self.ranks[i, 2] else 0)
-            if strength_0 == strength_1:
-                out[0] = 0
-                out[1] = 0
-                return
-            loser = 1 if strength_0 > strength_1 else 0
-        out[loser] = -self.contributions[i, loser]
-        out[1 - loser] = self.contributions[i, loser]
+        leduc_returns(&self.games[i], out)
 
 
 # ---- matrix games ----------------------------------------------------------------------
@@ -551,6 +463,12 @@ cdef class MatrixKernel(VectorKernel):
 
     cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
+
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        _random_steps_of(self, num_steps, policy_states, reward_sums, episodes, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, payoff):
         payoff = np.ascontiguousarray(payoff, dtype=np.float32)
@@ -609,6 +527,12 @@ cdef class OthelloKernel(VectorKernel):
 
     cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
+
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        _random_steps_of(self, num_steps, policy_states, reward_sums, episodes, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, int size):
         cdef int half = size // 2
@@ -684,17 +608,16 @@ cdef class OthelloKernel(VectorKernel):
         out[1] = -result
 
 
-# ---- Liar's Dice -----------------------------------------------------------------------
+# ---- Liar's Dice (rules: hiddenenvs/envs/_liars_dice.pxd) -------------------------------
 @cython.final
 cdef class LiarsDiceKernel(VectorKernel):
-    """Liar's Dice (rules: :mod:`hiddenenvs.envs.liars_dice`). Deals: the ``2 D`` rolls,
-    player 0's dice first, each ``face - 1``."""
+    """Liar's Dice (rules: :mod:`hiddenenvs.envs.liars_dice`, in C in
+    ``hiddenenvs/envs/_liars_dice.pxd``). Deals: the ``2 D`` rolls, player 0's dice
+    first, each ``face - 1``."""
 
-    cdef int num_dice, faces, num_bids, liar
-    cdef int8_t[:, :, ::1] sorted_dice  # faces 1..F per player, ascending
-    cdef int8_t[:, ::1] counts_by_face  # dice showing each face (index face - 1), both hands
-    cdef int16_t[:, ::1] actions
-    cdef int16_t[::1] num_actions_played
+    cdef LiarsDiceRules rules
+    cdef object _state_buffer  # owns the games' states
+    cdef LiarsDiceState* games
 
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
@@ -702,87 +625,50 @@ cdef class LiarsDiceKernel(VectorKernel):
     cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
 
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        _random_steps_of(self, num_steps, policy_states, reward_sums, episodes, start, stop)
+
     def __init__(self, Py_ssize_t num_envs, bint information_state, int num_dice, int faces):
-        self.num_dice = num_dice
-        self.faces = faces
-        self.num_bids = 2 * num_dice * faces
-        self.liar = self.num_bids
-        extra = 1 if information_state else 3
-        shape = (2 + num_dice * faces + self.num_bids + extra,)
-        self._allocate(num_envs, 2, self.num_bids + 1, shape, 2 * num_dice, False, information_state)
-        self.sorted_dice = np.zeros((num_envs, 2, num_dice), dtype=np.int8)
-        self.counts_by_face = np.zeros((num_envs, faces), dtype=np.int8)
-        self.actions = np.zeros((num_envs, self.num_bids + 1), dtype=np.int16)
-        self.num_actions_played = np.zeros(num_envs, dtype=np.int16)
+        if not (1 <= num_dice <= LIARS_DICE_MAX_DICE and 2 <= faces <= LIARS_DICE_MAX_FACES):
+            raise ValueError(
+                f"LiarsDiceKernel: num_dice must be 1 to {LIARS_DICE_MAX_DICE} and faces 2 to "
+                f"{LIARS_DICE_MAX_FACES}, got {num_dice} and {faces}"
+            )
+        liars_dice_rules(&self.rules, num_dice, faces, information_state)
+        shape = (liars_dice_tensor_size(&self.rules),)
+        self._allocate(num_envs, 2, self.rules.num_bids + 1, shape, 2 * num_dice, False, information_state)
+        self._state_buffer = np.zeros(num_envs * sizeof(LiarsDiceState), dtype=np.uint8)
+        self.games = <LiarsDiceState*>_buffer_address(self._state_buffer)
 
     cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
-        cdef int player, die, face, slot
-        for face in range(self.faces):
-            self.counts_by_face[i, face] = 0
+        cdef int player, die, face
+        cdef LiarsDiceState* game = &self.games[i]
+        liars_dice_clear(&self.rules, game)
         for player in range(2):
-            for die in range(self.num_dice):
-                face = _below(&self._rng[i], self.faces) + 1
-                self._deals[i, player * self.num_dice + die] = face - 1
-                self.counts_by_face[i, face - 1] += 1
-                slot = die  # insertion into the sorted hand
-                while slot > 0 and self.sorted_dice[i, player, slot - 1] > face:
-                    self.sorted_dice[i, player, slot] = self.sorted_dice[i, player, slot - 1]
-                    slot -= 1
-                self.sorted_dice[i, player, slot] = face
-        self.num_actions_played[i] = 0
+            for die in range(self.rules.num_dice):
+                face = _below(&self._rng[i], self.rules.faces) + 1
+                self._deals[i, player * self.rules.num_dice + die] = face - 1
+                liars_dice_roll(&self.rules, game, player, die, face)
 
     cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
-        self.actions[i, self.num_actions_played[i]] = <int16_t>joint[0]
-        self.num_actions_played[i] += 1
+        liars_dice_apply(&self.games[i], <int>joint[0])
 
     cdef int player(self, Py_ssize_t i) noexcept nogil:
-        cdef int count = self.num_actions_played[i]
-        if count > 0 and self.actions[i, count - 1] == self.liar:
+        if liars_dice_over(&self.rules, &self.games[i]):
             return TERMINAL
-        return count % 2
+        return liars_dice_player(&self.games[i])
 
     cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
-        cdef int die, turn, bids, bidder
-        cdef int count = self.num_actions_played[i]
-        cdef int base = 2 + self.num_dice * self.faces
-        cdef bint called = count > 0 and self.actions[i, count - 1] == self.liar
-        out[player] = 1
-        for die in range(self.num_dice):
-            out[2 + die * self.faces + self.sorted_dice[i, player, die] - 1] = 1
-        if self.information_state:
-            for turn in range(count):
-                out[base + self.actions[i, turn]] = 1
-        else:
-            bids = count - 1 if called else count
-            if bids > 0:
-                out[base + self.actions[i, bids - 1]] = 1
-                bidder = (bids - 1) % 2
-                out[base + self.num_bids + (0 if bidder == player else 1)] = 1
-            if called:
-                out[base + self.num_bids + 2] = 1
+        liars_dice_tensor(&self.rules, &self.games[i], player, out)
 
     cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
-        cdef int action
-        cdef int count = self.num_actions_played[i]
-        if count == 0:
-            for action in range(self.num_bids):
-                out[action] = 1
-        else:
-            for action in range(self.actions[i, count - 1] + 1, self.num_bids + 1):
-                out[action] = 1
+        liars_dice_legal_mask(&self.rules, &self.games[i], out)
 
     cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
-        cdef int count = self.num_actions_played[i]
-        cdef int bid = self.actions[i, count - 2]
-        cdef int quantity = bid // self.faces + 1, face = bid % self.faces + 1
-        cdef int matching = self.counts_by_face[i, face - 1]
-        cdef int caller = (count - 1) % 2
-        cdef int loser
-        if face != self.faces:
-            matching += self.counts_by_face[i, self.faces - 1]
-        loser = caller if matching >= quantity else 1 - caller
-        out[loser] = -1
-        out[1 - loser] = 1
+        liars_dice_returns(&self.rules, &self.games[i], out)
 
 
 # ---- Goofspiel -------------------------------------------------------------------------
@@ -809,6 +695,12 @@ cdef class GoofspielKernel(VectorKernel):
 
     cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
+
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        _random_steps_of(self, num_steps, policy_states, reward_sums, episodes, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, bint information_state, int num_cards, fixed_points,
                  bint imp_info, bint point_difference):
@@ -991,4 +883,73 @@ cdef inline void _advance_of(
         else:
             memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
             self._terminated[i] = 0
+        _write_decision_of(self, i)
+
+
+cdef inline void _write_masks_of(GameKernel self, Py_ssize_t i) noexcept nogil:
+    """Write env ``i``'s masks alone (the random play's draws read nothing else)."""
+    cdef int p
+    cdef Py_ssize_t row
+    if self.simultaneous:
+        for p in range(self.num_players):
+            row = i * self.num_players + p
+            memset(&self._masks[row, 0], 0, self.num_actions)
+            self.write_mask(i, p, &self._masks[row, 0])
+    else:
+        memset(&self._masks[i, 0], 0, self.num_actions)
+        self.write_mask(i, self.player(i), &self._masks[i, 0])
+
+
+cdef inline void _random_steps_of(
+    GameKernel self, Py_ssize_t num_steps, uint64_t[::1] policy_states,
+    double[:, ::1] reward_sums, int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+) noexcept nogil:
+    """``num_steps`` steps of uniform legal play in envs ``start .. stop - 1``, one env
+    at a time: every env and every mask row has its own generator, so playing env by env
+    gives the same games as step by step, with the env's state kept in cache. Between
+    steps only the masks are written (the draws read them; Othello draws from its move
+    bitboard and writes none); the tensor, mask and player of the last step are written
+    at the end, the final tensors whenever a game ends, as ``step`` writes them."""
+    cdef Py_ssize_t i, step, row
+    cdef int p, count
+    cdef uint64_t bits
+    cdef int64_t* joint
+    for i in range(start, stop):
+        joint = &self._joint[i, 0]
+        for step in range(num_steps):
+            if GameKernel is OthelloKernel:
+                # The mask is the move bitboard, or the pass alone: the same draw as
+                # _draw_legal over the mask row, taken from the bits.
+                bits = self.moves[i]
+                if bits == 0:
+                    _below(&policy_states[i], 1)
+                    joint[0] = self.num_squares
+                else:
+                    count = _below(&policy_states[i], __builtin_popcountll(bits))
+                    while count > 0:
+                        bits &= bits - 1
+                        count -= 1
+                    joint[0] = __builtin_ctzll(bits)
+            elif self.simultaneous:
+                for p in range(self.num_players):
+                    row = i * self.num_players + p
+                    joint[p] = _draw_legal(&self._masks[row, 0], self.num_actions, &policy_states[row])
+            else:
+                joint[0] = _draw_legal(&self._masks[i, 0], self.num_actions, &policy_states[i])
+            self.apply(i, joint)
+            if self.player(i) == TERMINAL:
+                self.write_returns(i, &self._rewards[i, 0])
+                for p in range(self.num_players):
+                    reward_sums[i, p] += self._rewards[i, p]
+                    row = i * self.num_players + p
+                    memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
+                    self.write_tensor(i, p, &self._final[row, 0])
+                self._terminated[i] = 1
+                episodes[i] += 1
+                self.reset_one(i)
+            else:
+                memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+                self._terminated[i] = 0
+            if GameKernel is not OthelloKernel:
+                _write_masks_of(self, i)
         _write_decision_of(self, i)
