@@ -112,26 +112,51 @@ def seed_generators(uint64_t[::1] states, uint64_t seed):
         states[i] = _mix(base ^ _mix(<uint64_t>i * GOLDEN + 1))
 
 
+cdef inline uint64_t _nonzero_bytes(uint64_t word) noexcept nogil:
+    """The top bit of each nonzero byte of ``word`` (the others cleared)."""
+    cdef uint64_t low_bits = 0x7F7F7F7F7F7F7F7FULL
+    return (((word & low_bits) + low_bits) | word) & ~low_bits
+
+
 cdef inline int64_t _draw_legal(const int8_t* mask, int num_actions, uint64_t* state) noexcept nogil:
     """A legal action of ``mask`` drawn uniformly with ``state`` (-1, and no draw, if
     none is legal): the ``pick``-th legal action, ascending, for ``pick`` drawn below the
     count. With a few actions it is found without a branch per action (a branch on which
     action is the pick is mispredicted about every other draw, and cost more than the
-    rest of the draw); with many (Othello's 65), by a scan that stops at the pick."""
-    cdef int a, count = 0, seen = 0, pick
+    rest of the draw); with many (Othello's 65), eight mask entries at a time."""
+    cdef int a, count = 0, seen = 0, pick, word_index, words = num_actions // 8
     cdef int64_t chosen = 0
     cdef int legal
+    cdef uint64_t word
+    if words > 0:
+        for word_index in range(words):
+            memcpy(&word, mask + 8 * word_index, 8)
+            count += __builtin_popcountll(_nonzero_bytes(word))
+        for a in range(8 * words, num_actions):
+            count += mask[a] != 0
+        if count == 0:
+            return -1
+        pick = _below(state, count)
+        # The word holding the pick, by counts (any byte order), then its entries.
+        word_index = 0
+        while word_index < words:
+            memcpy(&word, mask + 8 * word_index, 8)
+            legal = __builtin_popcountll(_nonzero_bytes(word))
+            if pick < legal:
+                break
+            pick -= legal
+            word_index += 1
+        for a in range(8 * word_index, num_actions):
+            if mask[a] != 0:
+                if pick == 0:
+                    return a
+                pick -= 1
+        return -1  # not reached: pick < count
     for a in range(num_actions):
         count += mask[a] != 0
     if count == 0:
         return -1
     pick = _below(state, count)
-    if num_actions > 8:
-        for a in range(num_actions):
-            if mask[a] != 0:
-                if pick == 0:
-                    return a
-                pick -= 1
     for a in range(num_actions):
         legal = mask[a] != 0
         chosen += (legal & (seen == pick)) * a
