@@ -37,6 +37,10 @@ from hiddenenvs.envs._othello cimport OthelloGeometry, othello_flips, othello_ge
 
 import numpy as np
 
+cimport numpy as cnp
+
+cnp.import_array()
+
 cdef extern from *:
     int __builtin_popcountll(unsigned long long) nogil
     int __builtin_ctzll(unsigned long long) nogil
@@ -190,6 +194,41 @@ def random_legal_actions(const int8_t[:, ::1] masks, uint64_t[::1] states, int64
         _draw_legal_actions(masks, states, &out[0])
 
 
+def draw_from_masks(object masks, cnp.ndarray states):
+    """The fast path of :class:`hiddenenvs.vector.RandomLegalPolicy`: for C-contiguous int8
+    ``masks`` ``[..., A]`` with as many rows as ``states`` (C-contiguous uint64), the
+    actions ``random_legal_actions`` draws, as int64 ``[...]``, in one call without
+    memoryviews (their set-up cost more than a small batch's draws); else None, drawing
+    nothing (the policy's general path then converts the masks or names the mismatch)."""
+    cdef cnp.ndarray array
+    cdef int ndim, num_actions
+    cdef Py_ssize_t rows, r
+    if not cnp.PyArray_Check(masks):
+        return None
+    array = <cnp.ndarray>masks
+    ndim = cnp.PyArray_NDIM(array)
+    if (
+        ndim < 1 or cnp.PyArray_TYPE(array) != cnp.NPY_INT8 or not cnp.PyArray_IS_C_CONTIGUOUS(array)
+        or cnp.PyArray_TYPE(states) != cnp.NPY_UINT64 or cnp.PyArray_NDIM(states) != 1
+        or not cnp.PyArray_IS_C_CONTIGUOUS(states)
+    ):
+        return None
+    num_actions = <int>array.shape[ndim - 1]
+    if num_actions == 0:
+        return None
+    rows = cnp.PyArray_SIZE(array) // num_actions
+    if rows != states.shape[0]:
+        return None
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(ndim - 1, array.shape, cnp.NPY_INT64, 0)
+    cdef const int8_t* mask_data = <const int8_t*>cnp.PyArray_DATA(array)
+    cdef uint64_t* state_data = <uint64_t*>cnp.PyArray_DATA(states)
+    cdef int64_t* out_data = <int64_t*>cnp.PyArray_DATA(out)
+    with nogil:
+        for r in range(rows):
+            out_data[r] = _draw_legal(mask_data + r * num_actions, num_actions, &state_data[r])
+    return out
+
+
 cdef class VectorKernel:
     """The batch loop shared by every game; a game subclass implements the per-env hooks.
 
@@ -280,25 +319,41 @@ cdef class VectorKernel:
                 self._terminated[i] = 0
                 memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
 
-    def step(self, const int64_t[:, ::1] actions, const int8_t[::1] active):
-        """Play ``actions`` (``[B, 1]`` for sequential games, ``[B, P]`` for simultaneous
-        ones) in every env where ``active`` (``[B]``) is set; a finished game records its
-        final tensors and restarts. An inactive env keeps its state and outputs, with
-        zero rewards and ``terminated`` unset.
+    def step(self, cnp.ndarray actions, cnp.ndarray active):
+        """Play ``actions`` (``[B, 1]`` int64 for sequential games, ``[B, P]`` for
+        simultaneous ones) in every env where ``active`` (``[B]`` int8) is set; a finished
+        game records its final tensors and restarts. An inactive env keeps its state and
+        outputs, with zero rewards and ``terminated`` unset. Both arrays C-contiguous (read
+        through their pointers: a memoryview argument cost a microsecond a call).
 
         Returns -1, or the index of the first env whose action is illegal (then no env
         has moved). A simultaneous player with one legal action has it played for them.
         """
         cdef Py_ssize_t illegal
-        if actions.shape[0] != self.num_envs or active.shape[0] != self.num_envs:
+        cdef Py_ssize_t columns = self.num_players if self.simultaneous else 1
+        if (
+            cnp.PyArray_TYPE(actions) != cnp.NPY_INT64 or cnp.PyArray_NDIM(actions) != 2
+            or not cnp.PyArray_IS_C_CONTIGUOUS(actions)
+            or actions.shape[0] != self.num_envs or actions.shape[1] != columns
+        ):
             raise ValueError(
-                f"step: {actions.shape[0]} rows of actions and {active.shape[0]} active flags "
-                f"for {self.num_envs} envs"
+                f"step: actions must be C-contiguous int64 of shape ({self.num_envs}, {columns}), "
+                f"got {actions.dtype} {(<object>actions).shape}"
             )
+        if (
+            cnp.PyArray_ITEMSIZE(active) != 1 or cnp.PyArray_NDIM(active) != 1
+            or not cnp.PyArray_IS_C_CONTIGUOUS(active) or active.shape[0] != self.num_envs
+        ):
+            raise ValueError(
+                f"step: active must be C-contiguous int8 of shape ({self.num_envs},), got "
+                f"{active.dtype} {(<object>active).shape}"
+            )
+        cdef const int64_t* action_data = <const int64_t*>cnp.PyArray_DATA(actions)
+        cdef const int8_t* active_data = <const int8_t*>cnp.PyArray_DATA(active)
         with nogil:
-            illegal = self._resolve(actions, active, 0, self.num_envs)
+            illegal = self._resolve(action_data, active_data, 0, self.num_envs)
             if illegal < 0:
-                self._advance(active, 0, self.num_envs)
+                self._advance(active_data, 0, self.num_envs)
         return illegal
 
     def random_steps(
@@ -349,16 +404,17 @@ cdef class VectorKernel:
         :func:`_random_steps_of`)."""
         pass
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         """Play the resolved joint actions in ``_joint`` in the active envs among
         ``start .. stop - 1`` (each game's
         class specialises :func:`_advance_of`)."""
         pass
 
     cdef Py_ssize_t _resolve(
-        self, const int64_t[:, ::1] actions, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop
+        self, const int64_t* actions, const int8_t* active, Py_ssize_t start, Py_ssize_t stop
     ) noexcept nogil:
-        """Check the active envs' ``actions`` (among ``start .. stop - 1``) against the masks and copy them to ``_joint``
+        """Check the active envs' ``actions`` (``[B, columns]``, among ``start .. stop - 1``)
+        against the masks and copy them to ``_joint``
         (a simultaneous player's only legal action replaces their entry); the first
         illegal env, or -1."""
         cdef Py_ssize_t i, row
@@ -376,7 +432,7 @@ cdef class VectorKernel:
                         if self._masks[row, a]:
                             count += 1
                             forced = a
-                    action = actions[i, p]
+                    action = actions[row]
                     if count > 1:
                         if action < 0 or action >= self.num_actions or not self._masks[row, action]:
                             return i
@@ -384,7 +440,7 @@ cdef class VectorKernel:
                     else:
                         self._joint[i, p] = forced
             else:
-                action = actions[i, 0]
+                action = actions[i]
                 if action < 0 or action >= self.num_actions or not self._masks[i, action]:
                     return i
                 self._joint[i, 0] = action
@@ -404,7 +460,7 @@ cdef class KuhnKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
 
     cdef void _random_steps(
@@ -460,7 +516,7 @@ cdef class LeducKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
 
     cdef void _random_steps(
@@ -520,7 +576,7 @@ cdef class MatrixKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
 
     cdef void _random_steps(
@@ -584,7 +640,7 @@ cdef class OthelloKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
 
     cdef void _random_steps(
@@ -678,7 +734,7 @@ cdef class LiarsDiceKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
 
     cdef void _random_steps(
@@ -749,7 +805,7 @@ cdef class GoofspielKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
 
     cdef void _random_steps(
@@ -919,7 +975,7 @@ cdef inline void _write_decision_of(GameKernel self, Py_ssize_t i) noexcept nogi
 
 
 cdef inline void _advance_of(
-    GameKernel self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop
+    GameKernel self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop
 ) noexcept nogil:
     """Play the resolved joint actions in ``_joint`` in the active envs among
     ``start .. stop - 1``."""
