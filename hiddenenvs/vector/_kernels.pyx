@@ -116,10 +116,13 @@ def seed_generators(uint64_t[::1] states, uint64_t seed):
         states[i] = _mix(base ^ _mix(<uint64_t>i * GOLDEN + 1))
 
 
-cdef inline uint64_t _nonzero_bytes(uint64_t word) noexcept nogil:
-    """The top bit of each nonzero byte of ``word`` (the others cleared)."""
+cdef inline int _count_nonzero_bytes(uint64_t word) noexcept nogil:
+    """How many of ``word``'s eight bytes are nonzero: the top bit of each nonzero byte,
+    moved to its lowest bit and summed by one multiply (``__builtin_popcountll`` is a
+    library call on x86-64 without ``-mpopcnt``)."""
     cdef uint64_t low_bits = 0x7F7F7F7F7F7F7F7FULL
-    return (((word & low_bits) + low_bits) | word) & ~low_bits
+    cdef uint64_t flags = ((((word & low_bits) + low_bits) | word) & ~low_bits) >> 7
+    return <int>((flags * 0x0101010101010101ULL) >> 56)
 
 
 cdef inline int64_t _draw_legal(const int8_t* mask, int num_actions, uint64_t* state) noexcept nogil:
@@ -135,7 +138,7 @@ cdef inline int64_t _draw_legal(const int8_t* mask, int num_actions, uint64_t* s
     if words > 0:
         for word_index in range(words):
             memcpy(&word, mask + 8 * word_index, 8)
-            count += __builtin_popcountll(_nonzero_bytes(word))
+            count += _count_nonzero_bytes(word)
         for a in range(8 * words, num_actions):
             count += mask[a] != 0
         if count == 0:
@@ -145,7 +148,7 @@ cdef inline int64_t _draw_legal(const int8_t* mask, int num_actions, uint64_t* s
         word_index = 0
         while word_index < words:
             memcpy(&word, mask + 8 * word_index, 8)
-            legal = __builtin_popcountll(_nonzero_bytes(word))
+            legal = _count_nonzero_bytes(word)
             if pick < legal:
                 break
             pick -= legal
