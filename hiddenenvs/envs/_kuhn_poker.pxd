@@ -10,6 +10,7 @@ function is inline, so no module of this name is built or imported.
 """
 
 from libc.stdint cimport int8_t
+from libc.string cimport memset
 
 cdef enum:
     KUHN_PASS = 0
@@ -62,8 +63,9 @@ cdef inline void kuhn_contributions(const KuhnState* state, int* contributions) 
 
 cdef inline void kuhn_information_state_tensor(const KuhnState* state, int player,
                                                float* out) noexcept nogil:
-    """Write the 11 values into ``out`` (zeroed by the caller)."""
+    """Write the 11 values into ``out``."""
     cdef int turn
+    memset(out, 0, KUHN_INFORMATION_STATE_SIZE * sizeof(float))  # a fixed size: inlined
     out[player] = 1
     out[2 + state.cards[player]] = 1
     for turn in range(state.num_bets):
@@ -72,8 +74,9 @@ cdef inline void kuhn_information_state_tensor(const KuhnState* state, int playe
 
 cdef inline void kuhn_observation_tensor(const KuhnState* state, int player,
                                          float* out) noexcept nogil:
-    """Write the 7 values into ``out`` (zeroed by the caller)."""
+    """Write the 7 values into ``out``."""
     cdef int contributions[2]
+    memset(out, 0, KUHN_OBSERVATION_SIZE * sizeof(float))  # a fixed size: inlined
     kuhn_contributions(state, contributions)
     out[player] = 1
     out[2 + state.cards[player]] = 1

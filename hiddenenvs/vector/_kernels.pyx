@@ -259,6 +259,8 @@ cdef class VectorKernel:
 
     def _allocate(self, Py_ssize_t num_envs, int num_players, int num_actions, tuple observation_shape,
                   int num_chance_outcomes, bint simultaneous, bint information_state):
+        if num_players != 2:
+            raise ValueError(f"VectorKernel: the batch loop serves two-player games, got {num_players} players")
         self.num_envs = num_envs
         self.num_players = num_players
         self.num_actions = num_actions
@@ -954,6 +956,20 @@ ctypedef fused GameKernel:
     GoofspielKernel
 
 
+cdef inline bint _writes_every_value(GameKernel self) noexcept nogil:
+    """Whether the game's ``write_tensor`` and ``write_mask`` write every entry, so the
+    batch loop need not zero the rows first (a call to ``memset`` per row; Kuhn's and
+    Othello's sizes are fixed, and they write zeros and ones alike)."""
+    return GameKernel is OthelloKernel or GameKernel is KuhnKernel
+
+
+cdef inline void _zero_rewards(GameKernel self, Py_ssize_t i) noexcept nogil:
+    # Two stores, not a memset call of a size known only at run time: every game of this
+    # module has two players (VectorKernel._allocate checks).
+    self._rewards[i, 0] = 0
+    self._rewards[i, 1] = 0
+
+
 cdef inline void _write_decision_of(GameKernel self, Py_ssize_t i) noexcept nogil:
     """Write env ``i``'s player to move, tensor and mask."""
     cdef int player = self.player(i)
@@ -963,16 +979,16 @@ cdef inline void _write_decision_of(GameKernel self, Py_ssize_t i) noexcept nogi
     if self.simultaneous:
         for p in range(self.num_players):
             row = i * self.num_players + p
-            if GameKernel is not OthelloKernel:  # its writes fill every value
+            if not _writes_every_value(self):
                 memset(&self._observations[row, 0], 0, self.observation_size * sizeof(float))
             self.write_tensor(i, p, &self._observations[row, 0])
             memset(&self._masks[row, 0], 0, self.num_actions)
             self.write_mask(i, p, &self._masks[row, 0])
     else:
-        if GameKernel is not OthelloKernel:  # its writes fill every value
+        if not _writes_every_value(self):
             memset(&self._observations[i, 0], 0, self.observation_size * sizeof(float))
         self.write_tensor(i, player, &self._observations[i, 0])
-        if GameKernel is not OthelloKernel:  # its writes fill every value
+        if not _writes_every_value(self):
             memset(&self._masks[i, 0], 0, self.num_actions)
         self.write_mask(i, player, &self._masks[i, 0])
 
@@ -986,7 +1002,7 @@ cdef inline void _advance_of(
     cdef int p
     for i in range(start, stop):
         if not active[i]:
-            memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+            _zero_rewards(self, i)
             self._terminated[i] = 0
             continue
         self.apply(i, &self._joint[i, 0])
@@ -994,13 +1010,13 @@ cdef inline void _advance_of(
             self.write_returns(i, &self._rewards[i, 0])
             for p in range(self.num_players):
                 row = i * self.num_players + p
-                if GameKernel is not OthelloKernel:  # its writes fill every value
+                if not _writes_every_value(self):
                     memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
                 self.write_tensor(i, p, &self._final[row, 0])
             self._terminated[i] = 1
             self.reset_one(i)
         else:
-            memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+            _zero_rewards(self, i)
             self._terminated[i] = 0
         _write_decision_of(self, i)
 
@@ -1015,7 +1031,8 @@ cdef inline void _write_masks_of(GameKernel self, Py_ssize_t i) noexcept nogil:
             memset(&self._masks[row, 0], 0, self.num_actions)
             self.write_mask(i, p, &self._masks[row, 0])
     else:
-        memset(&self._masks[i, 0], 0, self.num_actions)
+        if not _writes_every_value(self):
+            memset(&self._masks[i, 0], 0, self.num_actions)
         self.write_mask(i, self.player(i), &self._masks[i, 0])
 
 
@@ -1061,14 +1078,14 @@ cdef inline void _random_steps_of(
                 for p in range(self.num_players):
                     reward_sums[i, p] += self._rewards[i, p]
                     row = i * self.num_players + p
-                    if GameKernel is not OthelloKernel:  # its writes fill every value
+                    if not _writes_every_value(self):
                         memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
                     self.write_tensor(i, p, &self._final[row, 0])
                 self._terminated[i] = 1
                 episodes[i] += 1
                 self.reset_one(i)
             else:
-                memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+                _zero_rewards(self, i)
                 self._terminated[i] = 0
             if GameKernel is not OthelloKernel:
                 _write_masks_of(self, i)
