@@ -23,8 +23,12 @@ rejection; its bias is below ``n / 2**32``, under 2e-9 for these games' ``n <= 6
 So every env's games are a deterministic function of the seed and its index.
 
 The rules are those of the scalar modules in :mod:`hiddenenvs.envs` (Kuhn poker, Leduc
-hold'em, the matrix games, Othello, Liar's Dice, Goofspiel); ``tests/test_vector.py`` checks every tensor, mask,
-reward and termination against them.
+hold'em, the matrix games, Othello, Liar's Dice, Goofspiel); ``tests/test_vector.py``
+checks every tensor, mask, reward and termination against them. Kuhn's, Leduc's, Liar's
+Dice's and Othello's are written in C once, beside each game (``hiddenenvs/envs/_<game>.pxd``:
+a state struct, or Othello's bitboards, and inline functions); a kernel class here holds
+an array of those states and passes its hooks through. The matrix games' and Goofspiel's
+are still written here.
 """
 
 cimport cython
