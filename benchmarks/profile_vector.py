@@ -9,8 +9,9 @@ time per agent-step (one decision of one game) of:
   wrapper: ``step loop`` minus this, times the batch, is the Python cost of one call;
 - ``play_random``: the fused path, ``K`` steps of random play in one compiled call;
 
-then, for Kuhn, the floor: ``benchmarks/vector_floor_kuhn.c``, a plain C loop over the
-same state and outputs with the same draws and everything inlined, compiled with
+then each game's floor: ``benchmarks/vector_floor_<game>.c``, a plain C loop over the
+same state and outputs (the player to move's tensor, the mask, rewards, terminated flags
+and both final tensors) with the same draws and everything inlined, compiled with
 ``cc -O3`` when a C compiler is on the PATH. CPU time, so that other jobs on a shared
 machine slow the figures less than the wall clock (they still share caches and cores:
 say the load average, printed first).
@@ -34,7 +35,12 @@ import hiddenenvs.vector as vector
 from hiddenenvs.vector import _kernels
 
 GAMES = {"kuhn_poker": {}, "leduc_holdem": {}, "othello": {"board_size": 8}}
-FLOOR_SOURCE = Path(__file__).with_name("vector_floor_kuhn.c")
+# Each game's plain C floor, and the game-steps it times (divided by the batch).
+FLOORS = {
+    "kuhn_poker": ("vector_floor_kuhn.c", 3_000_000),
+    "leduc_holdem": ("vector_floor_leduc.c", 2_000_000),
+    "othello": ("vector_floor_othello.c", 300_000),
+}
 
 
 def cpu_seconds_per_call(function, seconds: float) -> float:
@@ -79,14 +85,17 @@ def profile(name: str, params: dict, batch: int, seconds: float) -> dict[str, fl
     return {label: 1e9 * value / batch for label, value in per_step.items()}
 
 
-def floor(batch: int) -> str:
+def floor(name: str, batch: int) -> str:
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         return "no C compiler on the PATH"
+    source, game_steps = FLOORS[name]
     with tempfile.TemporaryDirectory() as folder:
-        binary = str(Path(folder) / "vector_floor_kuhn")
-        subprocess.run([compiler, "-O3", "-o", binary, str(FLOOR_SOURCE)], check=True)
-        steps = str(max(1, 3_000_000 // batch))
+        binary = str(Path(folder) / "floor")
+        subprocess.run(
+            [compiler, "-O3", "-o", binary, str(Path(__file__).with_name(source))], check=True
+        )
+        steps = str(max(1, game_steps // batch))
         return subprocess.run([binary, str(batch), steps], capture_output=True, text=True).stdout
 
 
@@ -113,8 +122,9 @@ def main() -> None:
                 f"{ns['kernels']:.1f} | {python_us:.1f} | {ns['play_random']:.1f} |",
                 flush=True,
             )
-    for batch in args.batches:
-        print(f"floor, Kuhn, plain C loop: {floor(batch).strip()}")
+    for name in GAMES:
+        for batch in args.batches:
+            print(f"floor, {name}, plain C loop: {floor(name, batch).strip()}", flush=True)
 
 
 if __name__ == "__main__":

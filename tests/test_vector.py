@@ -252,6 +252,30 @@ def test_random_legal_policy_plays_only_legal_actions():
     assert seen == {1, 2}
 
 
+@pytest.mark.parametrize("num_actions", [3, 13, 65])
+def test_random_legal_policy_draws_alike_on_every_path(num_actions):
+    # int8 C-contiguous masks take one compiled call (after the first, which seeds the
+    # generators); bool, strided or listed masks are converted first; both draw the same
+    # actions, uniformly among the legal ones (few actions: a branch-free pick; many:
+    # eight mask entries at a time).
+    rng = np.random.default_rng(num_actions)
+    masks = (rng.random((2, 40, num_actions)) < 0.3).astype(np.int8)
+    masks[0, 0] = 0  # a row without a legal action draws -1
+    masks[1, 0, -1] = 1
+    fast, converted = vector.RandomLegalPolicy(seed=4), vector.RandomLegalPolicy(seed=4)
+    counts = np.zeros(masks.shape, dtype=np.int64)
+    for turn in range(400):
+        drawn = fast(masks)
+        other = masks.astype(bool) if turn % 2 else np.asfortranarray(masks).tolist()
+        np.testing.assert_array_equal(drawn, converted(np.asarray(other)))
+        assert drawn.shape == (2, 40) and drawn[0, 0] == -1
+        legal_rows = masks.any(axis=-1)
+        picked = np.take_along_axis(masks, np.maximum(drawn, 0)[..., None], axis=-1)[..., 0]
+        assert (picked[legal_rows] == 1).all()
+        counts[legal_rows, drawn[legal_rows]] = 1
+    assert (counts == masks).all()  # every legal action of every row was drawn
+
+
 def test_inactive_envs_keep_their_state():
     env = vector.make("othello", num_envs=3, seed=0, board_size=4)
     first = env.reset()

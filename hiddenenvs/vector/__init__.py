@@ -245,7 +245,7 @@ class VectorEnv:
         if active is None:
             active_flags = self._all_active
         else:
-            active = np.asarray(active)
+            active = np.ascontiguousarray(active)
             if active.shape != (self.num_envs,) or active.dtype != bool:
                 raise ValueError(
                     f"{self!r}.step: active must be bool of shape ({self.num_envs},), got "
@@ -429,6 +429,10 @@ class RandomLegalPolicy:
         self._states: np.ndarray | None = None
 
     def __call__(self, masks: np.ndarray) -> np.ndarray:
+        if self._states is not None:  # int8 C-contiguous masks of the known batch: one call
+            actions = _kernels.draw_from_masks(masks, self._states)
+            if actions is not None:
+                return actions
         masks = np.ascontiguousarray(masks, dtype=np.int8)
         rows = masks.reshape(-1, masks.shape[-1])
         actions = np.empty(rows.shape[0], dtype=np.int64)

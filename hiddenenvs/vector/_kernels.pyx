@@ -23,19 +23,31 @@ rejection; its bias is below ``n / 2**32``, under 2e-9 for these games' ``n <= 6
 So every env's games are a deterministic function of the seed and its index.
 
 The rules are those of the scalar modules in :mod:`hiddenenvs.envs` (Kuhn poker, Leduc
-hold'em, the matrix games, Othello, Liar's Dice, Goofspiel); ``tests/test_vector.py`` checks every tensor, mask,
-reward and termination against them.
+hold'em, the matrix games, Othello, Liar's Dice, Goofspiel); ``tests/test_vector.py``
+checks every tensor, mask, reward and termination against them. Kuhn's, Leduc's, Liar's
+Dice's and Othello's are written in C once, beside each game (``hiddenenvs/envs/_<game>.pxd``:
+a state struct, or Othello's bitboards, and inline functions); a kernel class here holds
+an array of those states and passes its hooks through. The matrix games' and Goofspiel's
+are still written here.
 """
 
 cimport cython
-from libc.stdint cimport int8_t, int16_t, int64_t, uint64_t
-from libc.string cimport memset
+from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
+from libc.string cimport memcpy, memset
+from hiddenenvs.envs._kuhn_poker cimport *
+from hiddenenvs.envs._leduc_holdem cimport *
+from hiddenenvs.envs._liars_dice cimport *
 from hiddenenvs.envs._othello cimport OthelloGeometry, othello_flips, othello_geometry, othello_moves
 
 import numpy as np
 
+cimport numpy as cnp
+
+cnp.import_array()
+
 cdef extern from *:
     int __builtin_popcountll(unsigned long long) nogil
+    int __builtin_ctzll(unsigned long long) nogil
 
 cdef int SIMULTANEOUS = -2
 cdef int TERMINAL = -4
@@ -59,6 +71,47 @@ cdef inline int _below(uint64_t* state, int n) noexcept nogil:
     return <int>(((_next(state) >> 32) * <uint64_t>n) >> 32)
 
 
+cdef inline void* _buffer_address(object buffer):
+    """The address of a C-contiguous uint8 numpy array's first byte (a kernel's array of
+    per-game state structs, which the kernel keeps alive)."""
+    cdef uint8_t[::1] view = buffer
+    return <void*>&view[0]
+
+
+# Each byte's eight bits, lowest first, as floats and as int8 (Othello's planes and masks).
+cdef float _BIT_FLOATS[256][8]
+cdef int8_t _BIT_BYTES[256][8]
+
+
+cdef void _fill_bit_tables() noexcept:
+    cdef int byte, bit
+    for byte in range(256):
+        for bit in range(8):
+            _BIT_FLOATS[byte][bit] = (byte >> bit) & 1
+            _BIT_BYTES[byte][bit] = (byte >> bit) & 1
+
+
+_fill_bit_tables()
+
+
+cdef inline void _write_bit_floats(uint64_t bits, int count, float* out) noexcept nogil:
+    """``out[k] = bit k of bits`` for ``k < count`` (as 0.0 or 1.0)."""
+    cdef int byte, k
+    for byte in range(count // 8):
+        memcpy(out + 8 * byte, _BIT_FLOATS[(bits >> (8 * byte)) & 0xFF], 8 * sizeof(float))
+    for k in range(count - count % 8, count):
+        out[k] = <float>((bits >> k) & 1)
+
+
+cdef inline void _write_bit_bytes(uint64_t bits, int count, int8_t* out) noexcept nogil:
+    """``out[k] = bit k of bits`` for ``k < count`` (as 0 or 1)."""
+    cdef int byte, k
+    for byte in range(count // 8):
+        memcpy(out + 8 * byte, _BIT_BYTES[(bits >> (8 * byte)) & 0xFF], 8)
+    for k in range(count - count % 8, count):
+        out[k] = <int8_t>((bits >> k) & 1)
+
+
 def seed_generators(uint64_t[::1] states, uint64_t seed):
     """Set each env's generator from ``(seed, env index)``."""
     cdef Py_ssize_t i
@@ -67,27 +120,70 @@ def seed_generators(uint64_t[::1] states, uint64_t seed):
         states[i] = _mix(base ^ _mix(<uint64_t>i * GOLDEN + 1))
 
 
+cdef inline int _count_nonzero_bytes(uint64_t word) noexcept nogil:
+    """How many of ``word``'s eight bytes are nonzero: the top bit of each nonzero byte,
+    moved to its lowest bit and summed by one multiply (``__builtin_popcountll`` is a
+    library call on x86-64 without ``-mpopcnt``)."""
+    cdef uint64_t low_bits = 0x7F7F7F7F7F7F7F7FULL
+    cdef uint64_t flags = ((((word & low_bits) + low_bits) | word) & ~low_bits) >> 7
+    return <int>((flags * 0x0101010101010101ULL) >> 56)
+
+
+cdef inline int64_t _draw_legal(const int8_t* mask, int num_actions, uint64_t* state) noexcept nogil:
+    """A legal action of ``mask`` drawn uniformly with ``state`` (-1, and no draw, if
+    none is legal): the ``pick``-th legal action, ascending, for ``pick`` drawn below the
+    count. With a few actions it is found without a branch per action (a branch on which
+    action is the pick is mispredicted about every other draw, and cost more than the
+    rest of the draw); with many (Othello's 65), eight mask entries at a time."""
+    cdef int a, count = 0, seen = 0, pick, word_index, words = num_actions // 8
+    cdef int64_t chosen = 0
+    cdef int legal
+    cdef uint64_t word
+    if words > 0:
+        for word_index in range(words):
+            memcpy(&word, mask + 8 * word_index, 8)
+            count += _count_nonzero_bytes(word)
+        for a in range(8 * words, num_actions):
+            count += mask[a] != 0
+        if count == 0:
+            return -1
+        pick = _below(state, count)
+        # The word holding the pick, by counts (any byte order), then its entries.
+        word_index = 0
+        while word_index < words:
+            memcpy(&word, mask + 8 * word_index, 8)
+            legal = _count_nonzero_bytes(word)
+            if pick < legal:
+                break
+            pick -= legal
+            word_index += 1
+        for a in range(8 * word_index, num_actions):
+            if mask[a] != 0:
+                if pick == 0:
+                    return a
+                pick -= 1
+        return -1  # not reached: pick < count
+    for a in range(num_actions):
+        count += mask[a] != 0
+    if count == 0:
+        return -1
+    pick = _below(state, count)
+    for a in range(num_actions):
+        legal = mask[a] != 0
+        chosen += (legal & (seen == pick)) * a
+        seen += legal
+    return chosen
+
+
 cdef void _draw_legal_actions(
     const int8_t[:, ::1] masks, uint64_t[::1] states, int64_t* out
 ) noexcept nogil:
     """For each row of ``masks``, a legal action drawn uniformly with the row's generator
     (-1 for a row without one)."""
-    cdef Py_ssize_t i, a, count, pick
-    cdef Py_ssize_t num_actions = masks.shape[1]
+    cdef Py_ssize_t i
+    cdef int num_actions = <int>masks.shape[1]
     for i in range(masks.shape[0]):
-        count = 0
-        for a in range(num_actions):
-            count += masks[i, a] != 0
-        if count == 0:
-            out[i] = -1
-            continue
-        pick = _below(&states[i], <int>count)
-        for a in range(num_actions):
-            if masks[i, a] != 0:
-                if pick == 0:
-                    out[i] = a
-                    break
-                pick -= 1
+        out[i] = _draw_legal(&masks[i, 0], num_actions, &states[i])
 
 
 def random_legal_actions(const int8_t[:, ::1] masks, uint64_t[::1] states, int64_t[::1] out):
@@ -103,6 +199,41 @@ def random_legal_actions(const int8_t[:, ::1] masks, uint64_t[::1] states, int64
         return
     with nogil:
         _draw_legal_actions(masks, states, &out[0])
+
+
+def draw_from_masks(object masks, cnp.ndarray states):
+    """The fast path of :class:`hiddenenvs.vector.RandomLegalPolicy`: for C-contiguous int8
+    ``masks`` ``[..., A]`` with as many rows as ``states`` (C-contiguous uint64), the
+    actions ``random_legal_actions`` draws, as int64 ``[...]``, in one call without
+    memoryviews (their set-up cost more than a small batch's draws); else None, drawing
+    nothing (the policy's general path then converts the masks or names the mismatch)."""
+    cdef cnp.ndarray array
+    cdef int ndim, num_actions
+    cdef Py_ssize_t rows, r
+    if not cnp.PyArray_Check(masks):
+        return None
+    array = <cnp.ndarray>masks
+    ndim = cnp.PyArray_NDIM(array)
+    if (
+        ndim < 1 or cnp.PyArray_TYPE(array) != cnp.NPY_INT8 or not cnp.PyArray_IS_C_CONTIGUOUS(array)
+        or cnp.PyArray_TYPE(states) != cnp.NPY_UINT64 or cnp.PyArray_NDIM(states) != 1
+        or not cnp.PyArray_IS_C_CONTIGUOUS(states)
+    ):
+        return None
+    num_actions = <int>array.shape[ndim - 1]
+    if num_actions == 0:
+        return None
+    rows = cnp.PyArray_SIZE(array) // num_actions
+    if rows != states.shape[0]:
+        return None
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(ndim - 1, array.shape, cnp.NPY_INT64, 0)
+    cdef const int8_t* mask_data = <const int8_t*>cnp.PyArray_DATA(array)
+    cdef uint64_t* state_data = <uint64_t*>cnp.PyArray_DATA(states)
+    cdef int64_t* out_data = <int64_t*>cnp.PyArray_DATA(out)
+    with nogil:
+        for r in range(rows):
+            out_data[r] = _draw_legal(mask_data + r * num_actions, num_actions, &state_data[r])
+    return out
 
 
 cdef class VectorKernel:
@@ -132,6 +263,8 @@ cdef class VectorKernel:
 
     def _allocate(self, Py_ssize_t num_envs, int num_players, int num_actions, tuple observation_shape,
                   int num_chance_outcomes, bint simultaneous, bint information_state):
+        if num_players != 2:
+            raise ValueError(f"VectorKernel: the batch loop serves two-player games, got {num_players} players")
         self.num_envs = num_envs
         self.num_players = num_players
         self.num_actions = num_actions
@@ -195,25 +328,41 @@ cdef class VectorKernel:
                 self._terminated[i] = 0
                 memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
 
-    def step(self, const int64_t[:, ::1] actions, const int8_t[::1] active):
-        """Play ``actions`` (``[B, 1]`` for sequential games, ``[B, P]`` for simultaneous
-        ones) in every env where ``active`` (``[B]``) is set; a finished game records its
-        final tensors and restarts. An inactive env keeps its state and outputs, with
-        zero rewards and ``terminated`` unset.
+    def step(self, cnp.ndarray actions, cnp.ndarray active):
+        """Play ``actions`` (``[B, 1]`` int64 for sequential games, ``[B, P]`` for
+        simultaneous ones) in every env where ``active`` (``[B]`` int8) is set; a finished
+        game records its final tensors and restarts. An inactive env keeps its state and
+        outputs, with zero rewards and ``terminated`` unset. Both arrays C-contiguous (read
+        through their pointers: a memoryview argument cost a microsecond a call).
 
         Returns -1, or the index of the first env whose action is illegal (then no env
         has moved). A simultaneous player with one legal action has it played for them.
         """
         cdef Py_ssize_t illegal
-        if actions.shape[0] != self.num_envs or active.shape[0] != self.num_envs:
+        cdef Py_ssize_t columns = self.num_players if self.simultaneous else 1
+        if (
+            cnp.PyArray_TYPE(actions) != cnp.NPY_INT64 or cnp.PyArray_NDIM(actions) != 2
+            or not cnp.PyArray_IS_C_CONTIGUOUS(actions)
+            or actions.shape[0] != self.num_envs or actions.shape[1] != columns
+        ):
             raise ValueError(
-                f"step: {actions.shape[0]} rows of actions and {active.shape[0]} active flags "
-                f"for {self.num_envs} envs"
+                f"step: actions must be C-contiguous int64 of shape ({self.num_envs}, {columns}), "
+                f"got {actions.dtype} {(<object>actions).shape}"
             )
+        if (
+            cnp.PyArray_ITEMSIZE(active) != 1 or cnp.PyArray_NDIM(active) != 1
+            or not cnp.PyArray_IS_C_CONTIGUOUS(active) or active.shape[0] != self.num_envs
+        ):
+            raise ValueError(
+                f"step: active must be C-contiguous int8 of shape ({self.num_envs},), got "
+                f"{active.dtype} {(<object>active).shape}"
+            )
+        cdef const int64_t* action_data = <const int64_t*>cnp.PyArray_DATA(actions)
+        cdef const int8_t* active_data = <const int8_t*>cnp.PyArray_DATA(active)
         with nogil:
-            illegal = self._resolve(actions, active, 0, self.num_envs)
+            illegal = self._resolve(action_data, active_data, 0, self.num_envs)
             if illegal < 0:
-                self._advance(active, 0, self.num_envs)
+                self._advance(active_data, 0, self.num_envs)
         return illegal
 
     def random_steps(
@@ -234,7 +383,6 @@ cdef class VectorKernel:
         several threads (the loop holds no GIL)."""
         cdef Py_ssize_t rows = self._masks.shape[0]
         cdef Py_ssize_t per_env = rows // self.num_envs
-        cdef Py_ssize_t step, i, p
         if stop < 0:
             stop = self.num_envs
         if not 0 <= start <= stop <= self.num_envs:
@@ -252,35 +400,30 @@ cdef class VectorKernel:
             )
         if episodes.shape[0] != self.num_envs:
             raise ValueError(f"random_steps: episodes must have {self.num_envs} entries")
-        if start == stop:
+        if start == stop or num_steps == 0:
             return
-        # One drawn action per mask row: [B, 1] in sequential games, [B, P] in simultaneous ones.
-        cdef int64_t[:, ::1] drawn = np.zeros((self.num_envs, per_env), dtype=np.int64)
-        cdef int8_t[::1] active = np.ones(self.num_envs, dtype=np.int8)
-        cdef const int8_t[:, ::1] masks = self._masks[start * per_env : stop * per_env]
-        cdef uint64_t[::1] states = policy_states[start * per_env : stop * per_env]
         with nogil:
-            for step in range(num_steps):
-                _draw_legal_actions(masks, states, &drawn[start, 0])
-                # Drawn actions are legal: _resolve only copies them into _joint (and plays
-                # a simultaneous player's only action).
-                self._resolve(drawn, active, start, stop)
-                self._advance(active, start, stop)
-                for i in range(start, stop):
-                    episodes[i] += self._terminated[i]
-                    for p in range(self.num_players):
-                        reward_sums[i, p] += self._rewards[i, p]
+            self._random_steps(num_steps, policy_states, reward_sums, episodes, start, stop)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        """:meth:`random_steps`' loop (each game's class specialises
+        :func:`_random_steps_of`)."""
+        pass
+
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         """Play the resolved joint actions in ``_joint`` in the active envs among
         ``start .. stop - 1`` (each game's
         class specialises :func:`_advance_of`)."""
         pass
 
     cdef Py_ssize_t _resolve(
-        self, const int64_t[:, ::1] actions, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop
+        self, const int64_t* actions, const int8_t* active, Py_ssize_t start, Py_ssize_t stop
     ) noexcept nogil:
-        """Check the active envs' ``actions`` (among ``start .. stop - 1``) against the masks and copy them to ``_joint``
+        """Check the active envs' ``actions`` (``[B, columns]``, among ``start .. stop - 1``)
+        against the masks and copy them to ``_joint``
         (a simultaneous player's only legal action replaces their entry); the first
         illegal env, or -1."""
         cdef Py_ssize_t i, row
@@ -298,7 +441,7 @@ cdef class VectorKernel:
                         if self._masks[row, a]:
                             count += 1
                             forced = a
-                    action = actions[i, p]
+                    action = actions[row]
                     if count > 1:
                         if action < 0 or action >= self.num_actions or not self._masks[row, action]:
                             return i
@@ -306,234 +449,127 @@ cdef class VectorKernel:
                     else:
                         self._joint[i, p] = forced
             else:
-                action = actions[i, 0]
+                action = actions[i]
                 if action < 0 or action >= self.num_actions or not self._masks[i, action]:
                     return i
                 self._joint[i, 0] = action
         return -1
 
 
-# ---- Kuhn poker ------------------------------------------------------------------------
-cdef int KUHN_PASS = 0
-cdef int KUHN_BET = 1
-
-
+# ---- Kuhn poker (rules: hiddenenvs/envs/_kuhn_poker.pxd) -------------------------------
 @cython.final
 cdef class KuhnKernel(VectorKernel):
-    """Kuhn poker (rules: :mod:`hiddenenvs.envs.kuhn_poker`). Deals: player 0's card,
-    player 1's card (0 = J, 1 = Q, 2 = K)."""
+    """Kuhn poker (rules: :mod:`hiddenenvs.envs.kuhn_poker`, in C in
+    ``hiddenenvs/envs/_kuhn_poker.pxd``). Deals: player 0's card, player 1's card (0 = J,
+    1 = Q, 2 = K)."""
 
-    cdef int8_t[:, ::1] cards
-    cdef int8_t[:, ::1] bets
-    cdef int8_t[::1] num_bets
+    cdef object _state_buffer  # owns the games' states
+    cdef KuhnState* games
 
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
 
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        _random_steps_of(self, num_steps, policy_states, reward_sums, episodes, start, stop)
+
     def __init__(self, Py_ssize_t num_envs, bint information_state):
-        shape = (11,) if information_state else (7,)
+        shape = (KUHN_INFORMATION_STATE_SIZE,) if information_state else (KUHN_OBSERVATION_SIZE,)
         self._allocate(num_envs, 2, 2, shape, 2, False, information_state)
-        self.cards = np.zeros((num_envs, 2), dtype=np.int8)
-        self.bets = np.zeros((num_envs, 3), dtype=np.int8)
-        self.num_bets = np.zeros(num_envs, dtype=np.int8)
+        self._state_buffer = np.zeros(num_envs * sizeof(KuhnState), dtype=np.uint8)
+        self.games = <KuhnState*>_buffer_address(self._state_buffer)
 
     cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
         cdef int first = _below(&self._rng[i], 3)
-        cdef int second = _below(&self._rng[i], 2)
-        if second >= first:
-            second += 1
-        self.cards[i, 0] = first
-        self.cards[i, 1] = second
-        self._deals[i, 0] = first
-        self._deals[i, 1] = second
-        self.num_bets[i] = 0
+        kuhn_deal(&self.games[i], first, _below(&self._rng[i], 2))
+        self._deals[i, 0] = self.games[i].cards[0]
+        self._deals[i, 1] = self.games[i].cards[1]
 
     cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
-        self.bets[i, self.num_bets[i]] = <int8_t>joint[0]
-        self.num_bets[i] += 1
+        kuhn_apply(&self.games[i], <int>joint[0])
 
     cdef int player(self, Py_ssize_t i) noexcept nogil:
-        cdef int count = self.num_bets[i]
-        if count >= 2 and (count == 3 or self.bets[i, count - 2] == KUHN_BET
-                           or (self.bets[i, 0] == KUHN_PASS and self.bets[i, 1] == KUHN_PASS)):
-            return TERMINAL
-        return count % 2
-
-    cdef void _contributions(self, Py_ssize_t i, int* contributions) noexcept nogil:
-        cdef int turn
-        contributions[0] = 1
-        contributions[1] = 1
-        for turn in range(self.num_bets[i]):
-            if self.bets[i, turn] == KUHN_BET:
-                contributions[turn % 2] += 1
+        return TERMINAL if kuhn_over(&self.games[i]) else kuhn_player(&self.games[i])
 
     cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
-        cdef int turn
-        cdef int contributions[2]
-        out[player] = 1
-        out[2 + self.cards[i, player]] = 1
         if self.information_state:
-            for turn in range(self.num_bets[i]):
-                out[5 + 2 * turn + self.bets[i, turn]] = 1
+            kuhn_information_state_tensor(&self.games[i], player, out)
         else:
-            self._contributions(i, contributions)
-            out[5] = contributions[0] / 2.0
-            out[6] = contributions[1] / 2.0
+            kuhn_observation_tensor(&self.games[i], player, out)
 
     cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
-        out[KUHN_PASS] = 1
-        out[KUHN_BET] = 1
+        kuhn_legal_mask(&self.games[i], out)
 
     cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
-        cdef int contributions[2]
-        cdef int count = self.num_bets[i]
-        cdef int winner, loser, turn
-        cdef bint any_bet = False
-        self._contributions(i, contributions)
-        for turn in range(count):
-            any_bet = any_bet or self.bets[i, turn] == KUHN_BET
-        if self.bets[i, count - 1] == KUHN_PASS and any_bet:
-            winner = 1 - (count - 1) % 2  # passing after a bet folds
-        else:
-            winner = 1 if self.cards[i, 1] > self.cards[i, 0] else 0
-        loser = 1 - winner
-        out[winner] = contributions[loser]
-        out[loser] = -contributions[loser]
+        kuhn_returns(&self.games[i], out)
 
 
-# ---- Leduc hold'em ---------------------------------------------------------------------
-cdef int LEDUC_FOLD = 0
-cdef int LEDUC_CALL = 1
-cdef int LEDUC_RAISE = 2
-
-
+# ---- Leduc hold'em (rules: hiddenenvs/envs/_leduc_holdem.pxd) ---------------------------
 @cython.final
 cdef class LeducKernel(VectorKernel):
-    """Leduc hold'em (rules: :mod:`hiddenenvs.envs.leduc_holdem`). Three cards are drawn
-    from the six at the deal (ranks 0 = J, 1 = Q, 2 = K): player 0's, player 1's, and the
-    public card, which stays hidden until the first round ends. Deals: those three ranks
-    (a game that ends in round 1 never reveals the third)."""
+    """Leduc hold'em (rules: :mod:`hiddenenvs.envs.leduc_holdem`, in C in
+    ``hiddenenvs/envs/_leduc_holdem.pxd``). Three cards are drawn from the six at the
+    deal (ranks 0 = J, 1 = Q, 2 = K): player 0's, player 1's, and the public card, which
+    stays hidden until the first round ends. Deals: those three ranks (a game that ends
+    in round 1 never reveals the third)."""
 
-    cdef int max_raises, turns_per_round, max_contribution
-    cdef int8_t[:, ::1] ranks  # private 0, private 1, public
-    cdef int8_t[:, :, ::1] round_actions
-    cdef int8_t[:, ::1] round_lengths
-    cdef int8_t[::1] round_index, raises, folded
-    cdef int[:, ::1] contributions
+    cdef LeducRules rules
+    cdef object _state_buffer  # owns the games' states
+    cdef LeducState* games
 
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
 
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        _random_steps_of(self, num_steps, policy_states, reward_sums, episodes, start, stop)
+
     def __init__(self, Py_ssize_t num_envs, bint information_state, int max_raises):
-        self.max_raises = max_raises
-        self.turns_per_round = 2 + max_raises
-        self.max_contribution = 1 + max_raises * (2 + 4)
-        shape = (8 + 6 * self.turns_per_round,) if information_state else (10,)
+        if not 1 <= max_raises <= LEDUC_MAX_TURNS - 2:
+            raise ValueError(f"LeducKernel: max_raises must be 1 to {LEDUC_MAX_TURNS - 2}, got {max_raises}")
+        leduc_rules(&self.rules, max_raises)
+        shape = (8 + 6 * self.rules.turns_per_round,) if information_state else (10,)
         self._allocate(num_envs, 2, 3, shape, 3, False, information_state)
-        self.ranks = np.zeros((num_envs, 3), dtype=np.int8)
-        self.round_actions = np.zeros((num_envs, 2, self.turns_per_round), dtype=np.int8)
-        self.round_lengths = np.zeros((num_envs, 2), dtype=np.int8)
-        self.round_index = np.zeros(num_envs, dtype=np.int8)
-        self.raises = np.zeros(num_envs, dtype=np.int8)
-        self.folded = np.zeros(num_envs, dtype=np.int8)
-        self.contributions = np.zeros((num_envs, 2), dtype=np.intc)
+        self._state_buffer = np.zeros(num_envs * sizeof(LeducState), dtype=np.uint8)
+        self.games = <LeducState*>_buffer_address(self._state_buffer)
 
     cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
         cdef int first = _below(&self._rng[i], 6)
         cdef int second = _below(&self._rng[i], 5)
         cdef int third = _below(&self._rng[i], 4)
-        # draws among the cards left, as indices into the six in order
-        if second >= first:
-            second += 1
-        if third >= (first if first < second else second):
-            third += 1
-        if third >= (second if first < second else first):
-            third += 1
-        self.ranks[i, 0] = first // 2
-        self.ranks[i, 1] = second // 2
-        self.ranks[i, 2] = third // 2
-        self._deals[i, 0] = first // 2
-        self._deals[i, 1] = second // 2
-        self._deals[i, 2] = third // 2
-        self.round_lengths[i, 0] = 0
-        self.round_lengths[i, 1] = 0
-        self.round_index[i] = 0
-        self.raises[i] = 0
-        self.folded[i] = -1
-        self.contributions[i, 0] = 1
-        self.contributions[i, 1] = 1
+        cdef LeducState* game = &self.games[i]
+        leduc_deal(game, first, second, third)
+        self._deals[i, 0] = game.ranks[0]
+        self._deals[i, 1] = game.ranks[1]
+        self._deals[i, 2] = game.ranks[2]
 
     cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
-        cdef int action = <int>joint[0]
-        cdef int round_index = self.round_index[i]
-        cdef int turn = self.round_lengths[i, round_index]
-        cdef int player = turn % 2
-        self.round_actions[i, round_index, turn] = <int8_t>action
-        self.round_lengths[i, round_index] = turn + 1
-        if action == LEDUC_FOLD:
-            self.folded[i] = player
-        elif action == LEDUC_CALL:
-            self.contributions[i, player] = self.contributions[i, 1 - player]
-            if turn + 1 >= 2 and round_index == 0:  # the public card is revealed; round 2
-                self.round_index[i] = 1
-                self.raises[i] = 0
-        else:
-            self.contributions[i, player] = self.contributions[i, 1 - player] + (2 if round_index == 0 else 4)
-            self.raises[i] += 1
+        leduc_apply(&self.games[i], <int>joint[0])
 
     cdef int player(self, Py_ssize_t i) noexcept nogil:
-        cdef int round_index = self.round_index[i]
-        cdef int length = self.round_lengths[i, round_index]
-        if self.folded[i] >= 0:
-            return TERMINAL
-        if round_index == 1 and length >= 2 and self.round_actions[i, 1, length - 1] == LEDUC_CALL:
-            return TERMINAL
-        return length % 2
+        return TERMINAL if leduc_over(&self.games[i]) else leduc_player(&self.games[i])
 
     cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
-        cdef int round_index, turn, offset
-        cdef bint revealed = self.round_index[i] == 1
-        out[player] = 1
-        out[2 + self.ranks[i, player]] = 1
-        if revealed:
-            out[5 + self.ranks[i, 2]] = 1
         if self.information_state:
-            offset = 8
-            for round_index in range(self.round_index[i] + 1):
-                for turn in range(self.round_lengths[i, round_index]):
-                    out[offset + 3 * turn + self.round_actions[i, round_index, turn]] = 1
-                offset += 3 * self.turns_per_round
+            leduc_information_state_tensor(&self.rules, &self.games[i], player, out)
         else:
-            out[8] = self.contributions[i, 0] / <float>self.max_contribution
-            out[9] = self.contributions[i, 1] / <float>self.max_contribution
+            leduc_observation_tensor(&self.rules, &self.games[i], player, out)
 
     cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
-        if self.contributions[i, player] < self.contributions[i, 1 - player]:
-            out[LEDUC_FOLD] = 1
-        out[LEDUC_CALL] = 1
-        if self.raises[i] < self.max_raises:
-            out[LEDUC_RAISE] = 1
+        leduc_legal_mask(&self.rules, &self.games[i], player, out)
 
     cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
-        cdef int loser, strength_0, strength_1
-        if self.folded[i] >= 0:
-            loser = self.folded[i]
-        else:
-            strength_0 = self.ranks[i, 0] + (3 if self.ranks[i, 0] == self.ranks[i, 2] else 0)
-            strength_1 = self.ranks[i, 1] + (3 if self.ranks[i, 1] == self.ranks[i, 2] else 0)
-            if strength_0 == strength_1:
-                out[0] = 0
-                out[1] = 0
-                return
-            loser = 1 if strength_0 > strength_1 else 0
-        out[loser] = -self.contributions[i, loser]
-        out[1 - loser] = self.contributions[i, loser]
+        leduc_returns(&self.games[i], out)
 
 
 # ---- matrix games ----------------------------------------------------------------------
@@ -549,8 +585,14 @@ cdef class MatrixKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
+
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        _random_steps_of(self, num_steps, policy_states, reward_sums, episodes, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, payoff):
         payoff = np.ascontiguousarray(payoff, dtype=np.float32)
@@ -607,8 +649,14 @@ cdef class OthelloKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
+
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        _random_steps_of(self, num_steps, policy_states, reward_sums, episodes, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, int size):
         cdef int half = size // 2
@@ -657,24 +705,21 @@ cdef class OthelloKernel(VectorKernel):
         return TERMINAL if self.over[i] else self.to_move[i]
 
     cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
-        # Branch-free: a board's squares are unpredictable, and a branch per square cost
-        # more than the whole step's other work.
+        # Every value is written (the batch loop skips the zeroing), eight squares at a
+        # time from a table: a branch per square on an unpredictable board cost more than
+        # the rest of the step, and a shift per square twice this.
         cdef uint64_t own = self.discs[i, player], opponent = self.discs[i, 1 - player]
-        cdef uint64_t empty = self.full & ~(own | opponent)
-        cdef int square, squares = self.num_squares
-        for square in range(squares):
-            out[square] = <float>((own >> square) & 1)
-            out[squares + square] = <float>((opponent >> square) & 1)
-            out[2 * squares + square] = <float>((empty >> square) & 1)
+        cdef int squares = self.num_squares
+        _write_bit_floats(own, squares, out)
+        _write_bit_floats(opponent, squares, out + squares)
+        _write_bit_floats(self.full & ~(own | opponent), squares, out + 2 * squares)
 
     cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
+        # Every entry is written (the batch loop skips the zeroing): the move squares, or
+        # the pass alone.
         cdef uint64_t bits = self.moves[i]
-        cdef int square
-        if bits == 0:
-            out[self.num_squares] = 1
-            return
-        for square in range(self.num_squares):
-            out[square] = (bits >> square) & 1
+        _write_bit_bytes(bits, self.num_squares, out)
+        out[self.num_squares] = bits == 0
 
     cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
         cdef int black = __builtin_popcountll(self.discs[i, 0])
@@ -684,105 +729,67 @@ cdef class OthelloKernel(VectorKernel):
         out[1] = -result
 
 
-# ---- Liar's Dice -----------------------------------------------------------------------
+# ---- Liar's Dice (rules: hiddenenvs/envs/_liars_dice.pxd) -------------------------------
 @cython.final
 cdef class LiarsDiceKernel(VectorKernel):
-    """Liar's Dice (rules: :mod:`hiddenenvs.envs.liars_dice`). Deals: the ``2 D`` rolls,
-    player 0's dice first, each ``face - 1``."""
+    """Liar's Dice (rules: :mod:`hiddenenvs.envs.liars_dice`, in C in
+    ``hiddenenvs/envs/_liars_dice.pxd``). Deals: the ``2 D`` rolls, player 0's dice
+    first, each ``face - 1``."""
 
-    cdef int num_dice, faces, num_bids, liar
-    cdef int8_t[:, :, ::1] sorted_dice  # faces 1..F per player, ascending
-    cdef int8_t[:, ::1] counts_by_face  # dice showing each face (index face - 1), both hands
-    cdef int16_t[:, ::1] actions
-    cdef int16_t[::1] num_actions_played
+    cdef LiarsDiceRules rules
+    cdef object _state_buffer  # owns the games' states
+    cdef LiarsDiceState* games
 
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
 
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        _random_steps_of(self, num_steps, policy_states, reward_sums, episodes, start, stop)
+
     def __init__(self, Py_ssize_t num_envs, bint information_state, int num_dice, int faces):
-        self.num_dice = num_dice
-        self.faces = faces
-        self.num_bids = 2 * num_dice * faces
-        self.liar = self.num_bids
-        extra = 1 if information_state else 3
-        shape = (2 + num_dice * faces + self.num_bids + extra,)
-        self._allocate(num_envs, 2, self.num_bids + 1, shape, 2 * num_dice, False, information_state)
-        self.sorted_dice = np.zeros((num_envs, 2, num_dice), dtype=np.int8)
-        self.counts_by_face = np.zeros((num_envs, faces), dtype=np.int8)
-        self.actions = np.zeros((num_envs, self.num_bids + 1), dtype=np.int16)
-        self.num_actions_played = np.zeros(num_envs, dtype=np.int16)
+        if not (1 <= num_dice <= LIARS_DICE_MAX_DICE and 2 <= faces <= LIARS_DICE_MAX_FACES):
+            raise ValueError(
+                f"LiarsDiceKernel: num_dice must be 1 to {LIARS_DICE_MAX_DICE} and faces 2 to "
+                f"{LIARS_DICE_MAX_FACES}, got {num_dice} and {faces}"
+            )
+        liars_dice_rules(&self.rules, num_dice, faces, information_state)
+        shape = (liars_dice_tensor_size(&self.rules),)
+        self._allocate(num_envs, 2, self.rules.num_bids + 1, shape, 2 * num_dice, False, information_state)
+        self._state_buffer = np.zeros(num_envs * sizeof(LiarsDiceState), dtype=np.uint8)
+        self.games = <LiarsDiceState*>_buffer_address(self._state_buffer)
 
     cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
-        cdef int player, die, face, slot
-        for face in range(self.faces):
-            self.counts_by_face[i, face] = 0
+        cdef int player, die, face
+        cdef LiarsDiceState* game = &self.games[i]
+        liars_dice_clear(&self.rules, game)
         for player in range(2):
-            for die in range(self.num_dice):
-                face = _below(&self._rng[i], self.faces) + 1
-                self._deals[i, player * self.num_dice + die] = face - 1
-                self.counts_by_face[i, face - 1] += 1
-                slot = die  # insertion into the sorted hand
-                while slot > 0 and self.sorted_dice[i, player, slot - 1] > face:
-                    self.sorted_dice[i, player, slot] = self.sorted_dice[i, player, slot - 1]
-                    slot -= 1
-                self.sorted_dice[i, player, slot] = face
-        self.num_actions_played[i] = 0
+            for die in range(self.rules.num_dice):
+                face = _below(&self._rng[i], self.rules.faces) + 1
+                self._deals[i, player * self.rules.num_dice + die] = face - 1
+                liars_dice_roll(&self.rules, game, player, die, face)
 
     cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
-        self.actions[i, self.num_actions_played[i]] = <int16_t>joint[0]
-        self.num_actions_played[i] += 1
+        liars_dice_apply(&self.games[i], <int>joint[0])
 
     cdef int player(self, Py_ssize_t i) noexcept nogil:
-        cdef int count = self.num_actions_played[i]
-        if count > 0 and self.actions[i, count - 1] == self.liar:
+        if liars_dice_over(&self.rules, &self.games[i]):
             return TERMINAL
-        return count % 2
+        return liars_dice_player(&self.games[i])
 
     cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
-        cdef int die, turn, bids, bidder
-        cdef int count = self.num_actions_played[i]
-        cdef int base = 2 + self.num_dice * self.faces
-        cdef bint called = count > 0 and self.actions[i, count - 1] == self.liar
-        out[player] = 1
-        for die in range(self.num_dice):
-            out[2 + die * self.faces + self.sorted_dice[i, player, die] - 1] = 1
-        if self.information_state:
-            for turn in range(count):
-                out[base + self.actions[i, turn]] = 1
-        else:
-            bids = count - 1 if called else count
-            if bids > 0:
-                out[base + self.actions[i, bids - 1]] = 1
-                bidder = (bids - 1) % 2
-                out[base + self.num_bids + (0 if bidder == player else 1)] = 1
-            if called:
-                out[base + self.num_bids + 2] = 1
+        liars_dice_tensor(&self.rules, &self.games[i], player, out)
 
     cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
-        cdef int action
-        cdef int count = self.num_actions_played[i]
-        if count == 0:
-            for action in range(self.num_bids):
-                out[action] = 1
-        else:
-            for action in range(self.actions[i, count - 1] + 1, self.num_bids + 1):
-                out[action] = 1
+        liars_dice_legal_mask(&self.rules, &self.games[i], out)
 
     cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
-        cdef int count = self.num_actions_played[i]
-        cdef int bid = self.actions[i, count - 2]
-        cdef int quantity = bid // self.faces + 1, face = bid % self.faces + 1
-        cdef int matching = self.counts_by_face[i, face - 1]
-        cdef int caller = (count - 1) % 2
-        cdef int loser
-        if face != self.faces:
-            matching += self.counts_by_face[i, self.faces - 1]
-        loser = caller if matching >= quantity else 1 - caller
-        out[loser] = -1
-        out[1 - loser] = 1
+        liars_dice_returns(&self.rules, &self.games[i], out)
 
 
 # ---- Goofspiel -------------------------------------------------------------------------
@@ -807,8 +814,14 @@ cdef class GoofspielKernel(VectorKernel):
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
 
-    cdef void _advance(self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef void _advance(self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
         _advance_of(self, active, start, stop)
+
+    cdef void _random_steps(
+        self, Py_ssize_t num_steps, uint64_t[::1] policy_states, double[:, ::1] reward_sums,
+        int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    ) noexcept nogil:
+        _random_steps_of(self, num_steps, policy_states, reward_sums, episodes, start, stop)
 
     def __init__(self, Py_ssize_t num_envs, bint information_state, int num_cards, fixed_points,
                  bint imp_info, bint point_difference):
@@ -947,6 +960,20 @@ ctypedef fused GameKernel:
     GoofspielKernel
 
 
+cdef inline bint _writes_every_value(GameKernel self) noexcept nogil:
+    """Whether the game's ``write_tensor`` and ``write_mask`` write every entry, so the
+    batch loop need not zero the rows first (a call to ``memset`` per row; Kuhn's and
+    Othello's sizes are fixed, and they write zeros and ones alike)."""
+    return GameKernel is OthelloKernel or GameKernel is KuhnKernel
+
+
+cdef inline void _zero_rewards(GameKernel self, Py_ssize_t i) noexcept nogil:
+    # Two stores, not a memset call of a size known only at run time: every game of this
+    # module has two players (VectorKernel._allocate checks).
+    self._rewards[i, 0] = 0
+    self._rewards[i, 1] = 0
+
+
 cdef inline void _write_decision_of(GameKernel self, Py_ssize_t i) noexcept nogil:
     """Write env ``i``'s player to move, tensor and mask."""
     cdef int player = self.player(i)
@@ -956,19 +983,22 @@ cdef inline void _write_decision_of(GameKernel self, Py_ssize_t i) noexcept nogi
     if self.simultaneous:
         for p in range(self.num_players):
             row = i * self.num_players + p
-            memset(&self._observations[row, 0], 0, self.observation_size * sizeof(float))
+            if not _writes_every_value(self):
+                memset(&self._observations[row, 0], 0, self.observation_size * sizeof(float))
             self.write_tensor(i, p, &self._observations[row, 0])
             memset(&self._masks[row, 0], 0, self.num_actions)
             self.write_mask(i, p, &self._masks[row, 0])
     else:
-        memset(&self._observations[i, 0], 0, self.observation_size * sizeof(float))
+        if not _writes_every_value(self):
+            memset(&self._observations[i, 0], 0, self.observation_size * sizeof(float))
         self.write_tensor(i, player, &self._observations[i, 0])
-        memset(&self._masks[i, 0], 0, self.num_actions)
+        if not _writes_every_value(self):
+            memset(&self._masks[i, 0], 0, self.num_actions)
         self.write_mask(i, player, &self._masks[i, 0])
 
 
 cdef inline void _advance_of(
-    GameKernel self, const int8_t[::1] active, Py_ssize_t start, Py_ssize_t stop
+    GameKernel self, const int8_t* active, Py_ssize_t start, Py_ssize_t stop
 ) noexcept nogil:
     """Play the resolved joint actions in ``_joint`` in the active envs among
     ``start .. stop - 1``."""
@@ -976,7 +1006,7 @@ cdef inline void _advance_of(
     cdef int p
     for i in range(start, stop):
         if not active[i]:
-            memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+            _zero_rewards(self, i)
             self._terminated[i] = 0
             continue
         self.apply(i, &self._joint[i, 0])
@@ -984,11 +1014,83 @@ cdef inline void _advance_of(
             self.write_returns(i, &self._rewards[i, 0])
             for p in range(self.num_players):
                 row = i * self.num_players + p
-                memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
+                if not _writes_every_value(self):
+                    memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
                 self.write_tensor(i, p, &self._final[row, 0])
             self._terminated[i] = 1
             self.reset_one(i)
         else:
-            memset(&self._rewards[i, 0], 0, self.num_players * sizeof(float))
+            _zero_rewards(self, i)
             self._terminated[i] = 0
+        _write_decision_of(self, i)
+
+
+cdef inline void _write_masks_of(GameKernel self, Py_ssize_t i) noexcept nogil:
+    """Write env ``i``'s masks alone (the random play's draws read nothing else)."""
+    cdef int p
+    cdef Py_ssize_t row
+    if self.simultaneous:
+        for p in range(self.num_players):
+            row = i * self.num_players + p
+            memset(&self._masks[row, 0], 0, self.num_actions)
+            self.write_mask(i, p, &self._masks[row, 0])
+    else:
+        if not _writes_every_value(self):
+            memset(&self._masks[i, 0], 0, self.num_actions)
+        self.write_mask(i, self.player(i), &self._masks[i, 0])
+
+
+cdef inline void _random_steps_of(
+    GameKernel self, Py_ssize_t num_steps, uint64_t[::1] policy_states,
+    double[:, ::1] reward_sums, int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+) noexcept nogil:
+    """``num_steps`` steps of uniform legal play in envs ``start .. stop - 1``, one env
+    at a time: every env and every mask row has its own generator, so playing env by env
+    gives the same games as step by step, with the env's state kept in cache. Between
+    steps only the masks are written (the draws read them; Othello draws from its move
+    bitboard and writes none); the tensor, mask and player of the last step are written
+    at the end, the final tensors whenever a game ends, as ``step`` writes them."""
+    cdef Py_ssize_t i, step, row
+    cdef int p, count
+    cdef uint64_t bits
+    cdef int64_t* joint
+    for i in range(start, stop):
+        joint = &self._joint[i, 0]
+        for step in range(num_steps):
+            if GameKernel is OthelloKernel:
+                # The mask is the move bitboard, or the pass alone: the same draw as
+                # _draw_legal over the mask row, taken from the bits.
+                bits = self.moves[i]
+                if bits == 0:
+                    _below(&policy_states[i], 1)
+                    joint[0] = self.num_squares
+                else:
+                    count = _below(&policy_states[i], __builtin_popcountll(bits))
+                    while count > 0:
+                        bits &= bits - 1
+                        count -= 1
+                    joint[0] = __builtin_ctzll(bits)
+            elif self.simultaneous:
+                for p in range(self.num_players):
+                    row = i * self.num_players + p
+                    joint[p] = _draw_legal(&self._masks[row, 0], self.num_actions, &policy_states[row])
+            else:
+                joint[0] = _draw_legal(&self._masks[i, 0], self.num_actions, &policy_states[i])
+            self.apply(i, joint)
+            if self.player(i) == TERMINAL:
+                self.write_returns(i, &self._rewards[i, 0])
+                for p in range(self.num_players):
+                    reward_sums[i, p] += self._rewards[i, p]
+                    row = i * self.num_players + p
+                    if not _writes_every_value(self):
+                        memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
+                    self.write_tensor(i, p, &self._final[row, 0])
+                self._terminated[i] = 1
+                episodes[i] += 1
+                self.reset_one(i)
+            else:
+                _zero_rewards(self, i)
+                self._terminated[i] = 0
+            if GameKernel is not OthelloKernel:
+                _write_masks_of(self, i)
         _write_decision_of(self, i)
