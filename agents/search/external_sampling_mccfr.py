@@ -1,4 +1,4 @@
-"""External-sampling Monte-Carlo CFR (Lanctot, Waugh, Zinkevich & Bowling 2009,
+r"""External-sampling Monte-Carlo CFR (Lanctot, Waugh, Zinkevich & Bowling 2009,
 "Monte Carlo Sampling for Regret Minimization in Extensive Games", NIPS; algorithm 1 of
 Lanctot's thesis, 2013).
 
@@ -9,7 +9,9 @@ the sampling probability of a history equals ``pi_{-i}(h)``, the sampled counter
 value of an action is just the value returned from below (their eq. 9 with
 ``q(z) = pi_{-i}(z)``), and the regret update at ``i``'s information set ``I`` is
 
-    R(I, a) += v(h.a) - sum_b sigma(I, b) v(h.b).
+.. math::
+
+   R(I, a) \leftarrow R(I, a) + v(h a) - \sum_b \sigma(I, b)\, v(h b).
 
 At the other players' nodes the sampled strategy is added to their average ("simple"
 averaging: a node is reached with probability proportional to the player's own reach,

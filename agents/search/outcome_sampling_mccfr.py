@@ -1,4 +1,4 @@
-"""Outcome-sampling Monte-Carlo CFR (Lanctot, Waugh, Zinkevich & Bowling 2009,
+r"""Outcome-sampling Monte-Carlo CFR (Lanctot, Waugh, Zinkevich & Bowling 2009,
 "Monte Carlo Sampling for Regret Minimization in Extensive Games", NIPS; section 3.2
 and Lanctot's thesis, 2013, algorithm 3), with alternating updates.
 
@@ -6,16 +6,22 @@ Each iteration samples one terminal history ``z`` per update player ``i``: ``i``
 from the epsilon-on-policy strategy ``epsilon * uniform + (1 - epsilon) * sigma``, the
 other players from ``sigma``, chance from its probabilities, so the sample probability
 ``q(z)`` is known. Walking back up, at each of ``i``'s information sets ``I`` on the path
-(history ``h``, sampled action ``a``), with ``W = u_i(z) pi_{-i}(h) / q(z)``, the tail
-``pi(z | h.a)`` of every player's and chance's probabilities below ``h.a``, and
-``x = sigma(I, a) pi(z | h.a) = pi(z | h)``:
+(history ``h``, sampled action ``a``), with the tail ``pi(z | h.a)`` of every player's
+and chance's probabilities below ``h.a``, the regrets move by the sampled counterfactual
+regret (their eq. 10):
 
-    R(I, a) += W (pi(z | h.a) - x),        R(I, b) -= W x   for b != a
+.. math::
 
-(the sampled counterfactual regret, their eq. 10). At the other players' nodes the
-average strategy gets ``sigma(I) pi_p(h) / q(h)`` (stochastically weighted averaging:
-``q(h)`` is the probability the sample reached ``h``, so the expectation is CFR's
-reach-weighted average). A one-player game has no other player, so there the update
+   W = \frac{u_i(z)\, \pi_{-i}(h)}{q(z)}, \qquad x = \sigma(I, a)\, \pi(z \mid h a) = \pi(z \mid h),
+
+.. math::
+
+   R(I, a) \leftarrow R(I, a) + W \bigl(\pi(z \mid h a) - x\bigr), \qquad
+   R(I, b) \leftarrow R(I, b) - W x \quad (b \neq a).
+
+At the other players' nodes the average strategy gets ``sigma(I) pi_p(h) / q(h)``
+(stochastically weighted averaging: ``q(h)`` is the probability the sample reached ``h``,
+so the expectation is CFR's reach-weighted average). A one-player game has no other player, so there the update
 player's own nodes get the same update (else its average would never move from uniform:
 Monty Hall, a one-player game with a random role, stayed at exploitability 16.667).
 

@@ -608,10 +608,10 @@ def config_reference(cls) -> list[str]:
     ]
     for field in dataclasses.fields(cls):
         meaning = comments.get(field.name, "").replace("|", "\\|")
-        lines.append(
-            f"| `{field.name}` | `{type_name(hints.get(field.name, field.type))}` | "
-            f"{default_of(field)} | {meaning} |"
-        )
+        # A union's "|" would end the table cell: escaped, it shows inside the code span.
+        kind = type_name(hints.get(field.name, field.type)).replace("|", "\\|")
+        default = default_of(field).replace("|", "\\|")
+        lines.append(f"| `{field.name}` | `{kind}` | {default} | {meaning} |")
     return lines + [""]
 
 
