@@ -14,19 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#define GOLDEN 0x9E3779B97F4A7C15ULL
+#include "vector_floor.h"
+
 #define TENSOR 11
-
-static inline uint64_t mix(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static inline int below(uint64_t *state, int n) {
-    *state += GOLDEN;
-    return (int)(((mix(*state) >> 32) * (uint64_t)n) >> 32);
-}
 
 typedef struct {
     int8_t cards[2], bets[3], count;
@@ -81,8 +71,7 @@ int main(int argc, char **argv) {
         deal(&games[i], &rng[i]);
         tensor(&games[i], 0, &observations[i * TENSOR]);
     }
-    struct timespec start, stop;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
+    double start = cpu_seconds();
     for (int s = 0; s < steps; s++) {
         for (int i = 0; i < batch; i++) {
             Game *g = &games[i];
@@ -105,8 +94,7 @@ int main(int argc, char **argv) {
             masks[2 * i] = masks[2 * i + 1] = 1;
         }
     }
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &stop);
-    double seconds = (stop.tv_sec - start.tv_sec) + 1e-9 * (stop.tv_nsec - start.tv_nsec);
+    double seconds = cpu_seconds() - start;
     printf("%.2f ns per game-step (batch %d, %d steps, %lld games finished, checksum %g)\n",
            1e9 * seconds / ((double)batch * steps), batch, steps, (long long)episodes,
            (double)observations[3] + final[5] + rewards[0] + masks[1] + players[0] + terminated[0]);
