@@ -1,4 +1,4 @@
-"""ExIt-OOS: expert iteration with an Online Outcome Sampling expert and a neural
+r"""ExIt-OOS: expert iteration with an Online Outcome Sampling expert and a neural
 apprentice (Kitchen & Benedetti 2018, "ExIt-OOS: Towards Learning from Planning in
 Imperfect Information Games", arXiv:1808.10120).
 
@@ -16,7 +16,12 @@ here OOS (:mod:`agents.search.oos`), whose rollout policy ``rho`` is the apprent
    "decay ratio" 2 (:class:`agents.memories.GameReservoir`: the n-th game is kept with
    probability ``min(1, 2 K / n)``, replacing a random one).
 3. **Training.** ``train_steps`` (paper: 128) Adam steps (lr 1e-3) on minibatches of the
-   reservoir, minimising ``KL(sigma_oos || f_theta) = sum_legal sigma (log sigma - log p)``.
+   reservoir, minimising the divergence of the apprentice from the expert's answer
+
+   .. math::
+
+      \mathrm{KL}(\sigma_{oos} \,\|\, f_\theta) = \sum_{a \text{ legal}} \sigma_{oos}(a)
+      \bigl(\log \sigma_{oos}(a) - \log f_\theta(a)\bigr)
 
 The apprentice is an MLP with ReLUs and a softmax over the legal actions (illegal logits
 masked): Leduc [128], II-Goofspiel(6) [128, 64] (the paper's sizes); Liar's Dice, where
