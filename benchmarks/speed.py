@@ -24,8 +24,9 @@ generated block (between ``<!-- speed: begin -->`` and ``<!-- speed: end -->``) 
 with the date, commit, machine, load average and command; the rest of each page is left
 as it is. On a shared machine the figures move with the load by a factor of three in
 either direction, so the command refuses to write a page when the 1-minute load average
-is above 1 at the start or at the end of the one-core rows (the multi-core rows run last
-and load their cores themselves), unless ``--force`` (the page then says the load). ``--no-write`` prints the tables only.
+is above 1 at the start, or above 1.5 at the end of the one-core rows (the contender itself
+keeps a core busy; the multi-core rows run last and load their cores themselves), unless
+``--force`` (the page then says the load). ``--no-write`` prints the tables only.
 
 Measurements (units per second; higher is better):
 
@@ -72,6 +73,10 @@ from benchmarks.timing import checkout_commit
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- speed: begin -->", "<!-- speed: end -->"
 MAX_LOAD_AVERAGE = 1.0
+# While the one-core rows run, the contender itself keeps one core busy (and the peer's
+# runtime a few helper threads): a quiet machine reads 1.0-1.3 then (1.18 at 12:15 with
+# nothing else running), so the end of the run is judged against this.
+MAX_LOAD_AVERAGE_RUNNING = 1.5
 VECTOR_BATCHES = (1, 64, 1024, 16384)
 # (label, our game and parameters, the same game in OpenSpiel and its parameters)
 MODEL_GAMES = (
@@ -550,7 +555,7 @@ def provenance(args: argparse.Namespace, loads: tuple[float, float], started: st
             "of the one-core rows (the multi-core rows, run last, load their cores themselves)"
             + (
                 " (**above 1: written with --force, figures not comparable**)"
-                if max(loads) > MAX_LOAD_AVERAGE
+                if loads[0] > MAX_LOAD_AVERAGE or loads[1] > MAX_LOAD_AVERAGE_RUNNING
                 else ""
             )
             + " |",
@@ -663,7 +668,7 @@ def main(argv: list[str] | None = None) -> None:
     }
     if not writing:
         return
-    if loads[1] > MAX_LOAD_AVERAGE and not args.force:
+    if loads[1] > MAX_LOAD_AVERAGE_RUNNING and not args.force:
         sys.exit(
             f"load average rose to {loads[1]:.2f} during the run: pages not written (--force to write)"
         )
