@@ -554,7 +554,7 @@ def provenance(args: argparse.Namespace, loads: tuple[float, float], started: st
             f"| load average (1 min) | {loads[0]:.2f} at the start, {loads[1]:.2f} at the end "
             "of the one-core rows (the multi-core rows, run last, load their cores themselves)"
             + (
-                " (**above 1: written with --force, figures not comparable**)"
+                " (**above the gates: written with --force, figures not comparable**)"
                 if loads[0] > MAX_LOAD_AVERAGE or loads[1] > MAX_LOAD_AVERAGE_RUNNING
                 else ""
             )
