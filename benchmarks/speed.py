@@ -49,8 +49,9 @@ Measurements (units per second; higher is better):
   legal random action drawn in the same jitted function, XLA on one thread.
 * ``fused``: ours at its best, ``VectorEnv.play_random`` (many steps of random play per
   compiled call) at batch 1,024, on one core and, with ``threads`` = the number of
-  ``--cores``, on all of them, against pgx as above on one core and with XLA free to use
-  all of ``--cores``.
+  ``--cores``, on all of them, against pgx fused the same way (the same number of steps in
+  one jitted ``lax.fori_loop``, the state's buffers donated) on one core and with XLA free
+  to use all of ``--cores``.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -78,6 +80,7 @@ MAX_LOAD_AVERAGE = 1.0
 # nothing else running), so the end of the run is judged against this.
 MAX_LOAD_AVERAGE_RUNNING = 1.5
 VECTOR_BATCHES = (1, 64, 1024, 16384)
+FUSED_STEPS = 16  # steps per call of the fused rows (batch 1,024), for both contenders
 # (label, our game and parameters, the same game in OpenSpiel and its parameters)
 MODEL_GAMES = (
     ("Liar's Dice (1 die)", "liars_dice", {"num_dice": 1}, "liars_dice", {}),
@@ -216,11 +219,13 @@ def _ours_fused(game: str, params: dict, batch: int, threads: int) -> Callable[[
     env = vector.make(game, num_envs=batch, seed=0, copy=False, **params)
     env.reset()
     policy = vector.RandomLegalPolicy(seed=1)
-    steps = max(1, 16_384 // batch)
-    return lambda: (env.play_random(steps, policy, threads=threads), steps * batch)[1]
+    return lambda: (env.play_random(FUSED_STEPS, policy, threads=threads), FUSED_STEPS * batch)[1]
 
 
-def _pgx_vector(game: str, batch: int, threads: int = 1) -> Callable[[], int]:
+def _pgx_vector(game: str, batch: int, threads: int = 1, steps: int = 1) -> Callable[[], int]:
+    """pgx at its best: ``steps`` random legal steps of every game in one jitted call (a
+    ``lax.fori_loop`` when more than one), finished games reset inside it, the state's
+    buffers donated to the next call."""
     if threads == 1:
         os.environ["XLA_FLAGS"] = (
             "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
@@ -233,12 +238,17 @@ def _pgx_vector(game: str, batch: int, threads: int = 1) -> Callable[[], int]:
     env = pgx.make(game)
     step_with_reset = jax.vmap(auto_reset(env.step, env.init))
 
-    @jax.jit
-    def play(state, key):
+    def one_step(state, key):
         key, action_key, reset_key = jax.random.split(key, 3)
         logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
         actions = jax.random.categorical(action_key, logits, axis=-1)
         return step_with_reset(state, actions, jax.random.split(reset_key, batch)), key
+
+    @partial(jax.jit, donate_argnums=0)
+    def play(state, key):
+        if steps == 1:
+            return one_step(state, key)
+        return jax.lax.fori_loop(0, steps, lambda _, carry: one_step(*carry), (state, key))
 
     key = jax.random.PRNGKey(0)
     holder = {"state": jax.jit(jax.vmap(env.init))(jax.random.split(key, batch)), "key": key}
@@ -246,7 +256,7 @@ def _pgx_vector(game: str, batch: int, threads: int = 1) -> Callable[[], int]:
     def run_once() -> int:
         holder["state"], holder["key"] = play(holder["state"], holder["key"])
         jax.block_until_ready(holder["state"].current_player)
-        return batch
+        return steps * batch
 
     return run_once
 
@@ -451,7 +461,7 @@ def plan(num_cores: int = 2) -> list[Row]:
                     ),
                     Contender(
                         "pgx_vector",
-                        {"game": game, "batch": 1024, "threads": threads},
+                        {"game": game, "batch": 1024, "threads": threads, "steps": FUSED_STEPS},
                         peer=True,
                         all_cores=threads > 1,
                     ),
@@ -541,8 +551,23 @@ def _machine() -> str:
     return f"{model}, {os.cpu_count()} cores, {platform.system()}"
 
 
+def _without_paths(argv: list[str]) -> list[str]:
+    """The command line as a page shows it: the peers' Python is this machine's path,
+    shown by its option's name instead."""
+    shown, hide_next = [], False
+    for word in argv:
+        if hide_next:
+            shown.append("PEER_PYTHON")
+        elif word.startswith("--peer-python="):
+            shown.append("--peer-python=PEER_PYTHON")
+        else:
+            shown.append(word)
+        hide_next = word == "--peer-python"
+    return shown
+
+
 def provenance(args: argparse.Namespace, loads: tuple[float, float], started: str) -> str:
-    command = "python -m benchmarks speed " + " ".join(args.argv)
+    command = "python -m benchmarks speed " + " ".join(_without_paths(args.argv))
     return "\n".join(
         [
             "| | |",
