@@ -46,7 +46,7 @@ def test_bad_options_are_named():
     with pytest.raises(ValueError, match="observation_type must be one of"):
         hiddenenvs.make("kuhn_poker", observation_type="pixels")
     with pytest.raises(ValueError, match="render_mode must be one of"):
-        hiddenenvs.make("kuhn_poker", render_mode="rgb_array")
+        hiddenenvs.make("kuhn_poker", render_mode="pixels")
     with pytest.raises(ValueError, match="turn-based; use hiddenenvs.make"):
         hiddenenvs.make_parallel("kuhn_poker")
 

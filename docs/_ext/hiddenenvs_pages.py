@@ -317,10 +317,12 @@ def draw_picture(name: str, out: Path, thumbnail: Path) -> tuple[str, list[tuple
     seats = [] if game.info.information is Information.PERFECT else list(game.info.player_names)
     panels = [("true state", state.render_rgb() if pictured else wrapped(state_text(game, state)))]
     for player, seat in enumerate(seats):
-        if pictured:  # combat: the team's fog of war
+        if pictured and name == "combat":  # the team's fog of war
             from hiddenenvs.envs.combat.render import render_rgb
 
             panels.append((f"seen by {seat}", render_rgb(state.battle, visibility_team=player)))
+        elif pictured:  # the seat's view: what it cannot see face down or left out
+            panels.append((f"seen by {seat}", state.render_rgb(player=player)))
         else:
             panels.append((f"known to {seat}", wrapped(seat_text(game, state, player))))
     legend = name == "combat"
@@ -372,7 +374,11 @@ def draw_picture(name: str, out: Path, thumbnail: Path) -> tuple[str, list[tuple
         + ("its `rgb_array` picture" if pictured else "its `ansi` text")
         + (
             "; beside it what each seat "
-            + ("sees (the team's fog of war)" if pictured else "knows, in the words of human play")
+            + (
+                ("sees (the team's fog of war)" if name == "combat" else "sees")
+                if pictured
+                else "knows, in the words of human play"
+            )
             if seats
             else " (every player sees all of it)"
         )

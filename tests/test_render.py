@@ -1,0 +1,95 @@
+"""The envs' drawn pictures (``render_rgb``, ``render_mode="rgb_array"``): an image of the
+right shape and type, the same for the same seeded state, a seat's view hiding what the
+seat cannot see, and the picture offered through the AEC adapter."""
+
+import numpy as np
+import pytest
+
+import hiddenenvs
+from hiddenenvs.game import TERMINAL
+
+pytest.importorskip("matplotlib")
+
+# A drawn game, a history into it where player 1's card is still hidden from player 0,
+# and the image's shape.
+PICTURED = {
+    "kuhn_poker": ([2, 0, 0, 1], (360, 440, 3)),  # K to p0, J to p1; p0 passes, p1 bets
+    "leduc_holdem": ([0, 2, 2, 1, 1, 2], (360, 440, 3)),  # J, K; raise, call; Q public; raise
+}
+TITLE_PIXELS = 40  # the top rows of a picture, where its title says whose view it is
+
+
+def _state(name, history):
+    state = hiddenenvs.load_game(name).new_initial_state()
+    for action in history:
+        state.apply_action(action)
+    return state
+
+
+@pytest.mark.parametrize("name", sorted(PICTURED))
+def test_picture_is_a_deterministic_uint8_image(name):
+    history, shape = PICTURED[name]
+    picture = _state(name, history).render_rgb()
+    assert picture.shape == shape and picture.dtype == np.uint8
+    assert len(np.unique(picture.reshape(-1, 3), axis=0)) > 10  # drawn, not blank
+    np.testing.assert_array_equal(picture, _state(name, history).render_rgb())
+
+
+@pytest.mark.parametrize("name", sorted(PICTURED))
+def test_a_seat_sees_its_own_card_and_not_the_opponents(name):
+    """Player 0's view differs from the true state (player 1's card face down) and from
+    player 1's view (which hides player 0's card instead); the views of the same
+    information state are the same picture whatever the hidden card is."""
+    history, _ = PICTURED[name]
+    state = _state(name, history)
+    truth, seen_by_0, seen_by_1 = (state.render_rgb(player) for player in (None, 0, 1))
+    assert not np.array_equal(truth, seen_by_0)
+    assert not np.array_equal(seen_by_0, seen_by_1)
+    other_deal = list(history)
+    other_deal[1] = 1  # player 1 holds a Q instead: player 0 cannot tell
+    other = _state(name, other_deal)
+    np.testing.assert_array_equal(other.render_rgb(0), seen_by_0)
+    assert not np.array_equal(other.render_rgb(None), truth)
+
+
+def test_a_showdown_shows_both_cards_and_a_fold_hides_them():
+    """At a Kuhn showdown both cards are turned face up in every seat's view; after a
+    fold the loser's card stays hidden from the winner."""
+    showdown = _state("kuhn_poker", [2, 0, 0, 0])  # pass, pass: showdown
+    assert showdown.current_player() == TERMINAL
+    below_title = slice(TITLE_PIXELS, None)  # the titles name the viewer
+    for player in (0, 1):
+        np.testing.assert_array_equal(
+            showdown.render_rgb(player)[below_title], showdown.render_rgb(None)[below_title]
+        )
+    folded = _state("kuhn_poker", [2, 0, 1, 0])  # p0 bets, p1 folds
+    assert folded.current_player() == TERMINAL
+    assert not np.array_equal(
+        folded.render_rgb(0)[below_title], folded.render_rgb(None)[below_title]
+    )
+
+
+def test_a_bad_seat_is_refused():
+    state = _state("kuhn_poker", [2, 0])
+    with pytest.raises(ValueError, match="kuhn_poker: render_rgb.*seat 0..1.*got 2"):
+        state.render_rgb(2)
+
+
+@pytest.mark.parametrize("name", sorted(PICTURED))
+def test_the_aec_env_renders_the_picture_at_every_step(name):
+    """``render_mode="rgb_array"`` through the AEC adapter returns the true state's
+    picture; PettingZoo's api_test still passes with it."""
+    from pettingzoo.test import api_test
+
+    env = hiddenenvs.make(name, render_mode="rgb_array")
+    assert "rgb_array" in env.metadata["render_modes"]
+    env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for agent in env.agent_iter():
+        picture = env.render()
+        assert picture.dtype == np.uint8 and picture.shape == PICTURED[name][1]
+        np.testing.assert_array_equal(picture, env.unwrapped.game_state.render_rgb())
+        observation, _, terminated, truncated, _ = env.last()
+        legal = np.flatnonzero(observation["action_mask"])
+        env.step(None if terminated or truncated else int(rng.choice(legal)))
+    api_test(hiddenenvs.make(name, render_mode="rgb_array"), num_cycles=50)
