@@ -93,3 +93,56 @@ def test_the_aec_env_renders_the_picture_at_every_step(name):
         legal = np.flatnonzero(observation["action_mask"])
         env.step(None if terminated or truncated else int(rng.choice(legal)))
     api_test(hiddenenvs.make(name, render_mode="rgb_array"), num_cycles=50)
+
+
+def _gdl_state(name, steps):
+    """A GDL game after ``steps`` model steps of seeded random play (chance and joint moves)."""
+    from hiddenenvs.game import CHANCE
+
+    state = hiddenenvs.load_game(name).new_initial_state(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        if state.current_player() == CHANCE:
+            state.apply_action(int(rng.choice([a for a, _ in state.chance_outcomes()])))
+        else:
+            joint = [
+                int(rng.choice(state.legal_actions(p))) if state.legal_actions(p) else 0
+                for p in range(state.game.info.num_players)
+            ]
+            state.apply_actions(joint)
+    return state
+
+
+@pytest.mark.parametrize("name", ["blind_tictactoe", "meier", "gdl_tictactoe", "monty_hall"])
+def test_gdl_pictures_are_deterministic_uint8_images(name):
+    picture = _gdl_state(name, 3).render_rgb()
+    assert picture.shape == (360, 440, 3) and picture.dtype == np.uint8
+    np.testing.assert_array_equal(picture, _gdl_state(name, 3).render_rgb())
+
+
+def test_blind_tictactoe_seats_see_their_own_board():
+    """Each seat's board shows its marks and the cells it found taken, not the opponent's
+    other marks: the two views differ from each other and from the true board; the true
+    state's picture is the one the AEC adapter renders."""
+    state = _gdl_state("blind_tictactoe", 4)
+    truth, seen_by_x, seen_by_o = (state.render_rgb(p) for p in (None, 0, 1))
+    below_title = slice(TITLE_PIXELS, None)
+    assert not np.array_equal(truth[below_title], seen_by_x[below_title])
+    assert not np.array_equal(seen_by_x[below_title], seen_by_o[below_title])
+    env = hiddenenvs.make("blind_tictactoe", render_mode="rgb_array")
+    env.reset(seed=0)
+    np.testing.assert_array_equal(env.render(), env.unwrapped.game_state.render_rgb())
+
+
+def test_meier_dice_are_covered_for_the_seat_that_did_not_roll():
+    """After alice's roll only alice sees the dice: bob's picture shows them covered, and
+    it is the same whatever alice rolled (it is drawn from bob's key alone)."""
+    state = _gdl_state("meier", 1)  # random has rolled for alice
+    assert "dice" in str(state)
+    below_title = slice(TITLE_PIXELS, None)
+    alice, bob = state.render_rgb(0), state.render_rgb(1)
+    assert not np.array_equal(alice[below_title], bob[below_title])
+    for roll in state.game.new_initial_state(seed=0).legal_actions()[:3]:
+        other = state.game.new_initial_state(seed=0)
+        other.apply_action(roll)
+        np.testing.assert_array_equal(other.render_rgb(1), bob)

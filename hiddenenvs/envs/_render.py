@@ -154,3 +154,39 @@ def check_viewer(game: Any, player: int | None) -> None:
             f"{game.NAME}: render_rgb(player=...) takes a seat 0..{game.info.num_players - 1} "
             f"or None (the true state), got {player!r}"
         )
+
+
+PIPS = {  # a die's pips on a 3 x 3 lattice, (column, row) from the top left
+    1: [(1, 1)],
+    2: [(0, 0), (2, 2)],
+    3: [(0, 0), (1, 1), (2, 2)],
+    4: [(0, 0), (2, 0), (0, 2), (2, 2)],
+    5: [(0, 0), (2, 0), (1, 1), (0, 2), (2, 2)],
+    6: [(0, 0), (2, 0), (0, 1), (2, 1), (0, 2), (2, 2)],
+}
+
+
+def die(axis: Any, x: float, y: float, value: str, size: float = 0.7) -> None:
+    """A die centred at ``(x, y)`` showing ``value`` (``"1"`` to ``"6"``) in pips, or
+    covered (face down, a ``?``) for any other value."""
+    from matplotlib.patches import Circle, FancyBboxPatch
+
+    shown = value in ("1", "2", "3", "4", "5", "6")
+    axis.add_patch(
+        FancyBboxPatch(
+            (x - size / 2, y - size / 2),
+            size,
+            size,
+            boxstyle=f"round,pad=0,rounding_size={size / 6}",
+            fc="white" if shown else CARD_BACK,
+            ec=INK,
+            lw=1.5,
+        )
+    )
+    if not shown:
+        axis.text(x, y, "?", ha="center", va="center", fontsize=28 * size, color="white")
+        return
+    step = size / 3.6
+    for column, row in PIPS[int(value)]:
+        centre = (x + (column - 1) * step, y - (row - 1) * step)
+        axis.add_patch(Circle(centre, size / 12, fc=INK, ec="none"))
