@@ -15,6 +15,7 @@ pytest.importorskip("matplotlib")
 PICTURED = {
     "kuhn_poker": ([2, 0, 0, 1], (360, 440, 3)),  # K to p0, J to p1; p0 passes, p1 bets
     "leduc_holdem": ([0, 2, 2, 1, 1, 2], (360, 440, 3)),  # J, K; raise, call; Q public; raise
+    "liars_dice": ([2, 4, 3], (360, 440, 3)),  # p0 rolls 3, p1 rolls 5; p0 bids 1-4
 }
 TITLE_PIXELS = 40  # the top rows of a picture, where its title says whose view it is
 
@@ -46,7 +47,7 @@ def test_a_seat_sees_its_own_card_and_not_the_opponents(name):
     assert not np.array_equal(truth, seen_by_0)
     assert not np.array_equal(seen_by_0, seen_by_1)
     other_deal = list(history)
-    other_deal[1] = 1  # player 1 holds a Q instead: player 0 cannot tell
+    other_deal[1] = 1  # player 1 holds another card (or die) instead: player 0 cannot tell
     other = _state(name, other_deal)
     np.testing.assert_array_equal(other.render_rgb(0), seen_by_0)
     assert not np.array_equal(other.render_rgb(None), truth)
@@ -146,3 +147,47 @@ def test_meier_dice_are_covered_for_the_seat_that_did_not_roll():
         other = state.game.new_initial_state(seed=0)
         other.apply_action(roll)
         np.testing.assert_array_equal(other.render_rgb(1), bob)
+
+
+def _goofspiel(imp_info):
+    """Goofspiel(5) with a random deck after three rounds of fixed bids."""
+    state = hiddenenvs.load_game(
+        "goofspiel", num_cards=5, points_order="random", imp_info=imp_info
+    ).new_initial_state()
+    for points, bids in ((2, (4, 1)), (0, (0, 3)), (4, (2, 2))):
+        state.apply_action(points)
+        state.apply_actions(bids)
+    return state
+
+
+def test_ii_goofspiel_hides_the_opponents_bids_and_hand():
+    """In II-Goofspiel a seat's picture turns the opponent's bids and hand face down (it
+    is the same whatever the opponent bid, given the same winners); in Goofspiel, where
+    bids are public, a seat's view is the true state."""
+    below_title = slice(TITLE_PIXELS, None)
+    state = _goofspiel(imp_info=True)
+    assert state.render_rgb().shape == (360, 440, 3)
+    assert not np.array_equal(state.render_rgb(0)[below_title], state.render_rgb()[below_title])
+    other = hiddenenvs.load_game(
+        "goofspiel", num_cards=5, points_order="random", imp_info=True
+    ).new_initial_state()
+    for points, bids in ((2, (4, 0)), (0, (0, 3)), (4, (2, 2))):  # p1 bid 1, not 2: still lost
+        other.apply_action(points)
+        other.apply_actions(bids)
+    np.testing.assert_array_equal(other.render_rgb(0), state.render_rgb(0))
+    public = _goofspiel(imp_info=False)
+    np.testing.assert_array_equal(
+        public.render_rgb(0)[below_title], public.render_rgb()[below_title]
+    )
+
+
+@pytest.mark.parametrize("name", ["rps", "biased_rps", "matching_pennies"])
+def test_matrix_games_mark_the_chosen_cell(name):
+    """The payoff matrix before the choice, the chosen cell marked after it."""
+    env = hiddenenvs.make_parallel(name, render_mode="rgb_array")
+    env.reset(seed=0)
+    before = env.render()
+    assert before.shape == (360, 440, 3) and before.dtype == np.uint8
+    env.step({"player_0": 0, "player_1": 1})
+    after = env.unwrapped.game_state.render_rgb()
+    assert not np.array_equal(before, after)

@@ -62,7 +62,7 @@ def card(axis: Any, x: float, y: float, label: str | None, width: float = 0.5) -
     if label == "":
         axis.add_patch(
             FancyBboxPatch(
-                box, width, height, boxstyle=style, fill=False, ec="white", ls="--", lw=1
+                box, width, height, boxstyle=style, fill=False, ec="#aaaaaa", ls="--", lw=1
             )
         )
         return
@@ -190,3 +190,204 @@ def die(axis: Any, x: float, y: float, value: str, size: float = 0.7) -> None:
     for column, row in PIPS[int(value)]:
         centre = (x + (column - 1) * step, y - (row - 1) * step)
         axis.add_patch(Circle(centre, size / 12, fc=INK, ec="none"))
+
+
+def dice_cups(
+    title: str,
+    seats: Sequence[str],
+    hands: Sequence[Sequence[str]],
+    bid: str,
+    bid_face: str | None,
+    bids: str,
+    status: str,
+) -> np.ndarray:
+    """Two seats' dice on a table, seat 0 below and seat 1 above (``"?"``: a die under
+    the cup, unseen), the current bid in the middle (with a die of its face), the bids so
+    far and the status below."""
+    from matplotlib.patches import Ellipse
+
+    width, height = 4.4, 3.6
+    figure, axis = canvas(width, height, title)
+    axis.add_patch(Ellipse((2.2, 1.95), 4.1, 2.75, fc=FELT, ec=FELT_EDGE, lw=6))
+    size = 0.42
+    for seat, y in ((0, 0.95), (1, 2.95)):
+        axis.text(
+            0.55,
+            y,
+            seats[seat],
+            ha="center",
+            va="center",
+            fontsize=9,
+            color="white",
+            bbox={"boxstyle": "round", "fc": SEAT_COLOURS[seat], "ec": "none"},
+        )
+        hand = hands[seat]
+        for k, value in enumerate(hand):
+            die(axis, 2.45 + (k - (len(hand) - 1) / 2) * (size + 0.08), y, value, size)
+    axis.text(
+        2.2 if bid_face is None else 2.05,
+        1.95,
+        bid,
+        ha="center",
+        va="center",
+        fontsize=11,
+        color="white",
+        weight="bold",
+    )
+    if bid_face is not None:
+        die(axis, 2.95, 1.95, bid_face, 0.34)
+    axis.text(width / 2, 0.3, bids, ha="center", va="center", fontsize=8.5, color=INK)
+    axis.text(
+        width / 2, 0.1, status, ha="center", va="center", fontsize=8.5, color=INK, weight="bold"
+    )
+    return to_rgb(figure)
+
+
+def goofspiel_table(
+    title: str,
+    seats: Sequence[str],
+    prizes: Sequence[str],
+    bids: Sequence[Sequence[str | None]],
+    winners: Sequence[int | None],
+    hands: Sequence[Sequence[str | None]],
+    scores: Sequence[int],
+    status: str,
+) -> np.ndarray:
+    """Goofspiel's rounds as columns: the prize (point) card of each round revealed so far
+    in the middle row, each seat's bid card of the round above and below it (None: face
+    down, unseen; the winning bid on a gold ground), each seat's hand at its edge (None:
+    unseen cards) and its points."""
+    from matplotlib.patches import Rectangle
+
+    width, height = 4.4, 3.6
+    figure, axis = canvas(width, height, title)
+    slots = max(len(prizes), len(hands[0]) + len(bids[0]), 1)
+    step = min(0.5, 3.2 / slots)
+    card_width = min(0.82 * step, 0.36)
+    left = 1.15 + card_width / 2
+    rows = {"hand1": 3.05, "bid1": 2.42, "prize": 1.8, "bid0": 1.18, "hand0": 0.56}
+    axis.text(0.1, rows["prize"], "prize", ha="left", va="center", fontsize=9, color=INK)
+    for seat in (0, 1):
+        for row, caption in ((f"bid{seat}", "bids"), (f"hand{seat}", "hand")):
+            label = f"{seats[seat]}\n{caption}" + (
+                f" ({scores[seat]} pts)" if caption == "bids" else ""
+            )
+            axis.text(
+                0.1,
+                rows[row],
+                label,
+                ha="left",
+                va="center",
+                fontsize=7.5,
+                color=SEAT_COLOURS[seat],
+            )
+        for k, rank in enumerate(hands[seat]):
+            card(axis, left + k * step, rows[f"hand{seat}"], rank, card_width)
+    for k, prize in enumerate(prizes):
+        x = left + k * step
+        card(axis, x, rows["prize"], prize, card_width)
+        for seat in (0, 1):
+            if k < len(bids[seat]):
+                y = rows[f"bid{seat}"]
+                if winners[k] == seat:
+                    axis.add_patch(
+                        Rectangle(
+                            (x - step / 2, y - 0.8 * step),
+                            step,
+                            1.6 * step,
+                            fc=HIGHLIGHT,
+                            ec="none",
+                        )
+                    )
+                card(axis, x, y, bids[seat][k], card_width)
+            else:
+                card(axis, x, rows[f"bid{seat}"], "", card_width)
+    axis.text(
+        width / 2, 0.1, status, ha="center", va="center", fontsize=8.5, color=INK, weight="bold"
+    )
+    return to_rgb(figure)
+
+
+def payoff_matrix(
+    title: str,
+    seats: Sequence[str],
+    actions: Sequence[str],
+    payoff: np.ndarray,
+    chosen: tuple[int, int] | None,
+    status: str,
+) -> np.ndarray:
+    """A two-player zero-sum payoff matrix: seat 0 picks the row, seat 1 the column, each
+    cell the two payoffs; the chosen cell (once both have played) on gold."""
+    from matplotlib.patches import Rectangle
+
+    width, height = 4.4, 3.6
+    figure, axis = canvas(width, height, title)
+    n = len(actions)
+    size = min(0.85, 2.4 / n)
+    left, top = 1.35, 2.75
+    axis.text(
+        left + n * size / 2,
+        top + 0.42,
+        f"{seats[1]} plays",
+        ha="center",
+        va="center",
+        fontsize=9,
+        color=SEAT_COLOURS[1],
+    )
+    axis.text(
+        0.12,
+        top - n * size / 2,
+        f"{seats[0]}\nplays",
+        ha="left",
+        va="center",
+        fontsize=9,
+        color=SEAT_COLOURS[0],
+    )
+    for j, name in enumerate(actions):
+        axis.text(
+            left + (j + 0.5) * size,
+            top + 0.15,
+            name,
+            ha="center",
+            va="center",
+            fontsize=8,
+            color=SEAT_COLOURS[1],
+        )
+    for i, name in enumerate(actions):
+        y = top - (i + 1) * size
+        axis.text(
+            left - 0.08,
+            y + size / 2,
+            name,
+            ha="right",
+            va="center",
+            fontsize=8,
+            color=SEAT_COLOURS[0],
+        )
+        for j in range(n):
+            x = left + j * size
+            fill = HIGHLIGHT if chosen == (i, j) else BOARD
+            axis.add_patch(Rectangle((x, y), size, size, fc=fill, ec=INK, lw=1))
+            value = payoff[i, j]
+            axis.text(
+                x + 0.3 * size,
+                y + 0.62 * size,
+                f"{value:+g}",
+                ha="center",
+                va="center",
+                fontsize=9,
+                color=SEAT_COLOURS[0],
+            )
+            axis.text(
+                x + 0.7 * size,
+                y + 0.32 * size,
+                f"{-value + 0.0:+g}",
+                ha="center",
+                va="center",
+                fontsize=9,
+                color=SEAT_COLOURS[1],
+            )
+    axis.text(
+        width / 2, 0.1, status, ha="center", va="center", fontsize=8.5, color=INK, weight="bold"
+    )
+    return to_rgb(figure)
