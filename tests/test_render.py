@@ -191,3 +191,27 @@ def test_matrix_games_mark_the_chosen_cell(name):
     env.step({"player_0": 0, "player_1": 1})
     after = env.unwrapped.game_state.render_rgb()
     assert not np.array_equal(before, after)
+
+
+def test_meier_dice_are_covered_again_once_a_claim_is_accepted():
+    """alice rolls and claims, bob accepts: the next roll is bob's, so alice's picture
+    covers the dice again while the true state still holds her old roll until bob's."""
+    game = hiddenenvs.load_game("meier")
+    state = game.new_initial_state(seed=0)
+    below_title = slice(TITLE_PIXELS, None)
+
+    def play(**moves):
+        joint = [0] * game.info.num_players  # a seat that does not move: its only move
+        for player in state.movers():
+            legal = {game.action_to_string(player, a): a for a in state.legal_actions(player)}
+            joint[player] = legal[moves[game.info.player_names[player]]]
+        state.apply_actions(joint)
+
+    state.apply_action(1)  # roll 1 2: Meier, 21
+    seen_roll = state.render_rgb(0)
+    play(alice="(claim 31)")  # under the roll (after 21 bob could only call)
+    play(bob="accept")
+    assert "accepted" in game.describe_step(0, *state.information_state_key(0)[-1])
+    covered = state.render_rgb(0)
+    assert not np.array_equal(covered[below_title], seen_roll[below_title])
+    np.testing.assert_array_equal(covered[60:130], state.render_rgb(1)[60:130])  # both dice rows

@@ -278,6 +278,7 @@ class GoofspielState(State):
     (:class:`hiddenenvs.envs._goofspiel.GoofspielCore`)."""
 
     __slots__ = ("core", "phase")
+    game: GoofspielGame
 
     def __init__(self, game):
         self.game = game

@@ -99,6 +99,7 @@ class MatrixGame(Game):
 
 class MatrixGameState(State):
     __slots__ = ("joint",)
+    game: MatrixGame
 
     def __init__(self, game):
         self.game = game

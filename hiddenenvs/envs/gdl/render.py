@@ -8,8 +8,9 @@ fluent with pips 1..6 (Meier) as two dice; the other fluents listed below in wor
 A seat's view (GDL-II) is drawn from its own information-state key alone, never from
 the true state: in a blind marking game (blind tic-tac-toe, :mod:`.seat_views`) the board
 it knows (its own marks, the cells it found taken, untried cells shaded); in another
-sheet the steps it knows in words, and the dice it last saw in a ``(rolled V)`` or
-``(shown V)`` percept (Meier: a two-digit roll value), or two covered dice if none.
+sheet the steps it knows in words, and in a sheet with ``(rolled V)`` / ``(shown V)``
+percepts (Meier: V a two-digit roll) the dice of the current roll as it saw them, or two
+covered dice if it has not seen this roll.
 """
 
 from __future__ import annotations
@@ -79,26 +80,30 @@ def _true_state(fluents: list[str]) -> tuple[dict, tuple[str, ...] | None, list[
     return grids, dice, _wrapped(", ".join(others))
 
 
-def _seat_knowledge(game: Any, state: Any, player: int) -> tuple[tuple[str, ...], list[str]]:
-    """What ``player`` knows of a GDL-II game that is not a blind marking game: the dice
-    it last saw (``"?"`` pips if none) and its known steps in words."""
-    percepts = game.propnet.percept_names[game.player_roles[player]]
-    dice: tuple[str, ...] = ("?", "?")
-    seen_at = None
-    for step, (_, seen) in enumerate(state.own_history(player)):
-        for index in seen:
-            words = plain_term(percepts[index]).split()
-            if len(words) == 2 and words[0] in DICE_PERCEPTS and _is_roll(words[1]):
-                dice, seen_at = tuple(words[1]), (step + 1, words[0])
+def _seat_knowledge(game: Any, state: Any, player: int) -> tuple[tuple[str, ...] | None, list[str]]:
+    """What ``player`` knows of a GDL-II game that is not a blind marking game: its known
+    steps in words, and in a dice sheet (Meier) the dice under the cup as it saw them
+    in its latest ``rolled``/``shown`` percept, covered (``"?"``) if it has not seen this
+    roll (none yet, or an accept since: the next turn rolls anew)."""
+    role = game.player_roles[player]
+    percepts, moves = game.propnet.percept_names[role], game.propnet.move_names[role]
     key = state.information_state_key(player)
     steps = [text for text in (game.describe_step(player, *entry) for entry in key) if text]
     lines = [f"{i + 1}. {text}" for i, text in enumerate(steps)][-STEPS_SHOWN:]
-    heading = (
-        "the dice are covered: you have not seen them"
-        if seen_at is None
-        else f"the dice as you last saw them ({seen_at[1]}, step {seen_at[0]})"
-    )
-    return dice, [heading, *(line for text in lines for line in _wrapped(text))]
+    lines = [line for text in lines for line in _wrapped(text)]
+    if not any(plain_term(name).split()[0] in DICE_PERCEPTS for name in percepts):
+        return None, lines
+    dice: tuple[str, ...] | None = None
+    for move, seen in state.own_history(player):
+        names = [plain_term(percepts[index]).split() for index in seen]
+        if moves[move] == "accept" or ["accepted"] in names:
+            dice = None  # the roll seen is over; the next is under the cup
+        for words in names:
+            if len(words) == 2 and words[0] in DICE_PERCEPTS and _is_roll(words[1]):
+                dice = tuple(words[1])
+    if dice is None:
+        return ("?", "?"), ["the dice are under the cup: you have not seen this roll", *lines]
+    return dice, ["the dice of this roll, as you saw them", *lines]
 
 
 def _is_roll(value: str) -> bool:
