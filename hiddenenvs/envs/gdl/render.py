@@ -24,6 +24,7 @@ from hiddenenvs.envs.gdl.game import BLANK_VALUES, plain_term
 from hiddenenvs.envs.gdl.seat_views import MARKS, blind_cells, is_blind_marking
 
 WIDTH, HEIGHT = 4.4, 3.6  # inches
+LINE_HEIGHT = 0.2  # inches per line of text
 STEPS_SHOWN = 6  # of a seat's known steps, the last ones (the picture stays legible)
 DICE_PERCEPTS = ("rolled", "shown")  # Meier's percepts that name the dice's value
 
@@ -55,9 +56,12 @@ def render_gdl(state: Any, player: int | None = None) -> np.ndarray:
     if dice is not None:
         _draw_dice(axis, dice, top)
         top -= 0.95
+    room = max(0, int((top - 0.35) / LINE_HEIGHT))  # lines that fit above the status
+    if len(lines) > room:
+        lines = [*lines[: max(room - 1, 0)], "..."][:room]
     for line in lines:
         axis.text(0.2, top, line, ha="left", va="top", fontsize=8.5, color=_render.INK)
-        top -= 0.2
+        top -= LINE_HEIGHT
     axis.text(WIDTH / 2, 0.1, _status(state), ha="center", va="bottom", fontsize=9, weight="bold")
     return _render.to_rgb(figure)
 
@@ -90,7 +94,7 @@ def _seat_knowledge(game: Any, state: Any, player: int) -> tuple[tuple[str, ...]
     key = state.information_state_key(player)
     steps = [text for text in (game.describe_step(player, *entry) for entry in key) if text]
     lines = [f"{i + 1}. {text}" for i, text in enumerate(steps)][-STEPS_SHOWN:]
-    lines = [line for text in lines for line in _wrapped(text)]
+    lines = [line for text in lines for line in _wrapped(text)] or ["nothing seen yet"]
     if not any(plain_term(name).split()[0] in DICE_PERCEPTS for name in percepts):
         return None, lines
     dice: tuple[str, ...] | None = None
@@ -121,7 +125,7 @@ def _draw_grids(axis: Any, grids: dict, shaded: set, top: float) -> float:
     from matplotlib.patches import Rectangle
 
     room = 2.1  # inches of height for the boards
-    left = 0.3
+    left, bottom = 0.3, top
     for name, cells in grids.items():
         rows = sorted({row for row, _ in cells})
         columns = sorted({column for _, column in cells})
@@ -150,7 +154,8 @@ def _draw_grids(axis: Any, grids: dict, shaded: set, top: float) -> float:
                         color=_mark_colour(value),
                     )
         left += 0.4 + (len(columns) + 0.6) * size
-    return top - 0.35 - room
+        bottom = min(bottom, top - 0.4 - len(rows) * size)
+    return bottom
 
 
 def _mark_colour(value: str) -> str:
