@@ -215,3 +215,22 @@ def test_meier_dice_are_covered_again_once_a_claim_is_accepted():
     covered = state.render_rgb(0)
     assert not np.array_equal(covered[below_title], seen_roll[below_title])
     np.testing.assert_array_equal(covered[60:130], state.render_rgb(1)[60:130])  # both dice rows
+
+
+def test_envs_play_without_matplotlib_and_the_picture_says_what_to_install(monkeypatch):
+    """The base install has no matplotlib: the envs import and play without it, and
+    render_rgb names the extra to install."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, hiddenenvs\n"
+        "for name in ('kuhn_poker', 'leduc_holdem', 'liars_dice', 'meier'):\n"
+        "    env = hiddenenvs.make(name, render_mode='rgb_array')\n"
+        "    env.reset(seed=0)\n"
+        "assert 'matplotlib' not in sys.modules, 'an env imported matplotlib'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if not installed
+    with pytest.raises(ImportError, match=r"pip install 'hiddenenvs\[render\]'"):
+        _state("kuhn_poker", [2, 0]).render_rgb()

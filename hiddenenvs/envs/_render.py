@@ -106,10 +106,11 @@ def poker_table(
     """Two seats at a table: seat 0 below, seat 1 above, each with its card (None: face
     down) and the chips it has put in; the public card in the middle (``""``: not dealt
     yet; None: the game has none); the betting so far and the status below the table."""
-    from matplotlib.patches import Ellipse
 
     width, height = 4.4, 3.6
     figure, axis = canvas(width, height, title)
+    from matplotlib.patches import Ellipse  # after canvas(), which explains a missing matplotlib
+
     axis.add_patch(Ellipse((2.2, 1.95), 4.1, 2.75, fc=FELT, ec=FELT_EDGE, lw=6))
     for seat, y in ((0, 0.95), (1, 2.95)):
         colour = SEAT_COLOURS[seat]
@@ -204,10 +205,11 @@ def dice_cups(
     """Two seats' dice on a table, seat 0 below and seat 1 above (``"?"``: a die under
     the cup, unseen), the current bid in the middle (with a die of its face), the bids so
     far and the status below."""
-    from matplotlib.patches import Ellipse
 
     width, height = 4.4, 3.6
     figure, axis = canvas(width, height, title)
+    from matplotlib.patches import Ellipse  # after canvas(), which explains a missing matplotlib
+
     axis.add_patch(Ellipse((2.2, 1.95), 4.1, 2.75, fc=FELT, ec=FELT_EDGE, lw=6))
     size = 0.42
     for seat, y in ((0, 0.95), (1, 2.95)):
@@ -257,10 +259,11 @@ def goofspiel_table(
     in the middle row, each seat's bid card of the round above and below it (None: face
     down, unseen; the winning bid on a gold ground), each seat's hand at its edge (None:
     unseen cards) and its points."""
-    from matplotlib.patches import Rectangle
 
     width, height = 4.4, 3.6
     figure, axis = canvas(width, height, title)
+    from matplotlib.patches import Rectangle  # after canvas(), which explains a missing matplotlib
+
     slots = max(len(prizes), len(hands[0]) + len(bids[0]), 1)
     step = min(0.5, 3.2 / slots)
     card_width = min(0.82 * step, 0.36)
@@ -318,10 +321,11 @@ def payoff_matrix(
 ) -> np.ndarray:
     """A two-player zero-sum payoff matrix: seat 0 picks the row, seat 1 the column, each
     cell the two payoffs; the chosen cell (once both have played) on gold."""
-    from matplotlib.patches import Rectangle
 
     width, height = 4.4, 3.6
     figure, axis = canvas(width, height, title)
+    from matplotlib.patches import Rectangle  # after canvas(), which explains a missing matplotlib
+
     n = len(actions)
     size = min(0.85, 2.4 / n)
     left, top = 1.35, 2.75
