@@ -24,7 +24,7 @@ from hiddenenvs.envs.gdl.game import BLANK_VALUES, plain_term
 from hiddenenvs.envs.gdl.seat_views import MARKS, blind_cells, is_blind_marking
 
 WIDTH, HEIGHT = 4.4, 3.6  # inches
-LINE_HEIGHT = 0.2  # inches per line of text
+LINE_HEIGHT = 0.24  # inches per line of text
 STEPS_SHOWN = 6  # of a seat's known steps, the last ones (the picture stays legible)
 DICE_PERCEPTS = ("rolled", "shown")  # Meier's percepts that name the dice's value
 
@@ -60,7 +60,7 @@ def render_gdl(state: Any, player: int | None = None) -> np.ndarray:
     if len(lines) > room:
         lines = [*lines[: max(room - 1, 0)], "..."][:room]
     for line in lines:
-        axis.text(0.2, top, line, ha="left", va="top", fontsize=8.5, color=_render.INK)
+        axis.text(0.2, top, line, ha="left", va="top", fontsize=10, color=_render.INK)
         top -= LINE_HEIGHT
     axis.text(WIDTH / 2, 0.1, _status(state), ha="center", va="bottom", fontsize=9, weight="bold")
     return _render.to_rgb(figure)
@@ -114,7 +114,7 @@ def _is_roll(value: str) -> bool:
     return len(value) == 2 and all(pip in "123456" for pip in value)
 
 
-def _wrapped(text: str, width: int = 70) -> list[str]:
+def _wrapped(text: str, width: int = 56) -> list[str]:
     import textwrap
 
     return textwrap.wrap(text, width) if text else []
@@ -130,7 +130,7 @@ def _draw_grids(axis: Any, grids: dict, shaded: set, top: float) -> float:
         rows = sorted({row for row, _ in cells})
         columns = sorted({column for _, column in cells})
         size = min(room / (len(rows) + 0.6), (WIDTH - 0.6) / len(grids) / (len(columns) + 0.6))
-        axis.text(left, top, name, ha="left", va="top", fontsize=8.5, color=_render.INK)
+        axis.text(left, top, name, ha="left", va="top", fontsize=10, color=_render.INK)
         for i, row in enumerate(rows):
             y = top - 0.25 - (i + 1) * size
             axis.text(left + 0.12, y + size / 2, str(row), ha="center", va="center", fontsize=7)
