@@ -16,6 +16,7 @@ import argparse
 
 import gymnasium
 from pettingzoo.utils.wrappers import BaseParallelWrapper
+import ray
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -58,8 +59,17 @@ def main(argv=None):
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--steps", type=int, default=4_000, help="env steps of training")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--address",
+        default="local",
+        help="Ray to run on: 'local' (default) starts one of its own; 'auto' or host:port joins "
+        "a running cluster",
+    )
     args = parser.parse_args(argv)
     params = parse_params(args.param)
+    # Without an explicit init, RLlib joins any Ray already started on this machine (another
+    # program's cluster, which may stop under it): the default starts this example's own.
+    ray.init(address=args.address, include_dashboard=False, ignore_reinit_error=True)
 
     register_env(
         "hiddenenvs",
@@ -98,6 +108,7 @@ def main(argv=None):
         f"mean episode return (all agents) {episode_return}"
     )
     algorithm.stop()
+    ray.shutdown()
     return steps
 
 

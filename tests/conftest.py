@@ -8,12 +8,27 @@ absent, as in a user's clone, they are deselected and the run's header says so, 
 skipped one by one.
 """
 
+import os
 from pathlib import Path
 
 import pytest
 from ggp_data import SHARED_DIR, ggp_base_path
 
 SHARED_FIXTURES = {"shared_dir", "ggp_base_file"}  # the fixtures that read ../shared/
+
+
+@pytest.fixture
+def process_alive():
+    """Whether a process id still names a live process (a worker that should be gone)."""
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    return alive
 
 
 @pytest.fixture

@@ -457,17 +457,24 @@ def test_a_person_plays_an_agent_in_the_browser_and_the_game_is_stored(
         browser.find_element(By.ID, "play").click()
         browser.find_element(By.ID, "start").click()  # the best agent, you in seat 0
         assert "your card:" in browser.find_element(By.ID, "your-view").text  # yours, no other
+        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.support.ui import WebDriverWait
 
-        def result_or_moves(browser):  # the page answers a move asynchronously
-            return browser.find_elements(By.ID, "result") or browser.find_elements(
-                By.CSS_SELECTOR, "#actions button"
-            )
+        # The page answers a move asynchronously and draws its buttons again: an element
+        # found a moment before may be gone, so a stale one is looked up afresh.
+        wait = WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,))
 
-        while not WebDriverWait(browser, 30).until(result_or_moves)[0].get_attribute("id") == (
-            "result"
-        ):
-            browser.find_elements(By.CSS_SELECTOR, "#actions button")[0].click()  # pass / call
+        def result_or_first_move(browser):
+            if browser.find_elements(By.ID, "result"):
+                return "result"
+            buttons = browser.find_elements(By.CSS_SELECTOR, "#actions button")
+            return buttons[0] if buttons and buttons[0].is_displayed() else False
+
+        while (step := wait.until(result_or_first_move)) != "result":
+            try:
+                step.click()  # pass / call
+            except StaleElementReferenceException:
+                continue
         result = browser.find_element(By.ID, "result").text
         assert result.startswith("Game over. Returns: player_0: ")
         browser.find_element(By.ID, "match").click()

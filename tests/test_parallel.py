@@ -30,15 +30,7 @@ class Napper:
         return os.getpid()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def test_worker_processes_give_the_in_process_results_and_close_leaves_none():
+def test_worker_processes_give_the_in_process_results_and_close_leaves_none(process_alive):
     pool = WorkerPool(Napper, (7,), workers=2, name="napper")
     try:
         pieces = [(value,) for value in range(9)]
@@ -50,11 +42,11 @@ def test_worker_processes_give_the_in_process_results_and_close_leaves_none():
         assert pool.process_ids() == workers
     finally:
         pool.close()
-    assert not any(_alive(pid) for pid in workers)
+    assert not any(process_alive(pid) for pid in workers)
     pool.close()  # idempotent
 
 
-def test_a_deadline_cancels_the_pieces_left_and_terminates_busy_workers():
+def test_a_deadline_cancels_the_pieces_left_and_terminates_busy_workers(process_alive):
     pool = WorkerPool(Napper, (0,), workers=2, name="napper")
     try:
         list(pool.map("nap", [(0.0,), (0.0,)]))  # the workers started
@@ -64,7 +56,7 @@ def test_a_deadline_cancels_the_pieces_left_and_terminates_busy_workers():
         # The first piece ended before the deadline; two naps held both workers past it, so
         # the last piece never started and the busy workers were terminated.
         assert list(results) == [0]
-        assert not any(_alive(pid) for pid in workers) and pool.process_ids() == []
+        assert not any(process_alive(pid) for pid in workers) and pool.process_ids() == []
         # The next map starts fresh workers.
         assert dict(pool.map("square", [(2,)])) == {0: 4}
     finally:
@@ -78,7 +70,7 @@ def test_an_error_in_a_piece_reaches_the_caller_and_the_workers_go():
     assert pool.process_ids() == []
 
 
-def test_ctrl_c_ends_a_map_with_no_worker_left_and_no_semaphore_leaked(tmp_path):
+def test_ctrl_c_ends_a_map_with_no_worker_left_and_no_semaphore_leaked(tmp_path, process_alive):
     script = tmp_path / "interrupted_map.py"
     script.write_text(
         textwrap.dedent(
@@ -118,7 +110,7 @@ def test_ctrl_c_ends_a_map_with_no_worker_left_and_no_semaphore_leaked(tmp_path)
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     assert stdout.split("\n")[:2] == ["interrupted", "workers_left"], stdout
-    assert len(workers) == 2 and not any(_alive(pid) for pid in workers)
+    assert len(workers) == 2 and not any(process_alive(pid) for pid in workers)
     assert "leaked" not in stderr, stderr
 
 

@@ -6,7 +6,6 @@ The clock is a counter (``agents.search.now`` replaced): each deadline check adv
 by one, so "the deadline passes after n checks" is exact and no test depends on speed."""
 
 import itertools
-import os
 
 import numpy as np
 import pytest
@@ -111,15 +110,7 @@ def test_exit_oos_games_stop_inside_a_move_and_none_is_kept(counting_clock):
     assert player.play_many([1, 2, 3], deadline=50.0) == []
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def test_exit_oos_close_stops_its_worker_processes_and_can_be_called_again():
+def test_exit_oos_close_stops_its_worker_processes_and_can_be_called_again(process_alive):
     params = dict(hidden_sizes=[8], games_per_iteration=2, simulations_per_move=20, workers=1)
     learner = ExItOOS(hiddenenvs.load_game("kuhn_poker"), ExItOOSConfig(**params), seed=0)
     played = learner._self_play([1, 2], deadline=None)
@@ -127,7 +118,7 @@ def test_exit_oos_close_stops_its_worker_processes_and_can_be_called_again():
     processes = learner._pool.process_ids()
     assert processes
     learner.close()
-    assert not any(_alive(pid) for pid in processes)
+    assert not any(process_alive(pid) for pid in processes)
     learner.close()  # idempotent
 
 
