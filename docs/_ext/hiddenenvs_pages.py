@@ -213,7 +213,12 @@ def count_tree(game) -> str:
 
 # Parameters of the pictured game where the defaults would draw badly: combat's default
 # map is too large to read at page width; its commander mode has one view per team.
-PICTURE_PARAMS = {"combat": {"map": "small", "mode": "commander"}, "gdl": {"sheet": "tictactoe"}}
+PICTURE_PARAMS = {
+    "combat": {"map": "small", "mode": "commander"},
+    "gdl": {"sheet": "tictactoe"},
+    # II-Goofspiel, the flagship variant: each seat's view hides the opponent's bids
+    "goofspiel": {"imp_info": True},
+}
 THUMBNAIL_PIXELS = 240  # the gallery's thumbnails: this wide, and shown at this width
 THUMBNAIL_LINES = 7  # of a text env's state, the first lines in its thumbnail
 PICTURE_STEPS_SHOWN = 14  # of a seat's knowledge, the last steps (the picture stays legible)
