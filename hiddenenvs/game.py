@@ -303,8 +303,9 @@ class Game(ABC):
 class State(ABC):
     """A history of a game. Subclasses implement the ``_``-prefixed hooks.
 
-    Optional: ``render_rgb()`` returning an ``(H, W, 3)`` uint8 image, for games whose
-    ``Game.RENDER_MODES`` include ``"rgb_array"``.
+    Optional: ``render_rgb(player=None)`` returning an ``(H, W, 3)`` uint8 image (the true
+    state, or what ``player`` sees), for games whose ``Game.RENDER_MODES`` include
+    ``"rgb_array"``.
     """
 
     __slots__ = ("game",)

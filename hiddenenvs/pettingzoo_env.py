@@ -98,6 +98,7 @@ from __future__ import annotations
 
 import operator
 import random
+import warnings
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -248,6 +249,7 @@ class _GameEnvBase:
         self.game_state: State | None = None
         # render_mode="human" with a picture: matplotlib's (figure, image), see render.
         self._window: tuple[Any, Any] | None = None
+        self._warned_no_window = False
         initial_state = game.new_initial_state()
         state_class = type(initial_state)
         self.state_space = spaces.Box(
@@ -435,17 +437,20 @@ class _GameEnvBase:
         if self.render_mode == "rgb_array":
             return self.game_state.render_rgb()
         if self.render_mode == "human" and "rgb_array" in self.metadata["render_modes"]:
-            self._show_picture(self.game_state.render_rgb())
-            return None
+            if self._show_picture(self.game_state.render_rgb()):
+                return None
         text = str(self.game_state)
         if self.render_mode == "human":
             print(text)
             return None
         return text
 
-    def _show_picture(self, image: np.ndarray) -> None:
+    def _show_picture(self, image: np.ndarray) -> bool:
         """``render_mode="human"`` for a game with a picture: draw it in a matplotlib
-        window (one per env, redrawn in place), held ``1 / render_fps`` seconds."""
+        window (one per env, redrawn in place), held ``1 / render_fps`` seconds. Where
+        matplotlib has no window to draw in (a terminal without a display), warn once and
+        return False: the caller prints the text rendering instead, as a terminal user
+        expects."""
         try:
             import matplotlib.pyplot as plt
         except ImportError:
@@ -454,11 +459,16 @@ class _GameEnvBase:
                 "pip install 'hiddenenvs[render]' (or use render_mode='rgb_array' or 'ansi')"
             ) from None
         if not _window_backend(plt.get_backend()):
-            raise RuntimeError(
-                f"{self.game.NAME}: render_mode='human' needs a window, and matplotlib's backend "
-                f"{plt.get_backend()!r} draws none (no display?); use render_mode='rgb_array' "
-                "to get the picture as an array, or 'ansi' for text"
-            )
+            if not self._warned_no_window:
+                self._warned_no_window = True
+                warnings.warn(
+                    f"{self.game.NAME}: render_mode='human' shows a picture in a window, and "
+                    f"matplotlib's backend {plt.get_backend()!r} draws none (no display?): "
+                    "printing the text rendering instead; render_mode='rgb_array' returns the "
+                    "picture as an array",
+                    stacklevel=3,
+                )
+            return False
         window = self._window
         if window is None or not plt.fignum_exists(window[0].number):
             plt.ion()
@@ -469,6 +479,7 @@ class _GameEnvBase:
             window[1].set_data(image)
         window[0].canvas.draw_idle()
         plt.pause(1.0 / self.metadata["render_fps"])
+        return True
 
     def close(self):
         self.game_state = None

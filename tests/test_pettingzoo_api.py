@@ -2,6 +2,8 @@
 both observation layouts, and on the AEC env turned parallel by PettingZoo's own
 ``aec_to_parallel``."""
 
+import warnings
+
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
@@ -158,9 +160,10 @@ def test_pettingzoo_make_passes_parameters_and_resolves_unversioned_ids():
 @pytest.mark.parametrize(
     "name, params", [("othello", {"board_size": 6}), ("combat", {"map": "small"})]
 )
-def test_human_rendering_shows_the_picture_in_a_window(name, params, monkeypatch):
+def test_human_rendering_shows_the_picture_in_a_window(name, params, monkeypatch, capsys):
     """Where a game has a picture, ``render_mode="human"`` draws render_rgb()'s array in one
-    matplotlib window, redrawn in place; without a window backend it says so."""
+    matplotlib window, redrawn in place; without a window backend it warns once and prints
+    the text rendering instead."""
     plt = pytest.importorskip("matplotlib.pyplot")
     from hiddenenvs import pettingzoo_env
 
@@ -169,8 +172,13 @@ def test_human_rendering_shows_the_picture_in_a_window(name, params, monkeypatch
     env.reset(seed=2)
     picture.reset(seed=2)
     monkeypatch.setattr(plt, "get_backend", lambda: "agg")
-    with pytest.raises(RuntimeError, match="needs a window"):
+    with pytest.warns(UserWarning, match="draws none"):
         env.render()
+    assert capsys.readouterr().out.strip() == str(env.unwrapped.game_state).strip()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per env
+        env.render()
+    assert capsys.readouterr().out.strip()
     monkeypatch.setattr(pettingzoo_env, "_window_backend", lambda backend: True)
     monkeypatch.setattr(plt, "pause", lambda seconds: None)
     env.render()

@@ -213,7 +213,12 @@ def count_tree(game) -> str:
 
 # Parameters of the pictured game where the defaults would draw badly: combat's default
 # map is too large to read at page width; its commander mode has one view per team.
-PICTURE_PARAMS = {"combat": {"map": "small", "mode": "commander"}, "gdl": {"sheet": "tictactoe"}}
+PICTURE_PARAMS = {
+    "combat": {"map": "small", "mode": "commander"},
+    "gdl": {"sheet": "tictactoe"},
+    # II-Goofspiel, the flagship variant: each seat's view hides the opponent's bids
+    "goofspiel": {"imp_info": True},
+}
 THUMBNAIL_PIXELS = 240  # the gallery's thumbnails: this wide, and shown at this width
 THUMBNAIL_LINES = 7  # of a text env's state, the first lines in its thumbnail
 PICTURE_STEPS_SHOWN = 14  # of a seat's knowledge, the last steps (the picture stays legible)
@@ -317,10 +322,12 @@ def draw_picture(name: str, out: Path, thumbnail: Path) -> tuple[str, list[tuple
     seats = [] if game.info.information is Information.PERFECT else list(game.info.player_names)
     panels = [("true state", state.render_rgb() if pictured else wrapped(state_text(game, state)))]
     for player, seat in enumerate(seats):
-        if pictured:  # combat: the team's fog of war
+        if pictured and name == "combat":  # the team's fog of war
             from hiddenenvs.envs.combat.render import render_rgb
 
             panels.append((f"seen by {seat}", render_rgb(state.battle, visibility_team=player)))
+        elif pictured:  # the seat's view: what it cannot see face down or left out
+            panels.append((f"seen by {seat}", state.render_rgb(player=player)))
         else:
             panels.append((f"known to {seat}", wrapped(seat_text(game, state, player))))
     legend = name == "combat"
@@ -372,7 +379,11 @@ def draw_picture(name: str, out: Path, thumbnail: Path) -> tuple[str, list[tuple
         + ("its `rgb_array` picture" if pictured else "its `ansi` text")
         + (
             "; beside it what each seat "
-            + ("sees (the team's fog of war)" if pictured else "knows, in the words of human play")
+            + (
+                ("sees (the team's fog of war)" if name == "combat" else "sees")
+                if pictured
+                else "knows, in the words of human play"
+            )
             if seats
             else " (every player sees all of it)"
         )

@@ -125,6 +125,7 @@ def _sign(value: int) -> int:
 
 class GoofspielGame(Game):
     NAME = "goofspiel"
+    RENDER_MODES = ("ansi", "human", "rgb_array")
     PARAMETERS = (
         Parameter(
             "num_cards",
@@ -277,6 +278,7 @@ class GoofspielState(State):
     (:class:`hiddenenvs.envs._goofspiel.GoofspielCore`)."""
 
     __slots__ = ("core", "phase")
+    game: GoofspielGame
 
     def __init__(self, game):
         self.game = game
@@ -383,6 +385,40 @@ class GoofspielState(State):
     information_state_tensors = _compiled.state_information_state_tensors
     observation_tensor = _compiled.state_observation_tensor
     observation_tensors = _compiled.state_observation_tensors
+
+    def render_rgb(self, player: int | None = None) -> np.ndarray:
+        """The game as an ``(360, 440, 3)`` uint8 image: the prize card of each round, each
+        seat's bid in it (the winner's on gold), each seat's hand and points, whose move it
+        is. In II-Goofspiel (``imp_info``) ``player``'s view (None: the true state) turns
+        the opponent's bids and hand face down: it learns only who won each round."""
+        from hiddenenvs.envs import _render
+
+        game = self.game
+        _render.check_viewer(game, player)
+        seats = game.info.player_names
+        bids, hands = self.bids, self.hands
+        winners = [None if mine == theirs else int(theirs > mine) for mine, theirs in zip(*bids)]
+
+        def seen(seat: int, ranks: list[int]) -> list[str | None]:
+            hidden = game.imp_info and player is not None and player != seat
+            return [None if hidden else str(rank) for rank in ranks]
+
+        if self.phase == TERMINAL:
+            status = "returns " + " / ".join(f"{r:+g}" for r in self.returns())
+        elif self.phase == CHANCE:
+            status = "revealing the next prize card"
+        else:
+            status = f"both bid for prize {self.point_cards[-1]}"
+        return _render.goofspiel_table(
+            _render.seat_title("II-Goofspiel" if game.imp_info else "Goofspiel", seats, player),
+            seats,
+            [str(points) for points in self.point_cards],
+            [seen(seat, bids[seat]) for seat in (0, 1)],
+            winners,
+            [seen(seat, hands[seat]) for seat in (0, 1)],
+            self.scores,
+            status,
+        )
 
     def __str__(self):
         n = self.game.num_cards

@@ -65,6 +65,7 @@ _MAX_CONTRIBUTION = 2
 
 class KuhnPokerGame(Game):
     NAME = "kuhn_poker"
+    RENDER_MODES = ("ansi", "human", "rgb_array")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -226,6 +227,38 @@ class KuhnPokerState(State):
         tensor[5:7] = self._contributions()
         tensor[5:7] /= _MAX_CONTRIBUTION
         return tensor
+
+    def render_rgb(self, player: int | None = None) -> np.ndarray:
+        """The table as an ``(360, 440, 3)`` uint8 image: each seat's card, the chips it
+        has put in, the betting and whose turn it is; seen by ``player`` (None: the true
+        state), the opponent's card is face down until the game ends at a showdown."""
+        from hiddenenvs.envs import _render
+
+        game = self.game
+        _render.check_viewer(game, player)
+        seats = game.info.player_names
+        over = self.is_terminal()
+        showdown = over and not (self.bets[-1] == PASS and BET in self.bets)
+        cards: list[str | None] = [
+            CARD_NAMES[card] if player in (None, seat) or showdown else None
+            for seat, card in enumerate(self.cards)
+        ]
+        cards += [""] * (2 - len(cards))
+        moves = [f"p{turn % 2} {ACTION_NAMES[a]}" for turn, a in enumerate(self.bets)]
+        if over:
+            status = "returns " + " / ".join(f"{r:+g}" for r in self.returns())
+        elif self.current_player() == CHANCE:
+            status = "dealing"
+        else:
+            status = f"{seats[self.current_player()]} to act: pass or bet"
+        return _render.poker_table(
+            _render.seat_title("Kuhn poker", seats, player),
+            seats,
+            cards,
+            self._contributions(),
+            "betting: " + (", ".join(moves) or "none yet"),
+            status,
+        )
 
     def __str__(self):
         cards = " ".join(CARD_NAMES[c] for c in self.cards) or "-"

@@ -104,6 +104,7 @@ _DEAL_STEPS = tuple(
 
 class LeducHoldemGame(Game):
     NAME = "leduc_holdem"
+    RENDER_MODES = ("ansi", "human", "rgb_array")
     PARAMETERS = (
         Parameter("max_raises", int, 2, "raises allowed per betting round", minimum=1, maximum=4),
     )
@@ -349,6 +350,46 @@ class LeducHoldemState(State):
         tensor[8] = self.contributions[0] / self.game.max_contribution
         tensor[9] = self.contributions[1] / self.game.max_contribution
         return tensor
+
+    def render_rgb(self, player: int | None = None) -> np.ndarray:
+        """The table as an ``(360, 440, 3)`` uint8 image: each seat's card, the public
+        card once dealt, the chips each seat has put in, the betting of each round and
+        whose turn it is; seen by ``player`` (None: the true state), the opponent's card
+        is face down until a showdown."""
+        from hiddenenvs.envs import _render
+
+        game = self.game
+        _render.check_viewer(game, player)
+        seats = game.info.player_names
+        over = self.is_terminal()
+        showdown = over and self.folded_player < 0
+        cards: list[str | None] = [
+            RANK_NAMES[card] if player in (None, seat) or showdown else None
+            for seat, card in enumerate(self.private_cards)
+        ]
+        cards += [""] * (2 - len(cards))
+        rounds = [
+            ", ".join(f"p{turn % 2} {ACTION_NAMES[a]}" for turn, a in enumerate(actions)) or "-"
+            for actions in self.round_actions
+        ]
+        current = self.current_player()
+        if over:
+            status = "returns " + " / ".join(f"{r:+g}" for r in self.returns())
+        elif current == CHANCE:
+            status = "dealing"
+        else:
+            status = f"{seats[current]} to act: " + ", ".join(
+                ACTION_NAMES[a] for a in self.legal_actions()
+            )
+        return _render.poker_table(
+            _render.seat_title("Leduc hold'em", seats, player),
+            seats,
+            cards,
+            self.contributions,
+            "betting: " + " | ".join(rounds),
+            status,
+            public=RANK_NAMES[self.public_card] if self.public_card >= 0 else "",
+        )
 
     def __str__(self):
         cards = " ".join(RANK_NAMES[c] for c in self.private_cards) or "-"

@@ -90,6 +90,7 @@ from hiddenenvs.game import (
 
 
 class LiarsDiceGame(Game):
+    RENDER_MODES = ("ansi", "human", "rgb_array")
     NAME = "liars_dice"
     PARAMETERS = (
         Parameter("num_dice", int, 1, "dice per player", minimum=1, maximum=5),
@@ -304,6 +305,46 @@ class LiarsDiceState(State):
         if self.is_terminal():
             tensor[base + game.num_bids + 2] = 1
         return tensor
+
+    def render_rgb(self, player: int | None = None) -> np.ndarray:
+        """The table as an ``(360, 440, 3)`` uint8 image: each seat's dice, the current
+        bid, the bids so far and whose turn it is; seen by ``player`` (None: the true
+        state), the opponent's dice stay under the cup until "liar" is called."""
+        from hiddenenvs.envs import _render
+
+        game = self.game
+        _render.check_viewer(game, player)
+        seats = game.info.player_names
+        over = self.is_terminal()
+        hands = [
+            [str(face) if player in (None, seat) or over else "?" for face in sorted(hand)]
+            for seat, hand in enumerate(self.dice)
+        ]
+        bids = [a for a in self.actions if a != game.liar]
+        if bids:
+            quantity, face = game.bid(bids[-1])
+            bid, bid_face = f"bid: {quantity} x", str(face)
+        else:
+            bid, bid_face = "no bid yet", None
+        names = [
+            f"p{turn % 2} {game.action_to_string(0, a)}" for turn, a in enumerate(self.actions)
+        ]
+        current = self.current_player()
+        if over:
+            status = "returns " + " / ".join(f"{r:+g}" for r in self.returns())
+        elif current == CHANCE:
+            status = "rolling"
+        else:
+            status = f"{seats[current]} to bid higher" + (" or call liar" if bids else "")
+        return _render.dice_cups(
+            _render.seat_title("Liar's Dice", seats, player),
+            seats,
+            hands,
+            bid,
+            bid_face,
+            f"bids (quantity-face, {game.faces} wild): " + (", ".join(names[-6:]) or "none yet"),
+            status,
+        )
 
     def __str__(self):
         game = self.game

@@ -63,6 +63,7 @@ MATRICES = {
 
 class MatrixGame(Game):
     NAME = "matrix_game"
+    RENDER_MODES = ("ansi", "human", "rgb_array")
     PARAMETERS = (Parameter("matrix", str, "rps", "which payoff matrix", choices=tuple(MATRICES)),)
 
     def __init__(self, **params):
@@ -98,6 +99,7 @@ class MatrixGame(Game):
 
 class MatrixGameState(State):
     __slots__ = ("joint",)
+    game: MatrixGame
 
     def __init__(self, game):
         self.game = game
@@ -154,6 +156,29 @@ class MatrixGameState(State):
             tensor[2 + self.joint[player]] = 1
             tensor[2 + num_actions + self.joint[1 - player]] = 1
         return tensor
+
+    def render_rgb(self, player: int | None = None) -> np.ndarray:
+        """The payoff matrix as an ``(360, 440, 3)`` uint8 image, the chosen cell on gold
+        once both have played. Nothing is hidden for long: the choices are revealed
+        together at the end, so ``player``'s view (None: the true state) is the same
+        picture under its own title."""
+        from hiddenenvs.envs import _render
+
+        game = self.game
+        _render.check_viewer(game, player)
+        seats = game.info.player_names
+        if self.joint is None:
+            status = "both choose at once"
+        else:
+            status = "returns " + " / ".join(f"{r:+g}" for r in self.returns())
+        return _render.payoff_matrix(
+            _render.seat_title(game.info.long_name, seats, player),
+            seats,
+            game.action_names,
+            game.payoff,
+            None if self.joint is None else (self.joint[0], self.joint[1]),
+            status,
+        )
 
     def __str__(self):
         if self.joint is None:

@@ -203,6 +203,7 @@ def resolve_sheet(name: str) -> Path:
 
 class GdlGame(Game):
     NAME = "gdl"
+    RENDER_MODES = ("ansi", "human", "rgb_array")
     PARAMETERS = (
         Parameter("rules", str, "", "path of a GDL/GDL-II rule sheet"),
         Parameter("sheet", str, "", "name of a rule sheet shipped in hiddenenvs/envs/gdl/games"),
@@ -803,6 +804,14 @@ class GdlState(State):
             else:
                 tensor[offset + game.role_offsets[:-1] + np.asarray(entry)] = 1.0
         return tensor
+
+    def render_rgb(self, player: int | None = None) -> np.ndarray:
+        """The state as an ``(360, 440, 3)`` uint8 image: its boards, dice and other
+        fluents (None: the true state), or what GDL-II seat ``player`` knows
+        (:mod:`hiddenenvs.envs.gdl.render`)."""
+        from hiddenenvs.envs.gdl.render import render_gdl
+
+        return render_gdl(self, player)
 
     def __str__(self):
         net = self.game.propnet

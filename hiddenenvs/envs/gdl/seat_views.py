@@ -54,9 +54,10 @@ def is_blind_marking(game: Any, player: int) -> bool:
     )
 
 
-def blind_board(game: Any, key: tuple, player: int) -> str:
-    """The board ``player`` knows from its information-state ``key``: its own marks, the
-    cells it tried and found taken, ``.`` for the others (module docstring)."""
+def blind_cells(game: Any, key: tuple, player: int) -> tuple[dict[tuple[int, int], str], str, str]:
+    """The cells ``player`` knows from its information-state ``key``, ``(row, column)`` to
+    its own mark, the opponent's mark (tried and found taken) or ``.`` (untried); and the
+    two marks (module docstring)."""
     net = game.propnet
     role = game.player_roles[player]
     name = net.roles[role]
@@ -71,6 +72,14 @@ def blind_board(game: Any, key: tuple, player: int) -> str:
         cell = _marked_cell(moves[own_move])
         if cell is not None and seen:
             cells[cell] = own if percepts[seen[0]] == "ok" else theirs
+    return cells, own, theirs
+
+
+def blind_board(game: Any, key: tuple, player: int) -> str:
+    """The board ``player`` knows from its information-state ``key``: its own marks, the
+    cells it tried and found taken, ``.`` for the others (module docstring)."""
+    name = game.propnet.roles[game.player_roles[player]]
+    cells, own, theirs = blind_cells(game, key, player)
     rows = sorted({row for row, _ in cells})
     columns = sorted({column for _, column in cells})
     lines = [
