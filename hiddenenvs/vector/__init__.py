@@ -306,9 +306,8 @@ class VectorEnv:
 
             if len(ranges) == 1:
                 play(ranges[0])
-            else:
-                with ThreadPoolExecutor(len(ranges)) as pool:
-                    list(pool.map(play, ranges))  # list(): raises a thread's error here
+            else:  # list(): raises a thread's error here
+                list(_thread_pool(len(ranges)).map(play, ranges))
         else:  # combat's kernel: the same steps from Python
             for _ in range(num_steps):
                 self.step(policy(masks))
@@ -338,6 +337,19 @@ class VectorEnv:
         if self.copy:
             return VectorStep(*(array.copy() for array in self._outputs))
         return self._views
+
+
+_THREAD_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _thread_pool(threads: int) -> ThreadPoolExecutor:
+    """One pool per thread count for the process: starting and joining threads on every
+    ``play_random`` call cost as much as a call over 1,024 Kuhn games (two threads were
+    slower than one)."""
+    pool = _THREAD_POOLS.get(threads)
+    if pool is None:
+        pool = _THREAD_POOLS[threads] = ThreadPoolExecutor(threads, "play_random")
+    return pool
 
 
 def make(
