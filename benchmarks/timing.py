@@ -66,15 +66,22 @@ def print_exploitability_rows(rows: list[dict]) -> dict:
 
 
 def checkout_commit() -> str:
-    """This checkout's commit as ``git describe --always --dirty`` prints it (``-dirty`` when
-    tracked files differ from it), or ``unknown`` outside a git checkout."""
+    """This checkout's commit (``git rev-parse --short HEAD``), ``-dirty`` when tracked files
+    other than the generated results (``docs/results/``, which the benchmark commands
+    themselves rewrite) differ from it, or ``unknown`` outside a git checkout."""
+    root = Path(__file__).resolve().parent.parent
     try:
-        described = subprocess.run(
-            ["git", "describe", "--always", "--dirty"],
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root
+        )
+        if head.returncode != 0:
+            return "unknown"
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs/results"],
             capture_output=True,
             text=True,
-            cwd=Path(__file__).resolve().parent.parent,
+            cwd=root,
         )
     except OSError:
         return "unknown"
-    return described.stdout.strip() or "unknown"
+    return head.stdout.strip() + ("-dirty" if changed.stdout.strip() else "")
