@@ -119,6 +119,13 @@ import torch
 from torch import nn
 
 from agents.base import Agent, Learner, StepReport, Transition, sample_batch
+from agents.episodes import (
+    SeatTransitions,
+    draw_chance,
+    model_episode,
+    never_suspends,
+    play_out,
+)
 from agents.device import (
     check_device_setting,
     choose_device,
@@ -147,7 +154,6 @@ from hiddenenvs.game import (
     State,
     draw_index,
 )
-from hiddenenvs.game import sample_chance_outcome
 
 # fn(state, player) -> probabilities over num_distinct_actions (a hiddenenvs.beliefs policy)
 OpponentPolicy = Callable[[State, int], np.ndarray]
@@ -522,7 +528,7 @@ class BestResponseSearch:
             check_deadline(self.deadline, "MCNFSP search")
             current = state.current_player()
             if current == CHANCE:
-                state.apply_action(sample_chance_outcome(state, self.rng))
+                draw_chance(state, self.rng)
             elif current == SIMULTANEOUS:
                 state.apply_actions(self._joint(state, None))
             else:
@@ -1193,6 +1199,12 @@ class MCNFSP(Learner):
 
 
 # ---- against a fixed opponent, on the game model ------------------------------------------------
+def _draw_from(policy: OpponentPolicy, state: State, player: int, rng: np.random.Generator) -> int:
+    """One of ``player``'s legal actions, drawn by ``policy(state, player)`` with ``rng``."""
+    legal = state.legal_actions(player)
+    return int(legal[draw_index(np.asarray(policy(state, player))[legal], rng)])
+
+
 def play_against_policy(
     agent: Agent,
     player: int,
@@ -1203,68 +1215,33 @@ def play_against_policy(
     episode_id: int = 0,
 ) -> State:
     """Play ``state`` to the end: ``agent`` in seat ``player``, every other seat drawn from
-    ``opponent_policy(state, q)`` with ``rng``, chance by its probabilities.
+    ``opponent_policy(state, q)`` with ``rng``, chance by its probabilities (with ``rng``,
+    :func:`agents.episodes.draw_chance`).
 
     With ``learn`` the agent gets its episode boundaries and transitions, as in the loop.
     An :class:`MCNFSPAgent` searches from the true state (``roots=``): the way to search a
     game without a belief sampler (combat), at the price of seeing what its seat does not.
     """
-    if learn:
-        agent.start_episode(episode_id)
+    seat = SeatTransitions(agent, player, episode_id, learn)
     search_from_state = isinstance(agent, MCNFSPAgent)
-    num_players = state.game.info.num_players
-    previous: tuple[np.ndarray, np.ndarray, int] | None = None
-    earned = 0.0
 
-    def transition(next_observation, next_mask, done):
-        agent.observe(
-            Transition(
-                previous[0],
-                previous[1],
-                previous[2],
-                earned,
-                next_observation,
-                next_mask,
-                done,
-                episode_id,
+    def choose(state: State, movers: list[int], joint: list[int] | None) -> list[int]:
+        # The others first (in seat order), then the agent: one stream of rng draws.
+        chosen = {q: _draw_from(opponent_policy, state, q, rng) for q in movers if q != player}
+        if player in movers:
+            observation = state.information_state_tensor(player)
+            mask = state.legal_actions_mask(player)
+            seat.reached(observation, mask)
+            actions, _ = agent.act_batch(
+                observation[None],
+                mask[None],
+                [episode_id],
+                **({"roots": [state]} if search_from_state else {}),
             )
-        )
+            chosen[player] = int(actions[0])
+            seat.chose(observation, mask, chosen[player])
+        return [chosen[q] for q in movers]
 
-    while not state.is_terminal():
-        current = state.current_player()
-        if current == CHANCE:
-            state.apply_action(sample_chance_outcome(state, rng))
-        else:
-            joint = [-1] * num_players
-            for q in state.movers():
-                if q != player:
-                    joint[q] = int(
-                        state.legal_actions(q)[
-                            draw_index(
-                                np.asarray(opponent_policy(state, q))[state.legal_actions(q)], rng
-                            )
-                        ]
-                    )
-            if player in state.movers():
-                observation = state.information_state_tensor(player)
-                mask = state.legal_actions_mask(player)
-                if learn and previous is not None:
-                    transition(observation, mask, False)
-                actions, _ = agent.act_batch(
-                    observation[None],
-                    mask[None],
-                    [episode_id],
-                    **({"roots": [state]} if search_from_state else {}),
-                )
-                previous, earned = (observation, mask, int(actions[0])), 0.0
-                joint[player] = previous[2]
-            if current == SIMULTANEOUS:
-                state.apply_actions(joint)
-            else:
-                state.apply_action(joint[current])
-        earned += float(state.rewards()[player])
-    if learn:
-        if previous is not None:
-            transition(np.zeros_like(previous[0]), np.zeros_like(previous[1]), True)
-        agent.end_episode(episode_id)
+    state = play_out(model_episode(state, never_suspends(choose), rng, after_move=seat.earn))
+    seat.end()
     return state

@@ -585,3 +585,38 @@ def test_search_completes_a_line_in_blind_tictactoe():
     search = _search(game, 0, uniform, simulations=64, opponent_backup="sample")
     counts = search.visit_counts(state.seat_view(0))
     assert counts.argmax() == 2 and counts[2] > 0.5 * counts.sum(), counts
+
+
+@pytest.mark.parametrize(
+    "name, returns, searches, value_targets, end_draw",
+    [
+        # Pinned before play_against_policy went through agents.episodes.model_episode: the
+        # same games, the same searches and the same stream of draws after them.
+        ("kuhn_poker", [1.0, -2.0, -2.0, 1.0], 1, -1.0, 0.8574042765875693),
+        ("goofspiel", [-1.0, -1.0, 1.0, 1.0], 3, 1.0, 0.8574042765875693),
+    ],
+)
+def test_play_against_policy_keeps_its_seeded_trajectory(
+    name, returns, searches, value_targets, end_draw
+):
+    from agents.mcnfsp import MCNFSPAgent, play_against_policy
+
+    game = hiddenenvs.load_game(name)
+
+    def uniform(state, player):
+        mask = state.legal_actions_mask(player).astype(float)
+        return mask / mask.sum()
+
+    torch.manual_seed(0)
+    config = MCNFSPConfig(network="mlp", hidden_sizes=[16], anticipatory=0.5, num_simulations=4)
+    agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, uniform, seed=0)
+    rng = np.random.default_rng(0)
+    played = [
+        play_against_policy(agent, 0, uniform, game.new_initial_state(), rng).returns()[0]
+        for _ in range(4)
+    ]
+    assert played == returns
+    assert agent.searches == len(agent.replay) == searches
+    # Each search's z, the return it went on to earn: the transitions' rewards reached it.
+    assert agent.replay.state_dict()["data"]["value_target"].sum() == value_targets
+    assert rng.random() == end_draw
