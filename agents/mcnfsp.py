@@ -103,11 +103,26 @@ or the gradient steps per update: eta 0.1 is OpenSpiel's NFSP default, the other
 set in ``configs/mcnfsp_*.yaml``. The evaluated and exported policy is Pi. How the
 options and settings were chosen: ``docs/results/mcnfsp_history.md``.
 
+Workers (engineering, not the paper's): with ``workers`` > 1, or a ``ray_address``
+(``"local"``, ``"auto"`` or ``host:port``; ``train.py --address``), a step's episodes are
+shared among that many :class:`SelfPlayWorker` s of the project's one parallel map
+(:class:`agents.parallel.WorkerPool`: ``spawn`` processes or Ray actors, on one machine or
+a cluster), one piece each. A worker holds a copy of the players on the CPU, loads the
+snapshot of f_BR and Pi it is sent with the piece, plays the piece's seeded episodes
+through the loop's lockstep (:func:`agents.episodes.play_episodes`) with the players'
+generators seeded from the piece, and sends back each search's M_RL and M_SL rows, which
+the learner stores in piece order: the same seed and ``workers`` give the same run (not
+the one-worker run's: the episodes share the players' generators differently). A piece
+cut by the deadline cuts the step and nothing of it is kept; Ctrl-C or an error stops the
+workers (:meth:`MCNFSP.close`). ``workers: 1`` (the default) plays in the training process.
+
     python train.py --config configs/mcnfsp_kuhn.yaml
+    python train.py --config configs/mcnfsp_kuhn.yaml trainer.params.workers=2
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Callable
@@ -118,17 +133,23 @@ import numpy as np
 import torch
 from torch import nn
 
+import hiddenenvs
+
 from agents.base import Agent, Learner, StepReport, Transition, sample_batch
+from agents.catalogue import POSITIVE, RANGE
 from agents.episodes import (
     SeatTransitions,
     draw_chance,
     model_episode,
     never_suspends,
+    play_episodes,
     play_out,
 )
+from agents.parallel import WorkerPool, local_deadline, unix_deadline
 from agents.device import (
     check_device_setting,
     choose_device,
+    cpu_state_dict,
     module_device,
     tensors_on,
     to_device,
@@ -166,6 +187,8 @@ GUMBEL_TARGET_WIDTH = (
 # Root histories drawn per call of the belief sampler: one posterior set-up serves a whole
 # search of ordinary size, and a search of millions of simulations is never drawn up front.
 MAX_HISTORY_BATCH = 1024
+# A self-play worker's memories hold a piece's searches whole (they grow as they fill).
+MAX_PIECE_ROWS = 2**62
 
 
 @dataclass
@@ -220,6 +243,11 @@ class MCNFSPConfig:
     # combat attackers learning against the doctrine's defenders (the paper's set-up).
     opponents: dict = field(default_factory=dict)
     device: str = "auto"  # auto | cpu | cuda | cuda:N (agents/device.py)
+    # Self-play processes (engineering, not the paper): 1 plays in the training process; more,
+    # or a ray_address, play each step's episodes in that many workers (module docstring)
+    workers: int = field(default=1, metadata={RANGE: POSITIVE})
+    # "local" or a cluster ("auto", host:port; train.py --address): the workers are Ray actors
+    ray_address: str | None = None
 
     def __post_init__(self):
         from agents.config import ConfigError
@@ -823,11 +851,6 @@ class MCNFSPAgent(Agent):
             self.rng,
         )
         self.scale = utility_scale(game)
-        observation_column = ((int(np.prod(architecture["input_shape"])),), np.float32)
-        mask_column = (
-            (math.ceil(self.num_actions / 8),),
-            np.uint8,
-        )  # packed bits: combat has 12,961 actions
         # A PUCT search visits at most num_simulations actions at its root: pi is stored sparse.
         # Gumbel's target covers every legal action: its largest GUMBEL_TARGET_WIDTH are kept.
         self.policy_width = min(
@@ -836,8 +859,25 @@ class MCNFSPAgent(Agent):
             if config.root_selection == "puct"
             else max(config.num_simulations, GUMBEL_TARGET_WIDTH),
         )
-        self.replay = CircularBuffer(
-            config.replay_capacity,
+        self.replay, self.reservoir = self.new_memories(
+            config.replay_capacity, config.reservoir_capacity
+        )
+        # Per episode in flight: the rewards so far, and the searches waiting for their z.
+        self._episode_rewards: dict[int, list[float]] = {}
+        self._episode_searches: dict[int, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self.searches = 0
+        self.rl_steps = 0
+        self.sl_steps = 0
+
+    def new_memories(
+        self, replay_capacity: int, reservoir_capacity: int
+    ) -> tuple[CircularBuffer, ReservoirBuffer]:
+        """Empty M_RL ``(s, pi, z)`` and M_SL ``(s, a)`` (they grow as they fill)."""
+        observation_column = ((int(np.prod(self.architecture["input_shape"])),), np.float32)
+        # Packed bits: combat has 12,961 actions.
+        mask_column = ((math.ceil(self.num_actions / 8),), np.uint8)
+        replay = CircularBuffer(
+            replay_capacity,
             {
                 "observation": observation_column,
                 "action_mask": mask_column,
@@ -846,20 +886,27 @@ class MCNFSPAgent(Agent):
                 "value_target": ((), np.float32),
             },
         )
-        self.reservoir = ReservoirBuffer(
-            config.reservoir_capacity,
+        reservoir = ReservoirBuffer(
+            reservoir_capacity,
             {
                 "observation": observation_column,
                 "action_mask": mask_column,
                 "action": ((), np.int64),
             },
         )
-        # Per episode in flight: the rewards so far, and the searches waiting for their z.
-        self._episode_rewards: dict[int, list[float]] = {}
-        self._episode_searches: dict[int, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]] = {}
-        self.searches = 0
-        self.rl_steps = 0
-        self.sl_steps = 0
+        return replay, reservoir
+
+    def network_arrays(self) -> dict[str, dict[str, np.ndarray]]:
+        """f_BR's and Pi's weights as numpy arrays (what a self-play worker is sent)."""
+        return {
+            name: {k: v.numpy().copy() for k, v in cpu_state_dict(getattr(self, name)).items()}
+            for name in ("best_response_network", "policy_network")
+        }
+
+    def load_network_arrays(self, arrays: dict[str, dict[str, np.ndarray]]) -> None:
+        for name, state in arrays.items():
+            # A copy: arrays from Ray's object store are read-only.
+            getattr(self, name).load_state_dict({k: torch.tensor(v) for k, v in state.items()})
 
     # ---- acting ------------------------------------------------------------------------------
     def start_episode(self, episode_id=0):
@@ -951,6 +998,15 @@ class MCNFSPAgent(Agent):
                 policy_probabilities=weights,
                 value_target=float(np.clip(returns_to_go[decision] / self.scale, -1.0, 1.0)),
             )
+
+    def store(self, memories: dict[str, Any]) -> None:
+        """A self-play worker's searches (:meth:`SelfPlayWorker.play_games`) into M_RL and
+        M_SL, as if searched here in that order."""
+        if len(memories["replay"]["value_target"]):
+            self.replay.add_batch(**memories["replay"])
+        if len(memories["reservoir"]["action"]):
+            self.reservoir.add_batch(self.rng, **memories["reservoir"])
+        self.searches += memories["searches"]
 
     # ---- learning ------------------------------------------------------------------------------
     def _batch(self, memory, size: int) -> dict[str, torch.Tensor]:
@@ -1097,6 +1153,8 @@ class MCNFSP(Learner):
         self.device_choice = self._agents[0].device_choice
         self.episodes = 0
         self.learned_at = 0  # episodes at the last update
+        self._pool: WorkerPool | None = None
+        self._network_version = 0  # bumped when the networks change; sent with them to workers
 
     def _fixed_opponent(self, spec: str, seat: int) -> Agent:
         from agents.leaderboard.specs import resolve_agent
@@ -1143,18 +1201,64 @@ class MCNFSP(Learner):
         return probabilities
 
     def step(self, loop) -> StepReport:
-        # A search past the loop's deadline stops inside its move (the loop then cuts the step).
-        for agent in self._agents:
-            agent.search.deadline = loop.deadline
-        try:
-            played = len(loop.self_play(loop.max_episodes))
-        finally:
-            for agent in self._agents:
-                agent.search.deadline = None
+        if self.in_workers:
+            played = self._self_play_in_workers(loop)
+        else:
+            played = self._self_play_here(loop)
         if loop.step_cut:
             return StepReport(episodes=0, iterations=0)
         self.episodes += played
         return StepReport(episodes=played, iterations=1, metrics=self.update())
+
+    @property
+    def in_workers(self) -> bool:
+        """Whether self-play runs in workers (processes or Ray actors), not in this process."""
+        return self.config.workers > 1 or self.config.ray_address is not None
+
+    def _self_play_here(self, loop) -> int:
+        """The loop's lockstep self-play; the episodes played."""
+        # A search past the loop's deadline stops inside its move (the loop then cuts the step).
+        for agent in self._agents:
+            agent.search.deadline = loop.deadline
+        try:
+            return len(loop.self_play(loop.max_episodes))
+        finally:
+            for agent in self._agents:
+                agent.search.deadline = None
+
+    def _self_play_in_workers(self, loop) -> int:
+        """The step's episodes shared among the workers (one piece each, seeded from the
+        loop's generator), their searches stored in piece order; the episodes played, or
+        none with ``loop.step_cut`` set when the deadline cut a piece (nothing is kept)."""
+        seeds = [int(s) for s in loop.rng.integers(2**31, size=loop.max_episodes)]
+        shares = [share for share in np.array_split(seeds, self.config.workers) if len(share)]
+        networks = [agent.network_arrays() for agent in self._agents]
+        send = unix_deadline(loop.deadline)
+        pieces = [
+            (self._network_version, networks, [int(s) for s in share], int(piece_seed), send)
+            for share, piece_seed in zip(shares, loop.rng.integers(2**63, size=len(shares)))
+        ]
+        played = dict(self._workers().map("play_games", pieces, loop.deadline))
+        if len(played) < len(pieces) or any(played[i] is None for i in played):
+            loop.step_cut = True
+            return 0
+        for index in range(len(pieces)):
+            for agent, memories in zip(self._agents, played[index]):
+                agent.store(memories)
+        return len(seeds)
+
+    def _workers(self) -> WorkerPool:
+        """The self-play workers, started by the first step that needs them."""
+        if self._pool is None:
+            self._pool = WorkerPool(
+                SelfPlayWorker,
+                (self.game, self.config, self.seed),
+                self.config.workers,
+                ray_address=self.config.ray_address,
+                name="mcnfsp-self-play",
+                where="trainer.params.ray_address",
+            )
+        return self._pool
 
     def update(self) -> dict[str, float]:
         if self.episodes - self.learned_at < self.config.learn_every_episodes:
@@ -1165,6 +1269,7 @@ class MCNFSP(Learner):
             for name, values in agent.learn().items():
                 losses[name] += values
         self._average_cache.clear()  # Pi changed
+        self._network_version += 1
         metrics = {name: float(np.mean(values)) for name, values in losses.items() if values}
         metrics.update(
             {
@@ -1196,6 +1301,80 @@ class MCNFSP(Learner):
             agent.load_state_dict(agent_state)
         self.episodes, self.learned_at = state["episodes"], state["learned_at"]
         self._average_cache.clear()
+        self._network_version += 1
+
+    def close(self) -> None:
+        """Stop the self-play workers now (running episodes are abandoned); safe to call
+        again, and after an exception or Ctrl-C."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+
+# ---- self-play in worker processes or Ray actors ------------------------------------------------
+class SelfPlayWorker:
+    """A self-play worker of :class:`agents.parallel.WorkerPool` (a process or a Ray actor):
+    a copy of the learner's players (each with its search) on the CPU, and envs, playing
+    pieces of a step's episodes with a snapshot of the networks through the loop's lockstep
+    (:func:`agents.episodes.play_episodes`). A piece's episodes depend on the piece alone
+    (its seeds, and ``piece_seed`` for the players' generators), not on the worker."""
+
+    def __init__(self, game: Game, config: MCNFSPConfig, seed: int):
+        torch.set_num_threads(1)
+        local = dataclasses.replace(config, workers=1, ray_address=None, device="cpu")
+        self.learner = MCNFSP(game, local, seed)
+        self.network_version: int | None = None
+        self.envs: list = []
+        self.seat_agents: dict[str, Agent] = {}
+
+    def play_games(
+        self,
+        network_version: int,
+        networks: list[dict[str, dict[str, np.ndarray]]],
+        seeds: list[int],
+        piece_seed: int,
+        unix_deadline: float | None = None,
+    ) -> list[dict[str, Any]] | None:
+        """The episodes of ``seeds``; per trained player its searches (M_RL and M_SL rows,
+        in the order played) and their count; None when the deadline cut an episode."""
+        learner = self.learner
+        if network_version != self.network_version:
+            for agent, arrays in zip(learner._agents, networks):
+                agent.load_network_arrays(arrays)
+            learner._average_cache.clear()
+            self.network_version = network_version
+        deadline = local_deadline(unix_deadline)
+        for player, agent in learner._by_seat.items():
+            agent.replay, agent.reservoir = agent.new_memories(MAX_PIECE_ROWS, MAX_PIECE_ROWS)
+            # In place: the search draws from the same generator.
+            agent.rng.bit_generator.state = np.random.default_rng(
+                [piece_seed, player]
+            ).bit_generator.state
+            agent.search.deadline = deadline
+        for seat, opponent in learner._opponents.items():
+            opponent.rng = np.random.default_rng([piece_seed, seat])
+        searches = [agent.searches for agent in learner._agents]
+        returns = play_episodes(
+            self._envs(len(seeds)), self.seat_agents, np.asarray(seeds), deadline=deadline
+        )
+        if len(returns) < len(seeds):
+            return None
+        return [
+            {
+                "replay": agent.replay.state_dict()["data"],
+                "reservoir": agent.reservoir.state_dict()["data"],
+                "searches": agent.searches - before,
+            }
+            for agent, before in zip(learner._agents, searches)
+        ]
+
+    def _envs(self, count: int) -> list:
+        spec = self.learner.game.spec
+        while len(self.envs) < count:
+            self.envs.append(hiddenenvs.make(spec.name, **dict(spec.params)).unwrapped)
+        if not self.seat_agents:
+            self.seat_agents = dict(zip(self.envs[0].possible_agents, self.learner.agents))
+        return self.envs[:count]
 
 
 # ---- against a fixed opponent, on the game model ------------------------------------------------
