@@ -26,6 +26,7 @@ import dataclasses
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,8 @@ def trainers_with_workers() -> list[TrainerEntry]:
     """The catalogue's trainers whose config has a ``workers`` field."""
     found = []
     for entry in PROJECT_TRAINERS:
-        fields = {f.name for f in dataclasses.fields(trainer_class(entry.name).CONFIG_CLASS)}
+        learner: Any = trainer_class(entry.name)
+        fields = {f.name for f in dataclasses.fields(learner.CONFIG_CLASS)}
         if "workers" in fields:
             found.append(entry)
     return found

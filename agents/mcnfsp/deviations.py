@@ -68,13 +68,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
 
-from agents.mcnfsp.config import GUMBEL_C_SCALE, GUMBEL_C_VISIT
+from agents.mcnfsp.config import GUMBEL_C_SCALE, GUMBEL_C_VISIT, MCNFSPConfig
 from agents.mcnfsp.tree import Node
-from agents.networks import network_input
+from agents.networks import PolicyValueNetwork, network_input
 from agents.search import check_deadline
 from hiddenenvs.game import SIMULTANEOUS, State
 
@@ -82,8 +83,21 @@ from hiddenenvs.game import SIMULTANEOUS, State
 class SearchDeviations:
     """The search's options that the paper does not have (module docstring), as methods of
     :class:`agents.mcnfsp.search.BestResponseSearch`, whose state and steps they use
-    (``config``, ``rng``, ``scale``, ``no_op``, ``deadline``; ``_expand``, ``_simulate``,
-    ``_advance``, ``_joint``)."""
+    (declared here, set and defined by the search)."""
+
+    player: int
+    config: MCNFSPConfig
+    rng: np.random.Generator
+    network: PolicyValueNetwork
+    architecture: dict[str, Any]
+    device: torch.device
+    scale: float
+    no_op: int | None
+    deadline: float | None
+    _expand: Callable[[State], Node]
+    _simulate: Callable[..., None]
+    _advance: Callable[[State], float]
+    _joint: Callable[[State, int | None], list[int]]
 
     def _leaf_value(self, state: State, node: Node) -> float:
         """A new node's value (unscaled): f_BR's ``v``, or with ``rollout_decisions`` the

@@ -10,7 +10,7 @@ import torch
 
 from agents.base import Agent, Learner, StepReport
 from agents.mcnfsp.agent import MCNFSPAgent, average_probabilities
-from agents.mcnfsp.config import MCNFSPConfig, architecture_for
+from agents.mcnfsp.config import MAX_PIECE_ROWS, MCNFSPConfig, architecture_for
 from agents.mcnfsp.self_play import SelfPlayWorker
 from agents.networks import network_input
 from agents.parallel import WorkerPool, unix_deadline
@@ -140,7 +140,7 @@ class MCNFSP(Learner):
         none with ``loop.step_cut`` set when the deadline cut a piece (nothing is kept)."""
         seeds = [int(s) for s in loop.rng.integers(2**31, size=loop.max_episodes)]
         shares = [share for share in np.array_split(seeds, self.config.workers) if len(share)]
-        networks = [agent.network_arrays() for agent in self._agents]
+        networks = self.network_arrays()
         send = unix_deadline(loop.deadline)
         pieces = [
             (self._network_version, networks, [int(s) for s in share], int(piece_seed), send)
@@ -154,6 +154,44 @@ class MCNFSP(Learner):
             for agent, memories in zip(self._agents, played[index]):
                 agent.store(memories)
         return len(seeds)
+
+    def network_arrays(self) -> list[dict[str, dict[str, np.ndarray]]]:
+        """Each trained player's f_BR and Pi as numpy arrays (a worker's snapshot)."""
+        return [agent.network_arrays() for agent in self._agents]
+
+    def load_network_arrays(self, networks: list[dict[str, dict[str, np.ndarray]]]) -> None:
+        """:meth:`network_arrays`' snapshot into the players (a worker's copy)."""
+        for agent, arrays in zip(self._agents, networks):
+            agent.load_network_arrays(arrays)
+        self._average_cache.clear()  # Pi changed
+
+    def start_piece(self, piece_seed: int, deadline: float | None) -> None:
+        """A worker's copy before a piece: empty memories that keep every search, the
+        players' generators seeded from ``piece_seed`` and the searches' ``deadline``."""
+        for player, agent in self._by_seat.items():
+            agent.replay, agent.reservoir = agent.new_memories(MAX_PIECE_ROWS, MAX_PIECE_ROWS)
+            # In place: the search draws from the same generator.
+            agent.rng.bit_generator.state = np.random.default_rng(
+                [piece_seed, player]
+            ).bit_generator.state
+            agent.search.deadline = deadline
+        for seat, opponent in self._opponents.items():
+            opponent.rng = np.random.default_rng([piece_seed, seat])
+
+    def piece_memories(self, searches_before: list[int]) -> list[dict[str, Any]]:
+        """A worker's copy after a piece: per trained player its searches' M_RL and M_SL
+        rows, in the order played, and their count (:meth:`MCNFSPAgent.store` takes them)."""
+        return [
+            {
+                "replay": agent.replay.state_dict()["data"],
+                "reservoir": agent.reservoir.state_dict()["data"],
+                "searches": agent.searches - before,
+            }
+            for agent, before in zip(self._agents, searches_before)
+        ]
+
+    def search_counts(self) -> list[int]:
+        return [agent.searches for agent in self._agents]
 
     def _workers(self) -> WorkerPool:
         """The self-play workers, started by the first step that needs them."""

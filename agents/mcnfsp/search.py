@@ -155,7 +155,7 @@ class BestResponseSearch(SearchDeviations):
     ) -> list[tuple[list[int], float]]:
         """Every joint action with its probability: ``own_action`` for the searcher, the
         others' actions by their policies (zero-probability ones left out)."""
-        per_player: list[list[tuple[int, float]]] = []
+        per_player: list[list[tuple[Any, float]]] = []
         for q in range(self.game.info.num_players):
             legal = state.legal_actions(q)
             if len(legal) <= 1:
@@ -171,7 +171,7 @@ class BestResponseSearch(SearchDeviations):
             for combination in itertools.product(*per_player)
         ]
 
-    def _outcomes(self, state: State) -> list[tuple[int | list[int], float]]:
+    def _outcomes(self, state: State) -> list[tuple[Any, float]]:
         """The moves at a node where the searcher does not decide, with their probabilities."""
         current = state.current_player()
         if current == CHANCE:
@@ -185,7 +185,7 @@ class BestResponseSearch(SearchDeviations):
 
     def _joint(self, state: State, own_action: int | None) -> list[int]:
         """A joint action: ``own_action`` for the searcher, the others sampled."""
-        joint = []
+        joint: list[Any] = []
         for q in range(self.game.info.num_players):
             legal = state.legal_actions(q)
             if len(legal) <= 1:

@@ -20,7 +20,7 @@ from agents.episodes import (
     play_out,
 )
 from agents.mcnfsp.agent import MCNFSPAgent
-from agents.mcnfsp.config import MAX_PIECE_ROWS, MCNFSPConfig, OpponentPolicy
+from agents.mcnfsp.config import MCNFSPConfig, OpponentPolicy
 from agents.parallel import local_deadline
 from hiddenenvs.game import Game, State, draw_index
 
@@ -52,36 +52,18 @@ class SelfPlayWorker:
     ) -> list[dict[str, Any]] | None:
         """The episodes of ``seeds``; per trained player its searches (M_RL and M_SL rows,
         in the order played) and their count; None when the deadline cut an episode."""
-        learner = self.learner
         if network_version != self.network_version:
-            for agent, arrays in zip(learner._agents, networks):
-                agent.load_network_arrays(arrays)
-            learner._average_cache.clear()
+            self.learner.load_network_arrays(networks)
             self.network_version = network_version
         deadline = local_deadline(unix_deadline)
-        for player, agent in learner._by_seat.items():
-            agent.replay, agent.reservoir = agent.new_memories(MAX_PIECE_ROWS, MAX_PIECE_ROWS)
-            # In place: the search draws from the same generator.
-            agent.rng.bit_generator.state = np.random.default_rng(
-                [piece_seed, player]
-            ).bit_generator.state
-            agent.search.deadline = deadline
-        for seat, opponent in learner._opponents.items():
-            opponent.rng = np.random.default_rng([piece_seed, seat])
-        searches = [agent.searches for agent in learner._agents]
+        self.learner.start_piece(piece_seed, deadline)
+        searches = self.learner.search_counts()
         returns = play_episodes(
             self._envs(len(seeds)), self.seat_agents, np.asarray(seeds), deadline=deadline
         )
         if len(returns) < len(seeds):
             return None
-        return [
-            {
-                "replay": agent.replay.state_dict()["data"],
-                "reservoir": agent.reservoir.state_dict()["data"],
-                "searches": agent.searches - before,
-            }
-            for agent, before in zip(learner._agents, searches)
-        ]
+        return self.learner.piece_memories(searches)
 
     def _envs(self, count: int) -> list:
         spec = self.learner.game.spec
