@@ -22,7 +22,7 @@ Two ways to drive the same game model:
   :meth:`agents.exit_oos.SelfPlayer.play_steps`): chance by :func:`draw_chance`, the
   movers' choices from a ``decide`` generator, joint actions at simultaneous nodes. A
   learning seat there gets the transitions :func:`play_episodes` would give it from
-  :class:`SeatTransitions` (MCNFSP's :func:`agents.mcnfsp.play_against_policy`); both build
+  :class:`SeatTransitions` (MCNFSP's :func:`agents.mcnfsp.self_play.play_against_policy`); both build
   them with :func:`transition_from`.
 
 A deadline (a ``time.perf_counter()`` time) cuts episodes between ticks; the episodes cut

@@ -61,7 +61,7 @@ options and settings were chosen: ``docs/results/mcnfsp_history.md``.
 
 Workers (engineering, not the paper's): with ``workers`` > 1, or a ``ray_address``
 (``"local"``, ``"auto"`` or ``host:port``; ``train.py --address``), a step's episodes are
-shared among that many :class:`SelfPlayWorker` s of the project's one parallel map
+shared among that many :class:`~agents.mcnfsp.self_play.SelfPlayWorker` s of the project's one parallel map
 (:class:`agents.parallel.WorkerPool`: ``spawn`` processes or Ray actors, on one machine or
 a cluster), one piece each. A worker holds a copy of the players on the CPU, loads the
 snapshot of f_BR and Pi it is sent with the piece, plays the piece's seeded episodes
@@ -70,7 +70,7 @@ generators seeded from the piece, and sends back each search's M_RL and M_SL row
 the learner stores in piece order: the same seed and ``workers`` give the same run (not
 the one-worker run's: the episodes share the players' generators differently). A piece
 cut by the deadline cuts the step and nothing of it is kept; Ctrl-C or an error stops the
-workers (:meth:`MCNFSP.close`). ``workers: 1`` (the default) plays in the training process.
+workers (:meth:`~agents.mcnfsp.learner.MCNFSP.close`). ``workers: 1`` (the default) plays in the training process.
 
     python train.py --config configs/mcnfsp_kuhn.yaml
     python train.py --config configs/mcnfsp_kuhn.yaml trainer.params.workers=2

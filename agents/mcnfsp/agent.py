@@ -238,7 +238,7 @@ class MCNFSPAgent(Agent):
             )
 
     def store(self, memories: dict[str, Any]) -> None:
-        """A self-play worker's searches (:meth:`SelfPlayWorker.play_games`) into M_RL and
+        """A self-play worker's searches (:meth:`~agents.mcnfsp.self_play.SelfPlayWorker.play_games`) into M_RL and
         M_SL, as if searched here in that order."""
         if len(memories["replay"]["value_target"]):
             self.replay.add_batch(**memories["replay"])

@@ -20,8 +20,8 @@ Two changes from the paper make the search a best response, as fictitious play n
   averaged or sampled, the search solves the searcher's one-player decision problem against Pi.
   A perfect-information game (Othello) has one consistent history. A game without a
   belief sampler (combat: chance sampled inside the state) can only be searched from a
-  state the caller holds (:meth:`BestResponseSearch.policy` with ``root=``), each
-  simulation on a reseeded copy; :func:`play_against_policy` does that, playing
+  state the caller holds (:meth:`~agents.mcnfsp.search.BestResponseSearch.policy` with ``root=``), each
+  simulation on a reseeded copy; :func:`~agents.mcnfsp.self_play.play_against_policy` does that, playing
   episodes on the game model against a fixed opponent (the paper's combat setting:
   MCNFSP attackers trained against scripted defenders).
 

@@ -18,7 +18,7 @@ from hiddenenvs.game import Game, State
 
 
 class MCNFSP(Learner):
-    """MCNFSP self-play: one :class:`MCNFSPAgent` per player; evaluation = average policies.
+    """MCNFSP self-play: one :class:`~agents.mcnfsp.agent.MCNFSPAgent` per player; evaluation = average policies.
 
     A step plays a batch of self-play episodes through the loop; every
     ``learn_every_episodes`` episodes each player takes ``rl_steps`` and ``sl_steps``
@@ -180,7 +180,7 @@ class MCNFSP(Learner):
 
     def piece_memories(self, searches_before: list[int]) -> list[dict[str, Any]]:
         """A worker's copy after a piece: per trained player its searches' M_RL and M_SL
-        rows, in the order played, and their count (:meth:`MCNFSPAgent.store` takes them)."""
+        rows, in the order played, and their count (:meth:`~agents.mcnfsp.agent.MCNFSPAgent.store` takes them)."""
         return [
             {
                 "replay": agent.replay.state_dict()["data"],

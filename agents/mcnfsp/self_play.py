@@ -95,7 +95,7 @@ def play_against_policy(
     :func:`agents.episodes.draw_chance`).
 
     With ``learn`` the agent gets its episode boundaries and transitions, as in the loop.
-    An :class:`MCNFSPAgent` searches from the true state (``roots=``): the way to search a
+    An :class:`~agents.mcnfsp.agent.MCNFSPAgent` searches from the true state (``roots=``): the way to search a
     game without a belief sampler (combat), at the price of seeing what its seat does not.
     """
     seat = SeatTransitions(agent, player, episode_id, learn)
