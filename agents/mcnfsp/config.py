@@ -1,6 +1,6 @@
 """MCNFSP's hyperparameters (:class:`MCNFSPConfig`) and the networks' architecture.
 
-The options that deviate from the paper are marked on their fields and explained in
+The options by which it departs from the paper are explained, all in one place, in
 :mod:`agents.mcnfsp.deviations`.
 """
 
