@@ -1,5 +1,6 @@
 """MCNFSP's self-play on workers: spawn processes and a two-node Ray cluster."""
 
+import copy
 import signal
 import subprocess
 import sys
@@ -66,32 +67,47 @@ def test_workers_config_is_checked():
         ).check_values()
 
 
-def test_worker_processes_reach_the_learner_alike_and_a_deadline_leaves_no_worker(process_alive):
+def _learner_on_two_workers():
+    torch.manual_seed(0)
+    return MCNFSP(hiddenenvs.load_game("kuhn_poker"), MCNFSPConfig(**TINY, workers=2), seed=0)
+
+
+def test_worker_processes_reach_the_learner_resume_alike_and_a_deadline_leaves_no_worker(
+    process_alive,
+):
     """Two spawn workers: the searches of a step's episodes reach the learner's memories and
-    its update, the same seed gives the same learner twice, and a step past its deadline
-    is cut with nothing kept; closing leaves no worker process."""
-    game = hiddenenvs.load_game("kuhn_poker")
-    states = []
-    for _ in range(2):
-        torch.manual_seed(0)
-        learner = MCNFSP(game, MCNFSPConfig(**TINY, workers=2), seed=0)
-        try:
-            context = StepContext(0)
-            reports = [learner.step(context) for _ in range(2)]
-            assert not context.step_cut and [r.episodes for r in reports] == [8, 8]
-            assert reports[-1].metrics["searches"] == sum(len(a.replay) for a in learner._agents)
-            assert reports[-1].metrics["searches"] > 0 and "sl_loss" in reports[-1].metrics
-            states.append(learner.state_dict())
-            workers = learner._pool.process_ids()
-            assert len(workers) == 2
-            sizes = [len(agent.replay) for agent in learner._agents]
-            cut = StepContext(1, deadline=time.perf_counter())
-            assert learner.step(cut).episodes == 0 and cut.step_cut
-            assert [len(agent.replay) for agent in learner._agents] == sizes
-        finally:
-            learner.close()
-        assert not [pid for pid in workers if process_alive(pid)]
-    _assert_same(*states)
+    its update; the state saved after one step, resumed in a new learner (new workers),
+    ends its second step equal to the learner that went on; a step past its deadline is cut with
+    nothing kept; closing leaves no worker process."""
+    straight, context = _learner_on_two_workers(), StepContext(0)
+    try:
+        reports = [straight.step(context)]
+        saved, generator = copy.deepcopy(straight.state_dict()), context.rng.bit_generator.state
+        reports.append(straight.step(context))
+        assert not context.step_cut and [r.episodes for r in reports] == [8, 8]
+        assert reports[-1].metrics["searches"] == sum(len(a.replay) for a in straight._agents)
+        assert reports[-1].metrics["searches"] > 0 and "sl_loss" in reports[-1].metrics
+        expected = copy.deepcopy(straight.state_dict())
+        workers = straight._pool.process_ids()
+        assert len(workers) == 2
+    finally:
+        straight.close()
+    assert not [pid for pid in workers if process_alive(pid)]
+
+    resumed, context = _learner_on_two_workers(), StepContext(0)
+    try:
+        resumed.load_state_dict(saved)
+        context.rng.bit_generator.state = generator
+        resumed.step(context)
+        _assert_same(expected, resumed.state_dict())
+        sizes = [len(agent.replay) for agent in resumed._agents]
+        workers = resumed._pool.process_ids()
+        cut = StepContext(1, deadline=time.perf_counter())
+        assert resumed.step(cut).episodes == 0 and cut.step_cut
+        assert [len(agent.replay) for agent in resumed._agents] == sizes
+    finally:
+        resumed.close()
+    assert not [pid for pid in workers if process_alive(pid)]
 
 
 @pytest.mark.slow  # spawn workers importing torch under train.py: a minute on 2 loaded cores
