@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
+import agents.mcnfsp.config
 from agents.base import Agent, Transition, sample_batch
 from agents.device import (
     choose_device,
@@ -19,7 +20,7 @@ from agents.device import (
     to_numpy,
     weight_count,
 )
-from agents.mcnfsp.config import GUMBEL_TARGET_WIDTH, MCNFSPConfig, OpponentPolicy, utility_scale
+from agents.mcnfsp.config import GUMBEL_TARGET_WIDTH, MCNFSPConfig, utility_scale
 from agents.mcnfsp.deviations import replay_steps_due
 from agents.mcnfsp.search import BestResponseSearch
 from agents.memories import CircularBuffer, ReservoirBuffer
@@ -54,7 +55,8 @@ class MCNFSPAgent(Agent):
         player: int,
         architecture: dict[str, Any],
         config: MCNFSPConfig,
-        opponent_policy: OpponentPolicy,
+        # Qualified: the docs resolve the name (hiddenenvs.vector has an OpponentPolicy too).
+        opponent_policy: agents.mcnfsp.config.OpponentPolicy,
         seed: int,
     ):
         super().__init__(game.info.num_distinct_actions, seed)

@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import torch
 
+import agents.mcnfsp.config
 from agents.device import module_device, to_device, to_numpy
 from agents.episodes import draw_chance
 from agents.mcnfsp.config import (
     MAX_HISTORY_BATCH,
     MCNFSPConfig,
-    OpponentPolicy,
     utility_scale,
 )
 from agents.mcnfsp.deviations import SearchDeviations
@@ -53,7 +53,8 @@ class BestResponseSearch(SearchDeviations):
         player: int,
         network: PolicyValueNetwork,
         architecture: dict[str, Any],
-        opponent_policy: OpponentPolicy,
+        # Qualified: the docs resolve the name (hiddenenvs.vector has an OpponentPolicy too).
+        opponent_policy: agents.mcnfsp.config.OpponentPolicy,
         config: MCNFSPConfig,
         rng: np.random.Generator,
     ):
