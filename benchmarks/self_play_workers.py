@@ -11,7 +11,8 @@ learner) has a ``workers`` field. For each trainer and each worker count, a lear
 built from the trainer's shipped config (``<trainer>_kuhn``, else its first
 ``<trainer>_*``; ``--config trainer=name`` for another; ``--set key=value`` overrides every
 config) with ``trainer.params.workers`` set (and ``ray_address``/``address`` with
-``--ray``), and driven by the loop's own step (:class:`agents.loop.LoopContext`): one step
+``--ray``), set up as the loop sets a run up (its ``torch_threads``, its seed) and driven
+by the loop's own step (:class:`agents.loop.LoopContext`): one step
 untimed (the workers start, tables and caches fill), then steps until ``--seconds`` have
 passed. A figure is the episodes those steps played over their wall-clock time; a step is
 its self-play and the update that follows, as in training. The CPU time is this process's
@@ -57,9 +58,15 @@ def shipped_config(trainer: str) -> str:
 
 def measure(config: RunConfig, seconds: float) -> dict[str, float]:
     """One untimed step, then steps for ``seconds``: episodes, wall and CPU seconds."""
+    import torch
+
+    from agents.checkpoint import seed_everything
     from agents.loop import LoopContext
     from agents.runs import build_learner
 
+    # As the loop sets a run up: its torch threads (1 by default: small networks), its seed.
+    torch.set_num_threads(config.torch_threads)
+    seed_everything(config.seed)
     learner = build_learner(config)
     try:
         context = LoopContext(learner, config, np.random.default_rng(config.seed))
