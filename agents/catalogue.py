@@ -276,6 +276,7 @@ PROJECT_TRAINERS = (
         "agents.mcnfsp:MCNFSP",
         "NFSP with a tree-search best response (Zhang et al. 2019)",
         needs=_mcnfsp_needs,
+        address_param="ray_address",
         switches={"search_from": "true_state"},
         ranges={
             **{k: v for k, v in _NFSP_RANGES.items() if k != "discount"},

@@ -20,7 +20,10 @@ Two ways to drive the same game model:
 - :func:`model_episode`, a walk of one game-model state to its end for policies that are
   state machines (a search that suspends for a batched network call, ExIt-OOS's
   :meth:`agents.exit_oos.SelfPlayer.play_steps`): chance by :func:`draw_chance`, the
-  movers' choices from a ``decide`` generator, joint actions at simultaneous nodes.
+  movers' choices from a ``decide`` generator, joint actions at simultaneous nodes. A
+  learning seat there gets the transitions :func:`play_episodes` would give it from
+  :class:`SeatTransitions` (MCNFSP's :func:`agents.mcnfsp.self_play.play_against_policy`); both build
+  them with :func:`transition_from`.
 
 A deadline (a ``time.perf_counter()`` time) cuts episodes between ticks; the episodes cut
 are dropped, never counted half-played.
@@ -53,21 +56,113 @@ Decide = Callable[[State, list[int], "list[int] | None"], Generator[Any, Any, li
 
 
 def model_episode(
-    state: State, decide: Decide, rng: np.random.Generator
+    state: State,
+    decide: Decide,
+    rng: np.random.Generator,
+    after_move: Callable[[State], None] | None = None,
 ) -> Generator[Any, Any, State]:
     """Play ``state`` to its end, in place: chance by :func:`draw_chance` with ``rng``; at a
     decision or simultaneous node ``actions = yield from decide(state, movers, joint)``
     (``joint``: the joint action with the forced entries, None at a decision node,
     :func:`agents.search.tables.movers_and_joint`). A generator, so a ``decide`` that
-    suspends (for a batched network call) suspends the episode; returns the final state."""
+    suspends (for a batched network call) suspends the episode; returns the final state.
+    ``after_move(state)`` runs after every move, chance's included (to collect rewards)."""
     while state.current_player() != TERMINAL:
         if state.current_player() == CHANCE:
             draw_chance(state, rng)
-            continue
-        movers, joint = movers_and_joint(state)
-        actions = yield from decide(state, movers, joint)
-        apply_choices(state, joint, movers, actions)
+        else:
+            movers, joint = movers_and_joint(state)
+            actions = yield from decide(state, movers, joint)
+            apply_choices(state, joint, movers, actions)
+        if after_move is not None:
+            after_move(state)
     return state
+
+
+def never_suspends(
+    choose: Callable[[State, list[int], list[int] | None], list[int]],
+) -> Decide:
+    """A :func:`model_episode` ``decide`` from a function that answers at once."""
+
+    def decide(state: State, movers: list[int], joint: list[int] | None):
+        return choose(state, movers, joint)
+        yield  # unreachable: it makes decide a generator, as model_episode drives it
+
+    return decide
+
+
+def play_out(episode: Generator[Any, Any, State]) -> State:
+    """Run a :func:`model_episode` whose ``decide`` never suspends; its final state."""
+    try:
+        suspended = next(episode)
+    except StopIteration as finished:
+        return finished.value
+    episode.close()
+    raise RuntimeError(f"play_out: the episode suspended (yielded {suspended!r}); drive it instead")
+
+
+# ---- one seat's transitions ---------------------------------------------------------------------
+Decision = tuple[np.ndarray, np.ndarray, int]  # a seat's (observation, action mask, action)
+
+
+def transition_from(
+    previous: Decision,
+    reward: float,
+    next_observation: np.ndarray,
+    next_action_mask: np.ndarray,
+    done: bool,
+    episode_id: int,
+) -> Transition:
+    """The transition from a seat's decision ``previous`` to its next one, or (``done``) to
+    the end, where the next mask is all zeros; ``reward``: all it earned in between."""
+    return Transition(
+        observation=previous[0],
+        action_mask=previous[1],
+        action=previous[2],
+        reward=float(reward),
+        next_observation=next_observation,
+        next_action_mask=np.zeros_like(previous[1]) if done else next_action_mask,
+        done=bool(done),
+        episode_id=episode_id,
+    )
+
+
+class SeatTransitions:
+    """One learning seat on a walk of the game model (:func:`model_episode`): the agent's
+    episode boundaries and its transitions, as :func:`play_episodes` gives them. Per move
+    :meth:`earn` (its reward); per decision :meth:`reached` (before the agent acts: the
+    transition ending there) then :meth:`chose`; :meth:`end` at the end."""
+
+    def __init__(self, agent: Agent, seat: int, episode_id: int, learn: bool):
+        self.agent, self.seat, self.episode_id, self.learn = agent, seat, episode_id, learn
+        self.previous: Decision | None = None
+        self.earned = 0.0
+        if learn:
+            agent.start_episode(episode_id)
+
+    def earn(self, state: State) -> None:
+        self.earned += float(state.rewards()[self.seat])
+
+    def reached(self, observation: np.ndarray, action_mask: np.ndarray) -> None:
+        if self.learn and self.previous is not None:
+            self.agent.observe(
+                transition_from(
+                    self.previous, self.earned, observation, action_mask, False, self.episode_id
+                )
+            )
+
+    def chose(self, observation: np.ndarray, action_mask: np.ndarray, action: int) -> None:
+        self.previous, self.earned = (observation, action_mask, action), 0.0
+
+    def end(self) -> None:
+        if not self.learn:
+            return
+        if self.previous is not None:
+            ending = np.zeros_like(self.previous[0])
+            self.agent.observe(
+                transition_from(self.previous, self.earned, ending, ending, True, self.episode_id)
+            )
+        self.agent.end_episode(self.episode_id)
 
 
 # ---- the AEC env, many episodes in lockstep -----------------------------------------------------
@@ -138,7 +233,7 @@ class _Lockstep:
         self.envs, self.seat_agents, self.returns, self.learn = envs, seat_agents, returns, learn
         self.possible = envs[0].possible_agents
         self.seat_index = {name: k for k, name in enumerate(self.possible)}
-        self.pending: dict[tuple[int, str], tuple[np.ndarray, np.ndarray, int]] = {}
+        self.pending: dict[tuple[int, str], Decision] = {}
         self.finished: list[int] = []
 
     def collect(self, active: list[int]) -> tuple[dict[str, list[tuple[int, dict]]], list[int]]:
@@ -162,17 +257,13 @@ class _Lockstep:
             previous = self.pending.pop((episode_id, name), None)
             if self.learn and previous is not None:
                 self.seat_agents[name].observe(
-                    Transition(
-                        observation=previous[0],
-                        action_mask=previous[1],
-                        action=previous[2],
-                        reward=float(reward),
-                        next_observation=observation["observation"],
-                        next_action_mask=(
-                            np.zeros_like(previous[1]) if done else observation["action_mask"]
-                        ),
-                        done=bool(done),
-                        episode_id=episode_id,
+                    transition_from(
+                        previous,
+                        reward,
+                        observation["observation"],
+                        observation["action_mask"],
+                        done,
+                        episode_id,
                     )
                 )
             if done:

@@ -585,3 +585,64 @@ def test_search_completes_a_line_in_blind_tictactoe():
     search = _search(game, 0, uniform, simulations=64, opponent_backup="sample")
     counts = search.visit_counts(state.seat_view(0))
     assert counts.argmax() == 2 and counts[2] > 0.5 * counts.sum(), counts
+
+
+@pytest.mark.parametrize(
+    "name, returns, searches, value_targets, end_draw",
+    [
+        # Pinned before play_against_policy went through agents.episodes.model_episode: the
+        # same games, the same searches and the same stream of draws after them.
+        ("kuhn_poker", [1.0, -2.0, -2.0, 1.0], 1, -1.0, 0.8574042765875693),
+        ("goofspiel", [-1.0, -1.0, 1.0, 1.0], 3, 1.0, 0.8574042765875693),
+    ],
+)
+def test_play_against_policy_keeps_its_seeded_trajectory(
+    name, returns, searches, value_targets, end_draw
+):
+    from agents.mcnfsp import MCNFSPAgent, play_against_policy
+
+    game = hiddenenvs.load_game(name)
+
+    def uniform(state, player):
+        mask = state.legal_actions_mask(player).astype(float)
+        return mask / mask.sum()
+
+    torch.manual_seed(0)
+    config = MCNFSPConfig(network="mlp", hidden_sizes=[16], anticipatory=0.5, num_simulations=4)
+    agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, uniform, seed=0)
+    rng = np.random.default_rng(0)
+    played = [
+        play_against_policy(agent, 0, uniform, game.new_initial_state(), rng).returns()[0]
+        for _ in range(4)
+    ]
+    assert played == returns
+    assert agent.searches == len(agent.replay) == searches
+    # Each search's z, the return it went on to earn: the transitions' rewards reached it.
+    assert agent.replay.state_dict()["data"]["value_target"].sum() == value_targets
+    assert rng.random() == end_draw
+
+
+def test_a_checkpoint_written_before_mcnfsp_became_a_package_still_loads():
+    """tests/data/mcnfsp_kuhn_before_package.pt: a tiny Kuhn run's checkpoint.pt, written by
+    agents/mcnfsp.py (commit 0b27891) before it became the package agents/mcnfsp/."""
+    from pathlib import Path
+
+    from agents.checkpoint import load_checkpoint
+    from agents.runs import learner_from_checkpoint
+
+    payload = load_checkpoint(Path(__file__).parent / "data" / "mcnfsp_kuhn_before_package.pt")
+    learner = learner_from_checkpoint(payload)
+    assert type(learner).__module__ == "agents.mcnfsp.learner"
+    assert (learner.episodes, learner.learned_at) == (256, 256)
+    assert [(a.searches, len(a.replay), len(a.reservoir)) for a in learner._agents] == [
+        (151, 64, 64),
+        (137, 64, 64),
+    ]
+    state = learner.game.new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    pi = learner.evaluation_agent(0).policy_probabilities_batch(
+        state.information_state_tensor(0)[None], state.legal_actions_mask(0)[None]
+    )[0]
+    # Pi's probabilities at the first deal, as the old module computed them from this file.
+    np.testing.assert_array_equal(pi, [0.18756064772605896, 0.8124393820762634])
