@@ -150,6 +150,7 @@ from hiddenenvs.envs.gdl.encoding import PerceptionEncoding
 from hiddenenvs.envs.gdl.ground import DEFAULT_MAX_INSTANCES
 from hiddenenvs.envs.gdl.parser import MAX_SHEET_BYTES, GdlPlayError, Location
 from hiddenenvs.envs.gdl.propnet import Propnet
+from hiddenenvs.envs.gdl.seat_views import BLANK_VALUES, plain_term
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,
@@ -534,14 +535,6 @@ class GdlGame(Game):
 
             return seat_view(self, state, player)
         return grid_text(self.propnet.state_fluents(state.fluents))
-
-
-BLANK_VALUES = frozenset({"b", "blank", "empty"})  # the sheets' ways to spell an empty cell
-
-
-def plain_term(text: str) -> str:
-    """A GDL term for a person, outer brackets dropped: ``(claim 32)`` is ``claim 32``."""
-    return text[1:-1] if text.startswith("(") and text.endswith(")") else text
 
 
 def grid_text(fluents: list[str]) -> str:

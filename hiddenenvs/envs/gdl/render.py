@@ -20,8 +20,13 @@ from typing import Any
 import numpy as np
 
 from hiddenenvs.envs import _render
-from hiddenenvs.envs.gdl.game import BLANK_VALUES, plain_term
-from hiddenenvs.envs.gdl.seat_views import MARKS, blind_cells, is_blind_marking
+from hiddenenvs.envs.gdl.seat_views import (
+    BLANK_VALUES,
+    MARKS,
+    blind_cells,
+    is_blind_marking,
+    plain_term,
+)
 
 WIDTH, HEIGHT = 4.4, 3.6  # inches
 LINE_HEIGHT = 0.24  # inches per line of text

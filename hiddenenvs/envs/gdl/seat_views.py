@@ -26,16 +26,20 @@ from __future__ import annotations
 
 from typing import Any
 
-MARKS = {"xplayer": "x", "oplayer": "o"}  # blind tic-tac-toe's roles and their marks
+BLANK_VALUES = frozenset({"b", "blank", "empty"})  # the sheets' ways to spell an empty cell
 
 
-def _plain(text: str) -> str:
+def plain_term(text: str) -> str:
+    """A GDL term for a person, outer brackets dropped: ``(claim 32)`` is ``claim 32``."""
     return text[1:-1] if text.startswith("(") and text.endswith(")") else text
+
+
+MARKS = {"xplayer": "x", "oplayer": "o"}  # blind tic-tac-toe's roles and their marks
 
 
 def _marked_cell(move: str) -> tuple[int, int] | None:
     """``(row, column)`` of a ``(mark ROW COLUMN)`` move; None for any other move."""
-    words = _plain(move).split()
+    words = plain_term(move).split()
     if len(words) == 3 and words[0] == "mark" and words[1].isdigit() and words[2].isdigit():
         return int(words[1]), int(words[2])
     return None
