@@ -32,7 +32,6 @@ MAX_AGENT_STEPS = 5000  # combat's default map ends (timeout) well within this
 
 
 def check_installed_wheel() -> None:
-    assert pettingzoo_env.COMPILED, "the wheel should carry the compiled adapters"
     assert not any(shutil.which(name) for name in ("cc", "gcc", "clang")), "a C compiler is on PATH"
     assert "site-packages" in hiddenenvs.__file__, (
         f"hiddenenvs from {hiddenenvs.__file__}, not the wheel"

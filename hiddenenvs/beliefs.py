@@ -40,14 +40,49 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from hiddenenvs.core import CHANCE, SIMULTANEOUS, ChanceMode, draw_index
+from hiddenenvs.core import CHANCE, SIMULTANEOUS, ChanceMode, GameSpec, draw_index
 
-if TYPE_CHECKING:  # the game model calls this module for its default sampler
-    from hiddenenvs.game import Game, State
+
+# What this module asks of the game model, declared here (structurally) rather than
+# imported: the model (hiddenenvs.game) calls this module for its default sampler, so the
+# dependency runs one way, game -> beliefs. Every hiddenenvs.game.State and Game fits.
+class StateLike(Protocol):
+    def current_player(self) -> int: ...
+    def legal_actions(self, player: int | None = None) -> list[int]: ...
+    def chance_outcomes(self) -> list[tuple[int, float]]: ...
+    def apply_action(self, action: int) -> None: ...
+    def apply_actions(self, joint: Sequence[int]) -> None: ...
+    def clone(self) -> StateLike: ...
+    def information_state_key(self, player: int) -> tuple: ...
+
+
+StateT = TypeVar("StateT", bound=StateLike, covariant=True)
+
+
+class GameLike(Protocol[StateT]):
+    # Read-only (properties): a Game's attributes of these names fit.
+    @property
+    def info(self) -> Any: ...  # GameInfo: num_players, chance_mode, ...
+    @property
+    def spec(self) -> GameSpec: ...
+    def new_initial_state(self, seed: int | None = None) -> StateT: ...
+    def state_from_history(self, history: Sequence, seed: int | None = None) -> StateT: ...
+    def sample_consistent_history(
+        self, player: int, information_state_key: tuple, rng: np.random.Generator, policy=None
+    ) -> tuple: ...
+    def sample_consistent_histories(
+        self,
+        player: int,
+        information_state_key: tuple,
+        rng: np.random.Generator,
+        count: int,
+        policy=None,
+    ) -> list[tuple]: ...
+
 
 DEFAULT_MAX_NODES = 2_000_000
 
@@ -56,13 +91,13 @@ Policy = Any  # None | callable(state, player) | mapping {(player, key): probabi
 
 def action_probability_function(
     policy: Policy,
-) -> Callable[[State, int], Mapping[int, float] | None]:
+) -> Callable[[StateLike, int], Mapping[int, float] | None]:
     """``policy`` as ``fn(state, player) -> {action: probability}`` (None: uniform)."""
     if policy is None:
         return lambda state, player: None
     if isinstance(policy, Mapping):
 
-        def from_mapping(state: State, player: int):
+        def from_mapping(state: StateLike, player: int):
             key = (player, state.information_state_key(player))
             if key not in policy:
                 raise KeyError(f"the policy has no entry for {key!r}")
@@ -93,7 +128,7 @@ def _action_weight(
 
 
 def consistent_histories(
-    game: Game,
+    game: GameLike,
     player: int,
     information_state_key: Sequence,
     policy: Policy = None,
@@ -117,7 +152,7 @@ def consistent_histories(
     found: list[tuple[tuple, float]] = []
     visited = 0
     # (state, its history, reach of chance and the others, length of its key so far)
-    stack: list[tuple[State, tuple, float, int]] = [(game.new_initial_state(), (), 1.0, 0)]
+    stack: list[tuple[StateLike, tuple, float, int]] = [(game.new_initial_state(), (), 1.0, 0)]
     while stack:
         state, history, weight, known = stack.pop()
         visited += 1
@@ -158,7 +193,7 @@ def consistent_histories(
     return [(history, w / total) for history, w in found if w > 0.0]
 
 
-def _children(state: State, player: int, probabilities_of, num_players: int):
+def _children(state: StateLike, player: int, probabilities_of, num_players: int):
     """``(action or joint action, weight)`` for every child, weighted by chance and the others."""
     current = state.current_player()
     if current == CHANCE:
@@ -183,7 +218,7 @@ def _children(state: State, player: int, probabilities_of, num_players: int):
     return [(a, _action_weight(probabilities, a, legal)) for a in legal]
 
 
-def history_weight(game: Game, player: int, history: Sequence, policy: Policy = None) -> float:
+def history_weight(game: GameLike, player: int, history: Sequence, policy: Policy = None) -> float:
     """``π_c(h) · Π_{q≠p} π_q(h)``: the unnormalised posterior weight of ``history``."""
     probabilities_of = action_probability_function(policy)
     num_players = game.info.num_players
@@ -210,7 +245,7 @@ def history_weight(game: Game, player: int, history: Sequence, policy: Policy = 
 
 
 def draw_weighted(
-    game: Game,
+    game: GameLike,
     player: int,
     candidates: Sequence[tuple],
     rng: np.random.Generator,
@@ -232,7 +267,7 @@ def draw_weighted(
 
 
 def sample_from_posterior(
-    game: Game,
+    game: GameLike,
     player: int,
     information_state_key: Sequence,
     rng: np.random.Generator,
@@ -245,7 +280,7 @@ def sample_from_posterior(
 
 
 def sample_history(
-    game: Game,
+    game: GameLike,
     player: int,
     information_state_key: Sequence,
     rng: np.random.Generator,
@@ -256,7 +291,7 @@ def sample_history(
 
 
 def sample_histories(
-    game: Game,
+    game: GameLike,
     player: int,
     information_state_key: Sequence,
     rng: np.random.Generator,
@@ -271,11 +306,11 @@ def sample_histories(
 
 
 def sample_state(
-    game: Game,
+    game: GameLike[StateT],
     player: int,
     information_state_key: Sequence,
     rng: np.random.Generator,
     policy: Policy = None,
-) -> State:
+) -> StateT:
     """A state consistent with the key, drawn by the game's own sampler."""
     return game.state_from_history(sample_history(game, player, information_state_key, rng, policy))

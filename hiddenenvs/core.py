@@ -4,9 +4,10 @@ The node kinds (:data:`CHANCE`, :data:`SIMULTANEOUS`, :data:`TERMINAL`), the enu
 game's static facts (:class:`Dynamics`, :class:`ChanceMode`, :class:`Information`,
 :class:`Utility`), a game's identity (:class:`GameSpec`) and the one weighted draw
 (:func:`draw_index`). :mod:`hiddenenvs.game` re-exports all of them (import them from
-there); they live apart so that the modules the game model calls, the belief sampler
-(:mod:`hiddenenvs.beliefs`) and the registry (:mod:`hiddenenvs.registry`), need not import
-:mod:`hiddenenvs.game`, and no import runs in a circle.
+there); they live apart so that the module the game model calls, the belief sampler
+(:mod:`hiddenenvs.beliefs`, which declares what it asks of a game as Protocols), need not
+import :mod:`hiddenenvs.game`, and no import runs in a circle, not even for the type
+checker (``tests/test_architecture.py``).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class GameSpec:
     """What identifies a game: its registry name and the parameters given to it.
 
     ``hiddenenvs.load_game(spec)`` rebuilds the game in any process; games pickle as their
-    spec. The name is the registry's (``gdl_biased_rps``), never the class's (``gdl``).
+    class and spec. The name is the registry's (``gdl_biased_rps``), never the class's (``gdl``).
     ``params`` holds only what the caller gave (a registry variant's fixed parameters
     come back with the name).
     """

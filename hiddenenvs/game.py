@@ -34,7 +34,8 @@ public state           ``public_state_key()``: the sequence of public observatio
 history                ``history()``: the decisions that led here (chance outcomes, actions,
                        joint actions as tuples); ``game.state_from_history(h)`` replays them
 identity               ``game.spec``: registry name + parameters; any process rebuilds the
-                       game from it, and games and states pickle small through it
+                       game from it (``load_game(spec)``), and games and states pickle
+                       small as their class and spec
 beliefs                :mod:`hiddenenvs.beliefs` samples histories consistent with a
                        player's information-state key (weighted by the others' reach under
                        a policy): exactly by pruned enumeration, or by a game's own sampler
@@ -85,6 +86,7 @@ validates them and says which key or value is wrong and what is allowed.
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -105,7 +107,6 @@ from hiddenenvs.core import (  # re-exported: the model's vocabulary
     Utility,
     draw_index,  # noqa: F401 (re-exported, as all of these)
 )
-from hiddenenvs.registry import load_game
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,15 @@ class Parameter:
         return value
 
 
-def _game_from_spec(spec: GameSpec) -> Game:
-    return load_game(spec)
+@functools.lru_cache(maxsize=32)
+def _rebuilt_game(
+    game_class: type[Game], spec: GameSpec, fixed: tuple[tuple[str, Any], ...]
+) -> Game:
+    """An unpickled game: ``game_class`` with the spec's parameters and ``fixed`` (those a
+    registry variant set), cached per process since some (GDL sheets) take a while to ground."""
+    game = game_class(**dict(fixed), **dict(spec.params))
+    game.spec = spec
+    return game
 
 
 def _state_from_history(game: Game, history: tuple, seed: int | None) -> State:
@@ -211,9 +219,16 @@ class Game(ABC):
         self.spec = GameSpec.of(self.NAME, {name: self.params[name] for name in params})
 
     def __reduce__(self):
-        # Rebuilt from its spec in the receiving process (a GDL game re-grounds its sheet,
-        # cached per process by the registry), so a pickle is a few hundred bytes.
-        return (_game_from_spec, (self.spec,))
+        # Rebuilt from its class and spec in the receiving process (a GDL game re-grounds
+        # its sheet), so a pickle is a few hundred bytes. The parameters a registry variant
+        # fixed (not in the spec) and that differ from their defaults travel along.
+        given = dict(self.spec.params)
+        fixed = tuple(
+            (parameter.name, self.params[parameter.name])
+            for parameter in self.PARAMETERS
+            if parameter.name not in given and self.params[parameter.name] != parameter.default
+        )
+        return (_rebuilt_game, (type(self), self.spec, fixed))
 
     def sample_consistent_history(
         self, player: int, information_state_key: tuple, rng: np.random.Generator, policy=None

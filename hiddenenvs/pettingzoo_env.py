@@ -71,10 +71,8 @@ methods of both envs and of the wrapper are compiled (``hiddenenvs/_aec.pyx``,
 branches (illegal actions, finished agents, rewards mid-game, automatic nodes) handed to
 the Python methods of this module. With the default layout and rule the infos stay empty
 dicts, untouched from step to step. The parallel env checks the actors' actions in a
-compiled loop (``hiddenenvs/_adapters.pyx``). Each compiled module has a pure-Python
-twin (``_aec_py``, ``_parallel_py``, ``_adapters_py``: the same logic, results and errors,
-tested against it) that the adapters use when the package was built without them
-(``COMPILED`` is then False).
+compiled loop (``hiddenenvs/_adapters.pyx``). Like every game's compiled core they are built by
+every install (setup.py compiles each ``.pyx``), so there is no pure-Python fallback.
 These "optional fast paths" are methods of :class:`hiddenenvs.game.State` with Python
 defaults that give the same values player by player; the adapters call a state's own
 only where its class overrides them.
@@ -110,18 +108,9 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
-try:
-    import hiddenenvs._aec as _aec
-    import hiddenenvs._parallel as _parallel
-    from hiddenenvs._adapters import observation_dicts, row_views, values_by_agent
-
-    COMPILED = True
-except ImportError:  # built without a C compiler: the pure-Python twins, same results
-    from hiddenenvs import _aec_py as _aec
-    from hiddenenvs import _parallel_py as _parallel
-    from hiddenenvs._adapters_py import observation_dicts, row_views, values_by_agent
-
-    COMPILED = False
+import hiddenenvs._aec as _aec
+import hiddenenvs._parallel as _parallel
+from hiddenenvs._adapters import observation_dicts, row_views, values_by_agent
 from hiddenenvs.game import (
     CHANCE,
     SIMULTANEOUS,

@@ -11,13 +11,11 @@ from __future__ import annotations
 import functools
 import importlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hiddenenvs.core import GameSpec
+from hiddenenvs.game import Game
 from hiddenenvs.registries import Registry
-
-if TYPE_CHECKING:  # the game model calls this module to rebuild a game from its spec
-    from hiddenenvs.game import Game
 
 
 @dataclass(frozen=True)

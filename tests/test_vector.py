@@ -136,6 +136,23 @@ def test_vector_env_matches_the_scalar_game(name, params, observation_type):
     assert endings > 0
 
 
+def test_goofspiel_kernel_plays_ranks_above_int8_like_the_scalar_game():
+    """Ranks past 127 (the kernel once kept cards as int8: a random deck's high point cards
+    wrote outside the tensor and corrupted the heap)."""
+    params = {"num_cards": 150, "points_order": "random"}
+    env = vector.make("goofspiel", num_envs=2, seed=7, observation_type="observation", **params)
+    policy = vector.RandomLegalPolicy(seed=3)
+    step = env.reset()
+    assert env.deals.max() > 127
+    mirror = ScalarMirror(load_game("goofspiel", **params), "observation", env.deals)
+    mirror.check_decisions(step, env.simultaneous)
+    for _ in range(12):
+        actions = policy(step.legal_action_masks)
+        step = env.step(actions)
+        mirror.play(actions, step, env.deals)
+        mirror.check_decisions(step, env.simultaneous)
+
+
 @settings(max_examples=12, deadline=None, derandomize=True)
 @given(
     case=st.sampled_from(CASES),

@@ -2,11 +2,12 @@
 """Kuhn poker's rules in C (rules, tensors and returns documented in
 :mod:`hiddenenvs.envs.kuhn_poker`), written once for compiled code: the vector kernel
 (:class:`hiddenenvs.vector._kernels.KuhnKernel`) steps an array of :c:type:`KuhnState`
-through these functions, and ``tests/test_vector.py`` checks every tensor, mask and
-return against the game model.
+through these functions, and so does the game model's state
+(:class:`hiddenenvs.envs._kuhn_poker.KuhnCore`); ``tests/test_vector.py`` checks every
+tensor, mask and return of the kernel against the game model.
 
 Cards are ranks 0 = J, 1 = Q, 2 = K; actions 0 = pass, 1 = bet. A header only: every
-function is inline, so no module of this name is built or imported.
+function is inline (the scalar state's core is ``_kuhn_poker.pyx``).
 """
 
 from libc.stdint cimport int8_t
@@ -21,8 +22,15 @@ cdef enum:
 
 ctypedef struct KuhnState:
     int8_t cards[2]  # player 0's, player 1's
+    int8_t num_dealt  # cards dealt so far (the game model deals one per chance node)
     int8_t bets[3]
     int8_t num_bets
+
+
+cdef inline void kuhn_deal_card(KuhnState* state, int card) noexcept nogil:
+    """Deal ``card`` to the next player without one (player 0 first)."""
+    state.cards[state.num_dealt] = <int8_t>card
+    state.num_dealt += 1
 
 
 cdef inline void kuhn_deal(KuhnState* state, int first, int second) noexcept nogil:
@@ -30,9 +38,10 @@ cdef inline void kuhn_deal(KuhnState* state, int first, int second) noexcept nog
     cards left (ascending), to player 1; no bets yet."""
     if second >= first:
         second += 1
-    state.cards[0] = <int8_t>first
-    state.cards[1] = <int8_t>second
+    state.num_dealt = 0
     state.num_bets = 0
+    kuhn_deal_card(state, first)
+    kuhn_deal_card(state, second)
 
 
 cdef inline void kuhn_apply(KuhnState* state, int action) noexcept nogil:
@@ -67,7 +76,8 @@ cdef inline void kuhn_information_state_tensor(const KuhnState* state, int playe
     cdef int turn
     memset(out, 0, KUHN_INFORMATION_STATE_SIZE * sizeof(float))  # a fixed size: inlined
     out[player] = 1
-    out[2 + state.cards[player]] = 1
+    if player < state.num_dealt:
+        out[2 + state.cards[player]] = 1
     for turn in range(state.num_bets):
         out[5 + 2 * turn + state.bets[turn]] = 1
 
@@ -79,7 +89,8 @@ cdef inline void kuhn_observation_tensor(const KuhnState* state, int player,
     memset(out, 0, KUHN_OBSERVATION_SIZE * sizeof(float))  # a fixed size: inlined
     kuhn_contributions(state, contributions)
     out[player] = 1
-    out[2 + state.cards[player]] = 1
+    if player < state.num_dealt:
+        out[2 + state.cards[player]] = 1
     out[5] = contributions[0] / 2.0
     out[6] = contributions[1] / 2.0
 

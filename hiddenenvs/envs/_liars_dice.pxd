@@ -2,12 +2,13 @@
 """Liar's Dice's rules in C (rules, tensors and returns documented in
 :mod:`hiddenenvs.envs.liars_dice`), written once for compiled code: the vector kernel
 (:class:`hiddenenvs.vector._kernels.LiarsDiceKernel`) steps an array of
-:c:type:`LiarsDiceState` through these functions, and ``tests/test_vector.py`` checks
-every tensor, mask and return against the game model.
+:c:type:`LiarsDiceState` through these functions, and so does the game model's state
+(:class:`hiddenenvs.envs._liars_dice.LiarsDiceCore`); ``tests/test_vector.py`` checks
+every tensor, mask and return of the kernel against the game model.
 
 Bid ``b`` claims at least ``b // F + 1`` dice showing face ``b % F + 1`` (the top face
-``F`` is wild); action ``2 D F`` calls "liar". A header only: every function is inline,
-so no module of this name is built or imported.
+``F`` is wild); action ``2 D F`` calls "liar". Every function is inline (the scalar
+state's core is ``_liars_dice.pyx``).
 """
 
 from libc.stdint cimport int8_t
@@ -27,6 +28,7 @@ ctypedef struct LiarsDiceRules:
 
 ctypedef struct LiarsDiceState:
     int8_t sorted_dice[2][LIARS_DICE_MAX_DICE]  # faces 1..F per player, ascending
+    int8_t rolled[2]  # dice rolled so far per player (the game model rolls one per chance node)
     int8_t counts_by_face[LIARS_DICE_MAX_FACES]  # dice showing each face (index face - 1), both hands
     int8_t actions[LIARS_DICE_MAX_ACTIONS]
     int8_t num_actions_played
@@ -50,6 +52,8 @@ cdef inline void liars_dice_clear(const LiarsDiceRules* rules, LiarsDiceState* s
     cdef int face
     for face in range(rules.faces):
         state.counts_by_face[face] = 0
+    state.rolled[0] = 0
+    state.rolled[1] = 0
     state.num_actions_played = 0
 
 
@@ -63,6 +67,7 @@ cdef inline void liars_dice_roll(const LiarsDiceRules* rules, LiarsDiceState* st
         state.sorted_dice[player][slot] = state.sorted_dice[player][slot - 1]
         slot -= 1
     state.sorted_dice[player][slot] = <int8_t>face
+    state.rolled[player] = <int8_t>(die + 1)
 
 
 cdef inline void liars_dice_apply(LiarsDiceState* state, int action) noexcept nogil:
@@ -85,14 +90,22 @@ cdef inline void liars_dice_tensor(const LiarsDiceRules* rules, const LiarsDiceS
                                    int player, float* out) noexcept nogil:
     """Write ``player``'s information-state or observation tensor (``rules``) into
     ``out`` (zeroed by the caller)."""
+    liars_dice_write_tensor(rules, state, player, rules.information_state, out)
+
+
+cdef inline void liars_dice_write_tensor(const LiarsDiceRules* rules, const LiarsDiceState* state,
+                                         int player, bint information_state, float* out) noexcept nogil:
+    """Write ``player``'s information-state tensor, or observation tensor, into ``out``
+    (zeroed by the caller): the player, each die rolled (sorted, one-hot face), then the
+    bids (information state) or the last bid, who made it and whether "liar" was called."""
     cdef int die, turn, bids, bidder
     cdef int count = state.num_actions_played
     cdef int base = 2 + rules.num_dice * rules.faces
     cdef bint called = liars_dice_over(rules, state)
     out[player] = 1
-    for die in range(rules.num_dice):
+    for die in range(state.rolled[player]):
         out[2 + die * rules.faces + state.sorted_dice[player][die] - 1] = 1
-    if rules.information_state:
+    if information_state:
         for turn in range(count):
             out[base + state.actions[turn]] = 1
     else:

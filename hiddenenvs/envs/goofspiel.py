@@ -27,7 +27,8 @@ opponent bid sequence consistent with the observed winners, given the player's o
 Speed: the state is a compiled core (``hiddenenvs/envs/_goofspiel.pyx``): cards, bids,
 hands and deck in one small C buffer, moves, legal actions and masks, returns, clones and
 the tensors (written straight into float32 arrays) in C; keys and ``history()`` are built
-only when asked. ``information_state_tensors()`` / ``observation_tensors()`` and
+only when asked. The rules themselves (moves, masks, returns, tensors) are written once,
+in ``hiddenenvs/envs/_goofspiel.pxd``, which the vector kernel uses too. ``information_state_tensors()`` / ``observation_tensors()`` and
 ``legal_actions_masks()`` give both players' at once, for the parallel env.
 
 Exact analysis: the game supplies its own vectorised tree builder (``build_game_tree``,
@@ -363,10 +364,7 @@ class GoofspielState(State):
     def returns(self):
         if self.phase != TERMINAL:
             return np.zeros(2)
-        difference = self.core.point_difference()
-        if not self.game.point_difference:
-            difference = _sign(difference)
-        return np.array([difference, -difference], dtype=np.float64)
+        return np.array(self.core.returns(self.game.point_difference), dtype=np.float64)
 
     # ---- what players know ----------------------------------------------------------
     def history(self):

@@ -34,6 +34,10 @@ public. So ``public_state_key()`` is ``("deal", "deal", "pass", "bet", ...)`` an
 elsewhere. Public observation tensor (8 values): cards dealt (2), then each betting
 turn one-hot pass/bet (6).
 
+Speed: the state's moves, returns and tensors are compiled (``_kuhn_poker.pyx``), on the
+rules written once in C in ``hiddenenvs/envs/_kuhn_poker.pxd``, which the vector kernel
+uses too; keys and ``history()`` are built in Python from the core's cards and bets.
+
 Beliefs: ``game.sample_consistent_history`` draws the opponent's card from the cards
 left, weighted by its reach under the given policy (no tree walk).
 """
@@ -43,9 +47,10 @@ from __future__ import annotations
 import numpy as np
 
 from hiddenenvs.beliefs import draw_weighted
+from hiddenenvs.envs import _kuhn_poker as _compiled
+from hiddenenvs.envs._kuhn_poker import KuhnCore
 from hiddenenvs.game import (
     CHANCE,
-    TERMINAL,
     ChanceMode,
     Dynamics,
     Game,
@@ -60,7 +65,6 @@ CARD_NAMES = "JQK"
 ACTION_NAMES = ("pass", "bet")
 _NUM_CARDS = 3
 _MAX_BETTING_TURNS = 3
-_MAX_CONTRIBUTION = 2
 
 
 class KuhnPokerGame(Game):
@@ -118,77 +122,45 @@ class KuhnPokerGame(Game):
 
 
 class KuhnPokerState(State):
-    __slots__ = ("game", "cards", "bets")
+    """A Kuhn poker history; its moves, returns and tensors are compiled
+    (:class:`hiddenenvs.envs._kuhn_poker.KuhnCore`, the rules of ``_kuhn_poker.pxd`` that
+    the vector kernel shares)."""
+
+    __slots__ = ("game", "core")
 
     def __init__(self, game):
         self.game = game
-        self.cards: list[int] = []
-        self.bets: list[int] = []
+        self.core = KuhnCore()
 
     def clone(self):
         other = KuhnPokerState.__new__(KuhnPokerState)
         other.game = self.game
-        other.cards = self.cards[:]
-        other.bets = self.bets[:]
+        other.core = self.core.clone()
         return other
 
-    # A betting sequence ends after two passes, or after a bet has been answered.
-    def _betting_over(self) -> bool:
-        bets = self.bets
-        if len(bets) < 2:
-            return False
-        return bets == [PASS, PASS] or bets[-2] == BET or len(bets) == _MAX_BETTING_TURNS
+    @property
+    def cards(self) -> list[int]:
+        """The cards dealt (0 = J, 1 = Q, 2 = K), player 0's first."""
+        return self.core.cards
 
-    def current_player(self):
-        if len(self.cards) < 2:
-            return CHANCE
-        if self._betting_over():
-            return TERMINAL
-        return len(self.bets) % 2
+    @property
+    def bets(self) -> list[int]:
+        """The betting actions (0 = pass, 1 = bet), in order."""
+        return self.core.bets
 
-    def legal_actions(self, player=None):
-        current = self.current_player()
-        if player is not None and player != current:
-            return []
-        if current == CHANCE:
-            return [c for c in range(_NUM_CARDS) if c not in self.cards]
-        if current == TERMINAL:
-            return []
-        return [PASS, BET]
+    # The per-step methods are compiled (hiddenenvs/envs/_kuhn_poker.pyx), one C call each.
+    current_player = _compiled.state_current_player
+    legal_actions = _compiled.state_legal_actions
+    _apply_action = _compiled.state_apply_action
+    returns = _compiled.state_returns
+    information_state_tensor = _compiled.state_information_state_tensor
+    observation_tensor = _compiled.state_observation_tensor
 
     def chance_outcomes(self):
         if self.current_player() != CHANCE:
             return super().chance_outcomes()
-        remaining = [c for c in range(_NUM_CARDS) if c not in self.cards]
+        remaining = _compiled.state_chance_outcomes_left(self)
         return [(c, 1.0 / len(remaining)) for c in remaining]
-
-    def _apply_action(self, action):
-        if len(self.cards) < 2:
-            self.cards.append(action)
-        else:
-            self.bets.append(action)
-
-    def _contributions(self) -> list[int]:
-        contributions = [1, 1]
-        for turn, action in enumerate(self.bets):
-            if action == BET:
-                contributions[turn % 2] += 1
-        return contributions
-
-    def returns(self):
-        if not self.is_terminal():
-            return np.zeros(2)
-        contributions = self._contributions()
-        bets = self.bets
-        folded = None
-        if bets[-1] == PASS and BET in bets:
-            folded = (len(bets) - 1) % 2  # passing after a bet folds
-        winner = 1 - folded if folded is not None else int(self.cards[1] > self.cards[0])
-        loser = 1 - winner
-        result = np.zeros(2)
-        result[winner] = contributions[loser]
-        result[loser] = -contributions[loser]
-        return result
 
     def history(self):
         return (*self.cards, *self.bets)
@@ -210,24 +182,6 @@ class KuhnPokerState(State):
             tensor[2 + 2 * turn + action] = 1
         return tensor
 
-    def information_state_tensor(self, player):
-        tensor = np.zeros(self.game.info.information_state_tensor_shape, dtype=np.float32)
-        tensor[player] = 1
-        if len(self.cards) > player:
-            tensor[2 + self.cards[player]] = 1
-        for turn, action in enumerate(self.bets):
-            tensor[5 + 2 * turn + action] = 1
-        return tensor
-
-    def observation_tensor(self, player):
-        tensor = np.zeros(self.game.info.observation_tensor_shape, dtype=np.float32)
-        tensor[player] = 1
-        if len(self.cards) > player:
-            tensor[2 + self.cards[player]] = 1
-        tensor[5:7] = self._contributions()
-        tensor[5:7] /= _MAX_CONTRIBUTION
-        return tensor
-
     def render_rgb(self, player: int | None = None) -> np.ndarray:
         """The table as an ``(360, 440, 3)`` uint8 image: each seat's card, the chips it
         has put in, the betting and whose turn it is; seen by ``player`` (None: the true
@@ -237,14 +191,18 @@ class KuhnPokerState(State):
         game = self.game
         _render.check_viewer(game, player)
         seats = game.info.player_names
+        bets = self.bets
         over = self.is_terminal()
-        showdown = over and not (self.bets[-1] == PASS and BET in self.bets)
+        showdown = over and not (bets[-1] == PASS and BET in bets)
         cards: list[str | None] = [
             CARD_NAMES[card] if player in (None, seat) or showdown else None
             for seat, card in enumerate(self.cards)
         ]
         cards += [""] * (2 - len(cards))
-        moves = [f"p{turn % 2} {ACTION_NAMES[a]}" for turn, a in enumerate(self.bets)]
+        chips = [1, 1]  # the antes, then a chip for each bet or call
+        for turn, action in enumerate(bets):
+            chips[turn % 2] += action == BET
+        moves = [f"p{turn % 2} {ACTION_NAMES[a]}" for turn, a in enumerate(bets)]
         if over:
             status = "returns " + " / ".join(f"{r:+g}" for r in self.returns())
         elif self.current_player() == CHANCE:
@@ -255,7 +213,7 @@ class KuhnPokerState(State):
             _render.seat_title("Kuhn poker", seats, player),
             seats,
             cards,
-            self._contributions(),
+            chips,
             "betting: " + (", ".join(moves) or "none yet"),
             status,
         )

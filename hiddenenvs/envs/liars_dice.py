@@ -62,6 +62,11 @@ Information-state tensor (``2 + D * F + 2 * D * F + 1`` values):
 Observation tensor (``2 + D * F + 2 * D * F + 3`` values): which player I am (2), my
 dice as above (D * F), the current (last) bid one-hot (2DF), who made it (2: me,
 the opponent), and 1 once "liar" has been called.
+
+Speed: the player to move, legal bids, returns and both tensors are compiled
+(``_liars_dice.pyx``), on the rules written once in C in
+``hiddenenvs/envs/_liars_dice.pxd``, which the vector kernel uses too; the dice in roll
+order and the keys (grown step by step) stay Python.
 """
 
 from __future__ import annotations
@@ -72,12 +77,12 @@ from math import factorial, prod
 
 import numpy as np
 
-from hiddenenvs._encoding import float32_ones_at
 from hiddenenvs.beliefs import history_weight
+from hiddenenvs.envs import _liars_dice as _compiled
+from hiddenenvs.envs._liars_dice import LiarsDiceCore
 
 from hiddenenvs.game import (
     CHANCE,
-    TERMINAL,
     ChanceMode,
     Dynamics,
     Game,
@@ -90,8 +95,8 @@ from hiddenenvs.game import (
 
 
 class LiarsDiceGame(Game):
-    RENDER_MODES = ("ansi", "human", "rgb_array")
     NAME = "liars_dice"
+    RENDER_MODES = ("ansi", "human", "rgb_array")
     PARAMETERS = (
         Parameter("num_dice", int, 1, "dice per player", minimum=1, maximum=5),
         Parameter("faces", int, 6, "faces per die; the top face is wild", minimum=2, maximum=6),
@@ -183,13 +188,14 @@ class LiarsDiceGame(Game):
 
 
 class LiarsDiceState(State):
-    __slots__ = ("dice", "actions", "_public_key", "_information_state_keys")
+    __slots__ = ("dice", "actions", "core", "_public_key", "_information_state_keys")
     game: LiarsDiceGame
 
     def __init__(self, game):
         self.game = game
         self.dice: tuple[list[int], list[int]] = ([], [])  # faces 1..F, in roll order
         self.actions: list[int] = []  # bids, then "liar"
+        self.core = LiarsDiceCore(game.num_dice, game.faces)
         self._public_key: tuple = ()
         self._information_state_keys: tuple[tuple, tuple] = ((), ())
 
@@ -198,30 +204,17 @@ class LiarsDiceState(State):
         other.game = self.game
         other.dice = (self.dice[0][:], self.dice[1][:])
         other.actions = self.actions[:]
+        other.core = self.core.clone()
         other._public_key = self._public_key
         other._information_state_keys = self._information_state_keys
         return other
 
-    def current_player(self):
-        game = self.game
-        if len(self.dice[1]) < game.num_dice:
-            return CHANCE
-        if self.actions and self.actions[-1] == game.liar:
-            return TERMINAL
-        return len(self.actions) % 2
-
-    def legal_actions(self, player=None):
-        current = self.current_player()
-        if player is not None and player != current:
-            return []
-        game = self.game
-        if current == CHANCE:
-            return list(range(game.faces))
-        if current == TERMINAL:
-            return []
-        if not self.actions:
-            return list(range(game.num_bids))
-        return list(range(self.actions[-1] + 1, game.num_bids + 1))
+    # The rules are compiled (hiddenenvs/envs/_liars_dice.pyx), one C call each.
+    current_player = _compiled.state_current_player
+    legal_actions = _compiled.state_legal_actions
+    returns = _compiled.state_returns
+    information_state_tensor = _compiled.state_information_state_tensor
+    observation_tensor = _compiled.state_observation_tensor
 
     def chance_outcomes(self):
         if self.current_player() != CHANCE:
@@ -235,6 +228,7 @@ class LiarsDiceState(State):
             roller = 0 if len(self.dice[0]) < game.num_dice else 1
             hand = self.dice[roller]
             hand.append(action + 1)
+            self.core.roll(action + 1)
             entry = "roll"
             entries = [(entry, None), (entry, None)]
             if len(hand) == game.num_dice:  # the cup is lifted: the roller sees its hand
@@ -243,21 +237,10 @@ class LiarsDiceState(State):
             self._public_key += ("roll",)
         else:
             self.actions.append(action)
+            self.core.act(action)
             step = game.key_steps[action]
             self._information_state_keys = (keys[0] + step, keys[1] + step)
             self._public_key += game.public_steps[action]
-
-    def returns(self):
-        if not self.is_terminal():
-            return np.zeros(2)
-        game = self.game
-        quantity, face = game.bid(self.actions[-2])
-        matching = sum(die == face or die == game.faces for hand in self.dice for die in hand)
-        caller = (len(self.actions) - 1) % 2
-        loser = caller if matching >= quantity else 1 - caller
-        result = np.ones(2)
-        result[loser] = -1.0
-        return result
 
     def history(self):
         return (*(face - 1 for face in self.dice[0] + self.dice[1]), *self.actions)
@@ -273,37 +256,6 @@ class LiarsDiceState(State):
         tensor = np.zeros(game.info.public_observation_tensor_shape, dtype=np.float32)
         tensor[: len(self.dice[0]) + len(self.dice[1])] = 1
         tensor[[game.total_dice + a for a in self.actions]] = 1
-        return tensor
-
-    def _dice_ones(self, player: int) -> list[int]:
-        """The places of the one-hot dice features (each die, sorted, one-hot face)."""
-        faces = self.game.faces
-        return [
-            2 + index * faces + face - 1 for index, face in enumerate(sorted(self.dice[player]))
-        ]
-
-    def information_state_tensor(self, player):
-        game = self.game
-        base = 2 + game.num_dice * game.faces
-        # The ones' places gathered, then written in one compiled call (numpy's
-        # per-element writes cost more than the rest of an env step).
-        ones = [player, *self._dice_ones(player)]
-        ones += [base + action for action in self.actions]
-        return float32_ones_at(game.info.information_state_tensor_shape, ones)
-
-    def observation_tensor(self, player):
-        game = self.game
-        tensor = np.zeros(game.info.observation_tensor_shape, dtype=np.float32)
-        tensor[player] = 1
-        tensor[self._dice_ones(player)] = 1
-        base = 2 + game.num_dice * game.faces
-        bids = self.actions[:-1] if self.is_terminal() else self.actions
-        if bids:
-            tensor[base + bids[-1]] = 1
-            bidder = (len(bids) - 1) % 2
-            tensor[base + game.num_bids + (0 if bidder == player else 1)] = 1
-        if self.is_terminal():
-            tensor[base + game.num_bids + 2] = 1
         return tensor
 
     def render_rgb(self, player: int | None = None) -> np.ndarray:

@@ -25,18 +25,20 @@ So every env's games are a deterministic function of the seed and its index.
 The rules are those of the scalar modules in :mod:`hiddenenvs.envs` (Kuhn poker, Leduc
 hold'em, the matrix games, Othello, Liar's Dice, Goofspiel); ``tests/test_vector.py``
 checks every tensor, mask, reward and termination against them. Kuhn's, Leduc's, Liar's
-Dice's and Othello's are written in C once, beside each game (``hiddenenvs/envs/_<game>.pxd``:
-a state struct, or Othello's bitboards, and inline functions); a kernel class here holds
-an array of those states and passes its hooks through. The matrix games' and Goofspiel's
-are still written here.
+Dice's, Goofspiel's and Othello's are written in C once, beside each game
+(``hiddenenvs/envs/_<game>.pxd``: a state struct, or Othello's bitboards, and inline
+functions); a kernel class here holds an array of those states and passes its hooks
+through. The matrix games' payoff lookup is written here (their scalar module reads the
+same table in Python).
 """
 
 cimport cython
-from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy, memset
 from hiddenenvs.envs._kuhn_poker cimport *
 from hiddenenvs.envs._leduc_holdem cimport *
 from hiddenenvs.envs._liars_dice cimport *
+from hiddenenvs.envs._goofspiel cimport *
 from hiddenenvs.envs._othello cimport OthelloGeometry, othello_flips, othello_geometry, othello_moves
 
 import numpy as np
@@ -792,24 +794,22 @@ cdef class LiarsDiceKernel(VectorKernel):
         liars_dice_returns(&self.rules, &self.games[i], out)
 
 
-# ---- Goofspiel -------------------------------------------------------------------------
+# ---- Goofspiel (rules: hiddenenvs/envs/_goofspiel.pxd) ----------------------------------
 @cython.final
 cdef class GoofspielKernel(VectorKernel):
-    """Goofspiel and II-Goofspiel (rules: :mod:`hiddenenvs.envs.goofspiel`, state as in
-    :mod:`hiddenenvs.envs._goofspiel`). With a random deck the whole order of the point
+    """Goofspiel and II-Goofspiel (rules: :mod:`hiddenenvs.envs.goofspiel`, in C in
+    ``hiddenenvs/envs/_goofspiel.pxd``). With a random deck the whole order of the point
     cards is drawn at the deal (each card uniform among those left, as the scalar game's
-    chance nodes draw them); deals: the first ``N - 1`` point cards, each ``value - 1``
-    (the last one is forced). Cards and points are ranks 1..N."""
+    chance nodes draw them) and revealed from that order at each chance node; deals: the
+    first ``N - 1`` point cards, each ``value - 1`` (the last one is forced)."""
 
-    cdef int num_cards, round_block, total_points
-    cdef bint imp_info, random_deck, point_difference
-    cdef int[::1] fixed_order
-    cdef int8_t[:, ::1] order  # each env's point cards, in the order they are revealed
-    cdef int8_t[:, :, ::1] bids
-    cdef int8_t[:, :, ::1] held  # per player and rank 1..N (index 0 unused)
-    cdef int8_t[:, ::1] undrawn  # per rank 1..N
-    cdef int[:, ::1] scores
-    cdef int8_t[::1] revealed, played
+    cdef GoofspielRules rules
+    cdef bint point_difference
+    cdef int16_t[::1] fixed_order
+    cdef int16_t[:, ::1] order  # each env's point cards, in the order they are revealed
+    cdef int16_t[:, ::1] arrays  # each env's state arrays (goofspiel_bind)
+    cdef object _state_buffer  # owns the games' states
+    cdef GoofspielState* games
 
     cdef void _write_decision(self, Py_ssize_t i) noexcept nogil:
         _write_decision_of(self, i)
@@ -825,127 +825,67 @@ cdef class GoofspielKernel(VectorKernel):
 
     def __init__(self, Py_ssize_t num_envs, bint information_state, int num_cards, fixed_points,
                  bint imp_info, bint point_difference):
+        if not 2 <= num_cards <= 10_000:  # ranks are int16_t
+            raise ValueError(f"GoofspielKernel: num_cards must be 2 to 10000, got {num_cards}")
         n = num_cards
-        self.num_cards = n
-        self.imp_info = imp_info
-        self.random_deck = fixed_points is None
         self.point_difference = point_difference
-        self.round_block = 2 * n + (3 if imp_info else n)
-        self.total_points = n * (n + 1) // 2
-        self.fixed_order = np.asarray(fixed_points if fixed_points is not None else range(1, n + 1), dtype=np.intc)
-        shape = (2 + 2 * n + n * self.round_block,) if information_state else (2 + 4 * n + 2,)
-        self._allocate(num_envs, 2, n, shape, n - 1 if self.random_deck else 0, True, information_state)
-        self.order = np.zeros((num_envs, n), dtype=np.int8)
-        self.bids = np.zeros((num_envs, 2, n), dtype=np.int8)
-        self.held = np.zeros((num_envs, 2, n + 1), dtype=np.int8)
-        self.undrawn = np.zeros((num_envs, n + 1), dtype=np.int8)
-        self.scores = np.zeros((num_envs, 2), dtype=np.intc)
-        self.revealed = np.zeros(num_envs, dtype=np.int8)
-        self.played = np.zeros(num_envs, dtype=np.int8)
+        self.fixed_order = np.asarray(fixed_points if fixed_points is not None else range(1, n + 1), dtype=np.int16)
+        goofspiel_rules(&self.rules, n, imp_info, NULL if fixed_points is None else &self.fixed_order[0])
+        if information_state:
+            shape = (goofspiel_information_state_size(&self.rules),)
+        else:
+            shape = (goofspiel_observation_size(&self.rules),)
+        self._allocate(num_envs, 2, n, shape, n - 1 if self.rules.random_deck else 0, True, information_state)
+        self.order = np.zeros((num_envs, n), dtype=np.int16)
+        self.arrays = np.zeros((num_envs, goofspiel_buffer_length(n)), dtype=np.int16)
+        self._state_buffer = np.zeros(num_envs * sizeof(GoofspielState), dtype=np.uint8)
+        self.games = <GoofspielState*>_buffer_address(self._state_buffer)
+        cdef Py_ssize_t i
+        for i in range(num_envs):
+            goofspiel_bind(&self.games[i], n, &self.arrays[i, 0])
 
     cdef void reset_one(self, Py_ssize_t i) noexcept nogil:
-        cdef int n = self.num_cards, rank, index, pick
-        for rank in range(1, n + 1):
-            self.held[i, 0, rank] = 1
-            self.held[i, 1, rank] = 1
-            self.undrawn[i, rank] = 1
-        if self.random_deck:
+        cdef int n = self.rules.num_cards, rank = 0, index, pick
+        cdef GoofspielState* game = &self.games[i]
+        goofspiel_start(&self.rules, game)
+        if self.rules.random_deck:
+            # The whole order now, each card the pick-th of those not yet in it (the
+            # fresh game's undrawn flags serve as the scratch, and are set back).
             for index in range(n):
                 pick = _below(&self._rng[i], n - index)
-                for rank in range(1, n + 1):  # the pick-th card not yet in the order
-                    if self.undrawn[i, rank]:
+                for rank in range(1, n + 1):
+                    if game.undrawn[rank]:
                         if pick == 0:
                             break
                         pick -= 1
                 self.order[i, index] = rank
-                self.undrawn[i, rank] = 0
+                game.undrawn[rank] = 0
                 if index < n - 1:
                     self._deals[i, index] = rank - 1
             for rank in range(1, n + 1):
-                self.undrawn[i, rank] = 1
-        else:
-            for index in range(n):
-                self.order[i, index] = self.fixed_order[index]
-        self.scores[i, 0] = 0
-        self.scores[i, 1] = 0
-        self.revealed[i] = 0
-        self.played[i] = 0
-        self._begin_round(i)
-
-    cdef void _reveal(self, Py_ssize_t i) noexcept nogil:
-        self.undrawn[i, self.order[i, self.revealed[i]]] = 0
-        self.revealed[i] += 1
-
-    cdef void _score_round(self, Py_ssize_t i, int bid_0, int bid_1) noexcept nogil:
-        cdef int played = self.played[i]
-        self.bids[i, 0, played] = bid_0
-        self.bids[i, 1, played] = bid_1
-        self.held[i, 0, bid_0] = 0
-        self.held[i, 1, bid_1] = 0
-        self.played[i] = played + 1
-        if bid_0 != bid_1:
-            self.scores[i, 0 if bid_0 > bid_1 else 1] += self.order[i, self.revealed[i] - 1]
-
-    cdef int _only_held(self, Py_ssize_t i, int player) noexcept nogil:
-        cdef int rank
-        for rank in range(1, self.num_cards + 1):
-            if self.held[i, player, rank]:
-                return rank
-        return 0
-
-    cdef void _begin_round(self, Py_ssize_t i) noexcept nogil:
-        """Reveal the next point card; the forced last round plays itself."""
-        self._reveal(i)
-        if self.played[i] == self.num_cards - 1:
-            self._score_round(i, self._only_held(i, 0), self._only_held(i, 1))
+                game.undrawn[rank] = 1
+            goofspiel_reveal(game, self.order[i, 0])
 
     cdef void apply(self, Py_ssize_t i, int64_t* joint) noexcept nogil:
-        self._score_round(i, <int>joint[0] + 1, <int>joint[1] + 1)
-        if self.played[i] < self.num_cards:
-            self._begin_round(i)
+        cdef GoofspielState* game = &self.games[i]
+        goofspiel_play(&self.rules, game, <int>joint[0], <int>joint[1])
+        if game.phase == GOOFSPIEL_CHANCE:
+            goofspiel_reveal(game, self.order[i, game.revealed])
 
     cdef int player(self, Py_ssize_t i) noexcept nogil:
-        return TERMINAL if self.played[i] == self.num_cards else SIMULTANEOUS
+        return TERMINAL if self.games[i].phase == GOOFSPIEL_TERMINAL else SIMULTANEOUS
 
     cdef void write_tensor(self, Py_ssize_t i, int player, float* out) noexcept nogil:
-        cdef int n = self.num_cards, rank, index, base, mine, theirs
-        out[player] = 1
-        if self.revealed[i] > self.played[i]:
-            out[1 + self.order[i, self.revealed[i] - 1]] = 1
-        for rank in range(1, n + 1):
-            if self.held[i, player, rank]:
-                out[1 + n + rank] = 1
         if self.information_state:
-            for index in range(self.played[i]):
-                base = 2 + 2 * n + index * self.round_block
-                mine = self.bids[i, player, index]
-                theirs = self.bids[i, 1 - player, index]
-                out[base + self.order[i, index] - 1] = 1
-                out[base + n + mine - 1] = 1
-                if self.imp_info:
-                    out[base + 2 * n + (0 if mine > theirs else (1 if mine < theirs else 2))] = 1
-                else:
-                    out[base + 2 * n + theirs - 1] = 1
+            goofspiel_information_state_tensor(&self.rules, &self.games[i], player, out)
         else:
-            for rank in range(1, n + 1):
-                if not self.imp_info and self.held[i, 1 - player, rank]:
-                    out[1 + 2 * n + rank] = 1
-                if self.undrawn[i, rank]:
-                    out[1 + 3 * n + rank] = 1
-            out[2 + 4 * n] = <float>(<double>self.scores[i, player] / self.total_points)
-            out[3 + 4 * n] = <float>(<double>self.scores[i, 1 - player] / self.total_points)
+            goofspiel_observation_tensor(&self.rules, &self.games[i], player, out)
 
     cdef void write_mask(self, Py_ssize_t i, int player, int8_t* out) noexcept nogil:
-        cdef int rank
-        for rank in range(1, self.num_cards + 1):
-            out[rank - 1] = self.held[i, player, rank]
+        goofspiel_hand_mask(&self.rules, &self.games[i], player, out)
 
     cdef void write_returns(self, Py_ssize_t i, float* out) noexcept nogil:
-        cdef int difference = self.scores[i, 0] - self.scores[i, 1]
-        if not self.point_difference:
-            difference = (difference > 0) - (difference < 0)
-        out[0] = difference
-        out[1] = -difference
+        goofspiel_returns(&self.games[i], self.point_difference, out)
 
 
 # ---- the batch loop, specialised per game --------------------------------------------------
