@@ -12,6 +12,7 @@ information set and, trained, beat the untrained network (Kuhn) and playout valu
 from __future__ import annotations
 
 
+import shutil
 import time
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from test_loop_resume import (
 import hiddenenvs
 from agents.capabilities import CapabilityError
 from agents.cfr import CFRSolver
+from agents.checkpoint import load_checkpoint
 from agents.config import config_from_dict
 from agents.loop import train
 from agents.rebel import (
@@ -813,3 +815,40 @@ def test_a_step_past_the_deadline_is_cut_before_its_next_solve(run):
     assert context.step_cut and report.episodes == 0 and len(learner.buffer) == 0
     context = StepContext(0, deadline=None)
     assert learner.step(context).episodes == 1 and not context.step_cut and len(learner.buffer) > 0
+
+
+# Files written by the code before ReBeL's learner was split in two (commit 0b27891): tiny
+# runs of two episodes, their run checkpoint and the agent saved for seat 0.
+BEFORE_SPLIT = Path(__file__).resolve().parent / "data" / "rebel_before_split"
+
+
+@pytest.mark.parametrize(
+    "name, game_name, exploitability, loss",
+    [
+        # per-history values on Monty Hall; PBS values and the gadget on Kuhn poker
+        ("history_monty_hall", "monty_hall", 15.1516250772778, 1.796095371246338),
+        ("pbs_kuhn", "kuhn_poker", 0.32407407407407407, 0.28931286931037903),
+    ],
+)
+def test_files_saved_before_the_learner_split_load_and_resume(
+    name, game_name, exploitability, loss, tmp_path
+):
+    """The agent file loads as a ReBeL agent that plays; the run checkpoint resumes for a third
+    episode to the evaluation the code that wrote it reached (recorded then)."""
+    agent = load_agent(str(BEFORE_SPLIT / f"{name}_agent.pt"), game_name)
+    assert isinstance(agent, ReBeLAgent)
+    state = hiddenenvs.load_game(game_name).new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.legal_actions()[0])
+    view = state.seat_view(state.movers()[0])
+    assert agent.search_policy(view)[list(view.legal_actions)].sum() == pytest.approx(1.0)
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(BEFORE_SPLIT / f"{name}_checkpoint.pt", run / "checkpoint.pt")
+    saved = load_checkpoint(run / "checkpoint.pt")["config"]
+    resumed = {**saved, "output_dir": str(run), "budget": {"episodes": 3}}
+    result = train(config_from_dict(resumed), resume=True)
+    assert result["episodes"] == 3
+    assert result["last_evaluation"]["exploitability"] == pytest.approx(exploitability, rel=1e-6)
+    assert result["last_evaluation"]["loss"] == pytest.approx(loss, rel=1e-6)
