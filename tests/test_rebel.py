@@ -12,6 +12,7 @@ information set and, trained, beat the untrained network (Kuhn) and playout valu
 from __future__ import annotations
 
 
+import copy
 import shutil
 import time
 from pathlib import Path
@@ -30,6 +31,7 @@ import hiddenenvs
 from agents.capabilities import CapabilityError
 from agents.cfr import CFRSolver
 from agents.checkpoint import load_checkpoint
+from agents.device import cpu_state_dict
 from agents.config import config_from_dict
 from agents.loop import train
 from agents.rebel import (
@@ -46,6 +48,7 @@ from agents.rebel import (
 )
 from agents.rebel import FrontierGroups, PBSValue, marginals, set_frontier_values, train_pbs_values
 from agents.rebel.pbs import frontier_beliefs
+from agents.rebel.self_play import SelfPlayWorker
 from agents.specs import load_agent
 from hiddenenvs.analysis import GameTree, TabularPolicy, best_response, exploitability, nash_conv
 from hiddenenvs.analysis.tree import build_subgame_tree, reweighted_subgame
@@ -801,20 +804,142 @@ def test_pbs_values_beat_playout_values_on_liars_dice():
     )
 
 
-@pytest.mark.parametrize("run", [MONTY_RUN, KUHN_PBS_RUN], ids=["history", "pbs"])
-def test_a_step_past_the_deadline_is_cut_before_its_next_solve(run):
-    """Each decision (or PBS root) is a subgame solve: past the deadline none starts, the
-    step is cut and its game is not counted; without a deadline the game is played."""
+def _learner(run: dict, **params) -> ReBeLLearner:
     from agents.config import trainer_config
+
+    run = {**run, "trainer": {"name": "rebel", "params": {**run["trainer"]["params"], **params}}}
+    config = config_from_dict({**run, "output_dir": "unused"})
+    return ReBeLLearner(hiddenenvs.load_game(run["env"]["name"]), trainer_config(config), seed=0)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("run", [MONTY_RUN, KUHN_PBS_RUN], ids=["history", "pbs"])
+def test_a_step_past_the_deadline_is_cut_before_its_next_solve(run, workers, process_alive):
+    """Each decision (or PBS root) is a subgame solve: past the deadline none starts, in the
+    training process or on the workers, the step is cut and its games are not counted;
+    without a deadline a game is played on each worker. Closing leaves no worker."""
     from test_exit_oos import StepContext
 
-    config = config_from_dict({**run, "output_dir": "unused"})
-    learner = ReBeLLearner(hiddenenvs.load_game(run["env"]["name"]), trainer_config(config), seed=0)
-    context = StepContext(0, deadline=time.perf_counter())
-    report = learner.step(context)
-    assert context.step_cut and report.episodes == 0 and len(learner.buffer) == 0
-    context = StepContext(0, deadline=None)
-    assert learner.step(context).episodes == 1 and not context.step_cut and len(learner.buffer) > 0
+    learner = _learner(run, workers=workers)
+    try:
+        context = StepContext(0, deadline=time.perf_counter())
+        report = learner.step(context)
+        assert context.step_cut and report.episodes == 0 and len(learner.buffer) == 0
+        context = StepContext(0, deadline=None)
+        report = learner.step(context)
+        assert report.episodes == workers and not context.step_cut and len(learner.buffer) > 0
+        worker_ids = learner._pool.process_ids() if learner._pool is not None else []
+        assert len(worker_ids) == (workers if workers > 1 else 0)
+    finally:
+        learner.close()
+    assert not [pid for pid in worker_ids if process_alive(pid)]
+
+
+@pytest.mark.parametrize("run", [MONTY_RUN, KUHN_PBS_RUN], ids=["history", "pbs"])
+def test_worker_processes_play_the_games_their_seeds_draw(run):
+    """Two worker processes play one game each from a seed of the learner's generator, with
+    the learner's weights: the buffer holds the rows a worker in this process plays from
+    the same seeds, in seed order; the next step sends the trained weights."""
+    from test_exit_oos import StepContext
+
+    learner = _learner(run, workers=2, batches_per_episode=1)
+    local = SelfPlayWorker(learner.game, learner.config, dict(learner.network.architecture))
+    try:
+        for version in (1, 2):
+            weights = {k: v.numpy().copy() for k, v in cpu_state_dict(learner.network).items()}
+            seeds = [int(s) for s in copy.deepcopy(learner.rng).integers(2**63, size=2)]
+            before = len(learner.buffer)
+            assert learner.step(StepContext(0, deadline=None)).episodes == 2
+            rows = [row for game in local.play_games(version, weights, seeds) for row in game]
+            assert len(learner.buffer) == before + len(rows)
+            stored = learner.buffer.state_dict()["data"]
+            for offset, row in enumerate(rows):
+                for column, value in row.items():
+                    expected = np.asarray(value, dtype=stored[column].dtype)  # as stored
+                    np.testing.assert_array_equal(stored[column][before + offset], expected)
+    finally:
+        learner.close()
+
+
+KUHN_PBS_ARGUMENTS = [
+    "--config",
+    "rebel_pbs_liars_dice",
+    "env.name=kuhn_poker",
+    "env.params={}",
+    "budget.episodes=4",
+    "evaluation.every_episodes=4",
+    "checkpoint_every_episodes=4",
+    "progress_bar=false",
+    "trainer.params.hidden_size=8",
+    "trainer.params.iterations=10",
+    "trainer.params.max_depth=2",
+    "trainer.params.batches_per_episode=2",
+    "trainer.params.batch_size=8",
+    "trainer.params.workers=2",
+]
+
+
+@pytest.mark.slow  # a two-node Ray start-up: minutes on 2 cores, run in .ci/run's slow step
+def test_self_play_on_a_two_node_cluster_through_train_py_address(tmp_path, two_node_cluster):
+    """``train.py --address`` puts ReBeL's two self-play workers on the cluster's two
+    one-CPU nodes and trains the network and buffer of the run on two worker processes."""
+    import ray
+
+    import train as train_cli
+
+    assert len([node for node in ray.nodes() if node["Alive"]]) == 2  # two raylets
+    local, cluster = tmp_path / "local", tmp_path / "cluster"
+    assert train_cli.main([*KUHN_PBS_ARGUMENTS, f"output_dir={local}"]) == 0
+    on_cluster = [*KUHN_PBS_ARGUMENTS, f"output_dir={cluster}"]
+    assert train_cli.main([*on_cluster, "--address", two_node_cluster.address]) == 0
+    assert ray.is_initialized(), "a run on a cluster leaves the cluster alone"
+    assert not ray.util.list_named_actors(), "the run's actors are gone"
+    states = [load_checkpoint(run / "checkpoint.pt")["learner"] for run in (local, cluster)]
+    assert states[0]["episodes"] == 4
+    for column, rows in states[0]["buffer"]["data"].items():
+        np.testing.assert_array_equal(rows, states[1]["buffer"]["data"][column])
+    for name, weights in states[0]["network"].items():
+        assert torch.equal(weights, states[1]["network"][name]), name
+
+
+@pytest.mark.slow  # spawn workers importing torch: a minute on 2 loaded cores
+def test_ctrl_c_ends_a_run_with_worker_processes_and_leaves_none(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from test_exit_oos import _descendants, _running
+
+    arguments = [
+        *KUHN_PBS_ARGUMENTS,
+        "budget.episodes=null",
+        "budget.seconds=600",
+        "checkpoint_every_episodes=2",
+        "trainer.params.iterations=2000",
+        f"output_dir={tmp_path / 'run'}",
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "train.py", *arguments],
+        cwd=Path(__file__).resolve().parent.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    checkpoint = tmp_path / "run" / "checkpoint.pt"
+    deadline = time.monotonic() + 240
+    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = _descendants(process.pid)
+    assert len(workers) >= 2, "the self-play workers run"
+    process.send_signal(signal.SIGINT)  # mid-step: both workers are solving
+    _, error = process.communicate(timeout=60)
+    assert process.returncode == 130 and "Traceback" not in error, error[-2000:]
+    assert "interrupted (Ctrl-C)" in error.strip().splitlines()[-1]
+    deadline = time.monotonic() + 30
+    while [pid for pid in workers if _running(pid)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _running(pid)]
+    assert "leaked" not in error, error[-2000:]
 
 
 # Files written by the code before ReBeL's learner was split in two (commit 0b27891): tiny

@@ -89,6 +89,7 @@ Module                          Part
 :mod:`agents.rebel.gadget`      safe re-solving (CFR-D's gadget)
 :mod:`agents.rebel.values`      frontier values per history: playouts, value/policy net
 :mod:`agents.rebel.pbs`         frontier values per public belief state (ReBeL proper)
+:mod:`agents.rebel.self_play`   Alg. 1's self-play games, the worker playing them in parallel
 :mod:`agents.rebel.trainer`     the training loop (trainer ``rebel``), the agent, ``rebel:``
 ==============================  ==========================================================
 

@@ -10,13 +10,14 @@ or ReBeL proper's values of public belief states (``values: pbs``,
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
 from agents.base import Learner, SearchAgent, StepReport
+from agents.catalogue import POSITIVE, RANGE
 from agents.device import (
     agent_device,
     check_device_setting,
@@ -25,21 +26,27 @@ from agents.device import (
     weight_count,
 )
 from agents.memories import CircularBuffer
-from agents.rebel.pbs import PBSValue, PBSValueNetwork, self_play_examples, train_step
+from agents.parallel import WorkerPool, unix_deadline
+from agents.rebel.pbs import PBSValue, PBSValueNetwork, train_step
 from agents.rebel.search import (
     RESOLVE_MODES,
     VALUE_KINDS,
     ReBeLSearch,
-    Solved,
     SubgameStructures,
     rebel_policy,
 )
+from agents.rebel.self_play import (
+    Example,
+    HistorySelfPlay,
+    PBSSelfPlay,
+    SelfPlay,
+    SelfPlayWorker,
+)
 from agents.rebel.values import NetworkGuide, ReBeLNetwork, state_features
-from agents.search import DeadlinePassed, check_deadline, register_spec
+from agents.search import register_spec
 from agents.search.classic import parse_spec
 from hiddenenvs.analysis import GameTree, TabularPolicy
-from hiddenenvs.analysis.exploitability import edge_probabilities, node_values
-from hiddenenvs.game import CHANCE, Game, GameSpec, SeatView, draw_index
+from hiddenenvs.game import Game, GameSpec, SeatView
 from hiddenenvs.registry import load_game
 
 
@@ -60,6 +67,10 @@ class ReBeLConfig:
     buffer_size: int = 20_000  # newest training examples kept
     learning_rate: float = 1e-3
     device: str = "auto"  # auto | cpu | cuda | cuda:N (agents/device.py)
+    # Self-play workers (agents.parallel.WorkerPool): 1 plays one game a step in the training
+    # process; N > 1 (or a ray_address) plays N seeded games a step, one on each worker.
+    workers: int = field(default=1, metadata={RANGE: POSITIVE})
+    ray_address: str | None = None  # "local" or a cluster ("auto", host:port): Ray actors
 
     def __post_init__(self):
         from agents.config import ConfigError
@@ -92,24 +103,34 @@ class ReBeLConfig:
                 f"trainer.params.learning_rate must be positive, got {self.learning_rate}"
             )
 
+    @property
+    def parallel(self) -> bool:
+        """Whether self-play runs on a worker pool (else in the training process)."""
+        return self.workers > 1 or self.ray_address is not None
+
 
 class ReBeLLearner(Learner):
-    """The training loop, one self-play game per loop step, in two kinds (``values``).
+    """The training loop, in two kinds (``values``); one loop step plays ``workers`` self-play
+    games (:mod:`agents.rebel.self_play`), then ``batches_per_episode`` minibatches per game.
 
     ``"history"``, the GDL-II paper's Alg. 1: self-play on the game model where every
     decision is a subgame solve guided by the network (:class:`ReBeLNetwork`); each solve
     adds, for every root history h, the example (features(h), v(h) under σ for every
-    role, σ at each mover's information set); then ``batches_per_episode`` minibatches of
-    squared value error plus policy cross-entropy.
+    role, σ at each mover's information set); the minibatches: squared value error plus
+    policy cross-entropy.
 
     ``"pbs"``, ReBeL proper (Brown et al. 2020, Alg. 1, value side;
     :mod:`agents.rebel.pbs`): a self-play game over public belief states, each depth-
     limited subgame solved with the PBS value network at its frontier, adds (root PBS,
     information-set values averaged over the iterations) to a replay buffer, and the next
-    root is the frontier PBS reached by σ at a random iteration; then
-    ``batches_per_episode`` minibatches of squared error. The evaluation policy is the
-    search with the network at the frontier, re-solving as ``resolve`` says (``"gadget"``:
-    CFR-D's safe re-solving).
+    root is the frontier PBS reached by σ at a random iteration; the minibatches: squared
+    error. The evaluation policy is the search with the network at the frontier,
+    re-solving as ``resolve`` says (``"gadget"``: CFR-D's safe re-solving).
+
+    With one worker (the default) the game is played in the training process from the
+    learner's generator; with ``workers`` > 1 or a ``ray_address`` each game is seeded from
+    it and played on a :class:`agents.parallel.WorkerPool` worker with a snapshot of the
+    network, so a run is reproducible for the same ``workers``.
     """
 
     CONFIG_CLASS = ReBeLConfig
@@ -127,6 +148,7 @@ class ReBeLLearner(Learner):
         info = game.info
         self.num_players, self.num_actions = info.num_players, info.num_distinct_actions
         self.pbs: PBSValue | None = None
+        self.self_play: SelfPlay
         if config.values == "pbs":
             try:
                 self.pbs = PBSValue(game, hidden_size=config.hidden_size, seed=seed)
@@ -143,6 +165,8 @@ class ReBeLLearner(Learner):
                     "mask": ((size,), np.float32),
                 },
             )
+            self.self_play = PBSSelfPlay(config, self.pbs)
+            self.structures = SubgameStructures()  # the evaluation search's subgame trees
         else:
             input_size = len(state_features(game.new_initial_state()))
             self.network = ReBeLNetwork(
@@ -157,7 +181,9 @@ class ReBeLLearner(Learner):
                     "has_policy": ((self.num_players,), np.float32),
                 },
             )
-            self.guide = NetworkGuide(self.network, game)
+            self.self_play = HistorySelfPlay(game, config, self.network)
+            self.guide = self.self_play.guide
+            self.structures = self.self_play.structures  # reused across self-play games
         # Built on the CPU (the same initial weights everywhere), then moved with its
         # optimiser's state; the searches ask it on the same device.
         self.device_choice = choose_device(
@@ -168,7 +194,8 @@ class ReBeLLearner(Learner):
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
         self.rng = np.random.default_rng(seed)
         self.episodes = 0
-        self.structures = SubgameStructures()  # subgame trees, reused across self-play games
+        self._pool: WorkerPool | None = None
+        self._network_version = 0  # the weights' number, sent with them to the workers
 
     @property
     def search_options(self) -> dict[str, Any]:
@@ -185,114 +212,65 @@ class ReBeLLearner(Learner):
             **guide,
         )
 
+    # ---- self-play -------------------------------------------------------------------------
+    def _play(self, deadline: float | None) -> list[list[Example]] | None:
+        """This step's games' examples; None when the deadline cut one (nothing is kept)."""
+        if not self.config.parallel:
+            examples = self.self_play.play_game(self.rng, deadline)
+            return None if examples is None else [examples]
+        seeds = [int(s) for s in self.rng.integers(2**63, size=self.config.workers)]
+        if self._pool is None:
+            self._pool = WorkerPool(
+                SelfPlayWorker,
+                (self.game, self.config, dict(self.network.architecture)),
+                self.config.workers,
+                ray_address=self.config.ray_address,
+                name="rebel-self-play",
+                where="trainer.params.ray_address",
+            )
+        self._network_version += 1
+        # Arrays, not tensors: multiprocessing sends a tensor by file descriptor through its
+        # resource sharer, whose handshake a worker terminated at a deadline or Ctrl-C breaks.
+        weights = {k: v.numpy() for k, v in cpu_state_dict(self.network).items()}
+        send = unix_deadline(deadline)
+        played = dict(
+            self._pool.map(
+                "play_games",
+                [(self._network_version, weights, [seed], send) for seed in seeds],
+                deadline,
+            )
+        )
+        games = [game for index in range(len(seeds)) for game in played.get(index, [])]
+        return games if len(games) == len(seeds) else None
+
     def step(self, loop: Any) -> StepReport:
-        if self.pbs is not None:
-            return self._pbs_step(loop)
-        search = self.search(int(self.rng.integers(2**31)))
-        search.deadline = loop.deadline  # a solve stops inside its iterations there
-        try:
-            examples = self._play_and_solve(search)
-        except DeadlinePassed:
+        games = self._play(loop.deadline)
+        if games is None:  # the deadline came mid-game: nothing of this step is kept
             loop.step_cut = True
             return StepReport(episodes=0, iterations=0)
-        losses = [self._train_batch() for _ in range(self.config.batches_per_episode)]
-        self.guide.forget()
-        self.episodes += 1
+        for examples in games:
+            for row in examples:
+                self.buffer.add(**row)
+        batches = self.config.batches_per_episode * len(games)
+        losses = [self._train_batch() for _ in range(batches)]
+        self.self_play.weights_changed()
+        self.episodes += len(games)
         return StepReport(
-            episodes=1,
+            episodes=len(games),
             iterations=1,
             metrics={
                 "loss": float(np.mean(losses)),
-                "examples": float(examples),
+                "examples": float(sum(len(examples) for examples in games)),
                 "buffer": float(len(self.buffer)),
             },
         )
-
-    def _play_and_solve(self, search: ReBeLSearch) -> int:
-        """One self-play game, each decision from a solved subgame; the examples added."""
-        state = self.game.new_initial_state()
-        examples = 0
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[draw_index([p for _, p in outcomes], self.rng)][0])
-                continue
-            check_deadline(search.deadline, "ReBeL self-play")
-            joint = [-1] * self.num_players
-            for player in state.movers():
-                view = state.seat_view(player)
-                examples += self._add_examples(search.subgame(view))
-                probabilities = search.policy(view)[list(view.legal_actions)]
-                if self.rng.random() < self.config.exploration:
-                    probabilities = np.full(len(probabilities), 1.0 / len(probabilities))
-                joint[player] = view.legal_actions[draw_index(probabilities, self.rng)]
-            if state.is_simultaneous_node():
-                state.apply_actions(joint)
-            else:
-                state.apply_action(joint[state.current_player()])
-        return examples
-
-    def _pbs_step(self, loop: Any) -> StepReport:
-        config = self.config
-        examples = self_play_examples(
-            self.pbs,
-            self.rng,
-            config.max_depth,
-            config.iterations,
-            config.exploration,
-            loop.deadline,
-        )
-        if examples is None:  # the deadline came mid-game: nothing of this step is kept
-            loop.step_cut = True
-            return StepReport(episodes=0, iterations=0)
-        for features, target, mask in examples:
-            self.buffer.add(features=features, target=target, mask=mask)
-        losses = []
-        for _ in range(config.batches_per_episode):
-            batch = self.buffer.sample(config.batch_size, self.rng)
-            losses.append(
-                train_step(
-                    self.pbs, self.optimizer, batch["features"], batch["target"], batch["mask"]
-                )
-            )
-        self.episodes += 1
-        return StepReport(
-            episodes=1,
-            iterations=1,
-            metrics={
-                "loss": float(np.mean(losses)),
-                "examples": float(len(examples)),
-                "buffer": float(len(self.buffer)),
-            },
-        )
-
-    def _add_examples(self, solved: Solved) -> int:
-        tree, slots, _, _, roots = solved
-        values = node_values(tree, edge_probabilities(tree, slots))
-        root_nodes = (
-            [0] if tree.actor[0] != CHANCE or len(roots) == 1 else np.flatnonzero(tree.parent == 0)
-        )
-        for node, (state, _) in zip(root_nodes, roots):
-            policy = np.zeros((self.num_players, self.num_actions), dtype=np.float32)
-            has_policy = np.zeros(self.num_players, dtype=np.float32)
-            for player in state.movers():
-                infoset = tree.infoset_index.get((player, state.information_state_key(player)))
-                if infoset is not None:
-                    start, stop = (
-                        tree.infoset_slot_start[infoset],
-                        tree.infoset_slot_start[infoset + 1],
-                    )
-                    policy[player, tree.slot_action[start:stop]] = slots[start:stop]
-                    has_policy[player] = 1.0
-            self.buffer.add(
-                features=state_features(state),
-                value=self.guide.value_target(values[node]),
-                policy=policy,
-                has_policy=has_policy,
-            )
-        return len(roots)
 
     def _train_batch(self) -> float:
+        if self.pbs is not None:
+            batch = self.buffer.sample(self.config.batch_size, self.rng)
+            return train_step(
+                self.pbs, self.optimizer, batch["features"], batch["target"], batch["mask"]
+            )
         batch = self.buffer.sample_tensors(self.config.batch_size, self.rng, self.device)
         values, logits = self.network(batch["features"])
         value_loss = ((values - batch["value"]) ** 2).mean()
@@ -308,6 +286,13 @@ class ReBeLLearner(Learner):
         loss.backward()
         self.optimizer.step()
         return loss.item()
+
+    def close(self) -> None:
+        """Stop the self-play workers now (running games are abandoned); safe to call again,
+        and after an exception or Ctrl-C."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
 
     # ---- evaluation and checkpoints -------------------------------------------------------------
     def evaluation_agent(self, player: int) -> ReBeLAgent:
