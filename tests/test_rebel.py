@@ -414,14 +414,14 @@ def test_gadget_needs_two_player_zero_sum():
 
 def test_spec_chooses_the_gadget():
     agent = load_agent("rebel:50,resolve=gadget", "kuhn_poker", player=1, seed=0)
-    assert agent.search.resolve == "gadget"
+    assert agent.search.options.resolve == "gadget"
     with pytest.raises(ValueError, match="resolve"):
         load_agent("rebel:50,resolve=bold", "kuhn_poker")
 
 
 def test_spec_chooses_the_evaluation_sampler():
     agent = load_agent("rebel:50,samples=16,sampler=evaluation", "monty_hall", player=0, seed=0)
-    assert agent.search.sampler == "evaluation" and agent.search.samples == 16
+    assert agent.search.options.sampler == "evaluation" and agent.search.options.samples == 16
     with pytest.raises(ValueError, match="sampler"):
         load_agent("rebel:50,sampler=oracle", "monty_hall")
 
@@ -612,7 +612,7 @@ def test_pbs_trainer_learns_saves_its_agent_and_resumes_bit_for_bit_after_sigkil
     assert (
         isinstance(agent, ReBeLAgent)
         and agent.pbs_network is not None
-        and agent.search.resolve == "gadget"
+        and agent.search.options.resolve == "gadget"
     )
     view = hiddenenvs.load_game("kuhn_poker").state_from_history([2, 0, 1]).seat_view(1)
     assert agent.search_policy(view)[list(view.legal_actions)].sum() == pytest.approx(1.0)
@@ -977,3 +977,22 @@ def test_files_saved_before_the_learner_split_load_and_resume(
     assert result["episodes"] == 3
     assert result["last_evaluation"]["exploitability"] == pytest.approx(exploitability, rel=1e-6)
     assert result["last_evaluation"]["loss"] == pytest.approx(loss, rel=1e-6)
+
+
+def test_search_options_are_one_typed_object_and_the_package_imports_point_one_way():
+    """A trainer's config gives its searches' options in one place; keyword settings replace
+    single fields; no module of agents/rebel/ hides an import circle under TYPE_CHECKING."""
+    from agents.rebel import ReBeLConfig, SearchOptions
+
+    config = ReBeLConfig(iterations=7, max_depth=3, resolve="gadget")
+    assert SearchOptions.from_config(config, config.resolve) == SearchOptions(
+        iterations=7, max_depth=3, resolve="gadget"
+    )
+    game = hiddenenvs.load_game("kuhn_poker")
+    search = ReBeLSearch(game, SearchOptions(iterations=7), samples=5)
+    assert search.options == SearchOptions(iterations=7, samples=5)
+    with pytest.raises(ValueError, match="tremble must be in"):
+        ReBeLSearch(game, tremble=1.0)
+    package = Path(ReBeLSearch.__module__.replace(".", "/")).parent
+    root = Path(__file__).resolve().parent.parent
+    assert not [p.name for p in (root / package).glob("*.py") if "TYPE_CHECKING" in p.read_text()]

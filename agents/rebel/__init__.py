@@ -104,6 +104,7 @@ Module                          Part
 ('switch', True)
 """
 
+from agents.rebel.options import RESOLVE_MODES, SAMPLERS, VALUE_KINDS, SearchOptions
 from agents.rebel.pbs import (
     FrontierGroups,
     PBSValue,
@@ -115,9 +116,6 @@ from agents.rebel.pbs import (
 )
 from agents.rebel.samplers import EvaluationSampler, ProposalSampler
 from agents.rebel.search import (
-    RESOLVE_MODES,
-    SAMPLERS,
-    VALUE_KINDS,
     ReBeLSearch,
     SubgameStructures,
     rebel_exploitability,
@@ -141,6 +139,7 @@ __all__ = [
     "ReBeLLearner",
     "ReBeLNetwork",
     "ReBeLSearch",
+    "SearchOptions",
     "SubgameStructures",
     "marginals",
     "rebel_exploitability",

@@ -26,8 +26,9 @@ import torch
 
 from agents.episodes import model_episode
 from agents.parallel import local_deadline
+from agents.rebel.options import SearchOptions, Solved
 from agents.rebel.pbs import PBSValue, PBSValueNetwork, self_play_examples
-from agents.rebel.search import ReBeLSearch, Solved, SubgameStructures
+from agents.rebel.search import ReBeLSearch, SubgameStructures
 from agents.rebel.values import NetworkGuide, ReBeLNetwork, state_features
 from agents.search import DeadlinePassed, check_deadline
 from hiddenenvs.analysis.exploitability import edge_probabilities, node_values
@@ -116,11 +117,9 @@ class HistorySelfPlay:
     def search(self, seed: int, resolve: str = "frontier") -> ReBeLSearch:
         return ReBeLSearch(
             self.game,
+            SearchOptions.from_config(self.config, resolve),
             seed=seed,
-            resolve=resolve,
             structures=self.structures,
-            iterations=self.config.iterations,
-            max_depth=self.config.max_depth,
             **self.guide.search_options(),
         )
 

@@ -27,14 +27,14 @@ from agents.device import (
 )
 from agents.memories import CircularBuffer
 from agents.parallel import WorkerPool, unix_deadline
-from agents.rebel.pbs import PBSValue, PBSValueNetwork, train_step
-from agents.rebel.search import (
+from agents.rebel.options import (
     RESOLVE_MODES,
     VALUE_KINDS,
-    ReBeLSearch,
-    SubgameStructures,
-    rebel_policy,
+    SearchOptions,
+    search_settings,
 )
+from agents.rebel.pbs import PBSValue, PBSValueNetwork, train_step
+from agents.rebel.search import ReBeLSearch, SubgameStructures, rebel_policy
 from agents.rebel.self_play import (
     Example,
     HistorySelfPlay,
@@ -110,30 +110,32 @@ class ReBeLConfig:
 
 
 class ReBeLLearner(Learner):
-    """The training loop, in two kinds (``values``); one loop step plays ``workers`` self-play
-    games (:mod:`agents.rebel.self_play`), then ``batches_per_episode`` minibatches per game.
+    """ReBeL's training loop (Alg. 1): one loop step plays ``workers`` self-play games
+    (:mod:`agents.rebel.self_play`), adds their examples to a replay buffer, then takes
+    ``batches_per_episode`` minibatches per game. ``ReBeLLearner(game, config, seed)``
+    builds the kind ``config.values`` names, which says what the network values:
 
-    ``"history"``, the GDL-II paper's Alg. 1: self-play on the game model where every
-    decision is a subgame solve guided by the network (:class:`ReBeLNetwork`); each solve
-    adds, for every root history h, the example (features(h), v(h) under σ for every
-    role, σ at each mover's information set); the minibatches: squared value error plus
-    policy cross-entropy.
+    - ``"history"``, :class:`HistoryReBeLLearner` (the GDL-II paper's Alg. 1);
+    - ``"pbs"``, :class:`PBSReBeLLearner` (ReBeL proper, Brown et al. 2020, value side).
 
-    ``"pbs"``, ReBeL proper (Brown et al. 2020, Alg. 1, value side;
-    :mod:`agents.rebel.pbs`): a self-play game over public belief states, each depth-
-    limited subgame solved with the PBS value network at its frontier, adds (root PBS,
-    information-set values averaged over the iterations) to a replay buffer, and the next
-    root is the frontier PBS reached by σ at a random iteration; the minibatches: squared
-    error. The evaluation policy is the search with the network at the frontier,
-    re-solving as ``resolve`` says (``"gadget"``: CFR-D's safe re-solving).
-
-    With one worker (the default) the game is played in the training process from the
-    learner's generator; with ``workers`` > 1 or a ``ray_address`` each game is seeded from
-    it and played on a :class:`agents.parallel.WorkerPool` worker with a snapshot of the
-    network, so a run is reproducible for the same ``workers``.
+    This class holds what both share: the buffer, the optimiser, the generator, the
+    self-play (in process, or on a :class:`agents.parallel.WorkerPool`: with one worker, the
+    default, the game is played in the training process from the learner's generator;
+    with ``workers`` > 1 or a ``ray_address`` each game is seeded from it and played on a
+    worker with a snapshot of the network, so a run is reproducible for the same
+    ``workers``), the evaluation search and the checkpoint. A kind builds its network and
+    self-play (:meth:`_build`), its minibatch step (:meth:`_train_batch`) and what guides
+    the search at the frontier (:meth:`_frontier`).
     """
 
     CONFIG_CLASS = ReBeLConfig
+    # The keyword a ReBeLAgent takes this kind's network under.
+    AGENT_NETWORK = "network"
+
+    def __new__(cls, game: Game, config: ReBeLConfig, seed: int) -> ReBeLLearner:
+        if cls is ReBeLLearner:
+            cls = PBSReBeLLearner if config.values == "pbs" else HistoryReBeLLearner
+        return super().__new__(cls)
 
     def __init__(self, game: Game, config: ReBeLConfig, seed: int):
         super().__init__(game, config, seed)
@@ -144,46 +146,13 @@ class ReBeLLearner(Learner):
                 f"trainer.params.resolve: 'gadget' needs a two-player zero-sum game; "
                 f"{game.spec} is not"
             )
-        torch.manual_seed(seed)
+        torch.manual_seed(seed)  # the network's initial weights
         info = game.info
         self.num_players, self.num_actions = info.num_players, info.num_distinct_actions
-        self.pbs: PBSValue | None = None
+        self.network: torch.nn.Module
         self.self_play: SelfPlay
-        if config.values == "pbs":
-            try:
-                self.pbs = PBSValue(game, hidden_size=config.hidden_size, seed=seed)
-            except ValueError as error:
-                raise ConfigError(f"trainer.params.values: 'pbs' on {game.spec}: {error}") from None
-            self.network = self.pbs.network
-            size = int(self.pbs.offsets[-1])  # private states, all roles
-            input_size = self.network.architecture["public_size"] + size
-            self.buffer = CircularBuffer(
-                config.buffer_size,
-                {
-                    "features": ((input_size,), np.float32),
-                    "target": ((size,), np.float32),
-                    "mask": ((size,), np.float32),
-                },
-            )
-            self.self_play = PBSSelfPlay(config, self.pbs)
-            self.structures = SubgameStructures()  # the evaluation search's subgame trees
-        else:
-            input_size = len(state_features(game.new_initial_state()))
-            self.network = ReBeLNetwork(
-                input_size, self.num_players, self.num_actions, config.hidden_size
-            )
-            self.buffer = CircularBuffer(
-                config.buffer_size,
-                {
-                    "features": ((input_size,), np.float32),
-                    "value": ((self.num_players,), np.float32),
-                    "policy": ((self.num_players, self.num_actions), np.float32),
-                    "has_policy": ((self.num_players,), np.float32),
-                },
-            )
-            self.self_play = HistorySelfPlay(game, config, self.network)
-            self.guide = self.self_play.guide
-            self.structures = self.self_play.structures  # reused across self-play games
+        columns = self._build(game, config, seed)
+        self.buffer = CircularBuffer(config.buffer_size, columns)
         # Built on the CPU (the same initial weights everywhere), then moved with its
         # optimiser's state; the searches ask it on the same device.
         self.device_choice = choose_device(
@@ -197,19 +166,28 @@ class ReBeLLearner(Learner):
         self._pool: WorkerPool | None = None
         self._network_version = 0  # the weights' number, sent with them to the workers
 
-    @property
-    def search_options(self) -> dict[str, Any]:
-        return {"iterations": self.config.iterations, "max_depth": self.config.max_depth}
+    # ---- what a kind provides --------------------------------------------------------------
+    def _build(self, game: Game, config: ReBeLConfig, seed: int) -> dict[str, tuple]:
+        """Set ``network``, ``self_play`` and ``structures`` (the searches' subgame trees);
+        return the buffer's columns."""
+        raise NotImplementedError
 
+    def _train_batch(self) -> float:
+        """One minibatch step on the buffer; its loss."""
+        raise NotImplementedError
+
+    def _frontier(self) -> dict[str, Any]:
+        """The search's guide at the subgame frontier (ReBeLSearch keywords)."""
+        raise NotImplementedError
+
+    # ---- the search ------------------------------------------------------------------------
     def search(self, seed: int, resolve: str = "frontier") -> ReBeLSearch:
-        guide = {"pbs_value": self.pbs} if self.pbs is not None else self.guide.search_options()
         return ReBeLSearch(
             self.game,
+            SearchOptions.from_config(self.config, resolve),
             seed=seed,
-            resolve=resolve,
             structures=self.structures,
-            **self.search_options,
-            **guide,
+            **self._frontier(),
         )
 
     # ---- self-play -------------------------------------------------------------------------
@@ -265,28 +243,6 @@ class ReBeLLearner(Learner):
             },
         )
 
-    def _train_batch(self) -> float:
-        if self.pbs is not None:
-            batch = self.buffer.sample(self.config.batch_size, self.rng)
-            return train_step(
-                self.pbs, self.optimizer, batch["features"], batch["target"], batch["mask"]
-            )
-        batch = self.buffer.sample_tensors(self.config.batch_size, self.rng, self.device)
-        values, logits = self.network(batch["features"])
-        value_loss = ((values - batch["value"]) ** 2).mean()
-        # Cross-entropy against σ where a role moved (σ is 0 on illegal actions; the prior
-        # renormalises over the legal ones).
-        log_probabilities = torch.log_softmax(logits, -1)
-        policy_loss = -(batch["policy"] * log_probabilities).sum(-1)
-        policy_loss = (policy_loss * batch["has_policy"]).sum() / batch["has_policy"].sum().clamp(
-            min=1.0
-        )
-        loss = value_loss + policy_loss
-        self.optimizer.zero_grad()
-        loss.backward()
-        self.optimizer.step()
-        return loss.item()
-
     def close(self) -> None:
         """Stop the self-play workers now (running games are abandoned); safe to call again,
         and after an exception or Ctrl-C."""
@@ -296,16 +252,12 @@ class ReBeLLearner(Learner):
 
     # ---- evaluation and checkpoints -------------------------------------------------------------
     def evaluation_agent(self, player: int) -> ReBeLAgent:
-        network = {
-            "pbs_network" if self.pbs is not None else "network": copy.deepcopy(self.network)
-        }
         return ReBeLAgent(
             self.game,
             player,
             seed=self.seed,
-            resolve=self.config.resolve,
-            **network,
-            **self.search_options,
+            **{self.AGENT_NETWORK: copy.deepcopy(self.network)},
+            **search_settings(self.config, self.config.resolve),
         )
 
     def evaluation_policy(self, tree: GameTree) -> TabularPolicy:
@@ -322,12 +274,91 @@ class ReBeLLearner(Learner):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.network.load_state_dict(state["network"])
-        if self.pbs is None:
-            self.guide.forget()
+        self.self_play.weights_changed()
         self.optimizer.load_state_dict(state["optimizer"])
         self.buffer.load_state_dict(state["buffer"])
         self.rng.bit_generator.state = state["rng"]
         self.episodes = int(state["episodes"])
+
+
+class HistoryReBeLLearner(ReBeLLearner):
+    """``values: history``, the GDL-II paper's Alg. 1: self-play on the game model where
+    every decision is a subgame solve guided by the network (:class:`ReBeLNetwork`: its
+    values at the frontier, its policy as CFR's start); each solve adds, for every root
+    history h, the example (features(h), v(h) under σ for every role, σ at each mover's
+    information set); a minibatch: squared value error plus policy cross-entropy."""
+
+    def _build(self, game: Game, config: ReBeLConfig, seed: int) -> dict[str, tuple]:
+        input_size = len(state_features(game.new_initial_state()))
+        network = ReBeLNetwork(input_size, self.num_players, self.num_actions, config.hidden_size)
+        self.network = network
+        self.self_play = self.history = HistorySelfPlay(game, config, network)
+        self.structures = self.history.structures  # reused across self-play games
+        return {
+            "features": ((input_size,), np.float32),
+            "value": ((self.num_players,), np.float32),
+            "policy": ((self.num_players, self.num_actions), np.float32),
+            "has_policy": ((self.num_players,), np.float32),
+        }
+
+    def _frontier(self) -> dict[str, Any]:
+        return self.history.guide.search_options()
+
+    def _train_batch(self) -> float:
+        batch = self.buffer.sample_tensors(self.config.batch_size, self.rng, self.device)
+        values, logits = self.network(batch["features"])
+        value_loss = ((values - batch["value"]) ** 2).mean()
+        # Cross-entropy against σ where a role moved (σ is 0 on illegal actions; the prior
+        # renormalises over the legal ones).
+        log_probabilities = torch.log_softmax(logits, -1)
+        policy_loss = -(batch["policy"] * log_probabilities).sum(-1)
+        policy_loss = (policy_loss * batch["has_policy"]).sum() / batch["has_policy"].sum().clamp(
+            min=1.0
+        )
+        loss = value_loss + policy_loss
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+
+class PBSReBeLLearner(ReBeLLearner):
+    """``values: pbs``, ReBeL proper (Brown et al. 2020, Alg. 1, value side;
+    :mod:`agents.rebel.pbs`): a self-play game over public belief states, each depth-limited
+    subgame solved with the PBS value network at its frontier, adds (root PBS,
+    information-set values averaged over the iterations); the next root is the frontier PBS
+    reached by σ at a random iteration; a minibatch: squared error. The evaluation search
+    has the network at the frontier and re-solves as ``resolve`` says (``"gadget"``:
+    CFR-D's safe re-solving)."""
+
+    AGENT_NETWORK = "pbs_network"
+
+    def _build(self, game: Game, config: ReBeLConfig, seed: int) -> dict[str, tuple]:
+        from agents.config import ConfigError
+
+        try:
+            self.pbs = PBSValue(game, hidden_size=config.hidden_size, seed=seed)
+        except ValueError as error:
+            raise ConfigError(f"trainer.params.values: 'pbs' on {game.spec}: {error}") from None
+        self.network = self.pbs.network
+        self.self_play = PBSSelfPlay(config, self.pbs)
+        self.structures = SubgameStructures()  # the evaluation search's subgame trees
+        size = int(self.pbs.offsets[-1])  # private states, all roles
+        input_size = self.pbs.network.architecture["public_size"] + size
+        return {
+            "features": ((input_size,), np.float32),
+            "target": ((size,), np.float32),
+            "mask": ((size,), np.float32),
+        }
+
+    def _frontier(self) -> dict[str, Any]:
+        return {"pbs_value": self.pbs}
+
+    def _train_batch(self) -> float:
+        batch = self.buffer.sample(self.config.batch_size, self.rng)
+        return train_step(
+            self.pbs, self.optimizer, batch["features"], batch["target"], batch["mask"]
+        )
 
 
 class ReBeLAgent(SearchAgent):
@@ -361,7 +392,9 @@ class ReBeLAgent(SearchAgent):
         guided = NetworkGuide(network, game).search_options() if network is not None else {}
         if pbs_network is not None:
             guided = {"pbs_value": PBSValue(game, pbs_network)}
-        self.search = ReBeLSearch(game, seed=int(self.rng.integers(2**31)), **options, **guided)
+        self.search = ReBeLSearch(
+            game, SearchOptions(**options), seed=int(self.rng.integers(2**31)), **guided
+        )
 
     def search_policy(self, view: SeatView) -> np.ndarray:
         return self.search.policy(view)
