@@ -1,5 +1,5 @@
 """What the ReBeL search and its parts share without importing each other: the search's
-options (:class:`SearchOptions`), the names they take, and a finished solve (:data:`Solved`).
+options (:class:`SearchOptions`), the names they take, and a finished solve (``Solved``).
 
 :mod:`agents.rebel.search` builds the search from them; :mod:`agents.rebel.gadget` (safe
 re-solving) and :mod:`agents.rebel.beliefs` are its parts and import this module, not the

@@ -40,7 +40,7 @@ CFR_CHUNK = 10
 class ReBeLSearch(PublicBeliefs, SafeResolving):
     """Belief-weighted depth-limited subgame solving, cached per public state.
 
-    ``options`` (:class:`SearchOptions`: budgets, beliefs, re-solving) say how it searches;
+    ``options`` (:class:`~agents.rebel.options.SearchOptions`: budgets, beliefs, re-solving) say how it searches;
     keyword ``settings`` replace single fields of them (``ReBeLSearch(game, iterations=50)``).
     Frontier values: ``leaf_value`` per history (default: ``rollouts`` random playouts
     seeded by ``seed``), or ``pbs_value`` (:mod:`agents.rebel.pbs`) per information set

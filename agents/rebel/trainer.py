@@ -124,8 +124,8 @@ class ReBeLLearner(Learner):
     with ``workers`` > 1 or a ``ray_address`` each game is seeded from it and played on a
     worker with a snapshot of the network, so a run is reproducible for the same
     ``workers``), the evaluation search and the checkpoint. A kind builds its network and
-    self-play (:meth:`_build`), its minibatch step (:meth:`_train_batch`) and what guides
-    the search at the frontier (:meth:`_frontier`).
+    self-play (``_build``), its minibatch step (``_train_batch``) and what guides
+    the search at the frontier (``_frontier``).
     """
 
     CONFIG_CLASS = ReBeLConfig
