@@ -33,13 +33,14 @@ class PublicBeliefs:
     """The belief side of :class:`~agents.rebel.search.ReBeLSearch` (a mixin: it reads the
     search's σ, prior, tremble, budgets and generator)."""
 
-    # What it reads of the search it is part of (set by ReBeLSearch.__init__; σ itself is
-    # the search's _infoset_policy).
+    # What it reads of the search it is part of (set by ReBeLSearch.__init__), and σ at an
+    # information set (ReBeLSearch._infoset_policy).
     game: Game
     options: SearchOptions
     prior: Prior | None
     rng: np.random.Generator
     _prior_probabilities: Callable[[State, int], dict[int, float] | None]
+    _infoset_policy: Callable[[int, tuple, tuple, SeatView | None], dict[int, float]]
 
     def _belief_policy(self, state: State, player: int) -> dict[int, float]:
         """σ at an earlier public state, trembled: every legal action keeps some weight."""

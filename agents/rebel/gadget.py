@@ -12,6 +12,8 @@ is that side of :class:`~agents.rebel.search.ReBeLSearch`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from agents.rebel.options import SearchOptions, Solved
@@ -29,11 +31,14 @@ class SafeResolving:
     """The re-solving gadget of :class:`~agents.rebel.search.ReBeLSearch` (a mixin: it
     calls the search's ``_solve`` and ``public_beliefs``)."""
 
-    # What it reads of the search it is part of (set by ReBeLSearch.__init__).
+    # What it reads of the search it is part of (set by ReBeLSearch.__init__), and the
+    # search's solve and beliefs (ReBeLSearch._solve, PublicBeliefs.public_beliefs).
     game: Game
     options: SearchOptions
     initial_public_key: tuple
     _solved: dict[tuple, Solved | None]
+    _solve: Callable[..., Solved | None]
+    public_beliefs: Callable[[tuple], list[tuple[State, float]] | None]
     # {id(tree): (tree, {public state: [(node, state)]})} over the kept-states subgames it
     # re-solves from (the tree is held so that its id stays its own).
     _public_state_index: dict[int, tuple[GameTree, dict[tuple, list[tuple[int, State]]]]]

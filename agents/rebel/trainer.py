@@ -151,6 +151,7 @@ class ReBeLLearner(Learner):
         self.num_players, self.num_actions = info.num_players, info.num_distinct_actions
         self.network: torch.nn.Module
         self.self_play: SelfPlay
+        self.structures: SubgameStructures  # the searches' subgame trees
         columns = self._build(game, config, seed)
         self.buffer = CircularBuffer(config.buffer_size, columns)
         # Built on the CPU (the same initial weights everywhere), then moved with its
