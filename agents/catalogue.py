@@ -315,6 +315,7 @@ PROJECT_TRAINERS = (
             "learning_rate": POSITIVE,
         },
         agent_modules=("agents.rebel",),
+        address_param="ray_address",
     ),
     TrainerEntry(
         "es-mccfr",

@@ -12,6 +12,8 @@ information set and, trained, beat the untrained network (Kuhn) and playout valu
 from __future__ import annotations
 
 
+import copy
+import shutil
 import time
 from pathlib import Path
 
@@ -28,6 +30,8 @@ from test_loop_resume import (
 import hiddenenvs
 from agents.capabilities import CapabilityError
 from agents.cfr import CFRSolver
+from agents.checkpoint import load_checkpoint
+from agents.device import cpu_state_dict
 from agents.config import config_from_dict
 from agents.loop import train
 from agents.rebel import (
@@ -44,6 +48,7 @@ from agents.rebel import (
 )
 from agents.rebel import FrontierGroups, PBSValue, marginals, set_frontier_values, train_pbs_values
 from agents.rebel.pbs import frontier_beliefs
+from agents.rebel.self_play import SelfPlayWorker
 from agents.specs import load_agent
 from hiddenenvs.analysis import GameTree, TabularPolicy, best_response, exploitability, nash_conv
 from hiddenenvs.analysis.tree import build_subgame_tree, reweighted_subgame
@@ -409,14 +414,14 @@ def test_gadget_needs_two_player_zero_sum():
 
 def test_spec_chooses_the_gadget():
     agent = load_agent("rebel:50,resolve=gadget", "kuhn_poker", player=1, seed=0)
-    assert agent.search.resolve == "gadget"
+    assert agent.search.options.resolve == "gadget"
     with pytest.raises(ValueError, match="resolve"):
         load_agent("rebel:50,resolve=bold", "kuhn_poker")
 
 
 def test_spec_chooses_the_evaluation_sampler():
     agent = load_agent("rebel:50,samples=16,sampler=evaluation", "monty_hall", player=0, seed=0)
-    assert agent.search.sampler == "evaluation" and agent.search.samples == 16
+    assert agent.search.options.sampler == "evaluation" and agent.search.options.samples == 16
     with pytest.raises(ValueError, match="sampler"):
         load_agent("rebel:50,sampler=oracle", "monty_hall")
 
@@ -607,7 +612,7 @@ def test_pbs_trainer_learns_saves_its_agent_and_resumes_bit_for_bit_after_sigkil
     assert (
         isinstance(agent, ReBeLAgent)
         and agent.pbs_network is not None
-        and agent.search.resolve == "gadget"
+        and agent.search.options.resolve == "gadget"
     )
     view = hiddenenvs.load_game("kuhn_poker").state_from_history([2, 0, 1]).seat_view(1)
     assert agent.search_policy(view)[list(view.legal_actions)].sum() == pytest.approx(1.0)
@@ -799,17 +804,195 @@ def test_pbs_values_beat_playout_values_on_liars_dice():
     )
 
 
-@pytest.mark.parametrize("run", [MONTY_RUN, KUHN_PBS_RUN], ids=["history", "pbs"])
-def test_a_step_past_the_deadline_is_cut_before_its_next_solve(run):
-    """Each decision (or PBS root) is a subgame solve: past the deadline none starts, the
-    step is cut and its game is not counted; without a deadline the game is played."""
+def _learner(run: dict, **params) -> ReBeLLearner:
     from agents.config import trainer_config
+
+    run = {**run, "trainer": {"name": "rebel", "params": {**run["trainer"]["params"], **params}}}
+    config = config_from_dict({**run, "output_dir": "unused"})
+    return ReBeLLearner(hiddenenvs.load_game(run["env"]["name"]), trainer_config(config), seed=0)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("run", [MONTY_RUN, KUHN_PBS_RUN], ids=["history", "pbs"])
+def test_a_step_past_the_deadline_is_cut_before_its_next_solve(run, workers, process_alive):
+    """Each decision (or PBS root) is a subgame solve: past the deadline none starts, in the
+    training process or on the workers, the step is cut and its games are not counted;
+    without a deadline a game is played on each worker. Closing leaves no worker."""
     from test_exit_oos import StepContext
 
-    config = config_from_dict({**run, "output_dir": "unused"})
-    learner = ReBeLLearner(hiddenenvs.load_game(run["env"]["name"]), trainer_config(config), seed=0)
-    context = StepContext(0, deadline=time.perf_counter())
-    report = learner.step(context)
-    assert context.step_cut and report.episodes == 0 and len(learner.buffer) == 0
-    context = StepContext(0, deadline=None)
-    assert learner.step(context).episodes == 1 and not context.step_cut and len(learner.buffer) > 0
+    learner = _learner(run, workers=workers)
+    try:
+        context = StepContext(0, deadline=time.perf_counter())
+        report = learner.step(context)
+        assert context.step_cut and report.episodes == 0 and len(learner.buffer) == 0
+        context = StepContext(0, deadline=None)
+        report = learner.step(context)
+        assert report.episodes == workers and not context.step_cut and len(learner.buffer) > 0
+        worker_ids = learner._pool.process_ids() if learner._pool is not None else []
+        assert len(worker_ids) == (workers if workers > 1 else 0)
+    finally:
+        learner.close()
+    assert not [pid for pid in worker_ids if process_alive(pid)]
+
+
+@pytest.mark.parametrize("run", [MONTY_RUN, KUHN_PBS_RUN], ids=["history", "pbs"])
+def test_worker_processes_play_the_games_their_seeds_draw(run):
+    """Two worker processes play one game each from a seed of the learner's generator, with
+    the learner's weights: the buffer holds the rows a worker in this process plays from
+    the same seeds, in seed order; the next step sends the trained weights."""
+    from test_exit_oos import StepContext
+
+    learner = _learner(run, workers=2, batches_per_episode=1)
+    local = SelfPlayWorker(learner.game, learner.config, dict(learner.network.architecture))
+    try:
+        for version in (1, 2):
+            weights = {k: v.numpy().copy() for k, v in cpu_state_dict(learner.network).items()}
+            seeds = [int(s) for s in copy.deepcopy(learner.rng).integers(2**63, size=2)]
+            before = len(learner.buffer)
+            assert learner.step(StepContext(0, deadline=None)).episodes == 2
+            rows = [row for game in local.play_games(version, weights, seeds) for row in game]
+            assert len(learner.buffer) == before + len(rows)
+            stored = learner.buffer.state_dict()["data"]
+            for offset, row in enumerate(rows):
+                for column, value in row.items():
+                    expected = np.asarray(value, dtype=stored[column].dtype)  # as stored
+                    np.testing.assert_array_equal(stored[column][before + offset], expected)
+    finally:
+        learner.close()
+
+
+KUHN_PBS_ARGUMENTS = [
+    "--config",
+    "rebel_pbs_liars_dice",
+    "env.name=kuhn_poker",
+    "env.params={}",
+    "budget.episodes=4",
+    "evaluation.every_episodes=4",
+    "checkpoint_every_episodes=4",
+    "progress_bar=false",
+    "trainer.params.hidden_size=8",
+    "trainer.params.iterations=10",
+    "trainer.params.max_depth=2",
+    "trainer.params.batches_per_episode=2",
+    "trainer.params.batch_size=8",
+    "trainer.params.workers=2",
+]
+
+
+@pytest.mark.slow  # a two-node Ray start-up: minutes on 2 cores, run in .ci/run's slow step
+def test_self_play_on_a_two_node_cluster_through_train_py_address(tmp_path, two_node_cluster):
+    """``train.py --address`` puts ReBeL's two self-play workers on the cluster's two
+    one-CPU nodes and trains the network and buffer of the run on two worker processes."""
+    import ray
+
+    import train as train_cli
+
+    assert len([node for node in ray.nodes() if node["Alive"]]) == 2  # two raylets
+    local, cluster = tmp_path / "local", tmp_path / "cluster"
+    assert train_cli.main([*KUHN_PBS_ARGUMENTS, f"output_dir={local}"]) == 0
+    on_cluster = [*KUHN_PBS_ARGUMENTS, f"output_dir={cluster}"]
+    assert train_cli.main([*on_cluster, "--address", two_node_cluster.address]) == 0
+    assert ray.is_initialized(), "a run on a cluster leaves the cluster alone"
+    assert not ray.util.list_named_actors(), "the run's actors are gone"
+    states = [load_checkpoint(run / "checkpoint.pt")["learner"] for run in (local, cluster)]
+    assert states[0]["episodes"] == 4
+    for column, rows in states[0]["buffer"]["data"].items():
+        np.testing.assert_array_equal(rows, states[1]["buffer"]["data"][column])
+    for name, weights in states[0]["network"].items():
+        assert torch.equal(weights, states[1]["network"][name]), name
+
+
+@pytest.mark.slow  # spawn workers importing torch: a minute on 2 loaded cores
+def test_ctrl_c_ends_a_run_with_worker_processes_and_leaves_none(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from test_exit_oos import _descendants, _running
+
+    arguments = [
+        *KUHN_PBS_ARGUMENTS,
+        "budget.episodes=null",
+        "budget.seconds=600",
+        "checkpoint_every_episodes=2",
+        "trainer.params.iterations=2000",
+        f"output_dir={tmp_path / 'run'}",
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "train.py", *arguments],
+        cwd=Path(__file__).resolve().parent.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    checkpoint = tmp_path / "run" / "checkpoint.pt"
+    deadline = time.monotonic() + 240
+    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = _descendants(process.pid)
+    assert len(workers) >= 2, "the self-play workers run"
+    process.send_signal(signal.SIGINT)  # mid-step: both workers are solving
+    _, error = process.communicate(timeout=60)
+    assert process.returncode == 130 and "Traceback" not in error, error[-2000:]
+    assert "interrupted (Ctrl-C)" in error.strip().splitlines()[-1]
+    deadline = time.monotonic() + 30
+    while [pid for pid in workers if _running(pid)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _running(pid)]
+    assert "leaked" not in error, error[-2000:]
+
+
+# Files written by the code before ReBeL's learner was split in two (commit 0b27891): tiny
+# runs of two episodes, their run checkpoint and the agent saved for seat 0.
+BEFORE_SPLIT = Path(__file__).resolve().parent / "data" / "rebel_before_split"
+
+
+@pytest.mark.parametrize(
+    "name, game_name, exploitability, loss",
+    [
+        # per-history values on Monty Hall; PBS values and the gadget on Kuhn poker
+        ("history_monty_hall", "monty_hall", 15.1516250772778, 1.796095371246338),
+        ("pbs_kuhn", "kuhn_poker", 0.32407407407407407, 0.28931286931037903),
+    ],
+)
+def test_files_saved_before_the_learner_split_load_and_resume(
+    name, game_name, exploitability, loss, tmp_path
+):
+    """The agent file loads as a ReBeL agent that plays; the run checkpoint resumes for a third
+    episode to the evaluation the code that wrote it reached (recorded then)."""
+    agent = load_agent(str(BEFORE_SPLIT / f"{name}_agent.pt"), game_name)
+    assert isinstance(agent, ReBeLAgent)
+    state = hiddenenvs.load_game(game_name).new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.legal_actions()[0])
+    view = state.seat_view(state.movers()[0])
+    assert agent.search_policy(view)[list(view.legal_actions)].sum() == pytest.approx(1.0)
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(BEFORE_SPLIT / f"{name}_checkpoint.pt", run / "checkpoint.pt")
+    saved = load_checkpoint(run / "checkpoint.pt")["config"]
+    resumed = {**saved, "output_dir": str(run), "budget": {"episodes": 3}}
+    result = train(config_from_dict(resumed), resume=True)
+    assert result["episodes"] == 3
+    assert result["last_evaluation"]["exploitability"] == pytest.approx(exploitability, rel=1e-6)
+    assert result["last_evaluation"]["loss"] == pytest.approx(loss, rel=1e-6)
+
+
+def test_search_options_are_one_typed_object_and_the_package_imports_point_one_way():
+    """A trainer's config gives its searches' options in one place; keyword settings replace
+    single fields; no module of agents/rebel/ hides an import circle under TYPE_CHECKING."""
+    from agents.rebel import ReBeLConfig, SearchOptions
+
+    config = ReBeLConfig(iterations=7, max_depth=3, resolve="gadget")
+    assert SearchOptions.from_config(config, config.resolve) == SearchOptions(
+        iterations=7, max_depth=3, resolve="gadget"
+    )
+    game = hiddenenvs.load_game("kuhn_poker")
+    search = ReBeLSearch(game, SearchOptions(iterations=7), samples=5)
+    assert search.options == SearchOptions(iterations=7, samples=5)
+    with pytest.raises(ValueError, match="tremble must be in"):
+        ReBeLSearch(game, tremble=1.0)
+    package = Path(ReBeLSearch.__module__.replace(".", "/")).parent
+    root = Path(__file__).resolve().parent.parent
+    assert not [p.name for p in (root / package).glob("*.py") if "TYPE_CHECKING" in p.read_text()]

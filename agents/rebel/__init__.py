@@ -89,6 +89,7 @@ Module                          Part
 :mod:`agents.rebel.gadget`      safe re-solving (CFR-D's gadget)
 :mod:`agents.rebel.values`      frontier values per history: playouts, value/policy net
 :mod:`agents.rebel.pbs`         frontier values per public belief state (ReBeL proper)
+:mod:`agents.rebel.self_play`   Alg. 1's self-play games, the worker playing them in parallel
 :mod:`agents.rebel.trainer`     the training loop (trainer ``rebel``), the agent, ``rebel:``
 ==============================  ==========================================================
 
@@ -103,6 +104,7 @@ Module                          Part
 ('switch', True)
 """
 
+from agents.rebel.options import RESOLVE_MODES, SAMPLERS, VALUE_KINDS, SearchOptions
 from agents.rebel.pbs import (
     FrontierGroups,
     PBSValue,
@@ -114,9 +116,6 @@ from agents.rebel.pbs import (
 )
 from agents.rebel.samplers import EvaluationSampler, ProposalSampler
 from agents.rebel.search import (
-    RESOLVE_MODES,
-    SAMPLERS,
-    VALUE_KINDS,
     ReBeLSearch,
     SubgameStructures,
     rebel_exploitability,
@@ -140,6 +139,7 @@ __all__ = [
     "ReBeLLearner",
     "ReBeLNetwork",
     "ReBeLSearch",
+    "SearchOptions",
     "SubgameStructures",
     "marginals",
     "rebel_exploitability",

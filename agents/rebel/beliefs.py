@@ -18,16 +18,29 @@ samplers of Partridge & Thielscher, "Hidden Information General Game Playing wit
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
+from agents.rebel.options import SearchOptions
 from agents.rebel.samplers import EvaluationSampler, ProposalSampler, _reached_children
+from agents.rebel.values import Prior
 from hiddenenvs.beliefs import sample_histories
-from hiddenenvs.game import SeatView, State
+from hiddenenvs.game import Game, SeatView, State
 
 
 class PublicBeliefs:
     """The belief side of :class:`~agents.rebel.search.ReBeLSearch` (a mixin: it reads the
     search's σ, prior, tremble, budgets and generator)."""
+
+    # What it reads of the search it is part of (set by ReBeLSearch.__init__), and σ at an
+    # information set (ReBeLSearch._infoset_policy).
+    game: Game
+    options: SearchOptions
+    prior: Prior | None
+    rng: np.random.Generator
+    _prior_probabilities: Callable[[State, int], dict[int, float] | None]
+    _infoset_policy: Callable[[int, tuple, tuple, SeatView | None], dict[int, float]]
 
     def _belief_policy(self, state: State, player: int) -> dict[int, float]:
         """σ at an earlier public state, trembled: every legal action keeps some weight."""
@@ -35,14 +48,17 @@ class PublicBeliefs:
         probabilities = self._infoset_policy(
             player, state.information_state_key(player), state.public_state_key(), None
         )
-        uniform = self.tremble / len(legal)
+        uniform = self.options.tremble / len(legal)
         total = sum(probabilities.get(a, 0.0) for a in legal)
         if total <= 0:
             probabilities = self._prior_probabilities(state, player)
             if probabilities is None:
                 return {a: 1.0 / len(legal) for a in legal}
             total = sum(probabilities.get(a, 0.0) for a in legal) or 1.0
-        return {a: (1 - self.tremble) * probabilities.get(a, 0.0) / total + uniform for a in legal}
+        return {
+            a: (1 - self.options.tremble) * probabilities.get(a, 0.0) / total + uniform
+            for a in legal
+        }
 
     def public_beliefs(self, public_key: tuple) -> list[tuple[State, float]] | None:
         """``[(state, b(h))]`` over the histories with this public state, or None if too many."""
@@ -55,7 +71,7 @@ class PublicBeliefs:
         while stack:
             state, weight = stack.pop()
             visited += 1
-            if visited > self.max_root_nodes:
+            if visited > self.options.max_root_nodes:
                 return None
             key = state.public_state_key()
             if key != target[: len(key)]:
@@ -99,7 +115,7 @@ class PublicBeliefs:
                         grown.append((child, weight * child_weight, len(key) == len(target)))
             if not grown:
                 raise ValueError(f"{self.game.spec}: no history has the public state {target!r}")
-            particles = grown if len(grown) <= self.samples else self._resample(grown)
+            particles = grown if len(grown) <= self.options.samples else self._resample(grown)
         total = sum(w for _, w, _ in particles)
         return [(state, w / total) for state, w, _ in particles]
 
@@ -109,13 +125,13 @@ class PublicBeliefs:
         """Systematic resampling to ``samples`` draws of equal weight, duplicates merged."""
         weights = np.array([w for _, w, _ in particles])
         total = weights.sum()
-        positions = (self.rng.random() + np.arange(self.samples)) / self.samples
+        positions = (self.rng.random() + np.arange(self.options.samples)) / self.options.samples
         picks = np.minimum(
             np.searchsorted(np.cumsum(weights) / total, positions), len(particles) - 1
         )
         counts = np.bincount(picks, minlength=len(particles))
         return [
-            (particles[i][0], total * counts[i] / self.samples, particles[i][2])
+            (particles[i][0], total * counts[i] / self.options.samples, particles[i][2])
             for i in np.flatnonzero(counts)
         ]
 
@@ -129,18 +145,20 @@ class PublicBeliefs:
         mode (:class:`EvaluationSampler`); the distinct histories drawn, each weighted by
         its stored reach (the posterior restricted to what was drawn).
         """
-        if self.sampler == "evaluation":
+        if self.options.sampler == "evaluation":
             sampler = EvaluationSampler(
                 self.game, view.player, view.information_state_key, self.prior
             )
             draws = [
                 (history, sampler.reach[history])
-                for history in dict.fromkeys(h for h, _ in sampler.sample(self.samples, self.rng))
+                for history in dict.fromkeys(
+                    h for h, _ in sampler.sample(self.options.samples, self.rng)
+                )
             ]
-        elif self.sampler == "proposal":
+        elif self.options.sampler == "proposal":
             draws = ProposalSampler(
                 self.game, view.player, view.information_state_key, self.prior, self.prior
-            ).sample(self.samples, self.rng)
+            ).sample(self.options.samples, self.rng)
         else:
             try:
                 histories = sample_histories(
@@ -148,7 +166,7 @@ class PublicBeliefs:
                     view.player,
                     view.information_state_key,
                     self.rng,
-                    self.samples,
+                    self.options.samples,
                     self.prior,
                 )
             except ValueError:
@@ -158,7 +176,11 @@ class PublicBeliefs:
                 # states too, which can outgrow its node budget late in long games (Meier):
                 # the uniform opponent model merges them.
                 histories = sample_histories(
-                    self.game, view.player, view.information_state_key, self.rng, self.samples
+                    self.game,
+                    view.player,
+                    view.information_state_key,
+                    self.rng,
+                    self.options.samples,
                 )
             draws = [(history, 1.0) for history in histories]
         weights: dict[tuple, float] = {}

@@ -12,10 +12,11 @@ is that side of :class:`~agents.rebel.search.ReBeLSearch`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import numpy as np
 
+from agents.rebel.options import SearchOptions, Solved
 from hiddenenvs.analysis import GameTree, TabularPolicy
 from hiddenenvs.analysis.exploitability import (
     best_response,
@@ -23,15 +24,24 @@ from hiddenenvs.analysis.exploitability import (
     node_values,
     reach_probabilities,
 )
-from hiddenenvs.game import State
-
-if TYPE_CHECKING:
-    from agents.rebel.search import Solved
+from hiddenenvs.game import Game, State
 
 
 class SafeResolving:
     """The re-solving gadget of :class:`~agents.rebel.search.ReBeLSearch` (a mixin: it
     calls the search's ``_solve`` and ``public_beliefs``)."""
+
+    # What it reads of the search it is part of (set by ReBeLSearch.__init__), and the
+    # search's solve and beliefs (ReBeLSearch._solve, PublicBeliefs.public_beliefs).
+    game: Game
+    options: SearchOptions
+    initial_public_key: tuple
+    _solved: dict[tuple, Solved | None]
+    _solve: Callable[..., Solved | None]
+    public_beliefs: Callable[[tuple], list[tuple[State, float]] | None]
+    # {id(tree): (tree, {public state: [(node, state)]})} over the kept-states subgames it
+    # re-solves from (the tree is held so that its id stays its own).
+    _public_state_index: dict[int, tuple[GameTree, dict[tuple, list[tuple[int, State]]]]]
 
     def _gadget_subgame(self, public_key: tuple, player: int) -> Solved | None:
         """CFR-D's continual re-solving for ``player`` (Burch, Johanson & Bowling 2014;
@@ -48,7 +58,7 @@ class SafeResolving:
         root: tuple = self.initial_public_key
         while solved is not None and root != public_key:
             tree, frontier_keys = solved[0], solved[3]
-            acting = _states_by_public_state(tree)
+            acting = self._states_by_public_state(tree)
             root = next(
                 (
                     public_key[:k]
@@ -70,7 +80,7 @@ class SafeResolving:
         root = self.initial_public_key
         if root not in self._solved:
             self._solved[root] = self._solve(
-                root, self.public_beliefs(root), iterations=self.blueprint_iterations
+                root, self.public_beliefs(root), iterations=self.options.blueprint_budget
             )
         return self._solved[root]
 
@@ -95,7 +105,7 @@ class SafeResolving:
         """
         tree, slots = previous[0], previous[1]
         opponent = 1 - player
-        nodes_states = _states_by_public_state(tree).get(public_key, [])
+        nodes_states = self._states_by_public_state(tree).get(public_key, [])
         if not nodes_states:
             return None
         nodes = np.array([node for node, _ in nodes_states])
@@ -127,14 +137,14 @@ class SafeResolving:
             terminate.append(row)
         return self._solve(public_key, roots, gadget=(opponent, np.array(terminate)))
 
-
-def _states_by_public_state(tree: GameTree) -> dict[tuple, list[tuple[int, State]]]:
-    """``{public state: [(node, state)]}`` over a kept-states subgame's decision and
-    frontier nodes (cached on the tree)."""
-    index = getattr(tree, "_by_public_state", None)
-    if index is None:
-        index = {}
+    def _states_by_public_state(self, tree: GameTree) -> dict[tuple, list[tuple[int, State]]]:
+        """``{public state: [(node, state)]}`` over a kept-states subgame's decision and
+        frontier nodes (kept per tree)."""
+        kept = self._public_state_index.get(id(tree))
+        if kept is not None:
+            return kept[1]
+        index: dict[tuple, list[tuple[int, State]]] = {}
         for node, state in sorted(tree.node_states.items()):
             index.setdefault(tuple(state.public_state_key()), []).append((node, state))
-        tree._by_public_state = index
-    return index
+        self._public_state_index[id(tree)] = (tree, index)
+        return index

@@ -14,6 +14,7 @@ unsafe) or ``"gadget"`` (every decision, safely: :mod:`agents.rebel.gadget`).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import OrderedDict
 from typing import Any
@@ -23,6 +24,7 @@ import numpy as np
 from agents.cfr import CFRSolver
 from agents.rebel.beliefs import PublicBeliefs
 from agents.rebel.gadget import SafeResolving
+from agents.rebel.options import SearchOptions, Solved
 from agents.rebel.pbs import PBSValue, solve_with_pbs_values, zero_values
 from agents.rebel.values import LeafValue, Prior, rollout_values
 from agents.search import check_deadline
@@ -31,13 +33,6 @@ from hiddenenvs.analysis.tree import SubgameTooLarge, build_subgame_tree, reweig
 from hiddenenvs.beliefs import action_probability_function
 from hiddenenvs.game import Game, SeatView, State
 
-RESOLVE_MODES = ("frontier", "decision", "gadget")
-VALUE_KINDS = ("history", "pbs")
-SAMPLERS = ("posterior", "proposal", "evaluation", "particles")
-# A finished solve: subgame tree, σ per infoset-action slot, depth, the public states cut,
-# the root histories with their beliefs.
-Solved = tuple[GameTree, np.ndarray, int, frozenset, list]
-
 # CFR+ iterations of a solve between two reads of the deadline.
 CFR_CHUNK = 10
 
@@ -45,60 +40,36 @@ CFR_CHUNK = 10
 class ReBeLSearch(PublicBeliefs, SafeResolving):
     """Belief-weighted depth-limited subgame solving, cached per public state.
 
-    Budget per solve: ``iterations`` CFR+ iterations at every depth, deepening while
-    ``seconds`` (None: no time limit) allow. ``max_depth`` (None: unlimited) caps the
-    depth in public steps. ``pbs_value`` (:mod:`agents.rebel.pbs`) values the frontier per
-    information set from the public belief state, recomputed at every CFR iteration,
-    instead of ``leaf_value`` per history. ``blueprint_iterations`` (default ``iterations``) budgets the
-    first subgame of ``resolve="gadget"`` alone: CFR-D's cheap blueprint, re-solved safely.
-    Without ``seconds`` the search builds the ``max_depth`` subgame first (shallower only
-    when it does not fit): the intermediate depths would not answer. ``structures``
-    (:class:`SubgameStructures`) keeps subgame trees for reuse with new beliefs and values,
-    shared between searches when given (a trainer's self-play games).
+    ``options`` (:class:`~agents.rebel.options.SearchOptions`: budgets, beliefs, re-solving) say how it searches;
+    keyword ``settings`` replace single fields of them (``ReBeLSearch(game, iterations=50)``).
+    Frontier values: ``leaf_value`` per history (default: ``rollouts`` random playouts
+    seeded by ``seed``), or ``pbs_value`` (:mod:`agents.rebel.pbs`) per information set
+    from the public belief state, recomputed at every CFR iteration; ``prior`` warm-starts
+    CFR's regrets. Without ``seconds`` the search builds the ``max_depth`` subgame first
+    (shallower only when it does not fit): the intermediate depths would not answer.
+    ``structures`` (:class:`SubgameStructures`) keeps subgame trees for reuse with new
+    beliefs and values, shared between searches when given (a trainer's self-play games).
     See the module docstring for the method.
     """
 
     def __init__(
         self,
         game: Game,
-        iterations: int = 200,
-        seconds: float | None = None,
-        max_depth: int | None = None,
+        options: SearchOptions | None = None,
+        *,
+        seed: int = 0,
         leaf_value: LeafValue | None = None,
         prior: Prior | None = None,
-        rollouts: int = 8,
-        tremble: float = 1e-6,
-        max_root_nodes: int = 10_000,
-        max_subgame_nodes: int = 20_000,
-        samples: int = 64,
-        resolve: str = "frontier",
-        sampler: str = "posterior",
-        seed: int = 0,
-        blueprint_iterations: int | None = None,
         pbs_value: PBSValue | None = None,
         structures: SubgameStructures | None = None,
+        **settings: Any,
     ):
-        if iterations < 1:
-            raise ValueError(f"iterations must be >= 1, got {iterations}")
-        if blueprint_iterations is not None and blueprint_iterations < 1:
-            raise ValueError(f"blueprint_iterations must be >= 1, got {blueprint_iterations}")
-        if seconds is not None and seconds <= 0:
-            raise ValueError(f"seconds must be positive, got {seconds}")
-        if max_depth is not None and max_depth < 1:
-            raise ValueError(f"max_depth must be >= 1, got {max_depth}")
-        if sampler not in SAMPLERS:
-            raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
-        if resolve not in RESOLVE_MODES:
-            raise ValueError(f"resolve must be one of {RESOLVE_MODES}, got {resolve!r}")
-        if resolve == "gadget" and not game.info.is_two_player_zero_sum:
+        options = dataclasses.replace(options or SearchOptions(), **settings)
+        if options.resolve == "gadget" and not game.info.is_two_player_zero_sum:
             raise ValueError(
                 f"resolve='gadget' needs a two-player zero-sum game; {game.spec} is not"
             )
-        if not 0.0 < tremble < 1.0:
-            raise ValueError(f"tremble must be in (0, 1), got {tremble}")
-        self.game = game
-        self.iterations, self.seconds, self.max_depth = iterations, seconds, max_depth
-        self.blueprint_iterations = blueprint_iterations or iterations
+        self.game, self.options = game, options
         self.pbs_value = pbs_value
         if pbs_value is not None:
             if leaf_value is not None:
@@ -106,13 +77,8 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
                     "give leaf_value (per history) or pbs_value (per public belief state), not both"
                 )
             leaf_value = zero_values(game)  # replaced at every CFR iteration
-        self.leaf_value = leaf_value or rollout_values(game, rollouts, seed)
+        self.leaf_value = leaf_value or rollout_values(game, options.rollouts, seed)
         self.prior = prior
-        self.tremble = tremble
-        self.max_root_nodes, self.max_subgame_nodes = max_root_nodes, max_subgame_nodes
-        self.samples = samples
-        self.resolve = resolve
-        self.sampler = sampler
         self.rng = np.random.default_rng(seed)
         # A time.perf_counter() instant (None: none) that stops a solve inside its CFR
         # iterations (DeadlinePassed): a trainer's step sets it to the run's deadline.
@@ -121,6 +87,7 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
         # public state key (or ("sampled", player, key)) -> (subgame tree, σ per slot, depth),
         # None for a public state too large to enumerate
         self._solved: dict[tuple, Solved | None] = {}
+        self._public_state_index = {}
         self.structures = structures if structures is not None else SubgameStructures()
         # Where the first subgame is rooted: the initial state's public state, empty in most
         # games but not in all (II-Goofspiel reveals the first point card before any move).
@@ -162,12 +129,12 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
     def subgame(self, view: SeatView) -> Solved:
         """The solved subgame that answers at the seat's information set (solving it)."""
         solved = self._subgame_of(tuple(view.public_state_key), view.player)
-        if solved is None and self.resolve == "gadget":
+        if solved is None and self.options.resolve == "gadget":
             raise ValueError(
                 f"{self.game.spec}: resolve='gadget' found no history of public state "
                 f"{tuple(view.public_state_key)!r} in the previous subgame (too large to enumerate?)"
             )
-        if solved is None and self.sampler == "particles":
+        if solved is None and self.options.sampler == "particles":
             particles_key = ("particles", tuple(view.public_state_key))
             if particles_key not in self._solved:
                 self._solved[particles_key] = self._solve(
@@ -189,8 +156,8 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
             solved = self._solved[sampled_key]
             if solved is None:
                 raise ValueError(
-                    f"{self.game.spec}: a depth-1 subgame over {self.samples} sampled histories has "
-                    f"more than {self.max_subgame_nodes} nodes; raise max_subgame_nodes or lower samples"
+                    f"{self.game.spec}: a depth-1 subgame over {self.options.samples} sampled histories has "
+                    f"more than {self.options.max_subgame_nodes} nodes; raise max_subgame_nodes or lower samples"
                 )
         return solved
 
@@ -205,9 +172,9 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
         re-solved from its own beliefs.
         ``resolve="gadget"``: :meth:`_gadget_subgame`.
         """
-        if self.resolve == "gadget":
+        if self.options.resolve == "gadget":
             return self._gadget_subgame(public_key, player)
-        root = public_key if self.resolve == "decision" else self.initial_public_key
+        root = public_key if self.options.resolve == "decision" else self.initial_public_key
         while True:
             if root not in self._solved:
                 self._solved[root] = self._solve(root, self.public_beliefs(root))
@@ -240,30 +207,38 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
         if roots is None:
             return None
         length = len(public_key)
-        if self.seconds is None and self.max_depth is not None:
+        if self.options.seconds is None and self.options.max_depth is not None:
             # Without a clock only the deepest subgame that fits answers: build it first.
-            for depth in range(self.max_depth, 0, -1):
+            for depth in range(self.options.max_depth, 0, -1):
                 built = self._subgame_tree(roots, length + depth, gadget)
                 if built is not None:
                     return (
                         built[0],
-                        self._cfr(built[0], iterations or self.iterations),
+                        self._cfr(built[0], iterations or self.options.iterations),
                         depth,
                         built[1],
                         roots,
                     )
             return None
-        deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+        deadline = (
+            None if self.options.seconds is None else time.perf_counter() + self.options.seconds
+        )
         depth = 0
         best: Solved | None = None
-        while self.max_depth is None or depth < self.max_depth:
+        while self.options.max_depth is None or depth < self.options.max_depth:
             check_deadline(self.deadline, "ReBeL solve")
             depth += 1
             built = self._subgame_tree(roots, length + depth, gadget)
             if built is None:  # the last depth that fitted answers
                 break
             tree = built[0]
-            best = (tree, self._cfr(tree, iterations or self.iterations), depth, built[1], roots)
+            best = (
+                tree,
+                self._cfr(tree, iterations or self.options.iterations),
+                depth,
+                built[1],
+                roots,
+            )
             complete = tree.num_frontier == 0
             if complete or (deadline is not None and time.perf_counter() >= deadline):
                 break
@@ -303,9 +278,9 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
                 [(s.clone(), w) for s, w in roots],
                 frontier,
                 self.leaf_value,
-                max_nodes=self.max_subgame_nodes,
+                max_nodes=self.options.max_subgame_nodes,
                 gadget=gadget,
-                keep_states=self.resolve == "gadget" or self.pbs_value is not None,
+                keep_states=self.options.resolve == "gadget" or self.pbs_value is not None,
             )
         except SubgameTooLarge:
             if key is not None:

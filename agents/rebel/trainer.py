@@ -10,13 +10,14 @@ or ReBeL proper's values of public belief states (``values: pbs``,
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
 from agents.base import Learner, SearchAgent, StepReport
+from agents.catalogue import POSITIVE, RANGE
 from agents.device import (
     agent_device,
     check_device_setting,
@@ -25,21 +26,27 @@ from agents.device import (
     weight_count,
 )
 from agents.memories import CircularBuffer
-from agents.rebel.pbs import PBSValue, PBSValueNetwork, self_play_examples, train_step
-from agents.rebel.search import (
+from agents.parallel import WorkerPool, unix_deadline
+from agents.rebel.options import (
     RESOLVE_MODES,
     VALUE_KINDS,
-    ReBeLSearch,
-    Solved,
-    SubgameStructures,
-    rebel_policy,
+    SearchOptions,
+    search_settings,
+)
+from agents.rebel.pbs import PBSValue, PBSValueNetwork, train_step
+from agents.rebel.search import ReBeLSearch, SubgameStructures, rebel_policy
+from agents.rebel.self_play import (
+    Example,
+    HistorySelfPlay,
+    PBSSelfPlay,
+    SelfPlay,
+    SelfPlayWorker,
 )
 from agents.rebel.values import NetworkGuide, ReBeLNetwork, state_features
-from agents.search import DeadlinePassed, check_deadline, register_spec
+from agents.search import register_spec
 from agents.search.classic import parse_spec
 from hiddenenvs.analysis import GameTree, TabularPolicy
-from hiddenenvs.analysis.exploitability import edge_probabilities, node_values
-from hiddenenvs.game import CHANCE, Game, GameSpec, SeatView, draw_index
+from hiddenenvs.game import Game, GameSpec, SeatView
 from hiddenenvs.registry import load_game
 
 
@@ -60,6 +67,10 @@ class ReBeLConfig:
     buffer_size: int = 20_000  # newest training examples kept
     learning_rate: float = 1e-3
     device: str = "auto"  # auto | cpu | cuda | cuda:N (agents/device.py)
+    # Self-play workers (agents.parallel.WorkerPool): 1 plays one game a step in the training
+    # process; N > 1 (or a ray_address) plays N seeded games a step, one on each worker.
+    workers: int = field(default=1, metadata={RANGE: POSITIVE})
+    ray_address: str | None = None  # "local" or a cluster ("auto", host:port): Ray actors
 
     def __post_init__(self):
         from agents.config import ConfigError
@@ -92,27 +103,39 @@ class ReBeLConfig:
                 f"trainer.params.learning_rate must be positive, got {self.learning_rate}"
             )
 
+    @property
+    def parallel(self) -> bool:
+        """Whether self-play runs on a worker pool (else in the training process)."""
+        return self.workers > 1 or self.ray_address is not None
+
 
 class ReBeLLearner(Learner):
-    """The training loop, one self-play game per loop step, in two kinds (``values``).
+    """ReBeL's training loop (Alg. 1): one loop step plays ``workers`` self-play games
+    (:mod:`agents.rebel.self_play`), adds their examples to a replay buffer, then takes
+    ``batches_per_episode`` minibatches per game. ``ReBeLLearner(game, config, seed)``
+    builds the kind ``config.values`` names, which says what the network values:
 
-    ``"history"``, the GDL-II paper's Alg. 1: self-play on the game model where every
-    decision is a subgame solve guided by the network (:class:`ReBeLNetwork`); each solve
-    adds, for every root history h, the example (features(h), v(h) under σ for every
-    role, σ at each mover's information set); then ``batches_per_episode`` minibatches of
-    squared value error plus policy cross-entropy.
+    - ``"history"``, :class:`HistoryReBeLLearner` (the GDL-II paper's Alg. 1);
+    - ``"pbs"``, :class:`PBSReBeLLearner` (ReBeL proper, Brown et al. 2020, value side).
 
-    ``"pbs"``, ReBeL proper (Brown et al. 2020, Alg. 1, value side;
-    :mod:`agents.rebel.pbs`): a self-play game over public belief states, each depth-
-    limited subgame solved with the PBS value network at its frontier, adds (root PBS,
-    information-set values averaged over the iterations) to a replay buffer, and the next
-    root is the frontier PBS reached by σ at a random iteration; then
-    ``batches_per_episode`` minibatches of squared error. The evaluation policy is the
-    search with the network at the frontier, re-solving as ``resolve`` says (``"gadget"``:
-    CFR-D's safe re-solving).
+    This class holds what both share: the buffer, the optimiser, the generator, the
+    self-play (in process, or on a :class:`agents.parallel.WorkerPool`: with one worker, the
+    default, the game is played in the training process from the learner's generator;
+    with ``workers`` > 1 or a ``ray_address`` each game is seeded from it and played on a
+    worker with a snapshot of the network, so a run is reproducible for the same
+    ``workers``), the evaluation search and the checkpoint. A kind builds its network and
+    self-play (``_build``), its minibatch step (``_train_batch``) and what guides
+    the search at the frontier (``_frontier``).
     """
 
     CONFIG_CLASS = ReBeLConfig
+    # The keyword a ReBeLAgent takes this kind's network under.
+    AGENT_NETWORK = "network"
+
+    def __new__(cls, game: Game, config: ReBeLConfig, seed: int) -> ReBeLLearner:
+        if cls is ReBeLLearner:
+            cls = PBSReBeLLearner if config.values == "pbs" else HistoryReBeLLearner
+        return super().__new__(cls)
 
     def __init__(self, game: Game, config: ReBeLConfig, seed: int):
         super().__init__(game, config, seed)
@@ -123,41 +146,14 @@ class ReBeLLearner(Learner):
                 f"trainer.params.resolve: 'gadget' needs a two-player zero-sum game; "
                 f"{game.spec} is not"
             )
-        torch.manual_seed(seed)
+        torch.manual_seed(seed)  # the network's initial weights
         info = game.info
         self.num_players, self.num_actions = info.num_players, info.num_distinct_actions
-        self.pbs: PBSValue | None = None
-        if config.values == "pbs":
-            try:
-                self.pbs = PBSValue(game, hidden_size=config.hidden_size, seed=seed)
-            except ValueError as error:
-                raise ConfigError(f"trainer.params.values: 'pbs' on {game.spec}: {error}") from None
-            self.network = self.pbs.network
-            size = int(self.pbs.offsets[-1])  # private states, all roles
-            input_size = self.network.architecture["public_size"] + size
-            self.buffer = CircularBuffer(
-                config.buffer_size,
-                {
-                    "features": ((input_size,), np.float32),
-                    "target": ((size,), np.float32),
-                    "mask": ((size,), np.float32),
-                },
-            )
-        else:
-            input_size = len(state_features(game.new_initial_state()))
-            self.network = ReBeLNetwork(
-                input_size, self.num_players, self.num_actions, config.hidden_size
-            )
-            self.buffer = CircularBuffer(
-                config.buffer_size,
-                {
-                    "features": ((input_size,), np.float32),
-                    "value": ((self.num_players,), np.float32),
-                    "policy": ((self.num_players, self.num_actions), np.float32),
-                    "has_policy": ((self.num_players,), np.float32),
-                },
-            )
-            self.guide = NetworkGuide(self.network, game)
+        self.network: torch.nn.Module
+        self.self_play: SelfPlay
+        self.structures: SubgameStructures  # the searches' subgame trees
+        columns = self._build(game, config, seed)
+        self.buffer = CircularBuffer(config.buffer_size, columns)
         # Built on the CPU (the same initial weights everywhere), then moved with its
         # optimiser's state; the searches ask it on the same device.
         self.device_choice = choose_device(
@@ -168,129 +164,146 @@ class ReBeLLearner(Learner):
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
         self.rng = np.random.default_rng(seed)
         self.episodes = 0
-        self.structures = SubgameStructures()  # subgame trees, reused across self-play games
+        self._pool: WorkerPool | None = None
+        self._network_version = 0  # the weights' number, sent with them to the workers
 
-    @property
-    def search_options(self) -> dict[str, Any]:
-        return {"iterations": self.config.iterations, "max_depth": self.config.max_depth}
+    # ---- what a kind provides --------------------------------------------------------------
+    def _build(self, game: Game, config: ReBeLConfig, seed: int) -> dict[str, tuple]:
+        """Set ``network``, ``self_play`` and ``structures`` (the searches' subgame trees);
+        return the buffer's columns."""
+        raise NotImplementedError
 
+    def _train_batch(self) -> float:
+        """One minibatch step on the buffer; its loss."""
+        raise NotImplementedError
+
+    def _frontier(self) -> dict[str, Any]:
+        """The search's guide at the subgame frontier (ReBeLSearch keywords)."""
+        raise NotImplementedError
+
+    # ---- the search ------------------------------------------------------------------------
     def search(self, seed: int, resolve: str = "frontier") -> ReBeLSearch:
-        guide = {"pbs_value": self.pbs} if self.pbs is not None else self.guide.search_options()
         return ReBeLSearch(
             self.game,
+            SearchOptions.from_config(self.config, resolve),
             seed=seed,
-            resolve=resolve,
             structures=self.structures,
-            **self.search_options,
-            **guide,
+            **self._frontier(),
         )
+
+    # ---- self-play -------------------------------------------------------------------------
+    def _play(self, deadline: float | None) -> list[list[Example]] | None:
+        """This step's games' examples; None when the deadline cut one (nothing is kept)."""
+        if not self.config.parallel:
+            examples = self.self_play.play_game(self.rng, deadline)
+            return None if examples is None else [examples]
+        seeds = [int(s) for s in self.rng.integers(2**63, size=self.config.workers)]
+        if self._pool is None:
+            self._pool = WorkerPool(
+                SelfPlayWorker,
+                (self.game, self.config, dict(self.network.architecture)),
+                self.config.workers,
+                ray_address=self.config.ray_address,
+                name="rebel-self-play",
+                where="trainer.params.ray_address",
+            )
+        self._network_version += 1
+        # Arrays, not tensors: multiprocessing sends a tensor by file descriptor through its
+        # resource sharer, whose handshake a worker terminated at a deadline or Ctrl-C breaks.
+        weights = {k: v.numpy() for k, v in cpu_state_dict(self.network).items()}
+        send = unix_deadline(deadline)
+        played = dict(
+            self._pool.map(
+                "play_games",
+                [(self._network_version, weights, [seed], send) for seed in seeds],
+                deadline,
+            )
+        )
+        games = [game for index in range(len(seeds)) for game in played.get(index, [])]
+        return games if len(games) == len(seeds) else None
 
     def step(self, loop: Any) -> StepReport:
-        if self.pbs is not None:
-            return self._pbs_step(loop)
-        search = self.search(int(self.rng.integers(2**31)))
-        search.deadline = loop.deadline  # a solve stops inside its iterations there
-        try:
-            examples = self._play_and_solve(search)
-        except DeadlinePassed:
+        games = self._play(loop.deadline)
+        if games is None:  # the deadline came mid-game: nothing of this step is kept
             loop.step_cut = True
             return StepReport(episodes=0, iterations=0)
-        losses = [self._train_batch() for _ in range(self.config.batches_per_episode)]
-        self.guide.forget()
-        self.episodes += 1
+        for examples in games:
+            for row in examples:
+                self.buffer.add(**row)
+        batches = self.config.batches_per_episode * len(games)
+        losses = [self._train_batch() for _ in range(batches)]
+        self.self_play.weights_changed()
+        self.episodes += len(games)
         return StepReport(
-            episodes=1,
+            episodes=len(games),
             iterations=1,
             metrics={
                 "loss": float(np.mean(losses)),
-                "examples": float(examples),
+                "examples": float(sum(len(examples) for examples in games)),
                 "buffer": float(len(self.buffer)),
             },
         )
 
-    def _play_and_solve(self, search: ReBeLSearch) -> int:
-        """One self-play game, each decision from a solved subgame; the examples added."""
-        state = self.game.new_initial_state()
-        examples = 0
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[draw_index([p for _, p in outcomes], self.rng)][0])
-                continue
-            check_deadline(search.deadline, "ReBeL self-play")
-            joint = [-1] * self.num_players
-            for player in state.movers():
-                view = state.seat_view(player)
-                examples += self._add_examples(search.subgame(view))
-                probabilities = search.policy(view)[list(view.legal_actions)]
-                if self.rng.random() < self.config.exploration:
-                    probabilities = np.full(len(probabilities), 1.0 / len(probabilities))
-                joint[player] = view.legal_actions[draw_index(probabilities, self.rng)]
-            if state.is_simultaneous_node():
-                state.apply_actions(joint)
-            else:
-                state.apply_action(joint[state.current_player()])
-        return examples
+    def close(self) -> None:
+        """Stop the self-play workers now (running games are abandoned); safe to call again,
+        and after an exception or Ctrl-C."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
 
-    def _pbs_step(self, loop: Any) -> StepReport:
-        config = self.config
-        examples = self_play_examples(
-            self.pbs,
-            self.rng,
-            config.max_depth,
-            config.iterations,
-            config.exploration,
-            loop.deadline,
-        )
-        if examples is None:  # the deadline came mid-game: nothing of this step is kept
-            loop.step_cut = True
-            return StepReport(episodes=0, iterations=0)
-        for features, target, mask in examples:
-            self.buffer.add(features=features, target=target, mask=mask)
-        losses = []
-        for _ in range(config.batches_per_episode):
-            batch = self.buffer.sample(config.batch_size, self.rng)
-            losses.append(
-                train_step(
-                    self.pbs, self.optimizer, batch["features"], batch["target"], batch["mask"]
-                )
-            )
-        self.episodes += 1
-        return StepReport(
-            episodes=1,
-            iterations=1,
-            metrics={
-                "loss": float(np.mean(losses)),
-                "examples": float(len(examples)),
-                "buffer": float(len(self.buffer)),
-            },
+    # ---- evaluation and checkpoints -------------------------------------------------------------
+    def evaluation_agent(self, player: int) -> ReBeLAgent:
+        return ReBeLAgent(
+            self.game,
+            player,
+            seed=self.seed,
+            **{self.AGENT_NETWORK: copy.deepcopy(self.network)},
+            **search_settings(self.config, self.config.resolve),
         )
 
-    def _add_examples(self, solved: Solved) -> int:
-        tree, slots, _, _, roots = solved
-        values = node_values(tree, edge_probabilities(tree, slots))
-        root_nodes = (
-            [0] if tree.actor[0] != CHANCE or len(roots) == 1 else np.flatnonzero(tree.parent == 0)
-        )
-        for node, (state, _) in zip(root_nodes, roots):
-            policy = np.zeros((self.num_players, self.num_actions), dtype=np.float32)
-            has_policy = np.zeros(self.num_players, dtype=np.float32)
-            for player in state.movers():
-                infoset = tree.infoset_index.get((player, state.information_state_key(player)))
-                if infoset is not None:
-                    start, stop = (
-                        tree.infoset_slot_start[infoset],
-                        tree.infoset_slot_start[infoset + 1],
-                    )
-                    policy[player, tree.slot_action[start:stop]] = slots[start:stop]
-                    has_policy[player] = 1.0
-            self.buffer.add(
-                features=state_features(state),
-                value=self.guide.value_target(values[node]),
-                policy=policy,
-                has_policy=has_policy,
-            )
-        return len(roots)
+    def evaluation_policy(self, tree: GameTree) -> TabularPolicy:
+        return rebel_policy(self.search(self.seed, self.config.resolve), tree)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "network": self.network.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "buffer": self.buffer.state_dict(),
+            "rng": self.rng.bit_generator.state,
+            "episodes": self.episodes,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.network.load_state_dict(state["network"])
+        self.self_play.weights_changed()
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.buffer.load_state_dict(state["buffer"])
+        self.rng.bit_generator.state = state["rng"]
+        self.episodes = int(state["episodes"])
+
+
+class HistoryReBeLLearner(ReBeLLearner):
+    """``values: history``, the GDL-II paper's Alg. 1: self-play on the game model where
+    every decision is a subgame solve guided by the network (:class:`ReBeLNetwork`: its
+    values at the frontier, its policy as CFR's start); each solve adds, for every root
+    history h, the example (features(h), v(h) under σ for every role, σ at each mover's
+    information set); a minibatch: squared value error plus policy cross-entropy."""
+
+    def _build(self, game: Game, config: ReBeLConfig, seed: int) -> dict[str, tuple]:
+        input_size = len(state_features(game.new_initial_state()))
+        network = ReBeLNetwork(input_size, self.num_players, self.num_actions, config.hidden_size)
+        self.network = network
+        self.self_play = self.history = HistorySelfPlay(game, config, network)
+        self.structures = self.history.structures  # reused across self-play games
+        return {
+            "features": ((input_size,), np.float32),
+            "value": ((self.num_players,), np.float32),
+            "policy": ((self.num_players, self.num_actions), np.float32),
+            "has_policy": ((self.num_players,), np.float32),
+        }
+
+    def _frontier(self) -> dict[str, Any]:
+        return self.history.guide.search_options()
 
     def _train_batch(self) -> float:
         batch = self.buffer.sample_tensors(self.config.batch_size, self.rng, self.device)
@@ -309,40 +322,44 @@ class ReBeLLearner(Learner):
         self.optimizer.step()
         return loss.item()
 
-    # ---- evaluation and checkpoints -------------------------------------------------------------
-    def evaluation_agent(self, player: int) -> ReBeLAgent:
-        network = {
-            "pbs_network" if self.pbs is not None else "network": copy.deepcopy(self.network)
-        }
-        return ReBeLAgent(
-            self.game,
-            player,
-            seed=self.seed,
-            resolve=self.config.resolve,
-            **network,
-            **self.search_options,
-        )
 
-    def evaluation_policy(self, tree: GameTree) -> TabularPolicy:
-        return rebel_policy(self.search(self.seed, self.config.resolve), tree)
+class PBSReBeLLearner(ReBeLLearner):
+    """``values: pbs``, ReBeL proper (Brown et al. 2020, Alg. 1, value side;
+    :mod:`agents.rebel.pbs`): a self-play game over public belief states, each depth-limited
+    subgame solved with the PBS value network at its frontier, adds (root PBS,
+    information-set values averaged over the iterations); the next root is the frontier PBS
+    reached by σ at a random iteration; a minibatch: squared error. The evaluation search
+    has the network at the frontier and re-solves as ``resolve`` says (``"gadget"``:
+    CFR-D's safe re-solving)."""
 
-    def state_dict(self) -> dict[str, Any]:
+    AGENT_NETWORK = "pbs_network"
+
+    def _build(self, game: Game, config: ReBeLConfig, seed: int) -> dict[str, tuple]:
+        from agents.config import ConfigError
+
+        try:
+            self.pbs = PBSValue(game, hidden_size=config.hidden_size, seed=seed)
+        except ValueError as error:
+            raise ConfigError(f"trainer.params.values: 'pbs' on {game.spec}: {error}") from None
+        self.network = self.pbs.network
+        self.self_play = PBSSelfPlay(config, self.pbs)
+        self.structures = SubgameStructures()  # the evaluation search's subgame trees
+        size = int(self.pbs.offsets[-1])  # private states, all roles
+        input_size = self.pbs.network.architecture["public_size"] + size
         return {
-            "network": self.network.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "buffer": self.buffer.state_dict(),
-            "rng": self.rng.bit_generator.state,
-            "episodes": self.episodes,
+            "features": ((input_size,), np.float32),
+            "target": ((size,), np.float32),
+            "mask": ((size,), np.float32),
         }
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.network.load_state_dict(state["network"])
-        if self.pbs is None:
-            self.guide.forget()
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.buffer.load_state_dict(state["buffer"])
-        self.rng.bit_generator.state = state["rng"]
-        self.episodes = int(state["episodes"])
+    def _frontier(self) -> dict[str, Any]:
+        return {"pbs_value": self.pbs}
+
+    def _train_batch(self) -> float:
+        batch = self.buffer.sample(self.config.batch_size, self.rng)
+        return train_step(
+            self.pbs, self.optimizer, batch["features"], batch["target"], batch["mask"]
+        )
 
 
 class ReBeLAgent(SearchAgent):
@@ -376,7 +393,9 @@ class ReBeLAgent(SearchAgent):
         guided = NetworkGuide(network, game).search_options() if network is not None else {}
         if pbs_network is not None:
             guided = {"pbs_value": PBSValue(game, pbs_network)}
-        self.search = ReBeLSearch(game, seed=int(self.rng.integers(2**31)), **options, **guided)
+        self.search = ReBeLSearch(
+            game, SearchOptions(**options), seed=int(self.rng.integers(2**31)), **guided
+        )
 
     def search_policy(self, view: SeatView) -> np.ndarray:
         return self.search.policy(view)
