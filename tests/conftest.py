@@ -9,12 +9,69 @@ skipped one by one.
 """
 
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from ggp_data import SHARED_DIR, ggp_base_path
 
 SHARED_FIXTURES = {"shared_dir", "ggp_base_file"}  # the fixtures that read ../shared/
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def interrupt_training_with_workers(arguments: list[str], checkpoint: Path) -> None:
+    """Run ``train.py arguments`` until it writes ``checkpoint`` (its self-play workers
+    then busy), press Ctrl-C (SIGINT), and check the run ends as a user expects: exit 130,
+    no traceback, "interrupted (Ctrl-C)" last, and every process it started (workers, their
+    resource tracker) gone within 30 s with nothing reported leaked."""
+    process = subprocess.Popen(
+        [sys.executable, "train.py", *arguments],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 240
+    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = _descendants(process.pid)
+    assert len(workers) >= 2, "the self-play workers run"
+    process.send_signal(signal.SIGINT)  # mid-step: the workers are busy
+    _, error = process.communicate(timeout=60)
+    assert process.returncode == 130 and "Traceback" not in error, error[-2000:]
+    assert "interrupted (Ctrl-C)" in error.strip().splitlines()[-1]
+    deadline = time.monotonic() + 30
+    while [pid for pid in workers if _running(pid)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _running(pid)]
+    assert "leaked" not in error, error[-2000:]
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes below ``pid`` (Linux /proc): its workers and their resource tracker."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended while read
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 @pytest.fixture

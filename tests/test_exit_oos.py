@@ -460,42 +460,10 @@ def test_a_step_past_the_deadline_is_cut_and_keeps_no_game(workers):
         learner.close()
 
 
-def _descendants(pid: int) -> set[int]:
-    """The processes below ``pid`` (Linux /proc): its workers and their resource tracker."""
-    from pathlib import Path
-
-    parents = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # ended while read
-            continue
-        parents[int(stat.parent.name)] = int(fields[1])
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a process that has not ended (a zombie has)."""
-    from pathlib import Path
-
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.slow  # spawn workers importing torch: a minute on 2 loaded cores
 def test_ctrl_c_ends_a_run_with_worker_processes_and_leaves_none(tmp_path):
-    import signal
-    import subprocess
-    import sys
-    from pathlib import Path
-
     import yaml
+    from conftest import interrupt_training_with_workers
 
     params = {**RUN["trainer"]["params"], "workers": 2, "simulations_per_move": 20_000}
     run = {
@@ -506,26 +474,4 @@ def test_ctrl_c_ends_a_run_with_worker_processes_and_leaves_none(tmp_path):
     }
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump(run))
-    process = subprocess.Popen(
-        [sys.executable, "train.py", "--config", str(config)],
-        cwd=Path(__file__).resolve().parent.parent,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    checkpoint = tmp_path / "run" / "checkpoint.pt"
-    deadline = time.monotonic() + 240
-    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    workers = _descendants(process.pid)
-    assert len(workers) >= 2, "the self-play workers run"
-    process.send_signal(signal.SIGINT)  # mid-step: both workers are searching
-    _, error = process.communicate(timeout=60)
-    assert process.returncode == 130 and "Traceback" not in error, error[-2000:]
-    assert "interrupted (Ctrl-C)" in error.strip().splitlines()[-1]
-    # Its workers were terminated and reaped; its resource tracker ends as it sees the run go.
-    deadline = time.monotonic() + 30
-    while [pid for pid in workers if _running(pid)] and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not [pid for pid in workers if _running(pid)]
-    assert "leaked" not in error, error[-2000:]
+    interrupt_training_with_workers(["--config", str(config)], tmp_path / "run" / "checkpoint.pt")

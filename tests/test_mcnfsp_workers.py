@@ -1,9 +1,6 @@
 """MCNFSP's self-play on workers: spawn processes and a two-node Ray cluster."""
 
 import copy
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -111,8 +108,9 @@ def test_worker_processes_reach_the_learner_resume_alike_and_a_deadline_leaves_n
 
 
 @pytest.mark.slow  # spawn workers importing torch under train.py: a minute on 2 loaded cores
-def test_ctrl_c_ends_a_run_with_worker_processes_and_leaves_none(tmp_path, process_alive):
+def test_ctrl_c_ends_a_run_with_worker_processes_and_leaves_none(tmp_path):
     import yaml
+    from conftest import interrupt_training_with_workers
 
     run = {
         "env": {"name": "leduc_holdem"},
@@ -126,39 +124,7 @@ def test_ctrl_c_ends_a_run_with_worker_processes_and_leaves_none(tmp_path, proce
     }
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump(run))
-    process = subprocess.Popen(
-        [sys.executable, "train.py", "--config", str(config)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    checkpoint = tmp_path / "run" / "checkpoint.pt"
-    deadline = time.monotonic() + 240
-    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    workers = _children(process.pid)
-    assert len(workers) >= 2, "the self-play workers run"
-    process.send_signal(signal.SIGINT)  # mid-step: both workers are searching
-    _, error = process.communicate(timeout=60)
-    assert process.returncode == 130 and "Traceback" not in error, error[-2000:]
-    deadline = time.monotonic() + 30
-    while [pid for pid in workers if process_alive(pid)] and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not [pid for pid in workers if process_alive(pid)]
-
-
-def _children(pid: int) -> list[int]:
-    """The live processes whose parent is ``pid`` (Linux /proc)."""
-    children = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # ended while read
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            children.append(int(stat.parent.name))
-    return children
+    interrupt_training_with_workers(["--config", str(config)], tmp_path / "run" / "checkpoint.pt")
 
 
 @pytest.mark.slow  # a two-node Ray start-up: minutes on 2 cores, run in .ci/run's slow step

@@ -904,11 +904,7 @@ def test_self_play_on_a_two_node_cluster_through_train_py_address(tmp_path, two_
 
 @pytest.mark.slow  # spawn workers importing torch: a minute on 2 loaded cores
 def test_ctrl_c_ends_a_run_with_worker_processes_and_leaves_none(tmp_path):
-    import signal
-    import subprocess
-    import sys
-
-    from test_exit_oos import _descendants, _running
+    from conftest import interrupt_training_with_workers
 
     arguments = [
         *KUHN_PBS_ARGUMENTS,
@@ -918,28 +914,7 @@ def test_ctrl_c_ends_a_run_with_worker_processes_and_leaves_none(tmp_path):
         "trainer.params.iterations=2000",
         f"output_dir={tmp_path / 'run'}",
     ]
-    process = subprocess.Popen(
-        [sys.executable, "train.py", *arguments],
-        cwd=Path(__file__).resolve().parent.parent,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    checkpoint = tmp_path / "run" / "checkpoint.pt"
-    deadline = time.monotonic() + 240
-    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    workers = _descendants(process.pid)
-    assert len(workers) >= 2, "the self-play workers run"
-    process.send_signal(signal.SIGINT)  # mid-step: both workers are solving
-    _, error = process.communicate(timeout=60)
-    assert process.returncode == 130 and "Traceback" not in error, error[-2000:]
-    assert "interrupted (Ctrl-C)" in error.strip().splitlines()[-1]
-    deadline = time.monotonic() + 30
-    while [pid for pid in workers if _running(pid)] and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not [pid for pid in workers if _running(pid)]
-    assert "leaked" not in error, error[-2000:]
+    interrupt_training_with_workers(arguments, tmp_path / "run" / "checkpoint.pt")
 
 
 # Files written by the code before ReBeL's learner was split in two (commit 0b27891): tiny
