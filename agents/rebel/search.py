@@ -52,6 +52,27 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
     See the module docstring for the method.
     """
 
+    @classmethod
+    def for_config(
+        cls,
+        game: Game,
+        config: Any,
+        resolve: str,
+        *,
+        seed: int,
+        structures: SubgameStructures,
+        **guide: Any,
+    ) -> ReBeLSearch:
+        """The search a ReBeL trainer's ``config`` runs (self-play: ``resolve="frontier"``),
+        guided at its frontier by ``guide`` (``leaf_value`` / ``prior`` / ``pbs_value``)."""
+        return cls(
+            game,
+            SearchOptions.from_config(config, resolve),
+            seed=seed,
+            structures=structures,
+            **guide,
+        )
+
     def __init__(
         self,
         game: Game,

@@ -26,7 +26,7 @@ import torch
 
 from agents.episodes import model_episode
 from agents.parallel import local_deadline
-from agents.rebel.options import SearchOptions, Solved
+from agents.rebel.options import Solved
 from agents.rebel.pbs import PBSValue, PBSValueNetwork, self_play_examples
 from agents.rebel.search import ReBeLSearch, SubgameStructures
 from agents.rebel.values import NetworkGuide, ReBeLNetwork, state_features
@@ -115,9 +115,10 @@ class HistorySelfPlay:
         self.structures = SubgameStructures()
 
     def search(self, seed: int, resolve: str = "frontier") -> ReBeLSearch:
-        return ReBeLSearch(
+        return ReBeLSearch.for_config(
             self.game,
-            SearchOptions.from_config(self.config, resolve),
+            self.config,
+            resolve,
             seed=seed,
             structures=self.structures,
             **self.guide.search_options(),

@@ -183,9 +183,10 @@ class ReBeLLearner(Learner):
 
     # ---- the search ------------------------------------------------------------------------
     def search(self, seed: int, resolve: str = "frontier") -> ReBeLSearch:
-        return ReBeLSearch(
+        return ReBeLSearch.for_config(
             self.game,
-            SearchOptions.from_config(self.config, resolve),
+            self.config,
+            resolve,
             seed=seed,
             structures=self.structures,
             **self._frontier(),
