@@ -271,8 +271,9 @@ class Evaluator:
       at ``evaluation.max_seconds`` (default a tenth of ``budget.seconds``, else 120 s) and
       by the run's deadline (keeping the last evaluation's time for the final one). Every
       evaluated seat plays at least one episode, past the cap if need be, as long as the
-      budget lasts (the final evaluation: the last one's time, even past the deadline);
-      ``unplayed_seats`` names the seats that could not, the run says so.
+      budget lasts, and the final evaluation (once the budget is spent) always finishes one
+      per seat, whatever the clock says; ``unplayed_seats`` names the seats that could
+      not, the run says so.
     """
 
     def __init__(self, config: RunConfig, offers: Any, context: LoopContext, budget: Budget):
@@ -303,8 +304,11 @@ class Evaluator:
             return GameTree.build(game)
         return None
 
-    def evaluate(self, counters: dict[str, int], unit: str) -> dict[str, float | None]:
-        """The metric columns of an evaluation at ``counters`` (``unit`` seeds its games)."""
+    def evaluate(
+        self, counters: dict[str, int], unit: str, final: bool = False
+    ) -> dict[str, float | None]:
+        """The metric columns of an evaluation at ``counters`` (``unit`` seeds its games);
+        ``final``: the budget is spent, and this row is the run's result."""
         if self.tree is not None:
             return {"exploitability": exact_exploitability(self.learner, self.tree)}
         evaluation = self.config.evaluation
@@ -314,13 +318,15 @@ class Evaluator:
         cap = started + self.max_seconds
         deadline = self.budget.deadline
         # A seat's first episode may run past the cap, until the budget's end (no budget:
-        # until it ends); the training's reserve holds the last evaluation's time for the
-        # final one, first episodes included, and a step that ran past the deadline does
-        # not take it away.
+        # until it ends). The final row is the run's result, so there each seat finishes
+        # one episode whatever the clock says: a reserve measured in seconds came up empty
+        # for a starved process. The training's reserve (the last evaluation's time) keeps
+        # that overrun small.
         first_episode_deadline = float("inf")
         if deadline is not None:
-            first_episode_deadline = max(deadline, started + self.last_seconds)
-            cap = min(cap, first_episode_deadline)
+            if not final:
+                first_episode_deadline = deadline
+            cap = min(cap, max(deadline, started + self.last_seconds))
         with torch.no_grad():
             result = returns_against_opponents(
                 self.context.envs,
@@ -368,14 +374,15 @@ class EvaluationCallback(Callback):
         self.window_started, self.window_counters = time.perf_counter(), dict(run.counters)
 
     def on_step(self, run: Run, report: StepReport) -> None:
-        if self.schedule.due(run.counters) or run.spent():
-            self._evaluate(run, self._rates(run.counters))
+        spent = run.spent()
+        if self.schedule.due(run.counters) or spent:
+            self._evaluate(run, self._rates(run.counters), final=spent)
             self.window_started, self.window_counters = time.perf_counter(), dict(run.counters)
             self.schedule.advance(run.counters)
 
     def on_run_end(self, run: Run) -> None:
         if any(run.last_row.get(unit) != run.counters[unit] for unit in COUNTED):
-            self._evaluate(run, self._rates(run.counters))  # the final state, wherever it ended
+            self._evaluate(run, self._rates(run.counters), final=True)  # wherever it ended
 
     def episodes_until_due(self, counters: dict[str, int]) -> int | None:
         return self.schedule.episodes_left(counters)
@@ -396,7 +403,7 @@ class EvaluationCallback(Callback):
             f"(raise budget.seconds)"
         )
 
-    def _evaluate(self, run: Run, rates: tuple[float, float]) -> None:
+    def _evaluate(self, run: Run, rates: tuple[float, float], final: bool = False) -> None:
         started = time.perf_counter()
         row: dict[str, float | None] = {
             **run.counters,
@@ -404,7 +411,7 @@ class EvaluationCallback(Callback):
             "episodes_per_second": round(rates[0], 1),
             "iterations_per_second": round(rates[1], 2),
         }
-        row.update(self.evaluator.evaluate(run.counters, run.unit))
+        row.update(self.evaluator.evaluate(run.counters, run.unit, final))
         if self.evaluator.unplayed_seats:
             print(self._unplayed(run), file=sys.stderr)
         row.update(run.update_metrics)

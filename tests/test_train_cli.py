@@ -256,9 +256,10 @@ def test_every_flagship_config_trains_one_step(path, tmp_path):
     assert result["iterations"] >= 1 and (tmp_path / "checkpoint.pt").exists()
 
 
-def test_a_step_past_the_deadline_leaves_the_final_evaluation_its_reserve(tmp_path, monkeypatch):
-    """A step that cannot be cut runs past budget.seconds: the final evaluation still gets
-    the time the last one took (the reserve), so the last metrics row is not empty."""
+def test_a_step_past_the_deadline_still_leaves_a_final_evaluation(tmp_path, monkeypatch):
+    """A step that cannot be cut runs past budget.seconds: the final evaluation still
+    finishes an episode in every seat, however slow the process (a reserve in seconds came
+    up empty once on a starved CI machine), so the last metrics row is not empty."""
     from agents.loop import train as run
     from agents.nfsp import NFSP
 
