@@ -50,11 +50,20 @@ An illegal action raises ``ValueError`` naming the env, the action and the legal
 and no env moves. A simultaneous player with a single legal action has it played for
 them (as in the scalar model's ``apply_actions``).
 
-:class:`RandomLegalPolicy` draws uniform legal actions in one compiled call (random
-opponents, benchmarks); :meth:`VectorEnv.play_random` plays ``K`` steps of them in one
-compiled call (rollouts, leaf evaluation, data generation), the same games as ``K``
-``step`` calls. :mod:`hiddenenvs.vector.gymnasium_env` seats a learner against
-given opponents as a Gymnasium ``VectorEnv``.
+:meth:`VectorEnv.play` plays ``K`` steps of every env in one call (rollouts, leaf
+evaluation, data generation): the same games as ``K`` ``step`` calls, returning the last
+step's outputs, each env's summed rewards and finished games. Its policy is one of:
+
+- :class:`RandomLegalPolicy`: uniform legal actions, drawn in the compiled loop
+  (:meth:`VectorEnv.play_random`); called on masks it draws them in one compiled call;
+- :class:`TabularPolicy`: a tabular policy (CFR's average policy, any
+  :class:`hiddenenvs.analysis.TabularPolicy`) as a table of information-state tensors
+  and cumulative probabilities, drawn in the compiled loop from each decision's tensor;
+- any callable ``policy(vector_step) -> actions`` (a torch network over the batch): one
+  Python call per step for the whole batch.
+
+The compiled loops split the batch over ``threads``. :mod:`hiddenenvs.vector.gymnasium_env`
+seats a learner against given opponents as a Gymnasium ``VectorEnv``.
 """
 
 from __future__ import annotations
