@@ -265,3 +265,30 @@ def test_play_with_a_random_legal_policy_is_play_random():
     expected = other.play_random(25, vector.RandomLegalPolicy(2))
     np.testing.assert_array_equal(played.reward_sums, expected.reward_sums)
     np.testing.assert_array_equal(played.step.observations, expected.step.observations)
+
+
+def test_a_torch_network_plays_the_whole_batch_in_one_call_per_step():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    env, stepped = (vector.make("leduc_holdem", num_envs=8, seed=4) for _ in range(2))
+    network = torch.nn.Linear(env.observation_shape[0], env.num_actions)
+    calls = []
+
+    @torch.no_grad()
+    def greedy(step: vector.VectorStep) -> np.ndarray:
+        calls.append(step.observations.shape[0])
+        logits = network(torch.from_numpy(np.array(step.observations)))
+        legal = torch.from_numpy(step.legal_action_masks.astype(bool))
+        return logits.masked_fill(~legal, -torch.inf).argmax(dim=1).numpy()
+
+    env.reset()
+    played = env.play(30, greedy)
+    assert calls == [8] * 30  # one call per step, for the whole batch
+    step = stepped.reset()
+    reward_sums = np.zeros((8, 2))
+    for _ in range(30):
+        step = stepped.step(greedy(step))
+        reward_sums += step.rewards
+    np.testing.assert_array_equal(played.reward_sums, reward_sums)
+    np.testing.assert_array_equal(played.step.observations, step.observations)
+    assert played.episodes.sum() > 0
