@@ -292,3 +292,23 @@ def test_a_torch_network_plays_the_whole_batch_in_one_call_per_step():
     np.testing.assert_array_equal(played.reward_sums, reward_sums)
     np.testing.assert_array_equal(played.step.observations, step.observations)
     assert played.episodes.sum() > 0
+
+
+def test_a_table_that_plays_an_illegal_action_is_refused():
+    env = vector.make("leduc_holdem", num_envs=2, seed=0)
+    full = vector.TabularPolicy.from_policy(
+        env, AnalysisTabularPolicy.uniform(GameTree.build(env.game))
+    )
+    always_fold = np.zeros_like(full.probabilities)
+    always_fold[:, 0] = 1  # folding is illegal before any bet
+    folding = vector.TabularPolicy(env.game, full.players, full.tensors, always_fold)
+    step = env.reset()
+    assert not step.legal_action_masks[:, 0].any()
+    with pytest.raises(
+        ValueError, match="TabularPolicy: env 0: the policy's table puts player 0 on an illegal"
+    ):
+        folding(step)
+    with pytest.raises(
+        ValueError, match="play: env 0: the policy's table puts player 0 on an illegal"
+    ):
+        env.play(1, folding)
