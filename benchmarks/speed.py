@@ -4,7 +4,7 @@ Every figure is repeated, and the pages are regenerated with their provenance.
 
     python -m benchmarks speed [--force] [--repeats 5] [--seconds 1] [--core 0]
                                [--cores 0 1] [--peer-python PATH]
-                               [--only cfr aec model vector fused] [--no-write]
+                               [--only cfr aec model vector fused tabular] [--no-write]
 
 Each contender runs alone in its own process pinned to ``--core`` (ours, then the peer,
 row by row): it builds what it needs, runs once untimed (compiles, caches), then runs
@@ -52,6 +52,10 @@ Measurements (units per second; higher is better):
   ``--cores``, on all of them, against pgx fused the same way (the same number of steps in
   one jitted ``lax.fori_loop``, the state's buffers donated) on one core and with XLA free
   to use all of ``--cores``.
+* ``tabular``: ours against ours, printed only (no page): ``VectorEnv.play`` with a
+  ``TabularPolicy`` (CFR+'s average policy after 100 iterations, drawn in the compiled
+  loop, ``FUSED_STEPS`` steps per call) against the Python step loop
+  ``env.step(policy(step))`` with the same policy, at batch 1,024 on Kuhn and Leduc.
 """
 
 from __future__ import annotations
@@ -94,6 +98,8 @@ MODEL_GAMES = (
     ("Othello 8x8", "othello", {"board_size": 8}, "othello", {}),
 )
 VECTOR_GAMES = {"kuhn_poker": {}, "leduc_holdem": {}, "othello": {"board_size": 8}}
+TABULAR_GAMES = ("kuhn_poker", "leduc_holdem")
+PAGE_GROUPS = {"cfr", "aec", "model", "vector", "fused"}  # "tabular" goes on no page
 
 
 # ---- workers: each builds one contender and returns its run_once (units done per call) ----
@@ -222,6 +228,27 @@ def _ours_fused(game: str, params: dict, batch: int, threads: int) -> Callable[[
     return lambda: (env.play_random(FUSED_STEPS, policy, threads=threads), FUSED_STEPS * batch)[1]
 
 
+def _ours_tabular(game: str, batch: int, fused: bool) -> Callable[[], int]:
+    """CFR+'s average policy (100 iterations) as a vector ``TabularPolicy``: ``fused``,
+    ``FUSED_STEPS`` steps per ``env.play`` call; else one ``env.step(policy(step))``."""
+    import hiddenenvs.vector as vector
+    from agents.cfr import CFRSolver
+
+    env = vector.make(game, num_envs=batch, seed=0, copy=False)
+    solver = CFRSolver(env.game, variant="cfr+")
+    solver.iterate(100)
+    policy = vector.TabularPolicy.from_policy(env, solver.average_policy(), seed=1)
+    holder = {"step": env.reset()}
+    if fused:
+        return lambda: (env.play(FUSED_STEPS, policy), FUSED_STEPS * batch)[1]
+
+    def run_once() -> int:
+        holder["step"] = env.step(policy(holder["step"]))
+        return batch
+
+    return run_once
+
+
 def _pgx_vector(game: str, batch: int, threads: int = 1, steps: int = 1) -> Callable[[], int]:
     """pgx at its best: ``steps`` random legal steps of every game in one jitted call (a
     ``lax.fori_loop`` when more than one), finished games reset inside it, the state's
@@ -272,6 +299,7 @@ WORKERS: dict[str, Callable[..., Callable[[], int]]] = {
     "openspiel_playout": _openspiel_playout,
     "ours_vector": _ours_vector,
     "ours_fused": _ours_fused,
+    "ours_tabular": _ours_tabular,
     "pgx_vector": _pgx_vector,
 }
 
@@ -309,7 +337,7 @@ class Contender:
 
 @dataclass
 class Row:
-    group: str  # cfr, aec, vector, fused
+    group: str  # cfr, aec, model, vector, fused, tabular
     label: str
     unit: str
     ours: Contender
@@ -469,6 +497,17 @@ def plan(num_cores: int = 2) -> list[Row]:
                     10.0,
                 )
             )
+    for game in TABULAR_GAMES:
+        rows.append(
+            Row(
+                "tabular",
+                f"{game}, batch 1,024, CFR+ average policy, fused `play`",
+                "agent-steps/s",
+                Contender("ours_tabular", {"game": game, "batch": 1024, "fused": True}),
+                Contender("ours_tabular", {"game": game, "batch": 1024, "fused": False}),
+                "ours, `env.step(policy(step))` loop",
+            )
+        )
     return rows
 
 
@@ -627,8 +666,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=["cfr", "aec", "model", "vector", "fused"],
-        help="groups to run",
+        choices=[*sorted(PAGE_GROUPS), "tabular"],
+        help="groups to run (tabular: printed, never written to a page)",
     )
     parser.add_argument("--force", action="store_true", help="write the pages even above load 1")
     parser.add_argument("--no-write", action="store_true", help="print the tables, write nothing")
@@ -657,7 +696,7 @@ def main(argv: list[str] | None = None) -> None:
             f"--core {args.core} is not among this process's cores {sorted(os.sched_getaffinity(0))}"
         )
     start_load = os.getloadavg()[0]
-    writing = not args.no_write
+    writing = not args.no_write and (not args.only or bool(PAGE_GROUPS & set(args.only)))
     if writing and start_load > MAX_LOAD_AVERAGE and not args.force:
         sys.exit(
             f"load average {start_load:.2f} is above {MAX_LOAD_AVERAGE:g}: the figures would not "

@@ -50,11 +50,20 @@ An illegal action raises ``ValueError`` naming the env, the action and the legal
 and no env moves. A simultaneous player with a single legal action has it played for
 them (as in the scalar model's ``apply_actions``).
 
-:class:`RandomLegalPolicy` draws uniform legal actions in one compiled call (random
-opponents, benchmarks); :meth:`VectorEnv.play_random` plays ``K`` steps of them in one
-compiled call (rollouts, leaf evaluation, data generation), the same games as ``K``
-``step`` calls. :mod:`hiddenenvs.vector.gymnasium_env` seats a learner against
-given opponents as a Gymnasium ``VectorEnv``.
+:meth:`VectorEnv.play` plays ``K`` steps of every env in one call (rollouts, leaf
+evaluation, data generation): the same games as ``K`` ``step`` calls, returning the last
+step's outputs, each env's summed rewards and finished games. Its policy is one of:
+
+- :class:`RandomLegalPolicy`: uniform legal actions, drawn in the compiled loop
+  (:meth:`VectorEnv.play_random`); called on masks it draws them in one compiled call;
+- :class:`TabularPolicy`: a tabular policy (CFR's average policy, any
+  :class:`hiddenenvs.analysis.TabularPolicy`) as a table of information-state tensors
+  and cumulative probabilities, drawn in the compiled loop from each decision's tensor;
+- any callable ``policy(vector_step) -> actions`` (a torch network over the batch): one
+  Python call per step for the whole batch.
+
+The compiled loops split the batch over ``threads``. :mod:`hiddenenvs.vector.gymnasium_env`
+seats a learner against given opponents as a Gymnasium ``VectorEnv``.
 """
 
 from __future__ import annotations
@@ -160,7 +169,7 @@ class VectorStep(NamedTuple):
 
 
 class RandomPlay(NamedTuple):
-    """What :meth:`VectorEnv.play_random` returns."""
+    """What :meth:`VectorEnv.play` and :meth:`VectorEnv.play_random` return."""
 
     step: VectorStep  # the outputs after the last step, as step() returns them
     reward_sums: np.ndarray  # [B, P] float64: each env's rewards over the steps
@@ -240,6 +249,11 @@ class VectorEnv:
         unset, and their entries in ``actions`` are ignored (seat wrappers move only the
         envs where an opponent is to play).
         """
+        self._step_rows(actions, active)
+        return self._result()
+
+    def _step_rows(self, actions, active=None) -> None:
+        """:meth:`step` without the outputs' copies (:meth:`play`'s loop reads the views)."""
         if not self._started:
             raise ValueError(f"{self!r}.step: call reset() first")
         if active is None:
@@ -269,7 +283,59 @@ class VectorEnv:
         illegal = self._kernel.step(rows, active_flags)
         if illegal >= 0:
             self._raise_illegal(illegal, rows[illegal])
-        return self._result()
+
+    def play(self, num_steps: int, policy: Any, threads: int = 1) -> RandomPlay:
+        """``num_steps`` steps of every env with ``policy``'s actions; returns the last
+        step's outputs, each env's summed rewards and its number of finished games (the
+        same games and results as ``num_steps`` times ``env.step(policy(...))``):
+
+        - a :class:`RandomLegalPolicy`: :meth:`play_random`, one compiled call;
+        - a :class:`TabularPolicy`: one compiled call, its draws made in the kernel from
+          each decision's information-state tensor (``threads`` as in :meth:`play_random`);
+        - any other callable ``policy(vector_step) -> actions`` (``[B]``, or ``[B, P]`` in
+          simultaneous games), e.g. a torch network over the whole batch: one Python call
+          per step for the whole batch, never one per game. It gets read-only views of
+          the env's outputs, which the next step overwrites (copy what it keeps).
+        """
+        self._check_play("play", num_steps, threads)
+        if isinstance(policy, RandomLegalPolicy):
+            return self.play_random(num_steps, policy, threads)
+        reward_sums = np.zeros((self.num_envs, self.num_players))
+        episodes = np.zeros(self.num_envs, dtype=np.int64)
+        if isinstance(policy, TabularPolicy):
+            policy.check_env(self, "play")
+            states = policy.generators(self._kernel.legal_action_masks[..., 0].size)
+
+            def play(env_range: tuple[int, int]):
+                return _kernels.tabular_steps(
+                    self._kernel,
+                    policy.index,
+                    int(num_steps),
+                    states,
+                    reward_sums,
+                    episodes,
+                    *env_range,
+                )
+
+            failures = [failure for failure in self._in_parts(play, threads) if failure is not None]
+            if failures:
+                env_index, player, code = min(failures)
+                raise ValueError(
+                    f"{self!r}.play: {_tabular_failure(code, env_index, player)}; the envs stopped "
+                    f"mid-play (call reset() before using them again)"
+                )
+        elif callable(policy):
+            views = self._views
+            for _ in range(num_steps):
+                self._step_rows(policy(views))
+                reward_sums += self._kernel.rewards
+                episodes += self._kernel.terminated
+        else:
+            raise TypeError(
+                f"{self!r}.play: policy must be a RandomLegalPolicy, a TabularPolicy or a callable "
+                f"policy(vector_step) -> actions, got {type(policy).__name__}"
+            )
+        return RandomPlay(self._result(), reward_sums, episodes)
 
     def play_random(
         self, num_steps: int, policy: RandomLegalPolicy, threads: int = 1
@@ -285,35 +351,40 @@ class VectorEnv:
         by as many threads (the compiled loop holds no GIL), one core each: the same
         games and results as one thread, since every env and every policy row has its
         own generator."""
-        if not self._started:
-            raise ValueError(f"{self!r}.play_random: call reset() first")
-        if not isinstance(num_steps, (int, np.integer)) or num_steps < 0:
-            raise ValueError(
-                f"{self!r}.play_random: num_steps must be an int >= 0, got {num_steps!r}"
-            )
+        self._check_play("play_random", num_steps, threads)
         masks = self._kernel.legal_action_masks
         states = policy.generators(int(np.prod(masks.shape[:-1])))
         reward_sums = np.zeros((self.num_envs, self.num_players))
         episodes = np.zeros(self.num_envs, dtype=np.int64)
-        if not isinstance(threads, (int, np.integer)) or threads < 1:
-            raise ValueError(f"{self!r}.play_random: threads must be an int >= 1, got {threads!r}")
         if hasattr(self._kernel, "random_steps"):
-            bounds = np.linspace(0, self.num_envs, min(int(threads), self.num_envs) + 1).astype(int)
-            ranges = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
             def play(env_range: tuple[int, int]) -> None:
                 self._kernel.random_steps(int(num_steps), states, reward_sums, episodes, *env_range)
 
-            if len(ranges) == 1:
-                play(ranges[0])
-            else:  # list(): raises a thread's error here
-                list(_thread_pool(len(ranges)).map(play, ranges))
+            self._in_parts(play, threads)
         else:  # combat's kernel: the same steps from Python
             for _ in range(num_steps):
                 self.step(policy(masks))
                 reward_sums += self._kernel.rewards
                 episodes += self._kernel.terminated
         return RandomPlay(self._result(), reward_sums, episodes)
+
+    def _check_play(self, method: str, num_steps: Any, threads: Any) -> None:
+        if not self._started:
+            raise ValueError(f"{self!r}.{method}: call reset() first")
+        if not isinstance(num_steps, (int, np.integer)) or num_steps < 0:
+            raise ValueError(f"{self!r}.{method}: num_steps must be an int >= 0, got {num_steps!r}")
+        if not isinstance(threads, (int, np.integer)) or threads < 1:
+            raise ValueError(f"{self!r}.{method}: threads must be an int >= 1, got {threads!r}")
+
+    def _in_parts(self, play: Callable[[tuple[int, int]], Any], threads: int) -> list[Any]:
+        """``play(env_range)`` over ``threads`` contiguous parts of the batch at once (one
+        thread each; the compiled loops hold no GIL); their results, in order."""
+        bounds = np.linspace(0, self.num_envs, min(int(threads), self.num_envs) + 1).astype(int)
+        ranges = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+        if len(ranges) == 1:
+            return [play(ranges[0])]
+        return list(_thread_pool(len(ranges)).map(play, ranges))  # raises a thread's error here
 
     def _raise_illegal(self, env_index: int, actions: np.ndarray):
         masks = self._kernel.legal_action_masks[env_index]
@@ -427,6 +498,20 @@ def _bytes_per_env(info, observation_type: str, copy: bool) -> int:
     return per_env * (2 if copy else 1)
 
 
+def _row_generators(policy: RandomLegalPolicy | TabularPolicy, rows: int) -> np.ndarray:
+    """``policy``'s per-row generator states, seeded from ``(policy.seed, row)`` on the
+    first call; every later call must ask for as many rows."""
+    if policy._states is None:
+        policy._states = np.zeros(rows, dtype=np.uint64)
+        _kernels.seed_generators(policy._states, policy.seed)
+    elif policy._states.shape[0] != rows:
+        raise ValueError(
+            f"{type(policy).__name__}: {rows} rows; this policy's generators serve "
+            f"{policy._states.shape[0]} (make one policy per batch size)"
+        )
+    return policy._states
+
+
 class RandomLegalPolicy:
     """Uniform legal actions for a batch of masks, in one compiled call.
 
@@ -453,16 +538,179 @@ class RandomLegalPolicy:
 
     def generators(self, rows: int) -> np.ndarray:
         """The per-row generator states (``[rows]`` uint64), seeded on first use; they
-        advance with every draw (:meth:`VectorEnv.play_random` draws with them too)."""
-        if self._states is None:
-            self._states = np.zeros(rows, dtype=np.uint64)
-            _kernels.seed_generators(self._states, self.seed)
-        elif self._states.shape[0] != rows:
+        advance with every draw (:meth:`VectorEnv.play` draws with them too)."""
+        return _row_generators(self, rows)
+
+
+MAX_TABLE_NODES = 2_000_000  # TabularPolicy.from_policy's default cap on the game tree
+
+
+def _tabular_failure(code: int, env_index: int, player: int) -> str:
+    if code == -1:
+        return (
+            f"env {env_index}: player {player}'s information state is not in the policy's table "
+            f"(a table of another game, or of part of this one)"
+        )
+    return f"env {env_index}: the policy's table puts player {player} on an illegal action"
+
+
+class TabularPolicy:
+    """A tabular policy the vector kernels play without Python per step.
+
+    One row per information set: its player, its information-state tensor (float32, as
+    the env writes it) and its action probabilities. The rows are indexed by an
+    open-addressing hash table over ``(player, tensor bytes)`` with an exact match on
+    every probe, built once: a decision's row is found from the tensor the kernel has
+    just written, so nothing per game type is needed, and a tensor no row has is an
+    error, never a wrong row. This works because the information-state tensor says which
+    information set a state is in (perfect recall; :meth:`from_policy` checks that no two
+    information sets of the game share one).
+
+    ``policy(vector_step)`` returns the actions (``[B]``, ``[B, P]`` in simultaneous
+    games) for a :class:`VectorStep`; :meth:`VectorEnv.play` plays it in one compiled
+    call. Both draw alike: a decision with one legal action takes it without a draw;
+    otherwise a uniform double ``u`` (the top 53 bits of one output of the row's
+    generator, seeded from ``(seed, row)`` on the first call like
+    :class:`RandomLegalPolicy`'s) picks the first action whose cumulative probability
+    exceeds ``u``. Every later call must have the same number of rows.
+    """
+
+    def __init__(
+        self,
+        game: Game,
+        players: np.ndarray,
+        tensors: np.ndarray,
+        probabilities: np.ndarray,
+        seed: int = 0,
+    ):
+        """Rows of ``players`` ``[N]``, information-state ``tensors`` ``[N, *shape]`` and
+        action ``probabilities`` ``[N, A]`` (each row summing to 1) for ``game``;
+        :meth:`from_policy` builds them from a game tree."""
+        info = game.info
+        players = np.asarray(players, dtype=np.int64)
+        tensors = np.asarray(tensors, dtype=np.float32)
+        probabilities = np.asarray(probabilities, dtype=np.float64)
+        rows = players.shape[0] if players.ndim == 1 else -1
+        shape = tuple(info.information_state_tensor_shape)
+        if tensors.shape != (rows, *shape) or probabilities.shape != (
+            rows,
+            info.num_distinct_actions,
+        ):
             raise ValueError(
-                f"RandomLegalPolicy: masks with {rows} rows; this policy's generators serve "
-                f"{self._states.shape[0]} (make one policy per batch size)"
+                f"TabularPolicy({game!r}): players [N], tensors [N, {', '.join(map(str, shape))}] "
+                f"and probabilities [N, {info.num_distinct_actions}], got {players.shape}, "
+                f"{tensors.shape} and {probabilities.shape}"
             )
-        return self._states
+        if ((players < 0) | (players >= info.num_players)).any():
+            raise ValueError(f"TabularPolicy({game!r}): players must be 0..{info.num_players - 1}")
+        bad = ~np.isfinite(probabilities).all(axis=1) | (probabilities < 0).any(axis=1)
+        bad |= np.abs(probabilities.sum(axis=1) - 1) > 1e-6
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise ValueError(
+                f"TabularPolicy({game!r}): row {row}'s probabilities must be >= 0 and sum to 1, "
+                f"got {probabilities[row].tolist()}"
+            )
+        cumulative = np.cumsum(probabilities, axis=1)
+        # 1.0 from the last action with mass on: a draw below 1 always finds an action,
+        # whatever the rounding of the sums.
+        last = probabilities.shape[1] - 1 - np.argmax(probabilities[:, ::-1] > 0, axis=1)
+        cumulative[np.arange(probabilities.shape[1]) >= last[:, None]] = 1.0
+        self.game = game
+        self.players = players
+        self.tensors = tensors
+        self.probabilities = probabilities
+        self.seed = generator_seed(seed, "TabularPolicy")
+        self.index = _kernels.TabularIndex(tensors.reshape(rows, -1), players, cumulative)
+        self._states: np.ndarray | None = None
+
+    @classmethod
+    def from_policy(
+        cls, env: VectorEnv, policy: Any, seed: int = 0, max_nodes: int = MAX_TABLE_NODES
+    ) -> TabularPolicy:
+        """The table of ``policy`` for ``env``'s game: a
+        :class:`hiddenenvs.analysis.TabularPolicy` (e.g. CFR's ``average_policy()``), or
+        anything :func:`hiddenenvs.analysis.as_tabular_policy` takes (a mapping
+        ``{(player, information_state_key): probabilities}``, a callable
+        ``fn(state, player)``). Enumerates the game tree (refused above ``max_nodes``
+        nodes) and computes each information set's tensor once."""
+        from hiddenenvs.analysis import GameTree, as_tabular_policy, tree_is_small
+        from hiddenenvs.analysis import TabularPolicy as AnalysisTabularPolicy
+
+        game = env.game
+        where = f"hiddenenvs.vector.TabularPolicy.from_policy({game!r})"
+        if env.observation_type != "information_state":
+            raise ValueError(
+                f"{where}: the table is keyed by information-state tensors; make the env with "
+                f"observation_type='information_state'"
+            )
+        if isinstance(policy, AnalysisTabularPolicy) and (
+            policy.tree.game.NAME != game.NAME or policy.tree.game.params != game.params
+        ):
+            raise ValueError(f"{where}: the policy is for {policy.tree.game!r}")
+        if not tree_is_small(game, max_nodes):
+            raise ValueError(
+                f"{where}: the game tree has more than {max_nodes:,} nodes; a table needs every "
+                f"information set enumerated (pass max_nodes= to allow a larger tree)"
+            )
+        tree = GameTree.build(game)
+        tabular = as_tabular_policy(tree, policy)
+        states = tree.representative_states()
+        players = tree.infoset_player
+        tensors = np.stack(
+            [
+                np.asarray(state.information_state_tensor(int(player)), dtype=np.float32)
+                for state, player in zip(states, players)
+            ]
+        ).reshape(tree.num_infosets, *game.info.information_state_tensor_shape)
+        seen: dict[tuple[int, bytes], int] = {}
+        for infoset, (player, tensor) in enumerate(zip(players.tolist(), tensors)):
+            other = seen.setdefault((player, tensor.tobytes()), infoset)
+            if other != infoset:
+                raise ValueError(
+                    f"{where}: information sets {tree.infoset_keys[other]!r} and "
+                    f"{tree.infoset_keys[infoset]!r} have the same information-state tensor; "
+                    f"a table keyed by tensors cannot tell them apart"
+                )
+        probabilities = np.zeros((tree.num_infosets, game.info.num_distinct_actions))
+        probabilities[tree.slot_infoset, tree.slot_action] = tabular.slot_probabilities
+        return cls(game, players, tensors, probabilities, seed)
+
+    def check_env(self, env: VectorEnv, where: str) -> None:
+        """Refuse an env of another game than the table's."""
+        if env.game.NAME != self.game.NAME or env.game.params != self.game.params:
+            raise ValueError(f"{env!r}.{where}: the TabularPolicy is for {self.game!r}")
+        if env.observation_type != "information_state":
+            raise ValueError(
+                f"{env!r}.{where}: a TabularPolicy reads information-state tensors; this env "
+                f"has observation_type={env.observation_type!r}"
+            )
+
+    def __call__(self, step: VectorStep) -> np.ndarray:
+        masks = np.ascontiguousarray(step.legal_action_masks, dtype=np.int8)
+        actions_shape = masks.shape[:-1]
+        num_rows = int(np.prod(actions_shape))
+        tensors = np.ascontiguousarray(step.observations, dtype=np.float32).reshape(num_rows, -1)
+        if masks.ndim == 3:  # simultaneous: every player's row
+            players = np.tile(np.arange(masks.shape[1], dtype=np.int64), masks.shape[0])
+        else:
+            players = np.ascontiguousarray(step.current_players, dtype=np.int64)
+        actions = np.empty(num_rows, dtype=np.int64)
+        failure = self.index.draw(
+            tensors, masks.reshape(num_rows, -1), players, self.generators(num_rows), actions
+        )
+        if failure != -1:
+            row, code = failure
+            env_index = row // masks.shape[1] if masks.ndim == 3 else row
+            raise ValueError(
+                f"TabularPolicy: {_tabular_failure(code, env_index, int(players[row]))}"
+            )
+        return actions.reshape(actions_shape)
+
+    def generators(self, rows: int) -> np.ndarray:
+        """The per-row generator states (``[rows]`` uint64), seeded on first use; they
+        advance with every draw (:meth:`VectorEnv.play` draws with them too)."""
+        return _row_generators(self, rows)
 
 
 __all__ = [
@@ -471,6 +719,7 @@ __all__ = [
     "VECTOR_GAMES",
     "RandomLegalPolicy",
     "RandomPlay",
+    "TabularPolicy",
     "VectorEnv",
     "VectorStep",
     "make",

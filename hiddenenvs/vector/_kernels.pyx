@@ -238,6 +238,188 @@ def draw_from_masks(object masks, cnp.ndarray states):
     return out
 
 
+# ---- tabular policies --------------------------------------------------------------------
+cdef struct TabularTable:
+    const float* keys  # [num_infosets, size]: each information set's tensor
+    const int64_t* players  # [num_infosets]: whose information set
+    const int64_t* slots  # [capacity]: an information set's row, or -1 (open addressing)
+    uint64_t slot_mask  # capacity - 1 (capacity a power of two)
+    const double* cumulative  # [num_infosets, num_actions]: cumulative probabilities
+    int size, num_actions
+
+
+cdef inline uint64_t _tensor_hash(int64_t player, const float* tensor, int size) noexcept nogil:
+    """A hash of ``player`` and the bytes of ``tensor`` (``size`` floats): the sum of its
+    8-byte words each times its own odd constant, then ``_mix``. The products are
+    independent, so they overlap in the pipeline (a multiply chained through every word
+    took a third of a Leduc step); the probes check for an exact match, so the hash only
+    has to spread the rows, not to be unique."""
+    cdef uint64_t h = <uint64_t>player, word
+    cdef uint64_t factor = 0x517CC1B727220A95ULL
+    cdef int k
+    for k in range(size // 2):
+        memcpy(&word, tensor + 2 * k, 8)
+        h += word * factor
+        factor += 2 * GOLDEN  # odd plus even: stays odd
+    if size % 2:
+        word = 0
+        memcpy(&word, tensor + size - 1, 4)
+        h += word * factor
+    return _mix(h)
+
+
+cdef inline bint _same_bytes(const float* a, const float* b, int size) noexcept nogil:
+    """Whether two tensors of ``size`` floats have the same bytes (the hash reads bytes;
+    compared 8 at a time, not float by float)."""
+    cdef uint64_t x = 0, y = 0
+    cdef int k
+    for k in range(size // 2):
+        memcpy(&x, a + 2 * k, 8)
+        memcpy(&y, b + 2 * k, 8)
+        if x != y:
+            return False
+    if size % 2:
+        memcpy(&x, a + size - 1, 4)
+        memcpy(&y, b + size - 1, 4)
+        return (x & 0xFFFFFFFFULL) == (y & 0xFFFFFFFFULL)
+    return True
+
+
+cdef inline int64_t _tabular_row(const TabularTable* table, int64_t player, const float* tensor) noexcept nogil:
+    """The row of ``player``'s information set whose tensor has these bytes, or -1."""
+    cdef uint64_t slot = _tensor_hash(player, tensor, table.size) & table.slot_mask
+    cdef int64_t row
+    while True:
+        row = table.slots[slot]
+        if row < 0:
+            return -1
+        if table.players[row] == player and _same_bytes(table.keys + row * table.size, tensor, table.size):
+            return row
+        slot = (slot + 1) & table.slot_mask
+
+
+cdef inline int64_t _tabular_draw(
+    const TabularTable* table, int64_t player, const float* tensor, const int8_t* mask, uint64_t* state
+) noexcept nogil:
+    """``player``'s action at the decision whose tensor and mask these are: its only legal
+    action (no lookup, no draw; a simultaneous game's tree has no information set there),
+    else the first action whose cumulative probability exceeds a uniform double drawn with
+    ``state`` (the top 53 bits of one generator output). -1: the information set is not in
+    the table; -2: the table's action is illegal here (a table of another game)."""
+    cdef int a, count = 0, only = -1
+    cdef int64_t row
+    cdef double u
+    cdef const double* cumulative
+    for a in range(table.num_actions):
+        if mask[a]:
+            count += 1
+            only = a
+    if count == 1:
+        return only
+    row = _tabular_row(table, player, tensor)
+    if row < 0:
+        return -1
+    u = <double>(_next(state) >> 11) * (1.0 / 9007199254740992.0)
+    cumulative = table.cumulative + row * table.num_actions
+    for a in range(table.num_actions):
+        if u < cumulative[a]:
+            return a if mask[a] else -2
+    return -2  # not reached: the last entries are 1.0
+
+
+cdef class TabularIndex:
+    """A tabular policy as the kernels play it (built once by
+    :class:`hiddenenvs.vector.TabularPolicy`): ``keys`` ``[N, S]`` float32 (each
+    information set's tensor), ``players`` ``[N]`` int64 and ``cumulative`` ``[N, A]``
+    float64 (cumulative action probabilities, 1.0 from the last action with mass on),
+    indexed by an open-addressing hash table over ``(player, tensor bytes)`` of at least
+    twice ``N`` slots. Two information sets with the same player and tensor raise
+    ``ValueError`` (the tensor would not say which one a state is in)."""
+
+    cdef readonly object keys, players, cumulative, slots
+    cdef readonly int size, num_actions
+    cdef TabularTable table
+
+    def __init__(self, keys, players, cumulative):
+        keys = np.ascontiguousarray(keys, dtype=np.float32)
+        players = np.ascontiguousarray(players, dtype=np.int64)
+        cumulative = np.ascontiguousarray(cumulative, dtype=np.float64)
+        if keys.ndim != 2 or players.shape != (keys.shape[0],) or cumulative.ndim != 2 or cumulative.shape[0] != keys.shape[0]:
+            raise ValueError(
+                f"TabularIndex: keys [N, S], players [N] and cumulative [N, A], got "
+                f"{keys.shape}, {players.shape} and {cumulative.shape}"
+            )
+        self.keys, self.players, self.cumulative = keys, players, cumulative
+        self.size = <int>keys.shape[1]
+        self.num_actions = <int>cumulative.shape[1]
+        cdef Py_ssize_t capacity = 1
+        while capacity < 2 * max(1, keys.shape[0]):
+            capacity *= 2
+        self.slots = np.full(capacity, -1, dtype=np.int64)
+        cdef float[:, ::1] key_view = keys
+        cdef int64_t[::1] player_view = players
+        cdef int64_t[::1] slot_view = self.slots
+        cdef double[:, ::1] cumulative_view = cumulative
+        cdef uint64_t slot
+        cdef Py_ssize_t row, other
+        self.table.keys = &key_view[0, 0] if keys.size else NULL
+        self.table.players = &player_view[0] if players.size else NULL
+        self.table.slots = &slot_view[0]
+        self.table.slot_mask = capacity - 1
+        self.table.cumulative = &cumulative_view[0, 0] if cumulative.size else NULL
+        self.table.size = self.size
+        self.table.num_actions = self.num_actions
+        for row in range(keys.shape[0]):
+            other = _tabular_row(&self.table, player_view[row], &key_view[row, 0])
+            if other >= 0:
+                raise ValueError(
+                    f"TabularIndex: information sets {other} and {row} of player "
+                    f"{player_view[row]} have the same tensor"
+                )
+            slot = _tensor_hash(player_view[row], &key_view[row, 0], self.size) & self.table.slot_mask
+            while slot_view[slot] >= 0:
+                slot = (slot + 1) & self.table.slot_mask
+            slot_view[slot] = row
+
+    def lookup(self, int64_t player, const float[::1] tensor):
+        """The row of ``player``'s information set with this tensor, or -1."""
+        if tensor.shape[0] != self.size:
+            raise ValueError(f"TabularIndex.lookup: a tensor of {self.size} floats, got {tensor.shape[0]}")
+        return _tabular_row(&self.table, player, &tensor[0])
+
+    def draw(
+        self, const float[:, ::1] tensors, const int8_t[:, ::1] masks, const int64_t[::1] players,
+        uint64_t[::1] states, int64_t[::1] out,
+    ):
+        """For each row ``r`` (a decision of ``players[r]`` with that tensor and mask), the
+        action :func:`_tabular_draw` draws with generator ``states[r]``, into ``out[r]``.
+        Returns -1, or ``(row, code)`` for the first row whose draw failed (code -1: its
+        information set is not in the table; -2: the table's action is illegal there);
+        the rows after it are not drawn."""
+        cdef Py_ssize_t r, rows = tensors.shape[0]
+        cdef int64_t action = 0
+        if (
+            tensors.shape[1] != self.size or masks.shape[1] != self.num_actions
+            or masks.shape[0] != rows or players.shape[0] != rows
+            or states.shape[0] != rows or out.shape[0] != rows
+        ):
+            raise ValueError(
+                f"TabularIndex.draw: {rows} tensors of {tensors.shape[1]} floats (table: "
+                f"{self.size}), masks {masks.shape[0]} x {masks.shape[1]} (actions: "
+                f"{self.num_actions}), {players.shape[0]} players, {states.shape[0]} "
+                f"generators, {out.shape[0]} outputs"
+            )
+        with nogil:
+            for r in range(rows):
+                action = _tabular_draw(&self.table, players[r], &tensors[r, 0], &masks[r, 0], &states[r])
+                out[r] = action
+                if action < 0:
+                    break
+        if action < 0:
+            return r, action
+        return -1
+
+
 cdef class VectorKernel:
     """The batch loop shared by every game; a game subclass implements the per-env hooks.
 
@@ -1034,3 +1216,123 @@ cdef inline void _random_steps_of(
             if GameKernel is not OthelloKernel:
                 _write_masks_of(self, i)
         _write_decision_of(self, i)
+
+
+cdef inline void _tabular_steps_of(
+    GameKernel self, Py_ssize_t num_steps, const TabularTable* table, uint64_t[::1] policy_states,
+    double[:, ::1] reward_sums, int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
+    int64_t* failure,
+) noexcept nogil:
+    """``num_steps`` steps of ``table``'s play in envs ``start .. stop - 1``, one env at a
+    time, as :func:`_random_steps_of` plays (the draws read the tensor of the player to
+    move, so every step writes the whole decision). A failed draw stores
+    ``(env, player, code)`` in ``failure`` and stops: that env's outputs describe the
+    decision it could not play, and the envs after it in the range have not moved."""
+    cdef Py_ssize_t i, step, row
+    cdef int p
+    cdef int64_t action
+    cdef int64_t* joint
+    for i in range(start, stop):
+        joint = &self._joint[i, 0]
+        for step in range(num_steps):
+            if self.simultaneous:
+                for p in range(self.num_players):
+                    row = i * self.num_players + p
+                    action = _tabular_draw(
+                        table, p, &self._observations[row, 0], &self._masks[row, 0], &policy_states[row]
+                    )
+                    if action < 0:
+                        failure[0], failure[1], failure[2] = i, p, action
+                        return
+                    joint[p] = action
+            else:
+                action = _tabular_draw(
+                    table, self._players[i], &self._observations[i, 0], &self._masks[i, 0], &policy_states[i]
+                )
+                if action < 0:
+                    failure[0], failure[1], failure[2] = i, self._players[i], action
+                    return
+                joint[0] = action
+            self.apply(i, joint)
+            if self.player(i) == TERMINAL:
+                self.write_returns(i, &self._rewards[i, 0])
+                for p in range(self.num_players):
+                    reward_sums[i, p] += self._rewards[i, p]
+                    row = i * self.num_players + p
+                    if not _writes_every_value(self):
+                        memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
+                    self.write_tensor(i, p, &self._final[row, 0])
+                self._terminated[i] = 1
+                episodes[i] += 1
+                self.reset_one(i)
+            else:
+                _zero_rewards(self, i)
+                self._terminated[i] = 0
+            _write_decision_of(self, i)
+
+
+def tabular_steps(
+    VectorKernel kernel,
+    TabularIndex index,
+    Py_ssize_t num_steps,
+    uint64_t[::1] policy_states,
+    double[:, ::1] reward_sums,
+    int64_t[::1] episodes,
+    Py_ssize_t start=0,
+    Py_ssize_t stop=-1,
+):
+    """``num_steps`` steps of ``kernel``'s envs ``start .. stop - 1`` (default all) with
+    ``index``'s tabular policy, as :meth:`VectorKernel.random_steps` plays random ones
+    (one generator per mask row in ``policy_states``; the same games as that many
+    ``step`` calls with :meth:`TabularIndex.draw`'s actions). Returns None, or
+    ``(env, player, code)`` for a draw that failed (see :func:`_tabular_steps_of`).
+    Calls on disjoint env ranges run in parallel from several threads (no GIL held)."""
+    cdef Py_ssize_t rows = kernel._masks.shape[0]
+    cdef int64_t failure[3]
+    failure[0] = -1
+    if stop < 0:
+        stop = kernel.num_envs
+    if not 0 <= start <= stop <= kernel.num_envs:
+        raise ValueError(f"tabular_steps: env range {start}..{stop} outside 0..{kernel.num_envs}")
+    if not kernel.information_state or index.size != kernel.observation_size or index.num_actions != kernel.num_actions:
+        raise ValueError(
+            f"tabular_steps: a table of {index.size}-float tensors and {index.num_actions} actions; "
+            f"the kernel has {kernel.observation_size}-float "
+            f"{'information-state' if kernel.information_state else 'observation'} tensors and "
+            f"{kernel.num_actions} actions"
+        )
+    if policy_states.shape[0] != rows:
+        raise ValueError(f"tabular_steps: {policy_states.shape[0]} policy generators for {rows} mask rows")
+    if reward_sums.shape[0] != kernel.num_envs or reward_sums.shape[1] != kernel.num_players:
+        raise ValueError(
+            f"tabular_steps: reward_sums must be ({kernel.num_envs}, {kernel.num_players}), got "
+            f"({reward_sums.shape[0]}, {reward_sums.shape[1]})"
+        )
+    if episodes.shape[0] != kernel.num_envs:
+        raise ValueError(f"tabular_steps: episodes must have {kernel.num_envs} entries")
+    if start == stop or num_steps == 0:
+        return None
+    cdef const TabularTable* table = &index.table
+    if isinstance(kernel, KuhnKernel):
+        with nogil:
+            _tabular_steps_of(<KuhnKernel>kernel, num_steps, table, policy_states, reward_sums, episodes, start, stop, failure)
+    elif isinstance(kernel, LeducKernel):
+        with nogil:
+            _tabular_steps_of(<LeducKernel>kernel, num_steps, table, policy_states, reward_sums, episodes, start, stop, failure)
+    elif isinstance(kernel, MatrixKernel):
+        with nogil:
+            _tabular_steps_of(<MatrixKernel>kernel, num_steps, table, policy_states, reward_sums, episodes, start, stop, failure)
+    elif isinstance(kernel, OthelloKernel):
+        with nogil:
+            _tabular_steps_of(<OthelloKernel>kernel, num_steps, table, policy_states, reward_sums, episodes, start, stop, failure)
+    elif isinstance(kernel, LiarsDiceKernel):
+        with nogil:
+            _tabular_steps_of(<LiarsDiceKernel>kernel, num_steps, table, policy_states, reward_sums, episodes, start, stop, failure)
+    elif isinstance(kernel, GoofspielKernel):
+        with nogil:
+            _tabular_steps_of(<GoofspielKernel>kernel, num_steps, table, policy_states, reward_sums, episodes, start, stop, failure)
+    else:
+        raise TypeError(f"tabular_steps: no tabular loop for {type(kernel).__name__}")
+    if failure[0] >= 0:
+        return failure[0], failure[1], failure[2]
+    return None
