@@ -144,7 +144,8 @@ def test_one_registry_entry_gives_a_game_its_pettingzoo_ids(monkeypatch):
     scratch = Registry("env", dict(registry.REGISTRY.items()))
     monkeypatch.setattr(registry, "REGISTRY", scratch)
     target = "hiddenenvs.envs.matrix_games:MatrixGame"
-    entry = registry.EnvEntry("scratch_rps", target, "RPS again", {"matrix": "rps"}, True, 2)
+    fixed = {"matrix": "rps"}
+    entry = registry.EnvEntry("scratch_rps", target, "RPS", fixed, simultaneous=True, version=2)
     registry.register(entry)
     assert PETTINGZOO_ENVS["scratch_rps"] == (2, True)
     env_id = hiddenenvs.pettingzoo_id("scratch_rps")
