@@ -97,7 +97,7 @@ from __future__ import annotations
 import operator
 import random
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -933,37 +933,45 @@ def make_parallel(
 # actions, rewards or dynamics (anything a trained policy or a stored result depends on);
 # fixes that only change speed or messages keep it. docs/guides/pettingzoo_ids.md.
 PETTINGZOO_NAMESPACE = "hiddenenvs"
-# name -> (version, whether the game has simultaneous moves: a parallel env too)
-PETTINGZOO_ENVS: dict[str, tuple[int, bool]] = {
-    "kuhn_poker": (0, False),
-    "leduc_holdem": (0, False),
-    "rps": (0, True),
-    "biased_rps": (0, True),
-    "matching_pennies": (0, True),
-    "combat": (0, True),
-    "goofspiel": (0, True),
-    "liars_dice": (0, False),
-    "othello": (0, False),
-    "gdl": (0, True),
-    "monty_hall": (0, True),
-    "meier": (0, True),
-    "blind_tictactoe": (0, True),
-    "biased_blind_tictactoe": (0, True),
-    "gdl_biased_rps": (0, True),
-    "gdl_tictactoe": (0, True),
-}
+
+
+class _PettingZooEnvs(Mapping[str, tuple[int, bool]]):
+    """name -> (version, whether the game has simultaneous moves: a parallel env too), read
+    from each game's :class:`hiddenenvs.registry.EnvEntry` (``version``, ``simultaneous``):
+    a read-only view kept for code that reads this table, always the registry's."""
+
+    def __getitem__(self, name: str) -> tuple[int, bool]:
+        from hiddenenvs.registry import REGISTRY
+
+        if name not in REGISTRY:
+            raise KeyError(name)
+        entry = REGISTRY[name]
+        return entry.version, entry.simultaneous
+
+    def __iter__(self) -> Iterator[str]:
+        from hiddenenvs.registry import REGISTRY
+
+        return iter(list(REGISTRY))
+
+    def __len__(self) -> int:
+        from hiddenenvs.registry import REGISTRY
+
+        return len(REGISTRY)
+
+
+PETTINGZOO_ENVS: Mapping[str, tuple[int, bool]] = _PettingZooEnvs()
 
 
 def pettingzoo_id(name: str) -> str:
-    """The PettingZoo id of the game registered as ``name`` (version 0 for games that
-    users register themselves): ``metadata["name"]`` of its envs."""
+    """The PettingZoo id of the game registered as ``name`` (version 0 for a name not
+    registered): ``metadata["name"]`` of its envs."""
     version = PETTINGZOO_ENVS.get(name, (0, False))[0]
     return f"{PETTINGZOO_NAMESPACE}/{name}-v{version}"
 
 
 def register_pettingzoo_envs() -> None:
-    """Add every game of :data:`PETTINGZOO_ENVS` to PettingZoo's AEC registry, and the
-    simultaneous ones to its parallel registry too (ids already there are left alone).
+    """Add every game registered so far to PettingZoo's AEC registry, and the simultaneous
+    ones to its parallel registry too (ids already there are left alone).
     PettingZoo before 1.27 has no registry: nothing to do there."""
     try:
         from pettingzoo import aec_registry, parallel_registry, register

@@ -132,6 +132,33 @@ def test_the_registry_lists_every_env_with_its_dynamics():
     )
 
 
+def test_one_registry_entry_gives_a_game_its_pettingzoo_ids(monkeypatch):
+    """A game's version and dynamics live on its EnvEntry alone: registering it makes its
+    PettingZoo ids (AEC and, simultaneous, parallel), with no second table to edit."""
+    import pettingzoo
+
+    from hiddenenvs import registry
+    from hiddenenvs.pettingzoo_env import PETTINGZOO_ENVS, register_pettingzoo_envs
+    from hiddenenvs.registries import Registry
+
+    scratch = Registry("env", dict(registry.REGISTRY.items()))
+    monkeypatch.setattr(registry, "REGISTRY", scratch)
+    target = "hiddenenvs.envs.matrix_games:MatrixGame"
+    fixed = {"matrix": "rps"}
+    entry = registry.EnvEntry("scratch_rps", target, "RPS", fixed, simultaneous=True, version=2)
+    registry.register(entry)
+    assert PETTINGZOO_ENVS["scratch_rps"] == (2, True)
+    env_id = hiddenenvs.pettingzoo_id("scratch_rps")
+    assert env_id == "hiddenenvs/scratch_rps-v2"
+    try:
+        register_pettingzoo_envs()
+        assert pettingzoo.make("parallel", env_id).metadata["name"] == env_id
+        assert env_id in pettingzoo.aec_registry
+    finally:  # PettingZoo's registries are module-level dicts: leave them as they were
+        pettingzoo.aec_registry.pop(env_id, None)
+        pettingzoo.parallel_registry.pop(env_id, None)
+
+
 @pytest.mark.parametrize("name", ENV_NAMES)
 def test_pettingzoo_make_finds_every_env_under_its_versioned_id(name):
     import pettingzoo

@@ -53,6 +53,11 @@ Public observation tensor (``5 + 6 * (2 + max_raises)`` values, 29 by default): 
 cards dealt (2), the public card one-hot (3), then the betting of round 1 and round 2 as
 in the information-state tensor.
 
+Speed: the state's deal, moves, returns, keys and tensors are compiled
+(``_leduc_holdem.pyx``), on the rules written once in C in
+``hiddenenvs/envs/_leduc_holdem.pxd``, which the vector kernel uses too: this module holds
+the game's description and beliefs, not a second copy of its betting or showdown.
+
 Beliefs: ``game.sample_consistent_history`` draws the opponent's card from the ranks
 left (after one's own card and the public card), weighted by chance and the opponent's
 reach under the given policy (no tree walk).
@@ -62,11 +67,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from hiddenenvs._encoding import float32_ones_at
 from hiddenenvs.beliefs import draw_weighted
+from hiddenenvs.envs import _leduc_holdem as _compiled
+from hiddenenvs.envs._leduc_holdem import ACTION_NAMES, RANK_NAMES, LeducCore
 from hiddenenvs.game import (
     CHANCE,
-    TERMINAL,
     ChanceMode,
     Dynamics,
     Game,
@@ -78,28 +83,13 @@ from hiddenenvs.game import (
 )
 
 FOLD, CALL, RAISE = 0, 1, 2
-ACTION_NAMES = ("fold", "call", "raise")
-RANK_NAMES = "JQK"
 _NUM_RANKS = 3
 _CARDS_PER_RANK = 2
-_RAISE_SIZES = (2, 4)
-_ANTE = 1
 # A public key entry back to the history entry it came from (a bet or the public card).
 _HISTORY_ENTRY = {
     **{name: a for a, name in enumerate(ACTION_NAMES)},
     **{r: c for c, r in enumerate(RANK_NAMES)},
 }
-# Key steps shared by every state (keys grow by tuple concatenation): a public step by
-# its name; a private deal by receiver and rank, as (player 0's step, player 1's step).
-_PUBLIC_STEPS = {name: ((name, None),) for name in (*ACTION_NAMES, *RANK_NAMES)}
-_PUBLIC_DEAL_STEP = ("deal",)
-_DEAL_STEPS = tuple(
-    tuple(
-        tuple((("deal", RANK_NAMES[rank] if player == receiver else None),) for player in range(2))
-        for rank in range(_NUM_RANKS)
-    )
-    for receiver in range(2)
-)
 
 
 class LeducHoldemGame(Game):
@@ -113,7 +103,7 @@ class LeducHoldemGame(Game):
         super().__init__(**params)
         self.max_raises = self.params["max_raises"]
         self.turns_per_round = 2 + self.max_raises
-        self.max_contribution = _ANTE + sum(self.max_raises * size for size in _RAISE_SIZES)
+        self.max_contribution = LeducCore(self.max_raises).max_contribution
         self.info = GameInfo(
             short_name=self.NAME,
             long_name="Leduc hold'em",
@@ -166,190 +156,64 @@ class LeducHoldemGame(Game):
 
 
 class LeducHoldemState(State):
-    __slots__ = (
-        "private_cards",
-        "public_card",
-        "round_actions",
-        "contributions",
-        "raises_this_round",
-        "folded_player",
-        "_betting_round_over",
-        "_current_player",
-        "_public_key",
-        "_information_state_keys",
-    )
+    """A Leduc hold'em history; its deal, moves, returns, keys and tensors are compiled
+    (:class:`hiddenenvs.envs._leduc_holdem.LeducCore`, the rules of ``_leduc_holdem.pxd``
+    that the vector kernel shares)."""
+
+    __slots__ = ("core",)
     game: LeducHoldemGame
 
     def __init__(self, game):
         self.game = game
-        self.private_cards: list[int] = []
-        self.public_card = -1
-        self.round_actions: list[list[int]] = [[]]
-        self.contributions = [_ANTE, _ANTE]
-        self.raises_this_round = 0
-        self.folded_player = -1
-        self._betting_round_over = False
-        self._current_player = CHANCE
-        self._public_key: tuple = ()
-        self._information_state_keys: tuple[tuple, tuple] = ((), ())
+        self.core = LeducCore(game.max_raises)
 
     def clone(self):
-        other = LeducHoldemState.__new__(LeducHoldemState)
+        other = self.__class__.__new__(self.__class__)
         other.game = self.game
-        other.private_cards = self.private_cards[:]
-        other.public_card = self.public_card
-        other.round_actions = [actions[:] for actions in self.round_actions]
-        other.contributions = self.contributions[:]
-        other.raises_this_round = self.raises_this_round
-        other.folded_player = self.folded_player
-        other._betting_round_over = self._betting_round_over
-        other._current_player = self._current_player
-        other._public_key = self._public_key
-        other._information_state_keys = self._information_state_keys
+        other.core = self.core.clone()
         return other
 
-    def current_player(self):
-        return self._current_player
+    @property
+    def private_cards(self) -> list[int]:
+        """The private cards dealt (0 = J, 1 = Q, 2 = K), player 0's first."""
+        return self.core.private_cards
 
-    def _next_player(self) -> int:
-        if self.folded_player >= 0:
-            return TERMINAL
-        if len(self.private_cards) < 2:
-            return CHANCE
-        if self._betting_round_over:
-            return TERMINAL if self.public_card >= 0 else CHANCE
-        return len(self.round_actions[-1]) % 2
+    @property
+    def public_card(self) -> int:
+        """The public card, or -1 before it is dealt."""
+        return self.core.public_card
 
-    def _remaining_counts(self) -> list[int]:
-        """Cards left in the deck per rank (one pass: the env deals three times a game)."""
-        private_cards, public_card = self.private_cards, self.public_card
-        return [
-            _CARDS_PER_RANK - private_cards.count(rank) - (public_card == rank)
-            for rank in range(_NUM_RANKS)
-        ]
+    @property
+    def round_actions(self) -> list[list[int]]:
+        """The bets of each round begun (round 2's once the public card is out)."""
+        return self.core.round_actions
+
+    @property
+    def contributions(self) -> list[int]:
+        """The chips each player has put in the pot, the ante included."""
+        return self.core.contributions
+
+    @property
+    def folded_player(self) -> int:
+        """The player who folded, or -1."""
+        return self.core.folded_player
+
+    # The per-step methods are compiled (hiddenenvs/envs/_leduc_holdem.pyx), one C call each.
+    current_player = _compiled.state_current_player
+    legal_actions = _compiled.state_legal_actions
+    _apply_action = _compiled.state_apply_action
+    returns = _compiled.state_returns
+    history = _compiled.state_history
+    information_state_key = _compiled.state_information_state_key
+    public_state_key = _compiled.state_public_state_key
+    information_state_tensor = _compiled.state_information_state_tensor
+    observation_tensor = _compiled.state_observation_tensor
+    public_observation_tensor = _compiled.state_public_observation_tensor
 
     def chance_outcomes(self):
         if self.current_player() != CHANCE:
             return super().chance_outcomes()
-        counts = self._remaining_counts()
-        total = sum(counts)
-        return [(rank, count / total) for rank, count in enumerate(counts) if count]
-
-    def legal_actions(self, player=None):
-        current = self.current_player()
-        if player is not None and player != current:
-            return []
-        if current == CHANCE:
-            return [rank for rank, count in enumerate(self._remaining_counts()) if count]
-        if current == TERMINAL:
-            return []
-        facing_raise = self.contributions[current] < self.contributions[1 - current]
-        actions = [FOLD, CALL] if facing_raise else [CALL]
-        if self.raises_this_round < self.game.max_raises:
-            actions.append(RAISE)
-        return actions
-
-    def _apply_action(self, action):
-        keys = self._information_state_keys
-        if len(self.private_cards) < 2:  # a private deal: the receiver alone sees the rank
-            steps = _DEAL_STEPS[len(self.private_cards)][action]
-            self._information_state_keys = (keys[0] + steps[0], keys[1] + steps[1])
-            self._public_key += _PUBLIC_DEAL_STEP
-        else:  # the public card or a bet: public
-            names = RANK_NAMES if self._betting_round_over else ACTION_NAMES
-            step = _PUBLIC_STEPS[names[action]]
-            self._information_state_keys = (keys[0] + step, keys[1] + step)
-            self._public_key += (names[action],)
-        self._apply_move(action)
-        self._current_player = self._next_player()
-
-    def _apply_move(self, action: int) -> None:
-        if len(self.private_cards) < 2:
-            self.private_cards.append(action)
-            return
-        if self._betting_round_over:  # deal the public card, start round 2
-            self.public_card = action
-            self.round_actions.append([])
-            self.raises_this_round = 0
-            self._betting_round_over = False
-            return
-        actions = self.round_actions[-1]
-        player = len(actions) % 2
-        actions.append(action)
-        if action == FOLD:
-            self.folded_player = player
-        elif action == CALL:
-            self.contributions[player] = self.contributions[1 - player]
-            self._betting_round_over = len(actions) >= 2
-        else:
-            raise_size = _RAISE_SIZES[len(self.round_actions) - 1]
-            self.contributions[player] = self.contributions[1 - player] + raise_size
-            self.raises_this_round += 1
-
-    def returns(self):
-        result = np.zeros(2)
-        if self.folded_player >= 0:
-            loser = self.folded_player
-        elif self.is_terminal():
-            strengths = [self._hand_strength(card) for card in self.private_cards]
-            if strengths[0] == strengths[1]:
-                return result
-            loser = int(strengths[0] > strengths[1])
-        else:
-            return result
-        result[loser] = -self.contributions[loser]
-        result[1 - loser] = self.contributions[loser]
-        return result
-
-    def _hand_strength(self, card: int) -> int:
-        return card + (_NUM_RANKS if card == self.public_card else 0)
-
-    def history(self):
-        public_card = (self.public_card,) if self.public_card >= 0 else ()
-        second_round = self.round_actions[1] if len(self.round_actions) > 1 else ()
-        return (*self.private_cards, *self.round_actions[0], *public_card, *second_round)
-
-    def information_state_key(self, player):
-        return self._information_state_keys[player]
-
-    def public_state_key(self):
-        return self._public_key
-
-    def public_observation_tensor(self):
-        ones = list(range(len(self.private_cards)))
-        if self.public_card >= 0:
-            ones.append(2 + self.public_card)
-        self._add_betting_ones(ones, 5)
-        return float32_ones_at(self.game.info.public_observation_tensor_shape, ones)
-
-    def _add_betting_ones(self, ones: list[int], offset: int) -> None:
-        """Append the places of the betting features (one-hot action per turn and round)."""
-        for actions in self.round_actions:
-            for turn, action in enumerate(actions):
-                ones.append(offset + 3 * turn + action)
-            offset += 3 * self.game.turns_per_round
-
-    def information_state_tensor(self, player):
-        # The ones' places gathered, then written in one compiled call (numpy's
-        # per-element writes cost more than the rest of an env step).
-        ones = [player]
-        if len(self.private_cards) > player:
-            ones.append(2 + self.private_cards[player])
-        if self.public_card >= 0:
-            ones.append(5 + self.public_card)
-        self._add_betting_ones(ones, 8)
-        return float32_ones_at(self.game.info.information_state_tensor_shape, ones)
-
-    def observation_tensor(self, player):
-        tensor = np.zeros(10, dtype=np.float32)
-        tensor[player] = 1
-        if len(self.private_cards) > player:
-            tensor[2 + self.private_cards[player]] = 1
-        if self.public_card >= 0:
-            tensor[5 + self.public_card] = 1
-        tensor[8] = self.contributions[0] / self.game.max_contribution
-        tensor[9] = self.contributions[1] / self.game.max_contribution
-        return tensor
+        return _compiled.state_chance_outcomes(self)
 
     def render_rgb(self, player: int | None = None) -> np.ndarray:
         """The table as an ``(360, 440, 3)`` uint8 image: each seat's card, the public
