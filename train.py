@@ -2,6 +2,7 @@
 
     python train.py --config configs/nfsp_kuhn.yaml                      # a run
     python train.py --config configs/nfsp_kuhn.yaml budget.episodes=5000 seed=3
+    python train.py trainer.name=cfr+ env.name=leduc_holdem budget.iterations=200  # no YAML
     python train.py --resume runs/nfsp_kuhn                              # continue it
     python train.py --resume runs/nfsp_kuhn budget.episodes=400000       # ... for longer
     python train.py --config configs/anfsp_leduc.yaml --address auto      # ANFSP on a Ray cluster
@@ -16,7 +17,9 @@ says why), 2 refused (config, fit, a run directory that holds a run, a resume as
 run), 130 interrupted by Ctrl-C (the message says where the last checkpoint is).
 
 Overrides are dotted ``key=value`` pairs with YAML values; ``agents/config.py`` documents
-every key; ``--config`` also takes a shipped config's name (``--config cfr_kuhn``). A run
+every key; ``--config`` also takes a shipped config's name (``--config cfr_kuhn``), and
+without one the run starts from those defaults, naming ``trainer.name`` and ``env.name``
+among the overrides (a new trainer needs no YAML file to be trained). A run
 writes checkpoint.pt, metrics.csv, tensorboard/, metrics.png and policy_player<p>.pt
 (loadable with ``agents.load_agent``) into ``output_dir``, which must be new or empty.
 """
@@ -55,8 +58,12 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--config", help="YAML run config (see configs/)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--config",
+        help="YAML run config (see configs/); without it, the defaults of agents/config.py "
+        "with trainer.name=... and env.name=... among the overrides",
+    )
     source.add_argument(
         "--resume", metavar="DIR", help="run directory to continue from its checkpoint"
     )
@@ -85,7 +92,17 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         + ")",
     )
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
-    return parser.parse_args(argv)
+    arguments = parser.parse_args(argv)
+    if arguments.config is None and arguments.resume is None and arguments.list is None:
+        named = {override.split("=", 1)[0].strip() for override in arguments.overrides}
+        missing = [key for key in ("trainer.name", "env.name") if key not in named]
+        if missing:
+            parser.error(
+                "give --config, --resume or --list, or name the run's "
+                + " and ".join(f"{key}=..." for key in missing)
+                + " among the overrides (the other settings then take agents/config.py's defaults)"
+            )
+    return arguments
 
 
 def _address_override(data: dict, address: str) -> str:

@@ -82,6 +82,27 @@ def test_cli_reports_config_errors(capsys):
     assert train.main(["--resume", "/nonexistent-run-dir"]) == 2
 
 
+def test_a_run_needs_no_yaml_file_when_it_names_its_trainer_and_env(tmp_path, capsys):
+    """Without --config a run starts from the config defaults: trainer.name and env.name
+    must then be among the overrides (a new trainer trains before it ships a YAML file)."""
+    with pytest.raises(SystemExit) as refused:
+        train.main(["trainer.name=cfr+", "budget.iterations=2"])
+    assert refused.value.code == 2
+    assert "env.name=..." in capsys.readouterr().err
+    status = train.main(
+        [
+            "trainer.name=cfr+",
+            "env.name=kuhn_poker",
+            "budget.iterations=30",
+            f"output_dir={tmp_path}",
+            "progress_bar=false",
+        ]
+    )
+    assert status == 0
+    assert "cfr+ on kuhn_poker: 0 episodes, 30 iterations" in capsys.readouterr().out
+    assert (tmp_path / "checkpoint.pt").exists()
+
+
 def test_tiny_run_writes_every_output_and_resumes(tmp_path, capsys):
     out = tmp_path / "run"
     arguments = [
