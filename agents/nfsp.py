@@ -53,14 +53,14 @@ Self-play on workers. With ``workers`` > 1 (or a ``ray_address``: ``"local"``, `
 :class:`SelfPlayWorker`s (spawn processes or Ray actors, :class:`agents.parallel.WorkerPool`),
 one seeded piece each. A worker holds a snapshot of the current Q and Pi networks and plays
 its piece through :func:`agents.episodes.play_episodes` with the learner's behaviour policy
-(per episode and player the eta-mixture of epsilon-greedy Q and Pi, epsilon from the
-player's transition count at the step's start); it sends back the transitions (M_RL) and
-the best response's (s, a) pairs (M_SL) in the order played, and the learner adds them,
-piece by piece in a fixed order (the reservoir's draws from its own generator), before its
-gradient steps. Deviation from the paper: Algorithm 1 of Heinrich & Silver (2016) updates
-the networks as the transitions are played; here (as in the one-process lockstep, which
-also learns after a step's episodes) the behaviour policy is the networks of the step's
-start, one step stale. A run on N workers is deterministic for its seed and N, but is not
+(per episode and player the eta-mixture of epsilon-greedy Q and Pi; epsilon counts the
+player's transitions at the step's start plus the piece's own); it sends back the
+transitions (M_RL) and the best response's (s, a) pairs (M_SL) in the order played, and the
+learner adds them, piece by piece in a fixed order (the reservoir's draws from its own
+generator), before its gradient steps. Deviation from the paper: Algorithm 1 of Heinrich &
+Silver (2016) updates the networks as the transitions are played; here the behaviour
+policy is the networks of the step's start, one step stale (the one-process lockstep too
+learns only after a step's episodes). A run on N workers is deterministic for its seed and N, but is not
 the one-worker run (each piece draws from its own seeded generators); with ``workers: 1``
 and no address the step is the loop's self-play, unchanged. Each worker plays its piece
 through the AEC envs: ``vector_self_play`` is the one-process path. A step whose deadline

@@ -10,7 +10,7 @@ import torch
 import hiddenenvs
 from agents.config import ConfigError, config_from_dict
 from agents.networks import masked_logits
-from agents.nfsp import NFSP, NFSPConfig
+from agents.nfsp import NFSP, NFSPConfig, SelfPlayWorker
 
 TINY = {
     "hidden_sizes": [8],
@@ -93,29 +93,37 @@ def test_two_worker_processes_train_alike_twice_and_a_deadline_keeps_nothing(pro
     assert [state["replay"]["size"] for state in states] == transitions
 
 
-def test_the_workers_act_with_the_learners_best_response():
-    """With eta = 1 and no exploration every action the workers take is the greedy action
-    of the learner's Q as sent (no update yet: min_buffer_size is out of reach), and every
-    one of them is a best-response pair in M_SL; with eta = 0 M_SL stays empty."""
-    greedy = _learner(anticipatory=1.0, epsilon_start=0.0, epsilon_end=0.0, min_buffer_size=10**6)
-    average = _learner(anticipatory=0.0, min_buffer_size=10**6)
-    try:
-        _steps(greedy, 1)
-        _steps(average, 1)
-    finally:
-        greedy.close()
-        average.close()
+def _one_piece(**params) -> NFSP:
+    """A learner after one piece of 16 Kuhn episodes played by a :class:`SelfPlayWorker`
+    (in this process) with the learner's networks as sent, stored as its step stores it."""
+    learner = _learner(**params)
+    worker = SelfPlayWorker(learner.game, learner.config, learner.seed)
+    networks = [agent.network_arrays() for agent in learner._agents]
+    transitions = [agent.transitions for agent in learner._agents]
+    memories = worker.play_games(0, networks, transitions, list(range(16)), piece_seed=7)
+    for agent, rows in zip(learner._agents, memories):
+        agent.store(rows)
+    return learner
+
+
+def test_a_worker_acts_with_the_learners_best_response():
+    """With eta = 1 and no exploration every action a worker takes is the greedy action of
+    the learner's Q as sent, and each is a best-response pair in M_SL; with eta = 0 M_SL
+    stays empty while M_RL gets every transition."""
+    greedy = _one_piece(anticipatory=1.0, epsilon_start=0.0, epsilon_end=0.0)
     for agent in greedy._agents:
         rows = len(agent.replay)
         replay = {k: v[:rows] for k, v in agent.replay.data.items()}
         with torch.no_grad():
             q = agent.q_network(torch.as_tensor(replay["observation"]))
             chosen = masked_logits(q, replay["action_mask"]).argmax(dim=-1).numpy()
-        assert rows > 0 and np.array_equal(chosen, replay["action"])
+        assert 16 <= rows <= 32 and rows == agent.transitions
+        assert np.array_equal(chosen, replay["action"])
         assert len(agent.reservoir) == rows
         assert np.array_equal(agent.reservoir.data["action"][:rows], replay["action"])
+    average = _one_piece(anticipatory=0.0)
     assert [len(agent.reservoir) for agent in average._agents] == [0, 0]
-    assert all(len(agent.replay) > 0 for agent in average._agents)
+    assert all(16 <= len(agent.replay) == agent.transitions for agent in average._agents)
 
 
 def test_one_worker_plays_in_the_loops_process():
