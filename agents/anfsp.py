@@ -440,13 +440,14 @@ class ANFSP(Learner):
                     f"trainer.params.vector_envs: false"
                 )
         info = game.info
+        input_size = int(np.prod(info.information_state_tensor_shape))
         self.architecture = {
-            "input_size": int(np.prod(info.information_state_tensor_shape)),
+            "input_size": input_size,
             "hidden_sizes": list(config.hidden_sizes),
             "num_actions": info.num_distinct_actions,
         }
         torch.manual_seed(seed)
-        sizes = (self.architecture["input_size"], config.hidden_sizes, info.num_distinct_actions)
+        sizes = (input_size, config.hidden_sizes, info.num_distinct_actions)
         players = range(info.num_players)
         self.q_networks = [mlp(*sizes) for _ in players]
         self.target_networks = [mlp(*sizes) for _ in players]

@@ -258,6 +258,7 @@ PROJECT_TRAINERS = (
         "Neural Fictitious Self-Play (Heinrich & Silver 2016)",
         ranges={**_NFSP_RANGES, "epsilon_start": UNIT_INTERVAL, "epsilon_end": UNIT_INTERVAL},
         agent_modules=("agents.nfsp",),
+        address_param="ray_address",
         loop_self_play=True,
     ),
     TrainerEntry(

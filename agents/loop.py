@@ -218,7 +218,7 @@ def _vector_self_play_env(config: RunConfig, learner: Learner):
                     f"vector_self_play: trainer {trainer!r}'s agents need {what}, which the "
                     f"vector env does not build; set vector_self_play: false"
                 )
-    if type(learner).step is not Learner.step:
+    if type(learner).step is not Learner.step and not trainer_entry(trainer).loop_self_play:
         hint = trainer_entry(trainer).vector_hint
         own = f" ({hint})" if hint else ""
         loop_trainers = [name for name in trainer_names() if trainer_entry(name).loop_self_play]

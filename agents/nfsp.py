@@ -47,10 +47,30 @@ fuses the two updates the paper takes at the same moment: L(theta^Q) and L(theta
 are summed and differentiated in one backward pass (their parameters are disjoint, so
 each network gets exactly its own loss's gradient), and Adam runs as PyTorch's fused
 kernel (one call per network instead of a dozen tensor operations per parameter).
+
+Self-play on workers. With ``workers`` > 1 (or a ``ray_address``: ``"local"``, ``"auto"``,
+``host:port``; ``train.py --address``) a step's episodes are shared among
+:class:`SelfPlayWorker`s (spawn processes or Ray actors, :class:`agents.parallel.WorkerPool`),
+one seeded piece each. A worker holds a snapshot of the current Q and Pi networks and plays
+its piece through :func:`agents.episodes.play_episodes` with the learner's behaviour policy
+(per episode and player the eta-mixture of epsilon-greedy Q and Pi; epsilon counts the
+player's transitions at the step's start plus the piece's own); it sends back the
+transitions (M_RL) and the best response's (s, a) pairs (M_SL) in the order played, and the
+learner adds them, piece by piece in a fixed order (the reservoir's draws from its own
+generator), before its gradient steps. Deviation from the paper: Algorithm 1 of Heinrich &
+Silver (2016) updates the networks as the transitions are played; here the behaviour
+policy is the networks of the step's start, one step stale (the one-process lockstep too
+learns only after a step's episodes). A run on N workers is deterministic for its seed and N, but is not
+the one-worker run (each piece draws from its own seeded generators); with ``workers: 1``
+and no address the step is the loop's self-play, unchanged. Each worker plays its piece
+through the AEC envs: ``vector_self_play`` is the one-process path. A step whose deadline
+cuts a piece keeps nothing of it (the loop counts nothing of that step).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,8 +78,18 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.base import Agent, Learner, Transition, sample_batch
-from agents.device import check_device_setting, choose_device, to_device, to_numpy, weight_count
+import hiddenenvs
+from agents.base import Agent, Learner, StepReport, Transition, sample_batch
+from agents.catalogue import POSITIVE, RANGE
+from agents.device import (
+    check_device_setting,
+    choose_device,
+    cpu_state_dict,
+    to_device,
+    to_numpy,
+    weight_count,
+)
+from agents.episodes import play_episodes
 from agents.memories import CircularBuffer, ReservoirBuffer
 from agents.networks import (
     AveragePolicyAgent,
@@ -68,7 +98,13 @@ from agents.networks import (
     mlp,
     network_input,
 )
+from agents.parallel import WorkerPool, local_deadline, unix_deadline
 from hiddenenvs.game import Game
+
+# A self-play worker's memories keep a piece's rows whole (they grow as they fill).
+MAX_PIECE_ROWS = 2**62
+# The networks a worker acts with (the target network only enters the learner's TD target).
+ACTING_NETWORKS = ("q_network", "policy_network")
 
 
 @dataclass
@@ -91,8 +127,13 @@ class NFSPConfig:
     epsilon_decay_transitions: int = 1_000_000  # linear decay over this many transitions
     optimizer: str = "adam"  # "adam" or "sgd"
     device: str = "auto"  # auto | cpu | cuda | cuda:N (agents/device.py)
+    # Self-play workers (1: the loop's self-play in this process); more, or a ray_address,
+    # play each step's episodes in that many workers (module docstring)
+    workers: int = field(default=1, metadata={RANGE: POSITIVE})
+    # "local" or a cluster ("auto", host:port; train.py --address): the workers are Ray actors
+    ray_address: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         from agents.config import ConfigError
 
         check_device_setting(self.device)
@@ -347,6 +388,46 @@ class NFSPAgent(Agent):
     def evaluation_agent(self) -> AveragePolicyAgent:
         return AveragePolicyAgent(self.policy_network, self.architecture)
 
+    # ---- self-play on workers (module docstring) -----------------------------------------------
+    def network_arrays(self) -> dict[str, dict[str, np.ndarray]]:
+        """Q's and Pi's weights as numpy arrays (what a self-play worker is sent)."""
+        return {
+            name: {k: v.numpy().copy() for k, v in cpu_state_dict(getattr(self, name)).items()}
+            for name in ACTING_NETWORKS
+        }
+
+    def load_network_arrays(self, arrays: dict[str, dict[str, np.ndarray]]) -> None:
+        for name, state in arrays.items():
+            # A copy: arrays from Ray's object store are read-only.
+            network = getattr(self, name)
+            network.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
+
+    def start_piece(self, transitions: int, piece_seed: int, player: int) -> None:
+        """A worker's player before a piece: empty memories that keep every row, the
+        learner's transition count (its epsilon) and a generator seeded from the piece."""
+        self.replay = CircularBuffer(MAX_PIECE_ROWS, self.replay.columns)
+        self.reservoir = ReservoirBuffer(MAX_PIECE_ROWS, self.reservoir.columns)
+        self.transitions = transitions
+        self.best_response_mode.clear()
+        self.rng = np.random.default_rng([piece_seed, player])
+
+    def piece_memories(self, transitions_before: int) -> dict[str, Any]:
+        """A worker's player after a piece: its M_RL and M_SL rows in the order played."""
+        return {
+            "replay": self.replay.state_dict()["data"],
+            "reservoir": self.reservoir.state_dict()["data"],
+            "transitions": self.transitions - transitions_before,
+        }
+
+    def store(self, memories: dict[str, Any]) -> None:
+        """A worker's piece (:meth:`piece_memories`) into M_RL and M_SL, as if played here in
+        that order (the reservoir draws from this player's generator)."""
+        if memories["transitions"]:
+            self.replay.add_batch(**memories["replay"])
+        if len(memories["reservoir"]["action"]):
+            self.reservoir.add_batch(self.rng, **memories["reservoir"])
+        self.transitions += memories["transitions"]
+
     # ---- checkpoints -----------------------------------------------------------------------------
     def state_dict(self):
         return {
@@ -398,19 +479,85 @@ class NFSP(Learner):
             for player in range(info.num_players)
         ]
         self.device_choice = self._agents[0].device_choice
+        self._pool: WorkerPool | None = None
+        self._network_version = 0  # bumped when the networks change; sent with them to workers
 
     @property
     def agents(self) -> list[Agent]:
-        return self._agents
+        return list(self._agents)
+
+    @property
+    def in_workers(self) -> bool:
+        """Whether self-play runs in workers (processes or Ray actors), not in this process."""
+        return self.config.workers > 1 or self.config.ray_address is not None
+
+    def step(self, loop: Any) -> StepReport:
+        """The loop's self-play (one process), or the step's episodes on the workers; then
+        the gradient steps due."""
+        if not self.in_workers:
+            return super().step(loop)
+        played = self._self_play_in_workers(loop)
+        if loop.step_cut:
+            return StepReport(episodes=0, iterations=0)
+        return StepReport(episodes=played, iterations=1, metrics=self.update())
+
+    def _self_play_in_workers(self, loop: Any) -> int:
+        """The step's episodes shared among the workers (one piece each, seeded from the
+        loop's generator), their rows stored in piece order; the episodes played, or none
+        with ``loop.step_cut`` set when the deadline cut a piece (nothing is kept)."""
+        seeds = [int(s) for s in loop.rng.integers(2**31, size=loop.max_episodes)]
+        shares = [share for share in np.array_split(seeds, self.config.workers) if len(share)]
+        networks = [agent.network_arrays() for agent in self._agents]
+        transitions = [agent.transitions for agent in self._agents]
+        send = unix_deadline(loop.deadline)
+        pieces = [
+            (self._network_version, networks, transitions, [int(s) for s in share], int(seed), send)
+            for share, seed in zip(shares, loop.rng.integers(2**63, size=len(shares)))
+        ]
+        played = dict(self._workers().map("play_games", pieces, loop.deadline))
+        if len(played) < len(pieces) or any(played[i] is None for i in played):
+            loop.step_cut = True
+            return 0
+        for index in range(len(pieces)):
+            for agent, memories in zip(self._agents, played[index]):
+                agent.store(memories)
+        return len(seeds)
+
+    def load_network_arrays(self, networks: Sequence[dict[str, dict[str, np.ndarray]]]) -> None:
+        """The players' Q and Pi from a learner's snapshot (a worker's copy)."""
+        for agent, arrays in zip(self._agents, networks):
+            agent.load_network_arrays(arrays)
+
+    def _workers(self) -> WorkerPool:
+        """The self-play workers, started by the first step that needs them."""
+        if self._pool is None:
+            self._pool = WorkerPool(
+                SelfPlayWorker,
+                (self.game, self.config, self.seed),
+                self.config.workers,
+                ray_address=self.config.ray_address,
+                name="nfsp-self-play",
+                where="trainer.params.ray_address",
+            )
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the self-play workers now (running episodes are abandoned); safe to call
+        again, and after an exception or Ctrl-C."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
 
     def update(self) -> dict[str, float]:
-        rl_losses, sl_losses = [], []
+        rl_losses: list[float] = []
+        sl_losses: list[float] = []
         for agent in self._agents:
             rl, sl = agent.learn()
             rl_losses += rl
             sl_losses += sl
         if not rl_losses and not sl_losses:
             return {}
+        self._network_version += 1
         metrics = {
             "epsilon": float(np.mean([a.epsilon for a in self._agents])),
             "replay_size": float(sum(len(a.replay) for a in self._agents)),
@@ -435,3 +582,50 @@ class NFSP(Learner):
             )
         for agent, agent_state in zip(self._agents, state["agents"]):
             agent.load_state_dict(agent_state)
+        self._network_version += 1
+
+
+class SelfPlayWorker:
+    """A self-play worker of :class:`agents.parallel.WorkerPool` (a process or a Ray actor):
+    a copy of the learner's players on the CPU and envs, playing pieces of a step's episodes
+    with a snapshot of the networks through :func:`agents.episodes.play_episodes`. A piece's
+    episodes depend on the piece alone (its seeds, ``piece_seed`` for the players'
+    generators, the learner's transition counts), not on the worker."""
+
+    def __init__(self, game: Game, config: NFSPConfig, seed: int):
+        torch.set_num_threads(1)
+        local = dataclasses.replace(config, workers=1, ray_address=None, device="cpu")
+        self.learner = NFSP(game, local, seed)
+        self.network_version: int | None = None
+        self.envs: list = []
+
+    def play_games(
+        self,
+        network_version: int,
+        networks: list[dict[str, dict[str, np.ndarray]]],
+        transitions: list[int],
+        seeds: list[int],
+        piece_seed: int,
+        unix_deadline: float | None = None,
+    ) -> list[dict[str, Any]] | None:
+        """The episodes of ``seeds``; per player its transitions and best-response pairs (in
+        the order played, :meth:`NFSPAgent.piece_memories`); None when the deadline cut one."""
+        if network_version != self.network_version:
+            self.learner.load_network_arrays(networks)
+            self.network_version = network_version
+        players = self.learner._agents
+        for player, (agent, count) in enumerate(zip(players, transitions)):
+            agent.start_piece(count, piece_seed, player)
+        spec = self.learner.game.spec
+        while len(self.envs) < len(seeds):
+            self.envs.append(hiddenenvs.make(spec.name, **dict(spec.params)).unwrapped)
+        seat_agents: dict[str, Agent] = dict(zip(self.envs[0].possible_agents, players))
+        returns = play_episodes(
+            self.envs[: len(seeds)],
+            seat_agents,
+            np.asarray(seeds),
+            deadline=local_deadline(unix_deadline),
+        )
+        if len(returns) < len(seeds):
+            return None
+        return [agent.piece_memories(count) for agent, count in zip(players, transitions)]

@@ -3,6 +3,7 @@
     python -m benchmarks.self_play_workers                       # every trainer with `workers`
     python -m benchmarks.self_play_workers --trainers mcnfsp --workers 1 2 --seconds 60
     python -m benchmarks.self_play_workers --config mcnfsp=mcnfsp_leduc --ray local
+    python -m benchmarks.self_play_workers --trainers nfsp --set vector_self_play=false
     python -m benchmarks.self_play_workers --trainers mcnfsp --seconds 1 \\
         --set trainer.params.num_simulations=4                   # a few seconds: does it run
 

@@ -5,7 +5,7 @@ from benchmarks import self_play_workers
 
 def test_the_trainers_with_workers_are_found_in_the_catalogue():
     names = [entry.name for entry in self_play_workers.trainers_with_workers()]
-    assert "mcnfsp" in names and "exit_oos" in names and "cfr" not in names
+    assert "mcnfsp" in names and "exit_oos" in names and "nfsp" in names and "cfr" not in names
 
 
 def test_one_worker_row_for_mcnfsp(capsys):
