@@ -106,7 +106,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator, Iterable
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -138,6 +138,19 @@ CHUNK = 64
 RolloutPolicy = Callable[[list, np.ndarray, np.ndarray], np.ndarray]
 # A suspended rollout step: the state, its movers and their legal-action masks.
 RolloutRequest = tuple[State, list[int], np.ndarray]
+
+
+class OOSOptions(TypedDict, total=False):
+    """Keyword options of :class:`OOS` that a caller passes on (ExIt-OOS's, a spec's)."""
+
+    delta: float
+    epsilon: float
+    gamma: float
+    targeting: str
+    reweighting: str
+    final_policy: str
+    average_tremble: float
+    prior_regret: float
 
 
 def uniform_rollout(states: list[State], players: np.ndarray, masks: np.ndarray) -> np.ndarray:
