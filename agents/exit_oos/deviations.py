@@ -88,13 +88,13 @@ class PublicStateTargets:
         public state that the search holds with an average (PST targeted them as ``key``)."""
         if search.tree is None:
             raise ValueError("public_state_targets needs OOS's tree backend")
-        tree = search.tree
+        tree, tables = search.tree_tables()
         if self._representatives is None:
             self._representatives = tree.representative_states()
         held = tree.infoset_index[(mover, tuple(key))]
         for infoset in search.public_state_infosets(key):
             start, stop = tree.infoset_slot_start[infoset : infoset + 2]
-            if infoset == held or search.tables.average[start:stop].sum() <= 0.0:
+            if infoset == held or tables.average[start:stop].sum() <= 0.0:
                 continue
             state = self._representatives[infoset]
             mask = np.asarray(state.legal_actions_mask(mover if joint else None), dtype=np.int8)
