@@ -29,7 +29,13 @@ from agents.exit_oos.expert import expert_answer, expert_searches, reseed
 from agents.networks import AveragePolicyAgent
 from agents.parallel import local_deadline
 from agents.search import DeadlinePassed
-from agents.search.oos import OOS, RolloutRequest, answer_rollouts, search_concurrently
+from agents.search.oos import (
+    OOS,
+    RolloutPolicy,
+    RolloutRequest,
+    answer_rollouts,
+    search_concurrently,
+)
 from hiddenenvs.game import Game, State, draw_index
 
 
@@ -72,7 +78,7 @@ class SelfPlayer:
         self.game = game
         self.config = config
         self.agent = AveragePolicyAgent(apprentice_network(architecture), architecture)
-        self.rollout: Any = ApprenticeRollout(self.agent)  # any RolloutPolicy (tests count calls)
+        self.rollout: RolloutPolicy = ApprenticeRollout(self.agent)
         self.concurrent_searches = expert_searches(game, config, self.rollout)
         self.searches = self.concurrent_searches[0]
         self.public_state_targets = PublicStateTargets() if config.public_state_targets else None
