@@ -475,3 +475,38 @@ def test_ctrl_c_ends_a_run_with_worker_processes_and_leaves_none(tmp_path):
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump(run))
     interrupt_training_with_workers(["--config", str(config)], tmp_path / "run" / "checkpoint.pt")
+
+
+def test_a_checkpoint_and_agent_file_written_before_exit_oos_became_a_package_still_load_and_play():
+    """tests/data/exit_oos_kuhn_before_package*.pt: a 3-iteration Kuhn run's checkpoint.pt and
+    policy_player0.pt, written by agents/exit_oos.py (commit 55d0788) before it became the
+    package agents/exit_oos/. The figures are those the old module computed from these files."""
+    from pathlib import Path
+
+    from agents.base import load_agent_file
+    from agents.runs import learner_from_checkpoint
+
+    data = Path(__file__).parent / "data"
+    learner = learner_from_checkpoint(load_checkpoint(data / "exit_oos_kuhn_before_package.pt"))
+    assert isinstance(learner, ExItOOS)
+    assert (len(learner.reservoir), learner.reservoir.num_moves) == (24, 51)
+    state = learner.game.new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    tensor, mask = state.information_state_tensor(0)[None], state.legal_actions_mask(0)[None]
+    before = [0.5250846147537231, 0.47491544485092163]
+    np.testing.assert_allclose(
+        learner.evaluation_agent(0).policy_probabilities_batch(tensor, mask)[0], before, rtol=1e-6
+    )
+    agent = load_agent_file(data / "exit_oos_kuhn_before_package_policy_player0.pt")
+    assert isinstance(agent, AveragePolicyAgent)
+    np.testing.assert_allclose(agent.policy_probabilities_batch(tensor, mask)[0], before, rtol=1e-6)
+    # It plays on: one expert iteration from the loaded state, as the old module played it.
+    report = learner.step(StepContext(11, deadline=None))
+    assert (report.episodes, report.metrics["reservoir_moves"]) == (8, 68.0)
+    assert report.metrics["kl_loss"] == pytest.approx(0.26790202781558037, rel=1e-5)
+    np.testing.assert_allclose(
+        learner.evaluation_agent(0).policy_probabilities_batch(tensor, mask)[0],
+        [0.519848108291626, 0.4801519215106964],
+        rtol=1e-5,
+    )

@@ -104,15 +104,17 @@ for a network.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Generator, Iterable
-from typing import Any
+from typing import Any, TypedDict, TypeVar, cast
 
 import numpy as np
 
 from agents.base import SearchAgent
 from agents.search import check_deadline, parse_budget, register_spec
 from agents.search.tables import (
+    InfosetEntry,
     RegretTables,
     apply_choices,
     chance_distribution,
@@ -138,12 +140,65 @@ CHUNK = 64
 RolloutPolicy = Callable[[list, np.ndarray, np.ndarray], np.ndarray]
 # A suspended rollout step: the state, its movers and their legal-action masks.
 RolloutRequest = tuple[State, list[int], np.ndarray]
+# What a sample returns up the walk: u_update(z), the tail pi(z | h) and q(z).
+Sample = tuple[float, float, float]
+# A state machine's return value (answer_rollouts, search_concurrently).
+Result = TypeVar("Result")
+
+
+class OOSOptions(TypedDict, total=False):
+    """Keyword options of :class:`OOS` that a caller passes on (ExIt-OOS's, a spec's)."""
+
+    delta: float
+    epsilon: float
+    gamma: float
+    targeting: str
+    reweighting: str
+    final_policy: str
+    average_tremble: float
+    prior_regret: float
 
 
 def uniform_rollout(states: list[State], players: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """The OOS rollout policy: uniform over each row's legal actions."""
     masks = np.asarray(masks, dtype=np.float64)
     return masks / masks.sum(axis=1, keepdims=True)
+
+
+def _check_options(
+    delta: float,
+    epsilon: float,
+    gamma: float,
+    targeting: str,
+    reweighting: str,
+    final_policy: str,
+    average_tremble: float,
+) -> None:
+    """ValueError (one line) for an OOS option out of its choices or range."""
+    if targeting not in TARGETING:
+        raise ValueError(f"OOS targeting must be one of {TARGETING}, got {targeting!r}")
+    if reweighting not in REWEIGHTING:
+        raise ValueError(f"OOS reweighting must be one of {REWEIGHTING}, got {reweighting!r}")
+    if final_policy not in ("average", "current"):
+        raise ValueError(f"OOS final_policy must be 'average' or 'current', got {final_policy!r}")
+    for name, value in (
+        ("delta", delta),
+        ("epsilon", epsilon),
+        ("gamma", gamma),
+        ("average_tremble", average_tremble),
+    ):
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"OOS {name} must be in [0, 1], got {value}")
+
+
+def _compiled_chunk(done: int, iterations: int | None, deadline: float | None) -> int:
+    """How many compiled iterations to run next: to the half-budget check (where a lost
+    target starts a restoration), then to the budget; :data:`CHUNK` between clock checks
+    of a time budget or a deadline."""
+    if iterations is None:
+        return CHUNK
+    chunk = -(-iterations // 2) - done if done < iterations / 2 else iterations - done
+    return chunk if deadline is None else min(chunk, CHUNK)
 
 
 class OOS:
@@ -177,22 +232,7 @@ class OOS:
         average_tremble: float = 0.0,
         prior_regret: float = 0.0,
     ):
-        if targeting not in TARGETING:
-            raise ValueError(f"OOS targeting must be one of {TARGETING}, got {targeting!r}")
-        if reweighting not in REWEIGHTING:
-            raise ValueError(f"OOS reweighting must be one of {REWEIGHTING}, got {reweighting!r}")
-        if final_policy not in ("average", "current"):
-            raise ValueError(
-                f"OOS final_policy must be 'average' or 'current', got {final_policy!r}"
-            )
-        for name, value in (
-            ("delta", delta),
-            ("epsilon", epsilon),
-            ("gamma", gamma),
-            ("average_tremble", average_tremble),
-        ):
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"OOS {name} must be in [0, 1], got {value}")
+        _check_options(delta, epsilon, gamma, targeting, reweighting, final_policy, average_tremble)
         if backend == "tree" and rollout_policy is not uniform_rollout:
             raise ValueError(
                 "OOS backend 'tree' starts with uniform rollouts; a rollout policy needs backend 'model' "
@@ -210,24 +250,10 @@ class OOS:
         self.reweighting = reweighting
         self._ema_ratio = 1.0  # the model path's r (the tree backend keeps it in compiled code)
         self.rng = np.random.default_rng(seed)
-        self.tree = None
+        self.tree: GameTree | None = None
+        self.tables: TreeTables | RegretTables
         if rollout_policy is uniform_rollout and use_tree(game, backend, OOS_AUTO_TREE_MAX_NODES):
-            self.tree = GameTree.build(game)
-            self.tables = TreeTables(self.tree)
-            self.compiled = self.tables.compile(self.rng)
-            self.in_table = np.zeros(self.tree.num_infosets, dtype=np.uint8)
-            self._target_mark = np.zeros(self.tree.num_nodes, dtype=np.int8)
-            self.compiled.set_oos_arrays(self._target_mark, self.in_table)
-            self.compiled.set_oos_reweighting(reweighting == "ema")
-            self.compiled.set_oos_average_tremble(average_tremble)
-            self._rollout_table: np.ndarray | None = None
-            self._child_start: np.ndarray | None = None  # built on the first restoration
-            self._public_states: dict | None = None  # (player, public key) -> infosets, for PST
-            # The nodes of information set i: _nodes_by_infoset[_infoset_bounds[i]:_infoset_bounds[i + 1]].
-            self._nodes_by_infoset = np.argsort(self.tree.infoset, kind="stable")
-            self._infoset_bounds = np.searchsorted(
-                self.tree.infoset[self._nodes_by_infoset], np.arange(self.tree.num_infosets + 1)
-            )
+            self._build_tree(reweighting, average_tremble)
         elif average_tremble > 0.0 or prior_regret > 0.0:
             raise ValueError(
                 f"OOS average_tremble and prior_regret need the tree backend; {game.spec} "
@@ -239,6 +265,38 @@ class OOS:
         self.prior_regret = prior_regret
         self.reset()
 
+    def _build_tree(self, reweighting: str, average_tremble: float) -> None:
+        """The tree backend: the enumerated tree, its tables compiled, the OOS arrays."""
+        tree = self.tree = GameTree.build(self.game)
+        tables = self.tables = TreeTables(tree)
+        self.compiled = tables.compile(self.rng)
+        self.in_table = np.zeros(tree.num_infosets, dtype=np.uint8)
+        self._target_mark = np.zeros(tree.num_nodes, dtype=np.int8)
+        self.compiled.set_oos_arrays(self._target_mark, self.in_table)
+        self.compiled.set_oos_reweighting(reweighting == "ema")
+        self.compiled.set_oos_average_tremble(average_tremble)
+        self._rollout_table: np.ndarray | None = None
+        self._child_start: np.ndarray | None = None  # built on the first restoration
+        # (player, public key) -> the player's infosets with that public state, for PST.
+        self._public_states: dict[tuple[int, tuple], list[int]] | None = None
+        # The nodes of information set i: _nodes_by_infoset[_infoset_bounds[i]:_infoset_bounds[i + 1]].
+        self._nodes_by_infoset = np.argsort(tree.infoset, kind="stable")
+        self._infoset_bounds = np.searchsorted(
+            tree.infoset[self._nodes_by_infoset], np.arange(tree.num_infosets + 1)
+        )
+
+    def tree_tables(self) -> tuple[GameTree, TreeTables]:
+        """The tree backend's tree and tables (ValueError on the model backend)."""
+        if self.tree is None or not isinstance(self.tables, TreeTables):
+            raise ValueError(f"OOS on {self.game.spec}: this needs the tree backend")
+        return self.tree, self.tables
+
+    def _model_tables(self) -> RegretTables:
+        """The model backend's tables (ValueError on the tree backend)."""
+        if not isinstance(self.tables, RegretTables):
+            raise ValueError(f"OOS on {self.game.spec}: this needs the model backend")
+        return self.tables
+
     @property
     def backend(self) -> str:
         return "model" if self.tree is None else "tree"
@@ -247,14 +305,15 @@ class OOS:
         if self.tree is None:
             self.tables = RegretTables(self.num_actions)
         else:  # in place: the compiled traversal holds pointers to these arrays
+            _, tables = self.tree_tables()
             # prior_regret: regret matching starts at the rollout policy's table (ExIt's
             # apprentice), each infoset's positive regrets summing to prior_regret.
-            prior = getattr(self, "_rollout_table", None)
+            prior = self._rollout_table
             if self.prior_regret > 0.0 and prior is not None:
-                self.tables.regret[:] = self.prior_regret * prior
+                tables.regret[:] = self.prior_regret * prior
             else:
-                self.tables.regret[:] = 0.0
-            self.tables.average[:] = 0.0
+                tables.regret[:] = 0.0
+            tables.average[:] = 0.0
             self.in_table[:] = 0
         self.ema_ratio = 1.0
         self.iterations = 0
@@ -290,7 +349,7 @@ class OOS:
     def in_tables(self, player: int, key: tuple) -> bool:
         """Whether ``player``'s information set ``key`` is in the incremental tree."""
         if self.tree is None:
-            return (player, tuple(key)) in self.tables.entries
+            return (player, tuple(key)) in self._model_tables().entries
         infoset = self.tree.infoset_index.get((player, tuple(key)))
         return infoset is not None and bool(self.in_table[infoset])
 
@@ -319,8 +378,9 @@ class OOS:
         if self._public_states is None:
             self._public_states = {}
             for i, (player, other) in enumerate(tree.infoset_keys):
+                steps = cast(tuple, other)  # an information-state key: one entry per step
                 self._public_states.setdefault(
-                    (player, tuple(public for public, _ in other)), []
+                    (player, tuple(public for public, _ in steps)), []
                 ).append(i)
         targets = self._public_states.get((self.player, tuple(public for public, _ in key)))
         if targets is None:
@@ -336,7 +396,7 @@ class OOS:
         The marks are exact: a node is on a path to the target only if some history
         through it reaches the target (the model path's key-prefix test also admits dead
         ends, e.g. an opponent dealt the card the searcher holds)."""
-        tree = self.tree
+        tree, _ = self.tree_tables()
         if self.targeting == "ist":
             infoset = tree.infoset_index.get((self.player, key))
             if infoset is None:
@@ -388,7 +448,11 @@ class OOS:
         ``deadline`` (a ``time.perf_counter()`` time) is a hard stop, unlike ``seconds``:
         checked before every iteration (every chunk of :data:`CHUNK` compiled ones), past it
         the search raises :class:`agents.search.DeadlinePassed` and its move is abandoned."""
-        if (iterations is None) == (seconds is None):
+        if iterations is not None and seconds is None:
+            by_iterations, limit = True, float(iterations)
+        elif seconds is not None and iterations is None:
+            by_iterations, limit = False, seconds
+        else:
             raise ValueError("OOS.search needs exactly one budget: iterations or seconds")
         key = tuple(key)
         self._target = key if self.targeting == "ist" else tuple(public for public, _ in key)
@@ -396,16 +460,16 @@ class OOS:
             self._mark_target(key)
         start, done, restoring = time.perf_counter(), 0, False
         while True:
-            elapsed = time.perf_counter() - start
-            if (iterations is not None and done >= iterations) or (
-                seconds is not None and elapsed >= seconds
-            ):
+            spent = done if by_iterations else time.perf_counter() - start
+            if spent >= limit:
                 break
             check_deadline(deadline, "OOS search")
-            half_spent = (
-                done >= iterations / 2 if iterations is not None else elapsed >= seconds / 2
-            )
-            if key and not restoring and half_spent and not self.in_tables(self.player, key):
+            if (
+                key
+                and not restoring
+                and spent >= limit / 2
+                and not self.in_tables(self.player, key)
+            ):
                 restoring = True
                 self.restored_searches += 1
             if restoring:
@@ -415,15 +479,7 @@ class OOS:
                 yield from self._iteration_steps(bool(key))
                 done += 1
             else:  # compiled: a chunk, ending at the half-budget check and the budget
-                chunk = (
-                    CHUNK
-                    if seconds is not None
-                    else (
-                        -(-iterations // 2) - done if done < iterations / 2 else iterations - done
-                    )
-                )
-                if deadline is not None:
-                    chunk = min(chunk, CHUNK)
+                chunk = _compiled_chunk(done, iterations, deadline)
                 self.missed_targets += self.compiled.oos_iterations(
                     chunk, bool(key), self.delta, self.epsilon, self.gamma
                 )
@@ -434,7 +490,7 @@ class OOS:
         """One OOS iteration: one sample per update player (model backend)."""
         answer_rollouts(self._iteration_steps(targeted), self.rollout_policy)
 
-    def _iteration_steps(self, targeted: bool):
+    def _iteration_steps(self, targeted: bool) -> Generator[RolloutRequest, np.ndarray, None]:
         for update in range(self.num_players):
             biased = targeted and self.rng.random() < self.delta
             below = not targeted
@@ -452,7 +508,7 @@ class OOS:
                 self.missed_targets += 1
         self.iterations += 1
 
-    def _restored_iteration_steps(self, key: tuple):
+    def _restored_iteration_steps(self, key: tuple) -> Generator[RolloutRequest, np.ndarray, None]:
         """Resolve below the searcher's information set from belief samples (see the docstring)."""
         for update in range(self.num_players):
             history = sample_history(self.game, self.player, key, self.rng, self._strategy_of)
@@ -469,12 +525,13 @@ class OOS:
 
     def _node_of_history(self, history) -> int:
         """The tree node a history leads to (simultaneous moves: one edge per mover)."""
-        tree = self.tree
+        tree, _ = self.tree_tables()
         if self._child_start is None:
             self._child_start = np.searchsorted(tree.parent, np.arange(tree.num_nodes + 1))
+        child_start = self._child_start
 
         def child(node: int, action: int) -> int:
-            first, stop = self._child_start[node], self._child_start[node + 1]
+            first, stop = child_start[node], child_start[node + 1]
             return int(first + np.flatnonzero(tree.edge_action[first:stop] == action)[0])
 
         state, node = self.game.new_initial_state(), 0
@@ -493,18 +550,17 @@ class OOS:
         """Legal actions and regret-matching strategy of ``player``'s set at ``state``, None if not in the tables."""
         key = state.information_state_key(player)
         if self.tree is None:
-            entry = self.tables.entries.get((player, key))
+            entry = self._model_tables().entries.get((player, key))
             return None if entry is None else (entry.legal, entry.current_strategy())
-        infoset = self.tree.infoset_index[(player, key)]
+        tree, tables = self.tree_tables()
+        infoset = tree.infoset_index[(player, key)]
         if not self.in_table[infoset]:
             return None
-        slots = slice(
-            self.tree.infoset_slot_start[infoset], self.tree.infoset_slot_start[infoset + 1]
-        )
-        positive = np.maximum(self.tables.regret[slots], 0.0)
+        slots = slice(tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1])
+        positive = np.maximum(tables.regret[slots], 0.0)
         total = positive.sum()
         strategy = positive / total if total > 0.0 else np.full(len(positive), 1.0 / len(positive))
-        return list(self.tree.slot_action[slots]), strategy
+        return list(tree.slot_action[slots]), strategy
 
     def _strategy_of(self, state: State, player: int) -> dict[int, float]:
         """The belief sampler's model of ``player``: ``gamma Unif + (1 - gamma) sigma``,
@@ -527,18 +583,18 @@ class OOS:
         if not self.in_tables(self.player, key):
             probabilities[list(legal)] = 1.0 / len(legal)
             return probabilities
+        actions: list[int] | np.ndarray
         if self.tree is None:
-            entry = self.tables.entries[(self.player, key)]
+            entry = self._model_tables().entries[(self.player, key)]
             average, regret, actions = entry.average, entry.regret, entry.legal
         else:
-            infoset = self.tree.infoset_index[(self.player, key)]
-            slots = slice(
-                self.tree.infoset_slot_start[infoset], self.tree.infoset_slot_start[infoset + 1]
-            )
+            tree, tables = self.tree_tables()
+            infoset = tree.infoset_index[(self.player, key)]
+            slots = slice(tree.infoset_slot_start[infoset], tree.infoset_slot_start[infoset + 1])
             average, regret, actions = (
-                self.tables.average[slots],
-                self.tables.regret[slots],
-                self.tree.slot_action[slots],
+                tables.average[slots],
+                tables.regret[slots],
+                tree.slot_action[slots],
             )
         weights = average if self.final_policy == "average" else np.maximum(regret, 0.0)
         total = weights.sum()
@@ -556,50 +612,25 @@ class OOS:
         below: bool,
         biased: bool,
         in_tree: bool,
-    ) -> tuple[float, float, float]:
+    ) -> Generator[RolloutRequest, np.ndarray, Sample]:
         """Sample to a terminal; returns ``(u_update(z), pi(z | state), q(z))`` (a generator:
         rollout steps suspend, see :meth:`search_steps`)."""
         player = state.current_player()
         if player == TERMINAL:
-            self._reached = below
-            q = self.delta * biased_reach + (1.0 - self.delta) * unbiased_reach
-            if self.reweighting == "ema" and unbiased_reach > 0.0:
-                self._ema_ratio = (
-                    EMA_DECAY * self._ema_ratio + (1.0 - EMA_DECAY) * q / unbiased_reach
-                )
-                q = unbiased_reach * self._ema_ratio
-            return float(state.returns()[update]), 1.0, q
+            return self._terminal(state, update, below, biased_reach, unbiased_reach)
         if not below and self._reaches_target(state):
             below = True
         # The biased sampler matters only while the biased sample can still be this one.
         targeting = not below and biased_reach > 0.0
         if player == CHANCE:
-            outcomes, probabilities = chance_distribution(state)
-            biased_probabilities = probabilities
-            if targeting:
-                allowed = np.array(
-                    [self._consistent(state.child(a)) for a in outcomes], dtype=np.float64
+            return (
+                yield from self._chance_step(
+                    state, update, reach, biased_reach, unbiased_reach, below, biased, in_tree
                 )
-                if (allowed * probabilities).sum() > 0.0:
-                    biased_probabilities = allowed * probabilities / (allowed * probabilities).sum()
-            k = draw_index(biased_probabilities if biased else probabilities, self.rng)
-            state.apply_action(outcomes[k])
-            reach = reach.copy()
-            reach[-1] *= probabilities[k]
-            utility, tail, q = yield from self._walk(
-                state,
-                update,
-                reach,
-                biased_reach * biased_probabilities[k],
-                unbiased_reach * probabilities[k],
-                below,
-                biased,
-                in_tree,
             )
-            return utility, tail * probabilities[k], q
         movers, joint = movers_and_joint(state)
-        if player == SIMULTANEOUS and not movers:
-            state.apply_actions(joint)
+        if player == SIMULTANEOUS and not movers:  # every entry forced
+            apply_choices(state, joint, movers, [])
             return (
                 yield from self._walk(
                     state, update, reach, biased_reach, unbiased_reach, below, biased, in_tree
@@ -611,14 +642,175 @@ class OOS:
                     state, movers, joint, update, reach, biased_reach, unbiased_reach, below, biased
                 )
             )
-        expanding = any(
-            (m, state.information_state_key(m)) not in self.tables.entries for m in movers
+        return (
+            yield from self._tree_step(
+                state,
+                movers,
+                joint,
+                update,
+                reach,
+                (biased_reach, unbiased_reach),
+                below,
+                biased,
+                targeting,
+            )
         )
-        entries = [self.tables.entry(state, m) for m in movers]
+
+    def _terminal(
+        self, state: State, update: int, below: bool, biased_reach: float, unbiased_reach: float
+    ) -> Sample:
+        """The sample's end: ``u_update(z)``, tail 1, and ``q(z)`` (the mixture, or with
+        ``"ema"`` the unbiased reach times ``r``, updated here)."""
+        self._reached = below
+        q = self.delta * biased_reach + (1.0 - self.delta) * unbiased_reach
+        if self.reweighting == "ema" and unbiased_reach > 0.0:
+            self._ema_ratio = EMA_DECAY * self._ema_ratio + (1.0 - EMA_DECAY) * q / unbiased_reach
+            q = unbiased_reach * self._ema_ratio
+        return float(state.returns()[update]), 1.0, q
+
+    def _chance_step(
+        self,
+        state: State,
+        update: int,
+        reach: list[float],
+        biased_reach: float,
+        unbiased_reach: float,
+        below: bool,
+        biased: bool,
+        in_tree: bool,
+    ) -> Generator[RolloutRequest, np.ndarray, Sample]:
+        """A chance node: the biased sampler keeps to the target-consistent outcomes."""
+        outcomes, probabilities = chance_distribution(state)
+        biased_probabilities = probabilities
+        if not below and biased_reach > 0.0:
+            allowed = np.array(
+                [self._consistent(state.child(a)) for a in outcomes], dtype=np.float64
+            )
+            if (allowed * probabilities).sum() > 0.0:
+                biased_probabilities = allowed * probabilities / (allowed * probabilities).sum()
+        k = draw_index(biased_probabilities if biased else probabilities, self.rng)
+        state.apply_action(outcomes[k])
+        reach = reach.copy()
+        reach[-1] *= probabilities[k]
+        utility, tail, q = yield from self._walk(
+            state,
+            update,
+            reach,
+            biased_reach * biased_probabilities[k],
+            unbiased_reach * probabilities[k],
+            below,
+            biased,
+            in_tree,
+        )
+        return utility, tail * probabilities[k], q
+
+    def _tree_step(
+        self,
+        state: State,
+        movers: list[int],
+        joint: list[int] | None,
+        update: int,
+        reach: list[float],
+        reaches: tuple[float, float],
+        below: bool,
+        biased: bool,
+        targeting: bool,
+    ) -> Generator[RolloutRequest, np.ndarray, Sample]:
+        """A node in the tables (or added by this sample): the movers sample, the walk goes
+        on, and the movers' regrets (the update player's) and averages (the others') are
+        updated on the way back. ``reaches``: the biased and unbiased sample reach."""
+        tables = self._model_tables()
+        expanding = any((m, state.information_state_key(m)) not in tables.entries for m in movers)
+        entries = [tables.entry(state, m) for m in movers]
         strategies = [entry.current_strategy() for entry in entries]
         allowed_joints = self._allowed_joints(state, joint, movers, entries) if targeting else None
+        choices, biased_factor, unbiased_factor = self._sample_choices(
+            movers, strategies, update, biased, allowed_joints
+        )
+        child_reach = reach.copy()
+        others_probability = 1.0
+        for mover, strategy, k in zip(movers, strategies, choices):
+            child_reach[mover] *= strategy[k]
+            if mover != update:
+                others_probability *= strategy[k]
+        apply_choices(state, joint, movers, [e.legal[k] for e, k in zip(entries, choices)])
+        biased_reach, unbiased_reach = reaches
+        utility, tail, q = yield from self._walk(
+            state,
+            update,
+            child_reach,
+            biased_reach * biased_factor,
+            unbiased_reach * unbiased_factor,
+            below,
+            biased,
+            not expanding,
+        )
+        self._update_entries(
+            movers,
+            entries,
+            strategies,
+            choices,
+            update,
+            reach,
+            reaches,
+            utility,
+            q,
+            others_probability * tail,
+        )
+        for strategy, k in zip(strategies, choices):
+            tail *= strategy[k]
+        return utility, tail, q
+
+    def _update_entries(
+        self,
+        movers: list[int],
+        entries: list[InfosetEntry],
+        strategies: list[np.ndarray],
+        choices: list[int],
+        update: int,
+        reach: list[float],
+        reaches: tuple[float, float],
+        utility: float,
+        q: float,
+        tail_after: float,
+    ) -> None:
+        """The update player's regrets ``W (pi(z|h.a) - pi(z|h))``, ``W = u pi_{-e}(h) / q(z)``
+        (``tail_after``: the others' share of ``pi(z|h.a)`` times the tail below), and the
+        others' averages ``sigma pi_p(h) / q(h)``."""
+        biased_reach, unbiased_reach = reaches
+        # q(h), after the sample: "ema" weighs with the r this sample updated, as the tree backend.
+        sample_here = (
+            unbiased_reach * self._ema_ratio
+            if self.reweighting == "ema" and unbiased_reach > 0.0
+            else self.delta * biased_reach + (1 - self.delta) * unbiased_reach
+        )
+        for mover, entry, strategy, k in zip(movers, entries, strategies, choices):
+            if mover == update:
+                others_reach = 1.0
+                for p, r in enumerate(reach):
+                    if p != update:
+                        others_reach *= r
+                weight = utility * others_reach / q
+                entry.regret -= weight * strategy[k] * tail_after
+                entry.regret[k] += weight * tail_after
+            if mover != update or self.num_players == 1:  # one player: no other averages it
+                entry.average += strategy * (reach[mover] / sample_here)
+
+    def _sample_choices(
+        self,
+        movers: list[int],
+        strategies: list[np.ndarray],
+        update: int,
+        biased: bool,
+        allowed_joints: list[tuple[int, ...]] | None,
+    ) -> tuple[list[int], float, float]:
+        """Each mover's choice (an index into its legal actions), one after another, and the
+        biased and unbiased samplers' probabilities of the joint choice. The update player
+        explores with ``epsilon``; the biased sampler keeps to ``allowed_joints`` (those
+        consistent with the earlier movers' choices), mixing in ``epsilon`` or ``gamma``
+        of uniform over them."""
         choices, biased_factor, unbiased_factor = [], 1.0, 1.0
-        for slot, (mover, entry, strategy) in enumerate(zip(movers, entries, strategies)):
+        for slot, (mover, strategy) in enumerate(zip(movers, strategies)):
             size = len(strategy)
             unbiased = (
                 self.epsilon / size + (1 - self.epsilon) * strategy if mover == update else strategy
@@ -641,51 +833,12 @@ class OOS:
             choices.append(k)
             biased_factor *= biased_probabilities[k]
             unbiased_factor *= unbiased[k]
-        child_reach = reach.copy()
-        others_probability = 1.0
-        for mover, strategy, k in zip(movers, strategies, choices):
-            child_reach[mover] *= strategy[k]
-            if mover != update:
-                others_probability *= strategy[k]
-        apply_choices(state, joint, movers, [e.legal[k] for e, k in zip(entries, choices)])
-        utility, tail, q = yield from self._walk(
-            state,
-            update,
-            child_reach,
-            biased_reach * biased_factor,
-            unbiased_reach * unbiased_factor,
-            below,
-            biased,
-            not expanding,
-        )
-        # q(h), after the sample: "ema" weighs with the r this sample updated, as the tree backend.
-        sample_here = (
-            unbiased_reach * self._ema_ratio
-            if self.reweighting == "ema" and unbiased_reach > 0.0
-            else self.delta * biased_reach + (1 - self.delta) * unbiased_reach
-        )
-        for mover, entry, strategy, k in zip(movers, entries, strategies, choices):
-            if mover == update:
-                others_reach = 1.0
-                for p, r in enumerate(reach):
-                    if p != update:
-                        others_reach *= r
-                weight = utility * others_reach / q
-                tail_after = others_probability * tail
-                entry.regret -= weight * strategy[k] * tail_after
-                entry.regret[k] += weight * tail_after
-            if mover != update or self.num_players == 1:  # one player: no other averages it
-                entry.average += strategy * (reach[mover] / sample_here)
-        for strategy, k in zip(strategies, choices):
-            tail *= strategy[k]
-        return utility, tail, q
+        return choices, biased_factor, unbiased_factor
 
     def _allowed_joints(
-        self, state: State, joint, movers: list[int], entries
+        self, state: State, joint: list[int] | None, movers: list[int], entries: list[InfosetEntry]
     ) -> list[tuple[int, ...]]:
         """Index tuples (one per mover) of the choices whose child is target-consistent."""
-        import itertools
-
         allowed = []
         for combination in itertools.product(*(range(len(e.legal)) for e in entries)):
             child = state.clone()
@@ -697,15 +850,15 @@ class OOS:
     def _rollout_step(
         self,
         state: State,
-        movers,
-        joint,
-        update,
-        reach,
-        biased_reach,
-        unbiased_reach,
-        below,
-        biased,
-    ) -> tuple[float, float, float]:
+        movers: list[int],
+        joint: list[int] | None,
+        update: int,
+        reach: list[float],
+        biased_reach: float,
+        unbiased_reach: float,
+        below: bool,
+        biased: bool,
+    ) -> Generator[RolloutRequest, np.ndarray, Sample]:
         """Below the expanded node: every mover plays ``rho`` (asked of whoever drives the
         walk: the step suspends); no table is touched."""
         masks = np.stack(
@@ -731,20 +884,25 @@ class OOS:
         return utility, tail * factor, q
 
 
-def answer_rollouts(steps: Generator, rollout_policy: RolloutPolicy) -> Any:
+def answer_rollouts(
+    steps: Generator[RolloutRequest, np.ndarray, Result], rollout_policy: RolloutPolicy
+) -> Result:
     """Drive one state machine (:meth:`OOS.search_steps`, or a generator that delegates
     to searches) alone, answering each suspended rollout step with ``rollout_policy``;
     returns the generator's return value."""
-    answer = None
     try:
+        request = next(steps)
         while True:
-            state, movers, masks = steps.send(answer)
-            answer = rollout_policy([state] * len(movers), np.asarray(movers), masks)
+            state, movers, masks = request
+            request = steps.send(rollout_policy([state] * len(movers), np.asarray(movers), masks))
     except StopIteration as finished:
         return finished.value
 
 
-def search_concurrently(machines: Iterable[Generator], rollout_policy: RolloutPolicy) -> list[Any]:
+def search_concurrently(
+    machines: Iterable[Generator[RolloutRequest, np.ndarray, Result]],
+    rollout_policy: RolloutPolicy,
+) -> list[Result]:
     """Run several state machines at once (ExIt-OOS's design, Kitchen & Benedetti 2018,
     section 3.2): each advances until its simulation needs ``rho`` and suspends; when none
     can progress, ONE batched ``rollout_policy`` call answers every waiting rollout step,
@@ -755,7 +913,7 @@ def search_concurrently(machines: Iterable[Generator], rollout_policy: RolloutPo
     generator, so its tables are the same as when run alone (up to the last bits of a
     batched forward pass against single-row ones)."""
     machines = list(machines)
-    results: list[Any] = [None] * len(machines)
+    results: dict[int, Result] = {}
     waiting: list[tuple[int, RolloutRequest]] = []
     for index, steps in enumerate(machines):
         try:
@@ -777,7 +935,7 @@ def search_concurrently(machines: Iterable[Generator], rollout_policy: RolloutPo
             except StopIteration as finished:
                 results[index] = finished.value
         waiting = still_waiting
-    return results
+    return [results[index] for index in range(len(machines))]
 
 
 def rollout_table(tree: GameTree, rollout_policy: RolloutPolicy) -> np.ndarray:
