@@ -487,7 +487,7 @@ def readme_trainer_table(root: Path) -> str:
     ``root/configs`` (each listed under the trainer its ``trainer.name`` names)."""
     import yaml
 
-    by_trainer: dict[str, list[str]] = {}
+    by_trainer: dict[str | None, list[str]] = {}  # None: a config without trainer.name
     for config in sorted((root / "configs").glob("*.yaml")):
         trainer = (yaml.safe_load(config.read_text()).get("trainer") or {}).get("name")
         by_trainer.setdefault(trainer, []).append(config.stem)
