@@ -242,6 +242,8 @@ def load_agent_file(path: str | Path) -> Agent:
     if not isinstance(payload.get("state"), dict):
         raise UnsafeFileError(f"{path}: the agent file has no state dict")
     agent_class = agent_class_named(name, path)
+    if not issubclass(agent_class, Agent):
+        raise UnsafeFileError(f"{path}: the registered class {name!r} is not an Agent")
     try:
         return agent_class.from_state_dict(payload["state"])
     except (

@@ -321,7 +321,7 @@ class OpponentReturns:
 
 
 def returns_against_opponents(
-    env_factory: Callable[[], Any],
+    env_factory: Callable[[], Any] | list[Any],
     agent_for_seat: Callable[[int], Agent],
     episodes: int,
     seed: int,

@@ -351,7 +351,7 @@ class Evaluator:
         return row
 
 
-class EvaluationCallback(Callback):
+class EvaluationCallback(Callback["Run"]):
     """An evaluation at the start of a new run (:meth:`begin`), on the config's schedule (``evaluation.
     every_episodes`` / ``every_iterations``), when the budget is spent, and at the end
     unless the last row is already there; each row (counters, wall time, rates since the
@@ -496,7 +496,7 @@ class Run:
         self.log = MetricsLog(self.output_dir, columns, self.unit, resume_iterations)
         self.checkpointer.saved_at = time.perf_counter()
         self.evaluation = EvaluationCallback(self.evaluator, self.config, self.counters)
-        self.callbacks: list[Callback] = [
+        self.callbacks: list[Callback[Run]] = [
             self.evaluation,
             CheckpointCallback(self.config, self.counters),
             *([ProgressCallback()] if self.config.progress_bar else []),
