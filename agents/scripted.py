@@ -93,7 +93,11 @@ class GdlScriptedAgent(Agent):
     NEEDS_WHOLE_HISTORY = False  # True: the tensor's window must cover the whole game
 
     def __init__(self, env_name: str, player: int, params: dict[str, Any], seed: int | None = None):
+        from hiddenenvs.envs.gdl.game import GdlGame
+
         game = hiddenenvs.load_game(env_name, **params)
+        if not isinstance(game, GdlGame):
+            raise ValueError(f"{type(self).__name__} plays GDL games; {env_name} is not one")
         super().__init__(game.info.num_distinct_actions, seed)
         role = game.player_roles[player]
         self.move_names = [game.action_to_string(player, a) for a in range(self.num_actions)]
@@ -219,7 +223,7 @@ class CombatDoctrineBot(Agent):
 
 
 # {env: {bot name: class(env_name, seat, params)}}: the leaderboard's ``scripted:<name>``.
-SCRIPTED_BOTS = {
+SCRIPTED_BOTS: dict[str, dict[str, Any]] = {
     "meier": {"meier": MeierBot},
     "blind_tictactoe": {"blind_tictactoe": BlindTicTacToeBot},
     "biased_blind_tictactoe": {"blind_tictactoe": BlindTicTacToeBot},
