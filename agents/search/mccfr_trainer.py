@@ -64,6 +64,7 @@ class MCCFRSolverBase:
             raise ValueError(
                 "an information-set abstraction needs the tree backend (backend='tree' or 'auto')"
             )
+        self.tables: TreeTables | RegretTables
         if abstraction is not None or use_tree(game, backend):
             self.tables = TreeTables(GameTree.build(game), abstraction)
             self.compiled = self.tables.compile(self.rng)
