@@ -129,8 +129,6 @@ class ReBeLLearner(Learner):
     """
 
     CONFIG_CLASS = ReBeLConfig
-    # The keyword a ReBeLAgent takes this kind's network under.
-    AGENT_NETWORK = "network"
 
     def __new__(cls, game: Game, config: ReBeLConfig, seed: int) -> ReBeLLearner:
         if cls is ReBeLLearner:
@@ -149,7 +147,7 @@ class ReBeLLearner(Learner):
         torch.manual_seed(seed)  # the network's initial weights
         info = game.info
         self.num_players, self.num_actions = info.num_players, info.num_distinct_actions
-        self.network: torch.nn.Module
+        self.network: ReBeLNetwork | PBSValueNetwork
         self.self_play: SelfPlay
         self.structures: SubgameStructures  # the searches' subgame trees
         columns = self._build(game, config, seed)
@@ -254,11 +252,13 @@ class ReBeLLearner(Learner):
 
     # ---- evaluation and checkpoints -------------------------------------------------------------
     def evaluation_agent(self, player: int) -> ReBeLAgent:
+        network = copy.deepcopy(self.network)  # the agent takes it under its kind's keyword
         return ReBeLAgent(
             self.game,
             player,
             seed=self.seed,
-            **{self.AGENT_NETWORK: copy.deepcopy(self.network)},
+            network=network if isinstance(network, ReBeLNetwork) else None,
+            pbs_network=network if isinstance(network, PBSValueNetwork) else None,
             **search_settings(self.config, self.config.resolve),
         )
 
@@ -332,8 +332,6 @@ class PBSReBeLLearner(ReBeLLearner):
     reached by σ at a random iteration; a minibatch: squared error. The evaluation search
     has the network at the frontier and re-solves as ``resolve`` says (``"gadget"``:
     CFR-D's safe re-solving)."""
-
-    AGENT_NETWORK = "pbs_network"
 
     def _build(self, game: Game, config: ReBeLConfig, seed: int) -> dict[str, tuple]:
         from agents.config import ConfigError
