@@ -180,7 +180,8 @@ def architecture_for(game: Game, config: MCNFSPConfig) -> dict[str, Any]:
         "hidden_sizes": list(config.hidden_sizes),
     }
     if config.order_head == "factored":
-        if not callable(getattr(game, "order_structure", None)):
+        structure = game.order_structure()
+        if structure is None:
             from agents.config import ConfigError
 
             raise ConfigError(
@@ -188,7 +189,7 @@ def architecture_for(game: Game, config: MCNFSPConfig) -> dict[str, Any]:
                 f"(combat in commander mode); {game.spec} has none: use order_head: flat"
             )
         architecture["order_head"] = {
-            **game.order_structure(),
+            **structure,
             "embedding_size": config.order_embedding_size,
         }
     return architecture
