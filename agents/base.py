@@ -105,6 +105,11 @@ class Agent(ABC):
     """
 
     USES_SEAT_VIEW: ClassVar[bool] = False  # True: every call also gets the seats' views
+    # True: the agent reads the true state (a scripted bot with full information, a search
+    # told to search from it): the episode runner passes ``roots=`` (the states) to
+    # act_batch, and the vector env, which builds no states, refuses it. An instance may
+    # set it (MCNFSP's ``search_from``).
+    USES_TRUE_STATE: bool = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -313,6 +318,8 @@ class Learner(ABC):
     """
 
     CONFIG_CLASS: type = object
+    # The update metrics this learner reports (the metrics log's extra columns, in order).
+    METRICS: ClassVar[tuple[str, ...]] = ()
     # Where the learner's networks run and why (its ``device`` setting, agents/device.py),
     # said in the run's first line; None for a learner without networks (CFR, MCCFR).
     device_choice: DeviceChoice | None = None

@@ -212,8 +212,11 @@ def _vector_self_play_env(config: RunConfig, learner: Learner):
     except NotImplementedError:
         agents = []
     for agent in agents:
-        for flag, what in (("USES_SEAT_VIEW", "seat views"), ("USES_TRUE_STATE", "the true state")):
-            if getattr(agent, flag, False):
+        for needs, what in (
+            (agent.USES_SEAT_VIEW, "seat views"),
+            (agent.USES_TRUE_STATE, "the true state"),
+        ):
+            if needs:
                 raise ConfigError(
                     f"vector_self_play: trainer {trainer!r}'s agents need {what}, which the "
                     f"vector env does not build; set vector_self_play: false"
@@ -490,7 +493,7 @@ class Run:
         columns = [
             *BASE_COLUMNS,
             *EVALUATION_COLUMNS,
-            *getattr(self.learner, "METRICS", ()),
+            *self.learner.METRICS,
         ]
         resume_iterations = self.counters["iterations"] if self.resumed else None
         self.log = MetricsLog(self.output_dir, columns, self.unit, resume_iterations)
