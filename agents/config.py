@@ -68,6 +68,7 @@ from agents.catalogue import ANY_NUMBER, MAX_INTEGER, POSITIVE, RANGE, SEED, Ran
 from agents.catalogue import MAX_SEED as MAX_SEED
 from agents.catalogue import TRAINERS as TRAINERS
 from agents.catalogue import register_trainer as register_trainer
+from agents.errors import ConfigError as ConfigError
 from hiddenenvs.params import ValueLoader
 
 EXACT_CHOICES = ("auto", "yes", "no")
@@ -77,10 +78,6 @@ MAX_CONFIG_NODES = 100_000  # values in one document once its aliases are expand
 MAX_CONFIG_DEPTH = 32  # nested lists and mappings (PyYAML's scanner is quadratic in [[[ depth)
 QUOTE_CHARS = 60  # of an offending value, in a message
 PATH_CHARS = 250  # of an offending path
-
-
-class ConfigError(ValueError):
-    """A config key or value is wrong; the message names it and what is allowed."""
 
 
 _QUOTE = reprlib.Repr()

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from agents.base import Agent, Learner, StepReport
+from agents.errors import ConfigError
 from agents.mcnfsp.agent import MCNFSPAgent, average_probabilities
 from agents.mcnfsp.config import MAX_PIECE_ROWS, MCNFSPConfig, architecture_for
 from agents.mcnfsp.self_play import SelfPlayWorker
@@ -37,8 +38,6 @@ class MCNFSP(Learner):
         num_players = game.info.num_players
         unknown = sorted(seat for seat in config.opponents if seat >= num_players)
         if unknown or len(config.opponents) >= num_players:
-            from agents.config import ConfigError
-
             raise ConfigError(
                 f"trainer.params.opponents: {game.spec} has seats 0..{num_players - 1} and at "
                 f"least one must be trained; got seats {sorted(config.opponents)}"

@@ -25,6 +25,7 @@ from agents.device import (
     cpu_state_dict,
     weight_count,
 )
+from agents.errors import ConfigError
 from agents.memories import CircularBuffer
 from agents.parallel import WorkerPool, unix_deadline
 from agents.rebel.options import (
@@ -73,8 +74,6 @@ class ReBeLConfig:
     ray_address: str | None = None  # "local" or a cluster ("auto", host:port): Ray actors
 
     def __post_init__(self):
-        from agents.config import ConfigError
-
         check_device_setting(self.device)
         for name in (
             "hidden_size",
@@ -137,8 +136,6 @@ class ReBeLLearner(Learner):
 
     def __init__(self, game: Game, config: ReBeLConfig, seed: int):
         super().__init__(game, config, seed)
-        from agents.config import ConfigError
-
         if config.resolve == "gadget" and not game.info.is_two_player_zero_sum:
             raise ConfigError(
                 f"trainer.params.resolve: 'gadget' needs a two-player zero-sum game; "
@@ -334,8 +331,6 @@ class PBSReBeLLearner(ReBeLLearner):
     CFR-D's safe re-solving)."""
 
     def _build(self, game: Game, config: ReBeLConfig, seed: int) -> dict[str, tuple]:
-        from agents.config import ConfigError
-
         try:
             self.pbs = PBSValue(game, hidden_size=config.hidden_size, seed=seed)
         except ValueError as error:
