@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import torch
 
-from hiddenenvs.game import Game, SeatView
+from hiddenenvs.game import Game, SeatView, State
 
 if TYPE_CHECKING:
     from agents.device import DeviceChoice
@@ -142,6 +142,16 @@ class Agent(ABC):
             np.asarray(action_mask)[None],
             None if view is None else [view],
         )[0]
+
+    def policy_at_state(self, state: State, player: int) -> np.ndarray:
+        """The probabilities this agent plays for ``player`` at the true ``state`` (a search
+        asks a fixed opponent): by default from the seat's observation and view; an agent
+        that reads the true state (the combat doctrine) overrides it."""
+        return self.policy_probabilities(
+            state.information_state_tensor(player),
+            state.legal_actions_mask(player),
+            state.seat_view(player),
+        )
 
     def policy_with_views(self, observations, action_masks, views=None) -> np.ndarray:
         """:meth:`policy_probabilities_batch`, passing ``views`` only to agents that use them

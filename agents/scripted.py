@@ -38,6 +38,7 @@ import numpy as np
 
 import hiddenenvs
 from agents.base import Agent
+from hiddenenvs.game import State
 
 # Meier values from lowest to highest (the rule sheet's next_higher chain).
 MEIER_ORDER = (31, 32, 41, 42, 43, 51, 52, 53, 54, 61, 62, 63, 64, 65, 11, 22, 33, 44, 55, 66, 21)
@@ -198,10 +199,13 @@ class CombatDoctrineBot(Agent):
         super().__init__(game.info.num_distinct_actions, seed)
         self.player = player
 
-    def policy_at_state(self, state, player: int) -> np.ndarray:
+    def policy_at_state(self, state: State, player: int) -> np.ndarray:
         """The doctrine's move for ``player`` at ``state``, as a one-hot distribution."""
         from hiddenenvs.envs.combat.doctrine import doctrine_action
+        from hiddenenvs.envs.combat.env import CommanderState, FighterState
 
+        if not isinstance(state, (CommanderState, FighterState)):
+            raise ValueError(f"the combat doctrine plays combat states, not {type(state).__name__}")
         probabilities = np.zeros(self.num_actions)
         probabilities[doctrine_action(state, player, self.rng)] = 1.0
         return probabilities

@@ -84,13 +84,7 @@ class MCNFSP(Learner):
         opponent's own policy at ``state``."""
         opponent = self._opponents.get(player)
         if opponent is not None:
-            if hasattr(opponent, "policy_at_state"):  # reads the true state (the combat doctrine)
-                return opponent.policy_at_state(state, player)
-            return opponent.policy_probabilities(
-                state.information_state_tensor(player),
-                state.legal_actions_mask(player),
-                state.seat_view(player),
-            )
+            return opponent.policy_at_state(state, player)
         key = (player, state.information_state_key(player))
         probabilities = self._average_cache.get(key)
         if probabilities is None:
