@@ -100,7 +100,7 @@ class ActorPool:
                     log_to_driver=False,
                 )
             else:
-                self._check_reachable()
+                self._check_reachable(self.address)
                 try:
                     ray.init(address=self.address, log_to_driver=False)
                 except (ConnectionError, RuntimeError, ValueError) as error:
@@ -125,11 +125,11 @@ class ActorPool:
         ready = [actor.__ray_ready__.remote() for actor in self.actors]
         ray.wait(ready, num_returns=len(ready), timeout=ready_timeout)
 
-    def _check_reachable(self) -> None:
+    def _check_reachable(self, address: str) -> None:
         """Fail in seconds on a host:port nobody listens at (Ray itself retries for minutes)."""
-        if self.address == "auto":
+        if address == "auto":
             return
-        host, _, port = self.address.removeprefix("ray://").rpartition(":")
+        host, _, port = address.removeprefix("ray://").rpartition(":")
         if not host or not port.isdigit():
             raise RuntimeError(
                 f"{self.where}={self.address!r}: expected 'auto' or host:port of `ray start --head`"

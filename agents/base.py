@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import torch
 
-from hiddenenvs.game import Game, SeatView
+from hiddenenvs.game import Game, SeatView, State
 
 if TYPE_CHECKING:
     from agents.device import DeviceChoice
@@ -105,6 +105,11 @@ class Agent(ABC):
     """
 
     USES_SEAT_VIEW: ClassVar[bool] = False  # True: every call also gets the seats' views
+    # True: the agent reads the true state (a scripted bot with full information, a search
+    # told to search from it): the episode runner passes ``roots=`` (the states) to
+    # act_batch, and the vector env, which builds no states, refuses it. An instance may
+    # set it (MCNFSP's ``search_from``).
+    USES_TRUE_STATE: bool = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -137,6 +142,16 @@ class Agent(ABC):
             np.asarray(action_mask)[None],
             None if view is None else [view],
         )[0]
+
+    def policy_at_state(self, state: State, player: int) -> np.ndarray:
+        """The probabilities this agent plays for ``player`` at the true ``state`` (a search
+        asks a fixed opponent): by default from the seat's observation and view; an agent
+        that reads the true state (the combat doctrine) overrides it."""
+        return self.policy_probabilities(
+            state.information_state_tensor(player),
+            state.legal_actions_mask(player),
+            state.seat_view(player),
+        )
 
     def policy_with_views(self, observations, action_masks, views=None) -> np.ndarray:
         """:meth:`policy_probabilities_batch`, passing ``views`` only to agents that use them
@@ -242,6 +257,8 @@ def load_agent_file(path: str | Path) -> Agent:
     if not isinstance(payload.get("state"), dict):
         raise UnsafeFileError(f"{path}: the agent file has no state dict")
     agent_class = agent_class_named(name, path)
+    if not issubclass(agent_class, Agent):
+        raise UnsafeFileError(f"{path}: the registered class {name!r} is not an Agent")
     try:
         return agent_class.from_state_dict(payload["state"])
     except (
@@ -311,6 +328,8 @@ class Learner(ABC):
     """
 
     CONFIG_CLASS: type = object
+    # The update metrics this learner reports (the metrics log's extra columns, in order).
+    METRICS: ClassVar[tuple[str, ...]] = ()
     # Where the learner's networks run and why (its ``device`` setting, agents/device.py),
     # said in the run's first line; None for a learner without networks (CFR, MCCFR).
     device_choice: DeviceChoice | None = None

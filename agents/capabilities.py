@@ -32,6 +32,7 @@ Need                   Offered when
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 import hiddenenvs
@@ -59,7 +60,7 @@ def offers_for(env: str | Game, params: dict[str, Any] | None = None) -> GameOff
     return _offers_of(env, tuple(sorted((params or {}).items())))
 
 
-def trainer_needs(trainer: str, trainer_params: dict[str, Any] | None = None) -> Needs:
+def trainer_needs(trainer: str, trainer_params: Mapping[str, Any] | None = None) -> Needs:
     """The needs a trainer's catalogue entry declares for its params (defaults where
     ``trainer_params`` is None)."""
     if trainer not in catalogue.TRAINER_ENTRIES:

@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from hiddenenvs.analysis.capabilities import COUNT_LIMIT, GameOffers
 from hiddenenvs.registries import Registry
@@ -156,12 +156,23 @@ def any_game(params: Mapping[str, Any]) -> Needs:
 
 
 # ---- the entries --------------------------------------------------------------------------------
+class LearnerClass(Protocol):
+    """What the catalogue's users read of a trainer's class: an :class:`agents.base.Learner`
+    subclass, built as ``cls(game, config, seed)`` from its typed ``CONFIG_CLASS`` (declared
+    here so that the catalogue imports no torch)."""
+
+    CONFIG_CLASS: type
+
+    def __call__(self, game: Any, config: Any, seed: int) -> Any: ...
+
+
 @dataclass(frozen=True)
 class TrainerEntry:
     """Everything the project knows about one trainer (see the module docstring)."""
 
     name: str  # trainer.name
-    learner: str | type  # its agents.base.Learner subclass (with CONFIG_CLASS), or "module:Class"
+    # Its agents.base.Learner subclass (with CONFIG_CLASS), or "module:Class".
+    learner: str | LearnerClass
     method: str = ""  # one line for the README's table: the method and its paper
     # Its needs from a game, given its raw trainer.params (agents.capabilities).
     needs: Callable[[Mapping[str, Any]], Needs] = any_game
@@ -396,12 +407,12 @@ TRAINER_ENTRIES: Registry[TrainerEntry] = Registry(
 )
 # Trainer name (trainer.name) -> its Learner class, imported on lookup (so that reading a
 # config imports no torch).
-TRAINERS: Registry[type] = Registry(
+TRAINERS: Registry[LearnerClass] = Registry(
     "trainer", {entry.name: entry.learner for entry in PROJECT_TRAINERS}
 )
 
 
-def register_trainer(name: str | TrainerEntry, trainer: type | str | None = None) -> None:
+def register_trainer(name: str | TrainerEntry, trainer: LearnerClass | str | None = None) -> None:
     """Make ``trainer.name: <name>`` train ``trainer``: an :class:`agents.base.Learner`
     subclass with a ``CONFIG_CLASS``, or its ``"module:Class"`` (imported when a run asks
     for it); a trainer registered so fits every game. Or register a whole
@@ -464,7 +475,7 @@ README_TABLE_START = "<!-- trainers-table: written by python -m agents.catalogue
 README_TABLE_END = "<!-- /trainers-table -->"
 
 
-def _module_link(root: Path, learner: str | type) -> str:
+def _module_link(root: Path, learner: str | LearnerClass) -> str:
     """``[agents/nfsp.py](agents/nfsp.py)``: the file (or package folder) defining a learner."""
     module = learner.split(":")[0] if isinstance(learner, str) else learner.__module__
     relative = Path(*module.split("."))
@@ -488,7 +499,7 @@ def readme_trainer_table(root: Path) -> str:
     ``root/configs`` (each listed under the trainer its ``trainer.name`` names)."""
     import yaml
 
-    by_trainer: dict[str, list[str]] = {}
+    by_trainer: dict[str | None, list[str]] = {}  # None: a config without trainer.name
     for config in sorted((root / "configs").glob("*.yaml")):
         trainer = (yaml.safe_load(config.read_text()).get("trainer") or {}).get("name")
         by_trainer.setdefault(trainer, []).append(config.stem)

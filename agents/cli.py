@@ -96,6 +96,8 @@ def _script_module(name: str) -> types.ModuleType:
     """The root script ``name``.py (the checkout's, or the package's copy) as a module."""
     path = _shipped_root() / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"hiddenenvs_{name}_command", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path}: not a loadable Python script")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -115,11 +117,14 @@ def plain_text(text: str) -> str:
     return _RST_INLINE.sub(lambda match: match.group(1) or match.group(2), text)
 
 
-def _run_showing_plain_help(run: Callable[[list[str]], int | None], arguments: list[str]):
+def _run_showing_plain_help(
+    run: Callable[[list[str]], int | None], arguments: list[str]
+) -> str | int | None:
     """``run(arguments)``, its ``--help`` output printed as plain text."""
     if "-h" not in arguments and "--help" not in arguments:
         return run(arguments)
     captured = io.StringIO()
+    status: str | int | None
     try:
         with contextlib.redirect_stdout(captured):
             status = run(arguments)

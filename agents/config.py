@@ -54,7 +54,7 @@ import os
 import reprlib
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,7 @@ from agents.catalogue import ANY_NUMBER, MAX_INTEGER, POSITIVE, RANGE, SEED, Ran
 from agents.catalogue import MAX_SEED as MAX_SEED
 from agents.catalogue import TRAINERS as TRAINERS
 from agents.catalogue import register_trainer as register_trainer
+from agents.errors import ConfigError as ConfigError
 from hiddenenvs.params import ValueLoader
 
 EXACT_CHOICES = ("auto", "yes", "no")
@@ -77,10 +78,6 @@ MAX_CONFIG_NODES = 100_000  # values in one document once its aliases are expand
 MAX_CONFIG_DEPTH = 32  # nested lists and mappings (PyYAML's scanner is quadratic in [[[ depth)
 QUOTE_CHARS = 60  # of an offending value, in a message
 PATH_CHARS = 250  # of an offending path
-
-
-class ConfigError(ValueError):
-    """A config key or value is wrong; the message names it and what is allowed."""
 
 
 _QUOTE = reprlib.Repr()
@@ -427,7 +424,7 @@ def check_memory(config: RunConfig, game, params: Any) -> None:
     needs = memory_estimate(config, game, params)
     total, limit = sum(needs.values()), memory_limit()
     if total > limit:
-        largest = max(needs, key=needs.get)
+        largest = max(needs, key=lambda name: needs[name])
         raise ConfigError(
             f"the run needs at least {_gigabytes(total)} of memory ({largest}="
             f"{quote(_value_at(config, largest))}: {_gigabytes(needs[largest])}); "
@@ -497,7 +494,7 @@ def check_path_length(path: str | Path, what: str) -> None:
         )
 
 
-def trainer_class(name: str) -> type:
+def trainer_class(name: str) -> catalogue.LearnerClass:
     """The Learner class of trainer ``name``; an unknown name raises
     :class:`hiddenenvs.registries.UnknownNameError` (a KeyError and a ValueError)."""
     return catalogue.TRAINERS[name]
@@ -528,7 +525,7 @@ def _check_type(value: Any, annotation: Any, where: str, value_range: Range = AN
             except ConfigError as error:
                 errors.append(str(error))
         raise ConfigError(errors[0] if errors else f"{where}: bad value {quote(value)}")
-    if dataclasses.is_dataclass(annotation):
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
         return from_dict(annotation, value, where)
     if origin is list:
         if not isinstance(value, list):
@@ -633,7 +630,7 @@ def apply_override(data: dict, override: str) -> None:
 
 def load_config(
     path: str | Path | None,
-    overrides: list[str] = (),
+    overrides: Sequence[str] = (),
     validate: Callable[[RunConfig], Any] | None = None,
 ) -> RunConfig:
     """Read a YAML config (or start from the defaults), apply overrides, validate.
@@ -671,7 +668,7 @@ def typed_config(
         ) from None
 
 
-def config_data(path: str | Path | None, overrides: list[str] = ()) -> dict:
+def config_data(path: str | Path | None, overrides: Sequence[str] = ()) -> dict:
     """The YAML config's values with the overrides applied, not yet validated."""
     data: dict = {}
     if path is not None:

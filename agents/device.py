@@ -57,7 +57,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.config import ConfigError, quote
+from agents.config import quote
+from agents.errors import ConfigError
 
 DEVICE_SETTINGS = ("auto", "cpu", "cuda", "cuda:N")
 # ``auto`` picks CUDA when one network call does at least this many multiply-adds

@@ -279,7 +279,7 @@ class _Lockstep:
             masks = np.stack([obs["action_mask"] for _, obs in items])
             agent = self.seat_agents[name]
             ids = [i for i, _ in items]
-            if getattr(agent, "USES_TRUE_STATE", False):
+            if agent.USES_TRUE_STATE:
                 # A true-state agent's act_batch takes roots= (not yet declared on Agent).
                 actions, _ = agent.act_batch(  # type: ignore[call-arg]
                     observations, masks, ids, roots=[self.envs[i].game_state for i in ids]
@@ -321,7 +321,7 @@ class OpponentReturns:
 
 
 def returns_against_opponents(
-    env_factory: Callable[[], Any],
+    env_factory: Callable[[], Any] | list[Any],
     agent_for_seat: Callable[[int], Agent],
     episodes: int,
     seed: int,

@@ -212,8 +212,11 @@ def _vector_self_play_env(config: RunConfig, learner: Learner):
     except NotImplementedError:
         agents = []
     for agent in agents:
-        for flag, what in (("USES_SEAT_VIEW", "seat views"), ("USES_TRUE_STATE", "the true state")):
-            if getattr(agent, flag, False):
+        for needs, what in (
+            (agent.USES_SEAT_VIEW, "seat views"),
+            (agent.USES_TRUE_STATE, "the true state"),
+        ):
+            if needs:
                 raise ConfigError(
                     f"vector_self_play: trainer {trainer!r}'s agents need {what}, which the "
                     f"vector env does not build; set vector_self_play: false"
@@ -351,7 +354,7 @@ class Evaluator:
         return row
 
 
-class EvaluationCallback(Callback):
+class EvaluationCallback(Callback["Run"]):
     """An evaluation at the start of a new run (:meth:`begin`), on the config's schedule (``evaluation.
     every_episodes`` / ``every_iterations``), when the budget is spent, and at the end
     unless the last row is already there; each row (counters, wall time, rates since the
@@ -490,13 +493,13 @@ class Run:
         columns = [
             *BASE_COLUMNS,
             *EVALUATION_COLUMNS,
-            *getattr(self.learner, "METRICS", ()),
+            *self.learner.METRICS,
         ]
         resume_iterations = self.counters["iterations"] if self.resumed else None
         self.log = MetricsLog(self.output_dir, columns, self.unit, resume_iterations)
         self.checkpointer.saved_at = time.perf_counter()
         self.evaluation = EvaluationCallback(self.evaluator, self.config, self.counters)
-        self.callbacks: list[Callback] = [
+        self.callbacks: list[Callback[Run]] = [
             self.evaluation,
             CheckpointCallback(self.config, self.counters),
             *([ProgressCallback()] if self.config.progress_bar else []),

@@ -37,7 +37,8 @@ one area, destination or count carries over to the others.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -120,7 +121,10 @@ def _body(architecture: dict[str, Any]) -> tuple[nn.Sequential, int]:
     return nn.Sequential(*layers), size
 
 
-def network_with_weights(build: Any, weights: dict, where: str) -> nn.Module:
+NetworkT = TypeVar("NetworkT", bound=nn.Module)
+
+
+def network_with_weights(build: Callable[[], NetworkT], weights: dict, where: str) -> NetworkT:
     """``build()`` with ``weights`` loaded (an agent file's). The network is first built on
     torch's meta device, which allocates nothing, and every parameter's shape compared with
     the file's: a file declaring a huge network beside small weights is refused before
@@ -179,6 +183,10 @@ class FactoredOrderHead(nn.Module):
         "destination_areas",
         "embedding_size",
     )
+
+    # Buffers (register_buffer): the areas a destination can be, and the counts 1..T.
+    destination_areas: torch.Tensor
+    counts: torch.Tensor
 
     def __init__(self, hidden_size: int, spec: dict[str, Any]):
         super().__init__()
@@ -286,8 +294,9 @@ def check_architecture(architecture: dict[str, Any]) -> None:
             )
 
 
-class PolicyNetwork(nn.Module):
-    """Body, then action logits (a linear head, or :class:`FactoredOrderHead`): an average policy Pi."""
+class _PolicyBody(nn.Module):
+    """Body, then action logits (a linear head, or :class:`FactoredOrderHead`): what
+    :class:`PolicyNetwork` and :class:`PolicyValueNetwork` share."""
 
     def __init__(self, architecture: dict[str, Any]):
         super().__init__()
@@ -305,11 +314,15 @@ class PolicyNetwork(nn.Module):
             return self.policy_head(features, inputs)
         return self.policy_head(features)
 
+
+class PolicyNetwork(_PolicyBody):
+    """Body, then action logits: an average policy Pi."""
+
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         return self.logits(self.body(inputs), inputs)
 
 
-class PolicyValueNetwork(PolicyNetwork):
+class PolicyValueNetwork(_PolicyBody):
     """Body, then action logits and a value in [-1, 1]: MCNFSP's best response f_BR."""
 
     def __init__(self, architecture: dict[str, Any]):

@@ -23,7 +23,7 @@ import csv
 import io
 import time
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -230,7 +230,8 @@ class MetricsLog:
         writer.writerows(kept)
         atomic_write(self.path, lambda handle: handle.write(text.getvalue().encode()))
         self.rows = [{k: float(v) if v != "" else None for k, v in row.items()} for row in kept]
-        resume_step = int(self.rows[-1][unit]) if self.rows else None
+        last_step = self.rows[-1][unit] if self.rows else None
+        resume_step = int(last_step) if last_step is not None else None
         self.writer = SummaryWriter(
             log_dir=str(output_dir / "tensorboard"),
             purge_step=resume_step + 1 if resume_step is not None else None,
@@ -242,9 +243,12 @@ class MetricsLog:
                 csv.DictWriter(handle, fieldnames=self.columns).writerow(
                     {k: ("" if row.get(k) is None else row[k]) for k in self.columns}
                 )
+            step = row[self.unit]
+            if step is None:
+                raise ValueError(f"a metrics row without its {self.unit} count: {row}")
             for key, value in row.items():
                 if key not in COUNTED and value is not None:
-                    self.writer.add_scalar(key, value, global_step=int(row[self.unit]))
+                    self.writer.add_scalar(key, value, global_step=int(step))
             self.writer.flush()
         self.rows.append(row)
 
@@ -273,7 +277,11 @@ class RunState(Protocol):
     def metric(self) -> str: ...  # the run's metric (agents.loop.Evaluator chose it)
 
 
-class Callback:
+# The run a callback reads: any RunState, or (the loop's own callbacks) the concrete Run.
+RunT = TypeVar("RunT", bound="RunState", contravariant=True)
+
+
+class Callback(Generic[RunT]):
     """A hook into a :class:`agents.loop.Run`, as Stable-Baselines3's ``BaseCallback``.
 
     A run calls, in the order of its callbacks: :meth:`on_run_start` once set up (before
@@ -283,19 +291,19 @@ class Callback:
     :meth:`episodes_until_due` lets a callback end a self-play step exactly on its episode.
     """
 
-    def on_run_start(self, run: RunState) -> None:
+    def on_run_start(self, run: RunT) -> None:
         """Called once, after set-up and before the first step."""
 
-    def on_step(self, run: RunState, report: StepReport) -> None:
+    def on_step(self, run: RunT, report: StepReport) -> None:
         """Called after each counted step."""
 
-    def on_evaluation(self, run: RunState, row: dict[str, Any]) -> None:
+    def on_evaluation(self, run: RunT, row: dict[str, Any]) -> None:
         """Called after each evaluation row is logged."""
 
-    def on_run_end(self, run: RunState) -> None:
+    def on_run_end(self, run: RunT) -> None:
         """Called when the budget is spent and the run trained something."""
 
-    def on_close(self, run: RunState) -> None:
+    def on_close(self, run: RunT) -> None:
         """Called however the run ended (spent, failed, interrupted)."""
 
     def episodes_until_due(self, counters: dict[str, int]) -> int | None:
@@ -303,7 +311,7 @@ class Callback:
         return None
 
 
-class CheckpointCallback(Callback):
+class CheckpointCallback(Callback[RunState]):
     """A checkpoint on the config's schedule, every tenth of a time budget, and at the end."""
 
     def __init__(self, config: RunConfig, counters: dict[str, int]):
@@ -323,7 +331,7 @@ class CheckpointCallback(Callback):
         return self.schedule.episodes_left(counters)
 
 
-class ProgressCallback(Callback):
+class ProgressCallback(Callback[RunState]):
     """The progress bar (:func:`agents.progress.progress_bar`: a bar on a terminal, lines in
     a log), counting toward what the run will reach: seconds when time bounds it, else the
     evaluation's unit (or the first counted limit); the run's metric as its postfix. It

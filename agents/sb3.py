@@ -32,7 +32,7 @@ nothing to decide in an episode still gets its final reward at the end.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
@@ -99,15 +99,17 @@ class SingleAgentEnv(gymnasium.Env):
         self.observation_space = (
             space["observation"] if isinstance(space, gymnasium.spaces.Dict) else space
         )
-        self.action_space = aec_env.action_space(self.names[0])
+        action_space = aec_env.action_space(self.names[0])  # Discrete: the game's actions
+        self.action_space = action_space
+        self.num_actions = int(action_space.n)
         self._seed_rng = np.random.default_rng(seed)
-        self._mask = np.zeros(self.action_space.n, dtype=bool)
+        self._mask = np.zeros(self.num_actions, dtype=bool)
         self.set_opponents(opponents)
 
     def _seat_name(self, seat: int | str) -> str:
         if isinstance(seat, int) and 0 <= seat < len(self.names):
             return self.names[seat]
-        if seat in self.names:
+        if isinstance(seat, str) and seat in self.names:
             return seat
         raise ValueError(
             f"seat must be 'alternate', an index 0..{len(self.names) - 1} or one of {self.names}, got {seat!r}"
@@ -172,7 +174,7 @@ class SingleAgentEnv(gymnasium.Env):
                 env.step(action)
         if last_observation is None:
             last_observation = env.observe(self.seat_name)["observation"]
-        self._mask = np.zeros(self.action_space.n, dtype=bool)
+        self._mask = np.zeros(self.num_actions, dtype=bool)
         return last_observation, reward, True
 
     def reset(self, seed: int | None = None, options: dict | None = None):
@@ -204,7 +206,7 @@ class SingleAgentEnv(gymnasium.Env):
                 )
             game = getattr(self.aec_env.unwrapped, "game", None)
             penalty = game.info.min_utility if game is not None else -1.0
-            self._mask = np.zeros(self.action_space.n, dtype=bool)
+            self._mask = np.zeros(self.num_actions, dtype=bool)
             observation = self.aec_env.observe(self.seat_name)["observation"]
             return (
                 observation,
@@ -239,10 +241,13 @@ def single_agent_env(
     )
 
 
-try:
+if TYPE_CHECKING:
     from stable_baselines3.common.callbacks import BaseCallback
-except ImportError:  # SB3 is the "train" extra
-    BaseCallback = object
+else:
+    try:
+        from stable_baselines3.common.callbacks import BaseCallback
+    except ImportError:  # SB3 is the "train" extra
+        BaseCallback = object
 
 
 class RefreshFrozenOpponent(BaseCallback):

@@ -38,6 +38,7 @@ import numpy as np
 
 import hiddenenvs
 from agents.base import Agent
+from hiddenenvs.game import State
 
 # Meier values from lowest to highest (the rule sheet's next_higher chain).
 MEIER_ORDER = (31, 32, 41, 42, 43, 51, 52, 53, 54, 61, 62, 63, 64, 65, 11, 22, 33, 44, 55, 66, 21)
@@ -93,7 +94,11 @@ class GdlScriptedAgent(Agent):
     NEEDS_WHOLE_HISTORY = False  # True: the tensor's window must cover the whole game
 
     def __init__(self, env_name: str, player: int, params: dict[str, Any], seed: int | None = None):
+        from hiddenenvs.envs.gdl.game import GdlGame
+
         game = hiddenenvs.load_game(env_name, **params)
+        if not isinstance(game, GdlGame):
+            raise ValueError(f"{type(self).__name__} plays GDL games; {env_name} is not one")
         super().__init__(game.info.num_distinct_actions, seed)
         role = game.player_roles[player]
         self.move_names = [game.action_to_string(player, a) for a in range(self.num_actions)]
@@ -194,10 +199,13 @@ class CombatDoctrineBot(Agent):
         super().__init__(game.info.num_distinct_actions, seed)
         self.player = player
 
-    def policy_at_state(self, state, player: int) -> np.ndarray:
+    def policy_at_state(self, state: State, player: int) -> np.ndarray:
         """The doctrine's move for ``player`` at ``state``, as a one-hot distribution."""
         from hiddenenvs.envs.combat.doctrine import doctrine_action
+        from hiddenenvs.envs.combat.env import CommanderState, FighterState
 
+        if not isinstance(state, (CommanderState, FighterState)):
+            raise ValueError(f"the combat doctrine plays combat states, not {type(state).__name__}")
         probabilities = np.zeros(self.num_actions)
         probabilities[doctrine_action(state, player, self.rng)] = 1.0
         return probabilities
@@ -219,7 +227,7 @@ class CombatDoctrineBot(Agent):
 
 
 # {env: {bot name: class(env_name, seat, params)}}: the leaderboard's ``scripted:<name>``.
-SCRIPTED_BOTS = {
+SCRIPTED_BOTS: dict[str, dict[str, Any]] = {
     "meier": {"meier": MeierBot},
     "blind_tictactoe": {"blind_tictactoe": BlindTicTacToeBot},
     "biased_blind_tictactoe": {"blind_tictactoe": BlindTicTacToeBot},

@@ -75,7 +75,7 @@ def play_vector_episodes(
             f"play_vector_episodes: {len(agents)} agents for {num_players} seats of {env.game.NAME}"
         )
     for agent in agents:
-        if getattr(agent, "USES_SEAT_VIEW", False) or getattr(agent, "USES_TRUE_STATE", False):
+        if agent.USES_SEAT_VIEW or agent.USES_TRUE_STATE:
             raise ValueError(
                 f"play_vector_episodes: {type(agent).__name__} needs seat views or the true state, "
                 "which the vector env does not build; play it with agents.loop.play_episodes"

@@ -304,6 +304,12 @@ class Game(ABC):
     def action_to_string(self, player: int, action: int) -> str:
         return str(action)
 
+    def order_structure(self) -> dict[str, Any] | None:
+        """The layout of a game whose actions are orders (areas x destinations x counts), as
+        a factored order head (:class:`agents.networks.FactoredOrderHead`) reads it; None
+        (the default): the game's actions are not orders."""
+        return None
+
     def describe_step(self, player: int, public: Any, private: Any) -> str:
         """One step of ``player``'s information-state key, ``(public, private)``, in words
         for a person (``python -m agents.play`` prints it). The default shows the values as

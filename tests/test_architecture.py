@@ -14,10 +14,10 @@ edge to its ``__init__``; ``from package import module`` is an edge to that modu
 Compiled modules (``.pyx``) are nodes too, with the edges of their Python-level ``import``
 lines (``cimport`` is C-level and names no module of ours). The parents a Python import also runs (``hiddenenvs/__init__``) are not edges: every module
 would otherwise depend on its package's ``__init__`` and every re-export would be a cycle.
-Imports under ``if TYPE_CHECKING:`` are for the type checker only and never run: not edges,
-except in ``hiddenenvs/``, whose modules must not name each other in a circle even for the
-type checker (a Protocol the lower module declares, or a dependency turned around, does
-instead). ``agents/`` is not held to that yet.
+Imports under ``if TYPE_CHECKING:`` are for the type checker only and never run: not edges
+for the runtime check, but a second check counts them: no modules may name each other in a
+circle even for the type checker (a Protocol the lower module declares, or a dependency
+turned around, does instead).
 """
 
 from __future__ import annotations
@@ -192,26 +192,19 @@ def test_no_import_cycles():
     assert not found, "import cycles between modules:\n" + "\n".join(described)
 
 
-def test_no_import_cycles_in_hiddenenvs_even_for_the_type_checker():
+def test_no_import_cycles_even_for_the_type_checker():
     graph = import_graph(type_checking=True)
-    inside = {
-        name: {target: line for target, line in edges.items() if target.startswith("hiddenenvs")}
-        for name, edges in graph.items()
-        if name.startswith("hiddenenvs")
-    }
-    found = cycles(inside)
+    found = cycles(graph)
     described = [
         " ; ".join(
             f"{name} -> {target} (line {line})"
             for name in component
-            for target, line in sorted(inside[name].items())
+            for target, line in sorted(graph[name].items())
             if target in component
         )
         for component in found
     ]
-    assert not found, "import cycles in hiddenenvs/, TYPE_CHECKING imports included:\n" + (
-        "\n".join(described)
-    )
+    assert not found, "import cycles, TYPE_CHECKING imports included:\n" + "\n".join(described)
 
 
 def test_type_checking_imports_are_edges_only_when_asked(tmp_path):

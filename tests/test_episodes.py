@@ -21,6 +21,7 @@ class _FirstLegal:
     """The same policy as an agent of the AEC env."""
 
     USES_SEAT_VIEW = False
+    USES_TRUE_STATE = False  # the episode runner reads both (declared on agents.base.Agent)
 
     def start_episode(self, episode_id):
         pass

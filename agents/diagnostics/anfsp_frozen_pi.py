@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.anfsp import ActorLearner
+from agents.anfsp import ANFSP, ActorLearner
 from agents.checkpoint import load_checkpoint
 from agents.diagnostics.nfsp import greedy_against
 from agents.networks import masked_logits
@@ -130,6 +130,8 @@ def main(argv: list[str] | None = None) -> None:
         )
     torch.set_num_threads(1)
     learner = learner_from_checkpoint(payload)
+    if not isinstance(learner, ANFSP):
+        raise SystemExit(f"{arguments.run}: its learner is no ANFSP ({type(learner).__name__})")
     config = learner.config
     config.min_reservoir_size = sys.maxsize  # no SL step: Pi stands still
     config.gradient_every = arguments.gradient_every or config.gradient_every

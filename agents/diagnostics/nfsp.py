@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from agents.anfsp import ANFSP
 from agents.cfr import CFRSolver
 from agents.checkpoint import load_checkpoint
 from agents.networks import masked_logits
@@ -48,7 +49,7 @@ from hiddenenvs.analysis.policy import information_state_batch
 
 def players_networks(learner) -> tuple[list, list]:
     """Each player's Q network and reservoir, for NFSP (one agent per player) and ANFSP."""
-    if hasattr(learner, "q_networks"):
+    if isinstance(learner, ANFSP):
         return learner.q_networks, learner.reservoirs
     agents = learner._agents
     return [agent.q_network for agent in agents], [agent.reservoir for agent in agents]
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     print("1. the fit")
     print(f"   exploitability of Pi (the output)          {exploitability(tree, average):.4f}")
-    if hasattr(learner, "reservoir_exploration_rate"):  # ANFSP: known from the schedule
+    if isinstance(learner, ANFSP):  # its reservoir's exploration rate is known from the schedule
         shown = learner.evaluation_agent(0).exploration_share
         print(
             f"   M_SL's mean exploration rate               {learner.reservoir_exploration_rate():.4f}"

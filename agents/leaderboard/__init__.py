@@ -98,7 +98,8 @@ def evaluate(
     # A spec naming a file is keyed by the file's content too: a replaced file is a new agent.
     identity = {spec: agent_identity(spec) for spec in agents}
     agents = [identity[spec] for spec in agents]
-    anchor = identity.get(anchor, anchor)
+    if anchor is not None:
+        anchor = identity.get(anchor, anchor)
     tasks = schedule(variant, agents, mode, games, seed, duplicate, first_seats)
     # Fail before any match if a spec does not resolve; keep the agents for exploitability.
     seat_0_agents = {spec: resolve_agent(spec, variant.name, 0, variant.params) for spec in agents}

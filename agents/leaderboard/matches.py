@@ -117,7 +117,13 @@ def schedule(
             if first_seats is not None and not any(order[s] == first for s in first_seats):
                 continue
             for index in range(games):
-                seed_parts = (variant.name, variant.params_json, pairing, series_seed, index)
+                seed_parts: tuple[object, ...] = (
+                    variant.name,
+                    variant.params_json,
+                    pairing,
+                    series_seed,
+                    index,
+                )
                 if not duplicate:
                     seed_parts += (order,)
                 key = MatchKey(variant.name, variant.params_json, order, series_seed, index)

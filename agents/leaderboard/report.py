@@ -323,18 +323,18 @@ def write_outputs(board: Leaderboard, out_dir: str | Path) -> list[Path]:
                 "loss_high",
             ]
         )
-        for (agent, opponent), s in sorted(board.pairings.items()):
+        for (agent, opponent), pairing in sorted(board.pairings.items()):
             writer.writerow(
                 [
                     agent,
                     opponent,
-                    s.games,
-                    s.mean_return,
-                    s.mean_return_low,
-                    s.mean_return_high,
-                    *s.win_rate,
-                    *s.draw_rate,
-                    *s.loss_rate,
+                    pairing.games,
+                    pairing.mean_return,
+                    pairing.mean_return_low,
+                    pairing.mean_return_high,
+                    *pairing.win_rate,
+                    *pairing.draw_rate,
+                    *pairing.loss_rate,
                 ]
             )
     plot(board, paths[3])

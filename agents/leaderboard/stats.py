@@ -31,6 +31,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -54,16 +55,16 @@ def wilson_interval(successes: float, trials: int, z: float = Z_95) -> tuple[flo
 
 def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
     """``(mean, low, high)``: Student-t interval for the mean of independent values."""
-    values = np.asarray(values, dtype=np.float64)
-    n = len(values)
+    array = np.asarray(values, dtype=np.float64)
+    n = len(array)
     if n == 0:
         return (math.nan, math.nan, math.nan)
-    mean = float(values.mean())
+    mean = float(array.mean())
     if n == 1:
         return (mean, -math.inf, math.inf)
     from scipy import stats  # imported here: scipy.stats takes seconds to import
 
-    half_width = stats.t.ppf(0.5 + confidence / 2, n - 1) * values.std(ddof=1) / math.sqrt(n)
+    half_width = stats.t.ppf(0.5 + confidence / 2, n - 1) * array.std(ddof=1) / math.sqrt(n)
     return (mean, mean - half_width, mean + half_width)
 
 
@@ -195,11 +196,11 @@ def fit_elo(
     # Aggregate: games and points of i against j (i < j) per pair.
     pair_games: dict[tuple[int, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for game in games:
-        i, j, points = index[game.first], index[game.second], game.first_points
+        i, j, first_points = index[game.first], index[game.second], game.first_points
         if i > j:
-            i, j, points = j, i, 1.0 - points
+            i, j, first_points = j, i, 1.0 - first_points
         pair_games[(i, j)][0] += 1.0
-        pair_games[(i, j)][1] += points
+        pair_games[(i, j)][1] += first_points
     first = np.array([i for i, _ in pair_games])
     second = np.array([j for _, j in pair_games])
     counts = np.array([v[0] for v in pair_games.values()])
@@ -252,14 +253,14 @@ def openskill_ratings(games: Sequence[Game]) -> dict[str, tuple[float, float]] |
     except ImportError:
         return None
     model = PlackettLuce()
-    ratings = {}
+    ratings: dict[str, Any] = {}  # openskill's rating objects
     for game in games:
         for name in (game.first, game.second):
             ratings.setdefault(name, model.rating(name=name))
         if game.first_score == game.second_score:
-            ranks = [1, 1]
+            ranks = [1.0, 1.0]
         else:
-            ranks = [1, 2] if game.first_score > game.second_score else [2, 1]
+            ranks = [1.0, 2.0] if game.first_score > game.second_score else [2.0, 1.0]
         [[ratings[game.first]], [ratings[game.second]]] = model.rate(
             [[ratings[game.first]], [ratings[game.second]]], ranks=ranks
         )

@@ -14,6 +14,7 @@ import numpy as np
 
 from agents.catalogue import POSITIVE, RANGE
 from agents.device import check_device_setting
+from agents.errors import ConfigError
 from hiddenenvs.game import Game, State
 
 # fn(state, player) -> probabilities over num_distinct_actions (a hiddenenvs.beliefs policy)
@@ -95,8 +96,6 @@ class MCNFSPConfig:
         self._check_numbers()
 
     def _check_choices(self) -> None:
-        from agents.config import ConfigError
-
         if self.search_from not in ("beliefs", "true_state"):
             raise ConfigError(
                 f"trainer.params.search_from must be 'beliefs' or 'true_state', got {self.search_from!r}"
@@ -132,8 +131,6 @@ class MCNFSPConfig:
             )
 
     def _check_numbers(self) -> None:
-        from agents.config import ConfigError
-
         if not 0.0 <= self.anticipatory <= 1.0:
             raise ConfigError(
                 f"trainer.params.anticipatory must be in [0, 1], got {self.anticipatory}"
@@ -180,15 +177,14 @@ def architecture_for(game: Game, config: MCNFSPConfig) -> dict[str, Any]:
         "hidden_sizes": list(config.hidden_sizes),
     }
     if config.order_head == "factored":
-        if not callable(getattr(game, "order_structure", None)):
-            from agents.config import ConfigError
-
+        structure = game.order_structure()
+        if structure is None:
             raise ConfigError(
                 f"trainer.params.order_head 'factored' needs a game whose actions are orders "
                 f"(combat in commander mode); {game.spec} has none: use order_head: flat"
             )
         architecture["order_head"] = {
-            **game.order_structure(),
+            **structure,
             "embedding_size": config.order_embedding_size,
         }
     return architecture

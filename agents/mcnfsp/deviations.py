@@ -105,14 +105,16 @@ class SearchDeviations:
         (the others and chance as in ``_advance``) plus f_BR's ``v`` where the rollout stops."""
         if self.config.rollout_decisions == 0:
             return node.value * self.scale
+        no_op = self.no_op
+        assert no_op is not None  # the search refuses rollout_decisions without a no-op
         state = state.clone()
         earned = 0.0
         for _ in range(self.config.rollout_decisions):
             check_deadline(self.deadline, "MCNFSP search")
             if state.current_player() == SIMULTANEOUS:
-                state.apply_actions(self._joint(state, self.no_op))
+                state.apply_actions(self._joint(state, no_op))
             else:
-                state.apply_action(self.no_op)
+                state.apply_action(no_op)
             earned += float(state.rewards()[self.player]) + self._advance(state)
             if state.is_terminal():
                 return earned

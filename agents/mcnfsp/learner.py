@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from agents.base import Agent, Learner, StepReport
+from agents.errors import ConfigError
 from agents.mcnfsp.agent import MCNFSPAgent, average_probabilities
 from agents.mcnfsp.config import MAX_PIECE_ROWS, MCNFSPConfig, architecture_for
 from agents.mcnfsp.self_play import SelfPlayWorker
@@ -37,8 +38,6 @@ class MCNFSP(Learner):
         num_players = game.info.num_players
         unknown = sorted(seat for seat in config.opponents if seat >= num_players)
         if unknown or len(config.opponents) >= num_players:
-            from agents.config import ConfigError
-
             raise ConfigError(
                 f"trainer.params.opponents: {game.spec} has seats 0..{num_players - 1} and at "
                 f"least one must be trained; got seats {sorted(config.opponents)}"
@@ -85,13 +84,7 @@ class MCNFSP(Learner):
         opponent's own policy at ``state``."""
         opponent = self._opponents.get(player)
         if opponent is not None:
-            if hasattr(opponent, "policy_at_state"):  # reads the true state (the combat doctrine)
-                return opponent.policy_at_state(state, player)
-            return opponent.policy_probabilities(
-                state.information_state_tensor(player),
-                state.legal_actions_mask(player),
-                state.seat_view(player),
-            )
+            return opponent.policy_at_state(state, player)
         key = (player, state.information_state_key(player))
         probabilities = self._average_cache.get(key)
         if probabilities is None:

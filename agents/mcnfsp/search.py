@@ -68,7 +68,7 @@ class BestResponseSearch(SearchDeviations):
         self.device = module_device(network)
         self.scale = utility_scale(game)
         self.sampled_chance = game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC
-        self.no_op = getattr(game, "NO_OP_ACTION", None)
+        self.no_op = game.NO_OP_ACTION
         self.deadline: float | None = None
         if config.rollout_decisions and self.no_op is None:
             raise ValueError(

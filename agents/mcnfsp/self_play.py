@@ -99,7 +99,6 @@ def play_against_policy(
     game without a belief sampler (combat), at the price of seeing what its seat does not.
     """
     seat = SeatTransitions(agent, player, episode_id, learn)
-    search_from_state = isinstance(agent, MCNFSPAgent)
 
     def choose(state: State, movers: list[int], joint: list[int] | None) -> list[int]:
         # The others first (in seat order), then the agent: one stream of rng draws.
@@ -108,12 +107,12 @@ def play_against_policy(
             observation = state.information_state_tensor(player)
             mask = state.legal_actions_mask(player)
             seat.reached(observation, mask)
-            actions, _ = agent.act_batch(
-                observation[None],
-                mask[None],
-                [episode_id],
-                **({"roots": [state]} if search_from_state else {}),
-            )
+            if isinstance(agent, MCNFSPAgent):  # it searches from the true state
+                actions, _ = agent.act_batch(
+                    observation[None], mask[None], [episode_id], roots=[state]
+                )
+            else:
+                actions, _ = agent.act_batch(observation[None], mask[None], [episode_id])
             chosen[player] = int(actions[0])
             seat.chose(observation, mask, chosen[player])
         return [chosen[q] for q in movers]

@@ -18,7 +18,7 @@ samplers of Partridge & Thielscher, "Hidden Information General Game Playing wit
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Mapping
 
 import numpy as np
 
@@ -39,21 +39,22 @@ class PublicBeliefs:
     options: SearchOptions
     prior: Prior | None
     rng: np.random.Generator
-    _prior_probabilities: Callable[[State, int], dict[int, float] | None]
-    _infoset_policy: Callable[[int, tuple, tuple, SeatView | None], dict[int, float]]
+    _prior_probabilities: Callable[[State, int], Mapping[int, float] | None]
+    _infoset_policy: Callable[[int, Hashable, tuple, SeatView | None], dict[int, float]]
 
     def _belief_policy(self, state: State, player: int) -> dict[int, float]:
         """σ at an earlier public state, trembled: every legal action keeps some weight."""
         legal = state.legal_actions(player)
-        probabilities = self._infoset_policy(
+        probabilities: Mapping[int, float] = self._infoset_policy(
             player, state.information_state_key(player), state.public_state_key(), None
         )
         uniform = self.options.tremble / len(legal)
         total = sum(probabilities.get(a, 0.0) for a in legal)
         if total <= 0:
-            probabilities = self._prior_probabilities(state, player)
-            if probabilities is None:
+            prior_probabilities = self._prior_probabilities(state, player)
+            if prior_probabilities is None:
                 return {a: 1.0 / len(legal) for a in legal}
+            probabilities = prior_probabilities
             total = sum(probabilities.get(a, 0.0) for a in legal) or 1.0
         return {
             a: (1 - self.options.tremble) * probabilities.get(a, 0.0) / total + uniform

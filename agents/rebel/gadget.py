@@ -59,7 +59,7 @@ class SafeResolving:
         while solved is not None and root != public_key:
             tree, frontier_keys = solved[0], solved[3]
             acting = self._states_by_public_state(tree)
-            root = next(
+            next_root = next(
                 (
                     public_key[:k]
                     for k in range(len(root) + 1, len(public_key) + 1)
@@ -68,8 +68,9 @@ class SafeResolving:
                 ),
                 None,
             )
-            if root is None:  # the player does not act again before public_key: same subgame
+            if next_root is None:  # the player does not act again before public_key: same subgame
                 return solved
+            root = next_root
             cache_key = ("gadget", player, root)
             if cache_key not in self._solved:
                 self._solved[cache_key] = self._solve_gadget(solved, player, root)

@@ -33,7 +33,8 @@ Use in search: ``ReBeLSearch(game, max_depth=2, pbs_value=PBSValue(game, network
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import numpy as np
 import torch
@@ -97,7 +98,7 @@ class PBSValueNetwork(nn.Module):
 
     def __init__(self, public_size: int, private_sizes: list[int], hidden_size: int = 64):
         super().__init__()
-        self.architecture = {
+        self.architecture: dict[str, Any] = {
             "public_size": public_size,
             "private_sizes": list(private_sizes),
             "hidden_size": hidden_size,
@@ -290,7 +291,9 @@ def train_pbs_values(
     examples: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     losses = []
     for _ in range(episodes):
-        examples += self_play_examples(pbs, rng, max_depth, iterations, exploration)
+        game_examples = self_play_examples(pbs, rng, max_depth, iterations, exploration)
+        assert game_examples is not None  # None only past a deadline, and there is none
+        examples += game_examples
         for _ in range(batches_per_episode):
             batch = [examples[i] for i in rng.integers(len(examples), size=batch_size)]
             inputs, targets, masks = (np.stack(column) for column in zip(*batch))
@@ -318,7 +321,7 @@ def self_play_examples(
         tree = build_subgame_tree(
             game,
             [(s.clone(), w) for s, w in roots],
-            lambda state, cut=cut: len(state.public_state_key()) >= cut,
+            _at_or_below(cut),
             zero_values(game),
             keep_states=True,
         )
@@ -329,9 +332,15 @@ def self_play_examples(
             )
         except DeadlinePassed:
             return None
+        assert sampled is not None  # solve_with_pbs_values samples when asked
         examples.append(_root_example(pbs, tree, roots, values))
         roots = _sample_next_roots(tree, sampled, exploration, rng)
     return examples
+
+
+def _at_or_below(cut: int) -> Callable[[State], bool]:
+    """Whether a state's public key has reached length ``cut`` (a subgame's frontier)."""
+    return lambda state: len(state.public_state_key()) >= cut
 
 
 def train_step(

@@ -67,7 +67,7 @@ class ProposalSampler:
 
     def sample(self, count: int, rng: np.random.Generator) -> list[tuple[tuple, float]]:
         """``count`` consistent histories with their importance weights (unnormalised)."""
-        draws = []
+        draws: list[tuple[tuple, float]] = []
         passes = 0
         while len(draws) < count:
             passes += 1
@@ -82,7 +82,8 @@ class ProposalSampler:
         return draws
 
     def _pass(self, rng: np.random.Generator) -> tuple[tuple, float] | None:
-        state, history, weight, known = self.game.new_initial_state(), (), 1.0, 0
+        state, weight, known = self.game.new_initial_state(), 1.0, 0
+        history: tuple = ()
         while True:
             key, arrived = self._follow_target(state, history, known)
             if arrived is not None:
@@ -193,7 +194,8 @@ class EvaluationSampler(ProposalSampler):
         self.reach: dict[tuple, float] = {(): 1.0}
 
     def _pass(self, rng: np.random.Generator) -> tuple[tuple, float] | None:
-        state, history, chosen, known = self.game.new_initial_state(), (), 1.0, 0
+        state, chosen, known = self.game.new_initial_state(), 1.0, 0
+        history: tuple = ()
         while True:
             key, arrived = self._follow_target(state, history, known)
             if arrived is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import OrderedDict
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -129,7 +130,7 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
         return out / total
 
     def _infoset_policy(
-        self, player: int, key: tuple, public_key: tuple, view: SeatView | None
+        self, player: int, key: Hashable, public_key: tuple, view: SeatView | None
     ) -> dict[int, float]:
         """σ at ``(player, key)``; {} when the public state is too large to enumerate and no
         seat is given to sample for (beliefs then fall back to the prior)."""
@@ -203,7 +204,7 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
             if solved is None or root == public_key:
                 return solved
             frontier_keys = solved[3]
-            root = next(
+            next_root = next(
                 (
                     public_key[:k]
                     for k in range(len(root) + 1, len(public_key) + 1)
@@ -211,8 +212,9 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
                 ),
                 None,
             )
-            if root is None:
+            if next_root is None:
                 return solved
+            root = next_root
 
     # ---- solving ------------------------------------------------------------------------
     def _solve(
@@ -280,10 +282,8 @@ class ReBeLSearch(PublicBeliefs, SafeResolving):
             if cached is not None:
                 if cached is SubgameTooLarge:
                     return None
-                tree, frontier_keys = cached
-                return reweighted_subgame(
-                    tree, [w for _, w in roots], self.leaf_value
-                ), frontier_keys
+                tree, cut_keys = cached
+                return reweighted_subgame(tree, [w for _, w in roots], self.leaf_value), cut_keys
         frontier_keys: set[tuple] = set()
 
         def frontier(state: State) -> bool:

@@ -47,7 +47,7 @@ def history_examples(
     σ (scaled by ``value_target``) and σ at each mover's information set."""
     tree, slots, _, _, roots = solved
     values = node_values(tree, edge_probabilities(tree, slots))
-    root_nodes = (
+    root_nodes: list[int] | np.ndarray = (
         [0] if tree.actor[0] != CHANCE or len(roots) == 1 else np.flatnonzero(tree.parent == 0)
     )
     rows = []

@@ -25,6 +25,7 @@ from agents.device import (
     cpu_state_dict,
     weight_count,
 )
+from agents.errors import ConfigError
 from agents.memories import CircularBuffer
 from agents.parallel import WorkerPool, unix_deadline
 from agents.rebel.options import (
@@ -73,8 +74,6 @@ class ReBeLConfig:
     ray_address: str | None = None  # "local" or a cluster ("auto", host:port): Ray actors
 
     def __post_init__(self):
-        from agents.config import ConfigError
-
         check_device_setting(self.device)
         for name in (
             "hidden_size",
@@ -129,8 +128,6 @@ class ReBeLLearner(Learner):
     """
 
     CONFIG_CLASS = ReBeLConfig
-    # The keyword a ReBeLAgent takes this kind's network under.
-    AGENT_NETWORK = "network"
 
     def __new__(cls, game: Game, config: ReBeLConfig, seed: int) -> ReBeLLearner:
         if cls is ReBeLLearner:
@@ -139,8 +136,6 @@ class ReBeLLearner(Learner):
 
     def __init__(self, game: Game, config: ReBeLConfig, seed: int):
         super().__init__(game, config, seed)
-        from agents.config import ConfigError
-
         if config.resolve == "gadget" and not game.info.is_two_player_zero_sum:
             raise ConfigError(
                 f"trainer.params.resolve: 'gadget' needs a two-player zero-sum game; "
@@ -149,7 +144,7 @@ class ReBeLLearner(Learner):
         torch.manual_seed(seed)  # the network's initial weights
         info = game.info
         self.num_players, self.num_actions = info.num_players, info.num_distinct_actions
-        self.network: torch.nn.Module
+        self.network: ReBeLNetwork | PBSValueNetwork
         self.self_play: SelfPlay
         self.structures: SubgameStructures  # the searches' subgame trees
         columns = self._build(game, config, seed)
@@ -254,11 +249,13 @@ class ReBeLLearner(Learner):
 
     # ---- evaluation and checkpoints -------------------------------------------------------------
     def evaluation_agent(self, player: int) -> ReBeLAgent:
+        network = copy.deepcopy(self.network)  # the agent takes it under its kind's keyword
         return ReBeLAgent(
             self.game,
             player,
             seed=self.seed,
-            **{self.AGENT_NETWORK: copy.deepcopy(self.network)},
+            network=network if isinstance(network, ReBeLNetwork) else None,
+            pbs_network=network if isinstance(network, PBSValueNetwork) else None,
             **search_settings(self.config, self.config.resolve),
         )
 
@@ -333,11 +330,7 @@ class PBSReBeLLearner(ReBeLLearner):
     has the network at the frontier and re-solves as ``resolve`` says (``"gadget"``:
     CFR-D's safe re-solving)."""
 
-    AGENT_NETWORK = "pbs_network"
-
     def _build(self, game: Game, config: ReBeLConfig, seed: int) -> dict[str, tuple]:
-        from agents.config import ConfigError
-
         try:
             self.pbs = PBSValue(game, hidden_size=config.hidden_size, seed=seed)
         except ValueError as error:

@@ -50,14 +50,7 @@ def state_features(state: State) -> np.ndarray:
     """The network's input: the propnet's base propositions for GDL-II states (the paper's
     grounded state), else every player's information-state tensor, concatenated (a full
     state for the native games, whose hidden information is the players' private parts)."""
-    if hasattr(state, "state_tensor"):
-        return np.asarray(state.state_tensor(), dtype=np.float32).ravel()
-    return np.concatenate(
-        [
-            np.asarray(state.information_state_tensor(p), dtype=np.float32).ravel()
-            for p in range(state.game.info.num_players)
-        ]
-    )
+    return np.asarray(state.state_tensor(), dtype=np.float32).ravel()
 
 
 class ReBeLNetwork(nn.Module):
@@ -121,8 +114,9 @@ class NetworkGuide:
 
     @torch.no_grad()
     def leaf_value(self, states: list[State]) -> np.ndarray:
-        features = np.stack([state_features(state) for state in states])
-        features = to_device(features, module_device(self.network))
+        features = to_device(
+            np.stack([state_features(state) for state in states]), module_device(self.network)
+        )
         values = to_numpy(self.network.values(features)).astype(np.float64)
         return values * self.value_scale + self.value_offset
 

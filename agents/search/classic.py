@@ -35,6 +35,7 @@ import numpy as np
 from agents.base import SearchAgent
 from agents.search import parse_budget
 from hiddenenvs.beliefs import sample_history
+from hiddenenvs.envs.gdl.game import GdlState
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, Game, SeatView, State, sample_chance_outcome
 
 GOAL_MAX = 100.0
@@ -95,10 +96,9 @@ def apply_choices(state: State, choices: dict[int, int]) -> tuple | int:
 
 def playout_goals(state: State, rng: np.random.Generator) -> np.ndarray:
     """Goals (0..100) at the end of a uniformly random playout from ``state`` (not changed)."""
-    game = state.game
     if state.is_terminal():
         return goal_values(state)
-    if hasattr(game, "propnet") and getattr(state, "pending_random", 0) is None:
+    if isinstance(state, GdlState) and state.pending_random is None:
         return _gdl_depth_charge(state, int(rng.integers(1, 2**63)))
     state = state.clone()
     while not state.is_terminal():
@@ -113,7 +113,7 @@ def _uniform(actions: list[int], rng: np.random.Generator) -> int:
     return actions[int(rng.integers(len(actions)))]
 
 
-def _gdl_depth_charge(state, seed: int) -> np.ndarray:
+def _gdl_depth_charge(state: GdlState, seed: int) -> np.ndarray:
     """A GDL playout in compiled code, scored as ``GdlState.returns`` (a cut game: goal or 0)."""
     game = state.game
     net = game.propnet

@@ -44,8 +44,8 @@ import numpy as np
 
 from agents.search import register_spec
 from agents.search.mccfr_trainer import MCCFRLearner, MCCFRSolverBase, table_agent_spec
-from agents.search.tables import apply_choices, movers_and_joint
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, State, draw_index, sample_chance_outcome
+from agents.search.tables import RegretTables, apply_choices, movers_and_joint
+from hiddenenvs.game import CHANCE, TERMINAL, State, draw_index, sample_chance_outcome
 
 
 class ExternalSamplingMCCFR(MCCFRSolverBase):
@@ -64,7 +64,8 @@ class ExternalSamplingMCCFR(MCCFRSolverBase):
     def _traverse(self, state: State, traverser: int, own_reach: float = 1.0) -> float:
         """The sampled value of ``state`` for ``traverser``; ``state`` may be consumed.
         ``own_reach`` is the traverser's reach of ``state`` (one-player averaging)."""
-        rng = self.rng
+        rng, tables = self.rng, self.tables
+        assert isinstance(tables, RegretTables)  # the model backend's tables
         while True:  # chance and other players' nodes sample one child: no recursion needed
             player = state.current_player()
             if player == TERMINAL:
@@ -73,15 +74,15 @@ class ExternalSamplingMCCFR(MCCFRSolverBase):
                 state.apply_action(sample_chance_outcome(state, rng))
                 continue
             movers, joint = movers_and_joint(state)
-            if player == SIMULTANEOUS and not movers:
+            if joint is not None and not movers:  # a simultaneous node where nobody chooses
                 state.apply_actions(joint)
                 continue
-            actions = []
+            actions: list[int] = []
             for mover in movers:
                 if mover == traverser:
-                    actions.append(None)
+                    actions.append(-1)  # filled in below with each of its actions
                     continue
-                entry = self.tables.entry(state, mover)
+                entry = tables.entry(state, mover)
                 strategy = entry.current_strategy()
                 entry.average += strategy
                 actions.append(entry.legal[draw_index(strategy, rng)])
@@ -89,7 +90,7 @@ class ExternalSamplingMCCFR(MCCFRSolverBase):
                 apply_choices(state, joint, movers, actions)
                 continue
             # The traverser explores every action against the others' sample.
-            entry = self.tables.entry(state, traverser)
+            entry = tables.entry(state, traverser)
             strategy = entry.current_strategy()
             if self.num_players == 1:
                 entry.average += own_reach * strategy

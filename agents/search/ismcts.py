@@ -24,6 +24,7 @@ searcher's information set; the tree is rebuilt for every decision.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -35,7 +36,6 @@ from agents.search.tables import apply_choices, movers_and_joint
 from hiddenenvs.beliefs import sample_history
 from hiddenenvs.game import (
     CHANCE,
-    SIMULTANEOUS,
     Game,
     SeatView,
     State,
@@ -73,10 +73,11 @@ class ISMCTS:
             raise ValueError("ISMCTS.search needs exactly one budget: iterations or seconds")
         self.nodes = {}
         start, done = time.perf_counter(), 0
+        budget_seconds = seconds if seconds is not None else math.inf  # one of the two is given
         while (
             (done < iterations)
             if iterations is not None
-            else (time.perf_counter() - start < seconds)
+            else (time.perf_counter() - start < budget_seconds)
         ):
             history = sample_history(self.game, player, key, self.rng)
             self._descend(self.game.state_from_history(history))
@@ -96,7 +97,7 @@ class ISMCTS:
                 state.apply_action(sample_chance_outcome(state, self.rng))
                 continue
             movers, joint = movers_and_joint(state)
-            if player == SIMULTANEOUS and not movers:
+            if joint is not None and not movers:  # a simultaneous node where nobody chooses
                 state.apply_actions(joint)
                 continue
             if expanded:

@@ -12,6 +12,7 @@ import numpy as np
 
 from agents.base import Learner, StepReport
 from agents.catalogue import POSITIVE, RANGE, Range
+from agents.errors import ConfigError
 from agents.search.tables import RegretTables, TablePolicyAgent
 from agents.search.tree_mccfr import BACKENDS, InfosetAbstraction, TreeTables, use_tree
 from hiddenenvs.analysis import GameTree, TabularPolicy, exploitability
@@ -64,6 +65,7 @@ class MCCFRSolverBase:
             raise ValueError(
                 "an information-set abstraction needs the tree backend (backend='tree' or 'auto')"
             )
+        self.tables: TreeTables | RegretTables
         if abstraction is not None or use_tree(game, backend):
             self.tables = TreeTables(GameTree.build(game), abstraction)
             self.compiled = self.tables.compile(self.rng)
@@ -118,7 +120,7 @@ class MCCFRConfig:
     backend: str = "auto"  # "tree" (compiled, enumerable games), "model" (any game) or "auto"
 
     def __post_init__(self):
-        from agents.config import ConfigError, check_field_ranges
+        from agents.config import check_field_ranges
 
         check_field_ranges(self, "trainer.params")
         if self.backend not in BACKENDS:

@@ -223,12 +223,13 @@ class MinimaxSearch:
             best = max(candidates, key=lambda a: (min(v[player] for v in sets[a]), -order.index(a)))
             return best, sets[best]
         if self.method == "maxn":
-            best, best_value = None, None
+            best, best_value = order[0], None
             for action in order:
                 bound = self._child_bound(root, children[action], best_value)
-                value = self.maxn(children[action], depth - 1, bound)
-                if best_value is None or value[player] > best_value[player]:
-                    best, best_value = action, value
+                goals = self.maxn(children[action], depth - 1, bound)
+                if best_value is None or goals[player] > best_value[player]:
+                    best, best_value = action, goals
+            assert best_value is not None  # a decision node has a legal action
             return best, tuple(best_value)
         if self.method in ("alphabeta", "negamax-alphabeta"):
             negamax = self.method == "negamax-alphabeta"
@@ -369,7 +370,7 @@ class MinimaxSearch:
                 p * self.maxn(child, depth, self.sum_bound)
                 for _, p, child in ply.children(self.player)
             )
-        best = None
+        best: np.ndarray | None = None
         for _, _, child in ply.children(self.player):
             if best is not None and self.pruning and best[mover] >= bound:
                 self.pruned += 1  # the parent's player gets at most S - bound from here
@@ -377,6 +378,7 @@ class MinimaxSearch:
             value = self.maxn(child, depth - 1, self._child_bound(ply, child, best))
             if best is None or value[mover] > best[mover]:  # ties: the first child
                 best = value
+        assert best is not None  # a decision node has a legal action
         return best
 
     # ---- soft-max^n -------------------------------------------------------------------------

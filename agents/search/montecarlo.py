@@ -47,6 +47,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Hashable
+from typing import TypeVar
 
 import numpy as np
 
@@ -116,6 +118,17 @@ class _Stats:
         )
 
 
+Key = TypeVar("Key", bound=Hashable)
+
+
+def _stats_at(table: dict[Key, _Stats], key: Key, state: State, mover: int) -> _Stats:
+    """``table[key]``, made (``mover``'s legal actions at ``state``) on the first visit."""
+    stats = table.get(key)
+    if stats is None:
+        stats = table[key] = _Stats(list(state.legal_actions(mover)))
+    return stats
+
+
 class _Node:
     """A tree node: per mover its statistics (decoupled mode), children by history entry."""
 
@@ -160,7 +173,7 @@ class TreeSearch:
         self.rng = np.random.default_rng(seed)
         self.root = _Node()
         self.root_history: tuple | None = None
-        self.trees: list[dict] = [{} for _ in range(game.info.num_players)]
+        self.trees: list[dict[tuple, _Stats]] = [{} for _ in range(game.info.num_players)]
         self.best_score = -1.0
         self.best_path: tuple = ()
         self.nodes = 1
@@ -197,9 +210,10 @@ class TreeSearch:
 
     def _move_root(self, history: tuple) -> None:
         """Reuse the subtree at ``history`` if the tree holds it, else start afresh."""
-        previous = self.root_history
-        node = self.root if previous is not None and history[: len(previous)] == previous else None
-        for entry in history[len(previous or ()) :]:
+        previous = self.root_history or ()
+        reusable = self.root_history is not None and history[: len(previous)] == previous
+        node = self.root if reusable else None
+        for entry in history[len(previous) :]:
             node = node.children.get(entry) if node is not None else None
         if node is None:
             node = _Node()
@@ -222,6 +236,7 @@ class TreeSearch:
     def _run(self, root_state: State) -> None:
         state = root_state.clone()
         node, path, entries = self.root, [], []
+        entry: tuple | int
         while True:
             current = state.current_player()
             if current == TERMINAL:
@@ -259,6 +274,7 @@ class TreeSearch:
         if not self.single_player:
             return playout_goals(state, self.rng)
         state = state.clone()
+        entry: tuple | int
         while not state.is_terminal():
             if state.current_player() == CHANCE:
                 entry = sample_chance_outcome(state, self.rng)
@@ -271,13 +287,8 @@ class TreeSearch:
 
     def _stats(self, node: _Node, state: State, mover: int) -> _Stats:
         if self.simultaneous == "trees":  # the mover's own tree, keyed by its information state
-            table, key = self.trees[mover], state.information_state_key(mover)
-        else:
-            table, key = node.stats, mover
-        stats = table.get(key)
-        if stats is None:
-            stats = table[key] = _Stats(list(state.legal_actions(mover)))
-        return stats
+            return _stats_at(self.trees[mover], state.information_state_key(mover), state, mover)
+        return _stats_at(node.stats, mover, state, mover)
 
     def _select(self, stats: _Stats) -> int:
         if self.selection == "random":

@@ -44,8 +44,8 @@ import numpy as np
 
 from agents.search import register_spec
 from agents.search.mccfr_trainer import MCCFRConfig, MCCFRLearner, MCCFRSolverBase, table_agent_spec
-from agents.search.tables import apply_choices, chance_distribution, movers_and_joint
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, State, draw_index
+from agents.search.tables import RegretTables, apply_choices, chance_distribution, movers_and_joint
+from hiddenenvs.game import CHANCE, TERMINAL, Game, State, draw_index
 
 
 class OutcomeSamplingMCCFR(MCCFRSolverBase):
@@ -88,6 +88,8 @@ class OutcomeSamplingMCCFR(MCCFRSolverBase):
         ``reach[p]`` is player ``p``'s reach of ``state``, ``reach[-1]`` chance's;
         ``sample_reach`` is the probability that the sample got here.
         """
+        tables = self.tables
+        assert isinstance(tables, RegretTables)  # the model backend's tables
         player = state.current_player()
         if player == TERMINAL:
             return float(state.returns()[update]), 1.0, sample_reach
@@ -102,14 +104,14 @@ class OutcomeSamplingMCCFR(MCCFRSolverBase):
             )
             return utility, tail * probabilities[k], leaf_reach
         movers, joint = movers_and_joint(state)
-        if player == SIMULTANEOUS and not movers:
+        if joint is not None and not movers:  # a simultaneous node where nobody chooses
             state.apply_actions(joint)
             return self._walk(state, update, reach, sample_reach)
         # Every mover samples: the update player from its epsilon-on-policy strategy.
         entries, strategies, choices, actions = [], [], [], []
         probability_sampled = 1.0
         for mover in movers:
-            entry = self.tables.entry(state, mover)
+            entry = tables.entry(state, mover)
             strategy = entry.current_strategy()
             sampling = strategy
             if mover == update:

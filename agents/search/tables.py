@@ -92,13 +92,13 @@ class RegretTables:
             rows.append(row)
         return TabularPolicy.from_mapping(tree, dict(zip(tree.infoset_keys, rows)))
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[tuple, Any]:
         return {
             key: (entry.legal, entry.regret.copy(), entry.average.copy())
             for key, entry in self.entries.items()
         }
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    def load_state_dict(self, state: dict[tuple, Any]) -> None:
         self.entries = {}
         for key, (legal, regret, average) in state.items():
             entry = self.entries[key] = InfosetEntry(list(legal))
