@@ -11,7 +11,8 @@ registers its builder (:mod:`agents.search`), its forms in the help texts
 (:mod:`agents.specs`, :mod:`agents.leaderboard.specs`) and what it needs from a game.
 
 Adding a trainer is its module, its entry (:func:`register_trainer`, or a line in
-:data:`PROJECT_TRAINERS` for the project's own), a config and a test; nothing else names it.
+:data:`PROJECT_TRAINERS` for the project's own) and a test, with a config if it ships one
+(``train.py trainer.name=... env.name=...`` trains without one); nothing else names it.
 The catalogue imports no torch and no trainer: reading it (``train.py --list``, the fit
 check) answers before torch loads.
 
