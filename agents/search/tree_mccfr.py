@@ -72,11 +72,7 @@ def use_tree(game: Game, backend: str, max_nodes: int = AUTO_TREE_MAX_NODES) -> 
         return False
     if backend == "tree":
         return True
-    return (
-        getattr(game, "_hiddenenvs_game_tree", None) is not None
-        or hasattr(game, "build_game_tree")
-        or tree_is_small(game, max_nodes)
-    )
+    return GameTree.ready_or_fast(game) or tree_is_small(game, max_nodes)
 
 
 class InfosetAbstraction:

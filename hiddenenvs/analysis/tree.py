@@ -51,7 +51,7 @@ import numpy as np
 from hiddenenvs.analysis.size import tree_size
 from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, State
 
-# The game's attribute that holds its tree once built (agents' searches look for it too).
+# The game's attribute that holds its tree once built (GameTree.ready_or_fast reads it).
 _CACHE_ATTRIBUTE = "_hiddenenvs_game_tree"
 
 
@@ -118,6 +118,15 @@ class GameTree:
         tree = builder() if builder is not None else _build_generic(game)
         setattr(game, _CACHE_ATTRIBUTE, tree)
         return tree
+
+    @staticmethod
+    def ready_or_fast(game: Game) -> bool:
+        """Whether :meth:`build` costs little for ``game``: its tree is already built, or the
+        game supplies its own builder (``Game.build_game_tree``)."""
+        return (
+            getattr(game, _CACHE_ATTRIBUTE, None) is not None
+            or getattr(game, "build_game_tree", None) is not None
+        )
 
     @classmethod
     def from_arrays(
