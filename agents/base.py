@@ -19,6 +19,7 @@ Method                                      Meaning
 ``views)``
 ``start_episode(id)`` / ``end_episode(id)`` episode boundaries (``id`` as in ``act_batch``)
 ``observe(transition)``                     one :class:`Transition` of this agent's experience
+``observe_batch(...)``                      ``n`` of them as arrays (default: ``observe`` each)
 ``save(path)`` / ``Agent.load(path)``       a self-describing, data-only file (see
                                             :func:`load_agent_file`)
 ==========================================  ====================================================
@@ -197,6 +198,34 @@ class Agent(ABC):
 
     def observe(self, transition: Transition) -> None:
         pass
+
+    def observe_batch(
+        self,
+        observations: np.ndarray,
+        action_masks: np.ndarray,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_observations: np.ndarray,
+        next_action_masks: np.ndarray,
+        dones: np.ndarray,
+        episode_ids: np.ndarray,
+    ) -> None:
+        """:meth:`observe` for ``n`` transitions at once (arrays ``[n, ...]``, in play
+        order; batched self-play); by default one :meth:`observe` each, a learner with a
+        flat memory writes them in one go (NFSP)."""
+        for row in range(len(actions)):
+            self.observe(
+                Transition(
+                    observation=np.array(observations[row]),
+                    action_mask=np.array(action_masks[row]),
+                    action=int(actions[row]),
+                    reward=float(rewards[row]),
+                    next_observation=np.array(next_observations[row]),
+                    next_action_mask=np.array(next_action_masks[row]),
+                    done=bool(dones[row]),
+                    episode_id=int(episode_ids[row]),
+                )
+            )
 
     def end_episode(self, episode_id: int = 0) -> None:
         pass

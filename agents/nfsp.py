@@ -295,9 +295,11 @@ class NFSPAgent(Agent):
         next_observations,
         next_action_masks,
         dones,
+        episode_ids=None,
     ):
         """:meth:`observe` for ``n`` transitions at once (arrays ``[n, ...]``, in play order):
-        the same replay memory, written one column at a time (batched self-play)."""
+        the same replay memory, written one column at a time (batched self-play); the
+        memory is flat, so ``episode_ids`` are not needed."""
         count = len(actions)
         self.replay.add_batch(
             observation=np.reshape(observations, (count, -1)),

@@ -12,10 +12,10 @@ player's next one (or to the end of the game): the reward is the player's reward
 over the steps in between, ``next_observation`` is the player's tensor at its next
 decision (its terminal tensor, ``final_observations``, when ``done``) and
 ``next_action_mask`` its mask there (zeros when ``done``). Tensors are the scalar game's
-``information_state_tensor``, as the AEC env's default observation. An agent with an
-``observe_batch(observations, action_masks, actions, rewards, next_observations,
-next_action_masks, dones)`` method (NFSP's) gets each tick's transitions of a seat in
-one call instead, as ``[n, ...]`` arrays in the order ``observe`` would have seen them.
+``information_state_tensor``, as the AEC env's default observation. Each tick's
+transitions of a seat go to its agent in one ``Agent.observe_batch`` call, as ``[n, ...]``
+arrays in the order ``observe`` would have seen them (by default one ``observe`` each;
+NFSP writes them into its memory in one go).
 
 Determinism: the batch's deals follow ``seed`` (:func:`hiddenenvs.vector.make`'s per-env
 generators); the actions follow the agents' own generators.
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agents.base import Agent, Transition
+from agents.base import Agent
 from hiddenenvs.vector import VECTOR_GAMES, VectorEnv, make
 
 # PettingZoo adapter options in env.params that the vector env has no use for.
@@ -162,37 +162,20 @@ class _Pending:
         self.rewards[rows] = 0.0
 
     def emit(self, agent: Agent, rows, next_observations, next_masks, done: bool) -> None:
-        """Hand ``agent`` the transitions of ``rows`` that have a decision waiting: in one
-        ``observe_batch`` call where the agent has one (NFSP), else one ``observe`` each."""
-        if hasattr(agent, "observe_batch"):
-            rows = np.asarray(rows)
-            positions = np.flatnonzero(self.waiting[rows])
-            if len(positions):
-                waiting = rows[positions]
-                agent.observe_batch(
-                    self.observations[waiting],
-                    self.masks[waiting],
-                    self.actions[waiting],
-                    self.rewards[waiting],
-                    next_observations[positions],
-                    next_masks[positions],
-                    np.full(len(positions), done),
-                )
-                self.waiting[waiting] = False
-            return
-        for index, row in enumerate(rows):
-            if not self.waiting[row]:
-                continue
-            agent.observe(
-                Transition(
-                    observation=self.observations[row].copy(),
-                    action_mask=self.masks[row].copy(),
-                    action=int(self.actions[row]),
-                    reward=float(self.rewards[row]),
-                    next_observation=np.array(next_observations[index]),
-                    next_action_mask=np.array(next_masks[index]),
-                    done=done,
-                    episode_id=int(row),
-                )
+        """Hand ``agent`` the transitions of ``rows`` that have a decision waiting, in one
+        ``observe_batch`` call (NFSP writes them in one go; other agents observe each)."""
+        rows = np.asarray(rows)
+        positions = np.flatnonzero(self.waiting[rows])
+        if len(positions):
+            waiting = rows[positions]
+            agent.observe_batch(
+                self.observations[waiting],
+                self.masks[waiting],
+                self.actions[waiting],
+                self.rewards[waiting],
+                next_observations[positions],
+                next_masks[positions],
+                np.full(len(positions), done),
+                waiting,
             )
-            self.waiting[row] = False
+            self.waiting[waiting] = False
