@@ -92,7 +92,7 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         + ")",
     )
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
-    arguments = parser.parse_args(argv)
+    arguments = parser.parse_intermixed_args(argv)
     if arguments.config is None and arguments.resume is None and arguments.list is None:
         named = {override.split("=", 1)[0].strip() for override in arguments.overrides}
         missing = [key for key in ("trainer.name", "env.name") if key not in named]
@@ -206,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     except GdlError as error:  # a refused rule sheet: one line, not a traceback
         print(f"train.py: {gdl_error_line(error)}", file=sys.stderr)
         return 2
+    from agents.actor_pool import ClusterError
     from agents.checkpoint import FileWriteError
     from agents.loop import RunInterrupted, TrainingError, train
 
@@ -225,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     except CapabilityError as error:
         print(f"train.py: {error}", file=sys.stderr)
         return 2
-    except TrainingError as error:
+    except (TrainingError, ClusterError) as error:
         print(f"train.py: {error}", file=sys.stderr)
         return 1
     except ConfigError as error:  # found once the game is built (an evaluation opponent, seats)

@@ -25,6 +25,11 @@ CONNECT_SECONDS = 10.0
 RAY_MISSING = 'Ray is needed here: pip install -e ".[distributed]" (ray>=2.9)'
 
 
+class ClusterError(RuntimeError):
+    """A Ray cluster that cannot serve the pool (none at the address, too few CPUs, actors
+    that keep dying), said in one line."""
+
+
 def import_ray():
     try:
         import ray
@@ -104,7 +109,7 @@ class ActorPool:
                 try:
                     ray.init(address=self.address, log_to_driver=False)
                 except (ConnectionError, RuntimeError, ValueError) as error:
-                    raise RuntimeError(
+                    raise ClusterError(
                         f"{self.where}={self.address!r}: no Ray cluster there ({error}); "
                         f"start one with `ray start --head` and pass its address"
                     ) from None
@@ -112,7 +117,7 @@ class ActorPool:
         available = ray.cluster_resources().get("CPU", 0.0)
         needed = self.num_actors * self.actor_num_cpus
         if available + 1e-9 < needed:
-            raise RuntimeError(
+            raise ClusterError(
                 f"the Ray cluster has {available:g} CPUs, the {self.num_actors} {self.name}s "
                 f"need {needed:g} ({self.actor_num_cpus} each); add nodes or use fewer"
             )
@@ -131,13 +136,13 @@ class ActorPool:
             return
         host, _, port = address.removeprefix("ray://").rpartition(":")
         if not host or not port.isdigit():
-            raise RuntimeError(
+            raise ClusterError(
                 f"{self.where}={self.address!r}: expected 'auto' or host:port of `ray start --head`"
             )
         try:
             socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
         except OSError as error:
-            raise RuntimeError(
+            raise ClusterError(
                 f"{self.where}={self.address!r}: no Ray cluster there ({error}); start one "
                 f"with `ray start --head` and pass its address"
             ) from None
@@ -182,7 +187,7 @@ class ActorPool:
                 return Lost(slot, tag, error)
             self._deaths_in_a_row += 1
             if self._deaths_in_a_row > 2 * self.num_actors:  # not a fault: a broken set-up
-                raise RuntimeError(
+                raise ClusterError(
                     f"{self.name}s keep dying ({self._deaths_in_a_row} in a row without a "
                     f"result; is this package installed on every Ray node?); last error: "
                     f"{error}"

@@ -93,7 +93,7 @@ from torch import nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 import hiddenenvs
-from agents.actor_pool import ActorPool, Lost, import_ray
+from agents.actor_pool import ActorPool, ClusterError, Lost, import_ray
 from agents.base import Agent, Learner, StepReport, Transition, sample_batch
 from agents.device import check_device_setting, choose_device, to_device, to_numpy, weight_count
 from agents.memories import ReservoirBuffer
@@ -542,7 +542,7 @@ class ANFSP(Learner):
             # Ray's start counts against the budget: the actors are not waited for past it.
             try:
                 self.pool.start(None if loop.deadline is None else max(0.0, loop.time_left()))
-            except RuntimeError:  # the pool's own one-line errors (no cluster, too few CPUs)
+            except ClusterError:  # the pool's own one-line errors (no cluster, too few CPUs)
                 raise
             except Exception as error:  # Ray's start-up failures are plain Exceptions
                 first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""

@@ -194,7 +194,11 @@ class WorkerPool:
                 name=self.name,
                 where=self.where,
             )
-            self._actors.start()
+            # Actors the cluster cannot place (its CPUs taken) are not waited for past the
+            # deadline: their pieces time out below like any late piece.
+            self._actors.start(
+                None if deadline is None else max(0.0, deadline - time.perf_counter())
+            )
         actors = self._actors
         waiting = list(reversed(range(len(pieces))))  # popped from the end: index order
 

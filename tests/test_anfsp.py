@@ -108,7 +108,7 @@ def test_oversubscription_is_allowed_when_asked_for():
 
 def test_address_option_only_for_distributed_trainers(capsys):
     code = train_cli.main(
-        ["--config", str(REPO / "configs" / "nfsp_kuhn.yaml"), "--address", "auto"]
+        ["--config", str(REPO / "configs" / "cfr_kuhn.yaml"), "--address", "auto"]
     )
     assert code == 2 and "does not run on Ray" in capsys.readouterr().err
     arguments = train_cli.parse_arguments(["--config", "x.yaml", "--address", "10.0.0.1:6379"])

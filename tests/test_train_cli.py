@@ -103,6 +103,27 @@ def test_a_run_needs_no_yaml_file_when_it_names_its_trainer_and_env(tmp_path, ca
     assert (tmp_path / "checkpoint.pt").exists()
 
 
+def test_a_ray_address_nobody_listens_at_ends_the_run_in_one_line(tmp_path, capsys):
+    """NFSP's workers on a cluster that is not there: one line naming the address, exit 1;
+    overrides may come before and after --address."""
+    pytest.importorskip("ray")
+    status = train.main(
+        [
+            "--config",
+            "nfsp_kuhn",
+            "trainer.params.workers=2",
+            "--address",
+            "127.0.0.1:1",
+            f"output_dir={tmp_path}",
+            "progress_bar=false",
+        ]
+    )
+    error = capsys.readouterr().err
+    assert status == 1
+    assert "ray_address='127.0.0.1:1': no Ray cluster there" in error
+    assert "Traceback" not in error
+
+
 def test_tiny_run_writes_every_output_and_resumes(tmp_path, capsys):
     out = tmp_path / "run"
     arguments = [
