@@ -516,12 +516,12 @@ class NFSP(Learner):
             (self._network_version, networks, transitions, [int(s) for s in share], int(seed), send)
             for share, seed in zip(shares, loop.rng.integers(2**63, size=len(shares)))
         ]
-        played = dict(self._workers().map("play_games", pieces, loop.deadline))
-        if len(played) < len(pieces) or any(played[i] is None for i in played):
+        played = self._workers().map_all("play_games", pieces, loop.deadline)
+        if played is None:
             loop.step_cut = True
             return 0
-        for index in range(len(pieces)):
-            for agent, memories in zip(self._agents, played[index]):
+        for piece_memories in played:  # piece order: the same run on every machine
+            for agent, memories in zip(self._agents, piece_memories):
                 agent.store(memories)
         return len(seeds)
 

@@ -149,6 +149,16 @@ class WorkerPool:
             if not finished:  # an error, Ctrl-C or a caller that stopped reading: workers go
                 self.close()
 
+    def map_all(
+        self, method: str, pieces: Sequence[tuple], deadline: float | None = None
+    ) -> list[Any] | None:
+        """Every piece's result in piece order, or None when the deadline cut any (or a
+        worker answered None: its own deadline passed): a self-play step then keeps nothing."""
+        results = dict(self.map(method, pieces, deadline))
+        if len(results) < len(pieces) or any(result is None for result in results.values()):
+            return None
+        return [results[index] for index in range(len(pieces))]
+
     def _map_in_processes(
         self, method: str, pieces: Sequence[tuple], deadline: float | None
     ) -> Iterator[tuple[int, Any]]:

@@ -1162,6 +1162,30 @@ cdef inline void _write_masks_of(GameKernel self, Py_ssize_t i) noexcept nogil:
         self.write_mask(i, self.player(i), &self._masks[i, 0])
 
 
+cdef inline void _finish_play_step(
+    GameKernel self, Py_ssize_t i, double[:, ::1] reward_sums, int64_t[::1] episodes
+) noexcept nogil:
+    """After env ``i``'s move in a fused loop (random or tabular): a finished game adds
+    its returns to ``reward_sums``, writes its final tensors, counts in ``episodes`` and
+    restarts; else the step's rewards are zero."""
+    cdef Py_ssize_t row
+    cdef int p
+    if self.player(i) == TERMINAL:
+        self.write_returns(i, &self._rewards[i, 0])
+        for p in range(self.num_players):
+            reward_sums[i, p] += self._rewards[i, p]
+            row = i * self.num_players + p
+            if not _writes_every_value(self):
+                memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
+            self.write_tensor(i, p, &self._final[row, 0])
+        self._terminated[i] = 1
+        episodes[i] += 1
+        self.reset_one(i)
+    else:
+        _zero_rewards(self, i)
+        self._terminated[i] = 0
+
+
 cdef inline void _random_steps_of(
     GameKernel self, Py_ssize_t num_steps, uint64_t[::1] policy_states,
     double[:, ::1] reward_sums, int64_t[::1] episodes, Py_ssize_t start, Py_ssize_t stop,
@@ -1199,20 +1223,7 @@ cdef inline void _random_steps_of(
             else:
                 joint[0] = _draw_legal(&self._masks[i, 0], self.num_actions, &policy_states[i])
             self.apply(i, joint)
-            if self.player(i) == TERMINAL:
-                self.write_returns(i, &self._rewards[i, 0])
-                for p in range(self.num_players):
-                    reward_sums[i, p] += self._rewards[i, p]
-                    row = i * self.num_players + p
-                    if not _writes_every_value(self):
-                        memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
-                    self.write_tensor(i, p, &self._final[row, 0])
-                self._terminated[i] = 1
-                episodes[i] += 1
-                self.reset_one(i)
-            else:
-                _zero_rewards(self, i)
-                self._terminated[i] = 0
+            _finish_play_step(self, i, reward_sums, episodes)
             if GameKernel is not OthelloKernel:
                 _write_masks_of(self, i)
         _write_decision_of(self, i)
@@ -1254,20 +1265,7 @@ cdef inline void _tabular_steps_of(
                     return
                 joint[0] = action
             self.apply(i, joint)
-            if self.player(i) == TERMINAL:
-                self.write_returns(i, &self._rewards[i, 0])
-                for p in range(self.num_players):
-                    reward_sums[i, p] += self._rewards[i, p]
-                    row = i * self.num_players + p
-                    if not _writes_every_value(self):
-                        memset(&self._final[row, 0], 0, self.observation_size * sizeof(float))
-                    self.write_tensor(i, p, &self._final[row, 0])
-                self._terminated[i] = 1
-                episodes[i] += 1
-                self.reset_one(i)
-            else:
-                _zero_rewards(self, i)
-                self._terminated[i] = 0
+            _finish_play_step(self, i, reward_sums, episodes)
             _write_decision_of(self, i)
 
 
