@@ -50,7 +50,7 @@ kernel (one call per network instead of a dozen tensor operations per parameter)
 
 Self-play on workers. With ``workers`` > 1 (or a ``ray_address``: ``"local"``, ``"auto"``,
 ``host:port``; ``train.py --address``) a step's episodes are shared among
-:class:`SelfPlayWorker`s (spawn processes or Ray actors, :class:`agents.parallel.WorkerPool`),
+:class:`SelfPlayWorker` objects (spawn processes or Ray actors, :class:`agents.parallel.WorkerPool`),
 one seeded piece each. A worker holds a snapshot of the current Q and Pi networks and plays
 its piece through :func:`agents.episodes.play_episodes` with the learner's behaviour policy
 (per episode and player the eta-mixture of epsilon-greedy Q and Pi; epsilon counts the
