@@ -98,7 +98,7 @@ from agents.networks import (
     mlp,
     network_input,
 )
-from agents.parallel import WorkerPool, local_deadline, unix_deadline
+from agents.parallel import WorkerPool, local_deadline, seeded_shares, unix_deadline
 from hiddenenvs.game import Game
 
 # A self-play worker's memories keep a piece's rows whole (they grow as they fill).
@@ -507,14 +507,13 @@ class NFSP(Learner):
         """The step's episodes shared among the workers (one piece each, seeded from the
         loop's generator), their rows stored in piece order; the episodes played, or none
         with ``loop.step_cut`` set when the deadline cut a piece (nothing is kept)."""
-        seeds = [int(s) for s in loop.rng.integers(2**31, size=loop.max_episodes)]
-        shares = [share for share in np.array_split(seeds, self.config.workers) if len(share)]
+        shares = seeded_shares(loop.rng, loop.max_episodes, self.config.workers)
         networks = [agent.network_arrays() for agent in self._agents]
         transitions = [agent.transitions for agent in self._agents]
         send = unix_deadline(loop.deadline)
         pieces = [
-            (self._network_version, networks, transitions, [int(s) for s in share], int(seed), send)
-            for share, seed in zip(shares, loop.rng.integers(2**63, size=len(shares)))
+            (self._network_version, networks, transitions, seeds, seed, send)
+            for seeds, seed in shares
         ]
         played = self._workers().map_all("play_games", pieces, loop.deadline)
         if played is None:
@@ -523,7 +522,7 @@ class NFSP(Learner):
         for piece_memories in played:  # piece order: the same run on every machine
             for agent, memories in zip(self._agents, piece_memories):
                 agent.store(memories)
-        return len(seeds)
+        return loop.max_episodes
 
     def load_network_arrays(self, networks: Sequence[dict[str, dict[str, np.ndarray]]]) -> None:
         """The players' Q and Pi from a learner's snapshot (a worker's copy)."""

@@ -38,6 +38,8 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
+import numpy as np
+
 # Past a deadline the running pieces get this long to notice it before their workers go.
 STOP_SECONDS = 2.0
 
@@ -93,6 +95,17 @@ def terminate_process_pool(pool: ProcessPoolExecutor) -> None:
             process.join()
     # Its queues and call-queue semaphores, released now rather than at interpreter exit.
     pool.shutdown(wait=True)
+
+
+def seeded_shares(
+    rng: np.random.Generator, episodes: int, workers: int
+) -> list[tuple[list[int], int]]:
+    """A self-play step's ``episodes`` seeds drawn from ``rng``, shared out among at most
+    ``workers`` pieces: each piece's episode seeds and its own seed (drawn after them)."""
+    seeds = [int(seed) for seed in rng.integers(2**31, size=episodes)]
+    shares = [share for share in np.array_split(seeds, workers) if len(share)]
+    piece_seeds = rng.integers(2**63, size=len(shares))
+    return [([int(s) for s in share], int(seed)) for share, seed in zip(shares, piece_seeds)]
 
 
 class WorkerPool:

@@ -14,7 +14,7 @@ from agents.mcnfsp.agent import MCNFSPAgent, average_probabilities
 from agents.mcnfsp.config import MAX_PIECE_ROWS, MCNFSPConfig, architecture_for
 from agents.mcnfsp.self_play import SelfPlayWorker
 from agents.networks import network_input
-from agents.parallel import WorkerPool, unix_deadline
+from agents.parallel import WorkerPool, seeded_shares, unix_deadline
 from hiddenenvs.game import Game, State
 
 
@@ -131,14 +131,10 @@ class MCNFSP(Learner):
         """The step's episodes shared among the workers (one piece each, seeded from the
         loop's generator), their searches stored in piece order; the episodes played, or
         none with ``loop.step_cut`` set when the deadline cut a piece (nothing is kept)."""
-        seeds = [int(s) for s in loop.rng.integers(2**31, size=loop.max_episodes)]
-        shares = [share for share in np.array_split(seeds, self.config.workers) if len(share)]
+        shares = seeded_shares(loop.rng, loop.max_episodes, self.config.workers)
         networks = self.network_arrays()
         send = unix_deadline(loop.deadline)
-        pieces = [
-            (self._network_version, networks, [int(s) for s in share], int(piece_seed), send)
-            for share, piece_seed in zip(shares, loop.rng.integers(2**63, size=len(shares)))
-        ]
+        pieces = [(self._network_version, networks, seeds, seed, send) for seeds, seed in shares]
         played = self._workers().map_all("play_games", pieces, loop.deadline)
         if played is None:
             loop.step_cut = True
@@ -146,7 +142,7 @@ class MCNFSP(Learner):
         for piece_memories in played:  # piece order: the same run on every machine
             for agent, memories in zip(self._agents, piece_memories):
                 agent.store(memories)
-        return len(seeds)
+        return loop.max_episodes
 
     def network_arrays(self) -> list[dict[str, dict[str, np.ndarray]]]:
         """Each trained player's f_BR and Pi as numpy arrays (a worker's snapshot)."""
