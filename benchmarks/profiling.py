@@ -37,7 +37,6 @@ is not CPU time.
 from __future__ import annotations
 
 import json
-import math
 import os
 import pstats
 import re
@@ -188,6 +187,7 @@ class Breakdown:
     packages: dict[str, float]
     top: list[tuple[str, int, float, float]]
     calls: int
+    steps: int  # the loop's training steps (``learner.step`` calls) in the profile
 
 
 def phase_distributions(stats: dict) -> dict[tuple, dict[str, float]]:
@@ -239,9 +239,12 @@ def breakdown(stats_path: Path, top: int = 12) -> Breakdown:
     packages: dict[str, float] = {}
     total = 0.0
     calls = 0
+    steps = 0
     for function, (_, call_count, self_seconds, _, _) in stats.items():
         total += self_seconds
         calls += call_count
+        if function[2] == "_step" and module_of(function[0]) == "agents/loop.py":
+            steps += call_count
         for phase, share in shares[function].items():
             phases[phase] += self_seconds * share
         package = package_of(function)
@@ -256,7 +259,7 @@ def breakdown(stats_path: Path, top: int = 12) -> Breakdown:
         and not label_of(function).startswith(("benchmarks/", "<built-in method builtins.exec"))
     ][:top]
     return Breakdown(
-        total, phases, dict(sorted(packages.items(), key=lambda p: -p[1])), shown, calls
+        total, phases, dict(sorted(packages.items(), key=lambda p: -p[1])), shown, calls, steps
     )
 
 
@@ -341,6 +344,7 @@ def summary(
         "cpu_seconds": round(found.total, 2),
         "wall_seconds": round(wall, 1),
         "exit_code": exit_code,
+        "steps": found.steps,
         "date": now,
         "phases": {p: round(100 * s / found.total, 1) for p, s in found.phases.items()}
         if found.total
@@ -387,7 +391,8 @@ def page(
         f"| machine | {machine} |",
         f"| command | `{command}` |",
         f"| profiled | {found.total:.1f} CPU s in {figures['wall_seconds']:.0f} s of wall time, "
-        f"{found.calls:,} calls; train.py exited {figures['exit_code']} |",
+        f"{found.calls:,} calls, {found.steps:,} training steps; train.py exited "
+        f"{figures['exit_code']} |",
         "",
     ]
     if figures["out_of_process"]:
@@ -408,7 +413,8 @@ def page(
         "phases is split in proportion to each caller's cumulative time (an estimate: cProfile "
         "keeps callers, not stacks). `of training`: the share among the training step's phases, "
         "what a long run's steady state looks like (a short profile weighs set-up and evaluation "
-        "more).",
+        "more). Set-up and wrap-up: imports, the config's check that the trainer fits the env, "
+        "building the game, the learner and any evaluation tree, the exported policies and plot.",
         "",
     ]
     training = sum(found.phases[p] for p in TRAINING)
@@ -480,7 +486,13 @@ def phase_line(figures: dict) -> str:
     outside = [
         f"{p} {whole[p]:.0f}%" for p in (EVALUATION, CHECKPOINTS, SET_UP) if whole.get(p, 0) >= 0.5
     ]
-    text = "of the training step: " + ", ".join(parts) if parts else "no training step profiled"
+    steps = figures.get("steps")
+    text = (
+        f"of the training step{'' if steps is None else f' ({steps} profiled)'}: "
+        + ", ".join(parts)
+        if parts
+        else "no training step profiled"
+    )
     if outside:
         text += f" (of all {figures['cpu_seconds']:.0f} CPU s: " + ", ".join(outside) + ")"
     return text
@@ -545,11 +557,7 @@ def read_summary(directory: Path, cell_name: str) -> dict | None:
     if not path.is_file():
         return None
     figures = json.loads(path.read_text())
-    return (
-        figures
-        if isinstance(figures, dict) and not math.isnan(figures.get("cpu_seconds", 0.0))
-        else None
-    )
+    return figures if isinstance(figures, dict) else None
 
 
 if __name__ == "__main__":  # the profiled child: python -m benchmarks.profiling STATS TRAIN_ARGS...

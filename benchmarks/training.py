@@ -5,6 +5,7 @@
     python -m benchmarks train --quick                          # CI's profile: a few minutes
     python -m benchmarks train --report-only                    # the page from what is on disk
     python -m benchmarks train --list                           # cells, configs, targets
+    python -m benchmarks train --profile --cells nfsp_meier     # where a cell's CPU time goes
 
 A *cell* is a trainer on an env with its shipped config, ``configs/<cell>.yaml`` (the
 table :data:`CELLS`, from issue 46); a cell whose config is not shipped is listed on the
@@ -34,7 +35,14 @@ page, never run with an invented one. Each seed of a cell is one *run*:
    trained, commit) and, per trainer, learning curves from each run's ``metrics.csv``
    against episodes and wall time, the mean over seeds with the band from the lowest to the
    highest seed (``docs/results/curves/<trainer page>.png``, ``--curves``). The page names the
-   machine, commit, date and load average: timings from a loaded machine say so.
+   machine, commit, date and load average: timings from a loaded machine say so. Its "Why
+   not met" section (:mod:`benchmarks.why_not_met`) takes each target not met on every seed:
+   the figures by seed, each seed's curve at about 1/4, 1/2, 3/4 and the end with a verdict
+   (flat within the evaluation's noise, still improving, worse), and the cell's profile.
+4. **Profile** (``--profile``, instead of training and the page; :mod:`benchmarks.profiling`):
+   each chosen cell's shipped config trains for ``--profile-seconds`` under cProfile (CPU
+   time), and ``docs/results/profiles/<cell>.md`` (``--profiles``) says where the training
+   process's CPU time goes, by phase and by package; the page quotes it when next written.
 
 Every file is written atomically (temporary file and rename); Ctrl-C stops the training
 child (SIGINT to its process group, SIGKILL after 30 s), keeps what is finished and exits

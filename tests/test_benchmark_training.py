@@ -362,6 +362,7 @@ def test_profile_phases_follow_the_call_graph_to_the_innermost_phase(tmp_path):
     assert found.packages["hiddenenvs (env)"] == pytest.approx(2.5)
     assert found.packages["agents.nfsp"] == pytest.approx(2.5)
     assert found.top[0][0] == "agents/loop.py:1(_step)"  # below the entry point
+    assert found.steps == 5
 
 
 def test_phase_roots_are_found_in_every_trainer_by_module_and_name():
@@ -458,6 +459,7 @@ def test_the_page_says_why_a_target_is_not_met(tmp_path):
         "profile_seconds": 60.0,
         "cpu_seconds": 58.0,
         "exit_code": 0,
+        "steps": 40,
         "phases": {
             "learner updates": 55.0,
             "self-play and acting": 30.0,
@@ -470,6 +472,6 @@ def test_the_page_says_why_a_target_is_not_met(tmp_path):
     training.write_report(prof, [0], "python -m benchmarks train --report-only")
     why = (tmp_path / "comparison.md").read_text().split("## Why not met")[1]
     assert (
-        "- **Profile** (60 s, seed 0): of the training step: learner updates 65%, self-play and "
+        "- **Profile** (60 s, seed 0): of the training step (40 profiled): learner updates 65%, self-play and "
         "acting 35% (of all 58 CPU s: set-up and wrap-up 15%). [profile](profiles/nfsp_leduc.md)"
     ) in why
