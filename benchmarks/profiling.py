@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,13 @@ PHASE_ROOTS: tuple[tuple[str, str, str], ...] = (
     (UPDATES, r"torch/_tensor\.py", r"backward"),
 )
 _COMPILED_ROOTS = ("hiddenenvs", "agents")  # packages whose compiled modules are ours
+# Where the training process hands work to other processes: a worker pool's map (processes or
+# Ray actors) and an actor pool's task.
+_POOL_CALLS = {
+    ("agents/parallel.py", "map"),
+    ("agents/parallel.py", "map_all"),
+    ("agents/actor_pool.py", "submit"),
+}
 
 
 def module_of(filename: str) -> str:
@@ -188,6 +196,7 @@ class Breakdown:
     top: list[tuple[str, int, float, float]]
     calls: int
     steps: int  # the loop's training steps (``learner.step`` calls) in the profile
+    pool_calls: int  # work handed to other processes: worker pools' maps, Ray actors' tasks
 
 
 def phase_distributions(stats: dict) -> dict[tuple, dict[str, float]]:
@@ -240,11 +249,15 @@ def breakdown(stats_path: Path, top: int = 12) -> Breakdown:
     total = 0.0
     calls = 0
     steps = 0
+    pool_calls = 0
     for function, (_, call_count, self_seconds, _, _) in stats.items():
         total += self_seconds
         calls += call_count
-        if function[2] == "_step" and module_of(function[0]) == "agents/loop.py":
+        module = module_of(function[0]) if function[0] != "~" else ""
+        if function[2] == "_step" and module == "agents/loop.py":
             steps += call_count
+        if (module, function[2]) in _POOL_CALLS:
+            pool_calls += call_count
         for phase, share in shares[function].items():
             phases[phase] += self_seconds * share
         package = package_of(function)
@@ -259,7 +272,13 @@ def breakdown(stats_path: Path, top: int = 12) -> Breakdown:
         and not label_of(function).startswith(("benchmarks/", "<built-in method builtins.exec"))
     ][:top]
     return Breakdown(
-        total, phases, dict(sorted(packages.items(), key=lambda p: -p[1])), shown, calls, steps
+        total,
+        phases,
+        dict(sorted(packages.items(), key=lambda p: -p[1])),
+        shown,
+        calls,
+        steps,
+        pool_calls,
     )
 
 
@@ -293,9 +312,12 @@ def profile_overrides(seconds: float) -> list[str]:
     ]
 
 
-def run_profile(cell: Any, seconds: float, stats_path: Path, log_path: Path) -> tuple[int, float]:
+def run_profile(
+    cell: Any, seconds: float, stats_path: Path, log_path: Path, extra: Sequence[str] = ()
+) -> tuple[int, float]:
     """Train ``cell`` (a :class:`benchmarks.training.Cell`) for ``seconds`` in a profiled child
-    (its run directory temporary); returns its exit status and wall seconds."""
+    (its run directory temporary), ``extra`` overrides last; returns its exit status and wall
+    seconds."""
     from benchmarks.training import STOP_GRACE_SECONDS, _stop_group, _wait
 
     with tempfile.TemporaryDirectory(prefix=f"profile-{cell.name}-") as scratch:
@@ -306,6 +328,7 @@ def run_profile(cell: Any, seconds: float, stats_path: Path, log_path: Path) -> 
             f"output_dir={json.dumps(str(Path(scratch) / 'run'))}",
             "progress_bar=false",
             *profile_overrides(seconds),
+            *extra,
         ]
         command = [sys.executable, "-m", "benchmarks.profiling", str(stats_path), *train_arguments]
         started = time.monotonic()
@@ -334,7 +357,13 @@ def _percent(part: float, whole: float) -> str:
 
 
 def summary(
-    cell: Any, seconds: float, exit_code: int, wall: float, found: Breakdown, now: str
+    cell: Any,
+    seconds: float,
+    exit_code: int,
+    wall: float,
+    found: Breakdown,
+    now: str,
+    extra: Sequence[str] = (),
 ) -> dict:
     """The figures ``comparison.md`` quotes (``<cell>.json``): shares in percent."""
     training = sum(found.phases[p] for p in TRAINING)
@@ -345,6 +374,7 @@ def summary(
         "wall_seconds": round(wall, 1),
         "exit_code": exit_code,
         "steps": found.steps,
+        "overrides": list(extra),
         "date": now,
         "phases": {p: round(100 * s / found.total, 1) for p, s in found.phases.items()}
         if found.total
@@ -352,22 +382,29 @@ def summary(
         "training_phases": {p: round(100 * found.phases[p] / training, 1) for p in TRAINING}
         if training
         else {},
-        "out_of_process": out_of_process(cell),
+        "out_of_process": out_of_process(cell, found),
     }
 
 
-def out_of_process(cell: Any) -> str | None:
-    """What of the cell's training runs outside the profiled process, None if nothing."""
+def out_of_process(cell: Any, found: Breakdown) -> str | None:
+    """What of the cell's training ran outside the profiled process, None if nothing: seen
+    in the profile (calls handing work to worker pools or Ray actors), named from the config."""
     from agents.config import config_data
 
-    trainer = config_data(cell.config)["trainer"]
-    params = trainer.get("params") or {}
-    if trainer["name"] == "anfsp":
-        return f"ANFSP's {params.get('num_actors', 'several')} actor-learners (Ray processes) play and compute gradients"
-    workers = params.get("workers") or 1
-    if isinstance(workers, int) and workers > 1:
-        return f"{workers} self-play worker processes (`workers: {workers}`) play the games"
-    return None
+    if not found.pool_calls:
+        return None
+    params = config_data(cell.config)["trainer"].get("params") or {}
+    if cell.trainer == "anfsp":
+        return (
+            f"ANFSP's {params.get('num_actors', 'several')} actor-learners (Ray processes) play "
+            "and compute gradients"
+        )
+    workers = params.get("workers")
+    return (
+        f"the self-play worker processes (`workers: {workers}`) play the games"
+        if workers is not None
+        else "worker processes play the games"
+    )
 
 
 def page(
@@ -390,6 +427,11 @@ def page(
         f"| commit | {commit} |",
         f"| machine | {machine} |",
         f"| command | `{command}` |",
+        *(
+            [f"| overrides | `{' '.join(figures['overrides'])}` (besides the budget's) |"]
+            if figures.get("overrides")
+            else []
+        ),
         f"| profiled | {found.total:.1f} CPU s in {figures['wall_seconds']:.0f} s of wall time, "
         f"{found.calls:,} calls, {found.steps:,} training steps; train.py exited "
         f"{figures['exit_code']} |",
@@ -499,7 +541,13 @@ def phase_line(figures: dict) -> str:
 
 
 def profile_cells(
-    cells: list[Any], seconds: float, directory: Path, command: str, commit: str, machine: str
+    cells: list[Any],
+    seconds: float,
+    directory: Path,
+    command: str,
+    commit: str,
+    machine: str,
+    extra: Sequence[str] = (),
 ) -> int:
     """Profile each cell; write ``<directory>/<cell>.md`` and ``.json``; the exit status."""
     from benchmarks.training import utc_now, write_json
@@ -523,7 +571,7 @@ def profile_cells(
                 file=sys.stderr,
                 flush=True,
             )
-            exit_code, wall = run_profile(cell, seconds, stats_path, log_path)
+            exit_code, wall = run_profile(cell, seconds, stats_path, log_path, extra)
             if not stats_path.is_file():
                 print(
                     f"benchmarks train --profile: {cell.name}: no profile written (exit {exit_code}); "
@@ -543,7 +591,7 @@ def profile_cells(
                     f"benchmarks train --profile: {cell.name}: train.py exited {exit_code}: {last[-1][:300] if last else ''}",
                     file=sys.stderr,
                 )
-        figures = summary(cell, seconds, exit_code, wall, found, utc_now())
+        figures = summary(cell, seconds, exit_code, wall, found, utc_now(), extra)
         text = page(cell, figures, found, command, machine, commit)
         atomic_write(directory / f"{cell.name}.md", lambda handle: handle.write(text.encode()))
         write_json(directory / f"{cell.name}.json", figures)

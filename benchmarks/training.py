@@ -1096,6 +1096,14 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--profiles", type=Path, help="profile pages (default docs/results/profiles)"
     )
+    parser.add_argument(
+        "--profile-set",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config overrides for the profiled runs, named on their pages (e.g. "
+        "trainer.params.workers=0: ExIt-OOS's self-play in the profiled process)",
+    )
     parser.add_argument("--list", action="store_true", help="print the cells and exit")
     return parser.parse_args(argv)
 
@@ -1167,6 +1175,7 @@ def main(argv: list[str] | None = None) -> int:
                 command,
                 checkout_commit(),
                 machine_description(),
+                arguments.profile_set,
             )
         except KeyboardInterrupt:
             print("\nbenchmarks train: interrupted; the profiles written are kept", file=sys.stderr)

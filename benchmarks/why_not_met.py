@@ -98,7 +98,8 @@ def curve_verdict(
     slope_half = least_squares_slope([(x / 60.0, y) for x, y in half])
     slope_quarter = least_squares_slope([(x / 60.0, y) for x, y in quarter])
     better = -1.0 if lower_is_better else 1.0
-    spread = f"{low:.3g}-{high:.3g}"
+    shown = ".3f" if games else ".3g"  # win rates to the third decimal, exact figures to 3 digits
+    spread = f"{low:{shown}}-{high:{shown}}"
     within = (
         f"one evaluation's 95% interval is +-{noise:.3f} ({games:.0f} games)"
         if games
@@ -144,7 +145,8 @@ def curve_line(
         points = [point for point in points if point[0] <= within_seconds] or points[:1]
         after = f"; after the target's {within_seconds / 60:g} min it reaches {later[1]:.3g} at {later[0] / 60:.0f} min"
     end = points[-1][0]
-    values = " / ".join(f"{value_at(points, q * end)[1]:.3g}" for q in QUARTERS)
+    shown = ".3g" if metric == "exploitability" else ".3f"
+    values = " / ".join(f"{value_at(points, q * end)[1]:{shown}}" for q in QUARTERS)
     games = None
     if metric != "exploitability":
         counts = [

@@ -289,7 +289,7 @@ def test_curve_verdict_calls_a_win_rate_change_within_one_evaluations_noise_flat
     # +0.04 over the last half: beyond 5% of the level, within 400 games' +-0.049 at 0.56.
     rising = minutes((0, 0.40), (4, 0.50), (8, 0.54), (10, 0.55), (12, 0.57), (16, 0.58))
     assert curve_verdict(rising, lower_is_better=False, games=400) == (
-        "flat over the last half (0.54-0.58; one evaluation's 95% interval is +-0.049 (400 games))"
+        "flat over the last half (0.540-0.580; one evaluation's 95% interval is +-0.049 (400 games))"
     )
     # From 4,000 games an evaluation (+-0.015) the half's rise is real, the last quarter's
     # +0.01 is not.
@@ -362,7 +362,7 @@ def test_profile_phases_follow_the_call_graph_to_the_innermost_phase(tmp_path):
     assert found.packages["hiddenenvs (env)"] == pytest.approx(2.5)
     assert found.packages["agents.nfsp"] == pytest.approx(2.5)
     assert found.top[0][0] == "agents/loop.py:1(_step)"  # below the entry point
-    assert found.steps == 5
+    assert found.steps == 5 and found.pool_calls == 0  # all of it in this process
 
 
 def test_phase_roots_are_found_in_every_trainer_by_module_and_name():
@@ -475,3 +475,36 @@ def test_the_page_says_why_a_target_is_not_met(tmp_path):
         "- **Profile** (60 s, seed 0): of the training step (40 profiled): learner updates 65%, self-play and "
         "acting 35% (of all 58 CPU s: set-up and wrap-up 15%). [profile](profiles/nfsp_leduc.md)"
     ) in why
+
+
+@pytest.mark.slow
+def test_profile_command_writes_a_cells_page_and_figures(tmp_path):
+    """``--profile`` on a cheap cell: train.py under cProfile for a few seconds, its page and
+    figures written, nothing else (no run directory, no comparison page)."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "train",
+            "--profile",
+            "--cells",
+            "cfr_kuhn",
+            "--profile-seconds",
+            "5",
+            "--profiles",
+            str(tmp_path / "profiles"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads((tmp_path / "profiles" / "cfr_kuhn.json").read_text())
+    assert figures["exit_code"] == 0 and figures["steps"] > 0 and figures["cpu_seconds"] > 0
+    assert sum(figures["phases"].values()) == pytest.approx(100.0, abs=0.5)
+    page = (tmp_path / "profiles" / "cfr_kuhn.md").read_text()
+    assert "## By phase" in page and "## By package (self time)" in page
+    assert str(tmp_path) not in page.replace(str(tmp_path / "profiles"), "")  # no run path
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["profiles"]
