@@ -869,7 +869,6 @@ def why_not_met_section(
 
     entries = []
     for cell, unmet, metrics, metric in unmet_cells:
-        curve = prof.curves / f"{page_name(cell.trainer)}.png"
         entries.append(
             entry(
                 cell,
@@ -880,11 +879,20 @@ def why_not_met_section(
                 metric_label(cell, metric) if metric is not None else "",
                 curve_opponent(cell, metric),
                 read_summary(prof.profiles, cell.name),
-                os.path.relpath(curve, prof.page.parent) if metric is not None else None,
+                metric is not None,
                 os.path.relpath(prof.profiles / f"{cell.name}.md", prof.page.parent),
             )
         )
-    return section(entries, not_run)
+    lines = section(entries, not_run)
+    # The profile pages join the docs through this page (sphinx -W fails on a page outside
+    # every toctree), where they sit below it as the docs' do.
+    pages = sorted(prof.profiles.glob("*.md")) if prof.profiles.is_dir() else []
+    relative = [os.path.relpath(path, prof.page.parent) for path in pages]
+    if relative and not any(path.startswith("..") for path in relative):
+        lines += ["```{toctree}", ":hidden:", ""]
+        lines += [path.removesuffix(".md") for path in relative]
+        lines += ["```", ""]
+    return lines
 
 
 def curve_opponent(cell: Cell, metric: str | None) -> str:

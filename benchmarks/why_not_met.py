@@ -187,7 +187,7 @@ def entry(
     metric_label: str,
     curve_against: str,
     profile: dict | None,
-    curve_link: str | None,
+    has_curves: bool,
     profile_link: str,
 ) -> list[str]:
     """The section's lines for one cell (``metrics``: per seed, [] where the run is missing)."""
@@ -230,8 +230,10 @@ def entry(
             f"- **Profile** ({profile['profile_seconds']:g} s, seed 0{exited}): "
             f"{phase_line(profile)}.{note} [profile]({profile_link})"
         )
-    if curve_link is not None:
-        lines.append(f"- [Learning curves]({curve_link})")
+    if has_curves:
+        lines.append(
+            f"- Curves: {cell.trainer}'s figure under [Learning curves](#learning-curves)."
+        )
     lines.append("")
     return lines
 

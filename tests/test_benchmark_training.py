@@ -451,7 +451,7 @@ def test_the_page_says_why_a_target_is_not_met(tmp_path):
     )
     assert "still improving at the end (-0.015 per minute over the last quarter)" in why
     assert "no profile yet: run `python -m benchmarks train --profile --cells nfsp_leduc`" in why
-    assert "[Learning curves](curves/nfsp.png)" in why
+    assert "- Curves: nfsp's figure under [Learning curves](#learning-curves)." in why
 
     (tmp_path / "profiles").mkdir()
     figures = {
@@ -469,12 +469,15 @@ def test_the_page_says_why_a_target_is_not_met(tmp_path):
         "out_of_process": None,
     }
     (tmp_path / "profiles" / "nfsp_leduc.json").write_text(json.dumps(figures))
+    (tmp_path / "profiles" / "nfsp_leduc.md").write_text("# the profile page\n")
     training.write_report(prof, [0], "python -m benchmarks train --report-only")
     why = (tmp_path / "comparison.md").read_text().split("## Why not met")[1]
     assert (
         "- **Profile** (60 s, seed 0): of the training step (40 profiled): learner updates 65%, self-play and "
         "acting 35% (of all 58 CPU s: set-up and wrap-up 15%). [profile](profiles/nfsp_leduc.md)"
     ) in why
+    # the profile pages join the docs' table of contents through the page
+    assert why.endswith("```{toctree}\n:hidden:\n\nprofiles/nfsp_leduc\n```\n")
 
 
 @pytest.mark.slow
