@@ -529,9 +529,10 @@ def phase_line(figures: dict) -> str:
         f"{p} {whole[p]:.0f}%" for p in (EVALUATION, CHECKPOINTS, SET_UP) if whole.get(p, 0) >= 0.5
     ]
     steps = figures.get("steps")
+    seconds = figures["cpu_seconds"] * sum(whole.get(p, 0.0) for p in TRAINING) / 100
+    profiled = f"{seconds:.1f} CPU s" + ("" if steps is None else f", {steps} steps")
     text = (
-        f"of the training step{'' if steps is None else f' ({steps} profiled)'}: "
-        + ", ".join(parts)
+        f"of the training step ({profiled}): " + ", ".join(parts)
         if parts
         else "no training step profiled"
     )

@@ -225,7 +225,7 @@ def entry(
         from benchmarks.profiling import phase_line
 
         note = " Only the training process." if profile.get("out_of_process") else ""
-        exited = f" (train.py exited {profile['exit_code']})" if profile.get("exit_code") else ""
+        exited = f"; train.py exited {profile['exit_code']}" if profile.get("exit_code") else ""
         lines.append(
             f"- **Profile** ({profile['profile_seconds']:g} s, seed 0{exited}): "
             f"{phase_line(profile)}.{note} [profile]({profile_link})"

@@ -473,7 +473,7 @@ def test_the_page_says_why_a_target_is_not_met(tmp_path):
     training.write_report(prof, [0], "python -m benchmarks train --report-only")
     why = (tmp_path / "comparison.md").read_text().split("## Why not met")[1]
     assert (
-        "- **Profile** (60 s, seed 0): of the training step (40 profiled): learner updates 65%, self-play and "
+        "- **Profile** (60 s, seed 0): of the training step (49.3 CPU s, 40 steps): learner updates 65%, self-play and "
         "acting 35% (of all 58 CPU s: set-up and wrap-up 15%). [profile](profiles/nfsp_leduc.md)"
     ) in why
     # the profile pages join the docs' table of contents through the page
