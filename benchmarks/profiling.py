@@ -3,10 +3,13 @@
     python -m benchmarks train --profile --cells nfsp_meier mcnfsp_meier --profile-seconds 60
 
 Each chosen cell's shipped config trains through ``train.py``'s ``main`` (the entry point
-the harness runs), seed 0, for ``--profile-seconds`` (``budget.seconds``; its episode and
-iteration budgets dropped, each evaluation capped at a tenth of it), in a child process
-under :mod:`cProfile` with ``timer=time.process_time``: CPU seconds, so the load of other
-jobs on the machine does not distort the shares. The run's directory is temporary; what is
+the harness runs), seed 0, in a child process under :mod:`cProfile` with
+``timer=time.process_time``: CPU seconds, so the load of other jobs on the machine does not
+distort the shares. The harness stops the child as Ctrl-C does once it has trained for
+``--profile-seconds`` of its own CPU time after its first evaluation (:func:`run_profile`;
+the run's budget is only a wall-clock ceiling, each evaluation capped at a tenth of
+``--profile-seconds``): a profile holds the same work on a loaded machine as on an idle one,
+and takes longer. The run's directory is temporary; what is
 kept is ``<profiles>/<cell>.md`` (the page) and ``<profiles>/<cell>.json`` (its figures,
 which the "Why not met" section of ``comparison.md`` quotes).
 
@@ -41,6 +44,7 @@ import os
 import pstats
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -301,31 +305,62 @@ def profile_child(stats_path: str, train_arguments: list[str]) -> int:
     return status
 
 
+STOPPED = 130  # train.py's exit status after Ctrl-C: how a profile ends
+# A profiled run's wall-clock ceiling: the harness stops it by CPU time long before, on any
+# machine but one so loaded that the run gets under a tenth of a core.
+CEILING_FACTOR = 10.0
+CEILING_MINIMUM_SECONDS = 600.0
+
+
 def profile_overrides(seconds: float) -> list[str]:
-    """The budget of a profiled run: ``seconds`` of wall time, nothing else, and each
-    evaluation capped at a tenth of it (configs cap theirs at up to 60 s)."""
+    """The budget of a profiled run: a wall-clock ceiling only (the harness stops it after
+    ``seconds`` of CPU time), each evaluation capped at a tenth of ``seconds``."""
+    ceiling = max(CEILING_MINIMUM_SECONDS, CEILING_FACTOR * seconds)
     return [
         "budget.episodes=null",
         "budget.iterations=null",
-        f"budget.seconds={seconds:g}",
+        f"budget.seconds={ceiling:g}",
         f"evaluation.max_seconds={max(1.0, seconds / 10):g}",
     ]
+
+
+def cpu_seconds_of(pid: int) -> float | None:
+    """The CPU seconds (user and system, all threads) of a running process, from Linux's
+    ``/proc/<pid>/stat``; None where there is none."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def first_evaluation_logged(run: Path) -> bool:
+    """Whether the run's ``metrics.csv`` has a row under its header: the first evaluation
+    is done and training begins."""
+    try:
+        return len((run / "metrics.csv").read_bytes().splitlines()) >= 2
+    except OSError:
+        return False
 
 
 def run_profile(
     cell: Any, seconds: float, stats_path: Path, log_path: Path, extra: Sequence[str] = ()
 ) -> tuple[int, float]:
-    """Train ``cell`` (a :class:`benchmarks.training.Cell`) for ``seconds`` in a profiled child
-    (its run directory temporary), ``extra`` overrides last; returns its exit status and wall
-    seconds."""
+    """Train ``cell`` (a :class:`benchmarks.training.Cell`) in a profiled child (its run
+    directory temporary, ``extra`` overrides last) and stop it with Ctrl-C's signal once it
+    has trained for ``seconds`` of its own CPU time after its first evaluation (its set-up
+    and that evaluation not counted; wall time where ``/proc`` is missing), so the load of
+    other jobs changes how long a profile takes, not what it holds. Returns the child's exit
+    status and wall seconds."""
     from benchmarks.training import STOP_GRACE_SECONDS, _stop_group, _wait
 
     with tempfile.TemporaryDirectory(prefix=f"profile-{cell.name}-") as scratch:
+        run = Path(scratch) / "run"
         train_arguments = [
             "--config",
             str(cell.config),
             "seed=0",
-            f"output_dir={json.dumps(str(Path(scratch) / 'run'))}",
+            f"output_dir={json.dumps(str(run))}",
             "progress_bar=false",
             *profile_overrides(seconds),
             *extra,
@@ -338,11 +373,22 @@ def run_profile(
             child = subprocess.Popen(
                 command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
+        ceiling = max(CEILING_MINIMUM_SECONDS, CEILING_FACTOR * seconds) + 120.0
+        training_from: float | None = None  # the child's clock when its training began
         try:
-            # set-up counts against budget.seconds: twice it and the grace is a hang
-            ended = _wait(child.pid, 2 * seconds + 120 + STOP_GRACE_SECONDS)
-            if ended is None:
-                ended = _stop_group(child.pid)
+            while (ended := _wait(child.pid, 0.5)) is None:
+                wall = time.monotonic() - started
+                clock = cpu_seconds_of(child.pid)
+                clock = wall if clock is None else clock
+                if training_from is None and first_evaluation_logged(run):
+                    training_from = clock
+                trained = training_from is not None and clock - training_from >= seconds
+                if trained or wall > ceiling:
+                    os.killpg(child.pid, signal.SIGINT)  # the run stops as on Ctrl-C
+                    ended = _wait(child.pid, STOP_GRACE_SECONDS + 60)
+                    if ended is None:
+                        ended = _stop_group(child.pid)
+                    break
         except KeyboardInterrupt:
             _stop_group(child.pid)
             raise
@@ -416,10 +462,10 @@ def page(
         "",
         "Generated by `python -m benchmarks train --profile` (benchmarks/profiling.py); edit the "
         "code, not this page. The shipped config `configs/"
-        f"{cell.name}.yaml`, seed 0, trained through `train.py` for "
-        f"{figures['profile_seconds']:g} s of wall time (evaluations capped at a tenth of it) "
-        "under cProfile with `timer=time.process_time`: CPU seconds of the training process, "
-        "whatever the load.",
+        f"{cell.name}.yaml`, seed 0, trained through `train.py` under cProfile with "
+        "`timer=time.process_time` (CPU seconds of the training process, whatever the load), "
+        f"stopped as by Ctrl-C after {figures['profile_seconds']:g} CPU seconds of training "
+        "past its set-up and first evaluation (each evaluation capped at a tenth of that).",
         "",
         "| | |",
         "|---|---|",
@@ -434,7 +480,7 @@ def page(
         ),
         f"| profiled | {found.total:.1f} CPU s in {figures['wall_seconds']:.0f} s of wall time, "
         f"{found.calls:,} calls, {found.steps:,} training steps; train.py exited "
-        f"{figures['exit_code']} |",
+        f"{figures['exit_code']}{' (the stop)' if figures['exit_code'] == STOPPED else ''} |",
         "",
     ]
     if figures["out_of_process"]:
@@ -582,7 +628,7 @@ def profile_cells(
                 failures += 1
                 continue
             found = breakdown(stats_path)
-            if exit_code != 0:
+            if exit_code not in (0, STOPPED):
                 last = [
                     line
                     for line in log_path.read_text(errors="replace").splitlines()

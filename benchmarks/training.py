@@ -40,8 +40,8 @@ page, never run with an invented one. Each seed of a cell is one *run*:
    the figures by seed, each seed's curve at about 1/4, 1/2, 3/4 and the end with a verdict
    (flat within the evaluation's noise, still improving, worse), and the cell's profile.
 4. **Profile** (``--profile``, instead of training and the page; :mod:`benchmarks.profiling`):
-   each chosen cell's shipped config trains for ``--profile-seconds`` under cProfile (CPU
-   time), and ``docs/results/profiles/<cell>.md`` (``--profiles``) says where the training
+   each chosen cell's shipped config trains for ``--profile-seconds`` of CPU time under
+   cProfile, and ``docs/results/profiles/<cell>.md`` (``--profiles``) says where the training
    process's CPU time goes, by phase and by package; the page quotes it when next written.
 
 Every file is written atomically (temporary file and rename); Ctrl-C stops the training
@@ -1099,7 +1099,10 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         ".json (benchmarks/profiling.py); the page quotes them on its next writing",
     )
     parser.add_argument(
-        "--profile-seconds", type=float, default=60.0, help="budget.seconds of a profile (60)"
+        "--profile-seconds",
+        type=float,
+        default=60.0,
+        help="CPU seconds of training a profile holds, past set-up and the first evaluation (60)",
     )
     parser.add_argument(
         "--profiles", type=Path, help="profile pages (default docs/results/profiles)"

@@ -225,9 +225,13 @@ def entry(
         from benchmarks.profiling import phase_line
 
         note = " Only the training process." if profile.get("out_of_process") else ""
-        exited = f"; train.py exited {profile['exit_code']}" if profile.get("exit_code") else ""
+        exited = (
+            f"; train.py exited {profile['exit_code']}"
+            if profile.get("exit_code") not in (0, 130)  # 130: stopped as planned (Ctrl-C)
+            else ""
+        )
         lines.append(
-            f"- **Profile** ({profile['profile_seconds']:g} s, seed 0{exited}): "
+            f"- **Profile** ({profile['profile_seconds']:g} CPU s of training, seed 0{exited}): "
             f"{phase_line(profile)}.{note} [profile]({profile_link})"
         )
     if has_curves:

@@ -473,7 +473,7 @@ def test_the_page_says_why_a_target_is_not_met(tmp_path):
     training.write_report(prof, [0], "python -m benchmarks train --report-only")
     why = (tmp_path / "comparison.md").read_text().split("## Why not met")[1]
     assert (
-        "- **Profile** (60 s, seed 0): of the training step (49.3 CPU s, 40 steps): learner updates 65%, self-play and "
+        "- **Profile** (60 CPU s of training, seed 0): of the training step (49.3 CPU s, 40 steps): learner updates 65%, self-play and "
         "acting 35% (of all 58 CPU s: set-up and wrap-up 15%). [profile](profiles/nfsp_leduc.md)"
     ) in why
     # the profile pages join the docs' table of contents through the page
@@ -494,7 +494,7 @@ def test_profile_command_writes_a_cells_page_and_figures(tmp_path):
             "--cells",
             "cfr_kuhn",
             "--profile-seconds",
-            "5",
+            "3",
             "--profiles",
             str(tmp_path / "profiles"),
         ],
@@ -505,7 +505,8 @@ def test_profile_command_writes_a_cells_page_and_figures(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     figures = json.loads((tmp_path / "profiles" / "cfr_kuhn.json").read_text())
-    assert figures["exit_code"] == 0 and figures["steps"] > 0 and figures["cpu_seconds"] > 0
+    # stopped by the harness (as Ctrl-C) after 3 CPU seconds of training, or done before
+    assert figures["exit_code"] in (0, 130) and figures["steps"] > 0 and figures["cpu_seconds"] > 3
     assert sum(figures["phases"].values()) == pytest.approx(100.0, abs=0.5)
     page = (tmp_path / "profiles" / "cfr_kuhn.md").read_text()
     assert "## By phase" in page and "## By package (self time)" in page
