@@ -9,9 +9,11 @@ distort the shares. The harness stops the child as Ctrl-C does once it has train
 ``--profile-seconds`` of its own CPU time after its first evaluation (:func:`run_profile`;
 the run's budget is only a wall-clock ceiling, each evaluation capped at a tenth of
 ``--profile-seconds``): a profile holds the same work on a loaded machine as on an idle one,
-and takes longer. The run's directory is temporary; what is
-kept is ``<profiles>/<cell>.md`` (the page) and ``<profiles>/<cell>.json`` (its figures,
-which the "Why not met" section of ``comparison.md`` quotes).
+and takes longer. ``--profile-set`` adds overrides, named on the page (ExIt-OOS with
+``trainer.params.workers=0`` plays its self-play in the profiled process). The run's
+directory is temporary; what is kept is ``<profiles>/<cell>.md`` (the page) and
+``<profiles>/<cell>.json`` (its figures, which the "Why not met" section of
+``comparison.md`` quotes).
 
 The page breaks the CPU time down two ways:
 
@@ -23,8 +25,8 @@ The page breaks the CPU time down two ways:
   whom, not whole stacks, so a function called from several phases (a network's forward
   pass, an env's step) has its time split between them in proportion to each caller's
   cumulative time: exact for a function called from one phase, an estimate for shared ones.
-  Time under no root is set-up and wrap-up (imports, building the game, the learner and an
-  evaluation tree, the final export).
+  Time under no root is set-up and wrap-up (imports, the fit check, building the game, the
+  learner and an evaluation tree).
 * **By package of self time**: the env (``hiddenenvs``), ``agents.<module>``, torch, numpy,
   compiled extensions of this project, Python's built-ins and standard library, other
   libraries.
@@ -33,8 +35,8 @@ cProfile adds a fixed cost to every Python call it records, so code made of many
 (an env's Python step, a search's recursion) weighs more here than unprofiled, and code that
 spends its time in few long native calls (torch's kernels) less. Only the training process
 is profiled: a trainer whose self-play runs in other processes (ANFSP's Ray actor-learners,
-``workers`` above 1) shows here only what the training process does, and its waiting on them
-is not CPU time.
+worker pools) shows here only what the training process does, and its waiting on them is
+not CPU time; the page says so when the profile has handed work to them.
 """
 
 from __future__ import annotations
