@@ -295,6 +295,9 @@ def profile_child(stats_path: str, train_arguments: list[str]) -> int:
     import cProfile
     import runpy
 
+    # Ctrl-C's signal is how the harness ends a profile: a child of a shell's background job
+    # starts with SIGINT ignored (Python then installs no handler), so install Python's.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     profiler = cProfile.Profile(time.process_time)
     status = 1
     profiler.enable()
