@@ -544,7 +544,9 @@ def page(
         f"## The top {len(found.top)} functions by cumulative time",
         "",
         "Below the entry point (train.py's `main` holds everything). Cumulative includes what "
-        "a function calls, so the rows nest.",
+        "a function calls, so the rows nest. A cumulative share above 100% is cProfile's "
+        "miscount of a call whose end it did not see as it began (seen in profiles stopped "
+        "by the signal); self times, which the tables above sum, add up to the total.",
         "",
         _table(
             ["function", "calls", "self CPU s", "cumulative CPU s", "cumulative share"],
