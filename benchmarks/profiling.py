@@ -577,9 +577,12 @@ def phase_line(figures: dict) -> str:
     the training step, then set-up and evaluation of the whole."""
     training = figures.get("training_phases") or {}
     whole = figures.get("phases") or {}
-    parts = [f"{p} {s:.0f}%" for p, s in sorted(training.items(), key=lambda i: -i[1]) if s >= 0.5]
+    shown = [(p, s) for p, s in sorted(training.items(), key=lambda i: -i[1]) if round(s) >= 1]
+    parts = [f"{p} {s:.0f}%" for p, s in shown]
     outside = [
-        f"{p} {whole[p]:.0f}%" for p in (EVALUATION, CHECKPOINTS, SET_UP) if whole.get(p, 0) >= 0.5
+        f"{p} {whole[p]:.0f}%"
+        for p in (EVALUATION, CHECKPOINTS, SET_UP)
+        if round(whole.get(p, 0)) >= 1
     ]
     steps = figures.get("steps")
     seconds = figures["cpu_seconds"] * sum(whole.get(p, 0.0) for p in TRAINING) / 100
