@@ -317,14 +317,18 @@ CEILING_FACTOR = 10.0
 CEILING_MINIMUM_SECONDS = 600.0
 
 
+def wall_ceiling(seconds: float) -> float:
+    """A profiled run's ``budget.seconds``: its wall-clock ceiling."""
+    return max(CEILING_MINIMUM_SECONDS, CEILING_FACTOR * seconds)
+
+
 def profile_overrides(seconds: float) -> list[str]:
     """The budget of a profiled run: a wall-clock ceiling only (the harness stops it after
     ``seconds`` of CPU time), each evaluation capped at a tenth of ``seconds``."""
-    ceiling = max(CEILING_MINIMUM_SECONDS, CEILING_FACTOR * seconds)
     return [
         "budget.episodes=null",
         "budget.iterations=null",
-        f"budget.seconds={ceiling:g}",
+        f"budget.seconds={wall_ceiling(seconds):g}",
         f"evaluation.max_seconds={max(1.0, seconds / 10):g}",
     ]
 
@@ -378,7 +382,7 @@ def run_profile(
             child = subprocess.Popen(
                 command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
-        ceiling = max(CEILING_MINIMUM_SECONDS, CEILING_FACTOR * seconds) + 120.0
+        ceiling = wall_ceiling(seconds) + 120.0  # the run's own budget ends it first
         training_from: float | None = None  # the child's clock when its training began
         try:
             while (ended := _wait(child.pid, 0.5)) is None:
@@ -470,7 +474,9 @@ def page(
         f"{cell.name}.yaml`, seed 0, trained through `train.py` under cProfile with "
         "`timer=time.process_time` (CPU seconds of the training process, whatever the load), "
         f"stopped as by Ctrl-C after {figures['profile_seconds']:g} CPU seconds of training "
-        "past its set-up and first evaluation (each evaluation capped at a tenth of that).",
+        "past its set-up and first evaluation, or ended by its budget of "
+        f"{wall_ceiling(figures['profile_seconds']):g} s of wall time if that came first (each "
+        "evaluation capped at a tenth of the CPU seconds).",
         "",
         "| | |",
         "|---|---|",
