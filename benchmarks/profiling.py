@@ -592,7 +592,9 @@ def phase_line(figures: dict) -> str:
     ]
     steps = figures.get("steps")
     seconds = figures["cpu_seconds"] * sum(whole.get(p, 0.0) for p in TRAINING) / 100
-    profiled = f"{seconds:.1f} CPU s" + ("" if steps is None else f", {steps} steps")
+    profiled = f"{seconds:.1f} CPU s" + (
+        "" if steps is None else f", {steps} step{'' if steps == 1 else 's'}"
+    )
     text = (
         f"of the training step ({profiled}): " + ", ".join(parts)
         if parts
