@@ -5,6 +5,7 @@
     python -m benchmarks train --quick                          # CI's profile: a few minutes
     python -m benchmarks train --report-only                    # the page from what is on disk
     python -m benchmarks train --list                           # cells, configs, targets
+    python -m benchmarks train --profile --cells nfsp_meier     # where a cell's CPU time goes
 
 A *cell* is a trainer on an env with its shipped config, ``configs/<cell>.yaml`` (the
 table :data:`CELLS`, from issue 46); a cell whose config is not shipped is listed on the
@@ -34,7 +35,14 @@ page, never run with an invented one. Each seed of a cell is one *run*:
    trained, commit) and, per trainer, learning curves from each run's ``metrics.csv``
    against episodes and wall time, the mean over seeds with the band from the lowest to the
    highest seed (``docs/results/curves/<trainer page>.png``, ``--curves``). The page names the
-   machine, commit, date and load average: timings from a loaded machine say so.
+   machine, commit, date and load average: timings from a loaded machine say so. Its "Why
+   not met" section (:mod:`benchmarks.why_not_met`) takes each target not met on every seed:
+   the figures by seed, each seed's curve at about 1/4, 1/2, 3/4 and the end with a verdict
+   (flat within the evaluation's noise, still improving, worse), and the cell's profile.
+4. **Profile** (``--profile``, instead of training and the page; :mod:`benchmarks.profiling`):
+   each chosen cell's shipped config trains for ``--profile-seconds`` of CPU time under
+   cProfile, and ``docs/results/profiles/<cell>.md`` (``--profiles``) says where the training
+   process's CPU time goes, by phase and by package; the page quotes it when next written.
 
 Every file is written atomically (temporary file and rename); Ctrl-C stops the training
 child (SIGINT to its process group, SIGKILL after 30 s), keeps what is finished and exits
@@ -62,6 +70,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.timing import checkout_commit
+from benchmarks.why_not_met import Unmet
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "configs"
@@ -270,6 +279,7 @@ class Profile:
     games: int
     time_limit_minutes: float
     overrides: dict[str, list[str]] = field(default_factory=dict)
+    profiles: Path = REPO / "docs" / "results" / "profiles"  # benchmarks.profiling's pages
 
 
 def profile(quick: bool) -> Profile:
@@ -841,6 +851,60 @@ def plot_trainer(trainer: str, cells: list[tuple[Cell, str, list[list[dict]]]], 
     plt.close(figure)
 
 
+def not_met(target: Target, values: list[Measured | None]) -> bool:
+    """A target the page must explain: some seed's figure misses it, or no seed has one."""
+    done = [value for value in values if value is not None]
+    return not done or not all(value.meets(target) for value in done)
+
+
+def why_not_met_section(
+    prof: Profile,
+    seeds: list[int],
+    unmet_cells: list[tuple[Cell, list[Unmet], list[list[dict]], str | None]],
+    not_run: list[str],
+) -> list[str]:
+    """The page's "Why not met" lines (:mod:`benchmarks.why_not_met`)."""
+    from benchmarks.profiling import read_summary
+    from benchmarks.why_not_met import entry, section
+
+    entries = []
+    for cell, unmet, metrics, metric in unmet_cells:
+        entries.append(
+            entry(
+                cell,
+                unmet,
+                seeds,
+                metrics,
+                metric,
+                metric_label(cell, metric) if metric is not None else "",
+                curve_opponent(cell, metric),
+                read_summary(prof.profiles, cell.name),
+                metric is not None,
+                os.path.relpath(prof.profiles / f"{cell.name}.md", prof.page.parent),
+            )
+        )
+    lines = section(entries, not_run)
+    # The profile pages join the docs through this page (sphinx -W fails on a page outside
+    # every toctree), where they sit below it as the docs' do.
+    pages = sorted(prof.profiles.glob("*.md")) if prof.profiles.is_dir() else []
+    relative = [os.path.relpath(path, prof.page.parent) for path in pages]
+    if relative and not any(path.startswith("..") for path in relative):
+        lines += ["```{toctree}", ":hidden:", ""]
+        lines += [path.removesuffix(".md") for path in relative]
+        lines += ["```", ""]
+    return lines
+
+
+def curve_opponent(cell: Cell, metric: str | None) -> str:
+    """Whom a cell's curve measures: ``exploitability``, else its config's evaluation
+    opponent (a win rate or return against it)."""
+    if metric is None or metric == "exploitability":
+        return metric or ""
+    from agents.config import load_config
+
+    return str(load_config(cell.config).evaluation.opponent)
+
+
 def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
@@ -858,6 +922,8 @@ def write_report(prof: Profile, seeds: list[int], command: str) -> None:
     runs_table: list[list[str]] = []
     curve_inputs: dict[str, list[tuple[Cell, str, list[list[dict]]]]] = {}
     loads_seen: list[float] = []
+    unmet_cells: list[tuple[Cell, list[Unmet], list[list[dict]], str | None]] = []
+    not_run: list[str] = []
     for cell in shipped:
         evaluations: list[dict | None] = []
         metrics: list[list[dict]] = []
@@ -889,14 +955,32 @@ def write_report(prof: Profile, seeds: list[int], command: str) -> None:
                     sessions[-1]["commit"],
                 ]
             )
+        unmet: list[Unmet] = []
         for row in table_rows(cell):
             values = [measure(row, e, m) for e, m in zip(evaluations, metrics)]
+            said = verdict(row, values)
             strength.append(
                 [cell.env, cell.trainer, row.label()]
                 + [("-" if v is None else v.text()) for v in values]
-                + [row.target.describe() if row.target else "", verdict(row, values)]
+                + [row.target.describe() if row.target else "", said]
             )
+            if row.target is not None and not_met(row.target, values):
+                unmet.append(
+                    Unmet(
+                        row.label(),
+                        row.target.describe(),
+                        said,
+                        row.target.bound,
+                        row.target.measure == "exploitability",
+                        values,
+                        row.against if row.seat is None and row.measure != "score" else "",
+                    )
+                )
         metric = curve_metric(metrics)
+        if unmet and all(v is None for u in unmet for v in u.values):
+            not_run.append(f"`{cell.name}`")
+        elif unmet:
+            unmet_cells.append((cell, unmet, metrics, metric))
         if metric is not None:
             curve_inputs.setdefault(cell.trainer, []).append(
                 (cell, metric, [m for m in metrics if m])
@@ -907,6 +991,7 @@ def write_report(prof: Profile, seeds: list[int], command: str) -> None:
         path = prof.curves / f"{page_name(trainer)}.png"
         plot_trainer(trainer, cells, path)
         figures.append((trainer, os.path.relpath(path, prof.page.parent)))
+    why = why_not_met_section(prof, seeds, unmet_cells, not_run)
     load_now = load_average()
     during = f"; while training: at most {max(loads_seen):.1f}" if loads_seen else ""
     lines = [
@@ -958,6 +1043,7 @@ def write_report(prof: Profile, seeds: list[int], command: str) -> None:
         lines += [f"![{trainer}: learning curves]({relative})", ""]
     if not figures:
         lines += ["No run has finished yet.", ""]
+    lines += why
     if missing:
         lines += [
             "## Cells without a shipped config",
@@ -1005,6 +1091,30 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--page", type=Path, help="the page (default docs/results/comparison.md)")
     parser.add_argument("--curves", type=Path, help="curve PNGs (default docs/results/curves)")
     parser.add_argument("--report-only", action="store_true", help="write the page from disk only")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="instead of the harness: train each chosen cell (default: every cell with a "
+        "target) for --profile-seconds under cProfile and write <profiles>/<cell>.md and "
+        ".json (benchmarks/profiling.py); the page quotes them on its next writing",
+    )
+    parser.add_argument(
+        "--profile-seconds",
+        type=float,
+        default=60.0,
+        help="CPU seconds of training a profile holds, past set-up and the first evaluation (60)",
+    )
+    parser.add_argument(
+        "--profiles", type=Path, help="profile pages (default docs/results/profiles)"
+    )
+    parser.add_argument(
+        "--profile-set",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config overrides for the profiled runs, named on their pages (e.g. "
+        "trainer.params.workers=0: ExIt-OOS's self-play in the profiled process)",
+    )
     parser.add_argument("--list", action="store_true", help="print the cells and exit")
     return parser.parse_args(argv)
 
@@ -1031,6 +1141,8 @@ def main(argv: list[str] | None = None) -> int:
         prof.page = arguments.page.resolve()
     if arguments.curves is not None:
         prof.curves = arguments.curves.resolve()
+    if arguments.profiles is not None:
+        prof.profiles = arguments.profiles.resolve()
     if arguments.games is not None:
         prof.games = arguments.games
     if arguments.time_limit is not None:
@@ -1051,6 +1163,38 @@ def main(argv: list[str] | None = None) -> int:
         list_cells(prof)
         return 0
     command = shlex.join(["python", "-m", "benchmarks", "train", *argv])
+    if arguments.profile:
+        from benchmarks.profiling import profile_cells
+
+        if arguments.profile_seconds <= 0:
+            print(
+                f"benchmarks train: --profile-seconds must be positive, got "
+                f"{arguments.profile_seconds:g}",
+                file=sys.stderr,
+            )
+            return 2
+        chosen = [
+            c
+            for c in prof.cells
+            if (c.name in arguments.cells if arguments.cells else bool(c.targets))
+        ]
+        try:
+            status = profile_cells(
+                chosen,
+                arguments.profile_seconds,
+                prof.profiles,
+                command,
+                checkout_commit(),
+                machine_description(),
+                arguments.profile_set,
+            )
+        except KeyboardInterrupt:
+            print("\nbenchmarks train: interrupted; the profiles written are kept", file=sys.stderr)
+            return 130
+        print(
+            f"benchmarks train: profiles in {prof.profiles}; `--report-only` quotes them on the page"
+        )
+        return status
     if not arguments.report_only:
         chosen = [c for c in prof.cells if arguments.cells is None or c.name in arguments.cells]
         try:
