@@ -113,10 +113,17 @@ since the policy reads them), summing their forward weights (chance probability 
 the others' action probabilities). A history is then drawn backwards from the last
 step, each predecessor with probability proportional to its forward weight times the
 step's weight: exactly the posterior. The work grows with the distinct consistent
-states per step (hundreds in blind tic-tac-toe and Meier), not with the histories; the
-pass is kept for further draws from the same key under the uniform policy (a policy's
-probabilities may change between calls, so with a policy every draw filters anew;
-``game.sample_consistent_histories(p, key, rng, count, policy)`` draws ``count`` from one pass).
+states per step (hundreds in blind tic-tac-toe and Meier), not with the histories. The
+pass is kept per key (the last 16 keys): under the uniform policy with its weights; under
+a policy as a structure that proposes every legal move of the others, which each call
+weights anew under the policy it is given (one probability query per node and role, no
+propnet work), reaching the nodes, sums and draws a pass built for that policy alone
+would (moves of probability zero weigh nothing). OOS draws under a strategy that changes
+every iteration, 50 times a search at one key; re-weighting is 5-10 times faster than a
+pass at blind tic-tac-toe's keys (``benchmarks/bench_gdl_beliefs.py``). When the whole
+structure needs more than the node cap, a policy that leaves moves out gets a pass of its
+own, as before. ``game.sample_consistent_histories(p, key, rng, count, policy)`` draws
+``count`` from one weighting.
 
 Instances share the compiled sheet: every game built from the same file (same bytes,
 same ``max_instances``) in a process reuses one parsed, ground and compiled network and
@@ -169,6 +176,9 @@ GAMES_DIR = Path(__file__).resolve().parent / "games"
 EXPLORATION_BUDGET = 20_000  # transitions spent proving constant-sum and game length
 DEFAULT_SHEET = "tictactoe"  # when neither rules= nor sheet= is given
 SAMPLER_MAX_NODES = 200_000  # distinct (state, step) nodes the belief sampler may keep
+# Keys whose forward passes the belief sampler keeps, per game and policy kind: more than
+# the searches that draw in turn (ExIt-OOS plays 8 games in lockstep, a search per seat).
+SAMPLER_KEYS = 16
 # Steps of the information-state tensor's window: every shipped sheet but Meier fits whole
 # (blind tic-tac-toe: 9 steps); Meier (63) keeps its last three turns of roll, claim and
 # respond one by one, and the earlier claims and rolls as a set.
@@ -294,10 +304,15 @@ class GdlGame(Game):
                     f"a terminal state reached in {steps} steps (needs exactly one); "
                     f"goal_conflicts='lowest' or 'highest' plays such a sheet anyway",
                 )
-        # The belief sampler's forward passes under the uniform policy, for repeated draws.
-        self._uniform_filter = functools.lru_cache(maxsize=16)(
-            lambda player, target, max_nodes: _ForwardFilter(self, player, target, None, max_nodes)
+        # The belief sampler's forward passes (module docstring): the uniform policy's
+        # weighted once per key; under a policy, the structure every policy shares, weighted
+        # anew per call (None: it needs more than max_nodes nodes).
+        self._uniform_filter = functools.lru_cache(maxsize=SAMPLER_KEYS)(
+            lambda player, target, max_nodes: _ForwardFilter(
+                self, player, target, max_nodes, by_others=False
+            ).weigh(action_probability_function(None))
         )
+        self._policy_filter = functools.lru_cache(maxsize=SAMPLER_KEYS)(self._whole_filter)
         scale = self.params["scale_returns"]
         if scale and utility is Utility.CONSTANT_SUM:
             utility_sum = utility_sum / 50 - len(self.player_roles)
@@ -461,21 +476,32 @@ class GdlGame(Game):
         """A history drawn from the exact posterior by forward filtering and backward
         sampling over ``player``'s key (module docstring); ``ValueError`` when no history
         is consistent, all have zero reach, or more than ``max_nodes`` nodes are needed."""
-        target = tuple(information_state_key)
-        if policy is None:  # uniform weights are a function of the key: reuse the pass
-            forward = self._uniform_filter(player, target, max_nodes)
-        else:
-            forward = _ForwardFilter(self, player, target, policy, max_nodes)
-        return forward.draw(rng)
+        return self._posterior(player, tuple(information_state_key), policy, max_nodes).draw(rng)
 
     def sample_consistent_histories(self, player, information_state_key, rng, count, policy=None):
         """``count`` draws from one forward pass (the policy is fixed for the batch)."""
-        target = tuple(information_state_key)
-        if policy is None:
-            forward = self._uniform_filter(player, target, SAMPLER_MAX_NODES)
-        else:
-            forward = _ForwardFilter(self, player, target, policy, SAMPLER_MAX_NODES)
-        return [forward.draw(rng) for _ in range(count)]
+        posterior = self._posterior(player, tuple(information_state_key), policy, SAMPLER_MAX_NODES)
+        return [posterior.draw(rng) for _ in range(count)]
+
+    def _posterior(self, player: int, target: tuple, policy, max_nodes: int) -> _Posterior:
+        if policy is None:  # uniform weights are a function of the key: reuse them
+            return self._uniform_filter(player, target, max_nodes)
+        probabilities_of = action_probability_function(policy)
+        forward = self._policy_filter(player, target, max_nodes)
+        if forward is None:  # too large with every move: the pass for this policy alone
+            forward = _ForwardFilter(
+                self, player, target, max_nodes, by_others=True, support=probabilities_of
+            )
+        return forward.weigh(probabilities_of)
+
+    def _whole_filter(self, player: int, target: tuple, max_nodes: int) -> _ForwardFilter | None:
+        """The structure under every policy (all the others' legal moves proposed), or
+        None when it needs more than ``max_nodes`` nodes (a policy that leaves moves out
+        may need fewer)."""
+        try:
+            return _ForwardFilter(self, player, target, max_nodes, by_others=True)
+        except _TooManyNodes:
+            return None
 
     def _step_entries(self, moves: tuple, percepts: tuple) -> tuple[Any, list]:
         """(public entry, private entry per player) of a joint move (module docstring);
@@ -814,33 +840,52 @@ class GdlState(State):
         return "\n".join(lines)
 
 
+class _TooManyNodes(ValueError):
+    """The belief sampler's node cap (a ValueError, as callers catch it)."""
+
+
 class _ForwardFilter:
-    """The belief sampler's forward pass over one player's key (module docstring).
+    """The belief sampler's forward pass over one player's key (module docstring): the
+    structure, which :meth:`weigh` weights under a policy.
 
     Nodes are the distinct (propnet state, random's pending move[, the others'
-    information states]) reached at each key length; ``alpha[n]`` is the summed weight
-    of the consistent prefixes that reach node ``n`` and ``edges[n]`` its incoming steps
-    ``(parent, history entry, step weight)``.
+    information states]) reached at each key length, numbered in the order found (a
+    parent before its children); ``out[n]`` lists node ``n``'s steps that keep to the
+    key, ``(child, history entry, chance probability)`` at a chance node and
+    ``(child, joint move, None)`` at a joint move, whose weight :meth:`weigh` reads from
+    the policy; ``queries[n]`` lists the ``(player, legal moves)`` whose probabilities
+    it needs there (None at a chance node). Without ``support`` every legal move of
+    the others is proposed, so one structure serves every policy; with ``support`` (a
+    probability function) moves it gives no positive probability are left out, as a
+    pass for that policy alone would (the fallback when the whole structure outgrows
+    ``max_nodes``). ``by_others`` merges nodes by the others' information states too,
+    which a policy needs (it reads them) and the uniform one does not.
     """
 
-    def __init__(self, game: GdlGame, player: int, target: tuple, policy, max_nodes: int):
+    def __init__(
+        self,
+        game: GdlGame,
+        player: int,
+        target: tuple,
+        max_nodes: int,
+        by_others: bool,
+        support=None,
+    ):
         self.game, self.player, self.target = game, player, target
-        self.with_policy = policy is not None
-        self.probabilities_of = action_probability_function(policy)
-        self.max_nodes = max_nodes
+        self.by_others, self.support, self.max_nodes = by_others, support, max_nodes
         root = game.new_initial_state()
         self.states: list[GdlState] = [root]
-        self.alpha: list[float] = [1.0]  # per node: its reach
-        # Per node: the edges into it, (parent, chance outcome or joint move, weight).
-        self.edges: list[list[tuple[int, int | tuple[int, ...], float]]] = [[]]
-        if root.information_state_key(player) != target[: len(root.information_state_key(player))]:
-            self.final = []
+        self.lengths: list[int] = [len(root.information_state_key(player))]  # key length
+        self.queries: list[list[tuple[int, list[int]]] | None] = [None]
+        self.out: list[list[tuple[int, int | tuple[int, ...], float | None]]] = [[]]
+        if root.information_state_key(player) != target[: self.lengths[0]]:
+            self.final: list[int] = []
         else:
-            self.final = self._run(root)
+            self.final = self._run()
 
-    def _run(self, root: GdlState) -> list[int]:
+    def _run(self) -> list[int]:
         layers: dict[int, dict] = defaultdict(dict)  # key length -> {signature: node}
-        layers[len(root.information_state_key(self.player))][None] = 0
+        layers[self.lengths[0]][None] = 0
         for length in range(len(self.target) + 1):  # children have longer keys
             layer = layers.pop(length, None)
             if not layer:
@@ -848,11 +893,13 @@ class _ForwardFilter:
             if length == len(self.target):
                 return list(layer.values())
             for node in layer.values():
-                for entry, weight, child in self._children(node):
-                    self._add(layers, node, entry, weight, child, length)
+                for entry, probability, child in self._children(node):
+                    self._add(layers, node, entry, probability, child, length)
         return []
 
     def _children(self, node: int):
+        """``(entry, chance probability or None, child)`` for the proposals that keep to
+        the key; records the node's policy queries first."""
         game = self.game
         state = self.states[node]
         current = state.current_player()
@@ -881,30 +928,27 @@ class _ForwardFilter:
         expected = self.target[index]
         own_role = game.player_roles[self.player]
         own = expected[1][0] if game.propnet.has_sees else expected[0][own_role]
-        joints: list[tuple[tuple[int, ...], float]] = [((), 1.0)]
+        queries: list[tuple[int, list[int]]] = []
+        self.queries[node] = queries
+        joints: list[tuple[int, ...]] = [()]
         for q, role in enumerate(game.player_roles):
             legal = info.legal[role]
             if len(legal) <= 1:
-                options = [(-1, 1.0)]
+                options = [-1]
             elif q == self.player:
                 if own not in legal:
                     return
-                options = [(own, 1.0)]
+                options = [own]
             else:
-                probabilities = self.probabilities_of(state, q)
-                options = [
-                    (
-                        a,
-                        1.0 / len(legal)
-                        if probabilities is None
-                        else float(probabilities.get(a, 0.0)),
-                    )
-                    for a in legal
-                ]
-            joints = [(joint + (a,), w * wa) for joint, w in joints for a, wa in options if wa > 0]
+                queries.append((q, list(legal)))
+                options = list(legal)
+                if self.support is not None:
+                    weights = _move_weights(self.support(state, q), legal)
+                    options = [a for a in legal if weights[a] > 0]
+            joints = [joint + (a,) for joint in joints for a in options]
         # Most proposals contradict the player's percepts: test them on the (cached)
         # propnet transition before building a state.
-        for joint, weight in joints:
+        for joint in joints:
             for q, role in enumerate(game.player_roles):
                 moves[role] = joint[q] if joint[q] >= 0 else info.legal[role][0]
             _, percepts = game.propnet.transition(state.fluents, tuple(moves))
@@ -913,14 +957,14 @@ class _ForwardFilter:
                 continue
             child = state.clone()
             child.apply_actions(joint)
-            yield joint, weight, child
+            yield joint, None, child
 
-    def _add(self, layers, parent: int, entry, weight: float, child: GdlState, known: int):
+    def _add(self, layers, parent: int, entry, probability, child: GdlState, known: int):
         key = child.information_state_key(self.player)
         if len(key) > len(self.target) or key[known:] != self.target[known : len(key)]:
             return
         signature: tuple = (child.fluents, child.pending_random, child.cut)
-        if self.with_policy:
+        if self.by_others:
             signature += tuple(
                 child.information_state_key(q)
                 for q in range(self.game.info.num_players)
@@ -930,24 +974,89 @@ class _ForwardFilter:
         node = layer.get(signature)
         if node is None:
             if len(self.states) >= self.max_nodes:
-                raise ValueError(
+                raise _TooManyNodes(
                     f"{self.game.spec}: the belief sampler needs more than {self.max_nodes} "
                     f"distinct states to follow player {self.player}'s key "
                     f"({len(self.target)} steps); raise max_nodes"
                 )
             node = layer[signature] = len(self.states)
             self.states.append(child)
-            self.alpha.append(0.0)
-            self.edges.append([])
-        self.alpha[node] += self.alpha[parent] * weight
-        self.edges[node].append((parent, entry, weight))
+            self.lengths.append(len(key))
+            self.queries.append(None)
+            self.out.append([])
+        self.out[parent].append((node, entry, probability))
+
+    def weigh(self, probabilities_of) -> _Posterior:
+        """The forward weights under ``probabilities_of`` (``fn(state, player)``, None:
+        uniform), as a pass for that policy alone computes them: the same nodes (those
+        its positive steps reach), found in the same order, with the same sums, so draws
+        from the same generator are the same."""
+        count = len(self.states)
+        alpha = [0.0] * count  # per node: its reach
+        alpha[0] = 1.0
+        # Per node: the steps into it, (parent, chance outcome or joint move, weight).
+        edges: list[list[tuple[int, Any, float]]] = [[] for _ in range(count)]
+        reached = [False] * count
+        reached[0] = True
+        layers: dict[int, list[int]] = defaultdict(list)  # key length -> nodes as found
+        layers[self.lengths[0]].append(0)
+        final: list[int] = []
+        if self.final:
+            for length in range(len(self.target) + 1):
+                layer = layers.pop(length, None)
+                if not layer:
+                    continue
+                if length == len(self.target):
+                    final = layer
+                    break
+                for node in layer:
+                    for child, entry, weight in self._weighted_steps(node, probabilities_of):
+                        if not reached[child]:
+                            reached[child] = True
+                            layers[self.lengths[child]].append(child)
+                        alpha[child] += alpha[node] * weight
+                        edges[child].append((node, entry, weight))
+        return _Posterior(self, final, alpha, edges)
+
+    def _weighted_steps(self, node: int, probabilities_of):
+        queries = self.queries[node]
+        if queries is None:  # a chance node (or one without steps)
+            return self.out[node]
+        state = self.states[node]
+        weights = [(q, _move_weights(probabilities_of(state, q), legal)) for q, legal in queries]
+        steps = []
+        for child, joint, _ in self.out[node]:
+            weight = 1.0
+            for q, by_move in weights:
+                move_weight = by_move[joint[q]]
+                if not move_weight > 0:
+                    break
+                weight *= move_weight
+            else:
+                steps.append((child, joint, weight))
+        return steps
+
+
+def _move_weights(probabilities, legal) -> dict[int, float]:
+    """``{move: weight}`` over ``legal`` from a policy's probabilities (None: uniform)."""
+    if probabilities is None:
+        return {a: 1.0 / len(legal) for a in legal}
+    return {a: float(probabilities.get(a, 0.0)) for a in legal}
+
+
+class _Posterior:
+    """A forward pass weighted under one policy: draws histories backwards from it."""
+
+    def __init__(self, forward: _ForwardFilter, final: list[int], alpha, edges):
+        self.forward, self.final, self.alpha, self.edges = forward, final, alpha, edges
 
     def draw(self, rng: np.random.Generator) -> tuple:
-        game, player = self.game, self.player
-        if not self.final:
+        forward = self.forward
+        game, player = forward.game, forward.player
+        if not forward.final:
             raise ValueError(
                 f"{game.spec}: no history is consistent with player {player}'s "
-                f"information-state key {self.target!r}"
+                f"information-state key {forward.target!r}"
             )
         if sum(self.alpha[n] for n in self.final) <= 0.0:
             raise ValueError(
