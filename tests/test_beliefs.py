@@ -257,16 +257,17 @@ def _posterior_of(posterior):
     stack = [(node, 1.0, ()) for node in posterior.final]
     while stack:
         node, weight, suffix = stack.pop()
-        if not posterior.edges[node]:
+        steps = posterior.steps_into(node)
+        if not steps:
             found[suffix] = found.get(suffix, 0.0) + weight / total
-        for parent, entry, step_weight in posterior.edges[node]:
+        for parent, entry, step_weight in steps:
             stack.append((parent, weight * step_weight, (entry,) + suffix))
     return {history: p for history, p in found.items() if p > 0}
 
 
 def _pass_for(game, player, key, policy, max_nodes=200_000):
     """A forward pass built for ``policy`` alone (its zero moves left out, as every draw
-    did before passes were kept per key), weighted under it: the reference."""
+    did before passes were kept per key), weighted under it step by step: the reference."""
     from hiddenenvs.beliefs import action_probability_function
     from hiddenenvs.envs.gdl.game import _ForwardFilter
 
@@ -274,7 +275,7 @@ def _pass_for(game, player, key, policy, max_nodes=200_000):
     by_others = policy is not None
     return _ForwardFilter(
         game, player, key, max_nodes, by_others, support=probabilities_of if by_others else None
-    ).weigh(probabilities_of)
+    )._weigh_each(probabilities_of)
 
 
 @pytest.mark.parametrize("name", GDL_GAMES)
