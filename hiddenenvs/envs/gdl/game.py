@@ -148,9 +148,9 @@ import functools
 import itertools
 import math
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -181,6 +181,9 @@ SAMPLER_MAX_NODES = 200_000  # distinct (state, step) nodes the belief sampler m
 # Keys whose forward passes the belief sampler keeps, per game and policy kind: more than
 # the searches that draw in turn (ExIt-OOS plays 8 games in lockstep, a search per seat).
 SAMPLER_KEYS = 16
+# ... and at most this many nodes in all of the structures kept for policies (about 1.4 KB
+# a node: blind tic-tac-toe's key of 13 entries keeps 22,704 nodes, 31 MB); the oldest go.
+SAMPLER_KEPT_NODES = 2 * SAMPLER_MAX_NODES
 # Steps of the information-state tensor's window: every shipped sheet but Meier fits whole
 # (blind tic-tac-toe: 9 steps); Meier (63) keeps its last three turns of roll, claim and
 # respond one by one, and the earlier claims and rolls as a set.
@@ -314,7 +317,8 @@ class GdlGame(Game):
                 self, player, target, max_nodes, by_others=False
             ).weigh(action_probability_function(None))
         )
-        self._policy_filter = functools.lru_cache(maxsize=SAMPLER_KEYS)(self._whole_filter)
+        # (player, key, max_nodes) -> structure or None, the most recently used last.
+        self._policy_filters: OrderedDict[tuple, _ForwardFilter | None] = OrderedDict()
         scale = self.params["scale_returns"]
         if scale and utility is Utility.CONSTANT_SUM:
             utility_sum = utility_sum / 50 - len(self.player_roles)
@@ -496,14 +500,28 @@ class GdlGame(Game):
             )
         return forward.weigh(probabilities_of)
 
-    def _whole_filter(self, player: int, target: tuple, max_nodes: int) -> _ForwardFilter | None:
-        """The structure under every policy (all the others' legal moves proposed), or
-        None when it needs more than ``max_nodes`` nodes (a policy that leaves moves out
-        may need fewer)."""
+    def _policy_filter(self, player: int, target: tuple, max_nodes: int) -> _ForwardFilter | None:
+        """The structure under every policy (all the others' legal moves proposed), kept
+        for the last keys (``SAMPLER_KEYS``, ``SAMPLER_KEPT_NODES``), or None when it needs
+        more than ``max_nodes`` nodes (a policy that leaves moves out may need fewer)."""
+        kept = self._policy_filters
+        asked = (player, target, max_nodes)
+        if asked in kept:
+            kept.move_to_end(asked)
+            return kept[asked]
         try:
-            return _ForwardFilter(self, player, target, max_nodes, by_others=True)
+            forward: _ForwardFilter | None = _ForwardFilter(
+                self, player, target, max_nodes, by_others=True
+            )
         except _TooManyNodes:
-            return None
+            forward = None
+        kept[asked] = forward
+        while len(kept) > 1 and (
+            len(kept) > SAMPLER_KEYS
+            or sum(len(f.states) for f in kept.values() if f is not None) > SAMPLER_KEPT_NODES
+        ):
+            kept.popitem(last=False)
+        return forward
 
     def _step_entries(self, moves: tuple, percepts: tuple) -> tuple[Any, list]:
         """(public entry, private entry per player) of a joint move (module docstring);
@@ -1072,7 +1090,7 @@ class _ForwardFilter:
         for child, joint, _ in self.out[node]:
             weight = 1.0
             for q, by_move in weights:
-                move_weight = by_move[joint[q]]
+                move_weight = by_move[cast(tuple, joint)[q]]  # a joint move's step
                 if not move_weight > 0:
                     break
                 weight *= move_weight
@@ -1121,7 +1139,8 @@ class _StepArrays:
                 self.constants.append(probability)
                 continue
             for index, (q, legal) in enumerate(forward.queries[node] or ()):
-                self.factors[row, index] = offsets[node, index] + legal.index(entry[q])
+                move = cast(tuple, entry)[q]  # a joint move's step
+                self.factors[row, index] = offsets[node, index] + legal.index(move)
         self.parent = np.array([node for node, _ in steps], dtype=np.int64)
         self.child = np.array([child for _, (child, _, _) in steps], dtype=np.int64)
         self.entries = [entry for _, (_, entry, _) in steps]
