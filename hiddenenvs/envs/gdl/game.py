@@ -1159,10 +1159,16 @@ class _Posterior:
 
     def __init__(self, forward: _ForwardFilter, final: list[int], alpha, edges):
         self.forward, self.final, self.alpha, self.edges = forward, final, alpha, edges
+        self._final_weights: Any = None  # the final nodes' reach, once for all draws
 
     def steps_into(self, node: int) -> list[tuple[int, Any, float]]:
         """``(parent, history entry, weight)`` of the weighted steps into ``node``."""
         return self.edges[node]
+
+    def final_weights(self) -> Any:
+        if self._final_weights is None:
+            self._final_weights = [self.alpha[n] for n in self.final]
+        return self._final_weights
 
     def draw(self, rng: np.random.Generator) -> tuple:
         forward = self.forward
@@ -1172,12 +1178,13 @@ class _Posterior:
                 f"{game.spec}: no history is consistent with player {player}'s "
                 f"information-state key {forward.target!r}"
             )
-        if sum(self.alpha[n] for n in self.final) <= 0.0:
+        weights = self.final_weights()
+        if not len(weights) or float(np.sum(weights)) <= 0.0:
             raise ValueError(
                 f"{game.spec}: the policy gives zero reach to every history consistent with "
                 f"player {player}'s key"
             )
-        node = _pick(self.final, [self.alpha[n] for n in self.final], rng)
+        node = _pick(self.final, weights, rng)
         reversed_history = []
         while edges := self.steps_into(node):
             parent, entry, _ = _pick(edges, [self.alpha[p] * w for p, _, w in edges], rng)
@@ -1190,14 +1197,23 @@ class _ArrayPosterior(_Posterior):
     """:class:`_Posterior` of :meth:`_ForwardFilter.weigh`'s arrays: every step weighted."""
 
     def __init__(self, forward: _ForwardFilter, final: list[int], alpha, weights):
-        super().__init__(forward, final, alpha, None)
+        super().__init__(forward, final, alpha, {})  # edges: the nodes' steps, as drawn
         self.weights = weights
 
     def steps_into(self, node: int) -> list[tuple[int, Any, float]]:
-        arrays = self.forward._arrays
-        assert arrays is not None
-        steps = arrays.into[arrays.into_start[node] : arrays.into_start[node + 1]]
-        return [(int(arrays.parent[i]), arrays.entries[i], self.weights[i]) for i in steps]
+        if node not in self.edges:
+            arrays = self.forward._arrays
+            assert arrays is not None
+            steps = arrays.into[arrays.into_start[node] : arrays.into_start[node + 1]]
+            self.edges[node] = [
+                (int(arrays.parent[i]), arrays.entries[i], float(self.weights[i])) for i in steps
+            ]
+        return self.edges[node]
+
+    def final_weights(self) -> Any:
+        if self._final_weights is None:
+            self._final_weights = self.alpha[np.asarray(self.final, dtype=np.int64)]
+        return self._final_weights
 
 
 def _pick(items: list, weights: list[float], rng: np.random.Generator):
