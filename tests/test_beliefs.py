@@ -229,3 +229,113 @@ def test_gdl_sampler_follows_the_longest_keys(name, policy):
             assert state.information_state_key(player) == key
     with pytest.raises(ValueError, match="needs more than 3 distinct states"):
         game.sample_consistent_history(*keys[0], rng, policy, max_nodes=3)
+
+
+# ---- the GDL-II sampler's one pass per key, re-weighted per policy ----------------------------
+def _sparse_policy(state, player):
+    """``skewed_policy`` with every third action of an information state at zero (one kept)."""
+    key = state.information_state_key(player)
+    legal = state.legal_actions(player)
+    weights = {a: float(zlib.crc32(repr((key, a)).encode()) % 3) for a in legal}
+    if not any(weights.values()):
+        weights[legal[0]] = 1.0
+    total = sum(weights.values())
+    return {a: w / total for a, w in weights.items()}
+
+
+def _other_skewed_policy(state, player):
+    """Another full-support policy: ``skewed_policy``'s weights reversed."""
+    probabilities = skewed_policy(state, player)
+    reversed_weights = np.where(probabilities > 0, 1.0 / np.maximum(probabilities, 1e-12), 0.0)
+    return reversed_weights / reversed_weights.sum()
+
+
+def _posterior_of(posterior):
+    """``{history: probability}`` of a weighted forward pass, by walking its steps back."""
+    total = sum(posterior.alpha[n] for n in posterior.final)
+    found = {}
+    stack = [(node, 1.0, ()) for node in posterior.final]
+    while stack:
+        node, weight, suffix = stack.pop()
+        steps = posterior.steps_into(node)
+        if not steps:
+            found[suffix] = found.get(suffix, 0.0) + weight / total
+        for parent, entry, step_weight in steps:
+            stack.append((parent, weight * step_weight, (entry,) + suffix))
+    return {history: p for history, p in found.items() if p > 0}
+
+
+def _pass_for(game, player, key, policy, max_nodes=200_000):
+    """A forward pass built for ``policy`` alone (its zero moves left out, as every draw
+    did before passes were kept per key), weighted under it step by step: the reference."""
+    from hiddenenvs.beliefs import action_probability_function
+    from hiddenenvs.envs.gdl.game import _ForwardFilter
+
+    probabilities_of = action_probability_function(policy)
+    by_others = policy is not None
+    return _ForwardFilter(
+        game, player, key, max_nodes, by_others, support=probabilities_of if by_others else None
+    )._weigh_each(probabilities_of)
+
+
+@pytest.mark.parametrize("name", GDL_GAMES)
+def test_gdl_sampler_reweights_its_kept_pass_exactly(name, monkeypatch):
+    """One pass per key serves every policy: re-weighted under policies that change from call
+    to call (with and without zeros, and the uniform one), its posterior and its draws from
+    a seeded generator equal those of a pass built for each policy alone, and its
+    posterior is the exact enumeration's."""
+    import hiddenenvs.envs.gdl.game as gdl_game
+
+    built = []  # the passes kept for every policy, by key
+
+    class CountingFilter(gdl_game._ForwardFilter):
+        def __init__(self, game, player, target, max_nodes, by_others, support=None):
+            if by_others and support is None:
+                built.append((player, target))
+            super().__init__(game, player, target, max_nodes, by_others, support)
+
+    monkeypatch.setattr(gdl_game, "_ForwardFilter", CountingFilter)
+    game = hiddenenvs.load_game(name)
+    policies = [skewed_policy, _sparse_policy, _other_skewed_policy, None, skewed_policy]
+    keys = [(p, k) for p, k in _decision_keys(game, episodes=3, seed=1) if 3 <= len(k) <= 5]
+    assert keys
+    for player, key in keys[:3]:
+        for policy in policies:
+            kept = game._posterior(player, key, policy, 200_000)
+            alone = _pass_for(game, player, key, policy)
+            if sum(alone.alpha[n] for n in alone.final) == 0.0:  # the sparse policy's zeros
+                with pytest.raises(ValueError, match="zero reach"):
+                    game.sample_consistent_history(player, key, np.random.default_rng(), policy)
+                continue
+            posterior = _posterior_of(kept)
+            assert posterior == _posterior_of(alone)
+            exact = dict(consistent_histories(game, player, key, policy, max_nodes=20_000))
+            assert posterior.keys() == exact.keys()
+            for history, probability in exact.items():
+                assert posterior[history] == pytest.approx(probability, rel=1e-9)
+            rng, reference = np.random.default_rng(8), np.random.default_rng(8)
+            draws = [game.sample_consistent_history(player, key, rng, policy) for _ in range(10)]
+            assert draws == [alone.draw(reference) for _ in range(10)]
+    assert sorted(built, key=repr) == sorted(keys[:3], key=repr)  # one pass per key
+
+
+def test_gdl_sampler_falls_back_to_a_pass_for_the_policy_beyond_the_node_cap():
+    """A policy with zeros can need fewer nodes than the pass kept for every policy: with a
+    cap between the two, it draws from a pass of its own, as every draw did before."""
+    game = hiddenenvs.load_game("blind_tictactoe")
+    for player, key in _decision_keys(game, episodes=3, seed=1):
+        if len(key) == 7:
+            alone = _pass_for(game, player, key, _sparse_policy)
+            if alone.final:
+                break
+    else:
+        raise AssertionError("no key of 7 entries that the sparse policy reaches")
+    cap = len(alone.forward.states)
+    assert cap < len(_pass_for(game, player, key, skewed_policy).forward.states)
+    rng, reference = np.random.default_rng(2), np.random.default_rng(2)
+    draws = [
+        game.sample_consistent_history(player, key, rng, _sparse_policy, cap) for _ in range(5)
+    ]
+    assert draws == [alone.draw(reference) for _ in range(5)]
+    with pytest.raises(ValueError, match=f"needs more than {cap} distinct states"):
+        game.sample_consistent_history(player, key, rng, skewed_policy, cap)

@@ -113,10 +113,19 @@ since the policy reads them), summing their forward weights (chance probability 
 the others' action probabilities). A history is then drawn backwards from the last
 step, each predecessor with probability proportional to its forward weight times the
 step's weight: exactly the posterior. The work grows with the distinct consistent
-states per step (hundreds in blind tic-tac-toe and Meier), not with the histories; the
-pass is kept for further draws from the same key under the uniform policy (a policy's
-probabilities may change between calls, so with a policy every draw filters anew;
-``game.sample_consistent_histories(p, key, rng, count, policy)`` draws ``count`` from one pass).
+states per step (hundreds in blind tic-tac-toe and Meier), not with the histories. The
+pass is kept per key (the last 16 keys): under the uniform policy with its weights; under
+a policy as a structure that proposes every legal move of the others, which each call
+weights anew under the policy it is given (one question per information state of
+another role, no propnet work; in arrays where every answer is positive), reaching the
+nodes, sums and draws a pass built for that policy alone would (moves of probability
+zero weigh nothing). OOS draws under a strategy that changes every iteration, 50 times a
+search at one key; at blind tic-tac-toe's keys of 5, 9 and 13 entries that is 16, 29
+and 36 times as many draws a second as a pass per draw
+(``benchmarks/bench_gdl_beliefs.py``). When the whole structure needs more than the node
+cap, a policy that leaves moves out gets a pass of its own, as before.
+``game.sample_consistent_histories(p, key, rng, count, policy)`` draws ``count`` from
+one weighting.
 
 Instances share the compiled sheet: every game built from the same file (same bytes,
 same ``max_instances``) in a process reuses one parsed, ground and compiled network and
@@ -139,9 +148,9 @@ import functools
 import itertools
 import math
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -169,6 +178,12 @@ GAMES_DIR = Path(__file__).resolve().parent / "games"
 EXPLORATION_BUDGET = 20_000  # transitions spent proving constant-sum and game length
 DEFAULT_SHEET = "tictactoe"  # when neither rules= nor sheet= is given
 SAMPLER_MAX_NODES = 200_000  # distinct (state, step) nodes the belief sampler may keep
+# Keys whose forward passes the belief sampler keeps, per game and policy kind: more than
+# the searches that draw in turn (ExIt-OOS plays 8 games in lockstep, a search per seat).
+SAMPLER_KEYS = 16
+# ... and at most this many nodes in all of the structures kept for policies (about 1.4 KB
+# a node: blind tic-tac-toe's key of 13 entries keeps 22,704 nodes, 31 MB); the oldest go.
+SAMPLER_KEPT_NODES = 2 * SAMPLER_MAX_NODES
 # Steps of the information-state tensor's window: every shipped sheet but Meier fits whole
 # (blind tic-tac-toe: 9 steps); Meier (63) keeps its last three turns of roll, claim and
 # respond one by one, and the earlier claims and rolls as a set.
@@ -294,10 +309,16 @@ class GdlGame(Game):
                     f"a terminal state reached in {steps} steps (needs exactly one); "
                     f"goal_conflicts='lowest' or 'highest' plays such a sheet anyway",
                 )
-        # The belief sampler's forward passes under the uniform policy, for repeated draws.
-        self._uniform_filter = functools.lru_cache(maxsize=16)(
-            lambda player, target, max_nodes: _ForwardFilter(self, player, target, None, max_nodes)
+        # The belief sampler's forward passes (module docstring): the uniform policy's
+        # weighted once per key; under a policy, the structure every policy shares, weighted
+        # anew per call (None: it needs more than max_nodes nodes).
+        self._uniform_filter = functools.lru_cache(maxsize=SAMPLER_KEYS)(
+            lambda player, target, max_nodes: _ForwardFilter(
+                self, player, target, max_nodes, by_others=False
+            ).weigh(action_probability_function(None))
         )
+        # (player, key, max_nodes) -> structure or None, the most recently used last.
+        self._policy_filters: OrderedDict[tuple, _ForwardFilter | None] = OrderedDict()
         scale = self.params["scale_returns"]
         if scale and utility is Utility.CONSTANT_SUM:
             utility_sum = utility_sum / 50 - len(self.player_roles)
@@ -461,21 +482,46 @@ class GdlGame(Game):
         """A history drawn from the exact posterior by forward filtering and backward
         sampling over ``player``'s key (module docstring); ``ValueError`` when no history
         is consistent, all have zero reach, or more than ``max_nodes`` nodes are needed."""
-        target = tuple(information_state_key)
-        if policy is None:  # uniform weights are a function of the key: reuse the pass
-            forward = self._uniform_filter(player, target, max_nodes)
-        else:
-            forward = _ForwardFilter(self, player, target, policy, max_nodes)
-        return forward.draw(rng)
+        return self._posterior(player, tuple(information_state_key), policy, max_nodes).draw(rng)
 
     def sample_consistent_histories(self, player, information_state_key, rng, count, policy=None):
         """``count`` draws from one forward pass (the policy is fixed for the batch)."""
-        target = tuple(information_state_key)
-        if policy is None:
-            forward = self._uniform_filter(player, target, SAMPLER_MAX_NODES)
-        else:
-            forward = _ForwardFilter(self, player, target, policy, SAMPLER_MAX_NODES)
-        return [forward.draw(rng) for _ in range(count)]
+        posterior = self._posterior(player, tuple(information_state_key), policy, SAMPLER_MAX_NODES)
+        return [posterior.draw(rng) for _ in range(count)]
+
+    def _posterior(self, player: int, target: tuple, policy, max_nodes: int) -> _Posterior:
+        if policy is None:  # uniform weights are a function of the key: reuse them
+            return self._uniform_filter(player, target, max_nodes)
+        probabilities_of = action_probability_function(policy)
+        forward = self._policy_filter(player, target, max_nodes)
+        if forward is None:  # too large with every move: the pass for this policy alone
+            forward = _ForwardFilter(
+                self, player, target, max_nodes, by_others=True, support=probabilities_of
+            )
+        return forward.weigh(probabilities_of)
+
+    def _policy_filter(self, player: int, target: tuple, max_nodes: int) -> _ForwardFilter | None:
+        """The structure under every policy (all the others' legal moves proposed), kept
+        for the last keys (``SAMPLER_KEYS``, ``SAMPLER_KEPT_NODES``), or None when it needs
+        more than ``max_nodes`` nodes (a policy that leaves moves out may need fewer)."""
+        kept = self._policy_filters
+        asked = (player, target, max_nodes)
+        if asked in kept:
+            kept.move_to_end(asked)
+            return kept[asked]
+        try:
+            forward: _ForwardFilter | None = _ForwardFilter(
+                self, player, target, max_nodes, by_others=True
+            )
+        except _TooManyNodes:
+            forward = None
+        kept[asked] = forward
+        while len(kept) > 1 and (
+            len(kept) > SAMPLER_KEYS
+            or sum(len(f.states) for f in kept.values() if f is not None) > SAMPLER_KEPT_NODES
+        ):
+            kept.popitem(last=False)
+        return forward
 
     def _step_entries(self, moves: tuple, percepts: tuple) -> tuple[Any, list]:
         """(public entry, private entry per player) of a joint move (module docstring);
@@ -814,33 +860,54 @@ class GdlState(State):
         return "\n".join(lines)
 
 
+class _TooManyNodes(ValueError):
+    """The belief sampler's node cap (a ValueError, as callers catch it)."""
+
+
 class _ForwardFilter:
-    """The belief sampler's forward pass over one player's key (module docstring).
+    """The belief sampler's forward pass over one player's key (module docstring): the
+    structure, which :meth:`weigh` weights under a policy.
 
     Nodes are the distinct (propnet state, random's pending move[, the others'
-    information states]) reached at each key length; ``alpha[n]`` is the summed weight
-    of the consistent prefixes that reach node ``n`` and ``edges[n]`` its incoming steps
-    ``(parent, history entry, step weight)``.
+    information states]) reached at each key length, numbered in the order found (a
+    parent before its children); ``out[n]`` lists node ``n``'s steps that keep to the
+    key, ``(child, history entry, chance probability)`` at a chance node and
+    ``(child, joint move, None)`` at a joint move, whose weight :meth:`weigh` reads from
+    the policy; ``queries[n]`` lists the ``(player, legal moves)`` whose probabilities
+    it needs there (None at a chance node). Without ``support`` every legal move of
+    the others is proposed, so one structure serves every policy; with ``support`` (a
+    probability function) moves it gives no positive probability are left out, as a
+    pass for that policy alone would (the fallback when the whole structure outgrows
+    ``max_nodes``). ``by_others`` merges nodes by the others' information states too,
+    which a policy needs (it reads them) and the uniform one does not.
     """
 
-    def __init__(self, game: GdlGame, player: int, target: tuple, policy, max_nodes: int):
+    def __init__(
+        self,
+        game: GdlGame,
+        player: int,
+        target: tuple,
+        max_nodes: int,
+        by_others: bool,
+        support=None,
+    ):
         self.game, self.player, self.target = game, player, target
-        self.with_policy = policy is not None
-        self.probabilities_of = action_probability_function(policy)
-        self.max_nodes = max_nodes
+        self.by_others, self.support, self.max_nodes = by_others, support, max_nodes
         root = game.new_initial_state()
         self.states: list[GdlState] = [root]
-        self.alpha: list[float] = [1.0]  # per node: its reach
-        # Per node: the edges into it, (parent, chance outcome or joint move, weight).
-        self.edges: list[list[tuple[int, int | tuple[int, ...], float]]] = [[]]
-        if root.information_state_key(player) != target[: len(root.information_state_key(player))]:
-            self.final = []
+        self.lengths: list[int] = [len(root.information_state_key(player))]  # key length
+        self.queries: list[list[tuple[int, tuple[int, ...]]] | None] = [None]
+        self.out: list[list[tuple[int, int | tuple[int, ...], float | None]]] = [[]]
+        self.expanded: list[int] = []  # the nodes whose steps were proposed, in turn
+        self._arrays: _StepArrays | None = None
+        if root.information_state_key(player) != target[: self.lengths[0]]:
+            self.final: list[int] = []
         else:
-            self.final = self._run(root)
+            self.final = self._run()
 
-    def _run(self, root: GdlState) -> list[int]:
+    def _run(self) -> list[int]:
         layers: dict[int, dict] = defaultdict(dict)  # key length -> {signature: node}
-        layers[len(root.information_state_key(self.player))][None] = 0
+        layers[self.lengths[0]][None] = 0
         for length in range(len(self.target) + 1):  # children have longer keys
             layer = layers.pop(length, None)
             if not layer:
@@ -848,11 +915,14 @@ class _ForwardFilter:
             if length == len(self.target):
                 return list(layer.values())
             for node in layer.values():
-                for entry, weight, child in self._children(node):
-                    self._add(layers, node, entry, weight, child, length)
+                self.expanded.append(node)
+                for entry, probability, child in self._children(node):
+                    self._add(layers, node, entry, probability, child, length)
         return []
 
     def _children(self, node: int):
+        """``(entry, chance probability or None, child)`` for the proposals that keep to
+        the key; records the node's policy queries first."""
         game = self.game
         state = self.states[node]
         current = state.current_player()
@@ -881,30 +951,27 @@ class _ForwardFilter:
         expected = self.target[index]
         own_role = game.player_roles[self.player]
         own = expected[1][0] if game.propnet.has_sees else expected[0][own_role]
-        joints: list[tuple[tuple[int, ...], float]] = [((), 1.0)]
+        queries: list[tuple[int, tuple[int, ...]]] = []
+        self.queries[node] = queries
+        joints: list[tuple[int, ...]] = [()]
         for q, role in enumerate(game.player_roles):
             legal = info.legal[role]
             if len(legal) <= 1:
-                options = [(-1, 1.0)]
+                options = [-1]
             elif q == self.player:
                 if own not in legal:
                     return
-                options = [(own, 1.0)]
+                options = [own]
             else:
-                probabilities = self.probabilities_of(state, q)
-                options = [
-                    (
-                        a,
-                        1.0 / len(legal)
-                        if probabilities is None
-                        else float(probabilities.get(a, 0.0)),
-                    )
-                    for a in legal
-                ]
-            joints = [(joint + (a,), w * wa) for joint, w in joints for a, wa in options if wa > 0]
+                queries.append((q, tuple(legal)))
+                options = list(legal)
+                if self.support is not None:
+                    weights = _move_weights(self.support(state, q), legal)
+                    options = [a for a in legal if weights[a] > 0]
+            joints = [joint + (a,) for joint in joints for a in options]
         # Most proposals contradict the player's percepts: test them on the (cached)
         # propnet transition before building a state.
-        for joint, weight in joints:
+        for joint in joints:
             for q, role in enumerate(game.player_roles):
                 moves[role] = joint[q] if joint[q] >= 0 else info.legal[role][0]
             _, percepts = game.propnet.transition(state.fluents, tuple(moves))
@@ -913,14 +980,14 @@ class _ForwardFilter:
                 continue
             child = state.clone()
             child.apply_actions(joint)
-            yield joint, weight, child
+            yield joint, None, child
 
-    def _add(self, layers, parent: int, entry, weight: float, child: GdlState, known: int):
+    def _add(self, layers, parent: int, entry, probability, child: GdlState, known: int):
         key = child.information_state_key(self.player)
         if len(key) > len(self.target) or key[known:] != self.target[known : len(key)]:
             return
         signature: tuple = (child.fluents, child.pending_random, child.cut)
-        if self.with_policy:
+        if self.by_others:
             signature += tuple(
                 child.information_state_key(q)
                 for q in range(self.game.info.num_players)
@@ -930,38 +997,223 @@ class _ForwardFilter:
         node = layer.get(signature)
         if node is None:
             if len(self.states) >= self.max_nodes:
-                raise ValueError(
+                raise _TooManyNodes(
                     f"{self.game.spec}: the belief sampler needs more than {self.max_nodes} "
                     f"distinct states to follow player {self.player}'s key "
                     f"({len(self.target)} steps); raise max_nodes"
                 )
             node = layer[signature] = len(self.states)
             self.states.append(child)
-            self.alpha.append(0.0)
-            self.edges.append([])
-        self.alpha[node] += self.alpha[parent] * weight
-        self.edges[node].append((parent, entry, weight))
+            self.lengths.append(len(key))
+            self.queries.append(None)
+            self.out.append([])
+        self.out[parent].append((node, entry, probability))
+
+    def weigh(self, probabilities_of) -> _Posterior:
+        """The forward weights under ``probabilities_of`` (``fn(state, player)``, None:
+        uniform), as a pass for that policy alone computes them: the same nodes (those
+        its positive steps reach), found in the same order, with the same sums, so draws
+        from the same generator are the same.
+
+        The policy is asked once per information state of another player (a policy
+        reads only what its player knows, as the merged nodes assume), at the first node
+        the pass meets it. Where every move it is asked about has positive probability,
+        that pass is this structure, in this order: the weights are then gathered and
+        summed in arrays. A zero (or NaN) turns to :meth:`_weigh_each`, which leaves such
+        steps out node by node; the nodes asked until then are ones that pass reaches."""
+        if self._arrays is None:
+            self._arrays = _StepArrays(self)
+        arrays = self._arrays
+        values = list(arrays.constants)
+        for node, q, legal in arrays.asks:
+            by_move = _move_weights(probabilities_of(self.states[node], q), legal)
+            for move in legal:
+                if not by_move[move] > 0:
+                    return self._weigh_each(probabilities_of)
+                values.append(by_move[move])
+        factors = np.asarray(values)[arrays.factors]
+        weights = factors[:, 0]
+        for column in range(1, factors.shape[1]):  # the others in turn, as a pass multiplies
+            weights = weights * factors[:, column]
+        alpha = np.zeros(len(self.states))
+        alpha[0] = 1.0
+        for start, stop in arrays.layers:  # np.add.at sums in order, as a pass does
+            parents = arrays.parent[start:stop]
+            np.add.at(alpha, arrays.child[start:stop], alpha[parents] * weights[start:stop])
+        return _ArrayPosterior(self, list(self.final), alpha, weights)
+
+    def _weigh_each(self, probabilities_of) -> _Posterior:
+        """:meth:`weigh` step by step, leaving out the steps of a move of probability
+        zero: the nodes they alone lead to are not reached, nor asked about."""
+        answers: dict[tuple, dict[int, float]] = {}  # (q, q's key, legal) -> weights
+
+        def ask(state: GdlState, q: int, legal: tuple[int, ...]) -> dict[int, float]:
+            asked = (q, state.information_state_key(q), legal)
+            if asked not in answers:
+                answers[asked] = _move_weights(probabilities_of(state, q), legal)
+            return answers[asked]
+
+        count = len(self.states)
+        alpha = [0.0] * count  # per node: its reach
+        alpha[0] = 1.0
+        # Per node: the steps into it, (parent, chance outcome or joint move, weight).
+        edges: list[list[tuple[int, Any, float]]] = [[] for _ in range(count)]
+        reached = [False] * count
+        reached[0] = True
+        layers: dict[int, list[int]] = defaultdict(list)  # key length -> nodes as found
+        layers[self.lengths[0]].append(0)
+        final: list[int] = []
+        if self.final:
+            for length in range(len(self.target) + 1):
+                layer = layers.pop(length, None)
+                if not layer:
+                    continue
+                if length == len(self.target):
+                    final = layer
+                    break
+                for node in layer:
+                    for child, entry, weight in self._weighted_steps(node, ask):
+                        if not reached[child]:
+                            reached[child] = True
+                            layers[self.lengths[child]].append(child)
+                        alpha[child] += alpha[node] * weight
+                        edges[child].append((node, entry, weight))
+        return _Posterior(self, final, alpha, edges)
+
+    def _weighted_steps(self, node: int, ask):
+        queries = self.queries[node]
+        if queries is None:  # a chance node (or one without steps)
+            return self.out[node]
+        state = self.states[node]
+        weights = [(q, ask(state, q, legal)) for q, legal in queries]
+        steps = []
+        for child, joint, _ in self.out[node]:
+            weight = 1.0
+            for q, by_move in weights:
+                move_weight = by_move[cast(tuple, joint)[q]]  # a joint move's step
+                if not move_weight > 0:
+                    break
+                weight *= move_weight
+            else:
+                steps.append((child, joint, weight))
+        return steps
+
+
+def _move_weights(probabilities, legal) -> dict[int, float]:
+    """``{move: weight}`` over ``legal`` from a policy's probabilities (None: uniform)."""
+    if probabilities is None:
+        return {a: 1.0 / len(legal) for a in legal}
+    return {a: float(probabilities.get(a, 0.0)) for a in legal}
+
+
+class _StepArrays:
+    """A forward pass's steps as arrays, in the order the pass proposed them: per step its
+    parent, child and the indices of its factors in the values :meth:`_ForwardFilter.weigh`
+    gathers (``constants``: 1 and the chance probabilities, then the policy's answers to
+    ``asks`` in turn, one per legal move), padded with 1;
+    ``layers``: the steps out of each key length's nodes; ``into``: per node the steps
+    into it, in order (``into_start`` bounds them)."""
+
+    def __init__(self, forward: _ForwardFilter):
+        steps = [(node, step) for node in forward.expanded for step in forward.out[node]]
+        width = max([1] + [len(q) for q in forward.queries if q is not None])
+        self.constants: list[float] = [1.0]
+        # One question per information state of another player (and its legal moves), at
+        # its first node: (node, player, legal moves).
+        self.asks: list[tuple[int, int, tuple[int, ...]]] = []
+        first_value: dict[tuple, int] = {}  # (q, q's key, legal) -> its first value
+        offsets: dict[tuple[int, int], int] = {}  # (node, query) -> its first value
+        position = 1 + sum(1 for node, (_, _, p) in steps if p is not None)
+        for node in forward.expanded:
+            for index, (q, legal) in enumerate(forward.queries[node] or ()):
+                asked = (q, forward.states[node].information_state_key(q), legal)
+                if asked not in first_value:
+                    first_value[asked] = position
+                    self.asks.append((node, q, legal))
+                    position += len(legal)
+                offsets[node, index] = first_value[asked]
+        self.factors = np.zeros((len(steps), width), dtype=np.int64)
+        for row, (node, (_, entry, probability)) in enumerate(steps):
+            if probability is not None:  # a chance step
+                self.factors[row, 0] = len(self.constants)
+                self.constants.append(probability)
+                continue
+            for index, (q, legal) in enumerate(forward.queries[node] or ()):
+                move = cast(tuple, entry)[q]  # a joint move's step
+                self.factors[row, index] = offsets[node, index] + legal.index(move)
+        self.parent = np.array([node for node, _ in steps], dtype=np.int64)
+        self.child = np.array([child for _, (child, _, _) in steps], dtype=np.int64)
+        self.entries = [entry for _, (_, entry, _) in steps]
+        lengths = np.array([forward.lengths[n] for n in self.parent], dtype=np.int64)
+        bounds = np.flatnonzero(np.diff(lengths)) + 1
+        edges = [0, *bounds.tolist(), len(steps)]
+        self.layers = [(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+        self.into = np.argsort(self.child, kind="stable")
+        self.into_start = np.searchsorted(
+            self.child[self.into], np.arange(len(forward.states) + 1)
+        ).tolist()
+
+
+class _Posterior:
+    """A forward pass weighted under one policy: draws histories backwards from it."""
+
+    def __init__(self, forward: _ForwardFilter, final: list[int], alpha, edges):
+        self.forward, self.final, self.alpha, self.edges = forward, final, alpha, edges
+        self._final_weights: Any = None  # the final nodes' reach, once for all draws
+
+    def steps_into(self, node: int) -> list[tuple[int, Any, float]]:
+        """``(parent, history entry, weight)`` of the weighted steps into ``node``."""
+        return self.edges[node]
+
+    def final_weights(self) -> Any:
+        if self._final_weights is None:
+            self._final_weights = [self.alpha[n] for n in self.final]
+        return self._final_weights
 
     def draw(self, rng: np.random.Generator) -> tuple:
-        game, player = self.game, self.player
-        if not self.final:
+        forward = self.forward
+        game, player = forward.game, forward.player
+        if not forward.final:
             raise ValueError(
                 f"{game.spec}: no history is consistent with player {player}'s "
-                f"information-state key {self.target!r}"
+                f"information-state key {forward.target!r}"
             )
-        if sum(self.alpha[n] for n in self.final) <= 0.0:
+        weights = self.final_weights()
+        if not len(weights) or float(np.sum(weights)) <= 0.0:
             raise ValueError(
                 f"{game.spec}: the policy gives zero reach to every history consistent with "
                 f"player {player}'s key"
             )
-        node = _pick(self.final, [self.alpha[n] for n in self.final], rng)
+        node = _pick(self.final, weights, rng)
         reversed_history = []
-        while self.edges[node]:
-            edges = self.edges[node]
+        while edges := self.steps_into(node):
             parent, entry, _ = _pick(edges, [self.alpha[p] * w for p, _, w in edges], rng)
             reversed_history.append(entry)
             node = parent
         return tuple(reversed(reversed_history))
+
+
+class _ArrayPosterior(_Posterior):
+    """:class:`_Posterior` of :meth:`_ForwardFilter.weigh`'s arrays: every step weighted."""
+
+    def __init__(self, forward: _ForwardFilter, final: list[int], alpha, weights):
+        super().__init__(forward, final, alpha, {})  # edges: the nodes' steps, as drawn
+        self.weights = weights
+
+    def steps_into(self, node: int) -> list[tuple[int, Any, float]]:
+        if node not in self.edges:
+            arrays = self.forward._arrays
+            assert arrays is not None
+            steps = arrays.into[arrays.into_start[node] : arrays.into_start[node + 1]]
+            self.edges[node] = [
+                (int(arrays.parent[i]), arrays.entries[i], float(self.weights[i])) for i in steps
+            ]
+        return self.edges[node]
+
+    def final_weights(self) -> Any:
+        if self._final_weights is None:
+            self._final_weights = self.alpha[np.asarray(self.final, dtype=np.int64)]
+        return self._final_weights
 
 
 def _pick(items: list, weights: list[float], rng: np.random.Generator):
