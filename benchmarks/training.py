@@ -126,6 +126,8 @@ class Cell:
     targets: tuple[Target, ...] = ()
     first_seats: tuple[int, ...] | None = None  # the seats the trained agent plays (None: all)
     exact: bool = False  # exact exploitability of the finished run
+    # An exact fact about the game that bounds what the targets can show ("Why not met").
+    yardstick: str = ""
 
     @property
     def config(self) -> Path:
@@ -153,6 +155,20 @@ def _exploitability(bound: float, minutes: float | None) -> tuple[Target, ...]:
 
 
 _MEIER = ("random", "scripted:meier")
+# Exact, from `python -m benchmarks.meier_ceiling` (both seats; in brackets the lower bound of
+# a 400-game Wilson interval around that mean).
+_MEIER_YARDSTICK = (
+    "exact on this sheet (`python -m benchmarks.meier_ceiling`): against random the "
+    "equilibrium that scores most against it wins 0.720 (its 400-game lower bound: 0.674) and "
+    "the best response 0.851 (0.813); against the bot 0.613 (0.564) and 0.720 (0.674). So a "
+    "lower bound of 0.70 against random is beyond every equilibrium: it takes exploiting "
+    "random's mistakes, which an equilibrium learner does not aim at."
+)
+_MEIER_REBEL_YARDSTICK = (
+    "exact on this sheet (`python -m benchmarks.meier_ceiling`): the best response to random "
+    "wins 0.914 in seat 0 and 0.788 in seat 1, below the paper's 0.97 and 0.80; the best "
+    "response to the bot 0.827 and 0.613. The paper's sheet must differ from ours."
+)
 _BLIND = ("random", "scripted:blind_tictactoe")
 # Combat against the doctrine only: the figure, and a default-map game takes seconds.
 _COMBAT = ("scripted:doctrine",)
@@ -160,16 +176,24 @@ _OOS = ("random", "oos:10000")  # the ExIt-OOS paper's opponent: OOS, 10,000 ite
 _OOS_TARGETS = (Target("random", 0.66), Target("oos:10000", 0.30))
 
 CELLS: tuple[Cell, ...] = (
-    Cell("nfsp_meier", "nfsp", "Meier", _MEIER, _strength("scripted:meier")),
-    Cell("anfsp_meier", "anfsp", "Meier", _MEIER, _strength("scripted:meier")),
-    Cell("mcnfsp_meier", "mcnfsp", "Meier", _MEIER, _strength("scripted:meier")),
-    Cell("exit_oos_meier", "exit_oos", "Meier", _MEIER, _strength("scripted:meier")),
+    *(
+        Cell(
+            f"{trainer}_meier",
+            trainer,
+            "Meier",
+            _MEIER,
+            _strength("scripted:meier"),
+            yardstick=_MEIER_YARDSTICK,
+        )
+        for trainer in ("nfsp", "anfsp", "mcnfsp", "exit_oos")
+    ),
     Cell(
         "rebel_meier",
         "rebel",
         "Meier",
         _MEIER,
         _rebel_paper("scripted:meier", {0: (0.97, 0.81), 1: (0.80, 0.41)}),
+        yardstick=_MEIER_REBEL_YARDSTICK,
     ),
     Cell(
         "nfsp_blind_tictactoe",

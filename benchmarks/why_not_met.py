@@ -203,6 +203,8 @@ def entry(
             + (f": {figures}." if figures else ".")
             + shortfall(target)
         )
+    if cell.yardstick:
+        lines.append(f"- **Yardstick**: {cell.yardstick}")
     timed = [t for t in cell.targets if t.within_seconds is not None]
     ran = [(seed, rows) for seed, rows in zip(seeds, metrics) if rows]
     if metric is None or not ran:

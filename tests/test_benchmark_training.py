@@ -512,3 +512,18 @@ def test_profile_command_writes_a_cells_page_and_figures(tmp_path):
     assert "## By phase" in page and "## By package (self time)" in page
     assert str(tmp_path) not in page.replace(str(tmp_path / "profiles"), "")  # no run path
     assert sorted(path.name for path in tmp_path.iterdir()) == ["profiles"]
+
+
+def test_a_cells_yardstick_joins_its_why_not_met_entry():
+    """Meier's exact yardstick (what an equilibrium and a best response win) is printed with
+    each unmet Meier cell, since it says how far a target is reachable at all."""
+    from benchmarks.why_not_met import entry
+
+    cell = training.CELLS_BY_NAME["nfsp_meier"]
+    lines = entry(cell, [], [0], [[]], None, "", "", None, False, "profiles/nfsp_meier.md")
+    assert f"- **Yardstick**: {cell.yardstick}" in lines
+    assert "0.720 (its 400-game lower bound: 0.674)" in cell.yardstick
+    plain = entry(
+        training.CELLS_BY_NAME["nfsp_leduc"], [], [0], [[]], None, "", "", None, False, ""
+    )
+    assert not any(line.startswith("- **Yardstick**") for line in plain)
