@@ -30,6 +30,7 @@ import argparse
 import copy
 import errno
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -262,6 +263,10 @@ def exit_now(status: int) -> None:
 
 
 if __name__ == "__main__":
+    # A background job of a non-interactive shell starts with SIGINT ignored, and Python then
+    # installs no handler; Ctrl-C, the benchmark harness and its time limit stop runs by SIGINT.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         status = main()
     except KeyboardInterrupt:  # before the run started; a run says more (RunInterrupted)

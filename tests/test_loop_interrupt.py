@@ -72,6 +72,30 @@ def test_sigint_ends_the_run_with_its_last_checkpoint_and_how_to_resume(tmp_path
     assert load_checkpoint(checkpoint)["loop"]["episodes"] == episodes + 64
 
 
+def test_sigint_is_heard_by_a_run_started_with_sigint_ignored(tmp_path):
+    """A background job of a non-interactive shell (``nohup train.py ... &`` in a script)
+    starts with SIGINT ignored; the harness's stop and Ctrl-C must still end the run."""
+    run_dir = tmp_path / "run"
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({**RUN, "output_dir": str(run_dir)}))
+    process = subprocess.Popen(
+        [sys.executable, "train.py", "--config", str(config)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    checkpoint = run_dir / "checkpoint.pt"
+    deadline = time.monotonic() + 120
+    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _, error = process.communicate(timeout=60)
+    assert process.returncode == 130, error[-2000:]
+    assert "train.py: interrupted (Ctrl-C); the last checkpoint, at " in error
+
+
 def test_the_interruption_message_says_when_there_is_nothing_to_resume(tmp_path):
     from agents.config import config_from_dict
     from agents.run import Budget, Checkpointer
