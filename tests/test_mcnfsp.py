@@ -663,7 +663,7 @@ def _leduc_shipped_search(prior: list[float], seed: int, **changes):
     """The shipped Leduc config's search (``changes`` on top), f_BR's prior at every state
     fixed to ``prior`` over fold, call, raise and its value to 0, against a uniform player 1."""
     game, state = _leduc_nuts_facing_a_raise()
-    params = load_config("configs/mcnfsp_leduc.yaml").trainer.params
+    params = load_config("mcnfsp_leduc").trainer.params
     config = MCNFSPConfig(**{**params, **changes})
     architecture = architecture_for(game, config)
     network = PolicyValueNetwork(architecture)
@@ -702,7 +702,7 @@ def test_value_target_search_stores_the_searched_value_not_the_episode_return():
     uniform = lambda state, q: state.legal_actions_mask(q) / state.legal_actions_mask(q).sum()  # noqa: E731
     stored = {}
     for value_target in ("return", "search"):
-        params = load_config("configs/mcnfsp_leduc.yaml").trainer.params
+        params = load_config("mcnfsp_leduc").trainer.params
         config = MCNFSPConfig(**{**params, "anticipatory": 1.0, "value_target": value_target})
         torch.manual_seed(0)
         agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, uniform, seed=0)
