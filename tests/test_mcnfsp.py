@@ -646,3 +646,80 @@ def test_a_checkpoint_written_before_mcnfsp_became_a_package_still_loads():
     )[0]
     # Pi's probabilities at the first deal, as the old module computed them from this file.
     np.testing.assert_array_equal(pi, [0.18756064772605896, 0.8124393820762634])
+
+
+def _leduc_nuts_facing_a_raise():
+    """Leduc: player 0 holds K, the public card is K (no hand beats it), both checked round
+    1 and player 1 raised after player 0's check in round 2. Against a player 1 who folds or
+    calls evenly: fold -1, call +5, re-raise 0.5 * 5 + 0.5 * 9 = +7 chips (best response)."""
+    game = hiddenenvs.load_game("leduc_holdem")
+    state = game.new_initial_state()
+    for action in (2, 0, 1, 1, 2, 1, 2):  # deal K, J; call, call; public K; call, raise
+        state.apply_action(action)
+    return game, state
+
+
+def _leduc_shipped_search(prior: list[float], seed: int, **changes):
+    """The shipped Leduc config's search (``changes`` on top), f_BR's prior at every state
+    fixed to ``prior`` over fold, call, raise and its value to 0, against a uniform player 1."""
+    game, state = _leduc_nuts_facing_a_raise()
+    params = load_config("mcnfsp_leduc").trainer.params
+    config = MCNFSPConfig(**{**params, **changes})
+    architecture = architecture_for(game, config)
+    network = PolicyValueNetwork(architecture)
+    with torch.no_grad():
+        for parameter in network.parameters():
+            parameter.zero_()
+        network.policy_head.bias.copy_(torch.log(torch.tensor(prior)))
+    uniform = lambda state, q: state.legal_actions_mask(q) / state.legal_actions_mask(q).sum()  # noqa: E731
+    search = BestResponseSearch(
+        game, 0, network, architecture, uniform, config, np.random.default_rng(seed)
+    )
+    return search, state
+
+
+def test_leduc_search_overrules_a_prior_that_folds_the_nuts():
+    # The defect that held MCNFSP at exploitability ~1.0 on Leduc: with 20 PUCT
+    # simulations and values in units of the utility bound (13 chips), the visits echoed
+    # f_BR's prior (all 20 on fold here, worth -1 against +7), and f_BR learned pi ∝ N,
+    # the prior again. The shipped search plays and teaches the best response, re-raise.
+    for seed in range(3):
+        search, state = _leduc_shipped_search([0.95, 0.025, 0.025], seed)
+        acting, target, value = search.search_result(state.seat_view(0))
+        np.testing.assert_array_equal(acting, [0.0, 0.0, 1.0])
+        assert target[2] > 0.95, target
+        # f_BR's value target (value_target: search): the best response's value, 7 of 13.
+        assert value == pytest.approx(7 / 13, abs=0.01)
+
+
+def test_value_target_search_stores_the_searched_value_not_the_episode_return():
+    # z, the paper's target, is what the player went on to earn, its later moves mostly
+    # Pi's (eta 0.1): the mixed policy's value, not the best response's (on Leduc f_BR's
+    # value sat 0.5-0.7 chips from Pi's values and 1.0 from the best response's).
+    from agents.mcnfsp import MCNFSPAgent
+
+    game, state = _leduc_nuts_facing_a_raise()
+    uniform = lambda state, q: state.legal_actions_mask(q) / state.legal_actions_mask(q).sum()  # noqa: E731
+    stored = {}
+    for value_target in ("return", "search"):
+        params = load_config("mcnfsp_leduc").trainer.params
+        config = MCNFSPConfig(**{**params, "anticipatory": 1.0, "value_target": value_target})
+        torch.manual_seed(0)
+        agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, uniform, seed=0)
+        agent.start_episode(0)
+        agent.act_batch(
+            state.information_state_tensor(0)[None],
+            state.legal_actions_mask(0)[None],
+            [0],
+            views=[state.seat_view(0)],
+        )
+        agent._episode_rewards[0].append(-1.0)  # the episode's return from the search on
+        agent.end_episode(0)
+        stored[value_target] = float(agent.replay.state_dict()["data"]["value_target"][0])
+    assert stored["return"] == pytest.approx(-1 / 13)
+    assert stored["search"] == pytest.approx(7 / 13, abs=0.02)
+
+
+def test_value_target_is_checked():
+    with pytest.raises(ConfigError, match="value_target must be 'return' or 'search'"):
+        MCNFSPConfig(value_target="z")

@@ -104,7 +104,10 @@ class MCNFSPAgent(Agent):
         )
         # Per episode in flight: the rewards so far, and the searches waiting for their z.
         self._episode_rewards: dict[int, list[float]] = {}
-        self._episode_searches: dict[int, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]] = {}
+        # (decision index, observation, packed mask, f_BR's policy target, search value or None)
+        self._episode_searches: dict[
+            int, list[tuple[int, np.ndarray, np.ndarray, np.ndarray, float | None]]
+        ] = {}
         self.searches = 0
         self.rl_steps = 0
         self.sl_steps = 0
@@ -166,7 +169,7 @@ class MCNFSPAgent(Agent):
         episode_ids = range(len(flat)) if episode_ids is None else episode_ids
         searching = self.rng.random(len(flat)) < self.config.anticipatory
         probabilities = np.zeros((len(flat), self.num_actions))
-        targets = {}  # f_BR's policy targets, per searched row
+        targets = {}  # f_BR's policy target and the search's value, per searched row
         if (~searching).any():
             with torch.no_grad():
                 probabilities[~searching] = average_probabilities(
@@ -178,7 +181,8 @@ class MCNFSPAgent(Agent):
             root = None if roots is None else roots[row]
             view = root.seat_view(self.player) if views is None else views[row]
             try:
-                probabilities[row], targets[row] = self.search.policy_and_target(view, root)
+                probabilities[row], target, value = self.search.search_result(view, root)
+                targets[row] = (target, value)
             except DeadlinePassed:  # the loop abandons this episode: Pi answers, nothing is stored
                 searching[row] = False
                 with torch.no_grad():
@@ -197,7 +201,7 @@ class MCNFSPAgent(Agent):
             )
             if episode_id in self._episode_searches:  # learning: z comes at the episode's end
                 self._episode_searches[episode_id].append(
-                    (len(self._episode_rewards[episode_id]), flat[row], packed, targets[row])
+                    (len(self._episode_rewards[episode_id]), flat[row], packed, *targets[row])
                 )
         return actions, probabilities
 
@@ -215,10 +219,13 @@ class MCNFSPAgent(Agent):
             self._episode_rewards[transition.episode_id].append(transition.reward)
 
     def end_episode(self, episode_id=0):
-        """Store each search of the episode in M_RL with z, the return earned from it on."""
+        """Store each search of the episode in M_RL with its value target: z, the return
+        earned from it on, or with ``value_target: search`` the search's own root value."""
         rewards = np.asarray(self._episode_rewards.pop(episode_id, []), dtype=np.float64)
         returns_to_go = np.append(np.cumsum(rewards[::-1])[::-1], 0.0)
-        for decision, observation, packed, pi in self._episode_searches.pop(episode_id, []):
+        for decision, observation, packed, pi, searched_value in self._episode_searches.pop(
+            episode_id, []
+        ):
             support = np.flatnonzero(pi)
             if (
                 len(support) > self.policy_width
@@ -236,8 +243,15 @@ class MCNFSPAgent(Agent):
                 action_mask=packed,
                 policy_actions=actions,
                 policy_probabilities=weights,
-                value_target=float(np.clip(returns_to_go[decision] / self.scale, -1.0, 1.0)),
+                value_target=self._value_target(returns_to_go[decision], searched_value),
             )
+
+    def _value_target(self, returns_to_go: float, searched_value: float | None) -> float:
+        """f_BR's value target in [-1, 1]: z (the paper's), or the search's root value with
+        ``value_target: search`` (z where nothing was searched: one legal action)."""
+        if self.config.value_target == "search" and searched_value is not None:
+            return float(np.clip(searched_value, -1.0, 1.0))
+        return float(np.clip(returns_to_go / self.scale, -1.0, 1.0))
 
     def store(self, memories: dict[str, Any]) -> None:
         """A self-play worker's searches (:meth:`~agents.mcnfsp.self_play.SelfPlayWorker.play_games`) into M_RL and

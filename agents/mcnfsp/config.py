@@ -51,6 +51,10 @@ class MCNFSPConfig:
     # chance probabilities (small branching); "sample": one is drawn per simulation (the paper's way)
     opponent_backup: str = "expectation"
     temperature: float = 1.0  # pi ∝ N^(1/temperature)
+    # f_BR's value target: "return" is the paper's z (what the player went on to earn, its
+    # later moves mostly Pi's); "search" is the value of the search's policy target at the
+    # root, sum_a target(a) Q(a) (our deviation: a best response's value, agents.mcnfsp.deviations)
+    value_target: str = "return"
     # Leaf evaluation: 0 is the paper's (f_BR's value); n > 0 first plays n of the searcher's
     # decisions with the game's no-op (combat: hold, so standing orders play out), the others
     # by their policies, then adds f_BR's value where the rollout stopped (our deviation)
@@ -123,6 +127,10 @@ class MCNFSPConfig:
         if self.root_selection not in ("puct", "gumbel"):
             raise ConfigError(
                 f"trainer.params.root_selection must be 'puct' or 'gumbel', got {self.root_selection!r}"
+            )
+        if self.value_target not in ("return", "search"):
+            raise ConfigError(
+                f"trainer.params.value_target must be 'return' or 'search', got {self.value_target!r}"
             )
         if self.opponent_backup not in ("expectation", "sample"):
             raise ConfigError(

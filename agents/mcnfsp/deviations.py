@@ -25,6 +25,28 @@ Two changes from the paper make the search a best response, as fictitious play n
   episodes on the game model against a fixed opponent (the paper's combat setting:
   MCNFSP attackers trained against scripted defenders).
 
+One option that makes the search's answers best responses where values differ by little
+against the utility bound (poker), off by default (the paper's): on Leduc the shipped search
+answered with f_BR's prior and valued the next decisions by Pi's play, and MCNFSP sat at
+exploitability ~1.0 from 2 minutes to 10 (``configs/mcnfsp_leduc.yaml`` says what it reaches now):
+
+- ``value_target: search``: f_BR's value learns the search's value at the root, ``sum_a
+  target(a) Q(a)`` (the value of f_BR's policy target), instead of z. z is the return the
+  player went on to earn, its later decisions played mostly by Pi (eta 0.1, per action):
+  the value of the mix, not of a best response, so the search, whose leaves are f_BR's
+  values, looked one decision ahead of Pi. Measured on the old Leduc run's checkpoint
+  (600 s, exact values per information set, weighted by the opponent's reach): f_BR's
+  value was 0.51-0.67 chips from Pi's values and 1.0 from the best response's, whose gap
+  is 0.75-0.98 chips. With the search's value the leaves back up what the search would do:
+  value iteration with the search as the operator (the bootstrap MuZero's Reanalyse uses).
+
+The prior echo has its fix among the options below: PUCT's visits at 20 simulations with
+values in units of the utility bound (13 chips on Leduc: one chip is 0.08) follow f_BR's
+prior (on that checkpoint the most visited action was the prior's favourite on 283 of the 288
+information sets, and the exact best response on 69-87% of the reach; 200 simulations: 71-90%), and
+f_BR learns ``pi ∝ N``: the prior again. ``root_selection: gumbel`` plays and teaches by
+``logits + sigma(q)``, q min-max normalised, which the values decide.
+
 Options for large action spaces, all off by default (the paper's search):
 
 - ``order_head: factored`` (:class:`agents.networks.FactoredOrderHead`): f_BR's and Pi's
@@ -161,10 +183,10 @@ class SearchDeviations:
             remaining = remaining[: max(1, math.ceil(len(remaining) / 2))]
         return node, int(remaining[0])
 
-    def _sigma(self, node: Node) -> np.ndarray:
-        """``sigma(completed q)``: q the root's mean returns in [0, 1] (min-max over the
-        actions), unvisited actions completed by the mixed value ``v_mix`` (Danihelka et
-        al. 2022, eq. 33: f_BR's value averaged with the prior-weighted visited q)."""
+    def _completed_q(self, node: Node) -> np.ndarray:
+        """The root's mean returns scaled to [-1, 1], unvisited actions completed by the
+        mixed value ``v_mix`` (Danihelka et al. 2022, eq. 33: f_BR's value averaged with
+        the prior-weighted visited q)."""
         visited = node.visits > 0
         q = np.where(visited, node.return_sum / np.maximum(node.visits, 1) / self.scale, 0.0)
         total = node.visits.sum()
@@ -175,7 +197,12 @@ class SearchDeviations:
             mixed = (node.value + total * weighted) / (1.0 + total)
         else:
             mixed = node.value
-        q = np.where(visited, q, mixed)
+        return np.where(visited, q, mixed)
+
+    def _sigma(self, node: Node) -> np.ndarray:
+        """``sigma(completed q)``: the completed q (:meth:`_completed_q`) min-max
+        normalised over the actions into [0, 1], times ``(50 + max N)``."""
+        q = self._completed_q(node)
         spread = q.max() - q.min()
         q = (q - q.min()) / spread if spread > 0 else np.zeros_like(q)
         return (GUMBEL_C_VISIT + node.visits.max()) * GUMBEL_C_SCALE * q

@@ -251,32 +251,45 @@ class BestResponseSearch(SearchDeviations):
 
     def policy(self, view: SeatView, root: State | None = None) -> np.ndarray:
         """The search's acting policy at the view (:meth:`policy_and_target`)."""
-        return self.policy_and_target(view, root)[0]
+        return self.search_result(view, root)[0]
 
     def policy_and_target(
         self, view: SeatView, root: State | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """What the search plays and what f_BR's policy head learns, over ``num_distinct_actions``.
+        """What the search plays and what f_BR's policy head learns (:meth:`search_result`)."""
+        acting, target, _ = self.search_result(view, root)
+        return acting, target
 
-        PUCT: both are ``pi ∝ N^(1/temperature)`` (the paper). Gumbel: it plays its chosen
-        action (one-hot) and f_BR learns the improved policy ``softmax(logits + sigma(completed
-        q))`` (Danihelka et al. 2022, eq. 11), which puts weight on every legal action.
+    def search_result(
+        self, view: SeatView, root: State | None = None
+    ) -> tuple[np.ndarray, np.ndarray, float | None]:
+        """What the search plays, what f_BR's policy head learns, both over
+        ``num_distinct_actions``, and the target's value at the root in [-1, 1].
+
+        PUCT: both policies are ``pi ∝ N^(1/temperature)`` (the paper). Gumbel: it plays its
+        chosen action (one-hot) and f_BR learns the improved policy ``softmax(logits +
+        sigma(completed q))`` (Danihelka et al. 2022, eq. 11), which puts weight on every
+        legal action. The value is ``sum_a target(a) Q(a)`` (Q the mean return scaled by the
+        utility bound, completed by ``v_mix`` where unvisited): f_BR's value target with
+        ``value_target: search``; None with a single legal action (nothing searched).
         ``root``: a state to search from instead of belief samples (games without a sampler).
         """
         pi = np.zeros(self.game.info.num_distinct_actions)
         if len(view.legal_actions) == 1:
             pi[view.legal_actions[0]] = 1.0
-            return pi, pi
+            return pi, pi, None
         node, chosen = self._search(view, root)
+        q = self._completed_q(node)
         if chosen is None:
             pi[node.actions] = node.visits ** (1.0 / self.config.temperature)
             pi /= pi.sum()
-            return pi, pi
+            return pi, pi, float(pi[node.actions] @ q)
         pi[node.actions[chosen]] = 1.0
         logits = np.log(node.prior + 1e-30) + self._sigma(node)
         target = np.zeros_like(pi)
         target[node.actions] = np.exp(logits - logits.max())
-        return pi, target / target.sum()
+        target /= target.sum()
+        return pi, target, float(target[node.actions] @ q)
 
     def _simulate(
         self,
