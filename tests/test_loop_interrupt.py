@@ -27,7 +27,8 @@ RUN = {
 }
 
 
-def test_sigint_ends_the_run_with_its_last_checkpoint_and_how_to_resume(tmp_path):
+def _run_past_its_first_checkpoint(tmp_path, **popen_options):
+    """train.py on RUN, started and waited for until its first checkpoint is written."""
     run_dir = tmp_path / "run"
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump({**RUN, "output_dir": str(run_dir)}))
@@ -37,11 +38,17 @@ def test_sigint_ends_the_run_with_its_last_checkpoint_and_how_to_resume(tmp_path
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        **popen_options,
     )
     checkpoint = run_dir / "checkpoint.pt"
     deadline = time.monotonic() + 120
     while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
+    return process, run_dir, checkpoint
+
+
+def test_sigint_ends_the_run_with_its_last_checkpoint_and_how_to_resume(tmp_path):
+    process, run_dir, checkpoint = _run_past_its_first_checkpoint(tmp_path)
     time.sleep(0.2)  # mid-run, between two checkpoints
     process.send_signal(signal.SIGINT)
     _, error = process.communicate(timeout=60)
@@ -75,21 +82,9 @@ def test_sigint_ends_the_run_with_its_last_checkpoint_and_how_to_resume(tmp_path
 def test_sigint_is_heard_by_a_run_started_with_sigint_ignored(tmp_path):
     """A background job of a non-interactive shell (``nohup train.py ... &`` in a script)
     starts with SIGINT ignored; the harness's stop and Ctrl-C must still end the run."""
-    run_dir = tmp_path / "run"
-    config = tmp_path / "run.yaml"
-    config.write_text(yaml.safe_dump({**RUN, "output_dir": str(run_dir)}))
-    process = subprocess.Popen(
-        [sys.executable, "train.py", "--config", str(config)],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    process, _, _ = _run_past_its_first_checkpoint(
+        tmp_path, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)
     )
-    checkpoint = run_dir / "checkpoint.pt"
-    deadline = time.monotonic() + 120
-    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
     process.send_signal(signal.SIGINT)
     _, error = process.communicate(timeout=60)
     assert process.returncode == 130, error[-2000:]
