@@ -576,6 +576,30 @@ def test_search_draws_a_searchs_histories_from_one_posterior_on_gdl(monkeypatch)
     assert len(passes) == 1, len(passes)
 
 
+def test_search_falls_back_to_uniform_beliefs_where_the_sampler_refuses_the_policy(
+    monkeypatch,
+):
+    # Late in a long Meier game the sampler under the others' policies outgrew its node cap
+    # (a 40-step key) and the run crashed; the uniform opponent model merges what the
+    # policy tells apart, so the search draws from it there and goes on.
+    game, state = _blind_tictactoe_x_holds_the_top_row_but_one()
+    sample = game.sample_consistent_histories
+    asked = []
+
+    def capped(player, key, rng, count, policy=None):
+        asked.append(policy is None)
+        if policy is not None:
+            raise ValueError("the belief sampler needs more than 200000 distinct states")
+        return sample(player, key, rng, count, policy)
+
+    monkeypatch.setattr(game, "sample_consistent_histories", capped)
+    uniform = lambda state, q: state.legal_actions_mask(q) / state.legal_actions_mask(q).sum()  # noqa: E731
+    search = _search(game, 0, uniform, simulations=16, opponent_backup="sample")
+    counts = search.visit_counts(state.seat_view(0))
+    assert counts.sum() == 16 and asked == [False, True]
+    assert search.uniform_belief_fallbacks == 1
+
+
 def test_search_completes_a_line_in_blind_tictactoe():
     # x's marks at (1,1) and (1,2) landed: (1,3) wins outright unless o holds it, which a
     # uniform o does with small probability; every other cell scores less. (The shipped

@@ -70,6 +70,8 @@ class BestResponseSearch(SearchDeviations):
         self.sampled_chance = game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC
         self.no_op = game.NO_OP_ACTION
         self.deadline: float | None = None
+        # Searches whose key outgrew the sampler under the others' policies (_draw_histories).
+        self.uniform_belief_fallbacks = 0
         if config.rollout_decisions and self.no_op is None:
             raise ValueError(
                 f"MCNFSP search on {game.spec}: rollout_decisions needs the game's no-op action "
@@ -109,13 +111,7 @@ class BestResponseSearch(SearchDeviations):
                 state = fixed.clone()
             else:
                 if not histories:
-                    histories.extend(
-                        reversed(
-                            game.sample_consistent_histories(
-                                player, view.information_state_key, rng, batch, self.opponent_policy
-                            )
-                        )
-                    )
+                    histories.extend(reversed(self._draw_histories(view, batch)))
                 history = histories.pop()
                 if history not in states:
                     states[history] = game.state_from_history(history)
@@ -125,6 +121,22 @@ class BestResponseSearch(SearchDeviations):
             return state
 
         return fresh_root
+
+    def _draw_histories(self, view: SeatView, count: int) -> list[tuple]:
+        """``count`` histories from the posterior under the others' average policies. Under
+        a policy the sampler tells the others' information states apart, which outgrows its
+        node cap late in long games (a 40-step Meier key); the uniform opponent model merges
+        them, so it answers there (as ReBeL's sampler does, agents/rebel/beliefs.py)."""
+        game, key = self.game, view.information_state_key
+        try:
+            return game.sample_consistent_histories(
+                self.player, key, self.rng, count, self.opponent_policy
+            )
+        except ValueError:
+            if self.opponent_policy is None:
+                raise
+            self.uniform_belief_fallbacks += 1
+            return game.sample_consistent_histories(self.player, key, self.rng, count, None)
 
     def _expand(self, state: State) -> Node:
         actions = np.asarray(state.legal_actions(self.player), dtype=np.int64)
