@@ -118,7 +118,8 @@ def curve_verdict(
     end_value = points[-1][1]
     if bound is not None and (bound - end_value) * better > 0:
         minutes = (bound - end_value) / slope_quarter
-        text += f"; at that rate the target {bound:g} is about {minutes:.0f} more minutes away"
+        away = "under a minute" if minutes < 1 else f"about {minutes:.0f} more minutes"
+        text += f"; at that rate the target {bound:g} is {away} away"
     return text
 
 
