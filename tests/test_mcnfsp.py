@@ -65,7 +65,7 @@ def test_gumbel_root_search_best_responds_with_few_simulations():
             game, seed % 2, lambda state, q: np.array([0.6, 0.2, 0.2]), simulations=6, seed=seed
         )
         search.config.root_selection = "gumbel"
-        acting, target = search.policy_and_target(game.new_initial_state().seat_view(seed % 2))
+        acting, target, _ = search.search_result(game.new_initial_state().seat_view(seed % 2))
         np.testing.assert_array_equal(acting, [0.0, 1.0, 0.0])
         assert target[1] > 0.99 and target.sum() == pytest.approx(1.0), target
 
@@ -96,7 +96,7 @@ def test_gumbel_candidates_of_a_round_share_their_roots_hit_rolls():
         simulate(state, nodes, key, root_index=root_index)
 
     search._simulate = recording
-    search.policy_and_target(root.seat_view(0), root)
+    search.search_result(root.seat_view(0), root)
     passes = [roots[0:4], roots[4:6], roots[6:8]]
     assert len(roots) == 8
     for one_pass in passes:

@@ -262,15 +262,8 @@ class BestResponseSearch(SearchDeviations):
         }
 
     def policy(self, view: SeatView, root: State | None = None) -> np.ndarray:
-        """The search's acting policy at the view (:meth:`policy_and_target`)."""
+        """The search's acting policy at the view (:meth:`search_result`)."""
         return self.search_result(view, root)[0]
-
-    def policy_and_target(
-        self, view: SeatView, root: State | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """What the search plays and what f_BR's policy head learns (:meth:`search_result`)."""
-        acting, target, _ = self.search_result(view, root)
-        return acting, target
 
     def search_result(
         self, view: SeatView, root: State | None = None
