@@ -522,8 +522,20 @@ def test_a_cells_yardstick_joins_its_why_not_met_entry():
     cell = training.CELLS_BY_NAME["nfsp_meier"]
     lines = entry(cell, [], [0], [[]], None, "", "", None, False, "profiles/nfsp_meier.md")
     assert f"- **Yardstick**: {cell.yardstick}" in lines
-    assert "0.720 (its 400-game lower bound: 0.674)" in cell.yardstick
+    assert "0.720 (its lower bound over 400 games: 0.674; over 2,000" in cell.yardstick
+    assert cell.games == 2000
     plain = entry(
         training.CELLS_BY_NAME["nfsp_leduc"], [], [0], [[]], None, "", "", None, False, ""
     )
     assert not any(line.startswith("- **Yardstick**") for line in plain)
+
+
+def test_a_cells_own_games_count_holds_in_the_full_profile_only():
+    """Meier's cells evaluate over 2,000 games (their yardstick: 400 cannot show 0.70 for the
+    best equilibrium); other cells over the profile's 400; --quick and --games override."""
+    full, quick = training.profile(False), training.profile(True)
+    meier, leduc = training.CELLS_BY_NAME["nfsp_meier"], training.CELLS_BY_NAME["nfsp_leduc"]
+    assert (full.games_for(meier), full.games_for(leduc)) == (2000, 400)
+    assert quick.games_for(meier) == 10
+    full.games, full.cell_games = 600, False  # what --games 600 sets
+    assert full.games_for(meier) == 600
