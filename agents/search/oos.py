@@ -106,7 +106,9 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Generator, Iterable
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any, TypedDict, TypeVar, cast
 
 import numpy as np
@@ -125,7 +127,16 @@ from agents.search.tree_mccfr import TreeTables, use_tree
 from hiddenenvs.analysis import GameTree
 from hiddenenvs.analysis.tree import _skip_forced_simultaneous
 from hiddenenvs.beliefs import sample_history
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, SeatView, State, draw_index
+from hiddenenvs.game import (
+    CHANCE,
+    SIMULTANEOUS,
+    TERMINAL,
+    ChanceMode,
+    Game,
+    SeatView,
+    State,
+    draw_index,
+)
 
 TARGETING = ("ist", "pst")
 REWEIGHTING = ("none", "ema")
@@ -137,6 +148,9 @@ EMA_DECAY = 0.99  # as _tree_mccfr.pyx: r <- 0.99 r + 0.01 q(z) / q_u(z)
 OOS_AUTO_TREE_MAX_NODES = 1_000_000
 # Compiled iterations run in chunks of this many between clock checks of a time budget.
 CHUNK = 64
+# Nodes whose children's target views the model path keeps, per game (ChildViews): about
+# 1 KB a node at blind tic-tac-toe's 81 joint moves, so at most about 50 MB.
+CHILD_VIEWS_MAX_NODES = 50_000
 RolloutPolicy = Callable[[list, np.ndarray, np.ndarray], np.ndarray]
 # A suspended rollout step: the state, its movers and their legal-action masks.
 RolloutRequest = tuple[State, list[int], np.ndarray]
@@ -144,6 +158,87 @@ RolloutRequest = tuple[State, list[int], np.ndarray]
 Sample = tuple[float, float, float]
 # A state machine's return value (answer_rollouts, search_concurrently).
 Result = TypeVar("Result")
+
+
+class ChildViews:
+    """The target views of a node's children, kept per node for the targeted walk.
+
+    Above the target the model path's biased sampler asks which of a node's children
+    (chance outcomes, or the movers' joint choices) keep the searcher's view of the
+    history consistent with the target, and finding out clones the node and plays each
+    child (81 joint moves a node in blind tic-tac-toe). What it finds is a function of
+    the node alone: a child's view is its parent's extended by the step's entries. So
+    each node keeps the distinct extensions (``suffixes``) and which child has which
+    (``suffix_of_child``), and every later visit, in any search of the game and at any
+    target, compares a few suffixes with the target instead of playing the children.
+
+    Nodes are named by the view they keep (``kind``: the player's information state,
+    or the public state) and the state's :meth:`~hiddenenvs.game.State.history`, which
+    determines the state (it is what a state pickles as). A SAMPLED_STOCHASTIC game's
+    history may leave its draws' seed out, so :func:`child_views_of` keeps none for it.
+    At most ``max_nodes`` nodes, the least recently used dropped first. A node where
+    some child's view does not extend its parent's is kept as ``None``: played again
+    at every visit.
+    """
+
+    def __init__(self, max_nodes: int = CHILD_VIEWS_MAX_NODES):
+        self.max_nodes = max_nodes
+        self._nodes: OrderedDict[tuple, tuple[tuple, tuple[int, ...]] | None] = OrderedDict()
+        self.hits = self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def suffixes(
+        self,
+        kind: tuple,
+        state: State,
+        view_of: Callable[[State], tuple],
+        choices: Sequence,
+        play: Callable[[State, Any], None],
+    ) -> tuple[tuple, tuple[int, ...]] | None:
+        """``(suffixes, suffix_of_child)`` of ``state``'s children, ``play(clone, choice)``
+        for each of ``choices``, under the view ``view_of`` (kept, or found and kept)."""
+        node = (kind, tuple(state.history()))
+        nodes = self._nodes
+        if node in nodes:
+            self.hits += 1
+            nodes.move_to_end(node)
+            return nodes[node]
+        self.misses += 1
+        view = view_of(state)
+        length = len(view)
+        found: dict[tuple, int] = {}
+        suffix_of_child = []
+        kept: tuple[tuple, tuple[int, ...]] | None = None
+        for choice in choices:
+            child = state.clone()
+            play(child, choice)
+            child_view = view_of(child)
+            if child_view[:length] != view:
+                break
+            suffix_of_child.append(found.setdefault(child_view[length:], len(found)))
+        else:
+            kept = (tuple(found), tuple(suffix_of_child))
+        nodes[node] = kept
+        if len(nodes) > self.max_nodes:
+            nodes.popitem(last=False)
+        return kept
+
+
+# One ChildViews per game (its nodes are facts of the game), shared by its searches.
+_CHILD_VIEWS: weakref.WeakKeyDictionary[Game, ChildViews] = weakref.WeakKeyDictionary()
+
+
+def child_views_of(game: Game) -> ChildViews | None:
+    """``game``'s :class:`ChildViews`; None for a game whose history does not name its
+    states (SAMPLED_STOCHASTIC: the draws' seed may be left out)."""
+    if game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC:
+        return None
+    views = _CHILD_VIEWS.get(game)
+    if views is None:
+        views = _CHILD_VIEWS[game] = ChildViews()
+    return views
 
 
 class OOSOptions(TypedDict, total=False):
@@ -263,6 +358,7 @@ class OOS:
             raise ValueError(f"OOS prior_regret must be >= 0, got {prior_regret}")
         self.average_tremble = average_tremble
         self.prior_regret = prior_regret
+        self.child_views = child_views_of(game) if self.tree is None else None
         self.reset()
 
     def _build_tree(self, reweighting: str, average_tremble: float) -> None:
@@ -364,6 +460,36 @@ class OOS:
         key = self._target_view(state)
         length = min(len(key), len(self._target))
         return key[:length] == self._target[:length]
+
+    def _consistent_children(
+        self, state: State, choices: Sequence, play: Callable[[State, Any], None]
+    ) -> list[bool]:
+        """:meth:`_consistent` of each child ``play(clone of state, choice)``, from the
+        children's view suffixes kept in :attr:`child_views` (see :class:`ChildViews`)."""
+        children = None
+        if self.child_views is not None:
+            kind = (self.targeting, self.player if self.targeting == "ist" else None)
+            try:
+                children = self.child_views.suffixes(kind, state, self._target_view, choices, play)
+            except NotImplementedError:  # the game keeps no history: no node names
+                self.child_views = None
+        if children is None:
+            consistent = []
+            for choice in choices:
+                child = state.clone()
+                play(child, choice)
+                consistent.append(self._consistent(child))
+            return consistent
+        suffixes, suffix_of_child = children
+        view, target = self._target_view(state), self._target
+        common = min(len(view), len(target))
+        if view[:common] != target[:common]:  # every child's view extends this one
+            return [False] * len(suffix_of_child)
+        if len(view) >= len(target):
+            return [True] * len(suffix_of_child)
+        wanted = target[len(view) :]
+        fits = [suffix[: len(wanted)] == wanted[: len(suffix)] for suffix in suffixes]
+        return [fits[k] for k in suffix_of_child]
 
     def _reaches_target(self, state: State) -> bool:
         key = self._target_view(state)
@@ -684,7 +810,7 @@ class OOS:
         biased_probabilities = probabilities
         if not below and biased_reach > 0.0:
             allowed = np.array(
-                [self._consistent(state.child(a)) for a in outcomes], dtype=np.float64
+                self._consistent_children(state, outcomes, _play_outcome), dtype=np.float64
             )
             if (allowed * probabilities).sum() > 0.0:
                 biased_probabilities = allowed * probabilities / (allowed * probabilities).sum()
@@ -839,13 +965,13 @@ class OOS:
         self, state: State, joint: list[int] | None, movers: list[int], entries: list[InfosetEntry]
     ) -> list[tuple[int, ...]]:
         """Index tuples (one per mover) of the choices whose child is target-consistent."""
-        allowed = []
-        for combination in itertools.product(*(range(len(e.legal)) for e in entries)):
-            child = state.clone()
+        combinations = list(itertools.product(*(range(len(e.legal)) for e in entries)))
+
+        def play(child: State, combination: tuple[int, ...]) -> None:
             apply_choices(child, joint, movers, [e.legal[k] for e, k in zip(entries, combination)])
-            if self._consistent(child):
-                allowed.append(combination)
-        return allowed
+
+        consistent = self._consistent_children(state, combinations, play)
+        return [c for c, fits in zip(combinations, consistent) if fits]
 
     def _rollout_step(
         self,
@@ -882,6 +1008,10 @@ class OOS:
             False,
         )
         return utility, tail * factor, q
+
+
+def _play_outcome(state: State, outcome: int) -> None:
+    state.apply_action(outcome)
 
 
 def answer_rollouts(
