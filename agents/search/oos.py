@@ -173,9 +173,11 @@ class ChildViews:
     target, compares a few suffixes with the target instead of playing the children.
 
     Nodes are named by the view they keep (``kind``: the player's information state,
-    or the public state) and the state's :meth:`~hiddenenvs.game.State.history`, which
-    determines the state (it is what a state pickles as). A SAMPLED_STOCHASTIC game's
-    history may leave its draws' seed out, so :func:`child_views_of` keeps none for it.
+    or the public state) and the state's ``markov_key()`` where the game has one (GDL:
+    the propnet state and step, so transposed move orders share a node), else its
+    :meth:`~hiddenenvs.game.State.history`, which determines the state (it is what a
+    state pickles as). A SAMPLED_STOCHASTIC game's history may leave its draws' seed
+    out, so :func:`child_views_of` keeps none for it.
     At most ``max_nodes`` nodes, the least recently used dropped first. A node where
     some child's view does not extend its parent's is kept as ``None``: played again
     at every visit.
@@ -199,7 +201,8 @@ class ChildViews:
     ) -> tuple[tuple, tuple[int, ...]] | None:
         """``(suffixes, suffix_of_child)`` of ``state``'s children, ``play(clone, choice)``
         for each of ``choices``, under the view ``view_of`` (kept, or found and kept)."""
-        node = (kind, tuple(state.history()))
+        markov_key = getattr(state, "markov_key", None)
+        node = (kind, markov_key() if markov_key is not None else tuple(state.history()))
         nodes = self._nodes
         if node in nodes:
             self.hits += 1

@@ -798,6 +798,14 @@ class GdlState(State):
     def history(self):
         return self._decisions
 
+    def markov_key(self) -> tuple:
+        """What this state's future depends on, hashable: the propnet state, random's move
+        if already drawn this step, and the step count (the cut). States with equal keys
+        have the same legal moves and chance outcomes, and each child adds the same entries
+        to every key (a search keeps what it learns of a node under it: fewer names than
+        histories, since move orders transpose)."""
+        return (self.fluents, self.pending_random, self.steps, self.cut)
+
     def information_state_key(self, player):
         return self._keys[player]
 
