@@ -1,23 +1,26 @@
-"""OOS's targeted walk on GDL-II games: children's target views kept per node, or played.
+"""OOS's model path on GDL-II games, keeping what it computed or computing it again.
 
     taskset -c 1 python benchmarks/bench_oos_targeting.py                  # a few minutes
     taskset -c 1 python benchmarks/bench_oos_targeting.py --train-config \
-        configs/exit_oos_blind_tictactoe.yaml --train-seconds 120 evaluation.every_episodes=100000
+        configs/exit_oos_blind_tictactoe.yaml evaluation.every_episodes=100000
     taskset -c 1 python benchmarks/bench_oos_targeting.py --train-only --repo <old checkout> ...
 
 1. OOS simulations (iterations) per CPU second on the model path, in blind tic-tac-toe and
    Meier: one searcher (seed 0, the shipped ExIt-OOS parameters but the uniform rollout)
    searching in turn at its keys of one seeded uniform game, ``--simulations`` a key, as
    ExIt-OOS does through a match. Each search's rate is given at its key's length, twice
-   from the same seed: playing every child to test it against the target at every visit
-   (what OOS did before, ``child_views = None``), and with the views kept
-   (:class:`agents.search.oos.ChildViews`, empty at the match's start: its misses are
-   counted). The two runs' tables are checked to be the same, bit for bit.
-2. With ``--train-config``: ExIt-OOS games per CPU minute, ``train.py`` on that config for
-   ``--train-seconds`` in one process (``trainer.params.workers=0``, then the overrides
-   given) from ``--repo`` (default this checkout; another checkout times older code),
-   episodes read from the run's ``metrics.csv``. CPU seconds include the start and the
-   first evaluation.
+   from the same seed: as OOS did before, playing every child to test it against the
+   target at every visit (``child_views = None``) and asking the tables for every
+   strategy the belief sampler weighs (``_strategy_from_tables``), and keeping both
+   (:class:`agents.search.oos.ChildViews`, empty at the match's start so that its misses
+   are counted; ``OOS._strategy_of``). The two runs' tables are checked to be the same,
+   bit for bit.
+2. With ``--train-config``: ExIt-OOS games per CPU minute, ``train.py`` on that config in
+   one process (``trainer.params.workers=0``, then the overrides given) from ``--repo``
+   (default this checkout; another checkout times older code), run to each of
+   ``--train-games`` games (a step plays ``games_per_iteration``) within ``--train-seconds``.
+   The CPU seconds of the two runs differ by the games between them: the start, the
+   admission check and the first evaluation cancel out.
 
 Measured (taskset -c 1, nice 5, load 3.4, CPU figures), 50 simulations a key, playing every
 child -> views kept: blind tic-tac-toe at keys of 1, 3, 5 and 7 entries 1,733 -> 1,761,
@@ -74,12 +77,14 @@ def match_keys(game, player: int, decisions: int, seed: int) -> list[tuple]:
 
 
 def match_rates(
-    game, player: int, keys: list[tuple], simulations: int, keep_views: bool
+    game, player: int, keys: list[tuple], simulations: int, keep: bool
 ) -> tuple[list[float], dict]:
     """(simulations per CPU second of each search, the tables at the end) of one searcher
-    through ``keys``."""
+    through ``keys``, keeping what it computed or (``keep=False``) not."""
     search = OOS(game, player, seed=0, backend="model", **OOS_PARAMETERS)
-    search.child_views = ChildViews() if keep_views else None
+    search.child_views = ChildViews() if keep else None
+    if not keep:  # the tables asked at every draw (an instance attribute hides the method)
+        search._strategy_of = search._strategy_from_tables  # type: ignore[method-assign]
     rates = []
     for key in keys:
         start = time.process_time()
@@ -96,10 +101,10 @@ def same_tables(first: dict, second: dict) -> bool:
     )
 
 
-def games_per_cpu_minute(
-    repo: Path, config: str, seconds: float, overrides: list[str]
-) -> tuple[int, float, float]:
-    """(episodes, CPU seconds, episodes per CPU minute) of one ``train.py`` run of ``repo``."""
+def train_cpu_seconds(
+    repo: Path, config: str, games: int, seconds: float, overrides: list[str]
+) -> tuple[int, float]:
+    """(episodes trained, CPU seconds) of one ``train.py`` run of ``repo`` to ``games``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as output:
         subprocess.run(
@@ -109,6 +114,7 @@ def games_per_cpu_minute(
                 "--config",
                 str(Path(config).resolve()),
                 f"budget.seconds={seconds}",
+                f"budget.episodes={games}",
                 "trainer.params.workers=0",
                 f"output_dir={output}/run",
                 "progress_bar=false",
@@ -123,8 +129,7 @@ def games_per_cpu_minute(
         rows = list(csv.DictReader(metrics.open())) if metrics.exists() else []
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    episodes = max([0] + [int(float(row["episodes"])) for row in rows])
-    return episodes, cpu, episodes * 60.0 / cpu
+    return max([0] + [int(float(row["episodes"])) for row in rows]), cpu
 
 
 def main() -> None:
@@ -132,7 +137,10 @@ def main() -> None:
     parser.add_argument("--simulations", type=int, default=50, help="OOS simulations a key")
     parser.add_argument("--seed", type=int, default=0, help="seed of the game the keys come from")
     parser.add_argument("--train-config", default="", help="an ExIt-OOS config to time (part 2)")
-    parser.add_argument("--train-seconds", type=float, default=120.0)
+    parser.add_argument(
+        "--train-games", type=int, nargs=2, default=[8, 32], help="games of the two runs"
+    )
+    parser.add_argument("--train-seconds", type=float, default=900.0, help="each run's cap")
     parser.add_argument("--train-only", action="store_true", help="part 2 alone")
     parser.add_argument("--repo", default=str(REPO), help="the checkout whose train.py part 2 runs")
     parser.add_argument(
@@ -154,8 +162,8 @@ def main() -> None:
             print(f"{name}, player {player}, {args.simulations} simulations a key ({same}):")
             for key, before, after in zip(keys, played, kept):
                 print(
-                    f"  key length {len(key):3d}: {before:7.1f} simulations/s playing every "
-                    f"child, {after:7.1f} with the views kept ({after / before:.1f}x)"
+                    f"  key length {len(key):3d}: {before:7.1f} simulations/s computing again, "
+                    f"{after:7.1f} keeping ({after / before:.1f}x)"
                 )
             total = len(keys) * args.simulations
             print(
@@ -164,12 +172,17 @@ def main() -> None:
                 flush=True,
             )
     if args.train_config:
-        episodes, cpu, rate = games_per_cpu_minute(
-            Path(args.repo), args.train_config, args.train_seconds, args.overrides
-        )
+        runs = [
+            train_cpu_seconds(
+                Path(args.repo), args.train_config, games, args.train_seconds, args.overrides
+            )
+            for games in args.train_games
+        ]
+        (first_games, first_cpu), (games, cpu) = runs
         print(
-            f"ExIt-OOS {args.train_config} ({args.repo}): {episodes} games in "
-            f"{args.train_seconds:g} s of budget, {cpu:.1f} CPU s, {rate:.1f} games per CPU minute"
+            f"ExIt-OOS {args.train_config} ({args.repo}): {first_games} games in "
+            f"{first_cpu:.1f} CPU s, {games} in {cpu:.1f}: "
+            f"{(games - first_games) * 60.0 / (cpu - first_cpu):.1f} games per CPU minute"
         )
     print(f"load average {os.getloadavg()[0]:.2f} (1 min)")
 

@@ -1,6 +1,7 @@
-"""OOS's targeted walk on the model path keeps its children's target views per node
-(agents/search/oos.py ``ChildViews``): the same searches, draw for draw, as when it played
-every child at every visit."""
+"""OOS's model path keeps what it computed (agents/search/oos.py): its children's target
+views per node (``ChildViews``) and the belief sampler's strategies between their changes;
+the same searches, draw for draw, as when it played every child at every visit and asked
+the tables at every draw."""
 
 from __future__ import annotations
 
@@ -36,12 +37,13 @@ def key_after(game, player: int, decisions: int, seed: int) -> tuple:
 
 
 # Recorded from the code that cloned and played every child at every visit (commit
-# 6019a0e): (game, player, decision, targeting, reweighting, iterations) -> (tables'
+# 6019a0e): (game, player, decision, targeting, reweighting, delta, iterations) -> (tables'
 # information sets, missed targets, restored searches, the generator's next draw, the
-# average strategy's positive entries at the key).
+# average strategy's positive entries at the key). delta 0: no biased sample, so the
+# target is restored from the belief sampler.
 RECORDED = [
     (
-        ("blind_tictactoe", 0, 2, "ist", "none", 40),
+        ("blind_tictactoe", 0, 2, "ist", "none", 0.9, 40),
         (
             90,
             3,
@@ -51,7 +53,7 @@ RECORDED = [
         ),
     ),
     (
-        ("blind_tictactoe", 0, 4, "ist", "ema", 60),
+        ("blind_tictactoe", 0, 4, "ist", "ema", 0.9, 60),
         (
             116,
             61,
@@ -61,7 +63,7 @@ RECORDED = [
         ),
     ),
     (
-        ("meier", 0, 2, "ist", "none", 60),
+        ("meier", 0, 2, "ist", "none", 0.9, 60),
         (
             83,
             12,
@@ -70,16 +72,37 @@ RECORDED = [
             [0.003246777647, 0.03065885151, 0.911976943035, 0.054117427809],
         ),
     ),
+    (
+        ("blind_tictactoe", 1, 3, "ist", "none", 0.0, 30),
+        (
+            75,
+            0,
+            1,
+            0.24054434336811614,
+            [0.022222222222, 0.387578019041, 0.196838751675, 0.106995376729, 0.264143408111]
+            + [0.022222222222],
+        ),
+    ),
+    (
+        ("meier", 0, 2, "ist", "none", 0.0, 40),
+        (64, 0, 1, 0.30531531452703853, [0.425684592891, 0.10143553813, 0.472879868979]),
+    ),
 ]
 
 
 @pytest.mark.parametrize(("search_case", "recorded"), RECORDED)
 def test_targeted_search_is_the_one_recorded_before_views_were_kept(search_case, recorded):
-    name, player, decision, targeting, reweighting, iterations = search_case
+    name, player, decision, targeting, reweighting, delta, iterations = search_case
     game = hiddenenvs.load_game(name)
     key = key_after(game, player, decision, 7)
     search = OOS(
-        game, player, seed=3, backend="model", targeting=targeting, reweighting=reweighting
+        game,
+        player,
+        delta=delta,
+        seed=3,
+        backend="model",
+        targeting=targeting,
+        reweighting=reweighting,
     )
     search.search(key, iterations=iterations)
     entries, missed, restored, next_draw, policy = recorded
@@ -128,6 +151,29 @@ def test_kept_views_answer_as_playing_every_child(
         search.search(key_after(game, player, decision, 13), iterations=20)
     assert sum(asked) > 100 and all(asked) == all_consistent
     assert views.hits > hits
+
+
+@pytest.mark.parametrize("name", ["blind_tictactoe", "meier"])
+def test_kept_belief_strategies_are_the_tables_current_ones(monkeypatch, name):
+    """Every strategy the belief sampler is given, kept or not, equals the one the tables
+    give at that moment, through a match of searches restored from the sampler."""
+    game = hiddenenvs.load_game(name)
+    search = OOS(game, 1, delta=0.0, seed=2, backend="model")
+    answers = {"kept": 0, "found": 0}
+    kept_answer = OOS._strategy_of
+
+    def checked(self, state, player):
+        asked = (player, state.information_state_key(player))
+        answers["kept" if asked in self._belief_strategies else "found"] += 1
+        answer = kept_answer(self, state, player)
+        assert answer == self._strategy_from_tables(state, player)
+        return answer
+
+    monkeypatch.setattr(OOS, "_strategy_of", checked)
+    for decision in range(3):
+        search.search(key_after(game, 1, decision, 17), iterations=12)
+    assert search.restored_searches >= 1
+    assert answers["kept"] > answers["found"] > 0
 
 
 def test_a_bounded_cache_searches_as_an_unbounded_one():

@@ -148,6 +148,9 @@ EMA_DECAY = 0.99  # as _tree_mccfr.pyx: r <- 0.99 r + 0.01 q(z) / q_u(z)
 OOS_AUTO_TREE_MAX_NODES = 1_000_000
 # Compiled iterations run in chunks of this many between clock checks of a time budget.
 CHUNK = 64
+# Information sets whose belief-sampler strategy the model path keeps between changes
+# (OOS._strategy_of): about 1 KB each; past the bound the kept ones are all dropped.
+BELIEF_STRATEGIES_MAX = 100_000
 # Nodes whose children's target views the model path keeps, per game (ChildViews): about
 # 1 KB a node at blind tic-tac-toe's 81 joint moves, so at most about 50 MB.
 CHILD_VIEWS_MAX_NODES = 50_000
@@ -419,6 +422,8 @@ class OOS:
         self.missed_targets = 0
         self.restored_searches = 0
         self._target: tuple = ()
+        # Model path: (player, key) -> _strategy_of's answer, dropped when the entry changes.
+        self._belief_strategies: dict[tuple, dict[int, float]] = {}
 
     @property
     def ema_ratio(self) -> float:
@@ -696,7 +701,24 @@ class OOS:
         uniform where the table has no entry yet. The gamma share keeps every history
         consistent with the searcher's key at positive reach even when regret matching
         gives an action the opponent actually played probability zero (as in the biased
-        sampler); with ``gamma = 0`` such a key makes the sampler raise."""
+        sampler); with ``gamma = 0`` such a key makes the sampler raise.
+
+        The model path keeps each answer (shared: read it, never change it) until its
+        information set's entry is added or its regrets change (:meth:`_tree_step`): the
+        sampler asks about hundreds of information sets a draw, and an iteration changes
+        a few."""
+        if self.tree is not None:
+            return self._strategy_from_tables(state, player)
+        kept = self._belief_strategies
+        asked = (player, state.information_state_key(player))
+        answer = kept.get(asked)
+        if answer is None:
+            if len(kept) >= BELIEF_STRATEGIES_MAX:
+                kept.clear()
+            answer = kept[asked] = self._strategy_from_tables(state, player)
+        return answer
+
+    def _strategy_from_tables(self, state: State, player: int) -> dict[int, float]:
         found = self._current_strategy(player, state)
         if found is None:
             legal = legal_actions_of(state, player)
@@ -849,8 +871,13 @@ class OOS:
         on, and the movers' regrets (the update player's) and averages (the others') are
         updated on the way back. ``reaches``: the biased and unbiased sample reach."""
         tables = self._model_tables()
-        expanding = any((m, state.information_state_key(m)) not in tables.entries for m in movers)
+        keys = [(m, state.information_state_key(m)) for m in movers]
+        expanding = any(key not in tables.entries for key in keys)
         entries = [tables.entry(state, m) for m in movers]
+        changed = self._belief_strategies
+        if expanding:  # a new entry: no longer the sampler's uniform guess
+            for key in keys:
+                changed.pop(key, None)
         strategies = [entry.current_strategy() for entry in entries]
         allowed_joints = self._allowed_joints(state, joint, movers, entries) if targeting else None
         choices, biased_factor, unbiased_factor = self._sample_choices(
@@ -886,6 +913,8 @@ class OOS:
             q,
             others_probability * tail,
         )
+        for key in keys:  # regrets changed
+            changed.pop(key, None)
         for strategy, k in zip(strategies, choices):
             tail *= strategy[k]
         return utility, tail, q
