@@ -85,6 +85,14 @@ above, and a sample adds one mover's information set (the model path adds all mo
 About 500,000 iterations/s on Liar's Dice(1) against 1,500 on the model path on an idle
 core (``benchmarks/bench_oos.py``).
 
+The model path keeps what it computes, exactly (the same draws and tables as computing it
+again, ``tests/test_oos_targeting.py``): which children of a node keep the target's view
+consistent, as each child's view suffix per node for every search of the game
+(:class:`ChildViews`; GDL names a node by its propnet state, so transpositions share it),
+and the belief sampler's strategy per information set until the tables change it
+(:meth:`OOS._strategy_of`). On blind tic-tac-toe and Meier a match of searches runs about
+three times as many simulations a CPU second (``benchmarks/bench_oos_targeting.py``).
+
 ExIt-OOS (:mod:`agents.exit_oos`) adds two things, both backends. (1) A network rollout
 policy: on the tree backend :meth:`OOS.set_rollout_policy` evaluates ``rho`` once for
 every information set of the tree (one batched call, at a representative state) and
@@ -106,7 +114,9 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Generator, Iterable
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any, TypedDict, TypeVar, cast
 
 import numpy as np
@@ -125,7 +135,16 @@ from agents.search.tree_mccfr import TreeTables, use_tree
 from hiddenenvs.analysis import GameTree
 from hiddenenvs.analysis.tree import _skip_forced_simultaneous
 from hiddenenvs.beliefs import sample_history
-from hiddenenvs.game import CHANCE, SIMULTANEOUS, TERMINAL, Game, SeatView, State, draw_index
+from hiddenenvs.game import (
+    CHANCE,
+    SIMULTANEOUS,
+    TERMINAL,
+    ChanceMode,
+    Game,
+    SeatView,
+    State,
+    draw_index,
+)
 
 TARGETING = ("ist", "pst")
 REWEIGHTING = ("none", "ema")
@@ -137,6 +156,12 @@ EMA_DECAY = 0.99  # as _tree_mccfr.pyx: r <- 0.99 r + 0.01 q(z) / q_u(z)
 OOS_AUTO_TREE_MAX_NODES = 1_000_000
 # Compiled iterations run in chunks of this many between clock checks of a time budget.
 CHUNK = 64
+# Information sets whose belief-sampler strategy the model path keeps between changes
+# (OOS._strategy_of): about 1 KB each; past the bound the kept ones are all dropped.
+BELIEF_STRATEGIES_MAX = 100_000
+# Nodes whose children's target views the model path keeps, per game (ChildViews): about
+# 1 KB a node at blind tic-tac-toe's 81 joint moves, so at most about 50 MB.
+CHILD_VIEWS_MAX_NODES = 50_000
 RolloutPolicy = Callable[[list, np.ndarray, np.ndarray], np.ndarray]
 # A suspended rollout step: the state, its movers and their legal-action masks.
 RolloutRequest = tuple[State, list[int], np.ndarray]
@@ -144,6 +169,90 @@ RolloutRequest = tuple[State, list[int], np.ndarray]
 Sample = tuple[float, float, float]
 # A state machine's return value (answer_rollouts, search_concurrently).
 Result = TypeVar("Result")
+
+
+class ChildViews:
+    """The target views of a node's children, kept per node for the targeted walk.
+
+    Above the target the model path's biased sampler asks which of a node's children
+    (chance outcomes, or the movers' joint choices) keep the searcher's view of the
+    history consistent with the target, and finding out clones the node and plays each
+    child (81 joint moves a node in blind tic-tac-toe). What it finds is a function of
+    the node alone: a child's view is its parent's extended by the step's entries. So
+    each node keeps the distinct extensions (``suffixes``) and which child has which
+    (``suffix_of_child``), and every later visit, in any search of the game and at any
+    target, compares a few suffixes with the target instead of playing the children.
+
+    Nodes are named by the view they keep (``kind``: the player's information state,
+    or the public state) and the state's ``markov_key()`` where the game has one (GDL:
+    the propnet state and step, so transposed move orders share a node), else its
+    :meth:`~hiddenenvs.game.State.history`, which determines the state (it is what a
+    state pickles as). A SAMPLED_STOCHASTIC game's history may leave its draws' seed
+    out, so :func:`child_views_of` keeps none for it.
+    At most ``max_nodes`` nodes, the least recently used dropped first. A node where
+    some child's view does not extend its parent's is kept as ``None``: played again
+    at every visit.
+    """
+
+    def __init__(self, max_nodes: int = CHILD_VIEWS_MAX_NODES):
+        self.max_nodes = max_nodes
+        self._nodes: OrderedDict[tuple, tuple[tuple, tuple[int, ...]] | None] = OrderedDict()
+        self.hits = self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def suffixes(
+        self,
+        kind: tuple,
+        state: State,
+        view_of: Callable[[State], tuple],
+        choices: Sequence,
+        play: Callable[[State, Any], None],
+    ) -> tuple[tuple, tuple[int, ...]] | None:
+        """``(suffixes, suffix_of_child)`` of ``state``'s children, ``play(clone, choice)``
+        for each of ``choices``, under the view ``view_of`` (kept, or found and kept)."""
+        markov_key = getattr(state, "markov_key", None)
+        node = (kind, markov_key() if markov_key is not None else tuple(state.history()))
+        nodes = self._nodes
+        if node in nodes:
+            self.hits += 1
+            nodes.move_to_end(node)
+            return nodes[node]
+        self.misses += 1
+        view = view_of(state)
+        length = len(view)
+        found: dict[tuple, int] = {}
+        suffix_of_child = []
+        kept: tuple[tuple, tuple[int, ...]] | None = None
+        for choice in choices:
+            child = state.clone()
+            play(child, choice)
+            child_view = view_of(child)
+            if child_view[:length] != view:
+                break
+            suffix_of_child.append(found.setdefault(child_view[length:], len(found)))
+        else:
+            kept = (tuple(found), tuple(suffix_of_child))
+        nodes[node] = kept
+        if len(nodes) > self.max_nodes:
+            nodes.popitem(last=False)
+        return kept
+
+
+# One ChildViews per game (its nodes are facts of the game), shared by its searches.
+_CHILD_VIEWS: weakref.WeakKeyDictionary[Game, ChildViews] = weakref.WeakKeyDictionary()
+
+
+def child_views_of(game: Game) -> ChildViews | None:
+    """``game``'s :class:`ChildViews`; None for a game whose history does not name its
+    states (SAMPLED_STOCHASTIC: the draws' seed may be left out)."""
+    if game.info.chance_mode is ChanceMode.SAMPLED_STOCHASTIC:
+        return None
+    views = _CHILD_VIEWS.get(game)
+    if views is None:
+        views = _CHILD_VIEWS[game] = ChildViews()
+    return views
 
 
 class OOSOptions(TypedDict, total=False):
@@ -263,6 +372,7 @@ class OOS:
             raise ValueError(f"OOS prior_regret must be >= 0, got {prior_regret}")
         self.average_tremble = average_tremble
         self.prior_regret = prior_regret
+        self.child_views = child_views_of(game) if self.tree is None else None
         self.reset()
 
     def _build_tree(self, reweighting: str, average_tremble: float) -> None:
@@ -320,6 +430,8 @@ class OOS:
         self.missed_targets = 0
         self.restored_searches = 0
         self._target: tuple = ()
+        # Model path: (player, key) -> _strategy_of's answer, dropped when the entry changes.
+        self._belief_strategies: dict[tuple, dict[int, float]] = {}
 
     @property
     def ema_ratio(self) -> float:
@@ -364,6 +476,36 @@ class OOS:
         key = self._target_view(state)
         length = min(len(key), len(self._target))
         return key[:length] == self._target[:length]
+
+    def _consistent_children(
+        self, state: State, choices: Sequence, play: Callable[[State, Any], None]
+    ) -> list[bool]:
+        """:meth:`_consistent` of each child ``play(clone of state, choice)``, from the
+        children's view suffixes kept in :attr:`child_views` (see :class:`ChildViews`)."""
+        children = None
+        if self.child_views is not None:
+            kind = (self.targeting, self.player if self.targeting == "ist" else None)
+            try:
+                children = self.child_views.suffixes(kind, state, self._target_view, choices, play)
+            except NotImplementedError:  # the game keeps no history: no node names
+                self.child_views = None
+        if children is None:
+            consistent = []
+            for choice in choices:
+                child = state.clone()
+                play(child, choice)
+                consistent.append(self._consistent(child))
+            return consistent
+        suffixes, suffix_of_child = children
+        view, target = self._target_view(state), self._target
+        common = min(len(view), len(target))
+        if view[:common] != target[:common]:  # every child's view extends this one
+            return [False] * len(suffix_of_child)
+        if len(view) >= len(target):
+            return [True] * len(suffix_of_child)
+        wanted = target[len(view) :]
+        fits = [suffix[: len(wanted)] == wanted[: len(suffix)] for suffix in suffixes]
+        return [fits[k] for k in suffix_of_child]
 
     def _reaches_target(self, state: State) -> bool:
         key = self._target_view(state)
@@ -567,7 +709,24 @@ class OOS:
         uniform where the table has no entry yet. The gamma share keeps every history
         consistent with the searcher's key at positive reach even when regret matching
         gives an action the opponent actually played probability zero (as in the biased
-        sampler); with ``gamma = 0`` such a key makes the sampler raise."""
+        sampler); with ``gamma = 0`` such a key makes the sampler raise.
+
+        The model path keeps each answer (shared: read it, never change it) until its
+        information set's entry is added or its regrets change (:meth:`_tree_step`): the
+        sampler asks about hundreds of information sets a draw, and an iteration changes
+        a few."""
+        if self.tree is not None:
+            return self._strategy_from_tables(state, player)
+        kept = self._belief_strategies
+        asked = (player, state.information_state_key(player))
+        answer = kept.get(asked)
+        if answer is None:
+            if len(kept) >= BELIEF_STRATEGIES_MAX:
+                kept.clear()
+            answer = kept[asked] = self._strategy_from_tables(state, player)
+        return answer
+
+    def _strategy_from_tables(self, state: State, player: int) -> dict[int, float]:
         found = self._current_strategy(player, state)
         if found is None:
             legal = legal_actions_of(state, player)
@@ -684,7 +843,7 @@ class OOS:
         biased_probabilities = probabilities
         if not below and biased_reach > 0.0:
             allowed = np.array(
-                [self._consistent(state.child(a)) for a in outcomes], dtype=np.float64
+                self._consistent_children(state, outcomes, _play_outcome), dtype=np.float64
             )
             if (allowed * probabilities).sum() > 0.0:
                 biased_probabilities = allowed * probabilities / (allowed * probabilities).sum()
@@ -720,8 +879,13 @@ class OOS:
         on, and the movers' regrets (the update player's) and averages (the others') are
         updated on the way back. ``reaches``: the biased and unbiased sample reach."""
         tables = self._model_tables()
-        expanding = any((m, state.information_state_key(m)) not in tables.entries for m in movers)
+        keys = [(m, state.information_state_key(m)) for m in movers]
+        expanding = any(key not in tables.entries for key in keys)
         entries = [tables.entry(state, m) for m in movers]
+        changed = self._belief_strategies
+        if expanding:  # a new entry: no longer the sampler's uniform guess
+            for key in keys:
+                changed.pop(key, None)
         strategies = [entry.current_strategy() for entry in entries]
         allowed_joints = self._allowed_joints(state, joint, movers, entries) if targeting else None
         choices, biased_factor, unbiased_factor = self._sample_choices(
@@ -757,6 +921,8 @@ class OOS:
             q,
             others_probability * tail,
         )
+        for key in keys:  # regrets changed
+            changed.pop(key, None)
         for strategy, k in zip(strategies, choices):
             tail *= strategy[k]
         return utility, tail, q
@@ -839,13 +1005,13 @@ class OOS:
         self, state: State, joint: list[int] | None, movers: list[int], entries: list[InfosetEntry]
     ) -> list[tuple[int, ...]]:
         """Index tuples (one per mover) of the choices whose child is target-consistent."""
-        allowed = []
-        for combination in itertools.product(*(range(len(e.legal)) for e in entries)):
-            child = state.clone()
+        combinations = list(itertools.product(*(range(len(e.legal)) for e in entries)))
+
+        def play(child: State, combination: tuple[int, ...]) -> None:
             apply_choices(child, joint, movers, [e.legal[k] for e, k in zip(entries, combination)])
-            if self._consistent(child):
-                allowed.append(combination)
-        return allowed
+
+        consistent = self._consistent_children(state, combinations, play)
+        return [c for c, fits in zip(combinations, consistent) if fits]
 
     def _rollout_step(
         self,
@@ -882,6 +1048,10 @@ class OOS:
             False,
         )
         return utility, tail * factor, q
+
+
+def _play_outcome(state: State, outcome: int) -> None:
+    state.apply_action(outcome)
 
 
 def answer_rollouts(

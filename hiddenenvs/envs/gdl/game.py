@@ -798,6 +798,14 @@ class GdlState(State):
     def history(self):
         return self._decisions
 
+    def markov_key(self) -> tuple:
+        """What this state's future depends on, hashable: the propnet state, random's move
+        if already drawn this step, and the step count (the cut). States with equal keys
+        have the same legal moves and chance outcomes, and each child adds the same entries
+        to every key (a search keeps what it learns of a node under it: fewer names than
+        histories, since move orders transpose)."""
+        return (self.fluents, self.pending_random, self.steps, self.cut)
+
     def information_state_key(self, player):
         return self._keys[player]
 
@@ -1026,11 +1034,16 @@ class _ForwardFilter:
         arrays = self._arrays
         values = list(arrays.constants)
         for node, q, legal in arrays.asks:
-            by_move = _move_weights(probabilities_of(self.states[node], q), legal)
-            for move in legal:
-                if not by_move[move] > 0:
+            probabilities = probabilities_of(self.states[node], q)
+            for move in legal:  # _move_weights' values, without building its dict
+                weight = (
+                    1.0 / len(legal)
+                    if probabilities is None
+                    else float(probabilities.get(move, 0.0))
+                )
+                if not weight > 0:
                     return self._weigh_each(probabilities_of)
-                values.append(by_move[move])
+                values.append(weight)
         factors = np.asarray(values)[arrays.factors]
         weights = factors[:, 0]
         for column in range(1, factors.shape[1]):  # the others in turn, as a pass multiplies
