@@ -90,13 +90,6 @@ from agents.device import (
     weight_count,
 )
 from agents.episodes import play_episodes
-from agents.host_mlp import (
-    FlatOptimizer,
-    FlatParameters,
-    cross_entropy_gradient,
-    masked_max,
-    td_loss_gradient,
-)
 from agents.memories import CircularBuffer, ReservoirBuffer
 from agents.networks import (
     AveragePolicyAgent,
@@ -195,9 +188,6 @@ class NFSPAgent(Agent):
         self.policy_optimizer = optimizer(
             self.policy_network.parameters(), lr=config.sl_learning_rate, fused=True
         )
-        # On the CPU the learning steps run in numpy on the networks' own memory
-        # (agents/host_mlp.py: the same losses and optimizer, without torch's per-call cost).
-        self.host_step: HostStep | None = HostStep(self) if self.device.type == "cpu" else None
         observation_column = ((input_size,), np.float32)
         mask_column = ((num_actions,), np.int8)
         self.replay = CircularBuffer(
@@ -224,16 +214,6 @@ class NFSPAgent(Agent):
         self.transitions = 0  # transitions observed, drives epsilon and the learning schedule
         self.learn_calls = 0
         self.rl_steps = 0
-
-    def __getstate__(self) -> dict[str, Any]:
-        # The numpy step's buffers are the parameters' memory: a copy (deepcopy, pickle)
-        # rebuilds them around the copied parameters rather than copying them apart.
-        return {**self.__dict__, "host_step": None}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        if self.device.type == "cpu":
-            self.host_step = HostStep(self)
 
     @property
     def epsilon(self) -> float:
@@ -356,17 +336,10 @@ class NFSPAgent(Agent):
     def _after_rl_step(self) -> None:
         self.rl_steps += 1
         if self.rl_steps % self.config.target_update_every == 0:
-            if self.host_step is not None:
-                self.host_step.copy_to_target()
-            else:
-                copy_weights(self.q_network, self.target_network)
+            copy_weights(self.q_network, self.target_network)
 
     def rl_step(self) -> float:
         """One DQN step on a minibatch of M_RL (masked max in the TD target)."""
-        if self.host_step is not None:
-            loss_value = self.host_step.rl_step()
-            self._after_rl_step()
-            return loss_value
         loss = self._rl_loss()
         self.q_optimizer.zero_grad()
         loss.backward()
@@ -376,8 +349,6 @@ class NFSPAgent(Agent):
 
     def sl_step(self) -> float:
         """One supervised step on a minibatch of M_SL: cross-entropy over legal actions."""
-        if self.host_step is not None:
-            return self.host_step.sl_step()
         loss = self._sl_loss()
         self.policy_optimizer.zero_grad()
         loss.backward()
@@ -388,11 +359,7 @@ class NFSPAgent(Agent):
         """:meth:`rl_step` then :meth:`sl_step`, fused: one backward pass through
         ``L(theta^Q) + L(theta^Pi)``. The two networks share no parameter, so each gets its
         own loss's gradient, bit for bit what the two separate steps compute, and the
-        minibatches are drawn in the same order (M_RL, then M_SL). On the CPU the two steps
-        run one after the other in numpy (:class:`HostStep`): the same minibatches and
-        updates, as the networks are independent."""
-        if self.host_step is not None:
-            return self.rl_step(), self.sl_step()
+        minibatches are drawn in the same order (M_RL, then M_SL)."""
         rl_loss, sl_loss = self._rl_loss(), self._sl_loss()
         self.q_optimizer.zero_grad()
         self.policy_optimizer.zero_grad()
@@ -490,8 +457,6 @@ class NFSPAgent(Agent):
             "policy_optimizer",
         ):
             getattr(self, name).load_state_dict(state[name])
-        if self.host_step is not None:
-            self.host_step.adopt_optimizer_state()
         self.replay.load_state_dict(state["replay"])
         self.reservoir.load_state_dict(state["reservoir"])
         self.rng.bit_generator.state = state["rng"]
@@ -499,53 +464,6 @@ class NFSPAgent(Agent):
         self.transitions = counters["transitions"]
         self.learn_calls = counters["learn_calls"]
         self.rl_steps = counters["rl_steps"]
-
-
-class HostStep:
-    """An :class:`NFSPAgent`'s RL and SL gradient steps in numpy, for networks on the CPU
-    (:mod:`agents.host_mlp`): the minibatches drawn as :meth:`NFSPAgent._rl_loss` and
-    :meth:`NFSPAgent._sl_loss` draw them, the same losses (squared TD error against the
-    target network with the masked max; cross-entropy over the legal actions), their
-    gradients and the agent's optimizers' update rule, written into the networks' weights."""
-
-    def __init__(self, agent: NFSPAgent):
-        self.agent = agent
-        self.q = FlatParameters(agent.q_network)
-        self.target = FlatParameters(agent.target_network)
-        self.policy = FlatParameters(agent.policy_network)
-        self.q_optimizer = FlatOptimizer(self.q, agent.q_optimizer)
-        self.policy_optimizer = FlatOptimizer(self.policy, agent.policy_optimizer)
-
-    def rl_step(self) -> float:
-        agent = self.agent
-        batch = agent.replay.sample(agent.config.batch_size, agent.rng)
-        next_q, _ = self.target.forward(batch["next_observation"])
-        next_value = masked_max(next_q, batch["next_action_mask"])
-        next_value[batch["done"] > 0] = 0.0
-        target = batch["reward"] + np.float32(agent.config.discount) * next_value
-        q_values, activations = self.q.forward(batch["observation"])
-        loss, gradient = td_loss_gradient(q_values, batch["action"], target)
-        self.q.backward(gradient, activations, self.q_optimizer.gradient)
-        self.q_optimizer.step()
-        return loss
-
-    def sl_step(self) -> float:
-        agent = self.agent
-        batch = agent.reservoir.sample(agent.config.batch_size, agent.rng)
-        logits, activations = self.policy.forward(batch["observation"])
-        loss, gradient = cross_entropy_gradient(logits, batch["action_mask"], batch["action"])
-        self.policy.backward(gradient, activations, self.policy_optimizer.gradient)
-        self.policy_optimizer.step()
-        return loss
-
-    def copy_to_target(self) -> None:
-        """The DQN target network's refresh: Q's weights into the target's buffer."""
-        np.copyto(self.target.flat, self.q.flat)
-
-    def adopt_optimizer_state(self) -> None:
-        """After the agent's optimizers loaded a checkpoint: their moments into the buffers."""
-        self.q_optimizer.adopt_state()
-        self.policy_optimizer.adopt_state()
 
 
 class NFSP(Learner):

@@ -16,9 +16,7 @@ recorded for it on the 2-core development machine. Both are single-threaded CPU 
 ``--update-steps N`` measures the learner alone: it fills player 0's memories by self-play
 with the shipped config, then times ``N`` of its learning steps (one RL and one SL
 gradient step each, the loop's ``learn_every`` unit) in CPU seconds of this process, which
-a loaded machine disturbs less than wall time. On the 2-core development machine (load 3):
-1,070 steps per CPU second with PyTorch's autograd and fused Adam, 3,000 with the numpy
-step that replaced it on the CPU (agents/host_mlp.py).
+a loaded machine disturbs less than wall time.
 """
 
 from __future__ import annotations

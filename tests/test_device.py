@@ -210,8 +210,7 @@ def test_to_device_copies_through_pinned_memory_to_cuda():
 # Recorded before the trainers learnt ``device`` (same machine as CANARY).
 CANARY = "bfa63f2963a3b7c5ad79318c6a764527a88c5828dd48708f0acf20d492fd7c22"
 PINNED = {
-    # nfsp re-recorded when its CPU learning step moved to numpy (agents/host_mlp.py).
-    "nfsp": "67f33c0dc0525d6136c5746677154441b78717392a05e553e2dfcf1204a9569f",
+    "nfsp": "769c894517e2257534f16c31dc866fe2c964009b6d9e7c3686b9b434a459a554",
     "mcnfsp": "16f2a4ab832097400cfe3eafd790e033b07e2ba090261c090665c8b6e50c4a2f",
     "exit_oos": "0c7c2d5dc26060b4d671a5878768ae661627647bec031d298a1243c0edd11a6f",
     "rebel": "d148978bc65212511c72c59fb8a03bbdaa92f48600231e13a8e0e01ac49c693c",
