@@ -291,7 +291,13 @@ CELLS_BY_NAME = {cell.name: cell for cell in CELLS}
 # a scripted bot, combat's attackers-only seats); each run trains for seconds.
 QUICK_BUDGET = ["budget.episodes=null", "budget.iterations=null", "evaluation.max_seconds=5"]
 QUICK_OVERRIDES: dict[str, list[str]] = {
-    "nfsp_leduc": [*QUICK_BUDGET, "budget.seconds=15", "num_envs=16"],
+    # torch.compile of the learning step alone would outlast the quick budget
+    "nfsp_leduc": [
+        *QUICK_BUDGET,
+        "budget.seconds=15",
+        "num_envs=16",
+        "trainer.params.compile_learning_step=false",
+    ],
     "nfsp_meier": [*QUICK_BUDGET, "budget.seconds=20", "evaluation.episodes_vs_random=20"],
     "mcnfsp_combat": [
         "budget.episodes=5",
