@@ -76,6 +76,7 @@ cuts a piece keeps nothing of it (the loop counts nothing of that step).
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -330,24 +331,40 @@ class NFSPAgent(Agent):
 
     # ---- learning ------------------------------------------------------------------------------
     def _rl_loss(self) -> torch.Tensor:
-        """L(theta^Q) on a minibatch of M_RL: the squared TD error against the target network,
-        its max taken over the legal next actions only."""
+        """L(theta^Q) on a minibatch of M_RL (:meth:`_rl_loss_on`)."""
         batch = self.replay.sample_tensors(self.config.batch_size, self.rng, self.device)
+        return self._rl_loss_on(batch)
+
+    def _sl_loss(self) -> torch.Tensor:
+        """L(theta^Pi) on a minibatch of M_SL (:meth:`_sl_loss_on`)."""
+        batch = self.reservoir.sample_tensors(self.config.batch_size, self.rng, self.device)
+        return self._sl_loss_on(batch)
+
+    def _rl_loss_on(
+        self, batch: dict[str, torch.Tensor], weights: dict[str, torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        """L(theta^Q) on ``batch``: the squared TD error against the target network, its max
+        taken over the legal next actions only; Q's own weights, or ``weights`` (functional,
+        for :func:`torch.func.grad_and_value`)."""
         with torch.no_grad():
             next_q = masked_logits(
                 self.target_network(batch["next_observation"]), batch["next_action_mask"]
             )
-            next_value = next_q.max(dim=-1).values.masked_fill_(batch["done"] > 0, 0.0)
+            next_value = next_q.max(dim=-1).values.masked_fill(batch["done"] > 0, 0.0)
             target = batch["reward"] + self.config.discount * next_value
-        q = self.q_network(batch["observation"])
+        q = _forward(self.q_network, weights, batch["observation"])
         chosen = q.gather(1, batch["action"][:, None]).squeeze(1)
         return nn.functional.mse_loss(chosen, target)
 
-    def _sl_loss(self) -> torch.Tensor:
-        """L(theta^Pi) on a minibatch of M_SL: cross-entropy over the legal actions."""
-        batch = self.reservoir.sample_tensors(self.config.batch_size, self.rng, self.device)
-        logits = masked_logits(self.policy_network(batch["observation"]), batch["action_mask"])
-        return nn.functional.cross_entropy(logits, batch["action"])
+    def _sl_loss_on(
+        self, batch: dict[str, torch.Tensor], weights: dict[str, torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        """L(theta^Pi) on ``batch``: cross-entropy over the legal actions; Pi's own weights,
+        or ``weights`` (functional)."""
+        logits = _forward(self.policy_network, weights, batch["observation"])
+        return nn.functional.cross_entropy(
+            masked_logits(logits, batch["action_mask"]), batch["action"]
+        )
 
     def _after_rl_step(self) -> None:
         self.rl_steps += 1
@@ -392,14 +409,30 @@ class NFSPAgent(Agent):
         minibatches, losses and Adam update (``torch.func.grad_and_value`` for the gradients,
         torch's functional Adam on the optimizers' own state and settings; the update runs
         without autograd, as ``optimizer.step()`` does)."""
-        if self._compiled_step is None:
+        compiling = self._compiled_step is None
+        if compiling:
             for optimizer in (self.q_optimizer, self.policy_optimizer):
                 _initialise_adam_state(optimizer)
             self._compiled_step = torch.compile(self._functional_step, fullgraph=True)
         rl_batch = self.replay.sample_tensors(self.config.batch_size, self.rng, self.device)
         sl_batch = self.reservoir.sample_tensors(self.config.batch_size, self.rng, self.device)
         with torch.no_grad():
-            rl_loss, sl_loss = self._compiled_step(rl_batch, sl_batch)
+            try:
+                rl_loss, sl_loss = self._compiled_step(rl_batch, sl_batch)
+            except Exception as error:
+                if not compiling:
+                    raise
+                # No working C++ compiler for inductor, say: the same step, uncompiled (a
+                # fault of the step itself raises again here).
+                first_line = (str(error).strip().splitlines() or [""])[0]
+                warnings.warn(
+                    "trainer.params.compile_learning_step: torch.compile failed "
+                    f"({type(error).__name__}: {first_line}); this run's learning steps "
+                    "run uncompiled",
+                    stacklevel=2,
+                )
+                self._compiled_step = self._functional_step
+                rl_loss, sl_loss = self._compiled_step(rl_batch, sl_batch)
         self._after_rl_step()
         return rl_loss.item(), sl_loss.item()
 
@@ -414,34 +447,11 @@ class NFSPAgent(Agent):
         ):
             parameters = dict(network.named_parameters())
             gradients, loss = torch.func.grad_and_value(
-                lambda weights: loss_of(weights, batch)  # noqa: B023 (called at once)
+                lambda weights: loss_of(batch, weights)  # noqa: B023 (called at once)
             )(parameters)
             _adam_update(optimizer, [gradients[name] for name in parameters])
             losses.append(loss)
         return losses[0], losses[1]
-
-    def _rl_loss_on(
-        self, weights: dict[str, torch.Tensor], batch: dict[str, torch.Tensor]
-    ) -> torch.Tensor:
-        """:meth:`_rl_loss` on a given minibatch, Q's weights ``weights`` (functional)."""
-        with torch.no_grad():
-            next_q = masked_logits(
-                self.target_network(batch["next_observation"]), batch["next_action_mask"]
-            )
-            next_value = next_q.max(dim=-1).values.masked_fill(batch["done"] > 0, 0.0)
-            target = batch["reward"] + self.config.discount * next_value
-        q = torch.func.functional_call(self.q_network, weights, (batch["observation"],))
-        chosen = q.gather(1, batch["action"][:, None]).squeeze(1)
-        return nn.functional.mse_loss(chosen, target)
-
-    def _sl_loss_on(
-        self, weights: dict[str, torch.Tensor], batch: dict[str, torch.Tensor]
-    ) -> torch.Tensor:
-        """:meth:`_sl_loss` on a given minibatch, Pi's weights ``weights`` (functional)."""
-        logits = torch.func.functional_call(self.policy_network, weights, (batch["observation"],))
-        return nn.functional.cross_entropy(
-            masked_logits(logits, batch["action_mask"]), batch["action"]
-        )
 
     def learn(self) -> tuple[list[float], list[float]]:
         """The gradient steps due since the last call (one per ``learn_every`` transitions)."""
@@ -538,6 +548,15 @@ class NFSPAgent(Agent):
         self.transitions = counters["transitions"]
         self.learn_calls = counters["learn_calls"]
         self.rl_steps = counters["rl_steps"]
+
+
+def _forward(
+    network: nn.Module, weights: dict[str, torch.Tensor] | None, inputs: torch.Tensor
+) -> torch.Tensor:
+    """``network(inputs)``, with ``weights`` in place of its parameters when given."""
+    if weights is None:
+        return network(inputs)
+    return torch.func.functional_call(network, weights, (inputs,))
 
 
 def _initialise_adam_state(optimizer: torch.optim.Optimizer) -> None:

@@ -93,6 +93,10 @@ def measure_cell(cell: str, device: str, seconds: float) -> dict[str, Any]:
     for warm_up in ("min_buffer_size", "min_reservoir_size"):
         if hasattr(shipped, warm_up) and hasattr(shipped, "batch_size"):
             overrides.append(f"trainer.params.{warm_up}={shipped.batch_size}")
+    # Updates are counted by optimizer.step(), which NFSP's compiled step does not call: the
+    # devices are compared on the eager step (bench_nfsp_leduc.py times the compiled one).
+    if getattr(shipped, "compile_learning_step", False):
+        overrides.append("trainer.params.compile_learning_step=false")
     with tempfile.TemporaryDirectory() as directory:
         config = load_config(cell_config(cell), [*overrides, f"output_dir={json.dumps(directory)}"])
     torch.set_num_threads(config.torch_threads)

@@ -12,8 +12,8 @@ from agents.config import ConfigError
 from agents.nfsp import NFSP, NFSPConfig
 
 
-@pytest.mark.slow  # torch.compile takes about 30 s
-def test_compiled_step_matches_the_eager_step():
+def eager_and_compiled_agents():
+    """Seat 0's agent after some Leduc self-play, and a copy of it with the compiled step."""
     from agents.vector_self_play import play_vector_episodes
     from hiddenenvs.vector import make
 
@@ -24,7 +24,11 @@ def test_compiled_step_matches_the_eager_step():
     eager = learner.agents[0]
     compiled = copy.deepcopy(eager)
     compiled.config = NFSPConfig(**{**vars(config), "compile_learning_step": True})
-    for _ in range(7):  # past two target-network copies
+    return eager, compiled
+
+
+def assert_same_steps(eager, compiled, steps: int) -> None:
+    for _ in range(steps):
         np.testing.assert_allclose(
             compiled.rl_and_sl_step(), eager.rl_and_sl_step(), rtol=1e-4, atol=1e-6
         )
@@ -41,6 +45,28 @@ def test_compiled_step_matches_the_eager_step():
         for index, state in theirs["state"].items():
             for key, value in state.items():
                 np.testing.assert_allclose(mine["state"][index][key], value, rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.slow  # torch.compile takes about 30 s
+def test_compiled_step_matches_the_eager_step():
+    eager, compiled = eager_and_compiled_agents()
+    assert_same_steps(eager, compiled, 7)  # past two target-network copies
+
+
+def test_a_failed_compile_warns_and_runs_the_same_step_uncompiled(monkeypatch):
+    """Where torch.compile cannot work (no C++ compiler for inductor, say), the run goes on
+    with the same functional step, uncompiled, and says so once."""
+
+    def failing_compile(function, **options):
+        def compiled(*arguments):
+            raise RuntimeError("InvalidCxxCompiler: No working C++ compiler found")
+
+        return compiled
+
+    monkeypatch.setattr(torch, "compile", failing_compile)
+    eager, compiled = eager_and_compiled_agents()
+    with pytest.warns(UserWarning, match="torch.compile failed .*InvalidCxxCompiler"):
+        assert_same_steps(eager, compiled, 4)
 
 
 def test_compiled_step_needs_adam():
