@@ -101,33 +101,38 @@ def draw_rates(game, key: tuple, draws: int, policies: list, seed: int) -> tuple
     return first, draws / (time.process_time() - start)
 
 
-def games_per_minute(config: str, seconds: float, overrides: list[str]) -> tuple[int, float, float]:
-    """(episodes, episodes per minute of budget, episodes per CPU minute of the run) of one
-    ``train.py`` run on ``config``; a run whose first step outlasts the budget trains 0."""
+def train_cpu_seconds(
+    repo: Path, config: str, seconds: float, overrides: list[str], games: int | None = None
+) -> tuple[int, float]:
+    """(episodes trained, CPU seconds) of one ``train.py`` run of the checkout ``repo`` on
+    ``config`` (up to ``games`` episodes when given); a run whose first step outlasts the
+    budget trains 0."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cap = [] if games is None else [f"budget.episodes={games}"]
     with tempfile.TemporaryDirectory() as output:
         subprocess.run(
             [
                 sys.executable,
-                str(REPO / "train.py"),
+                str(repo / "train.py"),
                 "--config",
-                config,
+                str(Path(config).resolve()),
                 f"budget.seconds={seconds}",
+                *cap,
                 "trainer.params.workers=0",
                 f"output_dir={output}/run",
                 "progress_bar=false",
                 *overrides,
             ],
             check=False,  # exit 1: nothing trained within the budget
-            cwd=REPO,
+            cwd=repo,
+            env={**os.environ, "PYTHONPATH": str(repo)},
             stdout=subprocess.DEVNULL,
         )
         metrics = Path(output) / "run" / "metrics.csv"
         rows = list(csv.DictReader(metrics.open())) if metrics.exists() else []
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    episodes = max([0] + [int(float(row["episodes"])) for row in rows])
-    return episodes, episodes * 60.0 / seconds, episodes * 60.0 / cpu
+    return max([0] + [int(float(row["episodes"])) for row in rows]), cpu
 
 
 def main() -> None:
@@ -163,9 +168,10 @@ def main() -> None:
                 f"first draw {first:.3f} s, then {rate:.1f} draws/s (CPU)"
             )
     if args.train_config:
-        episodes, rate, cpu_rate = games_per_minute(
-            args.train_config, args.train_seconds, args.overrides
+        episodes, cpu = train_cpu_seconds(
+            REPO, args.train_config, args.train_seconds, args.overrides
         )
+        rate, cpu_rate = episodes * 60.0 / args.train_seconds, episodes * 60.0 / cpu
         print(
             f"ExIt-OOS {args.train_config}: {episodes} games in {args.train_seconds:g} s "
             f"budget, {rate:.1f} games/min (wall, one process), {cpu_rate:.1f} per CPU minute"

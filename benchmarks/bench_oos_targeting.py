@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import hiddenenvs  # noqa: E402
 from agents.search.oos import OOS, ChildViews  # noqa: E402
+from benchmarks.bench_gdl_beliefs import train_cpu_seconds  # noqa: E402
 from hiddenenvs.game import CHANCE  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -104,37 +105,6 @@ def same_tables(first: dict, second: dict) -> bool:
     )
 
 
-def train_cpu_seconds(
-    repo: Path, config: str, games: int, seconds: float, overrides: list[str]
-) -> tuple[int, float]:
-    """(episodes trained, CPU seconds) of one ``train.py`` run of ``repo`` to ``games``."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with tempfile.TemporaryDirectory() as output:
-        subprocess.run(
-            [
-                sys.executable,
-                str(repo / "train.py"),
-                "--config",
-                str(Path(config).resolve()),
-                f"budget.seconds={seconds}",
-                f"budget.episodes={games}",
-                "trainer.params.workers=0",
-                f"output_dir={output}/run",
-                "progress_bar=false",
-                *overrides,
-            ],
-            check=False,  # exit 1: nothing trained within the budget
-            cwd=repo,
-            env={**os.environ, "PYTHONPATH": str(repo)},
-            stdout=subprocess.DEVNULL,
-        )
-        metrics = Path(output) / "run" / "metrics.csv"
-        rows = list(csv.DictReader(metrics.open())) if metrics.exists() else []
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return max([0] + [int(float(row["episodes"])) for row in rows]), cpu
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--simulations", type=int, default=50, help="OOS simulations a key")
@@ -177,7 +147,7 @@ def main() -> None:
     if args.train_config:
         runs = [
             train_cpu_seconds(
-                Path(args.repo), args.train_config, games, args.train_seconds, args.overrides
+                Path(args.repo), args.train_config, args.train_seconds, args.overrides, games
             )
             for games in args.train_games
         ]
