@@ -890,7 +890,7 @@ def plot_trainer(trainer: str, cells: list[tuple[Cell, str, list[list[dict]]]], 
         values = [m[metric] for r in runs for m in r if m.get(metric) is not None]
         if metric == "exploitability" and min(values) > 0 and max(values) > 10 * min(values):
             by_episodes.set_yscale("log")  # a log scale only where the curve spans a decade
-        # Counts of 10^5 and more as a multiple of a power of ten: written out, the six-digit
+        # Counts of 10^4 and more as a multiple of a power of ten: written out, the six-digit
         # tick labels of a 700,000-episode axis ran into each other.
         by_episodes.ticklabel_format(axis="x", style="sci", scilimits=(0, 4))
         by_episodes.set_ylabel(metric_label(cell, metric))
