@@ -15,12 +15,15 @@ from hiddenenvs.beliefs import consistent_histories
 from hiddenenvs.game import CHANCE
 
 
-def _search(game, player, opponent_policy, simulations, seed=0, opponent_backup="expectation"):
+def _search(
+    game, player, opponent_policy, simulations, seed=0, opponent_backup="expectation", **settings
+):
     config = MCNFSPConfig(
         network="mlp",
         hidden_sizes=[16],
         num_simulations=simulations,
         opponent_backup=opponent_backup,
+        **settings,
     )
     architecture = architecture_for(game, config)
     torch.manual_seed(seed)
@@ -747,3 +750,39 @@ def test_value_target_search_stores_the_searched_value_not_the_episode_return():
 def test_value_target_is_checked():
     with pytest.raises(ConfigError, match="value_target must be 'return' or 'search'"):
         MCNFSPConfig(value_target="z")
+
+
+def test_policy_target_visits_teaches_normalised_visits_while_the_sharpened_pi_plays():
+    # temperature 0.25 sharpens what is played (pi ∝ N^4). Taught to f_BR too, it feeds
+    # back: the prior steers 16 simulations' visits, N^4 trains the prior, and the prior
+    # locks onto one action (blind tic-tac-toe's priors ended near one-hot on every seed).
+    game = hiddenenvs.load_game("rps")
+    view = game.new_initial_state().seat_view(0)
+    results = {}
+    for policy_target in ("played", "visits"):
+        search = _search(
+            game,
+            0,
+            lambda state, q: np.array([0.6, 0.2, 0.2]),
+            simulations=16,
+            temperature=0.25,
+            policy_target=policy_target,
+        )
+        counts = search.visit_counts(view)
+        search.rng = np.random.default_rng(0)  # the same search again
+        acting, target, _ = search.search_result(view)
+        results[policy_target] = counts, acting, target
+    for counts, acting, target in results.values():
+        np.testing.assert_allclose(acting, counts**4 / (counts**4).sum())
+    counts, acting, target = results["played"]
+    np.testing.assert_array_equal(target, acting)
+    counts, acting, target = results["visits"]
+    np.testing.assert_allclose(target, counts / counts.sum())
+    assert target.max() < acting.max()
+
+
+def test_policy_target_is_checked():
+    with pytest.raises(ConfigError, match="policy_target must be 'played' or 'visits'"):
+        MCNFSPConfig(policy_target="sharp")
+    with pytest.raises(ConfigError, match="policy_target 'visits' is for root_selection 'puct'"):
+        MCNFSPConfig(policy_target="visits", root_selection="gumbel")

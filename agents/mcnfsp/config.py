@@ -50,7 +50,12 @@ class MCNFSPConfig:
     # "expectation": the others' moves and chance are summed over, weighted by Pi and the
     # chance probabilities (small branching); "sample": one is drawn per simulation (the paper's way)
     opponent_backup: str = "expectation"
-    temperature: float = 1.0  # pi ∝ N^(1/temperature)
+    temperature: float = 1.0  # the played pi ∝ N^(1/temperature)
+    # f_BR's policy target (PUCT): "played" is the pi the search plays; "visits" is N
+    # normalised (the paper's improved policy, AlphaZero's target), whatever the temperature.
+    # A sharpened target feeds back: f_BR's prior steers a few simulations' visits, the
+    # sharpened visits train the prior, and the prior locks onto one action for good
+    policy_target: str = "played"
     # f_BR's value target: "return" is the paper's z (what the player went on to earn, its
     # later moves mostly Pi's); "search" is the value of the search's policy target at the
     # root, sum_a target(a) Q(a) (our deviation: a best response's value, agents.mcnfsp.deviations)
@@ -127,6 +132,15 @@ class MCNFSPConfig:
         if self.root_selection not in ("puct", "gumbel"):
             raise ConfigError(
                 f"trainer.params.root_selection must be 'puct' or 'gumbel', got {self.root_selection!r}"
+            )
+        if self.policy_target not in ("played", "visits"):
+            raise ConfigError(
+                f"trainer.params.policy_target must be 'played' or 'visits', got {self.policy_target!r}"
+            )
+        if self.policy_target == "visits" and self.root_selection == "gumbel":
+            raise ConfigError(
+                "trainer.params.policy_target 'visits' is for root_selection 'puct'; the Gumbel "
+                "root trains f_BR on its improved policy (leave policy_target: played)"
             )
         if self.value_target not in ("return", "search"):
             raise ConfigError(

@@ -271,10 +271,11 @@ class BestResponseSearch(SearchDeviations):
         """What the search plays, what f_BR's policy head learns, both over
         ``num_distinct_actions``, and the target's value at the root in [-1, 1].
 
-        PUCT: both policies are ``pi ∝ N^(1/temperature)`` (the paper). Gumbel: it plays its
-        chosen action (one-hot) and f_BR learns the improved policy ``softmax(logits +
-        sigma(completed q))`` (Danihelka et al. 2022, eq. 11), which puts weight on every
-        legal action. The value is ``sum_a target(a) Q(a)`` (Q the mean return scaled by the
+        PUCT: it plays ``pi ∝ N^(1/temperature)``; f_BR learns that pi (``policy_target:
+        played``) or the visits normalised (``visits``); at temperature 1 both are the paper's.
+        Gumbel: it plays its chosen action (one-hot) and f_BR learns the improved policy
+        ``softmax(logits + sigma(completed q))`` (Danihelka et al. 2022, eq. 11), which puts
+        weight on every legal action. The value is ``sum_a target(a) Q(a)`` (Q the mean return scaled by the
         utility bound, completed by ``v_mix`` where unvisited): f_BR's value target with
         ``value_target: search``; None with a single legal action (nothing searched).
         ``root``: a state to search from instead of belief samples (games without a sampler).
@@ -288,7 +289,11 @@ class BestResponseSearch(SearchDeviations):
         if chosen is None:
             pi[node.actions] = node.visits ** (1.0 / self.config.temperature)
             pi /= pi.sum()
-            return pi, pi, float(pi[node.actions] @ q)
+            if self.config.policy_target == "played":
+                return pi, pi, float(pi[node.actions] @ q)
+            target = np.zeros_like(pi)
+            target[node.actions] = node.visits / node.visits.sum()
+            return pi, target, float(target[node.actions] @ q)
         pi[node.actions[chosen]] = 1.0
         logits = np.log(node.prior + 1e-30) + self._sigma(node)
         target = np.zeros_like(pi)
