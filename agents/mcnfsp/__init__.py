@@ -36,7 +36,8 @@ The search is PUCT (AlphaGo Zero). Each simulation descends from the root by
 [-1, 1] (an unvisited action takes the node's network value). A new node is expanded
 with f_BR's ``(p, v)`` and ``v`` is backed up; a terminal backs up the returns earned on
 the way. After ``num_simulations`` simulations ``pi(a) ∝ N(root, a)^(1 / temperature)``
-and the action is sampled from ``pi`` (the paper's choice).
+and the action is sampled from ``pi`` (the paper's choice, at temperature 1); f_BR learns
+``pi``, or with ``policy_target: visits`` N normalised (the paper's, whatever the temperature).
 
 The paper's deviations, all in one place (:mod:`agents.mcnfsp.deviations`, which explains
 each): two changes that make the search a best response (the others and chance averaged

@@ -47,6 +47,15 @@ information sets, and the exact best response on 69-87% of the reach; 200 simula
 f_BR learns ``pi ∝ N``: the prior again. ``root_selection: gumbel`` plays and teaches by
 ``logits + sigma(q)``, q min-max normalised, which the values decide.
 
+A ``temperature`` below 1 sharpens the played ``pi ∝ N^(1/temperature)`` (the paper's pi
+is N normalised), so that Pi, which learns the searched actions, learns the search's best
+answer rather than an echo of the prior. Taught to f_BR as well, the sharpened pi feeds
+the echo back: the prior steers a few simulations' visits, their sharpened form trains the
+prior, and the prior locks onto one action. On blind tic-tac-toe at temperature 0.25 and
+16 simulations, five of the six seats' priors at the first decision (three seeds) ended
+0.96-1.0 on one cell. ``policy_target: visits`` teaches f_BR N normalised whatever the
+temperature (AlphaGo Zero's target, Silver et al. 2017), while the sharpened pi still plays.
+
 Options for large action spaces, all off by default (the paper's search):
 
 - ``order_head: factored`` (:class:`agents.networks.FactoredOrderHead`): f_BR's and Pi's
