@@ -275,6 +275,7 @@ def test_board_games_get_the_papers_convolutional_trunk():
     metrics = learner.update()
     assert returns.shape == (2, 2) and metrics["searches"] > 0
     assert {"rl_loss", "value_loss", "sl_loss"} <= metrics.keys()
+    assert 0.0 <= metrics["prior_spread"] <= 1.0
 
 
 def test_replay_ratios_keep_gradient_samples_in_step_with_the_pairs_stored():
@@ -786,3 +787,36 @@ def test_policy_target_is_checked():
         MCNFSPConfig(policy_target="sharp")
     with pytest.raises(ConfigError, match="policy_target 'visits' is for root_selection 'puct'"):
         MCNFSPConfig(policy_target="visits", root_selection="gumbel")
+
+
+def test_prior_spread_is_the_priors_entropy_as_a_fraction_of_the_uniforms():
+    from agents.mcnfsp import MCNFSPAgent
+
+    game = hiddenenvs.load_game("rps")
+    state = game.new_initial_state()
+    config = MCNFSPConfig(
+        network="mlp", hidden_sizes=[8], num_simulations=4, anticipatory=1.0, batch_size=2
+    )
+    uniform = lambda state, q: np.full(3, 1 / 3)  # noqa: E731
+    agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, uniform, seed=0)
+    agent.start_episode(0)
+    agent.act_batch(
+        state.information_state_tensor(0)[None],
+        state.legal_actions_mask(0)[None],
+        [0],
+        views=[state.seat_view(0)],
+    )
+    agent.end_episode(0)
+
+    class FixedPrior(nn.Module):
+        def __init__(self, logits):
+            super().__init__()
+            self.logits = nn.Parameter(torch.tensor(logits))
+
+        def forward(self, inputs):
+            return self.logits.expand(len(inputs), 3), torch.zeros(len(inputs))
+
+    for logits, spread in (([0.0, 0.0, 0.0], 1.0), ([0.0, 0.0, -1e9], np.log(2) / np.log(3))):
+        agent.best_response_network = FixedPrior(logits)
+        agent.rl_optimizer = torch.optim.SGD(agent.best_response_network.parameters(), lr=0.0)
+        assert agent.rl_step()[2] == pytest.approx(spread)

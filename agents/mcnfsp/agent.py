@@ -269,11 +269,19 @@ class MCNFSPAgent(Agent):
         batch["observation"] = network_input(batch["observation"], self.architecture).numpy()
         return tensors_on(batch, self.device)
 
-    def rl_step(self) -> tuple[float, float]:
-        """One f_BR step, (z - v)^2 - pi^T log p on a minibatch of M_RL; (policy, value) losses."""
+    def rl_step(self) -> tuple[float, float, float]:
+        """One f_BR step, (z - v)^2 - pi^T log p on a minibatch of M_RL; (policy, value)
+        losses and the prior's spread: f_BR's policy entropy as a fraction of the uniform
+        one over the legal actions (1 uniform, 0 one action; mean over states with a choice),
+        which shows a prior locking onto one action (agents.mcnfsp.deviations)."""
         batch = self._batch(self.replay, self.config.batch_size)
         logits, values = self.best_response_network(batch["observation"])
         log_p = torch.log_softmax(masked_logits(logits, batch["action_mask"]), dim=-1)
+        with torch.no_grad():
+            legal = batch["action_mask"].sum(dim=-1).float()
+            entropy = -(log_p.exp() * log_p).sum(dim=-1)  # illegal: p = 0 at a finite logit
+            choice = legal > 1
+            spread = (entropy[choice] / legal[choice].log()).mean() if choice.any() else None
         targets = torch.zeros_like(log_p).scatter_add_(
             1, batch["policy_actions"], batch["policy_probabilities"]
         )
@@ -283,7 +291,11 @@ class MCNFSPAgent(Agent):
         (policy_loss + value_loss).backward()
         self.rl_optimizer.step()
         self.rl_steps += 1
-        return policy_loss.item(), value_loss.item()
+        return (
+            policy_loss.item(),
+            value_loss.item(),
+            float("nan") if spread is None else spread.item(),
+        )
 
     def sl_step(self) -> float:
         """One Pi step: cross-entropy of the search's actions on a minibatch of M_SL."""
@@ -299,7 +311,12 @@ class MCNFSPAgent(Agent):
     def learn(self) -> dict[str, list[float]]:
         """Gradient steps on f_BR and on Pi (``rl_steps`` / ``sl_steps``, or as many as their
         replay ratios call for), each once its memory is big enough."""
-        losses: dict[str, list[float]] = {"rl_loss": [], "value_loss": [], "sl_loss": []}
+        losses: dict[str, list[float]] = {
+            "rl_loss": [],
+            "value_loss": [],
+            "prior_spread": [],
+            "sl_loss": [],
+        }
         minimum = max(self.config.min_buffer_size, 1)
         config = self.config
         if len(self.replay) >= minimum:
@@ -312,9 +329,11 @@ class MCNFSPAgent(Agent):
                     config.batch_size,
                 )
             ):
-                policy_loss, value_loss = self.rl_step()
+                policy_loss, value_loss, spread = self.rl_step()
                 losses["rl_loss"].append(policy_loss)
                 losses["value_loss"].append(value_loss)
+                if not np.isnan(spread):
+                    losses["prior_spread"].append(spread)
         if len(self.reservoir) >= minimum:
             for _ in range(
                 replay_steps_due(

@@ -29,7 +29,15 @@ class MCNFSP(Learner):
     """
 
     CONFIG_CLASS = MCNFSPConfig
-    METRICS = ("rl_loss", "value_loss", "sl_loss", "replay_size", "reservoir_size", "searches")
+    METRICS = (
+        "rl_loss",
+        "value_loss",
+        "prior_spread",
+        "sl_loss",
+        "replay_size",
+        "reservoir_size",
+        "searches",
+    )
 
     def __init__(self, game: Game, config: MCNFSPConfig, seed: int):
         super().__init__(game, config, seed)
@@ -199,7 +207,12 @@ class MCNFSP(Learner):
         if self.episodes - self.learned_at < self.config.learn_every_episodes:
             return {}
         self.learned_at = self.episodes
-        losses: dict[str, list[float]] = {"rl_loss": [], "value_loss": [], "sl_loss": []}
+        losses: dict[str, list[float]] = {
+            "rl_loss": [],
+            "value_loss": [],
+            "prior_spread": [],
+            "sl_loss": [],
+        }
         for agent in self._agents:
             for name, values in agent.learn().items():
                 losses[name] += values
