@@ -54,7 +54,7 @@ class MCNFSPConfig:
     # f_BR's policy target (PUCT): "played" is the pi the search plays; "visits" is N
     # normalised (the paper's improved policy, AlphaZero's target), whatever the temperature.
     # A sharpened target feeds back: f_BR's prior steers a few simulations' visits, the
-    # sharpened visits train the prior, and the prior locks onto one action for good
+    # sharpened visits train the prior, and the prior locks onto one action (deviations.py)
     policy_target: str = "played"
     # f_BR's value target: "return" is the paper's z (what the player went on to earn, its
     # later moves mostly Pi's); "search" is the value of the search's policy target at the

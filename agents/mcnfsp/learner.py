@@ -207,15 +207,10 @@ class MCNFSP(Learner):
         if self.episodes - self.learned_at < self.config.learn_every_episodes:
             return {}
         self.learned_at = self.episodes
-        losses: dict[str, list[float]] = {
-            "rl_loss": [],
-            "value_loss": [],
-            "prior_spread": [],
-            "sl_loss": [],
-        }
+        losses: dict[str, list[float]] = {}
         for agent in self._agents:
             for name, values in agent.learn().items():
-                losses[name] += values
+                losses.setdefault(name, []).extend(values)
         self._average_cache.clear()  # Pi changed
         self._network_version += 1
         metrics = {name: float(np.mean(values)) for name, values in losses.items() if values}

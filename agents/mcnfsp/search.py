@@ -275,9 +275,9 @@ class BestResponseSearch(SearchDeviations):
         played``) or the visits normalised (``visits``); at temperature 1 both are the paper's.
         Gumbel: it plays its chosen action (one-hot) and f_BR learns the improved policy
         ``softmax(logits + sigma(completed q))`` (Danihelka et al. 2022, eq. 11), which puts
-        weight on every legal action. The value is ``sum_a target(a) Q(a)`` (Q the mean return scaled by the
-        utility bound, completed by ``v_mix`` where unvisited): f_BR's value target with
-        ``value_target: search``; None with a single legal action (nothing searched).
+        weight on every legal action. The value is ``sum_a target(a) Q(a)`` (Q the mean return
+        scaled by the utility bound, completed by ``v_mix`` where unvisited): f_BR's value
+        target with ``value_target: search``; None with a single legal action (nothing searched).
         ``root``: a state to search from instead of belief samples (games without a sampler).
         """
         pi = np.zeros(self.game.info.num_distinct_actions)
