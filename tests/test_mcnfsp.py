@@ -720,6 +720,20 @@ def test_leduc_search_overrules_a_prior_that_folds_the_nuts():
         assert value == pytest.approx(7 / 13, abs=0.01)
 
 
+def _one_searched_episode(agent, state, reward: float) -> None:
+    """Player 0 acts once at ``state`` (a search, at anticipatory 1), then the episode ends
+    with ``reward``: one row in M_RL."""
+    agent.start_episode(0)
+    agent.act_batch(
+        state.information_state_tensor(0)[None],
+        state.legal_actions_mask(0)[None],
+        [0],
+        views=[state.seat_view(0)],
+    )
+    agent._episode_rewards[0].append(reward)
+    agent.end_episode(0)
+
+
 def test_value_target_search_stores_the_searched_value_not_the_episode_return():
     # z, the paper's target, is what the player went on to earn, its later moves mostly
     # Pi's (eta 0.1): the mixed policy's value, not the best response's (on Leduc f_BR's
@@ -734,15 +748,7 @@ def test_value_target_search_stores_the_searched_value_not_the_episode_return():
         config = MCNFSPConfig(**{**params, "anticipatory": 1.0, "value_target": value_target})
         torch.manual_seed(0)
         agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, uniform, seed=0)
-        agent.start_episode(0)
-        agent.act_batch(
-            state.information_state_tensor(0)[None],
-            state.legal_actions_mask(0)[None],
-            [0],
-            views=[state.seat_view(0)],
-        )
-        agent._episode_rewards[0].append(-1.0)  # the episode's return from the search on
-        agent.end_episode(0)
+        _one_searched_episode(agent, state, reward=-1.0)  # the return from the search on
         stored[value_target] = float(agent.replay.state_dict()["data"]["value_target"][0])
     assert stored["return"] == pytest.approx(-1 / 13)
     assert stored["search"] == pytest.approx(7 / 13, abs=0.02)
@@ -799,14 +805,7 @@ def test_prior_spread_is_the_priors_entropy_as_a_fraction_of_the_uniforms():
     )
     uniform = lambda state, q: np.full(3, 1 / 3)  # noqa: E731
     agent = MCNFSPAgent(game, 0, architecture_for(game, config), config, uniform, seed=0)
-    agent.start_episode(0)
-    agent.act_batch(
-        state.information_state_tensor(0)[None],
-        state.legal_actions_mask(0)[None],
-        [0],
-        views=[state.seat_view(0)],
-    )
-    agent.end_episode(0)
+    _one_searched_episode(agent, state, reward=0.0)
 
     class FixedPrior(nn.Module):
         def __init__(self, logits):
