@@ -449,17 +449,23 @@ def test_a_person_plays_an_agent_in_the_browser_and_the_game_is_stored(
     server = LeaderboardServer(db, port=0, refresh_seconds=None)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # The page answers asynchronously (a new game, a move) and draws its parts again: an
+    # element is waited for, and one found a moment before may be gone, so a stale one is
+    # looked up afresh. (At load 2 on CI the view was not there yet right after "start".)
+    wait = WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,))
+
+    def element(element_id):
+        return wait.until(lambda browser: browser.find_element(By.ID, element_id))
+
     try:
         browser.get(server.url + "kuhn_poker/index.html")
-        browser.find_element(By.ID, "play").click()
-        browser.find_element(By.ID, "start").click()  # the best agent, you in seat 0
-        assert "your card:" in browser.find_element(By.ID, "your-view").text  # yours, no other
-        from selenium.common.exceptions import StaleElementReferenceException
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        # The page answers a move asynchronously and draws its buttons again: an element
-        # found a moment before may be gone, so a stale one is looked up afresh.
-        wait = WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,))
+        element("play").click()
+        element("start").click()  # the best agent, you in seat 0
+        # Your card shows (the view may be drawn before its text).
+        wait.until(lambda browser: "your card:" in element("your-view").text)
 
         def result_or_first_move(browser):
             if browser.find_elements(By.ID, "result"):
@@ -472,10 +478,10 @@ def test_a_person_plays_an_agent_in_the_browser_and_the_game_is_stored(
                 step.click()  # pass / call
             except StaleElementReferenceException:
                 continue
-        result = browser.find_element(By.ID, "result").text
+        result = element("result").text
         assert result.startswith("Game over. Returns: player_0: ")
-        browser.find_element(By.ID, "match").click()
-        assert browser.find_element(By.ID, "position").text.startswith("step 0 of ")
+        element("match").click()
+        assert element("position").text.startswith("step 0 of ")
     finally:
         server.shutdown()
         server.server_close()
