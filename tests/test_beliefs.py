@@ -289,10 +289,10 @@ def test_gdl_sampler_reweights_its_kept_pass_exactly(name, monkeypatch):
     built = []  # the passes kept for every policy, by key
 
     class CountingFilter(gdl_game._ForwardFilter):
-        def __init__(self, game, player, target, max_nodes, by_others, support=None):
+        def __init__(self, game, player, target, max_nodes, by_others, support=None, **kwargs):
             if by_others and support is None:
                 built.append((player, target))
-            super().__init__(game, player, target, max_nodes, by_others, support)
+            super().__init__(game, player, target, max_nodes, by_others, support, **kwargs)
 
     monkeypatch.setattr(gdl_game, "_ForwardFilter", CountingFilter)
     game = hiddenenvs.load_game(name)
@@ -339,3 +339,79 @@ def test_gdl_sampler_falls_back_to_a_pass_for_the_policy_beyond_the_node_cap():
     assert draws == [alone.draw(reference) for _ in range(5)]
     with pytest.raises(ValueError, match=f"needs more than {cap} distinct states"):
         game.sample_consistent_history(player, key, rng, skewed_policy, cap)
+
+
+def _keys_along_a_playout(game, seed):
+    """Per player, its information-state keys at every simultaneous step of one random
+    playout and at the end: a chain where each key extends the one before."""
+    rng = np.random.default_rng(seed)
+    chains: dict[int, list[tuple]] = {p: [] for p in range(game.info.num_players)}
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        if state.current_player() == CHANCE:
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+            continue
+        for player, chain in chains.items():
+            chain.append(state.information_state_key(player))
+        legal = [state.legal_actions(p) for p in range(game.info.num_players)]
+        state.apply_actions([int(rng.choice(moves)) if moves else -1 for moves in legal])
+    for player, chain in chains.items():
+        chain.append(state.information_state_key(player))
+    return chains
+
+
+@pytest.mark.parametrize("name", GDL_GAMES)
+def test_gdl_sampler_extends_the_pass_of_a_shorter_key_exactly(name, monkeypatch):
+    """A seat's key grows one decision at a time; the pass over a key is the pass over its
+    prefix taken on from that one's last two key lengths. Along whole playouts (Meier's
+    forced rolls add two entries in one step), every pass so extended has the nodes, steps,
+    questions and order of one built from the start, so draws under a policy are the same;
+    and the sampler extends the kept pass of the key before rather than starting over."""
+    from hiddenenvs.beliefs import action_probability_function
+    import hiddenenvs.envs.gdl.game as gdl_game
+
+    game = hiddenenvs.load_game(name)
+    extended = 0
+    for seed in range(2):
+        for player, chain in _keys_along_a_playout(game, seed).items():
+            parent = None
+            for key in chain:
+                fresh = gdl_game._ForwardFilter(game, player, key, 200_000, by_others=True)
+                if parent is not None and parent.can_extend_to(key):
+                    forward = gdl_game._ForwardFilter(
+                        game, player, key, 200_000, by_others=True, extending=parent
+                    )
+                    extended += 1
+                else:
+                    forward = fresh
+                assert forward.final == fresh.final
+                assert forward.lengths == fresh.lengths
+                assert forward.out == fresh.out
+                assert forward.queries == fresh.queries
+                assert forward.expanded == fresh.expanded
+                assert [s.history() for s in forward.states] == [s.history() for s in fresh.states]
+                if fresh.final:
+                    probabilities_of = action_probability_function(skewed_policy)
+                    ours, theirs = forward.weigh(probabilities_of), fresh.weigh(probabilities_of)
+                    rng, reference = np.random.default_rng(4), np.random.default_rng(4)
+                    assert [ours.draw(rng) for _ in range(5)] == [
+                        theirs.draw(reference) for _ in range(5)
+                    ]
+                parent = forward
+    assert extended >= 4
+
+    resumed = []
+
+    class ExtendingFilter(gdl_game._ForwardFilter):
+        def __init__(self, *args, extending=None, **kwargs):
+            resumed.append(extending is not None)
+            super().__init__(*args, extending=extending, **kwargs)
+
+    monkeypatch.setattr(gdl_game, "_ForwardFilter", ExtendingFilter)
+    game = hiddenenvs.load_game(name)
+    chain = [key for key in _keys_along_a_playout(game, 0)[0] if len(key) > 1]
+    rng = np.random.default_rng(0)
+    for key in chain:
+        game.sample_consistent_history(0, key, rng, skewed_policy)
+    assert resumed == [False] + [True] * (len(chain) - 1)

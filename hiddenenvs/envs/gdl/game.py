@@ -114,7 +114,7 @@ the others' action probabilities). A history is then drawn backwards from the la
 step, each predecessor with probability proportional to its forward weight times the
 step's weight: exactly the posterior. The work grows with the distinct consistent
 states per step (hundreds in blind tic-tac-toe and Meier), not with the histories. The
-pass is kept per key (the last 16 keys): under the uniform policy with its weights; under
+pass is kept per key (the last 64 keys): under the uniform policy with its weights; under
 a policy as a structure that proposes every legal move of the others, which each call
 weights anew under the policy it is given (one question per information state of
 another role, no propnet work; in arrays where every answer is positive), reaching the
@@ -123,7 +123,14 @@ zero weigh nothing). OOS draws under a strategy that changes every iteration, 50
 search at one key; at blind tic-tac-toe's keys of 5, 9 and 13 entries that is 16, 29
 and 36 times as many draws a second as a pass per draw
 (``benchmarks/bench_gdl_beliefs.py``). When the whole structure needs more than the node
-cap, a policy that leaves moves out gets a pass of its own, as before.
+cap, a policy that leaves moves out gets a pass of its own, as before. A seat's key grows
+one decision at a time, and the structure for a key is the structure kept for its longest
+kept prefix taken on from that one's last two key lengths (the expansions before those
+read only the prefix), with the same nodes, steps and order as one built from the start:
+MCNFSP's 16 games in lockstep on blind tic-tac-toe (``configs/mcnfsp_blind_tictactoe.yaml``,
+``budget.episodes=1024``, one core) play the same episodes in 97-101 s instead of
+107-113 s; ``SAMPLER_KEYS`` holds the 32 seats' chains in flight. The last layers are most
+of a pass, so the saving is the early layers'.
 ``game.sample_consistent_histories(p, key, rng, count, policy)`` draws ``count`` from
 one weighting.
 
@@ -179,8 +186,9 @@ EXPLORATION_BUDGET = 20_000  # transitions spent proving constant-sum and game l
 DEFAULT_SHEET = "tictactoe"  # when neither rules= nor sheet= is given
 SAMPLER_MAX_NODES = 200_000  # distinct (state, step) nodes the belief sampler may keep
 # Keys whose forward passes the belief sampler keeps, per game and policy kind: more than
-# the searches that draw in turn (ExIt-OOS plays 8 games in lockstep, a search per seat).
-SAMPLER_KEYS = 16
+# the searches that draw in turn (MCNFSP plays 16 games in lockstep, a search per seat, and
+# extends each seat's last pass at its next decision).
+SAMPLER_KEYS = 64
 # ... and at most this many nodes in all of the structures kept for policies (about 1.4 KB
 # a node: blind tic-tac-toe's key of 13 entries keeps 22,704 nodes, 31 MB); the oldest go.
 SAMPLER_KEPT_NODES = 2 * SAMPLER_MAX_NODES
@@ -509,9 +517,21 @@ class GdlGame(Game):
         if asked in kept:
             kept.move_to_end(asked)
             return kept[asked]
+        parent = None
+        for length in range(len(target) - 1, 0, -1):  # the longest kept prefix
+            prefix = (player, target[:length], max_nodes)
+            if prefix in kept:
+                parent = kept[prefix]
+                if parent is not None and parent.can_extend_to(target):
+                    # A seat's keys grow one decision at a time: the chain's last pass is
+                    # the one it extends next, and would otherwise crowd the other chains out.
+                    del kept[prefix]
+                else:
+                    parent = None
+                break
         try:
             forward: _ForwardFilter | None = _ForwardFilter(
-                self, player, target, max_nodes, by_others=True
+                self, player, target, max_nodes, by_others=True, extending=parent
             )
         except _TooManyNodes:
             forward = None
@@ -898,25 +918,69 @@ class _ForwardFilter:
         max_nodes: int,
         by_others: bool,
         support=None,
+        extending: _ForwardFilter | None = None,
     ):
         self.game, self.player, self.target = game, player, target
         self.by_others, self.support, self.max_nodes = by_others, support, max_nodes
+        self._arrays: _StepArrays | None = None
+        # The pass as it stood before its last two key lengths were expanded (what a pass
+        # for a longer key sharing this one does the same way): (nodes, expanded nodes,
+        # the layers still to expand), or None when the pass stopped earlier.
+        self.resume_point: tuple[int, int, dict[int, dict]] | None = None
+        self.final: list[int] = []
+        if extending is not None:
+            self.final = self._run(*self._resumed(extending))
+            return
         root = game.new_initial_state()
         self.states: list[GdlState] = [root]
         self.lengths: list[int] = [len(root.information_state_key(player))]  # key length
         self.queries: list[list[tuple[int, tuple[int, ...]]] | None] = [None]
         self.out: list[list[tuple[int, int | tuple[int, ...], float | None]]] = [[]]
         self.expanded: list[int] = []  # the nodes whose steps were proposed, in turn
-        self._arrays: _StepArrays | None = None
-        if root.information_state_key(player) != target[: self.lengths[0]]:
-            self.final: list[int] = []
-        else:
-            self.final = self._run()
+        if root.information_state_key(player) == target[: self.lengths[0]]:
+            layers: dict[int, dict] = defaultdict(dict)  # key length -> {signature: node}
+            layers[self.lengths[0]][None] = 0
+            self.final = self._run(self.lengths[0], layers)
 
-    def _run(self) -> list[int]:
-        layers: dict[int, dict] = defaultdict(dict)  # key length -> {signature: node}
-        layers[self.lengths[0]][None] = 0
-        for length in range(len(self.target) + 1):  # children have longer keys
+    def can_extend_to(self, target: tuple) -> bool:
+        """Whether a pass over ``target`` (same player and cap) may go on from this one's
+        resume point: ``target`` is longer and has this key as its prefix."""
+        return (
+            self.resume_point is not None
+            and self.support is None
+            and len(target) > len(self.target)
+            and target[: len(self.target)] == self.target
+        )
+
+    def _resumed(self, parent: _ForwardFilter) -> tuple[int, dict[int, dict]]:
+        """This pass's structure taken from ``parent``'s resume point: a pass over a longer
+        key with ``parent``'s key as its prefix makes the same nodes and steps until then
+        (the expansions before read the key's first ``len(parent.target)`` entries only),
+        so it goes on from there under its own key. The nodes and steps expanded before are
+        shared, never modified; the nodes still to expand get steps of their own."""
+        assert parent.resume_point is not None and parent.can_extend_to(self.target)
+        nodes, expanded, pending = parent.resume_point
+        self.states = parent.states[:nodes]
+        self.lengths = parent.lengths[:nodes]
+        self.queries = parent.queries[:nodes]
+        self.out = parent.out[:nodes]
+        self.expanded = parent.expanded[:expanded]
+        layers: dict[int, dict] = defaultdict(dict)
+        for length, layer in pending.items():
+            layers[length] = dict(layer)
+            for node in layer.values():
+                self.queries[node], self.out[node] = None, []
+        return min(pending), layers
+
+    def _run(self, start: int, layers: dict[int, dict]) -> list[int]:
+        """Expands ``layers`` (key length -> {signature: node}) from length ``start`` on
+        and returns the nodes at the key's length; records the resume point on the way."""
+        resume_at = len(self.target) - 1
+        for length in range(start, len(self.target) + 1):  # children have longer keys
+            if length == resume_at and self.support is None:
+                pending = {n: dict(layer) for n, layer in layers.items() if layer}
+                if pending:
+                    self.resume_point = (len(self.states), len(self.expanded), pending)
             layer = layers.pop(length, None)
             if not layer:
                 continue
