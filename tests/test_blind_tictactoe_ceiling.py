@@ -15,7 +15,7 @@ from benchmarks.blind_tictactoe_ceiling import (
     best_response,
     play,
 )
-from hiddenenvs.game import CHANCE
+from hiddenenvs.game import CHANCE, sample_chance_outcome
 
 
 def _played(game, choose, seat: int, games: int, seed: int) -> tuple[float, float]:
@@ -27,10 +27,9 @@ def _played(game, choose, seat: int, games: int, seed: int) -> tuple[float, floa
         state = game.new_initial_state()
         while not state.is_terminal():
             if state.current_player() == CHANCE:
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
-                continue
-            state.apply_actions([choose(state, player, rng) for player in range(2)])
+                state.apply_action(sample_chance_outcome(state, rng))
+            else:
+                state.apply_actions([choose(state, player, rng) for player in range(2)])
         outcome = _terminal_outcome(state, seat)
         wins, draws = wins + outcome.win, draws + outcome.draw
     return wins / games, draws / games
