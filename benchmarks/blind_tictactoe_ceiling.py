@@ -190,8 +190,13 @@ def best_response(
             plan[group[0][0].information_state_key(responder)] = best_move
         return best
 
-    start = _after_chance(game.new_initial_state(), 1.0)
-    return value(start)
+    groups: dict[tuple, list[tuple[State, float]]] = defaultdict(list)
+    for state, weight in _after_chance(game.new_initial_state(), 1.0):
+        groups[state.information_state_key(responder)].append((state, weight))
+    total = NOTHING
+    for group in groups.values():
+        total += value(group)
+    return total
 
 
 def table(sheet: str) -> dict[str, tuple[Outcome, Outcome]]:
