@@ -73,3 +73,36 @@ def test_the_best_response_to_the_bot_wins_every_game_it_plays():
 
     win, _ = _played(game, choose, 1, 300, seed=1)
     assert win == 1.0
+
+
+def test_the_comparison_pages_yardsticks_quote_the_walks():
+    """The figures the harness writes into the blind cells' "Why not met" are the walks'."""
+    from benchmarks.training import (
+        _BIASED_REBEL_YARDSTICK,
+        _BLIND_REBEL_YARDSTICK,
+        _BLIND_YARDSTICK,
+    )
+
+    game = hiddenenvs.load_game("blind_tictactoe")
+    bot = FixedPolicy(BlindTicTacToeBot("blind_tictactoe", 0, {}))
+    against_random = play((bot, None), game, 0)
+    for text in (_BLIND_YARDSTICK, _BLIND_REBEL_YARDSTICK):
+        assert f"{against_random.score:.3f}" in text  # 0.802
+    assert f"wins {against_random.win:.3f} against random" in _BLIND_YARDSTICK  # 0.763
+    biased = hiddenenvs.load_game("biased_blind_tictactoe")
+    scores = [
+        play(
+            tuple(
+                FixedPolicy(BlindTicTacToeBot("biased_blind_tictactoe", s, {}))
+                if s == seat
+                else None
+                for s in range(2)
+            ),
+            biased,
+            seat,
+        ).score
+        for seat in range(2)
+    ]
+    assert (
+        f"{scores[0]:.3f} against random as x and {scores[1]:.3f} as o" in _BIASED_REBEL_YARDSTICK
+    )
