@@ -167,22 +167,13 @@ def best_response(
         simultaneous node), with their reach under chance and the opponent."""
         best: Outcome | None = None
         for own in _options(group[0][0], responder):
-            reached_terminal = NOTHING
-            next_groups: dict[tuple, list[tuple[State, float]]] = defaultdict(list)
+            reached = []
             for state, weight in group:
                 for move, probability in opponent(state, other):
                     child = state.clone()
                     child.apply_actions(_joint(responder, own, move))
-                    for reached, reached_weight in _after_chance(child, weight * probability):
-                        if reached.is_terminal():
-                            outcome = _terminal_outcome(reached, responder)
-                            reached_terminal += outcome.scaled(reached_weight)
-                        else:
-                            key = reached.information_state_key(responder)
-                            next_groups[key].append((reached, reached_weight))
-            total = reached_terminal
-            for next_group in next_groups.values():
-                total += value(next_group)
+                    reached += _after_chance(child, weight * probability)
+            total = from_states(reached)
             if best is None or total.score > best.score:
                 best, best_move = total, own
         assert best is not None
@@ -190,13 +181,21 @@ def best_response(
             plan[group[0][0].information_state_key(responder)] = best_move
         return best
 
-    groups: dict[tuple, list[tuple[State, float]]] = defaultdict(list)
-    for state, weight in _after_chance(game.new_initial_state(), 1.0):
-        groups[state.information_state_key(responder)].append((state, weight))
-    total = NOTHING
-    for group in groups.values():
-        total += value(group)
-    return total
+    def from_states(reached: list[tuple[State, float]]) -> Outcome:
+        """The terminal states' outcomes plus the best from each information state of the
+        responder among the others."""
+        total = NOTHING
+        groups: dict[tuple, list[tuple[State, float]]] = defaultdict(list)
+        for state, weight in reached:
+            if state.is_terminal():
+                total += _terminal_outcome(state, responder).scaled(weight)
+            else:
+                groups[state.information_state_key(responder)].append((state, weight))
+        for group in groups.values():
+            total += value(group)
+        return total
+
+    return from_states(_after_chance(game.new_initial_state(), 1.0))
 
 
 def table(sheet: str) -> dict[str, tuple[Outcome, Outcome]]:

@@ -948,8 +948,7 @@ class _ForwardFilter:
         """Whether a pass over ``target`` (same player and cap) may go on from this one's
         resume point: ``target`` is longer and has this key as its prefix."""
         return (
-            self.resume_point is not None
-            and self.support is None
+            self.resume_point is not None  # (never for a pass with its own support)
             and len(target) > len(self.target)
             and target[: len(self.target)] == self.target
         )
