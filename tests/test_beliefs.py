@@ -410,3 +410,12 @@ def test_gdl_sampler_extends_the_pass_of_a_shorter_key_exactly(name, seed, monke
     for key in chain:
         game._policy_filter(player, key, 200_000)
     assert resumed == [False] + [True] * (len(chain) - 1)
+
+
+def test_the_benchmark_times_extended_passes_equal_to_passes_from_the_start():
+    """benchmarks/bench_gdl_beliefs.py --chains: it times the two ways on the same keys and
+    stops (AssertionError) where the structures differ."""
+    from benchmarks.bench_gdl_beliefs import chain_seconds
+
+    passes, fresh_seconds, extended_seconds = chain_seconds("meier", 3)
+    assert passes > 3 and fresh_seconds > 0 and extended_seconds > 0
